@@ -1,0 +1,12 @@
+"""The `memstream` command. Each sub-command lives with the part it drives; this only wires them."""
+
+from __future__ import annotations
+
+import typer
+
+from memstream.embedded.commands import up
+from memstream.topics_cli import topics_app
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app.add_typer(topics_app, name="topics", help="Create and check the Kafka topics of the catalog.")
+app.command("up")(up)

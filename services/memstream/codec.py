@@ -1,0 +1,200 @@
+"""Wire and storage formats: JSON dicts to domain objects and back.
+
+Validation against the topic schemas happens before decoding; the decoders here assume a
+schema-valid value and only convert types.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memstream.domain.models import (
+    ClockTicked,
+    ForgetRequested,
+    InputEvent,
+    Level,
+    MemoryNode,
+    SessionEnded,
+    Turn,
+    Window,
+    WindowClosed,
+)
+from memstream.domain.windows import OpenWindow, SessionInfo, UserWindows
+
+
+def parse_ts(value: str) -> datetime:
+    ts = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if ts.tzinfo is None:
+        raise ValueError(f"timestamp {value!r} has no UTC offset")
+    return ts
+
+
+def decode_input(value: dict[str, Any]) -> InputEvent:
+    kind = value["type"]
+    if kind == "turn.v1":
+        return Turn(
+            event_id=value["event_id"],
+            user_id=value["user_id"],
+            session_id=value["session_id"],
+            seq=int(value["seq"]),
+            speaker=value["speaker"],
+            role=value["role"],
+            text=value["text"],
+            ts=parse_ts(value["ts"]),
+            tz=value.get("tz"),
+            metadata=value.get("metadata") or {},
+        )
+    if kind == "session_end.v1":
+        return SessionEnded(value["user_id"], value["session_id"], parse_ts(value["ts"]))
+    if kind == "forget.v1":
+        return ForgetRequested(value["user_id"])
+    if kind == "tick.v1":
+        return ClockTicked(value["user_id"], parse_ts(value["now"]))
+    raise ValueError(f"unknown event type {kind!r}")
+
+
+def encode_turn(turn: Turn) -> dict[str, Any]:
+    value: dict[str, Any] = {
+        "type": "turn.v1",
+        "event_id": turn.event_id,
+        "user_id": turn.user_id,
+        "session_id": turn.session_id,
+        "seq": turn.seq,
+        "speaker": turn.speaker,
+        "role": turn.role,
+        "text": turn.text,
+        "ts": turn.ts.isoformat(),
+    }
+    if turn.tz:
+        value["tz"] = turn.tz
+    if turn.metadata:
+        value["metadata"] = turn.metadata
+    return value
+
+
+def encode_tick(user_id: str, now: datetime) -> dict[str, Any]:
+    return {"type": "tick.v1", "user_id": user_id, "now": now.isoformat()}
+
+
+def encode_forget(user_id: str) -> dict[str, Any]:
+    return {"type": "forget.v1", "user_id": user_id}
+
+
+def encode_window(closure: WindowClosed) -> dict[str, Any]:
+    w = closure.window
+    return {
+        "type": "window.v1",
+        "user_id": w.user_id,
+        "level": int(w.level),
+        "window_start": w.start.isoformat(),
+        "window_end": w.end.isoformat(),
+        "session_id": w.session_id,
+        "reason": closure.reason,
+        "node_id": closure.node_id,
+        "parent_id": closure.parent_id,
+    }
+
+
+def decode_window(value: dict[str, Any]) -> WindowClosed:
+    window = Window(
+        user_id=value["user_id"],
+        level=Level(int(value["level"])),
+        start=parse_ts(value["window_start"]),
+        end=parse_ts(value["window_end"]),
+        session_id=value.get("session_id"),
+    )
+    return WindowClosed(window, value["reason"], value["node_id"], value.get("parent_id"))
+
+
+def encode_node(node: MemoryNode) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "user_id": node.user_id,
+        "level": int(node.level),
+        "t_start": node.t_start.isoformat(),
+        "t_end": node.t_end.isoformat(),
+        "text": node.text,
+        "parent_id": node.parent_id,
+        "children": list(node.children),
+        "source_ids": list(node.source_ids),
+        "version": node.version,
+        "degraded": node.degraded,
+        "session_id": node.session_id,
+        "speakers": list(node.speakers),
+    }
+
+
+def decode_node(value: dict[str, Any]) -> MemoryNode:
+    return MemoryNode(
+        id=value["id"],
+        user_id=value["user_id"],
+        level=Level(int(value["level"])),
+        t_start=parse_ts(value["t_start"]),
+        t_end=parse_ts(value["t_end"]),
+        text=value["text"],
+        parent_id=value.get("parent_id"),
+        children=tuple(value.get("children", ())),
+        source_ids=tuple(value.get("source_ids", ())),
+        version=int(value.get("version", 1)),
+        degraded=bool(value.get("degraded", False)),
+        session_id=value.get("session_id"),
+        speakers=tuple(value.get("speakers", ())),
+    )
+
+
+def memory_event(node: MemoryNode) -> dict[str, Any]:
+    return {"type": "memory.v1", **{k: v for k, v in encode_node(node).items() if k != "children"}}
+
+
+def encode_state(state: UserWindows) -> dict[str, Any]:
+    return {
+        "user_id": state.user_id,
+        "tz": state.tz,
+        "watermark": state.watermark.isoformat() if state.watermark else None,
+        "open_session": state.open_session,
+        "pending": [encode_turn(t) for t in state.pending],
+        "sessions": [
+            [s.session_id, s.start.isoformat(), s.last_ts.isoformat(), s.last_received.isoformat(), s.closed]
+            for s in state.sessions.values()
+        ],
+        "open_windows": {
+            key: {
+                "level": int(ow.window.level),
+                "start": ow.window.start.isoformat(),
+                "end": ow.window.end.isoformat(),
+                "session_id": ow.window.session_id,
+                "node_id": ow.node_id,
+                "parent_key": ow.parent_key,
+            }
+            for key, ow in state.open_windows.items()
+        },
+        "closed": list(state.closed),
+    }
+
+
+def decode_state(value: dict[str, Any]) -> UserWindows:
+    user_id = value["user_id"]
+    sessions = {
+        sid: SessionInfo(sid, parse_ts(start), parse_ts(last), parse_ts(received), closed)
+        for sid, start, last, received, closed in value["sessions"]
+    }
+    open_windows = {
+        key: OpenWindow(
+            Window(user_id, Level(w["level"]), parse_ts(w["start"]), parse_ts(w["end"]), w["session_id"]),
+            w["node_id"],
+            w["parent_key"],
+        )
+        for key, w in value["open_windows"].items()
+    }
+    pending = tuple(t for t in map(decode_input, value["pending"]) if isinstance(t, Turn))
+    return UserWindows(
+        user_id=user_id,
+        tz=value["tz"],
+        watermark=parse_ts(value["watermark"]) if value["watermark"] else None,
+        open_session=value["open_session"],
+        pending=pending,
+        sessions=sessions,
+        open_windows=open_windows,
+        closed=tuple(value["closed"]),
+    )

@@ -1,0 +1,69 @@
+"""The lexical channel: tokens and BM25-style term weights for Qdrant's sparse vectors.
+
+Qdrant multiplies each stored weight by the term's IDF (collection statistics, `Modifier.IDF`),
+so a document vector carries only the BM25 term-frequency part and a query vector carries 1.0
+per distinct query term.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    hey hi oh yeah yes ok okay really so also got get just like been i'm it's that's you're
+    i've i'll don't can't""".split()
+)
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Typical length of an L1 memory in tokens; a fixed average keeps weights independent of
+# what else is stored, so a vector never needs rewriting when the collection grows.
+BM25_AVG_DOC_TOKENS = 40.0
+
+
+def _stem(word: str) -> str:
+    """A deliberately light stemmer: plural and common verb endings only."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            if suffix == "s" and word.endswith("ss"):
+                return word
+            return word[: -len(suffix)] + keep
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, stemmed content words of `text`, in order, stopwords removed."""
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def term_id(token: str) -> int:
+    """A stable 31-bit id for a token (same on every run and machine)."""
+    return zlib.crc32(token.encode()) & 0x7FFFFFFF
+
+
+def document_weights(text: str) -> dict[int, float]:
+    """BM25 term-frequency weights of a stored text, keyed by term id."""
+    tokens = tokenize(text)
+    if not tokens:
+        return {}
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * len(tokens) / BM25_AVG_DOC_TOKENS)
+    counts = Counter(term_id(t) for t in tokens)
+    return {tid: tf * (BM25_K1 + 1) / (tf + norm) for tid, tf in counts.items()}
+
+
+def query_weights(text: str) -> dict[int, float]:
+    """One unit of weight per distinct query term."""
+    return dict.fromkeys(sorted({term_id(t) for t in tokenize(text)}), 1.0)

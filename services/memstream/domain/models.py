@@ -1,0 +1,115 @@
+"""Events, levels, windows and memory nodes: the vocabulary every part of memstream speaks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import IntEnum
+from typing import Literal
+
+Role = Literal["user", "assistant", "other"]
+ClosureReason = Literal["session_end", "new_session", "idle", "watermark", "clock", "late_data"]
+
+
+class Level(IntEnum):
+    """Tree levels, from fine-grained segments to the monthly profile."""
+
+    SEGMENT = 1
+    SESSION = 2
+    DAY = 3
+    WEEK = 4
+    MONTH = 5
+
+    @property
+    def label(self) -> str:
+        return f"L{int(self)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation, as a producer published it (`turn.v1`)."""
+
+    event_id: str
+    user_id: str
+    session_id: str
+    seq: int
+    speaker: str
+    role: Role
+    text: str
+    ts: datetime
+    tz: str | None = None
+    metadata: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    """A producer declared a session over (`session_end.v1`)."""
+
+    user_id: str
+    session_id: str
+    ts: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetRequested:
+    """Right to be forgotten: drop everything about a user (`forget.v1`)."""
+
+    user_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClockTicked:
+    """The scheduler's wall clock reached `now` for a user (`tick.v1`, internal).
+
+    Ticks travel on the turns topic, keyed by user, so the segmenter stays the only writer
+    of a user's window state and sees ticks in order with that user's turns.
+    """
+
+    user_id: str
+    now: datetime
+
+
+InputEvent = Turn | SessionEnded | ForgetRequested | ClockTicked
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A half-open interval [start, end) of one level; `session_id` only for L2."""
+
+    user_id: str
+    level: Level
+    start: datetime
+    end: datetime
+    session_id: str | None = None
+
+    def contains(self, instant: datetime) -> bool:
+        return self.start <= instant < self.end
+
+
+@dataclass(frozen=True, slots=True)
+class WindowClosed:
+    """A window will receive no more children (for now): consolidate it (`window.v1`)."""
+
+    window: Window
+    reason: ClosureReason
+    node_id: str
+    parent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryNode:
+    """One node of a user's Temporal Memory Tree."""
+
+    id: str
+    user_id: str
+    level: Level
+    t_start: datetime
+    t_end: datetime
+    text: str
+    parent_id: str | None = None
+    children: tuple[str, ...] = ()
+    source_ids: tuple[str, ...] = ()
+    version: int = 1
+    degraded: bool = False
+    session_id: str | None = None
+    speakers: tuple[str, ...] = ()

@@ -1,0 +1,330 @@
+"""Window tracking as a reducer: a user's state and one event in, new state and outputs out.
+
+The segmenter persists the state; this module decides, for each event, which L1 segments are
+ready and which windows have closed. Only windows that have received children are tracked.
+
+Rules (see DESIGN.md, "Temporal Memory Tree"):
+- A session closes on `session_end`, on a turn of another session, or when the wall clock
+  shows it idle: idleness is measured in processing time (when its last turn was *received*),
+  so replaying old conversations does not close sessions under the producer's feet.
+- A day, week or month closes once time passes its end and no open child belongs to it.
+  Time is the user's newest event time (reason `watermark`) or the scheduler's wall clock
+  minus a grace period (reason `clock`).
+- A turn of a session that has already closed is late: it becomes an L1 segment of its own
+  at once and every already-consolidated window above it closes again (reason `late_data`).
+- One session is open per user at a time; a turn of an unknown session opens it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from memstream.domain.calendar import parent_window_start, window_for
+from memstream.domain.ids import window_node_id
+from memstream.domain.models import (
+    ClockTicked,
+    ClosureReason,
+    Level,
+    SessionEnded,
+    Turn,
+    Window,
+    WindowClosed,
+)
+
+# Closed windows and sessions are remembered so late data can be recognised; the oldest are
+# forgotten past these bounds, which keeps one user's state a few kilobytes for years.
+MAX_REMEMBERED_SESSIONS = 512
+MAX_REMEMBERED_CLOSED = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class WindowRules:
+    segment_messages: int = 2
+    session_idle: timedelta = timedelta(minutes=30)
+    clock_grace: timedelta = timedelta(hours=1)
+    default_tz: str = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    session_id: str
+    start: datetime
+    last_ts: datetime
+    last_received: datetime
+    closed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OpenWindow:
+    """A tracked window that has children not yet consolidated into it."""
+
+    window: Window
+    node_id: str
+    parent_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UserWindows:
+    """Everything the reducer remembers about one user."""
+
+    user_id: str
+    tz: str
+    watermark: datetime | None = None
+    open_session: str | None = None
+    pending: tuple[Turn, ...] = ()
+    sessions: dict[str, SessionInfo] = field(default_factory=dict)
+    open_windows: dict[str, OpenWindow] = field(default_factory=dict)
+    closed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentReady:
+    """Messages that make one L1 memory, with the id of their L2 parent."""
+
+    messages: tuple[Turn, ...]
+    parent_id: str
+    late: bool = False
+
+
+Output = SegmentReady | WindowClosed
+
+
+def window_key(level: Level, start: datetime, session_id: str | None = None) -> str:
+    if level == Level.SESSION:
+        return f"2|{session_id}"
+    return f"{int(level)}|{start.isoformat()}"
+
+
+def initial_state(user_id: str, tz: str) -> UserWindows:
+    return UserWindows(user_id=user_id, tz=tz)
+
+
+def apply(
+    state: UserWindows,
+    event: Turn | SessionEnded | ClockTicked,
+    received_at: datetime,
+    rules: WindowRules,
+) -> tuple[UserWindows, list[Output]]:
+    """The new state and what to do, for one event of this user."""
+    if isinstance(event, Turn):
+        return _on_turn(state, event, received_at, rules)
+    if isinstance(event, SessionEnded):
+        return _on_session_end(state, event, rules)
+    return _on_tick(state, event, rules)
+
+
+def next_due(state: UserWindows, rules: WindowRules) -> datetime | None:
+    """The earliest wall-clock time at which a tick could close something for this user."""
+    candidates: list[datetime] = []
+    if state.open_session is not None:
+        info = state.sessions[state.open_session]
+        candidates.append(info.last_received + rules.session_idle)
+    for ow in state.open_windows.values():
+        if ow.window.level > Level.SESSION:
+            candidates.append(ow.window.end + rules.clock_grace)
+    return min(candidates) if candidates else None
+
+
+def _on_turn(
+    state: UserWindows, turn: Turn, received_at: datetime, rules: WindowRules
+) -> tuple[UserWindows, list[Output]]:
+    tz = turn.tz or state.tz or rules.default_tz
+    state = replace(state, tz=tz)
+    known = state.sessions.get(turn.session_id)
+    if known is not None and known.closed:
+        return _on_late_turn(state, turn, known, rules)
+
+    outputs: list[Output] = []
+    if state.open_session is not None and state.open_session != turn.session_id:
+        state, closed = _close_session(state, "new_session", rules)
+        outputs += closed
+    if known is None:
+        known = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at)
+        state = _open_session_windows(state, known)
+    info = replace(known, last_ts=max(known.last_ts, turn.ts), last_received=received_at)
+    sessions = _remember(state.sessions, info)
+    state = replace(
+        state,
+        open_session=turn.session_id,
+        sessions=sessions,
+        pending=(*state.pending, turn),
+        watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
+    )
+    if len(state.pending) >= rules.segment_messages:
+        outputs.append(_segment(state, state.pending))
+        state = replace(state, pending=())
+    state, closed = _close_due(state, state.watermark, "watermark")
+    return state, outputs + closed
+
+
+def _on_late_turn(
+    state: UserWindows, turn: Turn, info: SessionInfo, rules: WindowRules
+) -> tuple[UserWindows, list[Output]]:
+    info = replace(info, last_ts=max(info.last_ts, turn.ts))
+    state = replace(state, sessions=_remember(state.sessions, info))
+    session_key = window_key(Level.SESSION, info.start, info.session_id)
+    outputs: list[Output] = [
+        SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
+    ]
+    for ow in _chain_windows(state, info):
+        key = window_key(*window_parts(ow.window))
+        if key in state.open_windows:
+            break  # this window and those above it will be consolidated in due course
+        if key in state.closed or key == session_key:
+            outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
+    return state, outputs
+
+
+def _on_session_end(
+    state: UserWindows, event: SessionEnded, rules: WindowRules
+) -> tuple[UserWindows, list[Output]]:
+    if state.open_session != event.session_id:
+        return state, []  # unknown or already closed: nothing more to do
+    state, outputs = _close_session(state, "session_end", rules)
+    ts = event.ts if state.watermark is None else max(state.watermark, event.ts)
+    state = replace(state, watermark=ts)
+    state, closed = _close_due(state, state.watermark, "watermark")
+    return state, outputs + closed
+
+
+def _on_tick(
+    state: UserWindows, tick: ClockTicked, rules: WindowRules
+) -> tuple[UserWindows, list[Output]]:
+    outputs: list[Output] = []
+    if state.open_session is not None:
+        info = state.sessions[state.open_session]
+        if tick.now - info.last_received >= rules.session_idle:
+            state, outputs = _close_session(state, "idle", rules)
+    state, closed = _close_due(state, tick.now - rules.clock_grace, "clock")
+    return state, outputs + closed
+
+
+def _close_session(
+    state: UserWindows, reason: ClosureReason, rules: WindowRules
+) -> tuple[UserWindows, list[Output]]:
+    assert state.open_session is not None
+    info = state.sessions[state.open_session]
+    outputs: list[Output] = []
+    if state.pending:
+        outputs.append(_segment(state, state.pending))
+    key = window_key(Level.SESSION, info.start, info.session_id)
+    ow = state.open_windows[key]
+    window = replace(ow.window, end=info.last_ts)
+    if key in state.closed:
+        reason = "late_data"
+    outputs.append(WindowClosed(window, reason, ow.node_id, _parent_id(state, ow)))
+    open_windows = {k: v for k, v in state.open_windows.items() if k != key}
+    state = replace(
+        state,
+        open_session=None,
+        pending=(),
+        sessions=_remember(state.sessions, replace(info, closed=True)),
+        open_windows=open_windows,
+        closed=_remember_closed(state.closed, key),
+    )
+    return state, outputs
+
+
+def _close_due(
+    state: UserWindows, now: datetime | None, reason: ClosureReason
+) -> tuple[UserWindows, list[Output]]:
+    """Close every calendar window that time has passed and whose children are all closed."""
+    if now is None:
+        return state, []
+    outputs: list[Output] = []
+    for level in (Level.DAY, Level.WEEK, Level.MONTH):
+        busy_parents = {ow.parent_key for ow in state.open_windows.values()}
+        due = sorted(
+            (
+                (key, ow)
+                for key, ow in state.open_windows.items()
+                if ow.window.level == level and ow.window.end <= now and key not in busy_parents
+            ),
+            key=lambda item: item[1].window.start,
+        )
+        for key, ow in due:
+            was_closed = key in state.closed
+            closure_reason: ClosureReason = "late_data" if was_closed else reason
+            outputs.append(WindowClosed(ow.window, closure_reason, ow.node_id, _parent_id(state, ow)))
+            state = replace(
+                state,
+                open_windows={k: v for k, v in state.open_windows.items() if k != key},
+                closed=_remember_closed(state.closed, key),
+            )
+    return state, outputs
+
+
+def _open_session_windows(state: UserWindows, info: SessionInfo) -> UserWindows:
+    """Track the new session and every calendar window above it."""
+    open_windows = dict(state.open_windows)
+    for ow in _chain_windows(state, info):
+        key = window_key(*window_parts(ow.window))
+        if key in open_windows:
+            break
+        open_windows[key] = ow
+    return replace(state, open_windows=open_windows)
+
+
+def _chain_windows(state: UserWindows, info: SessionInfo) -> list[OpenWindow]:
+    """The session's window and its ancestors, each linked to its parent's key."""
+    chain = _chain(state, info)
+    linked: list[OpenWindow] = []
+    for i, (level, start, end, session_id) in enumerate(chain):
+        parent_key = None
+        if i + 1 < len(chain):
+            p_level, p_start, _, p_session = chain[i + 1]
+            parent_key = window_key(p_level, p_start, p_session)
+        window = Window(state.user_id, level, start, end, session_id)
+        linked.append(OpenWindow(window, _node_id(state, *window_parts(window)), parent_key))
+    return linked
+
+
+def _parent_id(state: UserWindows, ow: OpenWindow) -> str | None:
+    if ow.parent_key is None:
+        return None
+    level, start = ow.parent_key.split("|", 1)
+    return window_node_id(state.user_id, Level(int(level)), datetime.fromisoformat(start))
+
+
+def _chain(
+    state: UserWindows, info: SessionInfo
+) -> list[tuple[Level, datetime, datetime, str | None]]:
+    """The session's window and its ancestors: session, day, week, month."""
+    chain: list[tuple[Level, datetime, datetime, str | None]] = [
+        (Level.SESSION, info.start, info.last_ts, info.session_id)
+    ]
+    child_level, child_start = Level.SESSION, info.start
+    for level in (Level.DAY, Level.WEEK, Level.MONTH):
+        start = parent_window_start(child_level, child_start, state.tz)
+        _, end = window_for(level, start, state.tz)
+        chain.append((level, start, end, None))
+        child_level, child_start = level, start
+    return chain
+
+
+def window_parts(window: Window) -> tuple[Level, datetime, str | None]:
+    return window.level, window.start, window.session_id
+
+
+def _node_id(state: UserWindows, level: Level, start: datetime, session_id: str | None) -> str:
+    return window_node_id(state.user_id, level, start, session_id)
+
+
+def _segment(state: UserWindows, messages: tuple[Turn, ...]) -> SegmentReady:
+    info = state.sessions[messages[0].session_id]
+    return SegmentReady(messages, _node_id(state, Level.SESSION, info.start, info.session_id))
+
+
+def _remember(sessions: dict[str, SessionInfo], info: SessionInfo) -> dict[str, SessionInfo]:
+    updated = {k: v for k, v in sessions.items() if k != info.session_id}
+    updated[info.session_id] = info
+    while len(updated) > MAX_REMEMBERED_SESSIONS:
+        oldest = min(updated.values(), key=lambda s: s.last_ts)
+        del updated[oldest.session_id]
+    return updated
+
+
+def _remember_closed(closed: tuple[str, ...], key: str) -> tuple[str, ...]:
+    kept = tuple(k for k in closed if k != key) + (key,)
+    return kept[-MAX_REMEMBERED_CLOSED:]
