@@ -56,9 +56,9 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             try:
                 event = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: invalid JSON: {exc.msg}") from exc
+                raise ValueError(f"{path}, line {number}: invalid JSON: {exc.msg}") from exc
             if not isinstance(event, dict):
-                raise ValueError(f"{path}:{number}: expected a JSON object, got {event!r:.40}")
+                raise ValueError(f"{path}, line {number}: expected a JSON object, got {event!r:.40}")
             yield event
 
 

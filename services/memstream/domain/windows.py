@@ -120,8 +120,9 @@ def next_due(state: UserWindows, rules: WindowRules) -> datetime | None:
     if state.open_session is not None:
         info = state.sessions[state.open_session]
         candidates.append(info.last_received + rules.session_idle)
-    for ow in state.open_windows.values():
-        if ow.window.level > Level.SESSION:
+    busy_parents = {ow.parent_key for ow in state.open_windows.values()}
+    for key, ow in state.open_windows.items():
+        if ow.window.level > Level.SESSION and key not in busy_parents:
             candidates.append(ow.window.end + rules.clock_grace)
     return min(candidates) if candidates else None
 

@@ -1,0 +1,150 @@
+"""The one place that builds clients and adapters from settings and wires the handlers."""
+
+from __future__ import annotations
+
+import json
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from datetime import timedelta
+
+import redis.asyncio as aioredis
+from qdrant_client import AsyncQdrantClient
+
+from memstream.adapters.embedders import build_embedder
+from memstream.adapters.kafka_producer import KafkaPublisher
+from memstream.adapters.llm_fallback import build_language_model
+from memstream.adapters.ports import Embedder, LanguageModel
+from memstream.adapters.qdrant_index import QdrantIndex
+from memstream.adapters.redis_tree import RedisTree
+from memstream.consolidator.handler import Consolidator
+from memstream.domain.windows import WindowRules
+from memstream.scheduler.clock import ClockTicker
+from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics
+from memstream.settings import Settings
+from memstream.topics import Catalog, load_catalog
+
+
+@dataclass
+class Runtime:
+    """Connected adapters, shared by every part running in this process."""
+
+    settings: Settings
+    catalog: Catalog
+    redis: aioredis.Redis
+    qdrant: AsyncQdrantClient
+    tree: RedisTree
+    index: QdrantIndex
+    embedder: Embedder
+    llm: LanguageModel
+    publisher: KafkaPublisher
+    exit_stack: AsyncExitStack
+
+    async def close(self) -> None:
+        await self.exit_stack.aclose()
+
+    def rules(self) -> WindowRules:
+        s = self.settings
+        return WindowRules(
+            segment_messages=s.segment_messages,
+            session_idle=timedelta(seconds=s.session_idle_timeout_s),
+            clock_grace=timedelta(seconds=s.clock_grace_s),
+            default_tz=s.default_tz,
+        )
+
+    def validator(self) -> object:
+        turns = self.catalog.turns
+
+        def validate(raw: bytes) -> dict[str, object]:
+            problems = turns.validate(raw)
+            if problems:
+                first = problems[0]
+                raise InvalidEvent("; ".join(str(p) for p in problems), first.field or None)
+            value = json.loads(raw)
+            assert isinstance(value, dict)
+            return value
+
+        return validate
+
+    async def forget_user(self, user_id: str) -> dict[str, int]:
+        """Remove a user from both stores; returns what was removed where."""
+        points = await self.index.delete_user(user_id)
+        keys = await self.tree.delete_user(user_id)
+        return {"qdrant_points": points, "redis_keys": keys}
+
+    def segmenter(self) -> Segmenter:
+        c = self.catalog
+        return Segmenter(
+            tree=self.tree,
+            index=self.index,
+            embedder=self.embedder,
+            llm=self.llm,
+            publisher=self.publisher,
+            topics=Topics(memories=c.memories.name, windows=c.windows.name, dlq=c.dlq.name),
+            validate=self.validator(),  # type: ignore[arg-type]
+            forget=self.forget_user,
+            rules=self.rules(),
+            history_window=self.settings.history_window,
+        )
+
+    def consolidator(self) -> Consolidator:
+        return Consolidator(
+            tree=self.tree,
+            index=self.index,
+            embedder=self.embedder,
+            llm=self.llm,
+            publisher=self.publisher,
+            memories_topic=self.catalog.memories.name,
+            history_window=self.settings.history_window,
+        )
+
+    def ticker(self) -> ClockTicker:
+        return ClockTicker(
+            tree=self.tree,
+            publisher=self.publisher,
+            turns_topic=self.catalog.turns.name,
+            windows_topic=self.catalog.windows.name,
+            retry_degraded=bool(self.settings.llm_base_url),
+        )
+
+
+def qdrant_client(settings: Settings) -> AsyncQdrantClient:
+    if settings.qdrant_url:
+        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        return AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
+    path = settings.data_dir / "qdrant"
+    path.mkdir(parents=True, exist_ok=True)
+    return AsyncQdrantClient(path=str(path))
+
+
+async def open_runtime(settings: Settings, *, with_producer: bool = True) -> Runtime:
+    """Connect to Redis, Qdrant and the broker named in `settings` (all must be set)."""
+    if not settings.redis_url or not settings.kafka_bootstrap:
+        raise ValueError("open_runtime needs kafka_bootstrap and redis_url (use the embedded stack)")
+    stack = AsyncExitStack()
+    try:
+        redis = aioredis.from_url(settings.redis_url)
+        stack.push_async_callback(redis.aclose)
+        qdrant = qdrant_client(settings)
+        stack.push_async_callback(qdrant.close)
+        embedder = build_embedder(settings)
+        index = QdrantIndex(qdrant, settings.qdrant_collection, embedder.dim)
+        await index.ensure_collection()
+        publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+        if with_producer:
+            await publisher.start()
+            stack.push_async_callback(publisher.stop)
+        return Runtime(
+            settings=settings,
+            catalog=load_catalog(settings.topic_prefix),
+            redis=redis,
+            qdrant=qdrant,
+            tree=RedisTree(redis),
+            index=index,
+            embedder=embedder,
+            llm=build_language_model(settings),
+            publisher=publisher,
+            exit_stack=stack,
+        )
+    except BaseException:
+        await stack.aclose()
+        raise

@@ -1,0 +1,109 @@
+"""The consolidator: a closed window in, one L2-L5 memory node out.
+
+The node's children are the nodes already linked under its deterministic id; its interval is
+the window grown to cover them; its text comes from the level's prompt over the children and
+the newest same-level memories. A closure whose children (ids and versions) have not changed
+since the node was written is a no-op, so replays and duplicates change nothing; a late
+child changes the fingerprint and the node is rewritten with the same id and version + 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memstream.adapters.kafka_producer import Outbound, Publisher
+from memstream.adapters.ports import Embedder, IndexedMemory, LanguageModel, VectorIndex
+from memstream.adapters.redis_tree import RedisTree
+from memstream.adapters.sparse import document_vector
+from memstream.codec import memory_event
+from memstream.domain.models import MemoryNode, WindowClosed
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    node: MemoryNode | None
+    skipped: str | None = None
+
+
+def fingerprint(children: Sequence[MemoryNode]) -> str:
+    """Identifies a set of children by id and version (and whether they were degraded)."""
+    digest = hashlib.sha256()
+    for child in sorted(children, key=lambda c: c.id):
+        digest.update(f"{child.id}:{child.version}:{int(child.degraded)};".encode())
+    return digest.hexdigest()[:32]
+
+
+class Consolidator:
+    def __init__(
+        self,
+        *,
+        tree: RedisTree,
+        index: VectorIndex,
+        embedder: Embedder,
+        llm: LanguageModel,
+        publisher: Publisher,
+        memories_topic: str,
+        history_window: int = 3,
+    ) -> None:
+        self._tree = tree
+        self._index = index
+        self._embedder = embedder
+        self._llm = llm
+        self._publisher = publisher
+        self._memories_topic = memories_topic
+        self._history = history_window
+        self.handled = 0  # closures fully processed by this instance, for progress checks
+
+    async def handle(self, closure: WindowClosed) -> Outcome:
+        outcome = await self._consolidate(closure)
+        self.handled += 1
+        return outcome
+
+    async def _consolidate(self, closure: WindowClosed) -> Outcome:
+        window = closure.window
+        user_id = window.user_id
+        child_ids = await self._tree.children_ids(user_id, closure.node_id)
+        children = sorted(await self._tree.get_many(user_id, child_ids), key=lambda c: c.t_start)
+        if not children:
+            return Outcome(None, "no children")
+        existing = await self._tree.get(user_id, closure.node_id)
+        print_ = fingerprint(children)
+        if existing and existing.fingerprint == print_ and not existing.node.degraded:
+            return Outcome(existing.node, "unchanged")
+
+        history = [
+            h
+            for h in await self._tree.recent(user_id, window.level, self._history + 1, before=window.start)
+            if h.id != closure.node_id
+        ][-self._history :] if self._history else []
+        summary = await self._llm.consolidate(window.level, window, children, history)
+        node = MemoryNode(
+            id=closure.node_id,
+            user_id=user_id,
+            level=window.level,
+            t_start=min([window.start, *(c.t_start for c in children)]),
+            t_end=max([window.end, *(c.t_end for c in children)]),
+            text=summary.text,
+            parent_id=closure.parent_id,
+            children=tuple(c.id for c in children),
+            source_ids=_union_sources(children),
+            version=existing.node.version + 1 if existing else 1,
+            degraded=summary.degraded,
+            session_id=window.session_id,
+            speakers=tuple(dict.fromkeys(s for c in children for s in c.speakers)),
+        )
+        [dense] = await self._embedder.embed([node.text])
+        await self._index.upsert([IndexedMemory(node, dense, document_vector(node.text))])
+        await self._tree.save_node(node, print_)
+        await self._publisher.publish([Outbound(self._memories_topic, user_id, memory_event(node))])
+        log.info("consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason)
+        return Outcome(node)
+
+
+def _union_sources(children: Sequence[MemoryNode]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(s for c in children for s in c.source_ids))

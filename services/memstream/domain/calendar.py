@@ -1,0 +1,134 @@
+"""Calendar windows (day, ISO week, month) in a user's time zone, and the tree's parent rules.
+
+A window is half-open, [start, end), and both bounds are aware datetimes in the user's zone.
+A window starts at the first instant whose local clock reads its first day at 00:00 or
+later, so a DST day lasts 23 or 25 hours and a skipped date yields an empty window.
+
+Python compares and subtracts two datetimes that share a tzinfo by their wall clocks and
+ignores DST folds, so compare or measure windows after `to_utc`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from memstream.domain.models import Level
+
+DEFAULT_TZ = "UTC"
+CALENDAR_LEVELS = (Level.DAY, Level.WEEK, Level.MONTH)
+
+Interval = tuple[datetime, datetime]
+
+# A node of this level belongs to the calendar window of that level containing its start.
+_PARENT_LEVEL = {Level.SESSION: Level.DAY, Level.DAY: Level.WEEK, Level.WEEK: Level.MONTH}
+
+
+def get_zone(tz: str | None) -> ZoneInfo:
+    """The zone named `tz` (None means UTC); ValueError if the name is not a known IANA zone."""
+    name = DEFAULT_TZ if tz is None else tz
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {name!r}") from exc
+
+
+def to_utc(instant: datetime) -> datetime:
+    """`instant` converted to UTC; ValueError if it is naive."""
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"naive datetime {instant.isoformat()}: an offset or zone is required")
+    return instant.astimezone(UTC)
+
+
+def day_window(instant: datetime, tz: str | None = None) -> Interval:
+    """The local calendar day containing `instant`."""
+    return window_for(Level.DAY, instant, tz)
+
+
+def week_window(instant: datetime, tz: str | None = None) -> Interval:
+    """The ISO week (Monday 00:00 to the next Monday 00:00, local) containing `instant`."""
+    return window_for(Level.WEEK, instant, tz)
+
+
+def month_window(instant: datetime, tz: str | None = None) -> Interval:
+    """The local calendar month containing `instant`."""
+    return window_for(Level.MONTH, instant, tz)
+
+
+def window_for(level: Level, instant: datetime, tz: str | None = None) -> Interval:
+    """The window of a calendar level (DAY, WEEK, MONTH) that contains `instant`."""
+    if level not in CALENDAR_LEVELS:
+        raise ValueError(f"{Level(level).label} has no calendar window")
+    zone, at = get_zone(tz), to_utc(instant)
+    first = _first_day(level, at.astimezone(zone).date())
+    start, end = _day_start(first, zone), _day_start(_next_first_day(level, first), zone)
+    # Where a clock was once set back across midnight (Arizona 1944), yesterday's date shows
+    # again after today began; the interval, not the wall date, decides membership.
+    while at < start:
+        first = _first_day(level, first - timedelta(days=1))
+        start, end = _day_start(first, zone), start
+    while at >= end:
+        first = _next_first_day(level, first)
+        start, end = end, _day_start(_next_first_day(level, first), zone)
+    return start.astimezone(zone), end.astimezone(zone)
+
+
+def parent_window(level: Level, child_start: datetime, tz: str | None = None) -> Interval:
+    """The calendar window of the parent of a `level` node that starts at `child_start`.
+
+    A session belongs to the day it starts on, a day to its ISO week, and a week to the month
+    of its Monday, even when it runs into the next month. `child_start` may be any instant
+    of the child's own window, not only its first.
+    """
+    parent = _PARENT_LEVEL.get(level)
+    if parent is None:
+        raise ValueError(f"{Level(level).label} has no calendar parent")
+    if level == Level.WEEK:
+        child_start = week_window(child_start, tz)[0]
+    return window_for(parent, child_start, tz)
+
+
+def parent_window_start(level: Level, child_start: datetime, tz: str | None = None) -> datetime:
+    """Start of the parent window of a `level` node that starts at `child_start`."""
+    return parent_window(level, child_start, tz)[0]
+
+
+def _first_day(level: Level, day: date) -> date:
+    if level == Level.WEEK:
+        return day - timedelta(days=day.weekday())
+    if level == Level.MONTH:
+        return day.replace(day=1)
+    return day
+
+
+def _next_first_day(level: Level, first: date) -> date:
+    if level == Level.WEEK:
+        return first + timedelta(days=7)
+    if level == Level.MONTH:
+        return (first.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return first + timedelta(days=1)
+
+
+def _day_start(day: date, zone: ZoneInfo) -> datetime:
+    """First instant (in UTC) at which the local clock reads `day` 00:00 or later."""
+    midnight = datetime.combine(day, time())
+    # fold=0 picks the earlier of two midnights after a clock set back, and maps a skipped
+    # midnight to the jump itself when the jump starts at 00:00 (Chile, Samoa 2011).
+    start = midnight.replace(tzinfo=zone).astimezone(UTC)
+    if _wall(start - timedelta(seconds=1), zone) < midnight:
+        return start
+    # A jump that began before midnight and ended after it (Toronto 1919): the day begins at
+    # the jump. Bisect on whole seconds, the granularity of tz database transitions.
+    lo = int(midnight.replace(tzinfo=zone, fold=1).timestamp())
+    hi = int(start.timestamp())
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _wall(datetime.fromtimestamp(mid, UTC), zone) >= midnight:
+            hi = mid
+        else:
+            lo = mid
+    return datetime.fromtimestamp(hi, UTC)
+
+
+def _wall(instant: datetime, zone: ZoneInfo) -> datetime:
+    return instant.astimezone(zone).replace(tzinfo=None)

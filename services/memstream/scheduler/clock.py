@@ -1,0 +1,91 @@
+"""Wall-clock window closure, for users who go quiet.
+
+The scheduler never touches window state. It publishes a `tick.v1` command, keyed by user,
+onto the turns topic for every user whose earliest due time (kept by the segmenter in Redis)
+has passed; the segmenter then closes what the wall clock allows, in order with the user's
+turns. It also asks for degraded nodes (written by the offline fallback) to be consolidated
+again once an LLM endpoint is configured. Running two schedulers is harmless (ticks are
+idempotent) but wasteful: deploy it as one replica.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from memstream.adapters.kafka_producer import Outbound, Publisher
+from memstream.adapters.redis_tree import RedisTree
+from memstream.codec import encode_tick, encode_window
+from memstream.domain.models import Level, Window, WindowClosed
+
+log = logging.getLogger(__name__)
+
+
+class ClockTicker:
+    def __init__(
+        self,
+        *,
+        tree: RedisTree,
+        publisher: Publisher,
+        turns_topic: str,
+        windows_topic: str,
+        retry_degraded: bool,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._tree = tree
+        self._publisher = publisher
+        self._turns = turns_topic
+        self._windows = windows_topic
+        self._retry_degraded = retry_degraded
+        self._clock = clock
+
+    async def tick_due_users(self) -> int:
+        """Publish a tick for every user with something the clock may close; returns how many."""
+        now = self._clock()
+        users = await self._tree.due_users(now)
+        if users:
+            await self._publisher.publish(
+                [Outbound(self._turns, user, encode_tick(user, now)) for user in users]
+            )
+        return len(users)
+
+    async def reconsolidate_degraded(self) -> int:
+        """Ask the consolidator to rewrite L2-L5 nodes the offline fallback wrote."""
+        if not self._retry_degraded:
+            return 0
+        closures: list[Outbound] = []
+        for user_id, node_id in await self._tree.degraded():
+            stored = await self._tree.get(user_id, node_id)
+            if stored is None or stored.node.level == Level.SEGMENT:
+                continue  # L1 keeps its offline rendering: the raw turns are not kept
+            node = stored.node
+            window = Window(user_id, node.level, node.t_start, node.t_end, node.session_id)
+            closure = WindowClosed(window, "clock", node.id, node.parent_id)
+            closures.append(Outbound(self._windows, user_id, encode_window(closure)))
+        if closures:
+            await self._publisher.publish(closures)
+        return len(closures)
+
+    async def run_once(self) -> None:
+        ticked = await self.tick_due_users()
+        retried = await self.reconsolidate_degraded()
+        if ticked or retried:
+            log.info("clock: ticked %d users, re-queued %d degraded nodes", ticked, retried)
+
+
+def build_scheduler(ticker: ClockTicker, interval_s: float) -> AsyncIOScheduler:
+    """An APScheduler that runs the ticker every `interval_s`, never two runs at once."""
+    scheduler = AsyncIOScheduler(timezone=UTC)
+    scheduler.add_job(
+        ticker.run_once,
+        "interval",
+        seconds=interval_s,
+        max_instances=1,
+        coalesce=True,
+        next_run_time=datetime.now(UTC),
+        id="memstream-clock",
+    )
+    return scheduler

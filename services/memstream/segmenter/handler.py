@@ -1,0 +1,271 @@
+"""The segmenter: turns in, L1 memories and window closures out.
+
+For each batch of raw events: invalid ones go to the dead-letter topic; the rest are grouped
+by user and run through the window reducer; the ready segments become L1 memories (written
+by the LLM backend with the newest L1s as context, embedded in one batch); then, per user,
+the vectors go to Qdrant, and the new state, nodes, idempotency markers and outgoing events
+go to Redis in one transaction (the outbox); only then are the events published. A crash at
+any point replays the batch: ids are deterministic and markers skip what was committed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from memstream.adapters.kafka_producer import Outbound, Publisher
+from memstream.adapters.ports import Embedder, IndexedMemory, LanguageModel, VectorIndex
+from memstream.adapters.redis_tree import RedisTree
+from memstream.adapters.sparse import document_vector
+from memstream.codec import decode_input, decode_state, encode_state, encode_window, memory_event
+from memstream.domain.ids import segment_id
+from memstream.domain.models import ForgetRequested, InputEvent, Level, MemoryNode, Turn, WindowClosed
+from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    """One consumed record, kept whole so a bad one can be dead-lettered byte for byte."""
+
+    value: bytes
+    topic: str = ""
+    partition: int = -1
+    offset: int = -1
+
+
+class InvalidEvent(Exception):
+    def __init__(self, reason: str, field_path: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.field_path = field_path
+
+
+Validator = Callable[[bytes], dict[str, object]]
+Forgetter = Callable[[str], "object"]
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    memories: str
+    windows: str
+    dlq: str
+
+
+@dataclass
+class BatchReport:
+    """What one batch did, for metrics and tests."""
+
+    events: int = 0
+    duplicates: int = 0
+    dead_letters: list[str] = field(default_factory=list)
+    segments: list[MemoryNode] = field(default_factory=list)
+    closures: list[WindowClosed] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _UserWork:
+    user_id: str
+    state: dict[str, object]
+    seen: list[str]
+    nodes: list[MemoryNode]
+    outbox: list[Outbound]
+    due: datetime | None
+
+
+class Segmenter:
+    def __init__(
+        self,
+        *,
+        tree: RedisTree,
+        index: VectorIndex,
+        embedder: Embedder,
+        llm: LanguageModel,
+        publisher: Publisher,
+        topics: Topics,
+        validate: Validator,
+        forget: Callable[[str], object],
+        rules: WindowRules,
+        history_window: int = 3,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._tree = tree
+        self._index = index
+        self._embedder = embedder
+        self._llm = llm
+        self._publisher = publisher
+        self._topics = topics
+        self._validate = validate
+        self._forget = forget
+        self._rules = rules
+        self._history = history_window
+        self._clock = clock
+        self.handled = 0  # records fully processed by this instance, for progress checks
+
+    async def handle_batch(self, raws: Sequence[RawEvent]) -> BatchReport:
+        report = await self._handle(raws)
+        self.handled += len(raws)
+        return report
+
+    async def _handle(self, raws: Sequence[RawEvent]) -> BatchReport:
+        report = BatchReport(events=len(raws))
+        per_user: dict[str, list[InputEvent]] = {}
+        for raw in raws:
+            event = await self._decode_or_dead_letter(raw, report)
+            if event is not None:
+                per_user.setdefault(event.user_id, []).append(event)
+
+        work: list[_UserWork] = []
+        for user_id, events in per_user.items():
+            events = await self._apply_forgets(user_id, events, report)
+            if events:
+                work.append(await self._reduce(user_id, events, report))
+
+        await self._store_vectors([n for w in work for n in w.nodes])
+        for w in work:
+            await self._tree.commit_user(
+                w.user_id,
+                state=w.state,
+                seen=w.seen,
+                nodes=w.nodes,
+                outbox=[o.to_json() for o in w.outbox],
+                due=w.due,
+            )
+        for w in work:
+            await self._flush_outbox(w.user_id)
+        return report
+
+    async def _decode_or_dead_letter(self, raw: RawEvent, report: BatchReport) -> InputEvent | None:
+        try:
+            return decode_input(dict(self._validate(raw.value)))
+        except InvalidEvent as bad:
+            reason, field_path = bad.reason, bad.field_path
+        except (ValueError, KeyError, TypeError) as bad:
+            reason, field_path = f"undecodable event: {bad}", None
+        report.dead_letters.append(reason)
+        await self._publisher.publish(
+            [Outbound(self._topics.dlq, _dlq_key(raw.value), self._dead_letter(raw, reason, field_path))]
+        )
+        log.warning("dead-lettered %s/%s@%s: %s", raw.topic, raw.partition, raw.offset, reason)
+        return None
+
+    def _dead_letter(self, raw: RawEvent, reason: str, field_path: str | None) -> dict[str, object]:
+        return {
+            "type": "dead_letter.v1",
+            "topic": raw.topic,
+            "partition": raw.partition,
+            "offset": raw.offset,
+            "reason": reason,
+            "error_field": field_path,
+            "original_b64": base64.b64encode(raw.value).decode(),
+            "ts": self._clock().isoformat(),
+        }
+
+    async def _apply_forgets(
+        self, user_id: str, events: list[InputEvent], report: BatchReport
+    ) -> list[InputEvent]:
+        """A forget request wipes the user; events before it in the batch are moot."""
+        last_forget = max(
+            (i for i, e in enumerate(events) if isinstance(e, ForgetRequested)), default=None
+        )
+        if last_forget is None:
+            return events
+        result = self._forget(user_id)
+        if hasattr(result, "__await__"):
+            await result  # type: ignore[misc]
+        report.forgotten.append(user_id)
+        return events[last_forget + 1 :]
+
+    async def _reduce(self, user_id: str, events: list[InputEvent], report: BatchReport) -> _UserWork:
+        await self._flush_outbox(user_id)  # left over by a crash between commit and publish
+        stored = await self._tree.load_state(user_id)
+        first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
+        state = (
+            decode_state(stored)
+            if stored
+            else initial_state(user_id, first_tz or self._rules.default_tz)
+        )
+        turns = [e for e in events if isinstance(e, Turn)]
+        fresh = dict(zip([t.event_id for t in turns], await self._tree.unseen(user_id, [t.event_id for t in turns]), strict=True))
+
+        now = self._clock()
+        seen: list[str] = []
+        segments: list[SegmentReady] = []
+        closures: list[WindowClosed] = []
+        for event in events:
+            if isinstance(event, ForgetRequested):
+                continue
+            if isinstance(event, Turn):
+                if not fresh.get(event.event_id, False) or event.event_id in seen:
+                    report.duplicates += 1
+                    continue
+                seen.append(event.event_id)
+            state, outputs = apply(state, event, now, self._rules)
+            for out in outputs:
+                if isinstance(out, SegmentReady):
+                    segments.append(out)
+                else:
+                    closures.append(out)
+
+        nodes = await self._write_segments(user_id, segments)
+        report.segments.extend(nodes)
+        report.closures.extend(closures)
+        # Memories first, then closures: a consumer of both sees a window's children before it closes.
+        outbox = [Outbound(self._topics.memories, user_id, memory_event(n)) for n in nodes]
+        outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
+        return _UserWork(user_id, encode_state(state), seen, nodes, outbox, next_due(state, self._rules))
+
+    async def _write_segments(self, user_id: str, segments: list[SegmentReady]) -> list[MemoryNode]:
+        if not segments:
+            return []
+        history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
+        nodes: list[MemoryNode] = []
+        for seg in segments:
+            summary = await self._llm.write_segment(seg.messages, history[-self._history :] if self._history else [])
+            msgs = seg.messages
+            node = MemoryNode(
+                id=segment_id(user_id, [m.event_id for m in msgs]),
+                user_id=user_id,
+                level=Level.SEGMENT,
+                t_start=min(m.ts for m in msgs),
+                t_end=max(m.ts for m in msgs),
+                text=summary.text,
+                parent_id=seg.parent_id,
+                source_ids=tuple(m.event_id for m in msgs),
+                degraded=summary.degraded,
+                session_id=msgs[0].session_id,
+                speakers=tuple(dict.fromkeys(m.speaker for m in msgs)),
+            )
+            nodes.append(node)
+            history.append(node)
+        return nodes
+
+    async def _store_vectors(self, nodes: list[MemoryNode]) -> None:
+        if not nodes:
+            return
+        dense = await self._embedder.embed([n.text for n in nodes])
+        await self._index.upsert(
+            [IndexedMemory(n, d, document_vector(n.text)) for n, d in zip(nodes, dense, strict=True)]
+        )
+
+    async def _flush_outbox(self, user_id: str) -> None:
+        pending = await self._tree.outbox(user_id)
+        if pending:
+            await self._publisher.publish([Outbound.from_json(p) for p in pending])
+            await self._tree.clear_outbox(user_id, len(pending))
+
+
+def _dlq_key(value: bytes) -> str:
+    try:
+        doc = json.loads(value)
+        if isinstance(doc, dict) and isinstance(doc.get("user_id"), str):
+            return str(doc["user_id"])[:128]
+    except (ValueError, UnicodeDecodeError):
+        pass
+    return "unknown"
