@@ -58,7 +58,9 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}, line {number}: invalid JSON: {exc.msg}") from exc
             if not isinstance(event, dict):
-                raise ValueError(f"{path}, line {number}: expected a JSON object, got {event!r:.40}")
+                raise ValueError(
+                    f"{path}, line {number}: expected a JSON object, got {event!r:.40}"
+                )
             yield event
 
 

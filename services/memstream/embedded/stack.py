@@ -31,6 +31,11 @@ def qdrant_local_path(settings: Settings) -> Path:
     return settings.data_dir.resolve() / "qdrant"
 
 
+def _make_dirs(*paths: Path) -> None:
+    for path in paths:
+        path.mkdir(parents=True, exist_ok=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Endpoints:
     """Where each part of the stack is reachable, embedded or not."""
@@ -123,6 +128,11 @@ class EmbeddedStack:
         }
         if embedded & {"redis", "qdrant"}:
             self._lock.acquire()
+        _make_dirs(
+            *([logs] if embedded & {"kafka", "redis"} else []),
+            *([self._data_dir / "redis"] if "redis" in embedded else []),
+            *([qdrant_local_path(cfg)] if "qdrant" in embedded else []),
+        )
         kafka = cfg.kafka_bootstrap
         if "kafka" in embedded:
             child, kafka = await start_tansu(logs, timeout_s=self._ready_timeout_s)
@@ -132,10 +142,7 @@ class EmbeddedStack:
             redis_dir = self._data_dir / "redis"
             child, redis_url = await start_redis(redis_dir, logs, timeout_s=self._ready_timeout_s)
             self._children.append(child)
-        qdrant_path = None
-        if "qdrant" in embedded:
-            qdrant_path = qdrant_local_path(cfg)
-            qdrant_path.mkdir(parents=True, exist_ok=True)
+        qdrant_path = qdrant_local_path(cfg) if "qdrant" in embedded else None
         if self._create_topics:
             catalog = load_catalog(cfg.topic_prefix)
             self.topics = await ensure_topics(

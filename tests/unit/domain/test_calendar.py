@@ -214,7 +214,10 @@ def test_kiritimati_is_fourteen_hours_ahead() -> None:
     assert day_window(utc(2024, 1, 1, 10), "Pacific/Kiritimati")[0].day == 2
     # 10:00 UTC on New Year's Eve is already January in Kiritimati.
     january = month_window(utc(2023, 12, 31, 10), "Pacific/Kiritimati")
-    assert january == (local("Pacific/Kiritimati", 2024, 1, 1), local("Pacific/Kiritimati", 2024, 2, 1))
+    assert january == (
+        local("Pacific/Kiritimati", 2024, 1, 1),
+        local("Pacific/Kiritimati", 2024, 2, 1),
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what memstream needs on a fresh Debian machine: system tools for the tests
+# (kcat, a real librdkafka client; prometheus for promtool) and a virtualenv with the
+# package, its embedded stack and its dev tools. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+
+need_apt=()
+command -v kcat >/dev/null 2>&1 || need_apt+=(kcat)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "please install: ${need_apt[*]} (e.g. sudo apt-get install -y ${need_apt[*]})" >&2
+  fi
+fi
+
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+# torch first, pinned: the CPU build; an unpinned one would pull a multi-GB CUDA build.
+"$VENV/bin/python" -m pip install -q "torch==2.13.0"
+"$VENV/bin/python" -m pip install -q -e ".[embedded,dev]"
+echo "memstream is installed in $VENV"

@@ -1,0 +1,172 @@
+"""The write path end to end: LoCoMo through the real broker, Faust workers, Redis and Qdrant."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import math
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiokafka import AIOKafkaConsumer
+
+from memstream.bootstrap import Runtime, open_runtime
+from memstream.domain.calendar import parent_window_start
+from memstream.domain.models import Level, MemoryNode
+from memstream.domain.tree import check_containment
+from memstream.eval.locomo import conversation_events, load_conversation, locomo_data_dir
+from memstream.ingest import publish_file
+from memstream.pipeline import RunningPipeline, run_pipeline, wait_caught_up
+from memstream.settings import Settings
+
+CONVERSATION = "30"  # the shortest of the five
+USER = f"locomo-{CONVERSATION}"
+
+
+@pytest.fixture
+async def runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Runtime]:
+    local = settings.model_copy(
+        update={"data_dir": tmp_path, "clock_grace_s": 0.0, "clock_interval_s": 0.5}
+    )
+    rt = await open_runtime(local)
+    try:
+        yield rt
+    finally:
+        await rt.close()
+
+
+@pytest.fixture
+async def pipeline(runtime: Runtime) -> AsyncIterator[RunningPipeline]:
+    async with run_pipeline(runtime, fast_rebalance=True) as running:
+        yield running
+
+
+def locomo_file() -> Path:
+    return locomo_data_dir() / f"{CONVERSATION}.json"
+
+
+async def ingest_and_wait(runtime: Runtime, path: Path, users: list[str]) -> None:
+    await publish_file(
+        path, catalog=runtime.catalog, bootstrap=runtime.settings.kafka_bootstrap, show_progress=False
+    )
+    await wait_caught_up(runtime, users, timeout_s=120)
+
+
+async def all_nodes(runtime: Runtime, user: str) -> list[MemoryNode]:
+    nodes: list[MemoryNode] = []
+    for level in Level:
+        ids = await runtime.tree.level_ids(user, level, limit=100_000)
+        nodes += await runtime.tree.get_many(user, ids)
+    return nodes
+
+
+def expected_counts() -> dict[Level, int]:
+    conv = load_conversation(locomo_file())
+    days = {parent_window_start(Level.SESSION, s.start, "UTC") for s in conv.sessions}
+    weeks = {parent_window_start(Level.DAY, d, "UTC") for d in days}
+    months = {parent_window_start(Level.WEEK, w, "UTC") for w in weeks}
+    return {
+        Level.SEGMENT: sum(math.ceil(len(s.messages) / 2) for s in conv.sessions),
+        Level.SESSION: len(conv.sessions),
+        Level.DAY: len(days),
+        Level.WEEK: len(weeks),
+        Level.MONTH: len(months),
+    }
+
+
+async def test_locomo_conversation_builds_a_sound_tree(
+    runtime: Runtime, pipeline: RunningPipeline
+) -> None:
+    await ingest_and_wait(runtime, locomo_file(), [USER])
+    nodes = await all_nodes(runtime, USER)
+    counts = {level: sum(1 for n in nodes if n.level == level) for level in Level}
+    assert counts == expected_counts()
+    assert check_containment(nodes) == []
+    # Qdrant holds exactly the nodes Redis links, for this user only.
+    assert await runtime.index.count(USER) == len(nodes)
+    # Every message of the conversation is the source of exactly one L1 memory.
+    dia_ids = load_conversation(locomo_file()).dia_ids
+    l1_sources = [s for n in nodes if n.level == Level.SEGMENT for s in n.source_ids]
+    assert sorted(l1_sources) == sorted(dia_ids)
+
+    # The same input again changes nothing: same ids, same versions.
+    before = {n.id: n.version for n in nodes}
+    await ingest_and_wait(runtime, locomo_file(), [USER])
+    after = {n.id: n.version for n in await all_nodes(runtime, USER)}
+    assert after == before
+
+    # A late turn in the first session re-consolidates exactly the windows that contain it.
+    first_session = load_conversation(locomo_file()).sessions[0]
+    late = next(e for e in conversation_events(load_conversation(locomo_file())) if e["type"] == "turn.v1")
+    late = late | {"event_id": "late-1", "seq": 999, "text": "One more thing: I adopted a parrot."}
+    late_file = runtime.settings.data_dir / "late.jsonl"
+    late_file.write_text(json.dumps(late) + "\n")
+    await ingest_and_wait(runtime, late_file, [USER])
+    changed = {n.id: n for n in await all_nodes(runtime, USER) if before.get(n.id) != n.version}
+    levels_changed = sorted(int(n.level) for n in changed.values())
+    assert levels_changed == [1, 2, 3, 4, 5]  # the new L1, and its session, day, week, month
+    assert all(n.version == 2 for n in changed.values() if n.level > Level.SEGMENT)
+    session_node = next(n for n in changed.values() if n.level == Level.SESSION)
+    assert session_node.session_id == first_session.id
+    assert "late-1" in session_node.source_ids
+    assert check_containment(await all_nodes(runtime, USER)) == []
+
+
+async def test_invalid_events_go_to_the_dlq_and_the_rest_is_processed(
+    runtime: Runtime, pipeline: RunningPipeline
+) -> None:
+    user = "dlq-user"
+    good = [
+        {
+            "type": "turn.v1",
+            "event_id": f"ok-{i}",
+            "user_id": user,
+            "session_id": "s1",
+            "seq": i,
+            "speaker": "Ana" if i % 2 == 0 else "Mira",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "text": f"Message number {i} about sourdough baking.",
+            "ts": f"2025-03-0{1 + i // 2}T10:0{i}:00+00:00",
+        }
+        for i in range(4)
+    ]
+    bad: list[bytes] = [
+        b"{not json",
+        json.dumps({k: v for k, v in good[0].items() if k != "speaker"} | {"event_id": "bad-1"}).encode(),
+        json.dumps(good[0] | {"event_id": "bad-2", "ts": "yesterday at noon"}).encode(),
+        json.dumps(good[0] | {"event_id": "bad-3", "text": "x" * 20_000}).encode(),
+    ]
+    stream = [json.dumps(good[0]).encode(), bad[0], json.dumps(good[1]).encode(), bad[1], bad[2]]
+    stream += [json.dumps(good[2]).encode(), bad[3], json.dumps(good[3]).encode()]
+    for value in stream:
+        await runtime.publisher.send_raw(runtime.catalog.turns.name, user.encode(), value)
+    await wait_caught_up(runtime, [], timeout_s=60)
+
+    l1 = await runtime.tree.get_many(user, await runtime.tree.level_ids(user, Level.SEGMENT))
+    assert sorted(s for n in l1 for s in n.source_ids) == [f"ok-{i}" for i in range(4)]
+
+    letters = await read_topic(runtime, runtime.catalog.dlq.name, expected=4)
+    by_original = {base64.b64decode(str(letter["original_b64"])): letter for letter in letters}
+    assert set(by_original) == set(bad)  # byte for byte, each once
+    assert "json" in str(by_original[bad[0]]["reason"]).lower()
+    assert [by_original[b]["error_field"] for b in bad[1:]] == ["speaker", "ts", "text"]
+
+
+async def read_topic(runtime: Runtime, topic: str, expected: int) -> list[dict[str, object]]:
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=runtime.settings.kafka_bootstrap, auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    try:
+        found: list[dict[str, object]] = []
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30
+        while len(found) < expected and loop.time() < end:
+            batches = await consumer.getmany(timeout_ms=500)
+            for records in batches.values():
+                found += [json.loads(r.value) for r in records]
+        return found
+    finally:
+        await consumer.stop()
