@@ -49,7 +49,10 @@ def locomo_file() -> Path:
 
 async def ingest_and_wait(runtime: Runtime, path: Path, users: list[str]) -> None:
     await publish_file(
-        path, catalog=runtime.catalog, bootstrap=runtime.settings.kafka_bootstrap, show_progress=False
+        path,
+        catalog=runtime.catalog,
+        bootstrap=runtime.settings.kafka_bootstrap,
+        show_progress=False,
     )
     await wait_caught_up(runtime, users, timeout_s=120)
 
@@ -99,7 +102,9 @@ async def test_locomo_conversation_builds_a_sound_tree(
 
     # A late turn in the first session re-consolidates exactly the windows that contain it.
     first_session = load_conversation(locomo_file()).sessions[0]
-    late = next(e for e in conversation_events(load_conversation(locomo_file())) if e["type"] == "turn.v1")
+    late = next(
+        e for e in conversation_events(load_conversation(locomo_file())) if e["type"] == "turn.v1"
+    )
     late = late | {"event_id": "late-1", "seq": 999, "text": "One more thing: I adopted a parrot."}
     late_file = runtime.settings.data_dir / "late.jsonl"
     late_file.write_text(json.dumps(late) + "\n")
@@ -134,7 +139,9 @@ async def test_invalid_events_go_to_the_dlq_and_the_rest_is_processed(
     ]
     bad: list[bytes] = [
         b"{not json",
-        json.dumps({k: v for k, v in good[0].items() if k != "speaker"} | {"event_id": "bad-1"}).encode(),
+        json.dumps(
+            {k: v for k, v in good[0].items() if k != "speaker"} | {"event_id": "bad-1"}
+        ).encode(),
         json.dumps(good[0] | {"event_id": "bad-2", "ts": "yesterday at noon"}).encode(),
         json.dumps(good[0] | {"event_id": "bad-3", "text": "x" * 20_000}).encode(),
     ]
