@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import redis.asyncio as aioredis
@@ -14,6 +14,7 @@ from memstream.adapters.embedders import build_embedder
 from memstream.adapters.kafka_producer import KafkaPublisher
 from memstream.adapters.llm_fallback import build_language_model
 from memstream.adapters.ports import Embedder, LanguageModel
+from memstream.adapters.priority import PriorityEmbedder
 from memstream.adapters.qdrant_index import QdrantIndex
 from memstream.adapters.redis_tree import RedisTree
 from memstream.consolidator.handler import Consolidator
@@ -38,6 +39,11 @@ class Runtime:
     llm: LanguageModel
     publisher: KafkaPublisher
     exit_stack: AsyncExitStack
+    embedders: PriorityEmbedder = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The segmenter's and the recall service's embeddings go before consolidation's.
+        self.embedders = PriorityEmbedder(self.embedder)
 
     async def close(self) -> None:
         await self.exit_stack.aclose()
@@ -76,7 +82,7 @@ class Runtime:
         return Segmenter(
             tree=self.tree,
             index=self.index,
-            embedder=self.embedder,
+            embedder=self.embedders.urgent,
             llm=self.llm,
             publisher=self.publisher,
             topics=Topics(memories=c.memories.name, windows=c.windows.name, dlq=c.dlq.name),
@@ -90,7 +96,7 @@ class Runtime:
         return Consolidator(
             tree=self.tree,
             index=self.index,
-            embedder=self.embedder,
+            embedder=self.embedders.background,
             llm=self.llm,
             publisher=self.publisher,
             memories_topic=self.catalog.memories.name,
@@ -119,7 +125,9 @@ def qdrant_client(settings: Settings) -> AsyncQdrantClient:
 async def open_runtime(settings: Settings, *, with_producer: bool = True) -> Runtime:
     """Connect to Redis, Qdrant and the broker named in `settings` (all must be set)."""
     if not settings.redis_url or not settings.kafka_bootstrap:
-        raise ValueError("open_runtime needs kafka_bootstrap and redis_url (use the embedded stack)")
+        raise ValueError(
+            "open_runtime needs kafka_bootstrap and redis_url (use the embedded stack)"
+        )
     stack = AsyncExitStack()
     try:
         redis = aioredis.from_url(settings.redis_url)

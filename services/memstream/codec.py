@@ -155,7 +155,13 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
         "open_session": state.open_session,
         "pending": [encode_turn(t) for t in state.pending],
         "sessions": [
-            [s.session_id, s.start.isoformat(), s.last_ts.isoformat(), s.last_received.isoformat(), s.closed]
+            [
+                s.session_id,
+                s.start.isoformat(),
+                s.last_ts.isoformat(),
+                s.last_received.isoformat(),
+                s.closed,
+            ]
             for s in state.sessions.values()
         ],
         "open_windows": {
@@ -181,7 +187,13 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
     }
     open_windows = {
         key: OpenWindow(
-            Window(user_id, Level(w["level"]), parse_ts(w["start"]), parse_ts(w["end"]), w["session_id"]),
+            Window(
+                user_id,
+                Level(w["level"]),
+                parse_ts(w["start"]),
+                parse_ts(w["end"]),
+                w["session_id"],
+            ),
             w["node_id"],
             w["parent_key"],
         )

@@ -51,13 +51,20 @@ async def publish_file(
     publisher = KafkaPublisher.for_bootstrap(bootstrap)
     await publisher.start()
     try:
-        columns = (TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        columns = (
+            TextColumn("[bold]ingest"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+        )
         with Progress(*columns, disable=not show_progress, transient=False) as progress:
             task = progress.add_task(path.name, total=len(events) or count_events(path))
             for event in events:
                 # Plain sends, one flush at the end: the producer batches and keeps per-key order.
                 await publisher.producer.send(
-                    catalog.turns.name, key=str(event["user_id"]).encode(), value=encode_value(event)
+                    catalog.turns.name,
+                    key=str(event["user_id"]).encode(),
+                    value=encode_value(event),
                 )
                 progress.advance(task)
             await publisher.producer.flush()

@@ -39,7 +39,11 @@ async def run_pipeline(
     seg = runtime.segmenter() if segmenter else None
     con = runtime.consolidator() if consolidator else None
     timeouts = (
-        {"broker_session_timeout": 6.0, "broker_heartbeat_interval": 1.0, "broker_rebalance_timeout": 6.0}
+        {
+            "broker_session_timeout": 6.0,
+            "broker_heartbeat_interval": 1.0,
+            "broker_rebalance_timeout": 6.0,
+        }
         if fast_rebalance
         else {}
     )
@@ -50,7 +54,7 @@ async def run_pipeline(
         windows_topic=runtime.catalog.windows.name,
         segmenter=seg,
         consolidator=con,
-        batch_size=s.embed_batch_size,
+        batch_size=s.consume_batch_size,
         datadir=str(s.data_dir / "faust"),
         **timeouts,
     )
@@ -85,7 +89,9 @@ async def wait_caught_up(
         if loop.time() > deadline:
             raise TimeoutError(f"consolidation did not catch up within {timeout_s:.0f} s")
         await asyncio.sleep(poll_s)
-        lag = await consumer_lag(runtime.settings.kafka_bootstrap, runtime.settings.consumer_group, topics)
+        lag = await consumer_lag(
+            runtime.settings.kafka_bootstrap, runtime.settings.consumer_group, topics
+        )
         open_windows = 0
         for user in users:
             state = await runtime.tree.load_state(user)

@@ -16,8 +16,13 @@ from memstream.topics import load_catalog
 
 
 def ingest(
-    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSONL of events or a LoCoMo .json file.")],
-    user: Annotated[str | None, typer.Option(help="Publish every event under this user id.")] = None,
+    file: Annotated[
+        Path,
+        typer.Argument(exists=True, dir_okay=False, help="JSONL of events or a LoCoMo .json file."),
+    ],
+    user: Annotated[
+        str | None, typer.Option(help="Publish every event under this user id.")
+    ] = None,
 ) -> None:
     """Publish a file of events onto the turns topic, in order, keyed by user."""
     settings = Settings()

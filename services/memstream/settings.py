@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     embedding_api_key: SecretStr = SecretStr("")
     embedding_dim: int = Field(default=384, gt=0)
     embed_batch_size: int = Field(default=64, gt=0)
+    # Records the segmenter takes per batch; bigger batches amortise per-batch store writes.
+    consume_batch_size: int = Field(default=1024, gt=0, le=10_000)
 
     # Windows and segments.
     default_tz: str = "UTC"

@@ -6,10 +6,12 @@ spells a topic name: it asks the catalog (`load_catalog(settings.topic_prefix).t
 Where the files are found, first match wins:
 
 1. the `directory` argument (for tools and tests that bring their own catalog);
-2. `memstream/catalog/` inside the installed package: a symlink to `../../topics`, which
-   setuptools follows when it builds a wheel, so a non-editable install ships the catalog;
-3. `topics/` two levels above this file: a source checkout or editable install (the
-   Dockerfile copies the whole repository, so this also holds in the image).
+2. `memstream/catalog/` inside the package, when it holds JSON files. Meant as a symlink
+   `services/memstream/catalog -> ../../topics`: setuptools copies the files it points to
+   into a wheel (package data `**/*.json`), so a non-editable install ships the catalog
+   while the repository keeps one copy;
+3. `topics/` two levels above this file: a source checkout or an editable install (the
+   Dockerfile copies the whole repository, so this holds in the image too).
 
 No environment variable is read here (settings are built once, elsewhere, and passed down).
 """

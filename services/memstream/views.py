@@ -52,7 +52,9 @@ def user_tree(
     table.add_row(*(str(counts.get(level, 0)) for level in Level))
     parts: list[object] = [table]
     if profile is not None:
-        parts.append(Text(f"\nProfile ({interval(profile)}, v{profile.version})", style="bold magenta"))
+        parts.append(
+            Text(f"\nProfile ({interval(profile)}, v{profile.version})", style="bold magenta")
+        )
         parts.append(Text(clip(profile.text, 600)))
     if sessions:
         tree = Tree(Text("Recent sessions", style="bold cyan"))
@@ -70,7 +72,9 @@ def memory_lines(nodes: Sequence[MemoryNode]) -> Tree:
     for node in nodes:
         branch = branches.get(node.level)
         if branch is None:
-            label = Text(f"{node.level.label} {LEVEL_NAMES[node.level]}", style=LEVEL_STYLES[node.level])
+            label = Text(
+                f"{node.level.label} {LEVEL_NAMES[node.level]}", style=LEVEL_STYLES[node.level]
+            )
             branch = branches[node.level] = root.add(label)
         branch.add(Text(f"[{interval(node)}] ", style="dim") + Text(clip(node.text, 400)))
     return root

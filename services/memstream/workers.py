@@ -33,8 +33,8 @@ def build_faust_app(
     windows_topic: str,
     segmenter: Segmenter | None,
     consolidator: Consolidator | None,
-    batch_size: int = 64,
-    batch_within_s: float = 0.2,
+    batch_size: int = 1024,
+    batch_within_s: float = 0.25,
     **options: Any,
 ) -> faust.App:
     """A Faust app running the agents whose handler is given."""
@@ -59,7 +59,9 @@ def build_faust_app(
 
         @app.agent(turns, name=f"{app_id}-segmenter")
         async def segment(stream: faust.StreamT[bytes]) -> None:
-            async for events in stream.take_events(batch_size, within=batch_within_s):
+            # take_events (not take) keeps each record's topic/partition/offset for the DLQ.
+            batches = stream.take_events(batch_size, within=batch_within_s)  # type: ignore[attr-defined]
+            async for events in batches:
                 await segmenter.handle_batch(list(_raw(events)))
 
     if consolidator is not None:
@@ -67,8 +69,8 @@ def build_faust_app(
 
         @app.agent(windows, name=f"{app_id}-consolidator")
         async def consolidate(stream: faust.StreamT[bytes]) -> None:
-            async for value in stream:
-                await consolidator.handle(decode_window(json.loads(value)))
+            async for values in stream.take(batch_size, within=batch_within_s):
+                await consolidator.handle_batch([decode_window(json.loads(v)) for v in values])
 
     return app
 

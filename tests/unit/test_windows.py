@@ -74,7 +74,12 @@ def test_new_session_closes_the_old_one_then_calendar_windows_in_level_order() -
     first = [turn("s1", 0, datetime(2025, 1, 31, 9, tzinfo=UTC))]
     state, _ = run(initial_state("u1", "UTC"), first)
     _, out = run(state, [turn("s2", 0, datetime(2025, 2, 3, 9, tzinfo=UTC))])
-    assert closures(out) == [(2, "new_session"), (3, "watermark"), (4, "watermark"), (5, "watermark")]
+    assert closures(out) == [
+        (2, "new_session"),
+        (3, "watermark"),
+        (4, "watermark"),
+        (5, "watermark"),
+    ]
 
 
 def test_week_straddling_months_keeps_january_open_until_the_week_closes() -> None:
@@ -111,7 +116,10 @@ def test_wall_clock_closes_idle_sessions_and_due_windows() -> None:
 def test_parent_ids_chain_from_session_to_month() -> None:
     _, out = run(
         initial_state("u1", "Asia/Tokyo"),
-        [turn("s1", 0, at(6, 10), tz="Asia/Tokyo"), ClockTicked("u1", RECEIVED + timedelta(days=1))],
+        [
+            turn("s1", 0, at(6, 10), tz="Asia/Tokyo"),
+            ClockTicked("u1", RECEIVED + timedelta(days=1)),
+        ],
     )
     closed = [o for o in out if isinstance(o, WindowClosed)]
     by_level = {o.window.level: o for o in closed}

@@ -85,7 +85,7 @@ class LocalEmbedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return [[float(x) for x in row] for row in vectors]
+        return [list(map(float, row)) for row in vectors.tolist()]
 
     async def warm_up(self) -> None:
         """Load the model now (it takes a few seconds) instead of on the first message."""

@@ -40,7 +40,9 @@ class KafkaPublisher:
 
     @classmethod
     def for_bootstrap(cls, bootstrap: str, **options: Any) -> KafkaPublisher:
-        return cls(AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, **options))
+        return cls(
+            AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, **options)
+        )
 
     @property
     def producer(self) -> AIOKafkaProducer:

@@ -102,10 +102,14 @@ _CONJUGATE = _words(
 
 def _third_singular(verb: str) -> str:
     if verb.endswith(("s", "sh", "ch", "x")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+        conjugated = verb + "es"
+    elif verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        conjugated = verb[:-1] + "ies"
+    else:
+        conjugated = verb + "s"
+    # The lexical stemmer reads "loves" as "lov": where the forms would stem apart, "does
+    # love" keeps the word that lexical search will look for.
+    return conjugated if tokenize(conjugated) == tokenize(verb) else f"does {verb}"
 
 
 def _match_case(original: str, replacement: str) -> str:
@@ -298,8 +302,10 @@ def consolidate_text(
     level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
 ) -> str:
     """The window's header and its most central child statements, within the level budget."""
+    if level not in LEVEL_BUDGETS:
+        raise ValueError(f"{level.label} is written from messages, not consolidated")
     header = _header(level, window)
-    budget = LEVEL_BUDGETS.get(level, LEVEL_BUDGETS[Level.MONTH]) - count_tokens(header)
+    budget = LEVEL_BUDGETS[level] - count_tokens(header)
     previous = _latest(history, Level.MONTH) if level is Level.MONTH else None
     carried = _collect([previous]) if previous is not None else []
     fresh = _collect(children, start=len(carried))

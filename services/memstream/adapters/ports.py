@@ -1,4 +1,4 @@
-"""The small interfaces memstream needs from the outside world; one adapter module implements each."""
+"""The small interfaces memstream needs from outside; one adapter module implements each."""
 
 from __future__ import annotations
 

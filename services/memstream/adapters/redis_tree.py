@@ -16,19 +16,27 @@ Cluster slot and a user's whole write is one MULTI/EXEC transaction. Layout:
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 
 from memstream.codec import decode_node, encode_node
 from memstream.domain.models import Level, MemoryNode
 
+T = TypeVar("T")
+
 DUE_KEY = "ms:due"
 DEGRADED_KEY = "ms:degraded"
+
+
+async def _done(result: Awaitable[T] | T) -> T:
+    """redis-py types its commands as sync-or-async; on the asyncio client they await."""
+    return await result if inspect.isawaitable(result) else result
 
 
 def user_prefix(user_id: str) -> str:
@@ -48,7 +56,7 @@ class RedisTree:
         self._r = client
 
     async def ping(self) -> bool:
-        return bool(await self._r.ping())
+        return bool(await _done(self._r.ping()))
 
     # --- segmenter state -------------------------------------------------------------------
 
@@ -60,7 +68,7 @@ class RedisTree:
         """For each event id, whether it has not been processed yet."""
         if not event_ids:
             return []
-        flags = await self._r.smismember(user_prefix(user_id) + "seen", list(event_ids))
+        flags = await _done(self._r.smismember(user_prefix(user_id) + "seen", list(event_ids)))
         return [not f for f in flags]
 
     async def commit_user(
@@ -91,11 +99,11 @@ class RedisTree:
         await pipe.execute()
 
     async def outbox(self, user_id: str) -> list[dict[str, Any]]:
-        raw = await self._r.lrange(user_prefix(user_id) + "outbox", 0, -1)
+        raw = await _done(self._r.lrange(user_prefix(user_id) + "outbox", 0, -1))
         return [json.loads(r) for r in raw]
 
     async def clear_outbox(self, user_id: str, count: int) -> None:
-        await self._r.ltrim(user_prefix(user_id) + "outbox", count, -1)
+        await _done(self._r.ltrim(user_prefix(user_id) + "outbox", count, -1))
 
     async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
         raw = await self._r.zrangebyscore(DUE_KEY, "-inf", now.timestamp(), start=0, num=limit)
@@ -139,7 +147,7 @@ class RedisTree:
         return [decode_node(json.loads(r)) for r in raws if r is not None]
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
-        raw = await self._r.smembers(user_prefix(user_id) + f"children:{node_id}")
+        raw = await _done(self._r.smembers(user_prefix(user_id) + f"children:{node_id}"))
         return sorted(r.decode() if isinstance(r, bytes) else r for r in raw)
 
     async def recent(
@@ -176,11 +184,13 @@ class RedisTree:
         node_id = await self._r.get(user_prefix(user_id) + "profile")
         if node_id is None:
             return None
-        nodes = await self.get_many(user_id, [node_id.decode() if isinstance(node_id, bytes) else node_id])
+        nodes = await self.get_many(
+            user_id, [node_id.decode() if isinstance(node_id, bytes) else node_id]
+        )
         return nodes[0] if nodes else None
 
     async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
-        raw = await self._r.srandmember(DEGRADED_KEY, limit)
+        raw = await _done(self._r.srandmember(DEGRADED_KEY, limit))
         pairs = [(r.decode() if isinstance(r, bytes) else r).split("|", 1) for r in raw or []]
         return [(u, n) for u, n in pairs]
 
@@ -190,7 +200,9 @@ class RedisTree:
         """Remove every key of the user; returns how many keys were deleted."""
         deleted = 0
         batch: list[bytes | str] = []
-        async for key in self._r.scan_iter(match=_glob_escape(user_prefix(user_id)) + "*", count=500):
+        async for key in self._r.scan_iter(
+            match=_glob_escape(user_prefix(user_id)) + "*", count=500
+        ):
             batch.append(key)
             if len(batch) >= 500:
                 deleted += int(await self._r.delete(*batch))
@@ -198,9 +210,10 @@ class RedisTree:
         if batch:
             deleted += int(await self._r.delete(*batch))
         await self._r.zrem(DUE_KEY, user_id)
-        stale = [m for m in await self._r.smembers(DEGRADED_KEY) if _member_user(m) == user_id]
+        members = await _done(self._r.smembers(DEGRADED_KEY))
+        stale = [m for m in members if _member_user(m) == user_id]
         if stale:
-            await self._r.srem(DEGRADED_KEY, *stale)
+            await _done(self._r.srem(DEGRADED_KEY, *stale))
         return deleted
 
 

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 class Outcome:
     node: MemoryNode | None
     skipped: str | None = None
+    fingerprint: str = ""  # set when the node was (re)written by this closure
 
 
 def fingerprint(children: Sequence[MemoryNode]) -> str:
@@ -60,9 +61,36 @@ class Consolidator:
         self.handled = 0  # closures fully processed by this instance, for progress checks
 
     async def handle(self, closure: WindowClosed) -> Outcome:
-        outcome = await self._consolidate(closure)
-        self.handled += 1
+        [outcome] = await self.handle_batch([closure])
         return outcome
+
+    async def handle_batch(self, closures: Sequence[WindowClosed]) -> list[Outcome]:
+        """Consolidate closures in order; embed and index the new nodes in one batch.
+
+        Each node is linked in Redis as soon as it is written, so a later closure of the same
+        batch (its parent window) sees it; its fingerprint is recorded only after its vector
+        is in Qdrant, so a crash in between makes a replay write it again.
+        """
+        outcomes = [await self._consolidate(closure) for closure in closures]
+        written = [
+            (o.node, o.fingerprint) for o in outcomes if o.node is not None and o.fingerprint
+        ]
+        if written:
+            nodes = [node for node, _ in written]
+            dense = await self._embedder.embed([embedding_head(n.text) for n in nodes])
+            await self._index.upsert(
+                [
+                    IndexedMemory(n, d, document_vector(n.text))
+                    for n, d in zip(nodes, dense, strict=True)
+                ]
+            )
+            for node, print_ in written:
+                await self._tree.save_node(node, print_)
+            await self._publisher.publish(
+                [Outbound(self._memories_topic, n.user_id, memory_event(n)) for n in nodes]
+            )
+        self.handled += len(closures)
+        return outcomes
 
     async def _consolidate(self, closure: WindowClosed) -> Outcome:
         window = closure.window
@@ -76,11 +104,12 @@ class Consolidator:
         if existing and existing.fingerprint == print_ and not existing.node.degraded:
             return Outcome(existing.node, "unchanged")
 
-        history = [
-            h
-            for h in await self._tree.recent(user_id, window.level, self._history + 1, before=window.start)
-            if h.id != closure.node_id
-        ][-self._history :] if self._history else []
+        history: list[MemoryNode] = []
+        if self._history:
+            recent = await self._tree.recent(
+                user_id, window.level, self._history + 1, before=window.start
+            )
+            history = [h for h in recent if h.id != closure.node_id][-self._history :]
         summary = await self._llm.consolidate(window.level, window, children, history)
         node = MemoryNode(
             id=closure.node_id,
@@ -97,12 +126,21 @@ class Consolidator:
             session_id=window.session_id,
             speakers=tuple(dict.fromkeys(s for c in children for s in c.speakers)),
         )
-        [dense] = await self._embedder.embed([node.text])
-        await self._index.upsert([IndexedMemory(node, dense, document_vector(node.text))])
-        await self._tree.save_node(node, print_)
-        await self._publisher.publish([Outbound(self._memories_topic, user_id, memory_event(node))])
-        log.info("consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason)
-        return Outcome(node)
+        await self._tree.save_node(node, fingerprint="")  # visible to the parent's closure
+        log.info(
+            "consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason
+        )
+        return Outcome(node, fingerprint=print_)
+
+
+# Summaries are found by climbing from their leaves, not by vector search, so their dense
+# vector only needs the gist: the head of the text costs a fraction of the whole.
+EMBEDDED_SUMMARY_WORDS = 64
+
+
+def embedding_head(text: str) -> str:
+    words = text.split()
+    return " ".join(words[:EMBEDDED_SUMMARY_WORDS])
 
 
 def _union_sources(children: Sequence[MemoryNode]) -> tuple[str, ...]:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from pathlib import Path
-
 from contextlib import AsyncExitStack
+from pathlib import Path
 
 from rich.console import Console
 from rich.panel import Panel

@@ -247,7 +247,9 @@ def _close_due(
         for key, ow in due:
             was_closed = key in state.closed
             closure_reason: ClosureReason = "late_data" if was_closed else reason
-            outputs.append(WindowClosed(ow.window, closure_reason, ow.node_id, _parent_id(state, ow)))
+            outputs.append(
+                WindowClosed(ow.window, closure_reason, ow.node_id, _parent_id(state, ow))
+            )
             state = replace(
                 state,
                 open_windows={k: v for k, v in state.open_windows.items() if k != key},
@@ -327,5 +329,5 @@ def _remember(sessions: dict[str, SessionInfo], info: SessionInfo) -> dict[str, 
 
 
 def _remember_closed(closed: tuple[str, ...], key: str) -> tuple[str, ...]:
-    kept = tuple(k for k in closed if k != key) + (key,)
+    kept = (*(k for k in closed if k != key), key)
     return kept[-MAX_REMEMBERED_CLOSED:]

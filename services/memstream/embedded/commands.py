@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from aiokafka.errors import KafkaError
 from rich.console import Console
 from rich.table import Table
 
@@ -37,8 +38,8 @@ def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> Non
     qdrant_mode = "local mode, in-process" if ends.qdrant_path else "external"
     table.add_row("qdrant", ends.qdrant_location, qdrant_mode)
     for status in stack.topics:
-        plural = "" if status.partitions == 1 else "s"
-        table.add_row("topic", status.name, f"{status.state}, {status.partitions} partition{plural}")
+        count = f"{status.partitions} partition{'' if status.partitions == 1 else 's'}"
+        table.add_row("topic", status.name, f"{status.state}, {count}")
     console.print(table)
     console.print(f"MEMSTREAM_KAFKA_BOOTSTRAP={ends.kafka_bootstrap}", soft_wrap=True)
     console.print(f"MEMSTREAM_REDIS_URL={ends.redis_url}", soft_wrap=True)
@@ -64,7 +65,8 @@ def up(
     )
     try:
         asyncio.run(run_until_signal(settings, _services(settings), on_ready=print_endpoints))
-    except RuntimeError as exc:  # a server that would not start, a data dir in use
+    except (RuntimeError, OSError, KafkaError) as exc:
+        # A server that did not start, a busy data dir, an unreachable broker: say it plainly.
         console = Console(stderr=True, highlight=False)
         console.print("memstream up failed:", style="red", end=" ")
         console.print(str(exc), markup=False)

@@ -128,11 +128,9 @@ class EmbeddedStack:
         }
         if embedded & {"redis", "qdrant"}:
             self._lock.acquire()
-        _make_dirs(
-            *([logs] if embedded & {"kafka", "redis"} else []),
-            *([self._data_dir / "redis"] if "redis" in embedded else []),
-            *([qdrant_local_path(cfg)] if "qdrant" in embedded else []),
-        )
+        needs = {"kafka": [logs], "redis": [logs, self._data_dir / "redis"]}
+        needs["qdrant"] = [qdrant_local_path(cfg)]
+        _make_dirs(*(path for part in embedded for path in needs[part]))
         kafka = cfg.kafka_bootstrap
         if "kafka" in embedded:
             child, kafka = await start_tansu(logs, timeout_s=self._ready_timeout_s)

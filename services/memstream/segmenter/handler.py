@@ -10,10 +10,12 @@ any point replays the batch: ids are deterministic and markers skip what was com
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -23,7 +25,14 @@ from memstream.adapters.redis_tree import RedisTree
 from memstream.adapters.sparse import document_vector
 from memstream.codec import decode_input, decode_state, encode_state, encode_window, memory_event
 from memstream.domain.ids import segment_id
-from memstream.domain.models import ForgetRequested, InputEvent, Level, MemoryNode, Turn, WindowClosed
+from memstream.domain.models import (
+    ForgetRequested,
+    InputEvent,
+    Level,
+    MemoryNode,
+    Turn,
+    WindowClosed,
+)
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
 
 log = logging.getLogger(__name__)
@@ -47,7 +56,6 @@ class InvalidEvent(Exception):
 
 
 Validator = Callable[[bytes], dict[str, object]]
-Forgetter = Callable[[str], "object"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,7 @@ class BatchReport:
     segments: list[MemoryNode] = field(default_factory=list)
     closures: list[WindowClosed] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
+    embed_texts: dict[str, list[str]] = field(default_factory=dict)  # L1 id -> its messages
 
 
 @dataclass
@@ -90,7 +99,7 @@ class Segmenter:
         publisher: Publisher,
         topics: Topics,
         validate: Validator,
-        forget: Callable[[str], object],
+        forget: Callable[[str], Awaitable[object]],
         rules: WindowRules,
         history_window: int = 3,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -121,13 +130,13 @@ class Segmenter:
             if event is not None:
                 per_user.setdefault(event.user_id, []).append(event)
 
-        work: list[_UserWork] = []
-        for user_id, events in per_user.items():
-            events = await self._apply_forgets(user_id, events, report)
-            if events:
-                work.append(await self._reduce(user_id, events, report))
+        # Users are independent: their LLM calls and store reads overlap.
+        results = await asyncio.gather(
+            *(self._user_work(user_id, events, report) for user_id, events in per_user.items())
+        )
+        work = [w for w in results if w is not None]
 
-        await self._store_vectors([n for w in work for n in w.nodes])
+        await self._store_vectors([n for w in work for n in w.nodes], report.embed_texts)
         for w in work:
             await self._tree.commit_user(
                 w.user_id,
@@ -150,7 +159,13 @@ class Segmenter:
             reason, field_path = f"undecodable event: {bad}", None
         report.dead_letters.append(reason)
         await self._publisher.publish(
-            [Outbound(self._topics.dlq, _dlq_key(raw.value), self._dead_letter(raw, reason, field_path))]
+            [
+                Outbound(
+                    self._topics.dlq,
+                    _dlq_key(raw.value),
+                    self._dead_letter(raw, reason, field_path),
+                )
+            ]
         )
         log.warning("dead-lettered %s/%s@%s: %s", raw.topic, raw.partition, raw.offset, reason)
         return None
@@ -167,6 +182,12 @@ class Segmenter:
             "ts": self._clock().isoformat(),
         }
 
+    async def _user_work(
+        self, user_id: str, events: list[InputEvent], report: BatchReport
+    ) -> _UserWork | None:
+        events = await self._apply_forgets(user_id, events, report)
+        return await self._reduce(user_id, events, report) if events else None
+
     async def _apply_forgets(
         self, user_id: str, events: list[InputEvent], report: BatchReport
     ) -> list[InputEvent]:
@@ -176,13 +197,13 @@ class Segmenter:
         )
         if last_forget is None:
             return events
-        result = self._forget(user_id)
-        if hasattr(result, "__await__"):
-            await result  # type: ignore[misc]
+        await self._forget(user_id)
         report.forgotten.append(user_id)
         return events[last_forget + 1 :]
 
-    async def _reduce(self, user_id: str, events: list[InputEvent], report: BatchReport) -> _UserWork:
+    async def _reduce(
+        self, user_id: str, events: list[InputEvent], report: BatchReport
+    ) -> _UserWork:
         await self._flush_outbox(user_id)  # left over by a crash between commit and publish
         stored = await self._tree.load_state(user_id)
         first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
@@ -192,7 +213,13 @@ class Segmenter:
             else initial_state(user_id, first_tz or self._rules.default_tz)
         )
         turns = [e for e in events if isinstance(e, Turn)]
-        fresh = dict(zip([t.event_id for t in turns], await self._tree.unseen(user_id, [t.event_id for t in turns]), strict=True))
+        fresh = dict(
+            zip(
+                [t.event_id for t in turns],
+                await self._tree.unseen(user_id, [t.event_id for t in turns]),
+                strict=True,
+            )
+        )
 
         now = self._clock()
         seen: list[str] = []
@@ -213,21 +240,27 @@ class Segmenter:
                 else:
                     closures.append(out)
 
-        nodes = await self._write_segments(user_id, segments)
+        nodes = await self._write_segments(user_id, segments, report.embed_texts)
         report.segments.extend(nodes)
         report.closures.extend(closures)
-        # Memories first, then closures: a consumer of both sees a window's children before it closes.
+        # Memories before closures: a consumer of both sees a window's children first.
         outbox = [Outbound(self._topics.memories, user_id, memory_event(n)) for n in nodes]
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
-        return _UserWork(user_id, encode_state(state), seen, nodes, outbox, next_due(state, self._rules))
+        return _UserWork(
+            user_id, encode_state(state), seen, nodes, outbox, next_due(state, self._rules)
+        )
 
-    async def _write_segments(self, user_id: str, segments: list[SegmentReady]) -> list[MemoryNode]:
+    async def _write_segments(
+        self, user_id: str, segments: list[SegmentReady], embed_texts: dict[str, list[str]]
+    ) -> list[MemoryNode]:
         if not segments:
             return []
         history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
         nodes: list[MemoryNode] = []
         for seg in segments:
-            summary = await self._llm.write_segment(seg.messages, history[-self._history :] if self._history else [])
+            summary = await self._llm.write_segment(
+                seg.messages, history[-self._history :] if self._history else []
+            )
             msgs = seg.messages
             node = MemoryNode(
                 id=segment_id(user_id, [m.event_id for m in msgs]),
@@ -244,14 +277,32 @@ class Segmenter:
             )
             nodes.append(node)
             history.append(node)
+            embed_texts[node.id] = [m.text for m in msgs]
         return nodes
 
-    async def _store_vectors(self, nodes: list[MemoryNode]) -> None:
+    async def _store_vectors(
+        self, nodes: list[MemoryNode], embed_texts: dict[str, list[str]]
+    ) -> None:
+        """Index the new L1s; each dense vector is the mean of its messages' embeddings.
+
+        The memory's text (dated, third person) feeds the lexical channel and readers; the
+        dense channel encodes the messages as the speakers wrote them, closer to how people
+        phrase questions, at exactly the embedder's cost for the raw messages.
+        """
         if not nodes:
             return
-        dense = await self._embedder.embed([n.text for n in nodes])
+        groups = [embed_texts.get(n.id) or [n.text] for n in nodes]
+        flat = await self._embedder.embed([text for group in groups for text in group])
+        dense: list[list[float]] = []
+        start = 0
+        for group in groups:
+            dense.append(mean_direction(flat[start : start + len(group)]))
+            start += len(group)
         await self._index.upsert(
-            [IndexedMemory(n, d, document_vector(n.text)) for n, d in zip(nodes, dense, strict=True)]
+            [
+                IndexedMemory(n, d, document_vector(n.text))
+                for n, d in zip(nodes, dense, strict=True)
+            ]
         )
 
     async def _flush_outbox(self, user_id: str) -> None:
@@ -259,6 +310,15 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(p) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending))
+
+
+def mean_direction(vectors: Sequence[Sequence[float]]) -> list[float]:
+    """The normalised mean of unit vectors (cosine-friendly centroid)."""
+    if len(vectors) == 1:
+        return list(vectors[0])
+    summed = [sum(column) for column in zip(*vectors, strict=True)]
+    norm = math.sqrt(sum(v * v for v in summed)) or 1.0
+    return [v / norm for v in summed]
 
 
 def _dlq_key(value: bytes) -> str:

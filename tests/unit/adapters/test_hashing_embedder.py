@@ -15,8 +15,9 @@ def _cos(a: list[float], b: list[float]) -> float:
 
 async def test_vectors_are_deterministic_unit_length_and_sized() -> None:
     embedder = HashingEmbedder(64)
-    first, again = await embedder.embed(["pottery class on Friday"]), await embedder.embed(
-        ["pottery class on Friday"]
+    first, again = (
+        await embedder.embed(["pottery class on Friday"]),
+        await embedder.embed(["pottery class on Friday"]),
     )
     assert first == again
     assert embedder.dim == 64 and len(first[0]) == 64
@@ -36,7 +37,9 @@ async def test_text_without_content_words_still_gets_a_unit_vector() -> None:
 
 
 def test_build_embedder_follows_settings_without_loading_anything() -> None:
-    assert isinstance(build_embedder(Settings(embedder="hashing", embedding_dim=32)), HashingEmbedder)
+    assert isinstance(
+        build_embedder(Settings(embedder="hashing", embedding_dim=32)), HashingEmbedder
+    )
     local = build_embedder(Settings(embedder="local"))
     assert isinstance(local, LocalEmbedder) and local.dim == 384
     remote = build_embedder(

@@ -1,0 +1,198 @@
+"""Every Prometheus metric of memstream, declared once, on a registry passed in.
+
+Metrics are emitted at the edges (see `memstream.observability`), never from domain code.
+Label values are bounded: levels `L1`-`L5`, the closure reasons of the event contract, LLM
+operation names, and dead-letter categories (`dlq_category`), never raw text. The labelled
+series that alerts use are created at zero up front, so `increase()` sees their first event.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import get_args
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import REGISTRY
+
+from memstream.domain.models import ClosureReason, Level
+
+CONSOLIDATED_LEVELS = tuple(level.label for level in Level if level > Level.SEGMENT)
+CLOSURE_REASONS: tuple[str, ...] = get_args(ClosureReason)
+INGEST_OUTCOMES = ("accepted", "duplicate", "dead_letter")
+CONSOLIDATION_RESULTS = ("written", "unchanged", "no_children")
+LLM_OPERATIONS = ("segment", *(f"consolidate_l{int(lv)}" for lv in Level if lv > 1), "plan", "gate")
+
+# Top-level fields of the turns topic's event types: a dead letter is filed under the field
+# its first problem names. Anything else is "other", so the label set stays bounded.
+_DLQ_FIELDS = (
+    "type", "event_id", "user_id", "session_id", "seq", "speaker", "role", "text", "ts", "tz",
+    "metadata", "now",
+)  # fmt: skip
+DLQ_REASONS = ("undecodable", "invalid_value", *(f"invalid_{f}" for f in _DLQ_FIELDS), "other")
+
+# Seconds to hours: an L2 closes minutes after a session; an L5 waits for the month's L4s.
+CONSOLIDATION_LAG_BUCKETS = (
+    1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400,
+)  # fmt: skip
+# One batch: embedding plus a Redis transaction per user; seconds with a slow LLM.
+L1_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# One chat completion, from a fast local model to a slow hosted one.
+LLM_LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
+# A recall answers interactively: tens of milliseconds to a few seconds with LLM gating.
+RECALL_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10)
+
+_FIELD_HEAD = re.compile(r"^([a-z_]+)(?:[.\[]|$)")
+
+
+def dlq_category(reason: str) -> str:
+    """A bounded label for a dead-letter reason such as `ts: 'yesterday' is not a date-time`."""
+    if reason.startswith("undecodable"):
+        return "undecodable"
+    head = reason.split(":", 1)[0].strip()
+    if head == "(value)":
+        return "invalid_value"
+    match = _FIELD_HEAD.match(head)
+    if match and match.group(1) in _DLQ_FIELDS:
+        return f"invalid_{match.group(1)}"
+    return "other"
+
+
+class Metrics:
+    """The metrics of one process, registered on `registry`."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        r = registry
+        # --- write path: segmenter ------------------------------------------------------
+        self.ingested = Counter(
+            "memstream_ingested_events",
+            "Records consumed from the turns topic, by outcome (turns, session ends, "
+            "forgets and clock ticks).",
+            ["outcome"],
+            registry=r,
+        )
+        self.l1_latency = Histogram(
+            "memstream_l1_latency_seconds",
+            "Time from a batch reaching the segmenter to its L1 memories being stored "
+            "(observed once per L1 memory).",
+            buckets=L1_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.windows_closed = Counter(
+            "memstream_windows_closed",
+            "Windows closed by the segmenter, by level and reason.",
+            ["level", "reason"],
+            registry=r,
+        )
+        self.dlq_events = Counter(
+            "memstream_dlq_events",
+            "Events sent to the dead-letter topic, by reason category.",
+            ["reason"],
+            registry=r,
+        )
+        # --- write path: consolidator ---------------------------------------------------
+        self.consolidation_lag = Histogram(
+            "memstream_consolidation_lag_seconds",
+            "Time from a window's closure being published to its L2-L5 node being written.",
+            ["level"],
+            buckets=CONSOLIDATION_LAG_BUCKETS,
+            registry=r,
+        )
+        self.consolidations = Counter(
+            "memstream_consolidations",
+            "Closures handled by the consolidator, by level and result.",
+            ["level", "result"],
+            registry=r,
+        )
+        # --- backlog, collected periodically by one process ----------------------------
+        self.windows_pending = Gauge(
+            "memstream_windows_pending",
+            "Windows open in the segmenter's state (collecting children, not yet closed).",
+            ["level"],
+            registry=r,
+        )
+        self.consumer_lag = Gauge(
+            "memstream_consumer_lag_messages",
+            "Records a consumer group has not yet committed, by topic and partition.",
+            ["group", "topic", "partition"],
+            registry=r,
+        )
+        self.collector_errors = Counter(
+            "memstream_collector_errors",
+            "Failed runs of a periodic collector (the gauges keep their last values).",
+            ["collector"],
+            registry=r,
+        )
+        # --- LLM ------------------------------------------------------------------------
+        self.llm_requests = Counter(
+            "memstream_llm_requests",
+            "HTTP attempts to the LLM endpoint (retries included), by operation.",
+            ["operation"],
+            registry=r,
+        )
+        self.llm_errors = Counter(
+            "memstream_llm_errors",
+            "Failed LLM attempts, by operation and error kind.",
+            ["operation", "error"],
+            registry=r,
+        )
+        self.llm_tokens = Counter(
+            "memstream_llm_tokens",
+            "Tokens the LLM endpoint reported, by operation and kind (prompt, completion).",
+            ["operation", "kind"],
+            registry=r,
+        )
+        self.llm_latency = Histogram(
+            "memstream_llm_request_seconds",
+            "Duration of one LLM attempt, by operation.",
+            ["operation"],
+            buckets=LLM_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.llm_fallbacks = Counter(
+            "memstream_llm_fallbacks",
+            "Calls answered by the offline backend after the LLM failed (nodes marked degraded).",
+            ["operation"],
+            registry=r,
+        )
+        # --- recall (observed by the recall API) ----------------------------------------
+        self.recall_requests = Counter(
+            "memstream_recall_requests",
+            "Recall requests, by HTTP status code.",
+            ["status"],
+            registry=r,
+        )
+        self.recall_latency = Histogram(
+            "memstream_recall_request_seconds",
+            "Duration of a whole recall request.",
+            buckets=RECALL_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.recall_stage_latency = Histogram(
+            "memstream_recall_stage_seconds",
+            "Duration of one recall stage (plan, leaves, ancestors, gate, order).",
+            ["stage"],
+            buckets=RECALL_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self._create_known_series()
+
+    def _create_known_series(self) -> None:
+        for outcome in INGEST_OUTCOMES:
+            self.ingested.labels(outcome)
+        for reason in DLQ_REASONS:
+            self.dlq_events.labels(reason)
+        for level in CONSOLIDATED_LEVELS:
+            self.consolidation_lag.labels(level)
+            self.windows_pending.labels(level)
+            for result in CONSOLIDATION_RESULTS:
+                self.consolidations.labels(level, result)
+            for reason in CLOSURE_REASONS:
+                self.windows_closed.labels(level, reason)
+
+
+@cache
+def default_metrics() -> Metrics:
+    """The metrics on prometheus_client's global registry, built on first use, once."""
+    return Metrics(REGISTRY)

@@ -1,0 +1,311 @@
+"""Glue between the running workers and `memstream.metrics`, plus the small HTTP server.
+
+The handlers stay untouched: `InstrumentedSegmenter` and `InstrumentedConsolidator` wrap
+them with the same call signature and turn their reports into metrics; `usage_hook` and
+`fallback_hook` plug into the LLM backend; `BacklogCollector` polls what no handler sees
+(consumer lag, open windows); `serve_metrics` exposes `/metrics`, `/healthz` and `/readyz`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+import faust
+import redis.asyncio as aioredis
+from aiohttp import web
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+
+from memstream.adapters.kafka_lag import consumer_lag
+from memstream.adapters.llm_fallback import FallbackHook
+from memstream.adapters.llm_openai import UsageHook
+from memstream.adapters.redis_tree import RedisTree, user_prefix
+from memstream.consolidator.handler import Consolidator, Outcome
+from memstream.domain.models import Level, WindowClosed
+from memstream.metrics import CONSOLIDATED_LEVELS, Metrics, dlq_category
+from memstream.segmenter.handler import BatchReport, RawEvent, Segmenter
+
+log = logging.getLogger(__name__)
+
+
+def process_registry() -> CollectorRegistry:
+    """A fresh registry with the process, platform and GC collectors of prometheus_client."""
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
+
+
+# --- handlers --------------------------------------------------------------------------
+
+
+def observe_batch(metrics: Metrics, report: BatchReport, seconds: float) -> None:
+    """Record what one segmenter batch did; `seconds` is how long `handle_batch` took."""
+    dead = len(report.dead_letters)
+    metrics.ingested.labels("accepted").inc(max(0, report.events - report.duplicates - dead))
+    metrics.ingested.labels("duplicate").inc(report.duplicates)
+    metrics.ingested.labels("dead_letter").inc(dead)
+    for reason in report.dead_letters:
+        metrics.dlq_events.labels(dlq_category(reason)).inc()
+    for _ in report.segments:
+        metrics.l1_latency.observe(seconds)
+    for closure in report.closures:
+        metrics.windows_closed.labels(closure.window.level.label, closure.reason).inc()
+
+
+class InstrumentedSegmenter:
+    """A `Segmenter` that records each batch's report and duration."""
+
+    def __init__(
+        self,
+        segmenter: Segmenter,
+        metrics: Metrics,
+        *,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._segmenter = segmenter
+        self._metrics = metrics
+        self._clock = clock
+
+    @property
+    def handled(self) -> int:
+        return self._segmenter.handled
+
+    async def handle_batch(self, raws: Sequence[RawEvent]) -> BatchReport:
+        started = self._clock()
+        report = await self._segmenter.handle_batch(raws)
+        observe_batch(self._metrics, report, self._clock() - started)
+        return report
+
+
+def record_timestamp() -> float | None:
+    """The Kafka timestamp (epoch seconds) of the record the current Faust agent handles.
+
+    For `window.v1` this is when the segmenter published the closure: the close time.
+    """
+    event = faust.current_event()
+    stamp = event.message.timestamp if event is not None else None
+    return float(stamp) if stamp else None
+
+
+def observe_outcome(
+    metrics: Metrics, closure: WindowClosed, outcome: Outcome, closed_at: float | None, now: float
+) -> None:
+    """Record one consolidation; the lag only when a node was written."""
+    level = closure.window.level.label
+    if outcome.node is None:
+        metrics.consolidations.labels(level, "no_children").inc()
+        return
+    if outcome.skipped is not None:
+        metrics.consolidations.labels(level, "unchanged").inc()
+        return
+    metrics.consolidations.labels(level, "written").inc()
+    if closed_at is not None:
+        metrics.consolidation_lag.labels(level).observe(max(0.0, now - closed_at))
+
+
+class InstrumentedConsolidator:
+    """A `Consolidator` that records each outcome and the lag since the window closed."""
+
+    def __init__(
+        self,
+        consolidator: Consolidator,
+        metrics: Metrics,
+        *,
+        closed_at: Callable[[], float | None] = record_timestamp,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._consolidator = consolidator
+        self._metrics = metrics
+        self._closed_at = closed_at
+        self._clock = clock
+
+    @property
+    def handled(self) -> int:
+        return self._consolidator.handled
+
+    async def handle(self, closure: WindowClosed) -> Outcome:
+        closed_at = self._closed_at()  # read before awaiting: it names the current record
+        outcome = await self._consolidator.handle(closure)
+        observe_outcome(self._metrics, closure, outcome, closed_at, self._clock())
+        return outcome
+
+
+# --- LLM -------------------------------------------------------------------------------
+
+
+def usage_hook(metrics: Metrics) -> UsageHook:
+    """An `on_usage` callback for the OpenAI-compatible backend."""
+
+    def record(
+        operation: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        seconds: float,
+        error: str | None,
+    ) -> None:
+        metrics.llm_requests.labels(operation).inc()
+        metrics.llm_latency.labels(operation).observe(seconds)
+        metrics.llm_tokens.labels(operation, "prompt").inc(prompt_tokens)
+        metrics.llm_tokens.labels(operation, "completion").inc(completion_tokens)
+        if error is not None:
+            metrics.llm_errors.labels(operation, error).inc()
+
+    return record
+
+
+def fallback_hook(metrics: Metrics) -> FallbackHook:
+    """An `on_fallback` callback: counts calls the offline backend answered instead."""
+
+    def record(operation: str, exc: BaseException) -> None:
+        metrics.llm_fallbacks.labels(operation).inc()
+
+    return record
+
+
+# --- backlog ---------------------------------------------------------------------------
+
+_ALL_DUE = datetime(9999, 1, 1, tzinfo=UTC)
+LagReader = Callable[[str, str, Sequence[str]], Awaitable[dict[tuple[str, int], int]]]
+
+
+async def count_open_windows(
+    redis: aioredis.Redis, *, max_users: int = 100_000, chunk: int = 500
+) -> Counter[int]:
+    """Open windows per level over every user with something open.
+
+    Every user with an open window has an entry in the due index (`ms:due`: an open session
+    or an open calendar window always has a time at which the clock may close it), so that
+    index lists the users to read; their states are fetched in pipelined chunks.
+    """
+    users = await RedisTree(redis).due_users(_ALL_DUE, limit=max_users)
+    counts: Counter[int] = Counter()
+    for start in range(0, len(users), chunk):
+        pipe = redis.pipeline(transaction=False)
+        for user in users[start : start + chunk]:
+            pipe.get(user_prefix(user) + "state")
+        for raw in await pipe.execute():
+            if raw:
+                # The state's JSON layout is codec.encode_state's: level is an int per window.
+                for window in json.loads(raw).get("open_windows", {}).values():
+                    counts[int(window["level"])] += 1
+    return counts
+
+
+class BacklogCollector:
+    """Sets the consumer-lag and pending-window gauges; run it in one process only."""
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        *,
+        redis: aioredis.Redis,
+        bootstrap: str,
+        groups: Mapping[str, Sequence[str]],
+        lag_reader: LagReader = consumer_lag,
+    ) -> None:
+        self._metrics = metrics
+        self._redis = redis
+        self._bootstrap = bootstrap
+        self._groups = groups  # consumer group -> the topics it consumes
+        self._lag_reader = lag_reader
+
+    async def collect_lag(self) -> None:
+        for group, topics in self._groups.items():
+            lag = await self._lag_reader(self._bootstrap, group, list(topics))
+            for (topic, partition), behind in lag.items():
+                self._metrics.consumer_lag.labels(group, topic, str(partition)).set(behind)
+
+    async def collect_pending(self) -> None:
+        counts = await count_open_windows(self._redis)
+        for level in CONSOLIDATED_LEVELS:
+            self._metrics.windows_pending.labels(level).set(counts.get(int(level[1:]), 0))
+        if counts.get(int(Level.SEGMENT)):
+            log.warning("open L1 windows in the state: %d", counts[int(Level.SEGMENT)])
+
+    async def collect_once(self) -> None:
+        """Both collections; a failure is counted and logged, never raised."""
+        for name, collect in (
+            ("consumer_lag", self.collect_lag),
+            ("windows_pending", self.collect_pending),
+        ):
+            try:
+                await collect()
+            except Exception:
+                self._metrics.collector_errors.labels(name).inc()
+                log.warning("metrics collector %s failed", name, exc_info=True)
+
+    async def run(self, interval_s: float) -> None:
+        """Collect every `interval_s` until cancelled."""
+        while True:
+            await self.collect_once()
+            await asyncio.sleep(interval_s)
+
+
+# --- HTTP ------------------------------------------------------------------------------
+
+LiveCheck = Callable[[], bool]
+ReadyCheck = Callable[[], Awaitable[bool]]
+
+
+async def _always_ready() -> bool:
+    return True
+
+
+@asynccontextmanager
+async def serve_metrics(
+    registry: CollectorRegistry,
+    port: int,
+    *,
+    host: str = "0.0.0.0",
+    live: LiveCheck = lambda: True,
+    ready: ReadyCheck = _always_ready,
+) -> AsyncIterator[int]:
+    """Serve `/metrics`, `/healthz` (liveness) and `/readyz` (readiness) on this loop.
+
+    Yields the bound port (useful with `port=0`). A readiness check that raises or takes
+    more than 5 s counts as not ready.
+    """
+
+    async def metrics(_: web.Request) -> web.Response:
+        body = generate_latest(registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def healthz(_: web.Request) -> web.Response:
+        ok = live()
+        return web.json_response({"live": ok}, status=200 if ok else 503)
+
+    async def readyz(_: web.Request) -> web.Response:
+        try:
+            ok = await asyncio.wait_for(ready(), timeout=5.0)
+        except Exception:
+            log.warning("readiness check failed", exc_info=True)
+            ok = False
+        return web.json_response({"ready": ok}, status=200 if ok else 503)
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        yield int(runner.addresses[0][1])
+    finally:
+        await runner.cleanup()

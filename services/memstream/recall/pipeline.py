@@ -1,0 +1,229 @@
+"""The recall pipeline (TiMem section 3.3): plan, activate leaves, climb, gate, order, fit.
+
+    pipeline = RecallPipeline(tree=rt.tree, index=rt.index, embedder=rt.embedder,
+                              llm=rt.llm, settings=rt.settings)
+    result = await pipeline.recall(RecallRequest(user_id="u1", query="Where did I hike?"))
+
+Decisions worth knowing:
+- The planner runs concurrently with leaf activation, so the lexical channel cannot use
+  the planner's keywords: it uses the query's own content terms (the offline planner's
+  keywords are exactly those). Planner keywords are returned and given to the gate.
+- A caller who forces the complexity skips the LLM planner; keywords then come from the
+  offline heuristic, which costs microseconds.
+- Ancestors are read from Redis, one MGET per level, by following `parent_id` upwards.
+  Their score is derived from the recalled leaves below them (see `RecallOptions`).
+- When no recalled path reaches a profile (L5), the user's latest profile stands in, with
+  score 0: it is the first memory dropped when the token budget is short.
+- The gate may only remove memories. When it cannot decide (LLM failure) the ungated set
+  is returned and `degraded` is set; a failed planner also sets `degraded`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal, TypeVar, cast
+
+from memstream.adapters.llm_offline import plan_query
+from memstream.adapters.ports import Complexity, Embedder, LanguageModel, Plan, VectorIndex
+from memstream.adapters.redis_tree import RedisTree
+from memstream.adapters.sparse import query_vector
+from memstream.domain.models import Level, MemoryNode
+from memstream.recall.options import RecallOptions
+from memstream.recall.ranking import (
+    RecalledMemory,
+    Support,
+    fit_tokens,
+    order,
+    parent_support,
+    prune,
+)
+from memstream.settings import Settings
+
+__all__ = ["RecallOptions", "RecallPipeline", "RecallRequest", "RecallResult", "RecalledMemory"]
+
+log = logging.getLogger(__name__)
+
+RequestedComplexity = Literal["auto", "simple", "hybrid", "complex"]
+_COMPLEXITIES = ("auto", "simple", "hybrid", "complex")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    user_id: str
+    query: str
+    query_time: datetime | None = None
+    complexity: RequestedComplexity = "auto"
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.complexity not in _COMPLEXITIES:
+            raise ValueError(f"complexity must be one of {_COMPLEXITIES}")
+        if self.max_tokens is not None and self.max_tokens < 0:
+            raise ValueError("max_tokens must be >= 0")
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    complexity: str
+    keywords: tuple[str, ...]
+    memories: list[RecalledMemory]
+    tokens: int
+    timings_ms: dict[str, float]
+    degraded: bool
+
+
+@dataclass
+class _Stopwatch:
+    """Per-stage wall times in milliseconds."""
+
+    timings: dict[str, float] = field(default_factory=dict)
+
+    async def time(self, stage: str, work: Awaitable[T]) -> T:
+        start = time.perf_counter()
+        try:
+            return await work
+        finally:
+            self.timings[stage] = round((time.perf_counter() - start) * 1000, 3)
+
+
+class RecallPipeline:
+    """Stateless: safe to share between concurrent requests."""
+
+    def __init__(
+        self,
+        *,
+        tree: RedisTree,
+        index: VectorIndex,
+        embedder: Embedder,
+        llm: LanguageModel,
+        settings: Settings,
+        options: RecallOptions | None = None,
+    ) -> None:
+        self._tree = tree
+        self._index = index
+        self._embedder = embedder
+        self._llm = llm
+        self._settings = settings
+        self.options = options or RecallOptions.from_settings(settings)
+
+    async def recall(self, request: RecallRequest) -> RecallResult:
+        clock = _Stopwatch()
+        started = time.perf_counter()
+        plan, leaves = await asyncio.gather(
+            clock.time("plan", self._plan(request)),
+            clock.time("leaves", self._activate(request, clock)),
+        )
+        complexity = plan.complexity
+        budgets = self.options.levels(complexity)
+        candidates = await clock.time("ancestors", self._climb(request.user_id, leaves, budgets))
+        kept, gate_failed = await clock.time("gate", self._gate(request, complexity, candidates))
+        max_tokens = (
+            request.max_tokens
+            if request.max_tokens is not None
+            else self._settings.recall_default_max_tokens
+        )
+        rank_start = time.perf_counter()
+        fitted, tokens = fit_tokens(kept, max_tokens)
+        memories = order(fitted, request.query_time or datetime.now(UTC))
+        clock.timings["rank"] = round((time.perf_counter() - rank_start) * 1000, 3)
+        clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
+        return RecallResult(
+            complexity=complexity,
+            keywords=plan.keywords,
+            memories=memories,
+            tokens=tokens,
+            timings_ms=clock.timings,
+            degraded=plan.degraded or gate_failed,
+        )
+
+    # --- stages ----------------------------------------------------------------------------
+
+    async def _plan(self, request: RecallRequest) -> Plan:
+        if request.complexity != "auto":
+            offline = plan_query(request.query)
+            return Plan(complexity=cast(Complexity, request.complexity), keywords=offline.keywords)
+        try:
+            return await self._llm.plan(request.query)
+        except Exception:
+            # A bare LLM (no fallback wrapper) may raise; recall still answers.
+            log.warning("recall planner failed; using the offline heuristic", exc_info=True)
+            return dataclasses.replace(plan_query(request.query), degraded=True)
+
+    async def _activate(self, request: RecallRequest, clock: _Stopwatch) -> list[RecalledMemory]:
+        """Top L1 memories of the user by fused dense + lexical score, with their nodes."""
+        [dense] = await clock.time("embed", self._embedder.embed([request.query]))
+        hits = await clock.time(
+            "search",
+            self._index.search_leaves(
+                request.user_id,
+                dense,
+                query_vector(request.query),
+                limit=self.options.leaf_top_k,
+                dense_weight=self.options.dense_weight,
+                level=Level.SEGMENT,
+            ),
+        )
+        scores = {hit.id: hit.score for hit in hits}
+        nodes = await self._tree.get_many(request.user_id, list(scores))
+        # The index filters on the user already; checking again costs nothing and keeps a
+        # stray point (a bug, a half-finished forget) from leaking between users.
+        return [
+            RecalledMemory(n, scores[n.id])
+            for n in nodes
+            if n.user_id == request.user_id and n.level == Level.SEGMENT
+        ]
+
+    async def _climb(
+        self, user_id: str, leaves: list[RecalledMemory], budgets: dict[Level, int]
+    ) -> list[RecalledMemory]:
+        """Leaves plus their ancestors at the budgeted levels, best first within each level."""
+        support = {m.node.id: Support.of_leaf(m.score) for m in leaves}
+        by_level: dict[Level, list[MemoryNode]] = {Level.SEGMENT: [m.node for m in leaves]}
+        current = by_level[Level.SEGMENT]
+        top = max(budgets, default=Level.SEGMENT)
+        seen = set(support)
+        # Ancestors above the top budgeted level are never needed: stop climbing there.
+        while current and max(n.level for n in current) < top:
+            parents = parent_support(current, support)
+            wanted = [pid for pid in parents if pid not in seen]
+            if not wanted:
+                break
+            found = [n for n in await self._tree.get_many(user_id, wanted) if n.user_id == user_id]
+            seen.update(wanted)
+            support.update(parents)
+            for node in found:
+                by_level.setdefault(node.level, []).append(node)
+            current = found
+        recalled: list[RecalledMemory] = []
+        for level, budget in budgets.items():
+            recalled += prune(
+                by_level.get(level, []), support, budget, self.options.ancestor_scoring
+            )
+        if budgets.get(Level.MONTH) and not by_level.get(Level.MONTH):
+            profile = await self._tree.profile(user_id)
+            if profile is not None and profile.user_id == user_id:
+                recalled.append(RecalledMemory(profile, 0.0))
+        return recalled
+
+    async def _gate(
+        self, request: RecallRequest, complexity: Complexity, candidates: list[RecalledMemory]
+    ) -> tuple[list[RecalledMemory], bool]:
+        """The candidates the gate keeps, and whether the gate failed (then: all of them)."""
+        if not self.options.gating or not candidates:
+            return candidates, False
+        try:
+            kept = await self._llm.gate(request.query, complexity, [m.node for m in candidates])
+        except Exception:
+            log.warning("recall gate failed; returning the ungated candidates", exc_info=True)
+            kept = None
+        if kept is None:
+            return candidates, True
+        keep = set(kept)
+        return [m for m in candidates if m.node.id in keep], False

@@ -1,0 +1,159 @@
+"""The HTTP API's request and response models (they are also its OpenAPI schema).
+
+The recall request's limits come from settings (`recall_max_query_chars`,
+`recall_max_tokens_limit`), so its model is built per app by `recall_request_model`: the
+served OpenAPI spec then states the limits this deployment enforces.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, create_model
+
+from memstream.domain.models import Level, MemoryNode
+from memstream.settings import Settings
+
+# Same rule as the turns topic (no whitespace, braces or control characters: the id becomes
+# a Redis hash tag), minus "/", which cannot travel in a URL path segment.
+USER_ID_PATTERN = r"^[^\s{}/\x00-\x1f\x7f]+$"
+UserId = Annotated[str, Field(min_length=1, max_length=128, pattern=USER_ID_PATTERN)]
+LEVEL_NAMES = {
+    Level.SEGMENT: "segment",
+    Level.SESSION: "session",
+    Level.DAY: "day",
+    Level.WEEK: "week",
+    Level.MONTH: "month",
+}
+
+
+class RecallRequestBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    query: str
+    query_time: AwareDatetime | None = Field(
+        default=None,
+        description="When the question is asked (RFC 3339 with offset); now if absent.",
+    )
+    complexity: Literal["auto", "simple", "hybrid", "complex"] = Field(
+        default="auto", description="Force the recall scope instead of letting the planner choose."
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        description="Token budget of the recalled memories; a server default if absent.",
+    )
+
+
+def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
+    """The recall request with this deployment's limits on `query` and `max_tokens`."""
+    return create_model(
+        "RecallRequestBody",
+        __base__=RecallRequestBase,
+        query=(str, Field(min_length=1, max_length=settings.recall_max_query_chars)),
+        max_tokens=(
+            int | None,
+            Field(default=None, ge=1, le=settings.recall_max_tokens_limit),
+        ),
+    )
+
+
+class Memory(BaseModel):
+    id: str
+    user_id: str
+    level: int = Field(ge=1, le=5)
+    level_name: str
+    t_start: datetime
+    t_end: datetime
+    text: str
+    source_ids: list[str]
+    parent_id: str | None
+    session_id: str | None
+    version: int
+    degraded: bool
+    score: float | None = Field(default=None, description="Recall score; absent outside recall.")
+
+    @classmethod
+    def of(cls, node: MemoryNode, score: float | None = None) -> Memory:
+        return cls(
+            id=node.id,
+            user_id=node.user_id,
+            level=int(node.level),
+            level_name=LEVEL_NAMES[node.level],
+            t_start=node.t_start,
+            t_end=node.t_end,
+            text=node.text,
+            source_ids=list(node.source_ids),
+            parent_id=node.parent_id,
+            session_id=node.session_id,
+            version=node.version,
+            degraded=node.degraded,
+            score=score,
+        )
+
+    def to_node(self) -> MemoryNode:
+        """Back to a domain node (for clients such as `memstream recall --url`)."""
+        return MemoryNode(
+            id=self.id,
+            user_id=self.user_id,
+            level=Level(self.level),
+            t_start=self.t_start,
+            t_end=self.t_end,
+            text=self.text,
+            parent_id=self.parent_id,
+            source_ids=tuple(self.source_ids),
+            version=self.version,
+            degraded=self.degraded,
+            session_id=self.session_id,
+        )
+
+
+class RecallResponse(BaseModel):
+    user_id: str
+    complexity: Literal["simple", "hybrid", "complex"]
+    keywords: list[str]
+    memories: list[Memory]
+    tokens: int = Field(ge=0)
+    timings_ms: dict[str, float]
+    degraded: bool = Field(description="True when an LLM step failed and a fallback answered.")
+
+
+class ProfileResponse(BaseModel):
+    user_id: str
+    profile: Memory | None
+
+
+class MemoryPage(BaseModel):
+    user_id: str
+    items: list[Memory]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null at the end."
+    )
+
+
+class MemoryDetailResponse(BaseModel):
+    memory: Memory
+    children: list[Memory]
+    ancestors: list[Memory] = Field(description="Parent first, up to the monthly profile.")
+    source_ids: list[str] = Field(description="The message ids this memory derives from.")
+
+
+class ForgetResponse(BaseModel):
+    user_id: str
+    qdrant_points: int
+    redis_keys: int
+    forget_event_published: bool
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    status: Literal["ok", "unavailable"]
+    checks: dict[str, bool]

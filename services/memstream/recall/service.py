@@ -1,0 +1,173 @@
+"""What the HTTP API does besides recall: browse a user's tree, show a memory, forget a user.
+
+Routes call these methods and encode what they return; nothing here knows about HTTP.
+
+- Memories are listed level by level (L1 first, or only the requested level), each level
+  in order of `t_end`, `start`/`end` bounding `t_end`. The cursor is opaque to clients: it
+  holds the level and the offset within it. Offsets are stable while memories are appended
+  (new memories end later, so they sort last); a late memory inserted mid-level may shift
+  one page by one item, which a browsing client can live with.
+- Node keys in Redis are per user (`{user_id}` hash tag), so looking a memory up by id
+  needs its user: the API takes `user_id` as a required query parameter rather than keeping
+  a global id -> user index, which would be one more key to forget and a cross-slot write.
+- Forgetting deletes from Qdrant and Redis first, so the answer reports what was there,
+  then publishes `forget.v1` on the turns topic (keyed by user), so the segmenter drops its
+  in-flight state and deletes again whatever a worker wrote meanwhile.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from memstream.adapters.kafka_producer import Outbound, Publisher
+from memstream.adapters.redis_tree import RedisTree
+from memstream.codec import encode_forget
+from memstream.domain.models import Level, MemoryNode
+
+# The tree has five levels; ancestors beyond that would mean a cycle in the links.
+MAX_DEPTH = len(Level)
+
+
+class InvalidCursor(ValueError):
+    """The cursor was not issued by this API (or was altered)."""
+
+
+class ForgetNotPublished(RuntimeError):
+    """The stores were cleared but `forget.v1` could not be published; retrying is safe."""
+
+    def __init__(self, removed: dict[str, int]) -> None:
+        super().__init__("stores cleared, but the forget event could not be published")
+        self.removed = removed
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    level: Level
+    offset: int
+
+    def encode(self) -> str:
+        raw = json.dumps({"l": int(self.level), "o": self.offset}, separators=(",", ":"))
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        try:
+            padded = text + "=" * (-len(text) % 4)
+            doc = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+            level, offset = Level(int(doc["l"])), int(doc["o"])
+        except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError) as exc:
+            raise InvalidCursor("cursor is not one this API issued") from exc
+        if offset < 0:
+            raise InvalidCursor("cursor is not one this API issued")
+        return cls(level, offset)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[MemoryNode]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDetail:
+    node: MemoryNode
+    children: list[MemoryNode]
+    ancestors: list[MemoryNode]  # parent first, up to the profile
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    qdrant_points: int
+    redis_keys: int
+    event_published: bool
+
+
+class MemoryService:
+    def __init__(
+        self,
+        *,
+        tree: RedisTree,
+        forget_user: Callable[[str], Awaitable[dict[str, int]]],
+        publisher: Publisher,
+        turns_topic: str,
+    ) -> None:
+        self._tree = tree
+        self._forget_user = forget_user
+        self._publisher = publisher
+        self._turns_topic = turns_topic
+
+    async def profile(self, user_id: str) -> MemoryNode | None:
+        node = await self._tree.profile(user_id)
+        return node if node is not None and node.user_id == user_id else None
+
+    async def list_memories(
+        self,
+        user_id: str,
+        *,
+        level: Level | None,
+        start: datetime | None,
+        end: datetime | None,
+        limit: int,
+        cursor: str | None,
+    ) -> Page:
+        if limit <= 0:
+            raise ValueError("limit must be positive")
+        levels: Sequence[Level] = [level] if level is not None else list(Level)
+        at = Cursor.decode(cursor) if cursor else Cursor(levels[0], 0)
+        if at.level not in levels:
+            raise InvalidCursor("cursor belongs to another level filter")
+        low = start.timestamp() if start else float("-inf")
+        high = end.timestamp() if end else float("inf")
+        items: list[MemoryNode] = []
+        position = levels.index(at.level)
+        offset = at.offset
+        while position < len(levels):
+            current = levels[position]
+            want = limit - len(items)
+            # One id beyond what fits tells whether this level has more.
+            ids = await self._tree.level_ids(user_id, current, low, high, offset, want + 1)
+            items += await self._tree.get_many(user_id, ids[:want])
+            if len(ids) > want:
+                return Page(items, Cursor(current, offset + want).encode())
+            position, offset = position + 1, 0
+            if len(items) == limit:
+                more = position < len(levels)
+                return Page(items, Cursor(levels[position], 0).encode() if more else None)
+        return Page(items, None)
+
+    async def memory(self, user_id: str, node_id: str) -> MemoryDetail | None:
+        stored = await self._tree.get(user_id, node_id)
+        if stored is None or stored.node.user_id != user_id:
+            return None
+        node = stored.node
+        children = await self._tree.get_many(
+            user_id, await self._tree.children_ids(user_id, node_id)
+        )
+        ancestors: list[MemoryNode] = []
+        parent_id = node.parent_id
+        while parent_id is not None and len(ancestors) < MAX_DEPTH:
+            found = await self._tree.get_many(user_id, [parent_id])
+            if not found:
+                break  # the parent's window is still open: not written yet
+            ancestors.append(found[0])
+            parent_id = found[0].parent_id
+        children.sort(key=lambda c: (c.t_start, c.id))
+        return MemoryDetail(node, children, ancestors)
+
+    async def forget(self, user_id: str) -> ForgetReport:
+        removed = await self._forget_user(user_id)
+        event = Outbound(self._turns_topic, user_id, encode_forget(user_id))
+        try:
+            await self._publisher.publish([event])
+        except Exception as exc:
+            raise ForgetNotPublished(removed) from exc
+        return ForgetReport(
+            qdrant_points=removed.get("qdrant_points", 0),
+            redis_keys=removed.get("redis_keys", 0),
+            event_published=True,
+        )

@@ -1,0 +1,139 @@
+"""The embedded stack: endpoints that serve, external parts left alone, nothing left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+import redis.asyncio as aioredis
+
+from memstream.adapters.kafka_admin import admin_client
+from memstream.embedded.runner import run_until_signal
+from memstream.embedded.stack import EmbeddedStack
+from memstream.settings import Settings
+from memstream.topics import load_catalog
+
+pytestmark = pytest.mark.integration
+
+
+def _accepts(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def _redis_address(url: str) -> str:
+    match = re.match(r"redis://([^/]+)", url)
+    assert match, url
+    return match.group(1)
+
+
+async def test_endpoints_serve(embedded_stack: EmbeddedStack) -> None:
+    ends, settings = embedded_stack.endpoints, embedded_stack.settings()
+
+    assert ends.embedded == {"kafka", "redis", "qdrant"}
+    assert (settings.kafka_bootstrap, settings.redis_url) == (ends.kafka_bootstrap, ends.redis_url)
+    client = aioredis.from_url(ends.redis_url)
+    try:
+        assert await client.ping()  # type: ignore[misc]  # typed for sync and async clients
+    finally:
+        await client.aclose()
+    async with admin_client(ends.kafka_bootstrap) as admin:
+        assert len((await admin.describe_cluster())["brokers"]) == 1
+    assert ends.qdrant_path is not None and ends.qdrant_path.is_dir()
+    assert ends.qdrant_path.is_relative_to(settings.data_dir)
+
+
+async def test_configured_parts_are_not_started(
+    embedded_stack: EmbeddedStack, tmp_path: Path
+) -> None:
+    ends = embedded_stack.endpoints
+    external = Settings(
+        kafka_bootstrap=ends.kafka_bootstrap,
+        redis_url=ends.redis_url,
+        qdrant_url="http://qdrant.invalid:6333",
+        data_dir=tmp_path,
+    )
+    async with EmbeddedStack(external, create_topics=False) as stack:
+        assert stack.child_pids == []
+        assert stack.endpoints.embedded == frozenset()
+        assert stack.endpoints.qdrant_location == "http://qdrant.invalid:6333"
+
+
+async def test_second_stack_on_same_data_dir_is_refused(embedded_stack: EmbeddedStack) -> None:
+    with pytest.raises(RuntimeError, match="another memstream stack"):
+        await EmbeddedStack(embedded_stack.settings(), create_topics=False).start()
+
+
+async def test_failing_service_stops_the_stack(tmp_path: Path) -> None:
+    children: list[psutil.Process] = []
+    topics: list[str] = []
+
+    def on_ready(stack: EmbeddedStack) -> None:
+        children.extend(psutil.Process(pid) for pid in stack.child_pids)
+        topics.extend(status.name for status in stack.topics)
+
+    async def broken(settings: Settings) -> None:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        await run_until_signal(
+            Settings(data_dir=tmp_path, topic_prefix="fail."), [broken], on_ready=on_ready
+        )
+
+    assert len(children) == 2
+    assert [c.pid for c in children if c.is_running()] == []
+    assert topics and all(name.startswith("fail.") for name in topics)
+
+
+async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
+    env |= {"MEMSTREAM_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
+    cli = Path(sys.executable).with_name("memstream")
+    proc = await asyncio.create_subprocess_exec(
+        str(cli), "up", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        printed = await asyncio.wait_for(_read_until_ready(proc), timeout=60)
+        kafka, redis_url = printed["MEMSTREAM_KAFKA_BOOTSTRAP"], printed["MEMSTREAM_REDIS_URL"]
+        async with admin_client(kafka) as admin:
+            topics = set(await admin.list_topics())
+        assert {spec.name for spec in load_catalog()} <= topics
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert len(children) == 2  # Tansu and redis-server
+
+        proc.send_signal(signal.SIGINT)
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+    assert proc.returncode == 0, stderr.decode()
+    assert [c.pid for c in children if c.is_running()] == []
+    assert not _accepts(kafka)
+    assert not _accepts(_redis_address(redis_url))
+
+
+async def _read_until_ready(proc: asyncio.subprocess.Process) -> dict[str, str]:
+    assert proc.stdout is not None
+    printed: dict[str, str] = {}
+    while True:
+        line = (await proc.stdout.readline()).decode()
+        if not line:
+            raise AssertionError(f"memstream up exited early: {printed}")
+        if line.startswith("Ready."):
+            return printed
+        key, sep, value = line.strip().partition("=")
+        if sep and key.startswith("MEMSTREAM_"):
+            printed[key] = value

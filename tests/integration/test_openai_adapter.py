@@ -1,0 +1,213 @@
+"""The OpenAI backend against a real local HTTP server speaking the chat-completions API.
+
+The server plays a script of answers (JSON content, HTTP errors, slow answers); the real
+`AsyncOpenAI` client talks to it over TCP. Nothing is patched.
+"""
+
+import asyncio
+import json
+import socket
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from openai import AsyncOpenAI
+
+from memstream.adapters.llm_fallback import FallbackLanguageModel
+from memstream.adapters.llm_offline import OfflineLanguageModel
+from memstream.adapters.llm_openai import OpenAILanguageModel, UsageCounter
+from memstream.domain.models import Level, MemoryNode, Turn, Window
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+TURNS = [
+    Turn("e1", "u1", "s1", 1, "Caroline", "user", "I went to a support group yesterday.", T0),
+    Turn("e2", "u1", "s1", 2, "Melanie", "assistant", "That's great!", T0),
+]
+CLIENT_TIMEOUT_S = 0.4
+
+
+@dataclass
+class Step:
+    """One scripted answer: a status code, JSON content for the message, an optional delay."""
+
+    content: str = '{"text": "ok"}'
+    status: int = 200
+    delay_s: float = 0.0
+
+
+@dataclass
+class FakeEndpoint:
+    script: deque[Step] = field(default_factory=deque)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.post("/v1/chat/completions")
+        async def complete(request: Request) -> JSONResponse:
+            self.requests.append(await request.json())
+            step = self.script.popleft() if self.script else Step()
+            await asyncio.sleep(step.delay_s)
+            if step.status != 200:
+                error = {"error": {"message": "scripted failure", "type": "server_error"}}
+                return JSONResponse(error, status_code=step.status, headers={"retry-after": "0"})
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "test-model",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": step.content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                }
+            )
+
+        return app
+
+
+@dataclass
+class Harness:
+    fake: FakeEndpoint
+    url: str
+    clients: list[AsyncOpenAI] = field(default_factory=list)
+
+    def backend(self, usage: UsageCounter, max_retries: int = 2) -> OpenAILanguageModel:
+        client = AsyncOpenAI(
+            base_url=self.url, api_key="test", max_retries=0, timeout=CLIENT_TIMEOUT_S
+        )
+        self.clients.append(client)
+        return OpenAILanguageModel(
+            client,
+            "test-model",
+            max_retries=max_retries,
+            backoff_initial_s=0.01,
+            backoff_max_s=0.05,
+            on_usage=usage,
+        )
+
+
+@pytest.fixture
+async def endpoint() -> AsyncIterator[Harness]:
+    fake = FakeEndpoint()
+    # Bind the socket first and hand it to uvicorn: no race for a "free" port.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(fake.app(), log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    for _ in range(500):
+        if server.started or task.done():
+            break
+        await asyncio.sleep(0.01)
+    assert server.started, "the fake endpoint did not start"
+    harness = Harness(fake, f"http://127.0.0.1:{sock.getsockname()[1]}/v1")
+    yield harness
+    for client in harness.clients:
+        await client.close()
+    server.should_exit = True
+    await asyncio.wait_for(task, 5)
+    sock.close()
+
+
+async def test_success_parses_text_and_records_usage(endpoint: Harness) -> None:
+    fake = endpoint.fake
+    fake.script.append(Step(json.dumps({"text": "  Caroline went to a support group.  "})))
+    usage = UsageCounter()
+    summary = await endpoint.backend(usage).write_segment(TURNS, [])
+    assert summary.text == "Caroline went to a support group."
+    assert (summary.prompt_tokens, summary.completion_tokens, summary.degraded) == (11, 7, False)
+    assert usage.calls["segment"] == 1 and usage.prompt_tokens["segment"] == 11
+    (sent,) = fake.requests
+    assert sent["model"] == "test-model"
+    assert sent["response_format"] == {"type": "json_object"}
+    assert "Caroline: I went to a support group yesterday." in sent["messages"][1]["content"]
+
+
+async def test_malformed_json_falls_back_without_retrying(
+    endpoint: Harness,
+) -> None:
+    fake = endpoint.fake
+    fake.script.append(Step('{"text": "unterminated'))
+    usage = UsageCounter()
+    offline = OfflineLanguageModel()
+    llm = FallbackLanguageModel(endpoint.backend(usage), offline)
+    summary = await llm.write_segment(TURNS, [])
+    assert summary.degraded
+    assert summary.text == (await offline.write_segment(TURNS, [])).text
+    assert len(fake.requests) == 1
+    assert usage.errors == {"invalid_output": 1}
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+async def test_transient_errors_are_retried_to_success(endpoint: Harness, status: int) -> None:
+    fake = endpoint.fake
+    fake.script.extend([Step(status=status), Step('{"text": "Session summary."}')])
+    usage = UsageCounter()
+    llm = FallbackLanguageModel(endpoint.backend(usage), OfflineLanguageModel())
+    child = MemoryNode("n1", "u1", Level.SEGMENT, T0, T0, "Caroline went to a group.")
+
+    window = Window("u1", Level.SESSION, T0, T0, "s1")
+    summary = await llm.consolidate(Level.SESSION, window, [child], [])
+    assert summary.text == "Session summary." and not summary.degraded
+    assert len(fake.requests) == 2
+    assert usage.errors == {f"http_{status}": 1}
+    assert usage.calls["consolidate_l2"] == 2
+
+
+async def test_client_errors_are_not_retried(endpoint: Harness) -> None:
+    fake = endpoint.fake
+    fake.script.append(Step(status=400))
+    llm = FallbackLanguageModel(endpoint.backend(UsageCounter()), OfflineLanguageModel())
+    assert await llm.gate("support group?", "simple", []) == []  # nothing to ask about
+    child = MemoryNode("n1", "u1", Level.SEGMENT, T0, T0, "Caroline went to a group.")
+    assert await llm.gate("support group?", "simple", [child]) is None
+    assert len(fake.requests) == 1
+
+
+async def test_timeouts_exhaust_retries_then_fall_back(
+    endpoint: Harness,
+) -> None:
+    fake = endpoint.fake
+    slow = Step('{"text": "too late"}', delay_s=CLIENT_TIMEOUT_S + 0.3)
+    fake.script.extend([slow, slow])
+    usage = UsageCounter()
+    llm = FallbackLanguageModel(endpoint.backend(usage, max_retries=1), OfflineLanguageModel())
+    summary = await llm.write_segment(TURNS, [])
+    assert summary.degraded
+    assert summary.text.startswith("On 8 May 2023, Caroline said they went to a support group")
+    assert usage.errors == {"timeout": 2}
+
+
+async def test_plan_and_gate_parse_structured_answers(
+    endpoint: Harness,
+) -> None:
+    fake = endpoint.fake
+    fake.script.extend(
+        [
+            Step(json.dumps({"complexity": 2, "keywords": ["career", "writing", "career"]})),
+            Step(json.dumps({"keep": [2, 9, 2]})),
+        ]
+    )
+    llm = endpoint.backend(UsageCounter())
+    plan = await llm.plan("Would Caroline pursue writing as a career?")
+    assert (plan.complexity, plan.keywords, plan.degraded) == (
+        "complex",
+        ("career", "writing"),
+        False,
+    )
+    nodes = [MemoryNode(f"n{i}", "u1", Level.SEGMENT, T0, T0, f"memory {i}") for i in range(1, 4)]
+    assert await llm.gate("career?", "complex", nodes) == ["n2"]

@@ -1,0 +1,107 @@
+"""Recall never crosses users, and forgetting a user leaves nothing of them (real stores).
+
+Nodes are written straight into Redis and Qdrant (local mode) with hashing embeddings, so
+hypothesis can try many shapes quickly; recall goes over real HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import httpx
+import pytest
+import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memstream.recall.server import BackgroundServer
+from memstream.settings import Settings
+
+from .trees import forget_events, module_settings, runtime_of, served, user_tree, write_nodes
+
+# Users share this vocabulary, so every query matches memories of several users.
+WORDS = ["hiking", "pottery", "sourdough", "guitar", "paris", "dance", "garden", "chess"]
+# Characters that are special to Redis glob patterns or key layout, to try to confuse SCAN.
+USER_CHARS = "ab*?[]\\-_.:"
+
+
+@pytest.fixture(scope="module")
+def server(
+    stack_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BackgroundServer]:
+    config = module_settings(
+        stack_settings, tmp_path_factory.mktemp("isolation"), embedder="hashing"
+    )
+    with served(config) as running:
+        yield running
+
+
+sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
+trees = st.dictionaries(
+    keys=st.text(USER_CHARS, min_size=1, max_size=5),
+    values=st.lists(st.lists(sentences, min_size=1, max_size=4), min_size=1, max_size=3),
+    min_size=2,
+    max_size=4,
+)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    users=trees,
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
+    complexity=st.sampled_from(["simple", "hybrid", "complex"]),
+)
+def test_recall_never_returns_another_users_memories(
+    server: BackgroundServer,
+    users: dict[str, list[list[str]]],
+    query: str,
+    complexity: str,
+) -> None:
+    # A fresh suffix per example (hypothesis replays examples): no leftovers collide.
+    salt = uuid.uuid4().hex[:8]
+    named = {f"{u}~{salt}": texts for u, texts in users.items()}
+    trees_by_user = {u: user_tree(u, texts) for u, texts in named.items()}
+    runtime = runtime_of(server)
+    server.call(lambda: write_nodes(runtime, [n for t in trees_by_user.values() for n in t]))
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        for user, nodes in trees_by_user.items():
+            body = {"user_id": user, "query": query, "complexity": complexity, "max_tokens": 16000}
+            reply = client.post("/v1/recall", json=body)
+            assert reply.status_code == 200, reply.text
+            memories = reply.json()["memories"]
+            own = {n.id for n in nodes}
+            assert memories, "every user here has memories matching the vocabulary"
+            assert {m["user_id"] for m in memories} == {user}
+            assert {m["id"] for m in memories} <= own
+        for user in trees_by_user:
+            assert client.delete(f"/v1/users/{quote(user, safe='')}").status_code == 200
+
+
+def test_forgetting_one_user_leaves_no_trace_and_keeps_the_others(server: BackgroundServer) -> None:
+    gone, kept = "forget-me*[1]", "forget-me*[1]x"  # one id is a prefix of the other
+    runtime = runtime_of(server)
+    nodes = user_tree(gone, [["hiking paris"], ["dance chess"]])
+    nodes += user_tree(kept, [["hiking garden"]])
+    server.call(lambda: write_nodes(runtime, nodes))
+    store = redis.Redis.from_url(runtime.settings.redis_url)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            removed = client.delete(f"/v1/users/{quote(gone, safe='')}").json()
+            assert removed["qdrant_points"] == 8 and removed["redis_keys"] > 0
+            assert server.call(lambda: runtime.index.count(gone)) == 0
+            assert server.call(lambda: runtime.index.count(kept)) == 5
+            assert [
+                k for k in store.scan_iter(count=1000) if b"{" + gone.encode() + b"}" in k
+            ] == []
+            assert [k for k in store.scan_iter(count=1000) if b"{" + kept.encode() + b"}" in k]
+            body = {"user_id": gone, "query": "hiking", "max_tokens": 16000}
+            assert client.post("/v1/recall", json=body).json()["memories"] == []
+    finally:
+        store.close()
+    events = asyncio.run(forget_events(runtime.settings, gone))
+    assert events == [{"type": "forget.v1", "user_id": gone}]

@@ -1,0 +1,203 @@
+"""The recall pipeline over in-memory stores: budgets, climbing, gating, tokens, order."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+
+from memstream.domain.models import Level
+from memstream.domain.tokens import count_tokens
+from memstream.recall.options import DEFAULT_BUDGETS, RecallOptions
+from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
+from memstream.settings import Settings
+
+from .fakes import BASE, FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
+
+
+def build(
+    tree: FakeTree | None = None,
+    llm: FakeLLM | None = None,
+    index: FakeIndex | None = None,
+    embedder: FakeEmbedder | None = None,
+    options: RecallOptions | None = None,
+) -> tuple[RecallPipeline, FakeTree, FakeLLM]:
+    tree = tree or FakeTree(sample_tree())
+    llm = llm or FakeLLM()
+    pipeline = RecallPipeline(
+        tree=tree,  # type: ignore[arg-type]
+        index=index or FakeIndex(tree),
+        embedder=embedder or FakeEmbedder(),
+        llm=llm,
+        settings=Settings(recall_default_max_tokens=100_000),
+        options=options,
+    )
+    return pipeline, tree, llm
+
+
+def per_level(result: RecallResult) -> dict[Level, int]:
+    counts: dict[Level, int] = {}
+    for m in result.memories:
+        counts[m.node.level] = counts.get(m.node.level, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("complexity", ["simple", "hybrid", "complex"])
+async def test_each_complexity_recalls_its_levels_within_budget(complexity: str) -> None:
+    pipeline, _, _ = build()
+    result = await pipeline.recall(RecallRequest("u1", "what happened", complexity=complexity))  # type: ignore[arg-type]
+    budgets = DEFAULT_BUDGETS[complexity]  # type: ignore[index]
+    counts = per_level(result)
+    assert set(counts) == set(budgets)  # the sample tree has enough of every level
+    assert all(counts[level] <= budgets[level] for level in counts)
+    assert result.complexity == complexity
+    assert not result.degraded
+
+
+async def test_ancestors_are_scored_by_their_best_leaf_and_pruned() -> None:
+    tree = FakeTree(sample_tree())
+    # Leaves of session s110 score highest, then one leaf of s000; every other leaf is low.
+    scores = {f"u1-l110{i}": 0.9 - 0.01 * i for i in range(3)} | {"u1-l0000": 0.8}
+    index = FakeIndex(tree, scores={**dict.fromkeys((i for _, i in tree.nodes), 0.1), **scores})
+    pipeline, _, _ = build(tree=tree, index=index, options=RecallOptions(leaf_top_k=4))
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    sessions = [m for m in result.memories if m.node.level == Level.SESSION]
+    assert {m.node.id: m.score for m in sessions} == {"u1-s110": 0.9, "u1-s000": 0.8}
+    weeks = {m.node.id: m.score for m in result.memories if m.node.level == Level.WEEK}
+    assert weeks == {"u1-w1": 0.9, "u1-w0": 0.8}
+
+
+async def test_sum_scoring_favours_ancestors_with_more_recalled_leaves() -> None:
+    tree = FakeTree(sample_tree())
+    scores = {"u1-l0000": 0.9, "u1-l1000": 0.5, "u1-l1001": 0.5}
+    index = FakeIndex(tree, scores={**dict.fromkeys((i for _, i in tree.nodes), 0.0), **scores})
+    options = RecallOptions(leaf_top_k=3, ancestor_scoring="sum")
+    pipeline, _, _ = build(tree=tree, index=index, options=options)
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    weeks = sorted((m.score, m.node.id) for m in result.memories if m.node.level == Level.WEEK)
+    assert weeks == [(0.9, "u1-w0"), (1.0, "u1-w1")]
+
+
+async def test_ancestors_are_read_with_one_batch_per_level() -> None:
+    pipeline, tree, _ = build()
+    await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    assert tree.get_many_calls == 5  # the leaves, then L2, L3, L4, L5
+
+
+async def test_simple_queries_stop_climbing_at_the_profile_and_skip_days_and_weeks() -> None:
+    pipeline, _, _ = build()
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="simple"))
+    assert {m.node.level for m in result.memories} == {Level.SEGMENT, Level.SESSION, Level.MONTH}
+
+
+async def test_latest_profile_stands_in_when_no_path_reaches_one() -> None:
+    # Leaves whose session is still open: their parent does not exist yet.
+    tree = FakeTree([n for n in sample_tree() if n.level in (Level.SEGMENT, Level.MONTH)])
+    pipeline, _, _ = build(tree=tree)
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="simple"))
+    profiles = [m for m in result.memories if m.node.level == Level.MONTH]
+    assert [(p.node.id, p.score) for p in profiles] == [("u1-m", 0.0)]
+
+
+async def test_planner_runs_concurrently_with_leaf_activation() -> None:
+    llm = FakeLLM(complexity="hybrid", plan_delay_s=0.3)
+    tree = FakeTree(sample_tree())
+    pipeline, _, _ = build(
+        tree=tree, llm=llm, index=FakeIndex(tree, delay_s=0.15), embedder=FakeEmbedder(0.15)
+    )
+    start = time.perf_counter()
+    result = await pipeline.recall(RecallRequest("u1", "q"))
+    elapsed = time.perf_counter() - start
+    assert result.complexity == "hybrid" and result.keywords == ("llm",)
+    assert elapsed < 0.5  # sequential would take 0.6 s
+    for stage in ("plan", "embed", "search", "leaves", "ancestors", "gate", "rank", "total"):
+        assert stage in result.timings_ms
+    assert result.timings_ms["plan"] >= 290
+
+
+async def test_a_forced_complexity_skips_the_llm_planner() -> None:
+    pipeline, _, llm = build(llm=FakeLLM(complexity="complex"))
+    result = await pipeline.recall(RecallRequest("u1", "Where did Ana hike?", complexity="simple"))
+    assert llm.plans == 0
+    assert result.complexity == "simple"
+    assert "hike" in result.keywords
+
+
+@pytest.mark.parametrize("answer", [None, "raise"])
+async def test_a_failed_gate_returns_the_ungated_set_marked_degraded(answer: object) -> None:
+    pipeline, _, llm = build(llm=FakeLLM(gate_answer=answer))  # type: ignore[arg-type]
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="simple"))
+    assert result.degraded
+    assert sorted(m.node.id for m in result.memories) == sorted(llm.gated[0])
+
+
+async def test_the_gate_removes_what_it_does_not_keep() -> None:
+    pipeline, _, _ = build(llm=FakeLLM(gate_answer=["u1-l0000", "u1-m", "not-a-candidate"]))
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="simple"))
+    assert [m.node.id for m in result.memories] == ["u1-l0000", "u1-m"]
+    assert not result.degraded
+
+
+async def test_gating_can_be_switched_off_for_ablations() -> None:
+    llm = FakeLLM(gate_answer=[])
+    pipeline, _, _ = build(llm=llm, options=RecallOptions(gating=False))
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="simple"))
+    assert result.memories and not llm.gated
+
+
+async def test_max_tokens_drops_the_lowest_scores_and_is_never_exceeded() -> None:
+    pipeline, _, _ = build()
+    full = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    budget = full.tokens // 2
+    cut = await pipeline.recall(RecallRequest("u1", "q", complexity="complex", max_tokens=budget))
+    assert cut.tokens <= budget
+    assert cut.tokens == sum(count_tokens(m.node.text) for m in cut.memories)
+    dropped = {m.node.id for m in full.memories} - {m.node.id for m in cut.memories}
+    assert min(m.score for m in cut.memories) >= max(
+        m.score for m in full.memories if m.node.id in dropped
+    )
+    nothing = await pipeline.recall(RecallRequest("u1", "q", max_tokens=0))
+    assert nothing.memories == [] and nothing.tokens == 0
+
+
+async def test_memories_are_ordered_by_level_then_distance_to_the_query_time() -> None:
+    pipeline, _, _ = build()
+    asked = BASE + timedelta(days=8)
+    result = await pipeline.recall(RecallRequest("u1", "q", query_time=asked, complexity="complex"))
+    keys = [
+        (int(m.node.level), abs((m.node.t_end - asked).total_seconds())) for m in result.memories
+    ]
+    assert keys == sorted(keys)
+
+
+async def test_other_users_never_come_back_even_from_a_leaking_index() -> None:
+    tree = FakeTree(sample_tree("u1") + sample_tree("u2"))
+    index = FakeIndex(tree)
+    from memstream.adapters.ports import ScoredId
+
+    index.leak = [ScoredId("u2-l0000", 0.99)]
+    pipeline, _, _ = build(tree=tree, index=index)
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    assert result.memories and all(m.node.user_id == "u1" for m in result.memories)
+
+
+async def test_an_unknown_user_gets_an_empty_result() -> None:
+    pipeline, _, _ = build()
+    result = await pipeline.recall(RecallRequest("nobody", "q"))
+    assert result.memories == [] and result.tokens == 0 and not result.degraded
+
+
+def test_requests_reject_bad_values() -> None:
+    with pytest.raises(ValueError):
+        RecallRequest("u1", "q", complexity="everything")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        RecallRequest("u1", "q", max_tokens=-1)
+    with pytest.raises(ValueError):
+        RecallOptions(dense_weight=1.5)
+
+
+def test_the_sample_tree_is_sound() -> None:
+    from memstream.domain.tree import check_containment
+
+    assert check_containment(sample_tree()) == []
