@@ -91,6 +91,12 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        self.handler_failures = Counter(
+            "memstream_handler_failures",
+            "Batches whose handler raised (the agent restarts; see docs/operations.md).",
+            ["handler"],
+            registry=r,
+        )
         # --- write path: consolidator ---------------------------------------------------
         self.consolidation_lag = Histogram(
             "memstream_consolidation_lag_seconds",
@@ -181,6 +187,8 @@ class Metrics:
     def _create_known_series(self) -> None:
         for outcome in INGEST_OUTCOMES:
             self.ingested.labels(outcome)
+        for handler in ("segmenter", "consolidator"):
+            self.handler_failures.labels(handler)
         for reason in DLQ_REASONS:
             self.dlq_events.labels(reason)
         for level in CONSOLIDATED_LEVELS:

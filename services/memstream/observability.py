@@ -87,7 +87,11 @@ class InstrumentedSegmenter:
 
     async def handle_batch(self, raws: Sequence[RawEvent]) -> BatchReport:
         started = self._clock()
-        report = await self._segmenter.handle_batch(raws)
+        try:
+            report = await self._segmenter.handle_batch(raws)
+        except Exception:
+            self._metrics.handler_failures.labels("segmenter").inc()
+            raise
         observe_batch(self._metrics, report, self._clock() - started)
         return report
 
@@ -95,7 +99,7 @@ class InstrumentedSegmenter:
 def record_timestamp() -> float | None:
     """The Kafka timestamp (epoch seconds) of the record the current Faust agent handles.
 
-    For `window.v1` this is when the segmenter published the closure: the close time.
+    For `window.v1` this is when the segmenter published the closure: its close time.
     """
     event = faust.current_event()
     stamp = event.message.timestamp if event is not None else None
@@ -119,19 +123,17 @@ def observe_outcome(
 
 
 class InstrumentedConsolidator:
-    """A `Consolidator` that records each outcome and the lag since the window closed."""
+    """A `Consolidator` that records each outcome and the lag since its window closed."""
 
     def __init__(
         self,
         consolidator: Consolidator,
         metrics: Metrics,
         *,
-        closed_at: Callable[[], float | None] = record_timestamp,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._consolidator = consolidator
         self._metrics = metrics
-        self._closed_at = closed_at
         self._clock = clock
 
     @property
@@ -139,10 +141,24 @@ class InstrumentedConsolidator:
         return self._consolidator.handled
 
     async def handle(self, closure: WindowClosed) -> Outcome:
-        closed_at = self._closed_at()  # read before awaiting: it names the current record
-        outcome = await self._consolidator.handle(closure)
-        observe_outcome(self._metrics, closure, outcome, closed_at, self._clock())
+        [outcome] = await self.handle_batch([closure], [record_timestamp()])
         return outcome
+
+    async def handle_batch(
+        self, closures: Sequence[WindowClosed], closed_at: Sequence[float | None] | None = None
+    ) -> list[Outcome]:
+        """`closed_at`: each closure's record timestamp (epoch seconds); without it, the
+        current Faust record's, which is exact only for a batch of one."""
+        stamps = list(closed_at) if closed_at is not None else [record_timestamp()] * len(closures)
+        try:
+            outcomes = await self._consolidator.handle_batch(closures)
+        except Exception:
+            self._metrics.handler_failures.labels("consolidator").inc()
+            raise
+        now = self._clock()
+        for closure, outcome, stamp in zip(closures, outcomes, stamps, strict=True):
+            observe_outcome(self._metrics, closure, outcome, stamp, now)
+        return outcomes
 
 
 # --- LLM -------------------------------------------------------------------------------

@@ -107,8 +107,8 @@ def _third_singular(verb: str) -> str:
         conjugated = verb[:-1] + "ies"
     else:
         conjugated = verb + "s"
-    # The lexical stemmer reads "loves" as "lov": where the forms would stem apart, "does
-    # love" keeps the word that lexical search will look for.
+    # Where the conjugated form would stem apart from the verb ("goes" vs "go"), "does go"
+    # keeps the word that lexical search will look for.
     return conjugated if tokenize(conjugated) == tokenize(verb) else f"does {verb}"
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import platform
@@ -223,11 +224,11 @@ def run(
             began = time.perf_counter()
             for u in range(background_users):
                 others = list(tree_nodes(f"bench-other-{u}", 0, BACKGROUND_L1))
-                server.call(lambda others=others: write_nodes(runtime, others), timeout_s=3600)
+                server.call(functools.partial(write_nodes, runtime, others), timeout_s=3600)
             written = 0
             for size in sorted(sizes):
                 grown = list(tree_nodes(USER, written, size))
-                server.call(lambda grown=grown: write_nodes(runtime, grown), timeout_s=3600)
+                server.call(functools.partial(write_nodes, runtime, grown), timeout_s=3600)
                 written = size
                 points[str(size)] = server.call(lambda: runtime.index.count(USER))
                 print(

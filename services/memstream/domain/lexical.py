@@ -174,16 +174,51 @@ BM25_B = 0.75
 BM25_AVG_DOC_TOKENS = 40.0
 
 
+_VOWELS = frozenset("aeiou")
+
+
 def _stem(word: str) -> str:
-    """A deliberately light stemmer: plural and common verb endings only."""
+    """A deliberately light stemmer: plurals and -ed/-ing, with the silent e put back.
+
+    "loves", "loved", "loving" and "love" all become "love"; "running" becomes "run".
+    """
     if word.endswith("'s"):
         word = word[:-2]
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            if suffix == "s" and word.endswith("ss"):
-                return word
-            return word[: -len(suffix)] + keep
+    word = _singular(word)
+    for suffix, min_len in (("ing", 6), ("ed", 5)):
+        if len(word) >= min_len and word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            if any(c in _VOWELS for c in stem):
+                return _restore(stem)
     return word
+
+
+def _singular(word: str) -> str:
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")) and len(word) > 4:
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _restore(stem: str) -> str:
+    """Undo what the suffix did to the stem: a doubled consonant, a dropped e."""
+    if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s", "z"}:
+        return stem[:-1]
+    if stem.endswith(("at", "bl", "iz")):
+        return stem + "e"
+    short_cvc = (
+        len(stem) <= 4
+        and len(stem) >= 3
+        and stem[-1] not in _VOWELS | {"w", "x", "y"}
+        and stem[-2] in _VOWELS
+        and stem[-3] not in _VOWELS
+    )
+    return stem + "e" if short_cvc else stem
 
 
 def tokenize(text: str) -> list[str]:

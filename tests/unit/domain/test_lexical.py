@@ -18,8 +18,21 @@ from memstream.domain.lexical import (
 
 
 def test_tokenize_keeps_stemmed_content_words_in_order() -> None:
-    assert tokenize("I was at the park with my dogs, hiking!") == ["park", "dog", "hik"]
+    assert tokenize("I was at the park with my dogs, hiking!") == ["park", "dog", "hike"]
     assert tokenize("Dogs") == tokenize("dog")
+
+
+def test_inflections_of_a_word_share_one_token() -> None:
+    for forms in (
+        ("love", "loves", "loved", "loving"),
+        ("run", "runs", "running"),
+        ("bake", "bakes", "baked", "baking"),
+        ("paint", "paints", "painted", "painting"),
+        ("story", "stories"),
+        ("box", "boxes"),
+        ("create", "created", "creating"),
+    ):
+        assert {tuple(tokenize(f)) for f in forms} == {(forms[0],)}, forms
 
 
 @settings(max_examples=200)
