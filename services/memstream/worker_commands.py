@@ -17,6 +17,7 @@ other's partitions, and each scales on its own topic's lag.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import sys
@@ -32,7 +33,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.adapters.llm_fallback import build_language_model
 from memstream.bootstrap import Runtime, open_runtime
-from memstream.consolidator.handler import Consolidator
+from memstream.codec import decode_window
 from memstream.metrics import Metrics
 from memstream.observability import (
     BacklogCollector,
@@ -163,23 +164,37 @@ def _faust_app(
     datadir = s.data_dir / "faust" / str(role)
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     seg = InstrumentedSegmenter(runtime.segmenter(), metrics) if Role.SEGMENTER in parts else None
-    con = (
-        InstrumentedConsolidator(runtime.consolidator(), metrics)
-        if Role.CONSOLIDATOR in parts
-        else None
-    )
-    return build_faust_app(
+    app = build_faust_app(
         app_id=consumer_group(s, role),
         bootstrap=s.kafka_bootstrap,
         turns_topic=runtime.catalog.turns.name,
         windows_topic=runtime.catalog.windows.name,
-        # Same call signatures; the casts go once build_faust_app takes handler protocols.
+        # Same call signature; the cast goes once build_faust_app takes a handler protocol.
         segmenter=cast(Segmenter | None, seg),
-        consolidator=cast(Consolidator | None, con),
+        consolidator=None,
         batch_size=s.embed_batch_size,
         datadir=str(datadir),
         **options,
     )
+    if Role.CONSOLIDATOR in parts:
+        consolidator = InstrumentedConsolidator(runtime.consolidator(), metrics)
+        _add_consolidator_agent(app, runtime.catalog.windows.name, consolidator, s.embed_batch_size)
+    return app
+
+
+def _add_consolidator_agent(
+    app: faust.App, topic: str, consolidator: InstrumentedConsolidator, batch_size: int
+) -> None:
+    """The windows agent of `workers.build_faust_app`, but passing each record's timestamp
+    (the closure's publish time) so the consolidation lag is measured per closure."""
+    windows = app.topic(topic, key_type=bytes, value_type=bytes)
+
+    @app.agent(windows, name=f"{app.conf.id}-consolidator")
+    async def consolidate(stream: faust.StreamT[bytes]) -> None:
+        batches = stream.take_events(batch_size, within=0.25)  # type: ignore[attr-defined]
+        async for events in batches:
+            closures = [decode_window(json.loads(e.value)) for e in events]
+            await consolidator.handle_batch(closures, [e.message.timestamp for e in events])
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

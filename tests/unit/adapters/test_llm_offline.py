@@ -56,7 +56,7 @@ async def test_segment_is_third_person_with_the_date() -> None:
     assert summary.text == (
         "On 8 May 2023, Caroline said they went to a LGBTQ support group yesterday and it was "
         "so powerful. Melanie said wow! Does Caroline want to go again? They think Caroline "
-        "does deserve it, their friend."
+        "deserves it, their friend."
     )
     assert not summary.degraded
     assert not re.search(r"\b(I|me|my|I'm)\b", summary.text)
