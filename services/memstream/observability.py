@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import faust
 import redis.asyncio as aioredis
@@ -30,12 +31,14 @@ from prometheus_client import (
 )
 
 from memstream.adapters.kafka_lag import consumer_lag
-from memstream.adapters.llm_fallback import FallbackHook
+from memstream.adapters.llm_fallback import FallbackHook, build_language_model
 from memstream.adapters.llm_openai import UsageHook
 from memstream.adapters.redis_tree import RedisTree, user_prefix
+from memstream.bootstrap import Runtime
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.domain.models import Level, WindowClosed
 from memstream.metrics import CONSOLIDATED_LEVELS, Metrics, dlq_category
+from memstream.recall.pipeline import RecallResult
 from memstream.segmenter.handler import BatchReport, RawEvent, Segmenter
 
 log = logging.getLogger(__name__)
@@ -191,6 +194,61 @@ def fallback_hook(metrics: Metrics) -> FallbackHook:
         metrics.llm_fallbacks.labels(operation).inc()
 
     return record
+
+
+# --- recall ----------------------------------------------------------------------------
+
+RECALL_PATH = "/v1/recall"
+_Asgi = Callable[..., Awaitable[None]]
+
+
+def recall_observer(metrics: Metrics) -> Callable[[RecallResult], None]:
+    """An `observe` callback for `recall.api.create_app`: per-stage durations."""
+
+    def record(result: RecallResult) -> None:
+        for stage, ms in result.timings_ms.items():
+            if stage != "total":
+                metrics.recall_stage_latency.labels(stage).observe(ms / 1000)
+
+    return record
+
+
+class RecallMetricsMiddleware:
+    """ASGI middleware counting `POST /v1/recall` by status and timing it whole:
+    `app.add_middleware(RecallMetricsMiddleware, metrics=metrics)`."""
+
+    def __init__(self, app: _Asgi, metrics: Metrics) -> None:
+        self._app = app
+        self._metrics = metrics
+
+    async def __call__(self, scope: dict[str, Any], receive: _Asgi, send: _Asgi) -> None:
+        if scope.get("type") != "http" or scope.get("path") != RECALL_PATH:
+            await self._app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # unless the app starts a response
+
+        async def send_and_see(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self._app(scope, receive, send_and_see)
+        finally:
+            self._metrics.recall_requests.labels(str(status)).inc()
+            self._metrics.recall_latency.observe(time.perf_counter() - started)
+
+
+def instrument_runtime(runtime: Runtime, metrics: Metrics) -> None:
+    """Swap the runtime's LLM for one that reports usage and fallbacks to `metrics`.
+
+    Call it before building handlers from the runtime (they take the LLM when built).
+    """
+    runtime.llm = build_language_model(
+        runtime.settings, on_usage=usage_hook(metrics), on_fallback=fallback_hook(metrics)
+    )
 
 
 # --- backlog ---------------------------------------------------------------------------

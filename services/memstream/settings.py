@@ -13,52 +13,89 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="MEMSTREAM_", env_file=None, extra="ignore")
 
-    # Broker and stores. Empty -> the embedded stack provides it.
-    kafka_bootstrap: str = ""
-    topic_prefix: str = ""
-    consumer_group: str = "memstream"
-    redis_url: str = ""
-    qdrant_url: str = ""
-    qdrant_api_key: SecretStr | None = None
-    qdrant_collection: str = "memstream_memories"
-    data_dir: Path = Path(".memstream")
+    # Broker and stores.
+    kafka_bootstrap: str = Field(
+        default="", description="Kafka bootstrap servers; empty: embedded Tansu broker."
+    )
+    topic_prefix: str = Field(default="", description="Prefix for every topic name.")
+    consumer_group: str = Field(default="memstream", description="Kafka consumer group id.")
+    redis_url: str = Field(default="", description="Redis URL; empty: embedded redis-server.")
+    qdrant_url: str = Field(default="", description="Qdrant URL; empty: local mode in data_dir.")
+    qdrant_api_key: SecretStr | None = Field(default=None, description="Qdrant API key.")
+    qdrant_collection: str = Field(
+        default="memstream_memories", description="The one collection for all users."
+    )
+    data_dir: Path = Field(
+        default=Path(".memstream"), description="Files of the embedded Redis and Qdrant."
+    )
 
     # LLM: empty base URL -> the deterministic offline backend.
-    llm_base_url: str = ""
-    llm_model: str = "gpt-4o-mini"
-    llm_api_key: SecretStr = SecretStr("")
-    llm_timeout_s: float = Field(default=30.0, gt=0)
-    llm_max_retries: int = Field(default=3, ge=0, le=10)
+    llm_base_url: str = Field(
+        default="", description="OpenAI-compatible endpoint; empty: offline backend."
+    )
+    llm_model: str = Field(default="gpt-4o-mini", description="Chat model name.")
+    llm_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the LLM endpoint.")
+    llm_timeout_s: float = Field(default=30.0, gt=0, description="Per-request LLM timeout.")
+    llm_max_retries: int = Field(
+        default=3, ge=0, le=10, description="Retries on transient LLM errors."
+    )
 
-    # Embeddings: "local" (sentence-transformers model shipped in a wheel), "openai", "hashing".
-    embedder: str = Field(default="local", pattern="^(local|openai|hashing)$")
-    embedding_base_url: str = ""
-    embedding_model: str = "text-embedding-3-small"
-    embedding_api_key: SecretStr = SecretStr("")
-    embedding_dim: int = Field(default=384, gt=0)
-    embed_batch_size: int = Field(default=64, gt=0)
-    # Records the segmenter takes per batch; bigger batches amortise per-batch store writes.
-    consume_batch_size: int = Field(default=1024, gt=0, le=10_000)
+    # Embeddings.
+    embedder: str = Field(
+        default="local",
+        pattern="^(local|openai|hashing)$",
+        description="local (MiniLM shipped in a wheel), openai, or hashing (tests only).",
+    )
+    embedding_base_url: str = Field(default="", description="Endpoint for embedder=openai.")
+    embedding_model: str = Field(default="text-embedding-3-small", description="Embedding model.")
+    embedding_api_key: SecretStr = Field(
+        default=SecretStr(""), description="Key for the embeddings endpoint."
+    )
+    embedding_dim: int = Field(default=384, gt=0, description="Dense vector size.")
+    embed_batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
+    consume_batch_size: int = Field(
+        default=1024,
+        gt=0,
+        le=10_000,
+        description="Records the segmenter takes per batch (bigger amortises store writes).",
+    )
 
     # Windows and segments.
-    default_tz: str = "UTC"
-    session_idle_timeout_s: float = Field(default=1800.0, gt=0)
-    clock_grace_s: float = Field(default=3600.0, ge=0)
-    clock_interval_s: float = Field(default=60.0, gt=0)
-    segment_messages: int = Field(default=2, ge=1, le=64)
-    history_window: int = Field(default=3, ge=0, le=20)
-    max_text_chars: int = Field(default=16_000, gt=0)
+    default_tz: str = Field(default="UTC", description="Zone for users whose turns carry no tz.")
+    session_idle_timeout_s: float = Field(
+        default=1800.0, gt=0, description="A session with no new turn for this long closes."
+    )
+    clock_grace_s: float = Field(
+        default=3600.0, ge=0, description="Wall-clock wait past a day/week/month end."
+    )
+    clock_interval_s: float = Field(default=60.0, gt=0, description="How often the clock ticks.")
+    segment_messages: int = Field(
+        default=2, ge=1, le=64, description="Messages per L1 segment (2 = one exchange)."
+    )
+    history_window: int = Field(
+        default=3, ge=0, le=20, description="Same-level memories given as context."
+    )
 
     # Recall.
-    recall_api_keys: list[SecretStr] = Field(default_factory=list)
-    recall_leaf_top_k: int = Field(default=20, gt=0, le=200)
-    recall_dense_weight: float = Field(default=0.9, ge=0, le=1)
-    recall_max_query_chars: int = Field(default=2000, gt=0)
-    recall_default_max_tokens: int = Field(default=2000, gt=0)
-    recall_max_tokens_limit: int = Field(default=16_000, gt=0)
-    api_host: str = "127.0.0.1"
-    api_port: int = Field(default=8080, ge=0, le=65535)
+    recall_api_keys: list[SecretStr] = Field(
+        default_factory=list, description="Bearer keys (JSON list); empty: no auth."
+    )
+    recall_leaf_top_k: int = Field(default=20, gt=0, le=200, description="L1 leaves activated.")
+    recall_dense_weight: float = Field(
+        default=0.9, ge=0, le=1, description="Weight of the dense score in leaf fusion."
+    )
+    recall_max_query_chars: int = Field(default=2000, gt=0, description="Longest query accepted.")
+    recall_default_max_tokens: int = Field(
+        default=2000, gt=0, description="Token budget when a request names none."
+    )
+    recall_max_tokens_limit: int = Field(
+        default=16_000, gt=0, description="Largest max_tokens a request may ask for."
+    )
+    api_host: str = Field(default="127.0.0.1", description="Recall API bind address.")
+    api_port: int = Field(default=8080, ge=0, le=65535, description="Recall API port.")
 
     # Observability.
-    metrics_port: int = Field(default=9108, ge=0, le=65535)
-    log_level: str = "INFO"
+    metrics_port: int = Field(
+        default=9108, ge=0, le=65535, description="Workers' /metrics and probes port."
+    )
+    log_level: str = Field(default="INFO", description="Python log level.")

@@ -31,7 +31,6 @@ import faust
 import typer
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memstream.adapters.llm_fallback import build_language_model
 from memstream.bootstrap import Runtime, open_runtime
 from memstream.codec import decode_window
 from memstream.metrics import Metrics
@@ -39,10 +38,9 @@ from memstream.observability import (
     BacklogCollector,
     InstrumentedConsolidator,
     InstrumentedSegmenter,
-    fallback_hook,
+    instrument_runtime,
     process_registry,
     serve_metrics,
-    usage_hook,
 )
 from memstream.scheduler.clock import build_scheduler
 from memstream.segmenter.handler import Segmenter
@@ -119,9 +117,7 @@ async def running_worker(
     async with AsyncExitStack() as stack:
         runtime = await open_runtime(settings)
         stack.push_async_callback(runtime.close)
-        runtime.llm = build_language_model(
-            settings, on_usage=usage_hook(metrics), on_fallback=fallback_hook(metrics)
-        )
+        instrument_runtime(runtime, metrics)
         worker = RunningWorker(runtime)
         worker.port = await stack.enter_async_context(
             serve_metrics(
