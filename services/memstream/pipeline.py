@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import faust
 
 from memstream.bootstrap import Runtime
+from memstream.settings import Settings
 from memstream.consolidator.handler import Consolidator
 from memstream.scheduler.clock import build_scheduler
 from memstream.segmenter.handler import Segmenter
@@ -97,3 +98,21 @@ async def wait_caught_up(
             state = await runtime.tree.load_state(user)
             open_windows += len(state["open_windows"]) if state else 1
         quiet_polls = quiet_polls + 1 if sum(lag.values()) == 0 and open_windows == 0 else 0
+
+
+async def serve_everything(settings: Settings) -> None:
+    """Workers, clock and recall API on one runtime, until cancelled (`memstream up`).
+
+    One runtime because Qdrant's local mode admits one client per data directory.
+    """
+    from memstream.bootstrap import open_runtime
+    from memstream.recall.api import create_app
+    from memstream.recall.server import serve_until_cancelled
+
+    runtime = await open_runtime(settings)
+    try:
+        async with run_pipeline(runtime, fast_rebalance=True):
+            app = create_app(runtime)
+            await serve_until_cancelled(app, settings.api_host, settings.api_port, settings.log_level)
+    finally:
+        await runtime.close()

@@ -19,9 +19,10 @@ from memstream.settings import Settings
 
 
 def _services(settings: Settings) -> list[Service]:
-    """What runs on top of the stack. The workers, the scheduler and the recall API join
-    here as `async def run(settings)` coroutines that run until cancelled."""
-    return []
+    """What runs on top of the stack: workers, clock and recall API, sharing one runtime."""
+    from memstream.pipeline import serve_everything
+
+    return [serve_everything]
 
 
 def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> None:
@@ -43,6 +44,8 @@ def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> Non
     console.print(table)
     console.print(f"MEMSTREAM_KAFKA_BOOTSTRAP={ends.kafka_bootstrap}", soft_wrap=True)
     console.print(f"MEMSTREAM_REDIS_URL={ends.redis_url}", soft_wrap=True)
+    api = stack.settings()
+    console.print(f"MEMSTREAM_RECALL_URL=http://{api.api_host}:{api.api_port}", soft_wrap=True)
     console.print("Ready. Press Ctrl+C to stop.")
     # Block-buffered when piped: flush so a supervisor or test sees the endpoints now.
     console.file.flush()
