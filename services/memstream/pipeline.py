@@ -113,6 +113,8 @@ async def serve_everything(settings: Settings) -> None:
     try:
         async with run_pipeline(runtime, fast_rebalance=True):
             app = create_app(runtime)
-            await serve_until_cancelled(app, settings.api_host, settings.api_port, settings.log_level)
+            await serve_until_cancelled(
+                app, settings.api_host, settings.api_port, settings.log_level
+            )
     finally:
         await runtime.close()

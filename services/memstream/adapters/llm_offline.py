@@ -236,6 +236,17 @@ def _collect(nodes: Sequence[MemoryNode], start: int = 0) -> list[_Statement]:
     return [_Statement(s, at, start + i, Counter(tokenize(s))) for i, (at, s) in enumerate(texts)]
 
 
+SUBSTANTIAL_TERMS = 6
+# Words of greeting, thanks and leave-taking: frequent in chat, never what a summary is for.
+_CHATTER = frozenset(
+    tokenize(
+        """hello thanks thank glad welcome bye goodbye morning evening night soon later great
+        nice wow congratulations luck rest care sure anytime awesome cool good see talk chat
+        happy lovely sounds fun wonderful amazing help helps back home quick one"""
+    )
+)
+
+
 def _centrality(statements: Sequence[_Statement]) -> dict[int, float]:
     """Summed similarity to the other statements, with terms weighted by rarity in the pool:
     a name in every statement says nothing about which statement is central."""
@@ -244,10 +255,21 @@ def _centrality(statements: Sequence[_Statement]) -> dict[int, float]:
     weighted = {
         s.order: {t: c * math.log((n + 1) / df[t]) for t, c in s.terms.items()} for s in statements
     }
-    return {
-        s.order: sum(
-            _cosine(weighted[s.order], weighted[o.order]) for o in statements if o is not s
+    # Pleasantries ("Ana said good evening, Mira.") share words with everything and say
+    # nothing: a statement counts fully only with enough words that are not everywhere.
+    # Questions ask rather than tell, so they count half.
+    substance = {
+        s.order: min(
+            1.0,
+            sum(1 for t in s.terms if df[t] <= max(1, n // 4) and t not in _CHATTER)
+            / SUBSTANTIAL_TERMS,
         )
+        * (0.5 if s.text.rstrip().endswith("?") else 1.0)
+        for s in statements
+    }
+    return {
+        s.order: substance[s.order]
+        * sum(_cosine(weighted[s.order], weighted[o.order]) for o in statements if o is not s)
         for s in statements
     }
 
