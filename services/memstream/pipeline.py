@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import faust
 
 from memstream.bootstrap import Runtime
-from memstream.settings import Settings
 from memstream.consolidator.handler import Consolidator
 from memstream.scheduler.clock import build_scheduler
 from memstream.segmenter.handler import Segmenter
+from memstream.settings import Settings
 from memstream.workers import build_faust_app
 
 log = logging.getLogger(__name__)
