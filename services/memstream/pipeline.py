@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 import faust
 
+from memstream.adapters.kafka_lag import consumer_lag
 from memstream.bootstrap import Runtime
 from memstream.consolidator.handler import Consolidator
 from memstream.scheduler.clock import build_scheduler
@@ -78,10 +80,6 @@ async def wait_caught_up(
 
     Checked twice in a row, since a closure can be in flight between the two topics.
     """
-    import asyncio
-
-    from memstream.adapters.kafka_lag import consumer_lag
-
     topics = [runtime.catalog.turns.name, runtime.catalog.windows.name]
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
