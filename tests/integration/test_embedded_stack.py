@@ -10,11 +10,13 @@ import socket
 import sys
 from pathlib import Path
 
+import httpx
 import psutil
 import pytest
 import redis.asyncio as aioredis
 
 from memstream.adapters.kafka_admin import admin_client
+from memstream.embedded.processes import free_port
 from memstream.embedded.runner import run_until_signal
 from memstream.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
@@ -98,7 +100,12 @@ async def test_failing_service_stops_the_stack(tmp_path: Path) -> None:
 
 async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
-    env |= {"MEMSTREAM_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
+    api_port = free_port()
+    env |= {
+        "MEMSTREAM_DATA_DIR": str(tmp_path),
+        "COLUMNS": "200",
+        "MEMSTREAM_API_PORT": str(api_port),
+    }
     cli = Path(sys.executable).with_name("memstream")
     proc = await asyncio.create_subprocess_exec(
         str(cli), "up", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -111,6 +118,9 @@ async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
         assert {spec.name for spec in load_catalog()} <= topics
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) == 2  # Tansu and redis-server
+        # The workers and the recall API run on top: the API answers once its stores do.
+        assert printed["MEMSTREAM_RECALL_URL"] == f"http://127.0.0.1:{api_port}"
+        await _until_ready(f"http://127.0.0.1:{api_port}/readyz", timeout_s=90)
 
         proc.send_signal(signal.SIGINT)
         _, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
@@ -123,6 +133,20 @@ async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
     assert [c.pid for c in children if c.is_running()] == []
     assert not _accepts(kafka)
     assert not _accepts(_redis_address(redis_url))
+
+
+async def _until_ready(url: str, timeout_s: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    async with httpx.AsyncClient() as client:
+        while True:
+            try:
+                if (await client.get(url, timeout=2)).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            assert loop.time() < deadline, f"{url} not ready within {timeout_s} s"
+            await asyncio.sleep(0.25)
 
 
 async def _read_until_ready(proc: asyncio.subprocess.Process) -> dict[str, str]:
