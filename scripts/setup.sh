@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what memstream needs on a fresh Debian machine: system tools for the tests
-# (kcat, a real librdkafka client; prometheus for promtool) and a virtualenv with the
+# (kcat, a real librdkafka client; prometheus and promtool) and a virtualenv with the
 # package, its embedded stack and its dev tools. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,9 +8,10 @@ VENV=${VENV:-.venv}
 
 need_apt=()
 command -v kcat >/dev/null 2>&1 || need_apt+=(kcat)
+command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)  # prometheus + promtool
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
   else
     echo "please install: ${need_apt[*]} (e.g. sudo apt-get install -y ${need_apt[*]})" >&2
   fi

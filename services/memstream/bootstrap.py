@@ -18,6 +18,7 @@ from memstream.adapters.priority import PriorityEmbedder
 from memstream.adapters.qdrant_index import QdrantIndex
 from memstream.adapters.redis_tree import RedisTree
 from memstream.consolidator.handler import Consolidator
+from memstream.dead_letters import DeadLetters
 from memstream.domain.windows import WindowRules
 from memstream.scheduler.clock import ClockTicker
 from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics
@@ -85,12 +86,16 @@ class Runtime:
             embedder=self.embedders.urgent,
             llm=self.llm,
             publisher=self.publisher,
-            topics=Topics(memories=c.memories.name, windows=c.windows.name, dlq=c.dlq.name),
+            topics=Topics(memories=c.memories.name, windows=c.windows.name),
+            dead_letters=self.dead_letters(),
             validate=self.validator(),  # type: ignore[arg-type]
             forget=self.forget_user,
             rules=self.rules(),
             history_window=self.settings.history_window,
         )
+
+    def dead_letters(self) -> DeadLetters:
+        return DeadLetters(self.publisher, self.catalog.dlq.name)
 
     def consolidator(self) -> Consolidator:
         return Consolidator(

@@ -5,11 +5,16 @@ from __future__ import annotations
 import typer
 
 from memstream.embedded.commands import up
+from memstream.recall.commands import recall, serve
 from memstream.run_commands import demo, ingest
 from memstream.topics_cli import topics_app
+from memstream.worker_commands import worker
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(topics_app, name="topics", help="Create and check the Kafka topics of the catalog.")
 app.command("up")(up)
-app.command("ingest")(ingest)
 app.command("demo")(demo)
+app.command("ingest")(ingest)
+app.command("recall")(recall)
+app.command("serve")(serve)
+app.command("worker")(worker)

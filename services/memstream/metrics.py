@@ -177,7 +177,7 @@ class Metrics:
         )
         self.recall_stage_latency = Histogram(
             "memstream_recall_stage_seconds",
-            "Duration of one recall stage (plan, leaves, ancestors, gate, order).",
+            "Duration of one recall stage (as in the response's timings_ms, without total).",
             ["stage"],
             buckets=RECALL_LATENCY_BUCKETS,
             registry=r,

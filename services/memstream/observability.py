@@ -2,8 +2,10 @@
 
 The handlers stay untouched: `InstrumentedSegmenter` and `InstrumentedConsolidator` wrap
 them with the same call signature and turn their reports into metrics; `usage_hook` and
-`fallback_hook` plug into the LLM backend; `BacklogCollector` polls what no handler sees
-(consumer lag, open windows); `serve_metrics` exposes `/metrics`, `/healthz` and `/readyz`.
+`fallback_hook` plug into the LLM backend (`instrument_runtime`); `recall_observer` and
+`RecallMetricsMiddleware` instrument the recall API (`instrumented_recall_app`);
+`BacklogCollector` polls what no handler sees (consumer lag, open windows); `serve_metrics`
+exposes `/metrics`, `/healthz` and `/readyz` for the workers.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-import faust
 import redis.asyncio as aioredis
 from aiohttp import web
+from fastapi import FastAPI
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -34,12 +36,15 @@ from memstream.adapters.kafka_lag import consumer_lag
 from memstream.adapters.llm_fallback import FallbackHook, build_language_model
 from memstream.adapters.llm_openai import UsageHook
 from memstream.adapters.redis_tree import RedisTree, user_prefix
-from memstream.bootstrap import Runtime
+from memstream.bootstrap import Runtime, open_runtime
 from memstream.consolidator.handler import Consolidator, Outcome
+from memstream.dead_letters import RawEvent
 from memstream.domain.models import Level, WindowClosed
 from memstream.metrics import CONSOLIDATED_LEVELS, Metrics, dlq_category
+from memstream.recall.api import create_app
 from memstream.recall.pipeline import RecallResult
-from memstream.segmenter.handler import BatchReport, RawEvent, Segmenter
+from memstream.segmenter.handler import BatchReport, Segmenter
+from memstream.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -99,16 +104,6 @@ class InstrumentedSegmenter:
         return report
 
 
-def record_timestamp() -> float | None:
-    """The Kafka timestamp (epoch seconds) of the record the current Faust agent handles.
-
-    For `window.v1` this is when the segmenter published the closure: its close time.
-    """
-    event = faust.current_event()
-    stamp = event.message.timestamp if event is not None else None
-    return float(stamp) if stamp else None
-
-
 def observe_outcome(
     metrics: Metrics, closure: WindowClosed, outcome: Outcome, closed_at: float | None, now: float
 ) -> None:
@@ -143,24 +138,16 @@ class InstrumentedConsolidator:
     def handled(self) -> int:
         return self._consolidator.handled
 
-    async def handle(self, closure: WindowClosed) -> Outcome:
-        [outcome] = await self.handle_batch([closure], [record_timestamp()])
-        return outcome
-
-    async def handle_batch(
-        self, closures: Sequence[WindowClosed], closed_at: Sequence[float | None] | None = None
-    ) -> list[Outcome]:
-        """`closed_at`: each closure's record timestamp (epoch seconds); without it, the
-        current Faust record's, which is exact only for a batch of one."""
-        stamps = list(closed_at) if closed_at is not None else [record_timestamp()] * len(closures)
+    async def handle_records(self, raws: Sequence[RawEvent]) -> list[Outcome]:
+        """Each record's broker timestamp is when the segmenter closed its window."""
         try:
-            outcomes = await self._consolidator.handle_batch(closures)
+            outcomes = await self._consolidator.handle_records(raws)
         except Exception:
             self._metrics.handler_failures.labels("consolidator").inc()
             raise
         now = self._clock()
-        for closure, outcome, stamp in zip(closures, outcomes, stamps, strict=True):
-            observe_outcome(self._metrics, closure, outcome, stamp, now)
+        for raw, outcome in zip(raws, outcomes, strict=True):
+            observe_outcome(self._metrics, outcome.closure, outcome, raw.timestamp, now)
         return outcomes
 
 
@@ -249,6 +236,26 @@ def instrument_runtime(runtime: Runtime, metrics: Metrics) -> None:
     runtime.llm = build_language_model(
         runtime.settings, on_usage=usage_hook(metrics), on_fallback=fallback_hook(metrics)
     )
+
+
+def instrumented_recall_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
+    """The recall API over the configured stores, with memstream's metrics on `/metrics`:
+    requests by status, whole and per-stage latency, and the LLM's usage (plan, gate)."""
+    metrics = metrics or Metrics(process_registry())
+
+    async def open_instrumented() -> Runtime:
+        runtime = await open_runtime(settings)
+        instrument_runtime(runtime, metrics)
+        return runtime
+
+    app = create_app(
+        open_instrumented,
+        settings=settings,
+        registry=metrics.registry,
+        observe=recall_observer(metrics),
+    )
+    app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
+    return app
 
 
 # --- backlog ---------------------------------------------------------------------------

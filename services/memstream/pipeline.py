@@ -4,26 +4,39 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import faust
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.adapters.kafka_lag import consumer_lag
 from memstream.bootstrap import Runtime
 from memstream.consolidator.handler import Consolidator
+from memstream.metrics import Metrics
+from memstream.observability import InstrumentedConsolidator, InstrumentedSegmenter
 from memstream.scheduler.clock import build_scheduler
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
-from memstream.workers import build_faust_app
+from memstream.workers import RecordHandler, build_faust_app
 
 log = logging.getLogger(__name__)
 
 
+# A single process owns its consumer group: rebalancing quickly costs nothing there.
+FAST_REBALANCE = {
+    "broker_session_timeout": 6.0,
+    "broker_heartbeat_interval": 1.0,
+    "broker_rebalance_timeout": 6.0,
+}
+
+
 @dataclass
 class RunningPipeline:
-    app: faust.App
+    app: faust.App | None
+    clock: AsyncIOScheduler | None
     segmenter: Segmenter | None
     consolidator: Consolidator | None
 
@@ -36,41 +49,51 @@ async def run_pipeline(
     consolidator: bool = True,
     scheduler: bool = True,
     fast_rebalance: bool = False,
+    metrics: Metrics | None = None,
+    app_id: str | None = None,
+    faust_options: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[RunningPipeline]:
-    """Start the chosen roles; stop them on exit. `fast_rebalance` suits one-process runs."""
+    """Start the chosen parts on `runtime`; stop them on exit.
+
+    With `metrics`, the handlers are wrapped to record what they do (the edges own metrics).
+    """
     s = runtime.settings
     seg = runtime.segmenter() if segmenter else None
     con = runtime.consolidator() if consolidator else None
-    timeouts = (
-        {
-            "broker_session_timeout": 6.0,
-            "broker_heartbeat_interval": 1.0,
-            "broker_rebalance_timeout": 6.0,
-        }
-        if fast_rebalance
-        else {}
-    )
-    app = build_faust_app(
-        app_id=s.consumer_group,
-        bootstrap=s.kafka_bootstrap,
-        turns_topic=runtime.catalog.turns.name,
-        windows_topic=runtime.catalog.windows.name,
-        segmenter=seg,
-        consolidator=con,
-        batch_size=s.consume_batch_size,
-        datadir=str(s.data_dir / "faust"),
-        **timeouts,
-    )
+    on_turns: RecordHandler | None = None
+    on_windows: RecordHandler | None = None
+    if seg is not None:
+        on_turns = InstrumentedSegmenter(seg, metrics).handle_batch if metrics else seg.handle_batch
+    if con is not None:
+        on_windows = (
+            InstrumentedConsolidator(con, metrics).handle_records if metrics else con.handle_records
+        )
+    app = None
+    if on_turns or on_windows:
+        datadir = s.data_dir / "faust" / (app_id or s.consumer_group)
+        datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
+        app = build_faust_app(
+            app_id=app_id or s.consumer_group,
+            bootstrap=s.kafka_bootstrap,
+            turns_topic=runtime.catalog.turns.name,
+            windows_topic=runtime.catalog.windows.name,
+            on_turns=on_turns,
+            on_windows=on_windows,
+            dead_letter=runtime.dead_letters().send,
+            batch_size=s.consume_batch_size,
+            datadir=str(datadir),
+            **(FAST_REBALANCE if fast_rebalance else {}),
+            **(faust_options or {}),
+        )
     clock = build_scheduler(runtime.ticker(), s.clock_interval_s) if scheduler else None
-    await app.start()
-    if clock is not None:
-        clock.start()
-    try:
-        yield RunningPipeline(app, seg, con)
-    finally:
+    async with AsyncExitStack() as running:
+        if app is not None:
+            await app.start()
+            running.push_async_callback(app.stop)
         if clock is not None:
-            clock.shutdown(wait=False)
-        await app.stop()
+            clock.start()
+            running.callback(clock.shutdown, wait=False)
+        yield RunningPipeline(app, clock, seg, con)
 
 
 async def wait_caught_up(
@@ -99,20 +122,42 @@ async def wait_caught_up(
 
 
 async def serve_everything(settings: Settings) -> None:
-    """Workers, clock and recall API on one runtime, until cancelled (`memstream up`).
+    """Workers, clock, backlog metrics and recall API on one runtime (`memstream up`).
 
     One runtime because Qdrant's local mode admits one client per data directory.
     """
     from memstream.bootstrap import open_runtime
+    from memstream.observability import (
+        BacklogCollector,
+        RecallMetricsMiddleware,
+        instrument_runtime,
+        process_registry,
+        recall_observer,
+    )
     from memstream.recall.api import create_app
     from memstream.recall.server import serve_until_cancelled
 
+    metrics = Metrics(process_registry())
     runtime = await open_runtime(settings)
     try:
-        async with run_pipeline(runtime, fast_rebalance=True):
-            app = create_app(runtime)
-            await serve_until_cancelled(
-                app, settings.api_host, settings.api_port, settings.log_level
-            )
+        instrument_runtime(runtime, metrics)
+        catalog = runtime.catalog
+        collector = BacklogCollector(
+            metrics,
+            redis=runtime.redis,
+            bootstrap=settings.kafka_bootstrap,
+            groups={settings.consumer_group: [catalog.turns.name, catalog.windows.name]},
+        )
+        async with run_pipeline(runtime, fast_rebalance=True, metrics=metrics):
+            collecting = asyncio.create_task(collector.run(15.0), name="metrics-collector")
+            app = create_app(runtime, registry=metrics.registry, observe=recall_observer(metrics))
+            app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
+            try:
+                await serve_until_cancelled(
+                    app, settings.api_host, settings.api_port, settings.log_level
+                )
+            finally:
+                collecting.cancel()
+                await asyncio.gather(collecting, return_exceptions=True)
     finally:
         await runtime.close()

@@ -17,7 +17,6 @@ other's partitions, and each scales on its own topic's lag.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import signal
 import sys
@@ -25,27 +24,22 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import faust
 import typer
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.bootstrap import Runtime, open_runtime
-from memstream.codec import decode_window
 from memstream.metrics import Metrics
 from memstream.observability import (
     BacklogCollector,
-    InstrumentedConsolidator,
-    InstrumentedSegmenter,
     instrument_runtime,
     process_registry,
     serve_metrics,
 )
-from memstream.scheduler.clock import build_scheduler
-from memstream.segmenter.handler import Segmenter
+from memstream.pipeline import run_pipeline
 from memstream.settings import Settings
-from memstream.workers import build_faust_app
 
 log = logging.getLogger(__name__)
 
@@ -106,17 +100,21 @@ async def running_worker(
     port: int | None = None,
     collect_interval_s: float = 15.0,
     faust_options: Mapping[str, Any] | None = None,
+    runtime: Runtime | None = None,
 ) -> AsyncIterator[RunningWorker]:
     """Start `role` with its HTTP endpoints; stop everything on exit.
 
     The HTTP server starts first, so liveness answers while the role is still starting.
+    With `runtime`, the role uses it and its caller closes it: Qdrant's local mode admits
+    one client per data directory, so `memstream up` runs every part on one runtime.
     """
     parts: set[Role] = (
         {Role.SEGMENTER, Role.CONSOLIDATOR, Role.SCHEDULER} if role == Role.ALL else {role}
     )
     async with AsyncExitStack() as stack:
-        runtime = await open_runtime(settings)
-        stack.push_async_callback(runtime.close)
+        if runtime is None:
+            runtime = await open_runtime(settings)
+            stack.push_async_callback(runtime.close)
         instrument_runtime(runtime, metrics)
         worker = RunningWorker(runtime)
         worker.port = await stack.enter_async_context(
@@ -128,15 +126,19 @@ async def running_worker(
                 ready=worker.ready,
             )
         )
-        if parts & {Role.SEGMENTER, Role.CONSOLIDATOR}:
-            worker.app = _faust_app(runtime, role, parts, metrics, faust_options or {})
-            await worker.app.start()
-            stack.push_async_callback(worker.app.stop)
+        pipeline = await stack.enter_async_context(
+            run_pipeline(
+                runtime,
+                segmenter=Role.SEGMENTER in parts,
+                consolidator=Role.CONSOLIDATOR in parts,
+                scheduler=Role.SCHEDULER in parts,
+                metrics=metrics,
+                app_id=consumer_group(settings, role),
+                faust_options=faust_options,
+            )
+        )
+        worker.app, worker.clock = pipeline.app, pipeline.clock
         if Role.SCHEDULER in parts:
-            clock = build_scheduler(runtime.ticker(), settings.clock_interval_s)
-            clock.start()
-            stack.callback(clock.shutdown, wait=False)
-            worker.clock = clock
             catalog = runtime.catalog
             collector = BacklogCollector(
                 metrics,
@@ -151,46 +153,6 @@ async def running_worker(
         worker.started = True
         log.info("worker %s ready; metrics on port %d", role, worker.port)
         yield worker
-
-
-def _faust_app(
-    runtime: Runtime, role: Role, parts: set[Role], metrics: Metrics, options: Mapping[str, Any]
-) -> faust.App:
-    s = runtime.settings
-    datadir = s.data_dir / "faust" / str(role)
-    datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
-    seg = InstrumentedSegmenter(runtime.segmenter(), metrics) if Role.SEGMENTER in parts else None
-    app = build_faust_app(
-        app_id=consumer_group(s, role),
-        bootstrap=s.kafka_bootstrap,
-        turns_topic=runtime.catalog.turns.name,
-        windows_topic=runtime.catalog.windows.name,
-        # Same call signature; the cast goes once build_faust_app takes a handler protocol.
-        segmenter=cast(Segmenter | None, seg),
-        consolidator=None,
-        batch_size=s.embed_batch_size,
-        datadir=str(datadir),
-        **options,
-    )
-    if Role.CONSOLIDATOR in parts:
-        consolidator = InstrumentedConsolidator(runtime.consolidator(), metrics)
-        _add_consolidator_agent(app, runtime.catalog.windows.name, consolidator, s.embed_batch_size)
-    return app
-
-
-def _add_consolidator_agent(
-    app: faust.App, topic: str, consolidator: InstrumentedConsolidator, batch_size: int
-) -> None:
-    """The windows agent of `workers.build_faust_app`, but passing each record's timestamp
-    (the closure's publish time) so the consolidation lag is measured per closure."""
-    windows = app.topic(topic, key_type=bytes, value_type=bytes)
-
-    @app.agent(windows, name=f"{app.conf.id}-consolidator")
-    async def consolidate(stream: faust.StreamT[bytes]) -> None:
-        batches = stream.take_events(batch_size, within=0.25)  # type: ignore[attr-defined]
-        async for events in batches:
-            closures = [decode_window(json.loads(e.value)) for e in events]
-            await consolidator.handle_batch(closures, [e.message.timestamp for e in events])
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:
@@ -217,16 +179,6 @@ async def serve_role(
             with suppress(TimeoutError):
                 await asyncio.wait_for(stopping.wait(), timeout=1.0)
     return 0
-
-
-async def run_all_roles(settings: Settings) -> None:
-    """Every role in this process until cancelled: a service for `memstream up`."""
-    metrics = Metrics(process_registry())
-    async with running_worker(settings, Role.ALL, metrics) as worker:
-        while True:
-            await asyncio.sleep(1.0)
-            if not worker.live():
-                raise RuntimeError("a worker part stopped")
 
 
 def worker(

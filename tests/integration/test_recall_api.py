@@ -10,10 +10,13 @@ from typing import Any
 import httpx
 import pytest
 import redis
+import typer
 from pydantic import SecretStr
+from typer.testing import CliRunner
 
 from memstream.domain.tokens import count_tokens
 from memstream.eval.locomo import ADVERSARIAL_CATEGORY, load_conversation
+from memstream.recall.commands import recall as recall_command
 from memstream.recall.options import DEFAULT_BUDGETS
 from memstream.recall.server import BackgroundServer
 from memstream.settings import Settings
@@ -172,3 +175,22 @@ def test_zz_delete_forgets_the_user_everywhere(api: Api) -> None:
         {"type": "forget.v1", "user_id": USER}
     ]
     assert api.recall("dance")["memories"] == []
+
+
+def test_the_recall_command_prints_the_context_as_a_tree(api: Api) -> None:
+    cli = typer.Typer()
+    cli.command()(recall_command)
+    result = CliRunner().invoke(
+        cli,
+        [
+            USER,
+            "What is Gina's favorite style of dance?",
+            "--url",
+            api.server.url,
+            "--api-key",
+            KEY,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "recalled context" in result.output and "L1 segments" in result.output
+    assert "complexity simple" in result.output

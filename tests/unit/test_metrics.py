@@ -14,6 +14,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from memstream.consolidator.handler import Outcome
+from memstream.dead_letters import RawEvent
 from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
 from memstream.metrics import DLQ_REASONS, Metrics, dlq_category
 from memstream.observability import (
@@ -108,25 +109,30 @@ class FakeConsolidator:
         self.outcomes = outcomes
         self.handled = 0
 
-    async def handle_batch(self, closures: list[WindowClosed]) -> list[Outcome]:
-        self.handled += len(closures)
+    async def handle_records(self, raws: list[RawEvent]) -> list[Outcome]:
+        self.handled += len(raws)
         return self.outcomes
 
 
+def record(timestamp: float | None) -> RawEvent:
+    return RawEvent(b"{}", "windows", 0, 0, timestamp)
+
+
 async def test_consolidation_lag_is_measured_from_each_record_timestamp(metrics: Metrics) -> None:
+    session, day, week = closure(Level.SESSION), closure(Level.DAY), closure(Level.WEEK)
     outcomes = [
-        Outcome(memory(Level.SESSION), None, "fp"),  # written
-        Outcome(memory(Level.DAY), "unchanged"),  # replay: no lag observed
-        Outcome(None, "no children"),
-        Outcome(memory(Level.WEEK), None, "fp"),  # written, but no timestamp known
+        Outcome(session, memory(Level.SESSION), None, "fp"),  # written
+        Outcome(day, memory(Level.DAY), "unchanged"),  # replay: no lag observed
+        Outcome(day, None, "no children"),
+        Outcome(week, memory(Level.WEEK), None, "fp"),  # written, but no timestamp known
     ]
     wrapped = InstrumentedConsolidator(
         FakeConsolidator(outcomes),  # type: ignore[arg-type]
         metrics,
         clock=lambda: 1000.0,
     )
-    closures = [closure(Level.SESSION), closure(Level.DAY), closure(Level.DAY), closure(Level.WEEK)]
-    assert await wrapped.handle_batch(closures, [940.0, 990.0, 995.0, None]) == outcomes
+    records = [record(940.0), record(990.0), record(995.0), record(None)]
+    assert await wrapped.handle_records(records) == outcomes
     assert wrapped.handled == 4
     lag = "memstream_consolidation_lag_seconds"
     assert value(metrics, f"{lag}_count", level="L2") == 1
@@ -144,12 +150,12 @@ async def test_consolidation_lag_is_measured_from_each_record_timestamp(metrics:
 
 async def test_a_failing_handler_is_counted_and_reraised(metrics: Metrics) -> None:
     class Broken(FakeConsolidator):
-        async def handle_batch(self, closures: list[WindowClosed]) -> list[Outcome]:
+        async def handle_records(self, raws: list[RawEvent]) -> list[Outcome]:
             raise RuntimeError("qdrant is down")
 
     wrapped = InstrumentedConsolidator(Broken([]), metrics)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError):
-        await wrapped.handle_batch([closure(Level.SESSION)], [1.0])
+        await wrapped.handle_records([record(1.0)])
     assert value(metrics, "memstream_handler_failures_total", handler="consolidator") == 1
 
 

@@ -10,6 +10,7 @@ child changes the fingerprint and the node is rewritten with the same id and ver
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from memstream.adapters.kafka_producer import Outbound, Publisher
 from memstream.adapters.ports import Embedder, IndexedMemory, LanguageModel, VectorIndex
 from memstream.adapters.redis_tree import RedisTree
 from memstream.adapters.sparse import document_vector
-from memstream.codec import memory_event
+from memstream.codec import decode_window, memory_event
+from memstream.dead_letters import RawEvent
 from memstream.domain.models import MemoryNode, WindowClosed
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    closure: WindowClosed
     node: MemoryNode | None
     skipped: str | None = None
     fingerprint: str = ""  # set when the node was (re)written by this closure
@@ -64,6 +67,10 @@ class Consolidator:
         [outcome] = await self.handle_batch([closure])
         return outcome
 
+    async def handle_records(self, raws: Sequence[RawEvent]) -> list[Outcome]:
+        """Closures as consumed from the windows topic."""
+        return await self.handle_batch([decode_window(json.loads(r.value)) for r in raws])
+
     async def handle_batch(self, closures: Sequence[WindowClosed]) -> list[Outcome]:
         """Consolidate closures in order; embed and index the new nodes in one batch.
 
@@ -98,11 +105,11 @@ class Consolidator:
         child_ids = await self._tree.children_ids(user_id, closure.node_id)
         children = sorted(await self._tree.get_many(user_id, child_ids), key=lambda c: c.t_start)
         if not children:
-            return Outcome(None, "no children")
+            return Outcome(closure, None, "no children")
         existing = await self._tree.get(user_id, closure.node_id)
         print_ = fingerprint(children)
         if existing and existing.fingerprint == print_ and not existing.node.degraded:
-            return Outcome(existing.node, "unchanged")
+            return Outcome(closure, existing.node, "unchanged")
 
         history: list[MemoryNode] = []
         if self._history:
@@ -130,7 +137,7 @@ class Consolidator:
         log.info(
             "consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason
         )
-        return Outcome(node, fingerprint=print_)
+        return Outcome(closure, node, fingerprint=print_)
 
 
 # Summaries are found by climbing from their leaves, not by vector search, so their dense

@@ -116,10 +116,16 @@ class RecallPipeline:
     async def recall(self, request: RecallRequest) -> RecallResult:
         clock = _Stopwatch()
         started = time.perf_counter()
-        plan, leaves = await asyncio.gather(
-            clock.time("plan", self._plan(request)),
-            clock.time("leaves", self._activate(request, clock)),
-        )
+        planning = asyncio.ensure_future(clock.time("plan", self._plan(request)))
+        activating = asyncio.ensure_future(clock.time("leaves", self._activate(request, clock)))
+        try:
+            plan, leaves = await asyncio.gather(planning, activating)
+        except BaseException:
+            # A failed store makes the plan useless (and vice versa): stop the sibling, and
+            # let the original exception through (a TaskGroup would wrap it in a group).
+            planning.cancel()
+            activating.cancel()
+            raise
         complexity = plan.complexity
         budgets = self.options.levels(complexity)
         candidates = await clock.time("ancestors", self._climb(request.user_id, leaves, budgets))
@@ -129,10 +135,10 @@ class RecallPipeline:
             if request.max_tokens is not None
             else self._settings.recall_default_max_tokens
         )
-        rank_start = time.perf_counter()
+        order_start = time.perf_counter()
         fitted, tokens = fit_tokens(kept, max_tokens)
         memories = order(fitted, request.query_time or datetime.now(UTC))
-        clock.timings["rank"] = round((time.perf_counter() - rank_start) * 1000, 3)
+        clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         return RecallResult(
             complexity=complexity,

@@ -75,7 +75,9 @@ class BackgroundServer:
         self, app: FastAPI, *, host: str = "127.0.0.1", startup_timeout_s: float = 120.0
     ) -> None:
         self.app = app
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and
+        # without it every response waits ~40 ms for a delayed ACK (Nagle).
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, 0))
         self.host, self.port = self._sock.getsockname()[:2]

@@ -11,8 +11,6 @@ any point replays the batch: ids are deterministic and markers skip what was com
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,6 +22,7 @@ from memstream.adapters.ports import Embedder, IndexedMemory, LanguageModel, Vec
 from memstream.adapters.redis_tree import RedisTree
 from memstream.adapters.sparse import document_vector
 from memstream.codec import decode_input, decode_state, encode_state, encode_window, memory_event
+from memstream.dead_letters import DeadLetters, RawEvent
 from memstream.domain.ids import segment_id
 from memstream.domain.models import (
     ForgetRequested,
@@ -36,16 +35,6 @@ from memstream.domain.models import (
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class RawEvent:
-    """One consumed record, kept whole so a bad one can be dead-lettered byte for byte."""
-
-    value: bytes
-    topic: str = ""
-    partition: int = -1
-    offset: int = -1
 
 
 class InvalidEvent(Exception):
@@ -62,7 +51,6 @@ Validator = Callable[[bytes], dict[str, object]]
 class Topics:
     memories: str
     windows: str
-    dlq: str
 
 
 @dataclass
@@ -98,6 +86,7 @@ class Segmenter:
         llm: LanguageModel,
         publisher: Publisher,
         topics: Topics,
+        dead_letters: DeadLetters,
         validate: Validator,
         forget: Callable[[str], Awaitable[object]],
         rules: WindowRules,
@@ -109,6 +98,7 @@ class Segmenter:
         self._embedder = embedder
         self._llm = llm
         self._publisher = publisher
+        self._dead_letters = dead_letters
         self._topics = topics
         self._validate = validate
         self._forget = forget
@@ -158,29 +148,9 @@ class Segmenter:
         except (ValueError, KeyError, TypeError) as bad:
             reason, field_path = f"undecodable event: {bad}", None
         report.dead_letters.append(reason)
-        await self._publisher.publish(
-            [
-                Outbound(
-                    self._topics.dlq,
-                    _dlq_key(raw.value),
-                    self._dead_letter(raw, reason, field_path),
-                )
-            ]
-        )
+        await self._dead_letters.send(raw, reason, field_path)
         log.warning("dead-lettered %s/%s@%s: %s", raw.topic, raw.partition, raw.offset, reason)
         return None
-
-    def _dead_letter(self, raw: RawEvent, reason: str, field_path: str | None) -> dict[str, object]:
-        return {
-            "type": "dead_letter.v1",
-            "topic": raw.topic,
-            "partition": raw.partition,
-            "offset": raw.offset,
-            "reason": reason,
-            "error_field": field_path,
-            "original_b64": base64.b64encode(raw.value).decode(),
-            "ts": self._clock().isoformat(),
-        }
 
     async def _user_work(
         self, user_id: str, events: list[InputEvent], report: BatchReport
@@ -319,13 +289,3 @@ def mean_direction(vectors: Sequence[Sequence[float]]) -> list[float]:
     summed = [sum(column) for column in zip(*vectors, strict=True)]
     norm = math.sqrt(sum(v * v for v in summed)) or 1.0
     return [v / norm for v in summed]
-
-
-def _dlq_key(value: bytes) -> str:
-    try:
-        doc = json.loads(value)
-        if isinstance(doc, dict) and isinstance(doc.get("user_id"), str):
-            return str(doc["user_id"])[:128]
-    except (ValueError, UnicodeDecodeError):
-        pass
-    return "unknown"

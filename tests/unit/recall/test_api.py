@@ -9,6 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memstream.recall.api import create_app
 from memstream.settings import Settings
@@ -199,3 +200,15 @@ async def test_the_spec_states_the_configured_limits(client: httpx.AsyncClient) 
     body = spec["components"]["schemas"]["RecallRequestBody"]["properties"]
     assert body["query"]["maxLength"] == 50
     assert body["max_tokens"]["anyOf"][0]["maximum"] == 500
+
+
+async def test_a_store_failure_is_a_503_not_a_500() -> None:
+    runtime = fake_runtime(Settings(), FakeTree(sample_tree("u1")))
+
+    async def unreachable(*args: object, **kwargs: object) -> None:
+        raise RedisConnectionError("connection refused")
+
+    runtime.index.search_leaves = unreachable  # type: ignore[method-assign]
+    async with serving(create_app(runtime)) as client:
+        reply = await client.post("/v1/recall", json={"user_id": "u1", "query": "q"})
+    assert reply.status_code == 503

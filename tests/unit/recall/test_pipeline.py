@@ -111,7 +111,7 @@ async def test_planner_runs_concurrently_with_leaf_activation() -> None:
     elapsed = time.perf_counter() - start
     assert result.complexity == "hybrid" and result.keywords == ("llm",)
     assert elapsed < 0.5  # sequential would take 0.6 s
-    for stage in ("plan", "embed", "search", "leaves", "ancestors", "gate", "rank", "total"):
+    for stage in ("plan", "embed", "search", "leaves", "ancestors", "gate", "order", "total"):
         assert stage in result.timings_ms
     assert result.timings_ms["plan"] >= 290
 
@@ -201,3 +201,18 @@ def test_the_sample_tree_is_sound() -> None:
     from memstream.domain.tree import check_containment
 
     assert check_containment(sample_tree()) == []
+
+
+async def test_a_failing_search_cancels_the_planner_and_propagates() -> None:
+    tree = FakeTree(sample_tree())
+    index = FakeIndex(tree)
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("qdrant unreachable")
+
+    index.search_leaves = broken  # type: ignore[method-assign]
+    pipeline, _, _ = build(tree=tree, index=index, llm=FakeLLM(plan_delay_s=5.0))
+    start = time.perf_counter()
+    with pytest.raises(ConnectionError):
+        await pipeline.recall(RecallRequest("u1", "q"))
+    assert time.perf_counter() - start < 1.0

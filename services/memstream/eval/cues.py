@@ -1,0 +1,43 @@
+"""Cues a query gives about what to recall, read without an LLM: pure functions.
+
+- Who: the people a query names, among the speakers of the candidate memories ("What did
+  Caroline research?" is about what Caroline said, not about what Melanie said to her).
+- How much: whether a query gathers facts scattered over the history ("What activities
+  does Melanie partake in?", "Where has Melanie camped?", "How many times ...?") rather
+  than asking for one fact. Such questions need more memories, so they deserve a larger
+  share of the token budget, which a single precise question does not need.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# What|Which + a plural noun ("What activities", "Which books"), "what kinds of", "What are
+# X's hobbies", present perfect over the history ("Where has X camped?"), counts, "both".
+_AGGREGATE = re.compile(
+    r"""^\s*(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\b
+      |^\s*(?:what|which)\s+(?!(?:is|was|does|has|this|kinds?|types?|sorts?)\b)
+           [a-z-]{3,}(?<![su's])s\b
+      |^\s*what\s+are\b
+      |^\s*(?:what|where|which|who)\s+(?:has|have)\b
+      |^\s*how\s+many\b
+      |\bboth\b
+      |\bin\s+what\s+ways\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def named_people(query: str, people: Iterable[str]) -> list[str]:
+    """The given people the query names (whole first name, case as written), in order."""
+    found: list[str] = []
+    for person in dict.fromkeys(people):
+        first = person.split()[0] if person.split() else person
+        if first and re.search(rf"\b{re.escape(first)}\b", query):
+            found.append(person)
+    return found
+
+
+def is_aggregative(query: str) -> bool:
+    """Whether the query gathers several facts from across the history."""
+    return _AGGREGATE.search(query) is not None
