@@ -10,10 +10,15 @@ latency it measures, so a replayed search costs a variant what it cost the first
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Sequence
-from typing import Any
-
-from memstream.adapters.ports import Embedder, ScoredId, SparseVector, VectorIndex
+from memstream.adapters.ports import (
+    Embedder,
+    IndexedMemory,
+    ScoredId,
+    SparseVector,
+    VectorIndex,
+)
 from memstream.domain.models import Level
 
 
@@ -39,19 +44,30 @@ class CachedEmbedder:
         return [self._known[t] for t in texts]
 
 
-_Key = tuple[str, bytes, tuple[int, ...], tuple[float, ...], int, float, int]
+SearchKey = tuple[str, bytes, tuple[int, ...], tuple[float, ...], int, float, int]
+SearchCache = dict[SearchKey, tuple[list[ScoredId], float]]
 
 
 class ReplayingIndex:
     """A `VectorIndex` whose leaf searches are computed once per distinct request."""
 
-    def __init__(self, inner: VectorIndex, cache: dict[Any, tuple[list[ScoredId], float]]) -> None:
+    def __init__(self, inner: VectorIndex, cache: SearchCache) -> None:
         self._inner = inner
         self._cache = cache  # shared by every wrapper over the same index
         self.replayed_ms = 0.0
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    # The recall phase only searches; the rest of the protocol passes straight through.
+    async def ensure_collection(self) -> None:
+        await self._inner.ensure_collection()
+
+    async def upsert(self, memories: Sequence[IndexedMemory]) -> None:
+        await self._inner.upsert(memories)
+
+    async def delete_user(self, user_id: str) -> int:
+        return await self._inner.delete_user(user_id)
+
+    async def count(self, user_id: str, level: Level | None = None) -> int:
+        return await self._inner.count(user_id, level)
 
     async def search_leaves(
         self,
@@ -63,9 +79,9 @@ class ReplayingIndex:
         dense_weight: float,
         level: Level = Level.SEGMENT,
     ) -> list[ScoredId]:
-        key: _Key = (
+        key: SearchKey = (
             user_id,
-            repr(tuple(dense)).encode(),
+            array("d", dense).tobytes(),
             tuple(sparse.indices),
             tuple(sparse.values),
             limit,
