@@ -119,10 +119,9 @@ async def deliver(
         for raw in raws:
             await deliver(handler, [raw], dead_letter, attempts=attempts, backoff_s=backoff_s)
         return
-    log.error(
-        "dead-lettering %s/%s@%s: %r", raws[0].topic, raws[0].partition, raws[0].offset, error
-    )
-    await dead_letter(raw, f"handler failed: {type(error).__name__}: {error}"[:500])
+    [poison] = raws
+    log.error("dead-lettering %s/%s@%s: %r", poison.topic, poison.partition, poison.offset, error)
+    await dead_letter(poison, f"handler failed: {type(error).__name__}: {error}"[:500])
 
 
 async def _attempt(
