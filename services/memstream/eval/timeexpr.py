@@ -101,6 +101,10 @@ def _month_range(year: int, month: int, phrase: str) -> TimeRange:
     return TimeRange(start, end, phrase)
 
 
+def _year_range(year: int, phrase: str) -> TimeRange:
+    return TimeRange(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), phrase)
+
+
 def _latest_year(month: int, day: int, now: datetime) -> int:
     """The year that puts month/day at or before `now`."""
     return now.year if (month, day) <= (now.month, now.day) else now.year - 1
@@ -137,8 +141,7 @@ def _year(query: str, now: datetime) -> TimeRange | None:
     match = _IN_YEAR.search(query)
     if match is None:
         return None
-    year = int(match["y"])
-    return TimeRange(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), match.group(0))
+    return _year_range(int(match["y"]), match.group(0))
 
 
 def _season(query: str, now: datetime) -> TimeRange | None:
@@ -194,8 +197,5 @@ def _relative(query: str, now: datetime) -> TimeRange | None:
                 return _month_range(first.year, first.month, match.group(0))
             prev = first - timedelta(days=1)
             return _month_range(prev.year, prev.month, match.group(0))
-        year = today.year - (which == "last")
-        return TimeRange(
-            datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), match.group(0)
-        )
+        return _year_range(today.year - (which == "last"), match.group(0))
     return None

@@ -93,7 +93,10 @@ async def _recall_direct(settings: Settings, body: dict[str, object]) -> RecallR
         ):
             reply = await client.post("/v1/recall", json=body, headers=_local_auth(settings))
     except RuntimeError as exc:  # e.g. Qdrant's local files held by a running server
-        raise _Failed(f"cannot open the stores: {exc}") from exc
+        raise _Failed(
+            f"cannot open the stores: {exc}\n(if `memstream up` or `memstream serve` is running, "
+            "pass --url or set MEMSTREAM_RECALL_URL to go through its API)"
+        ) from exc
     if reply.status_code != 200:
         raise _Failed(f"recall failed ({reply.status_code}): {reply.text}")
     return RecallResponse.model_validate(reply.json())
@@ -156,12 +159,14 @@ def serve(
 
 
 async def _serve(settings: Settings) -> None:
-    from memstream.bootstrap import open_runtime
-    from memstream.recall.api import create_app
-    from memstream.recall.server import api_service, serve
+    from memstream.observability import instrumented_recall_app
+    from memstream.recall.server import api_service, one_inference_thread, serve
 
+    if settings.embedder == "local":
+        one_inference_thread()
     if settings.redis_url and settings.kafka_bootstrap:
-        app = create_app(lambda: open_runtime(settings), settings=settings)
+        # The API with memstream's metrics (requests, per-stage latency, LLM usage).
+        app = instrumented_recall_app(settings)
         await serve(app, settings.api_host, settings.api_port, settings.log_level)
         return
     # Something is not configured: start the embedded parts, then serve on top of them.

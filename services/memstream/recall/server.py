@@ -16,11 +16,24 @@ from typing import Any, TypeVar
 import uvicorn
 from fastapi import FastAPI
 
-from memstream.bootstrap import open_runtime
-from memstream.recall.api import create_app
 from memstream.settings import Settings
 
 T = TypeVar("T")
+
+
+def one_inference_thread() -> None:
+    """Give torch one intra-op thread in an API process.
+
+    A recall embeds one short query at a time. With two threads, the idle one spin-waits
+    for work and competes for the cores with the event loop, which runs the rest of recall:
+    measured on 2 cores, a query embedding took ~80 ms that way and ~15 ms single-threaded.
+    Without torch installed (no local embedder) there is nothing to tune.
+    """
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
 
 
 class _SupervisedServer(uvicorn.Server):
@@ -58,8 +71,10 @@ async def serve_until_cancelled(
 
 
 async def api_service(settings: Settings) -> None:
-    """The recall API as a service of the embedded runner (`embedded.runner.Service`)."""
-    app = create_app(lambda: open_runtime(settings), settings=settings)
+    """The recall API, with memstream's metrics, as a service of the embedded runner."""
+    from memstream.observability import instrumented_recall_app
+
+    app = instrumented_recall_app(settings)
     await serve_until_cancelled(app, settings.api_host, settings.api_port, settings.log_level)
 
 

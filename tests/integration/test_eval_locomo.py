@@ -1,0 +1,152 @@
+"""`memstream eval locomo` end to end on one conversation, through the real pipeline.
+
+The first run ingests the conversation (two write-path deployments: the default segments
+and one-message segments), recalls 30 questions with two memstream variants, the flat
+baselines and, when installed, mem0. The second run resumes in the same directory against
+a local OpenAI-compatible HTTP server that plays the answerer and the judge: nothing is
+ingested again, finished questions are not asked again, and only the method chosen for
+answering is recalled again (its records had no answers yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from rich.console import Console
+
+from memstream.eval.harness import EvalConfig, run_locomo
+from memstream.eval.locomo import locomo_data_dir
+from memstream.eval.mem0_peer import mem0_missing_reason
+from memstream.eval.records import RECORDS_FILE
+from memstream.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
+from memstream.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+QUESTIONS = 30
+ANSWERED = "memstream:tuned"
+
+
+@dataclass
+class ScriptedLLM:
+    """Answers every question "Paris"; judges alternately CORRECT and WRONG."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.post("/v1/chat/completions")
+        async def complete(request: Request) -> JSONResponse:
+            body = await request.json()
+            self.requests.append(body)
+            judging = "grade" in body["messages"][0]["content"]
+            judged = sum("grade" in r["messages"][0]["content"] for r in self.requests)
+            label = "CORRECT" if judged % 2 else "WRONG"
+            content = f'Same thing. {{"label": "{label}"}}' if judging else "Paris"
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "test-model",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+                }
+            )
+
+        return app
+
+
+@pytest.fixture
+async def llm_url() -> AsyncIterator[tuple[str, ScriptedLLM]]:
+    fake = ScriptedLLM()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(fake.app(), log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    for _ in range(500):
+        if server.started or task.done():
+            break
+        await asyncio.sleep(0.01)
+    assert server.started, "the fake endpoint did not start"
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", fake
+    server.should_exit = True
+    await task
+
+
+def config(out: Path) -> EvalConfig:
+    return EvalConfig(
+        data_dir=locomo_data_dir(),
+        out_dir=out,
+        conversations=1,
+        max_questions=QUESTIONS,
+        variants=("default", "tuned"),
+        answer_methods=(ANSWERED,),
+    )
+
+
+def records(out: Path) -> list[dict[str, Any]]:
+    lines = (out / RECORDS_FILE).read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+async def test_end_to_end_then_resume_with_answers(
+    tmp_path: Path, llm_url: tuple[str, ScriptedLLM]
+) -> None:
+    out = tmp_path / "run"
+    quiet = Console(file=open(tmp_path / "console.txt", "w"))  # noqa: SIM115 - closed by GC
+
+    first = await run_locomo(config(out), Settings(), quiet)
+
+    for name in (RESULTS_JSON, RESULTS_MD, PLOT_PNG):
+        assert (out / name).stat().st_size > 0
+    results = json.loads((out / RESULTS_JSON).read_text())
+    names = {m["name"] for m in results["methods"]}
+    assert {"memstream:default", "memstream:tuned", "flat-hybrid@20", "flat-bm25@10"} <= names
+    assert ("mem0@20" in names) == (mem0_missing_reason() is None)
+    for method in results["methods"]:
+        overall = method["categories"]["overall"]
+        assert overall["questions"] == QUESTIONS
+        assert 0.0 <= overall["evidence_recall"] <= 1.0
+        assert 0.0 <= overall["all_evidence_share"] <= 1.0
+        assert overall["tokens_per_query"] > 0
+        assert overall["latency_p95_ms"] >= overall["latency_p50_ms"] >= 0
+    assert results["answering"]["enabled"] is False
+    assert first.meta["run"]["seconds"]["ingest_seg2_s"] > 0
+    assert first.meta["run"]["seconds"]["ingest_seg1_s"] > 0
+    before = records(out)
+    assert len(before) == QUESTIONS * len(names)
+
+    url, fake = llm_url
+    settings = Settings(llm_base_url=url, llm_model="test-model", llm_api_key="test")
+    second = await run_locomo(config(out), settings, quiet)
+
+    seconds = second.meta["run"]["seconds"]
+    assert seconds["ingest_seg2_s"] == 0 and seconds["ingest_seg1_s"] == 0
+    after = records(out)
+    # Only the answered method was recalled again: one new line per question.
+    assert len(after) == len(before) + QUESTIONS
+    assert {r["method"] for r in after[len(before) :]} == {ANSWERED}
+    assert len(fake.requests) == 2 * QUESTIONS  # an answer and a judgement per question
+    tuned = next(m for m in second.methods if m.name == ANSWERED)
+    assert tuned.summaries["overall"].judged == QUESTIONS
+    assert tuned.summaries["overall"].accuracy == pytest.approx(0.5)
+    assert "accuracy" in (out / RESULTS_MD).read_text()
