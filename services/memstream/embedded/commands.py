@@ -36,7 +36,7 @@ def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> Non
     source = {True: "embedded", False: "external"}
     table.add_row("kafka", ends.kafka_bootstrap, source["kafka" in ends.embedded] + " (Tansu)")
     table.add_row("redis", ends.redis_url, source["redis" in ends.embedded])
-    qdrant_mode = "local mode, in-process" if ends.qdrant_path else "external"
+    qdrant_mode = "qdrant-edge, in-process" if ends.qdrant_path else "external"
     table.add_row("qdrant", ends.qdrant_location, qdrant_mode)
     for status in stack.topics:
         count = f"{status.partitions} partition{'' if status.partitions == 1 else 's'}"

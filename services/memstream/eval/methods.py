@@ -153,7 +153,11 @@ async def run_mem0(ctx: RunContext, root: Path) -> list[float]:
                     memories=len(hits),
                     levels={"L1": len(hits)},
                 )
-                memories = [ctx.message_memory(q.sample, h.dia_id, h.text) for h in hits]
+                memories = [
+                    ctx.message_memory(q.sample, h.dia_id, h.text)
+                    for h in hits
+                    if h.dia_id in ctx.message_times[q.sample]
+                ]
                 ctx.emit(record, q, memories)
                 ctx.progress.advance(task)
     finally:

@@ -182,47 +182,114 @@ _FLAT_STYLE = {
 }
 
 
+_MARKERS = ("*", "P", "X", "D", "h", "p", "v", "<", ">", "^", "s", "o")
+
+
 def plot(methods: Sequence[MethodResult], path: Path) -> None:
-    """Evidence recall against recalled tokens per query, one point per method."""
+    """Evidence recall against recalled tokens per query, one point per method.
+
+    memstream variants are big coloured markers, each with its own colour and shape, and the
+    legend gives each its numbers; an inset zooms on them, since they sit close together.
+    """
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(10, 6.5), dpi=120)
+    fig, ax = plt.subplots(figsize=(12, 7), dpi=120)
     flat = [m for m in methods if m.kind == "flat"]
     for kind, (color, marker) in _FLAT_STYLE.items():
-        points = sorted(
-            (m.tokens, m.recall() or 0.0) for m in flat if m.name.startswith(f"flat-{kind}@")
+        mine = sorted(
+            (m for m in flat if m.name.startswith(f"flat-{kind}@")), key=lambda m: m.tokens
         )
-        if points:
-            xs, ys = zip(*points, strict=True)
-            ax.plot(xs, ys, color=color, marker=marker, linestyle="--", alpha=0.7,
-                    label=f"flat {kind} (top 10/20/50)")  # fmt: skip
-            for m in flat:
-                if m.name.startswith(f"flat-{kind}@"):
-                    k = m.name.split("@")[1]
-                    ax.annotate(k, (m.tokens, m.recall() or 0.0), textcoords="offset points",
-                                xytext=(4, -10), fontsize=7, color=color)  # fmt: skip
+        if not mine:
+            continue
+        ax.plot(
+            [m.tokens for m in mine],
+            [m.recall() or 0.0 for m in mine],
+            color=color,
+            marker=marker,
+            linestyle="--",
+            alpha=0.7,
+            label=f"flat {kind} (top 10/20/50)",
+        )
+        for m in mine:
+            ax.annotate(
+                m.name.split("@")[1],
+                (m.tokens, m.recall() or 0.0),
+                color=color,
+                textcoords="offset points",
+                xytext=(5, -11),
+                fontsize=8,
+            )
     for m in methods:
         if m.kind == "mem0":
-            ax.scatter([m.tokens], [m.recall() or 0.0], marker="D", s=60, color="tab:purple",
-                       label=f"{m.name} (infer=False)", zorder=3)  # fmt: skip
+            ax.scatter(
+                [m.tokens],
+                [m.recall() or 0.0],
+                marker="D",
+                s=70,
+                color="tab:purple",
+                label=f"{m.name} (raw messages)",
+                zorder=3,
+            )
     ours = [m for m in methods if m.kind == "memstream"]
-    palette = plt.get_cmap("tab10" if len(ours) <= 10 else "tab20")
+    palette = plt.get_cmap("tab10")
+    best = max((m.recall() or 0.0 for m in ours), default=0.0)
+    # The inset shows the variants near the budget that compete for the best recall.
+    close = [m for m in ours if m.tokens <= 1.5 * TOKEN_BUDGET and (m.recall() or 0.0) > 0.9 * best]
+    zoom = ax.inset_axes((0.36, 0.04, 0.34, 0.40)) if len(close) > 1 else None
     for n, m in enumerate(ours):
-        ax.scatter([m.tokens], [m.recall() or 0.0], marker="*", s=260 if m.primary else 150,
-                   color=palette(n % palette.N), edgecolors="black", linewidths=0.8,
-                   label=f"memstream {m.name}" + (" (primary)" if m.primary else ""),
-                   zorder=4)  # fmt: skip
+        label = f"memstream {m.name.removeprefix('memstream:')}: "
+        label += f"{m.recall() or 0.0:.3f} @ {m.tokens:.0f} tok" + (" (primary)" * m.primary)
+        size = 320 if m.primary else 140
+        point = ([m.tokens], [m.recall() or 0.0])
+        style: dict[str, Any] = {
+            "marker": _MARKERS[n % len(_MARKERS)],
+            "color": palette(n % 10),
+            "edgecolors": "black",
+            "linewidths": 0.8,
+            "zorder": 4,
+        }
+        ax.scatter(*point, s=size, label=label, **style)
+        if zoom is not None and m in close:
+            zoom.scatter(*point, s=size * 0.7, **style)
+    if zoom is not None:
+        _finish_zoom(ax, zoom, close, methods)
     ax.axvline(TOKEN_BUDGET, color="grey", linestyle=":", linewidth=1)
-    ax.text(TOKEN_BUDGET, ax.get_ylim()[0], f" {TOKEN_BUDGET} tokens", color="grey",
-            fontsize=8, va="bottom")  # fmt: skip
+    ax.text(
+        TOKEN_BUDGET, ax.get_ylim()[1], f" {TOKEN_BUDGET} tokens", color="grey", va="top", size=8
+    )
     ax.set_xlabel("recalled tokens per query (mean)")
     ax.set_ylabel("evidence recall (mean over questions)")
     ax.set_title("LoCoMo: evidence recall vs recalled tokens")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def _finish_zoom(
+    ax: Any, zoom: Any, close: Sequence[MethodResult], methods: Sequence[MethodResult]
+) -> None:
+    xs, ys = [m.tokens for m in close], [m.recall() or 0.0 for m in close]
+    zoom.set_xlim(min(xs) - 15, max(xs) + 15)
+    reference = next((m for m in methods if m.name == REFERENCE_METHOD), None)
+    low = min(ys)
+    if reference is not None and reference.recall() is not None:
+        level = reference.recall() or 0.0
+        low = min(low, level)
+        zoom.axhline(level, color="tab:green", linestyle="--", linewidth=1)
+        zoom.annotate(
+            f"{REFERENCE_METHOD} ({reference.tokens:.0f} tok)",
+            (min(xs) - 12, level),
+            color="tab:green",
+            fontsize=7,
+            va="bottom",
+        )
+    zoom.set_ylim(low - 0.01, max(ys) + 0.01)
+    zoom.grid(True, alpha=0.3)
+    zoom.tick_params(labelsize=7)
+    zoom.set_title("zoom: variants near the budget", fontsize=8)
+    ax.indicate_inset_zoom(zoom, edgecolor="grey")

@@ -138,6 +138,18 @@ VARIANTS: tuple[Variant, ...] = (
         "tuned + session support: +0.05 x summed score of the other leaves of the L2 session",
         replace(_TUNED, session_support=0.05),
     ),
+    _seg1(
+        "tuned+summaries",
+        "tuned, also recalling 2 L2 session summaries and the profile within the same budget",
+        _TUNED,
+        options=replace(
+            _SEG1,
+            budgets={
+                c: {Level.SEGMENT: 35, Level.SESSION: 2, Level.MONTH: 1}
+                for c in ("simple", "hybrid", "complex")
+            },
+        ),
+    ),
     Variant(
         "tuned-seg2",
         "tuned on two-message segments (the write-path default), 20 leaves",

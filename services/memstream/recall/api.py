@@ -301,7 +301,7 @@ def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
         rt = parts.runtime
         checks = {
             "redis": await _probe(rt.tree.ping()),
-            "qdrant": await _probe(rt.qdrant.collection_exists(settings.qdrant_collection)),
+            "qdrant": await _probe(rt.index.ping()),
         }
         ready = all(checks.values())
         body = Readiness(status="ok" if ready else "unavailable", checks=checks)

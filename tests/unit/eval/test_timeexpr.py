@@ -21,7 +21,7 @@ def day(y: int, m: int, d: int) -> datetime:
         ("What dish did Nate make on 9 November, 2022?", day(2022, 11, 9), day(2022, 11, 10)),
         ("What did he read on 8th December, 2023?", day(2023, 12, 8), day(2023, 12, 9)),
         ("Which movie on October 6, 2022?", day(2022, 10, 6), day(2022, 10, 7)),
-        ("Where was the picture shared on December 1,2023 taken?", day(2023, 12, 1), day(2023, 12, 2)),
+        ("Where was the photo from December 1,2023 taken?", day(2023, 12, 1), day(2023, 12, 2)),
         ("What did they give him on Aug 15th?", day(2023, 8, 15), day(2023, 8, 16)),
         ("What event is Nate organizing in June 2022?", day(2022, 6, 1), day(2022, 7, 1)),
         ("What instrument in December 2023?", day(2023, 12, 1), day(2024, 1, 1)),

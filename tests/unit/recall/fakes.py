@@ -172,6 +172,9 @@ class FakeIndex:
         self.delay_s = delay_s
         self.leak: list[ScoredId] = []  # ids returned whatever the user (to test defences)
 
+    async def ping(self) -> bool:
+        return True
+
     async def search_leaves(
         self,
         user_id: str,
@@ -249,11 +252,6 @@ class FakePublisher:
         self.sent.extend(events)
 
 
-class FakeQdrant:
-    async def collection_exists(self, name: str) -> bool:
-        return True
-
-
 def fake_runtime(
     settings: Settings, tree: FakeTree, llm: Any = None, publisher: Any = None
 ) -> Runtime:
@@ -261,7 +259,6 @@ def fake_runtime(
         settings=settings,
         catalog=load_catalog(settings.topic_prefix),
         redis=None,  # type: ignore[arg-type]
-        qdrant=FakeQdrant(),  # type: ignore[arg-type]
         tree=tree,  # type: ignore[arg-type]
         index=FakeIndex(tree),  # type: ignore[arg-type]
         embedder=FakeEmbedder(),
