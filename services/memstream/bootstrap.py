@@ -59,6 +59,7 @@ class Runtime:
         s = self.settings
         return WindowRules(
             segment_messages=s.segment_messages,
+            segment_by_exchange=s.segment_by == "exchange",
             session_idle=timedelta(seconds=s.session_idle_timeout_s),
             clock_grace=timedelta(seconds=s.clock_grace_s),
             default_tz=s.default_tz,
@@ -167,7 +168,7 @@ async def open_runtime(settings: Settings, *, with_producer: bool = True) -> Run
             settings=settings,
             catalog=load_catalog(settings.topic_prefix),
             redis=redis,
-            tree=RedisTree(redis),
+            tree=RedisTree(redis, settings.redis_namespace),
             index=index,
             embedder=embedder,
             llm=build_language_model(settings),

@@ -11,16 +11,12 @@ exposes `/metrics`, `/healthz` and `/readyz` for the workers.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any
 
-import redis.asyncio as aioredis
 from aiohttp import web
 from fastapi import FastAPI
 from prometheus_client import (
@@ -35,7 +31,7 @@ from prometheus_client import (
 from memstream.adapters.kafka_lag import consumer_lag
 from memstream.adapters.llm_fallback import FallbackHook, build_language_model
 from memstream.adapters.llm_openai import UsageHook
-from memstream.adapters.redis_tree import RedisTree, user_prefix
+from memstream.adapters.redis_tree import RedisTree
 from memstream.bootstrap import Runtime, open_runtime
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.dead_letters import RawEvent
@@ -260,31 +256,7 @@ def instrumented_recall_app(settings: Settings, metrics: Metrics | None = None) 
 
 # --- backlog ---------------------------------------------------------------------------
 
-_ALL_DUE = datetime(9999, 1, 1, tzinfo=UTC)
 LagReader = Callable[[str, str, Sequence[str]], Awaitable[dict[tuple[str, int], int]]]
-
-
-async def count_open_windows(
-    redis: aioredis.Redis, *, max_users: int = 100_000, chunk: int = 500
-) -> Counter[int]:
-    """Open windows per level over every user with something open.
-
-    Every user with an open window has an entry in the due index (`ms:due`: an open session
-    or an open calendar window always has a time at which the clock may close it), so that
-    index lists the users to read; their states are fetched in pipelined chunks.
-    """
-    users = await RedisTree(redis).due_users(_ALL_DUE, limit=max_users)
-    counts: Counter[int] = Counter()
-    for start in range(0, len(users), chunk):
-        pipe = redis.pipeline(transaction=False)
-        for user in users[start : start + chunk]:
-            pipe.get(user_prefix(user) + "state")
-        for raw in await pipe.execute():
-            if raw:
-                # The state's JSON layout is codec.encode_state's: level is an int per window.
-                for window in json.loads(raw).get("open_windows", {}).values():
-                    counts[int(window["level"])] += 1
-    return counts
 
 
 class BacklogCollector:
@@ -294,13 +266,13 @@ class BacklogCollector:
         self,
         metrics: Metrics,
         *,
-        redis: aioredis.Redis,
+        tree: RedisTree,
         bootstrap: str,
         groups: Mapping[str, Sequence[str]],
         lag_reader: LagReader = consumer_lag,
     ) -> None:
         self._metrics = metrics
-        self._redis = redis
+        self._tree = tree
         self._bootstrap = bootstrap
         self._groups = groups  # consumer group -> the topics it consumes
         self._lag_reader = lag_reader
@@ -312,7 +284,7 @@ class BacklogCollector:
                 self._metrics.consumer_lag.labels(group, topic, str(partition)).set(behind)
 
     async def collect_pending(self) -> None:
-        counts = await count_open_windows(self._redis)
+        counts = await self._tree.open_window_counts()
         for level in CONSOLIDATED_LEVELS:
             self._metrics.windows_pending.labels(level).set(counts.get(int(level[1:]), 0))
         if counts.get(int(Level.SEGMENT)):

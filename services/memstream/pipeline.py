@@ -144,7 +144,7 @@ async def serve_everything(settings: Settings) -> None:
         catalog = runtime.catalog
         collector = BacklogCollector(
             metrics,
-            redis=runtime.redis,
+            tree=runtime.tree,
             bootstrap=settings.kafka_bootstrap,
             groups={settings.consumer_group: [catalog.turns.name, catalog.windows.name]},
         )

@@ -20,6 +20,11 @@ class Settings(BaseSettings):
     topic_prefix: str = Field(default="", description="Prefix for every topic name.")
     consumer_group: str = Field(default="memstream", description="Kafka consumer group id.")
     redis_url: str = Field(default="", description="Redis URL; empty: embedded redis-server.")
+    redis_namespace: str = Field(
+        default="ms",
+        pattern=r"^[A-Za-z0-9._-]{1,64}$",
+        description="Prefix of every Redis key (deployments may share one Redis).",
+    )
     qdrant_url: str = Field(default="", description="Qdrant URL; empty: local mode in data_dir.")
     qdrant_api_key: SecretStr | None = Field(default=None, description="Qdrant API key.")
     qdrant_collection: str = Field(
@@ -70,7 +75,13 @@ class Settings(BaseSettings):
     )
     clock_interval_s: float = Field(default=60.0, gt=0, description="How often the clock ticks.")
     segment_messages: int = Field(
-        default=2, ge=1, le=64, description="Messages per L1 segment (2 = one exchange)."
+        default=2, ge=1, le=64, description="Most messages in one L1 segment."
+    )
+    segment_by: str = Field(
+        default="exchange",
+        pattern="^(exchange|count)$",
+        description="exchange: a user message and the assistant's reply (a message between "
+        "people stands alone); count: every segment_messages messages.",
     )
     history_window: int = Field(
         default=3, ge=0, le=20, description="Same-level memories given as context."

@@ -142,7 +142,7 @@ async def running_worker(
             catalog = runtime.catalog
             collector = BacklogCollector(
                 metrics,
-                redis=runtime.redis,
+                tree=runtime.tree,
                 bootstrap=settings.kafka_bootstrap,
                 groups=lag_groups(settings, role, catalog.turns.name, catalog.windows.name),
             )

@@ -57,6 +57,7 @@ async def settings(stack_settings: Settings) -> Settings:
             "topic_prefix": f"test-{uid}.",
             "consumer_group": f"memstream-test-{uid}",
             "qdrant_collection": f"memstream_test_{uid}",
+            "redis_namespace": f"test-{uid}",
         }
     )
     await ensure_topics(unique.kafka_bootstrap, load_catalog(unique.topic_prefix).topics)

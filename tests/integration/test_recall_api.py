@@ -186,8 +186,10 @@ def test_zz_delete_forgets_the_user_everywhere(api: Api) -> None:
     store = redis.Redis.from_url(api.settings.redis_url)
     try:
         assert list(store.scan_iter(match=f"*{USER}*", count=1000)) == []
-        assert store.zscore("ms:due", USER) is None
-        assert not [m for m in store.smembers("ms:degraded") if m.startswith(USER.encode() + b"|")]
+        ns = api.settings.redis_namespace
+        assert store.zscore(f"{ns}:due", USER) is None
+        degraded = store.smembers(f"{ns}:degraded")
+        assert not [m for m in degraded if m.startswith(USER.encode() + b"|")]
     finally:
         store.close()
     assert asyncio.run(forget_events(api.settings, USER)) == [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -71,7 +70,8 @@ def expected_counts() -> dict[Level, int]:
     weeks = {parent_window_start(Level.DAY, d, "UTC") for d in days}
     months = {parent_window_start(Level.WEEK, w, "UTC") for w in weeks}
     return {
-        Level.SEGMENT: sum(math.ceil(len(s.messages) / 2) for s in conv.sessions),
+        # LoCoMo is a conversation between two people: every message is its own exchange.
+        Level.SEGMENT: sum(len(s.messages) for s in conv.sessions),
         Level.SESSION: len(conv.sessions),
         Level.DAY: len(days),
         Level.WEEK: len(weeks),

@@ -45,6 +45,7 @@ def module_settings(stack_settings: Settings, data_dir: Path, **updates: Any) ->
             "topic_prefix": f"test-{uid}.",
             "consumer_group": f"memstream-test-{uid}",
             "qdrant_collection": f"memstream_test_{uid}",
+            "redis_namespace": f"test-{uid}",
             "data_dir": data_dir,
             **updates,
         }

@@ -184,7 +184,7 @@ async def test_backlog_collector_sets_lag_and_counts_its_failures(metrics: Metri
 
     collector = BacklogCollector(
         metrics,
-        redis=None,  # type: ignore[arg-type]  # pending windows fail: counted below
+        tree=None,  # type: ignore[arg-type]  # pending windows fail: counted below
         bootstrap="kafka:9092",
         groups={"g-seg": ["turns"]},
         lag_reader=lag,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memstream.codec import decode_state, encode_state
@@ -128,3 +129,30 @@ def test_parent_ids_chain_from_session_to_month() -> None:
     assert by_level[Level.MONTH].parent_id is None
     day = by_level[Level.DAY].window
     assert day.start.utcoffset() == timedelta(hours=9)  # calendar windows in the user's zone
+
+
+def test_by_exchange_a_user_message_and_its_reply_form_one_segment() -> None:
+    t0 = at(6, 10)
+
+    def msg(seq: int, role: str) -> Turn:
+        return replace(turn("s1", seq, t0 + timedelta(minutes=seq)), role=role)  # type: ignore[arg-type]
+
+    roles = ["user", "user", "assistant", "assistant", "other", "user", "assistant"]
+    _, out = run(initial_state("u1", "UTC"), [msg(i, r) for i, r in enumerate(roles)])
+    segments = [[m.seq for m in o.messages] for o in out if isinstance(o, SegmentReady)]
+    # An unanswered user message stands alone; so do an assistant message with no question
+    # before it and every message between people (role other).
+    assert segments == [[0], [1, 2], [3], [4], [5, 6]]
+
+
+def test_by_count_segments_take_every_n_messages_whoever_speaks() -> None:
+    rules = WindowRules(segment_messages=2, segment_by_exchange=False)
+    state = initial_state("u1", "UTC")
+    outputs: list[object] = []
+    for i in range(5):
+        state, out = apply(
+            state, replace(turn("s1", i, at(6, 10, i)), role="other"), RECEIVED, rules
+        )
+        outputs += out
+    segments = [[m.seq for m in o.messages] for o in outputs if isinstance(o, SegmentReady)]
+    assert segments == [[0, 1], [2, 3]]

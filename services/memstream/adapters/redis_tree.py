@@ -1,7 +1,8 @@
 """The tree's structure and the workers' state in Redis.
 
 Every per-user key carries the `{user_id}` hash tag, so one user's keys live in one Redis
-Cluster slot and a user's whole write is one MULTI/EXEC transaction. Layout:
+Cluster slot and a user's whole write is one MULTI/EXEC transaction. Layout, with the
+default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
 
     ms:{u}:state            JSON of the window reducer's state
     ms:{u}:seen             set of processed event ids (idempotency markers)
@@ -18,9 +19,10 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections import Counter
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
@@ -30,8 +32,7 @@ from memstream.domain.models import Level, MemoryNode
 
 T = TypeVar("T")
 
-DUE_KEY = "ms:due"
-DEGRADED_KEY = "ms:degraded"
+DEFAULT_NAMESPACE = "ms"
 
 
 async def _done(result: Awaitable[T] | T) -> T:
@@ -39,8 +40,8 @@ async def _done(result: Awaitable[T] | T) -> T:
     return await result if inspect.isawaitable(result) else result
 
 
-def user_prefix(user_id: str) -> str:
-    return f"ms:{{{user_id}}}:"
+def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    return f"{namespace}:{{{user_id}}}:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,15 @@ class StoredNode:
 class RedisTree:
     """Tree links, time indexes, window state and idempotency markers."""
 
-    def __init__(self, client: aioredis.Redis) -> None:
+    def __init__(self, client: aioredis.Redis, namespace: str = DEFAULT_NAMESPACE) -> None:
         self._r = client
+        # A namespace lets deployments (or tests) share one Redis without seeing each other.
+        self._ns = namespace
+        self._due = f"{namespace}:due"
+        self._degraded = f"{namespace}:degraded"
+
+    def _key(self, user_id: str, suffix: str) -> str:
+        return user_prefix(user_id, self._ns) + suffix
 
     async def ping(self) -> bool:
         return bool(await _done(self._r.ping()))
@@ -61,14 +69,14 @@ class RedisTree:
     # --- segmenter state -------------------------------------------------------------------
 
     async def load_state(self, user_id: str) -> dict[str, Any] | None:
-        raw = await self._r.get(user_prefix(user_id) + "state")
+        raw = await self._r.get(self._key(user_id, "state"))
         return json.loads(raw) if raw else None
 
     async def unseen(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
         """For each event id, whether it has not been processed yet."""
         if not event_ids:
             return []
-        flags = await _done(self._r.smismember(user_prefix(user_id) + "seen", list(event_ids)))
+        flags = await _done(self._r.smismember(self._key(user_id, "seen"), list(event_ids)))
         return [not f for f in flags]
 
     async def commit_user(
@@ -82,7 +90,7 @@ class RedisTree:
         due: datetime | None,
     ) -> None:
         """Write one user's new state, nodes, markers and outgoing events atomically."""
-        p = user_prefix(user_id)
+        p = user_prefix(user_id, self._ns)
         pipe = self._r.pipeline(transaction=True)
         pipe.set(p + "state", json.dumps(state))
         seen = list(seen)
@@ -93,20 +101,20 @@ class RedisTree:
         if outbox:
             pipe.rpush(p + "outbox", *(json.dumps(e) for e in outbox))
         if due is None:
-            pipe.zrem(DUE_KEY, user_id)
+            pipe.zrem(self._due, user_id)
         else:
-            pipe.zadd(DUE_KEY, {user_id: due.timestamp()})
+            pipe.zadd(self._due, {user_id: due.timestamp()})
         await pipe.execute()
 
     async def outbox(self, user_id: str) -> list[dict[str, Any]]:
-        raw = await _done(self._r.lrange(user_prefix(user_id) + "outbox", 0, -1))
+        raw = await _done(self._r.lrange(self._key(user_id, "outbox"), 0, -1))
         return [json.loads(r) for r in raw]
 
     async def clear_outbox(self, user_id: str, count: int) -> None:
-        await _done(self._r.ltrim(user_prefix(user_id) + "outbox", count, -1))
+        await _done(self._r.ltrim(self._key(user_id, "outbox"), count, -1))
 
     async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
-        raw = await self._r.zrangebyscore(DUE_KEY, "-inf", now.timestamp(), start=0, num=limit)
+        raw = await self._r.zrangebyscore(self._due, "-inf", now.timestamp(), start=0, num=limit)
         return [r.decode() if isinstance(r, bytes) else r for r in raw]
 
     # --- nodes -----------------------------------------------------------------------------
@@ -116,13 +124,13 @@ class RedisTree:
         self._queue_node(pipe, node, fingerprint)
         marker = f"{node.user_id}|{node.id}"
         if node.degraded:
-            pipe.sadd(DEGRADED_KEY, marker)
+            pipe.sadd(self._degraded, marker)
         else:
-            pipe.srem(DEGRADED_KEY, marker)
+            pipe.srem(self._degraded, marker)
         await pipe.execute()
 
     def _queue_node(self, pipe: Any, node: MemoryNode, fingerprint: str) -> None:
-        p = user_prefix(node.user_id)
+        p = user_prefix(node.user_id, self._ns)
         doc = encode_node(node) | {"fingerprint": fingerprint}
         pipe.set(p + f"node:{node.id}", json.dumps(doc))
         pipe.zadd(p + f"level:{int(node.level)}", {node.id: node.t_end.timestamp()})
@@ -132,7 +140,7 @@ class RedisTree:
             pipe.set(p + "profile", node.id)
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
-        raw = await self._r.get(user_prefix(user_id) + f"node:{node_id}")
+        raw = await self._r.get(self._key(user_id, f"node:{node_id}"))
         if raw is None:
             return None
         doc = json.loads(raw)
@@ -142,12 +150,12 @@ class RedisTree:
         """The nodes that exist among `node_ids`, in the given order."""
         if not node_ids:
             return []
-        p = user_prefix(user_id)
+        p = user_prefix(user_id, self._ns)
         raws = await self._r.mget([p + f"node:{i}" for i in node_ids])
         return [decode_node(json.loads(r)) for r in raws if r is not None]
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
-        raw = await _done(self._r.smembers(user_prefix(user_id) + f"children:{node_id}"))
+        raw = await _done(self._r.smembers(self._key(user_id, f"children:{node_id}")))
         return sorted(r.decode() if isinstance(r, bytes) else r for r in raw)
 
     async def recent(
@@ -158,7 +166,7 @@ class RedisTree:
             return []
         top = f"({before.timestamp()}" if before else "+inf"
         ids = await self._r.zrevrangebyscore(
-            user_prefix(user_id) + f"level:{int(level)}", top, "-inf", start=0, num=count
+            self._key(user_id, f"level:{int(level)}"), top, "-inf", start=0, num=count
         )
         ids = [i.decode() if isinstance(i, bytes) else i for i in ids]
         return list(reversed(await self.get_many(user_id, ids)))
@@ -173,15 +181,15 @@ class RedisTree:
         limit: int = 100,
     ) -> list[str]:
         ids = await self._r.zrangebyscore(
-            user_prefix(user_id) + f"level:{int(level)}", start, end, start=offset, num=limit
+            self._key(user_id, f"level:{int(level)}"), start, end, start=offset, num=limit
         )
         return [i.decode() if isinstance(i, bytes) else i for i in ids]
 
     async def count(self, user_id: str, level: Level) -> int:
-        return int(await self._r.zcard(user_prefix(user_id) + f"level:{int(level)}"))
+        return int(await self._r.zcard(self._key(user_id, f"level:{int(level)}")))
 
     async def profile(self, user_id: str) -> MemoryNode | None:
-        node_id = await self._r.get(user_prefix(user_id) + "profile")
+        node_id = await self._r.get(self._key(user_id, "profile"))
         if node_id is None:
             return None
         nodes = await self.get_many(
@@ -189,8 +197,29 @@ class RedisTree:
         )
         return nodes[0] if nodes else None
 
+    async def open_window_counts(
+        self, *, max_users: int = 100_000, chunk: int = 500
+    ) -> Counter[int]:
+        """Open windows per level, over every user with something open.
+
+        A user with an open window always has an entry in the due index (an open session or
+        calendar window always has a time the clock may close it), so that index lists whom
+        to read; their states are fetched in pipelined chunks.
+        """
+        users = await self.due_users(datetime.max.replace(tzinfo=UTC), limit=max_users)
+        counts: Counter[int] = Counter()
+        for start in range(0, len(users), chunk):
+            pipe = self._r.pipeline(transaction=False)
+            for user in users[start : start + chunk]:
+                pipe.get(self._key(user, "state"))
+            for raw in await pipe.execute():
+                if raw:
+                    for window in json.loads(raw).get("open_windows", {}).values():
+                        counts[int(window["level"])] += 1
+        return counts
+
     async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
-        raw = await _done(self._r.srandmember(DEGRADED_KEY, limit))
+        raw = await _done(self._r.srandmember(self._degraded, limit))
         pairs = [(r.decode() if isinstance(r, bytes) else r).split("|", 1) for r in raw or []]
         return [(u, n) for u, n in pairs]
 
@@ -201,7 +230,7 @@ class RedisTree:
         deleted = 0
         batch: list[bytes | str] = []
         async for key in self._r.scan_iter(
-            match=_glob_escape(user_prefix(user_id)) + "*", count=500
+            match=_glob_escape(user_prefix(user_id, self._ns)) + "*", count=500
         ):
             batch.append(key)
             if len(batch) >= 500:
@@ -209,11 +238,11 @@ class RedisTree:
                 batch.clear()
         if batch:
             deleted += int(await self._r.delete(*batch))
-        await self._r.zrem(DUE_KEY, user_id)
-        members = await _done(self._r.smembers(DEGRADED_KEY))
+        await self._r.zrem(self._due, user_id)
+        members = await _done(self._r.smembers(self._degraded))
         stale = [m for m in members if _member_user(m) == user_id]
         if stale:
-            await _done(self._r.srem(DEGRADED_KEY, *stale))
+            await _done(self._r.srem(self._degraded, *stale))
         return deleted
 
 

@@ -40,7 +40,8 @@ MAX_REMEMBERED_CLOSED = 1024
 
 @dataclass(frozen=True, slots=True)
 class WindowRules:
-    segment_messages: int = 2
+    segment_messages: int = 2  # the most messages one segment holds
+    segment_by_exchange: bool = True  # False: every `segment_messages` messages, whoever spoke
     session_idle: timedelta = timedelta(minutes=30)
     clock_grace: timedelta = timedelta(hours=1)
     default_tz: str = "UTC"
@@ -145,6 +146,9 @@ def _on_turn(
         state = _open_session_windows(state, known)
     info = replace(known, last_ts=max(known.last_ts, turn.ts), last_received=received_at)
     sessions = _remember(state.sessions, info)
+    if state.pending and not _continues(state.pending, turn, rules):
+        outputs.append(_segment(state, state.pending))
+        state = replace(state, pending=())
     state = replace(
         state,
         open_session=turn.session_id,
@@ -152,11 +156,27 @@ def _on_turn(
         pending=(*state.pending, turn),
         watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
     )
-    if len(state.pending) >= rules.segment_messages:
+    if len(state.pending) >= rules.segment_messages or not _may_grow(state.pending, rules):
         outputs.append(_segment(state, state.pending))
         state = replace(state, pending=())
     state, closed = _close_due(state, state.watermark, "watermark")
     return state, outputs + closed
+
+
+def _continues(pending: tuple[Turn, ...], turn: Turn, rules: WindowRules) -> bool:
+    """Whether `turn` belongs to the segment being gathered.
+
+    By exchange, a segment is a user's message and the assistant's reply to it; in a
+    conversation between people (role `other`) every message is an exchange of its own.
+    """
+    if not rules.segment_by_exchange:
+        return True
+    return pending[0].role == "user" and turn.role == "assistant"
+
+
+def _may_grow(pending: tuple[Turn, ...], rules: WindowRules) -> bool:
+    """Whether a later message could still join: only a user's message awaiting its reply."""
+    return not rules.segment_by_exchange or pending[0].role == "user"
 
 
 def _on_late_turn(

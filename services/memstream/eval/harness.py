@@ -102,7 +102,7 @@ async def run_locomo(
         if answerer is not None:
             running.push_async_callback(answerer.close)
         deployments: dict[int, Deployment] = {}
-        for size in _segment_sizes(variants, settings):
+        for size in _segment_sizes(variants):
             deployment = deployments[size] = await open_deployment(runtime, size)
             todo = await pending(deployment, split, out)
             console.print(
@@ -119,7 +119,7 @@ async def run_locomo(
             if flats:
                 timings["flat_s"] = await _timed(run_flat(ctx, runtime, flats))
             for variant in variants:
-                deployment = deployments[variant.segment_messages or settings.segment_messages]
+                deployment = deployments[variant.segment_messages]
                 work = run_memstream(ctx, deployment, variant)
                 timings[variant.method + "_s"] = await _timed(work)
             if mem0_reason is None:
@@ -153,11 +153,10 @@ _FLAT_DESCRIPTIONS = {
 }
 
 
-def _segment_sizes(variants: Sequence[Variant], settings: Settings) -> list[int]:
-    """Every write-path segment size the variants need; the settings' own always (flat
-    baselines and mem0 need no ingest, but the default deployment is cheap and expected)."""
-    sizes = {settings.segment_messages, *(v.segment_messages or 0 for v in variants)} - {0}
-    return sorted(sizes, key=lambda n: (n != settings.segment_messages, n))
+def _segment_sizes(variants: Sequence[Variant]) -> list[int]:
+    """The write-path segment sizes the variants need, largest (the classic exchange) first;
+    flat baselines and mem0 read the raw messages and need no ingest."""
+    return sorted({v.segment_messages for v in variants}, reverse=True)
 
 
 def _clear(out: Path) -> None:

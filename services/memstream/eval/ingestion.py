@@ -25,6 +25,7 @@ from memstream.eval.locomo import conversation_events
 from memstream.eval.memo import SearchCache
 from memstream.ingest import dumps_event, publish_file
 from memstream.pipeline import run_pipeline, wait_caught_up
+from memstream.settings import Settings
 
 MARKER_FILE = "ingested.json"
 EVENTS_FILE = "events.jsonl"
@@ -36,8 +37,9 @@ CATCH_UP_TIMEOUT_S = 1800.0
 class Deployment:
     """One write-path configuration: a view of the runtime, its own users and collection.
 
-    The settings' segment size uses the runtime as it is and the plain user ids; another
-    segment size is a separate deployment, as it would be in production: its own Qdrant
+    Segments are pinned to `segment_messages` messages counted whoever speaks. When the
+    settings already say so, the runtime is used as it is, with the plain user ids; any other
+    configuration is a separate deployment, as it would be in production: its own Qdrant
     collection (so its IDF statistics are its own) and user ids with a suffix in Redis.
     """
 
@@ -50,17 +52,23 @@ class Deployment:
         return conv.user_id + self.suffix
 
 
+def _write_path(segment_messages: int) -> dict[str, object]:
+    overrides: dict[str, object] = {"segment_messages": segment_messages}
+    # Newer settings can also segment by exchange; the eval counts messages.
+    if "segment_by" in Settings.model_fields:
+        overrides["segment_by"] = "count"
+    return overrides
+
+
 async def open_deployment(runtime: Runtime, segment_messages: int) -> Deployment:
-    if segment_messages == runtime.settings.segment_messages:
+    base = runtime.settings
+    overrides = _write_path(segment_messages)
+    if all(getattr(base, name) == value for name, value in overrides.items()):
         return Deployment(segment_messages, runtime)
-    settings = runtime.settings.model_copy(
-        update={
-            "segment_messages": segment_messages,
-            "qdrant_collection": f"{runtime.settings.qdrant_collection}_seg{segment_messages}",
-        }
-    )
+    collection = f"{base.qdrant_collection}_seg{segment_messages}"
+    settings = base.model_copy(update={**overrides, "qdrant_collection": collection})
     # Same store, another collection: a second deployment of the write path beside the first.
-    index = await runtime.open_index(settings.qdrant_collection)
+    index = await runtime.open_index(collection)
     view = replace(runtime, settings=settings, index=index)
     return Deployment(segment_messages, view, f"-seg{segment_messages}")
 

@@ -46,7 +46,9 @@ class Variant:
     complexity: RequestedComplexity = "auto"
     max_tokens: int | None = None  # None: the service default (settings)
     enhancements: Enhancements = field(default_factory=Enhancements)
-    segment_messages: int | None = None  # write path; None: the settings' value
+    # Write path: messages per L1 segment, counted whoever speaks (pinned rather than taken
+    # from the settings, so a variant means the same thing whatever the deployment default).
+    segment_messages: int = 2
 
     @property
     def method(self) -> str:
