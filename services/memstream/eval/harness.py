@@ -3,7 +3,7 @@
     report = await run_locomo(EvalConfig(data_dir=..., out_dir=...), Settings())
 
 Everything a run keeps lives in `out_dir`: the embedded stack's data (`stack/`: Redis's
-append-only file and Qdrant's local files), mem0's store (`mem0/`), the per-question
+append-only file and the vector store's files), mem0's store (`mem0/`), the per-question
 records (`records.jsonl`) and the outputs (`results.json`, `results.md`,
 `recall_vs_tokens.png`). Running again with the same `out_dir` resumes: conversations the
 stores already hold are not ingested again and questions already answered by a method with
