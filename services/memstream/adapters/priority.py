@@ -22,9 +22,13 @@ class PriorityEmbedder:
     of a busy stream there is only a moment of idleness, too short to be worth taking.
     """
 
-    def __init__(self, inner: Embedder, *, quiet_s: float = 0.5) -> None:
+    def __init__(
+        self, inner: Embedder, *, quiet_s: float = 0.5, background_chunk: int = 16
+    ) -> None:
         self._inner = inner
         self._quiet_s = quiet_s
+        # Background work goes in small pieces, so an urgent call waits for one piece at most.
+        self._chunk = background_chunk
         self._last_urgent = float("-inf")
         self._urgent_active = 0
         self._idle = asyncio.Event()
@@ -49,6 +53,12 @@ class PriorityEmbedder:
                 self._last_urgent = time.monotonic()
                 if self._urgent_active == 0:
                     self._idle.set()
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self._chunk):
+            vectors += await self._embed_when_quiet(texts[start : start + self._chunk])
+        return vectors
+
+    async def _embed_when_quiet(self, texts: Sequence[str]) -> list[list[float]]:
         while True:
             await self._idle.wait()
             quiet_for = time.monotonic() - self._last_urgent
