@@ -120,13 +120,27 @@ class Segmenter:
             if event is not None:
                 per_user.setdefault(event.user_id, []).append(event)
 
-        # Users are independent: their LLM calls and store reads overlap.
-        results = await asyncio.gather(
-            *(self._user_work(user_id, events, report) for user_id, events in per_user.items())
+        # The messages' embeddings do not depend on the window state: compute them in the
+        # embedder's thread while the event loop reduces state and writes the L1 texts.
+        texts = list(
+            dict.fromkeys(
+                e.text for events in per_user.values() for e in events if isinstance(e, Turn)
+            )
         )
+        prefetch = asyncio.create_task(self._embedder.embed(texts))
+        try:
+            # Users are independent: their LLM calls and store reads overlap.
+            results = await asyncio.gather(
+                *(self._user_work(user_id, events, report) for user_id, events in per_user.items())
+            )
+            embedded = dict(zip(texts, await prefetch, strict=True))
+        finally:
+            if not prefetch.done():
+                prefetch.cancel()
+                await asyncio.gather(prefetch, return_exceptions=True)
         work = [w for w in results if w is not None]
 
-        await self._store_vectors([n for w in work for n in w.nodes], report.embed_texts)
+        await self._store_vectors([n for w in work for n in w.nodes], report.embed_texts, embedded)
         for w in work:
             await self._tree.commit_user(
                 w.user_id,
@@ -251,7 +265,10 @@ class Segmenter:
         return nodes
 
     async def _store_vectors(
-        self, nodes: list[MemoryNode], embed_texts: dict[str, list[str]]
+        self,
+        nodes: list[MemoryNode],
+        embed_texts: dict[str, list[str]],
+        embedded: dict[str, list[float]],
     ) -> None:
         """Index the new L1s; each dense vector is the mean of its messages' embeddings.
 
@@ -262,12 +279,13 @@ class Segmenter:
         if not nodes:
             return
         groups = [embed_texts.get(n.id) or [n.text] for n in nodes]
-        flat = await self._embedder.embed([text for group in groups for text in group])
-        dense: list[list[float]] = []
-        start = 0
-        for group in groups:
-            dense.append(mean_direction(flat[start : start + len(group)]))
-            start += len(group)
+        # Messages kept pending from an earlier batch were not in this batch's prefetch.
+        missing = list(dict.fromkeys(t for g in groups for t in g if t not in embedded))
+        if missing:
+            embedded = embedded | dict(
+                zip(missing, await self._embedder.embed(missing), strict=True)
+            )
+        dense = [mean_direction([embedded[t] for t in group]) for group in groups]
         await self._index.upsert(
             [
                 IndexedMemory(n, d, document_vector(n.text))
