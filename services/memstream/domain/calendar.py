@@ -132,3 +132,28 @@ def _day_start(day: date, zone: ZoneInfo) -> datetime:
 
 def _wall(instant: datetime, zone: ZoneInfo) -> datetime:
     return instant.astimezone(zone).replace(tzinfo=None)
+
+
+# English month names and common abbreviations, matched by hand rather than with
+# strptime, whose %B depends on the process locale.
+MONTH_NUMBERS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}

@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memstream.domain.calendar import MONTH_NUMBERS
+
 SECONDS_PER_MESSAGE = 30
 """LoCoMo only dates a session's start; messages are spread this many seconds apart."""
 
@@ -28,27 +30,7 @@ _DATE_TIME = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # Month names are matched by hand: strptime's %B depends on the process locale.
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
+_MONTHS = MONTH_NUMBERS
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
 # Seen in the data: "D:11:26" (a stray colon) and "D8:6; D9:17" (two ids in one string).
 _STRAY_COLON = re.compile(r"D:(\d+):(\d+)")
