@@ -10,17 +10,14 @@ answering is recalled again (its records had no answers yet).
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import SecretStr
@@ -32,6 +29,8 @@ from memstream.eval.mem0_peer import mem0_missing_reason
 from memstream.eval.records import RECORDS_FILE
 from memstream.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
 from memstream.settings import Settings
+
+from .local_server import serving
 
 pytestmark = pytest.mark.integration
 
@@ -79,19 +78,8 @@ class ScriptedLLM:
 @pytest.fixture
 async def llm_url() -> AsyncIterator[tuple[str, ScriptedLLM]]:
     fake = ScriptedLLM()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(fake.app(), log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(500):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
-    assert server.started, "the fake endpoint did not start"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", fake
-    server.should_exit = True
-    await task
+    async with serving(fake.app()) as base_url:
+        yield f"{base_url}/v1", fake
 
 
 def config(out: Path) -> EvalConfig:

@@ -6,7 +6,6 @@ The server plays a script of answers (JSON content, HTTP errors, slow answers); 
 
 import asyncio
 import json
-import socket
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -14,7 +13,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from openai import AsyncOpenAI
@@ -23,6 +21,8 @@ from memstream.adapters.llm_fallback import FallbackLanguageModel
 from memstream.adapters.llm_offline import OfflineLanguageModel
 from memstream.adapters.llm_openai import OpenAILanguageModel, UsageCounter
 from memstream.domain.models import Level, MemoryNode, Turn, Window
+
+from .local_server import serving
 
 pytestmark = pytest.mark.integration
 
@@ -103,24 +103,11 @@ class Harness:
 @pytest.fixture
 async def endpoint() -> AsyncIterator[Harness]:
     fake = FakeEndpoint()
-    # Bind the socket first and hand it to uvicorn: no race for a "free" port.
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(fake.app(), log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(500):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
-    assert server.started, "the fake endpoint did not start"
-    harness = Harness(fake, f"http://127.0.0.1:{sock.getsockname()[1]}/v1")
-    yield harness
-    for client in harness.clients:
-        await client.close()
-    server.should_exit = True
-    await asyncio.wait_for(task, 5)
-    sock.close()
+    async with serving(fake.app()) as base_url:
+        harness = Harness(fake, f"{base_url}/v1")
+        yield harness
+        for client in harness.clients:
+            await client.close()
 
 
 async def test_success_parses_text_and_records_usage(endpoint: Harness) -> None:
