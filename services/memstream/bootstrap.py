@@ -24,7 +24,7 @@ from memstream.dead_letters import DeadLetters
 from memstream.domain.windows import WindowRules
 from memstream.embedded.stack import qdrant_edge_path
 from memstream.scheduler.clock import ClockTicker
-from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics
+from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics, Validator
 from memstream.settings import Settings
 from memstream.topics import Catalog, load_catalog
 
@@ -65,7 +65,7 @@ class Runtime:
             default_tz=s.default_tz,
         )
 
-    def validator(self) -> object:
+    def validator(self) -> Validator:
         turns = self.catalog.turns
 
         def validate(raw: bytes) -> dict[str, object]:
@@ -95,7 +95,7 @@ class Runtime:
             publisher=self.publisher,
             topics=Topics(memories=c.memories.name, windows=c.windows.name),
             dead_letters=self.dead_letters(),
-            validate=self.validator(),  # type: ignore[arg-type]
+            validate=self.validator(),
             forget=self.forget_user,
             rules=self.rules(),
             history_window=self.settings.history_window,
