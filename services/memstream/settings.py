@@ -91,13 +91,15 @@ class Settings(BaseSettings):
     recall_api_keys: list[SecretStr] = Field(
         default_factory=list, description="Bearer keys (JSON list); empty: no auth."
     )
-    recall_leaf_top_k: int = Field(default=20, gt=0, le=200, description="L1 leaves activated.")
+    recall_leaf_top_k: int = Field(
+        default=35, gt=0, le=200, description="L1 leaves kept after re-ranking."
+    )
     recall_dense_weight: float = Field(
-        default=0.9, ge=0, le=1, description="Weight of the dense score in leaf fusion."
+        default=0.5, ge=0, le=1, description="Weight of the dense score in leaf fusion."
     )
     recall_max_query_chars: int = Field(default=2000, gt=0, description="Longest query accepted.")
     recall_default_max_tokens: int = Field(
-        default=2000, gt=0, description="Token budget when a request names none."
+        default=1200, gt=0, description="Token ceiling when a request names none."
     )
     recall_max_tokens_limit: int = Field(
         default=16_000, gt=0, description="Largest max_tokens a request may ask for."

@@ -101,15 +101,15 @@ async def run_locomo(
         running.push_async_callback(runtime.close)
         if answerer is not None:
             running.push_async_callback(answerer.close)
-        deployments: dict[int, Deployment] = {}
+        deployments: dict[int | None, Deployment] = {}
         for size in _segment_sizes(variants):
             deployment = deployments[size] = await open_deployment(runtime, size)
             todo = await pending(deployment, split, out)
             console.print(
-                f"segments of {size}: {len(todo)} of {len(split)} conversations to ingest"
+                f"{deployment.label}: {len(todo)} of {len(split)} conversations to ingest"
             )
             elapsed = await ingest(deployment, todo, out, console)
-            timings[f"ingest_seg{size}_s"] = round(elapsed, 2)
+            timings[f"ingest_{deployment.label}_s"] = round(elapsed, 2)
         questions = [q.question for c in split for q in c.questions]
         vectors = await embed_queries(runtime.embedder, questions)
         embed_ms = await single_query_embed_ms(runtime.embedder, questions[:EMBED_TIMING_SAMPLE])
@@ -153,10 +153,10 @@ _FLAT_DESCRIPTIONS = {
 }
 
 
-def _segment_sizes(variants: Sequence[Variant]) -> list[int]:
-    """The write-path segment sizes the variants need, largest (the classic exchange) first;
-    flat baselines and mem0 read the raw messages and need no ingest."""
-    return sorted({v.segment_messages for v in variants}, reverse=True)
+def _segment_sizes(variants: Sequence[Variant]) -> list[int | None]:
+    """The write paths the variants need, the deployed one (by exchange, None) first; flat
+    baselines and mem0 read the raw messages and need no ingest."""
+    return sorted({v.segment_messages for v in variants}, key=lambda n: (n is not None, n or 0))
 
 
 def _clear(out: Path) -> None:
@@ -260,7 +260,7 @@ def _meta(
         "run": {
             "seconds": timings,
             "query_embedding_p50_ms": round(embed_ms, 2),
-            "segment_messages": settings.segment_messages,
+            "segment_by": settings.segment_by,
             "embedder": settings.embedder,
             "memory_llm": "endpoint" if config.memory_llm and settings.llm_base_url else "offline",
             "machine": {

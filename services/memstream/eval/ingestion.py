@@ -25,7 +25,6 @@ from memstream.eval.locomo import conversation_events
 from memstream.eval.memo import SearchCache
 from memstream.ingest import dumps_event, publish_file
 from memstream.pipeline import run_pipeline, wait_caught_up
-from memstream.settings import Settings
 
 MARKER_FILE = "ingested.json"
 EVENTS_FILE = "events.jsonl"
@@ -37,34 +36,30 @@ CATCH_UP_TIMEOUT_S = 1800.0
 class Deployment:
     """One write-path configuration: a view of the runtime, its own users and collection.
 
-    Segments are pinned to `segment_messages` messages counted whoever speaks. When the
-    settings already say so, the runtime is used as it is, with the plain user ids; any other
-    configuration is a separate deployment, as it would be in production: its own Qdrant
-    collection (so its IDF statistics are its own) and user ids with a suffix in Redis.
+    `segment_messages` None is the runtime's own write path (by exchange, as deployed).
+    A number pins segments to that many messages counted whoever speaks: a separate
+    deployment, as it would be in production, with its own Qdrant collection (so its IDF
+    statistics are its own) and user ids with a suffix in Redis.
     """
 
-    segment_messages: int
+    segment_messages: int | None
     runtime: Runtime
     suffix: str = ""
     searches: SearchCache = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return "exchange" if self.segment_messages is None else f"seg{self.segment_messages}"
 
     def user(self, conv: EvalConversation) -> str:
         return conv.user_id + self.suffix
 
 
-def _write_path(segment_messages: int) -> dict[str, object]:
-    overrides: dict[str, object] = {"segment_messages": segment_messages}
-    # Newer settings can also segment by exchange; the eval counts messages.
-    if "segment_by" in Settings.model_fields:
-        overrides["segment_by"] = "count"
-    return overrides
-
-
-async def open_deployment(runtime: Runtime, segment_messages: int) -> Deployment:
+async def open_deployment(runtime: Runtime, segment_messages: int | None) -> Deployment:
     base = runtime.settings
-    overrides = _write_path(segment_messages)
-    if all(getattr(base, name) == value for name, value in overrides.items()):
-        return Deployment(segment_messages, runtime)
+    if segment_messages is None:
+        return Deployment(None, runtime)
+    overrides = {"segment_messages": segment_messages, "segment_by": "count"}
     collection = f"{base.qdrant_collection}_seg{segment_messages}"
     settings = base.model_copy(update={**overrides, "qdrant_collection": collection})
     # Same store, another collection: a second deployment of the write path beside the first.
@@ -108,7 +103,7 @@ async def ingest(
         await publish_file(
             events_path, catalog=runtime.catalog, bootstrap=runtime.settings.kafka_bootstrap
         )
-        status = f"segments of {deployment.segment_messages}: consolidating sessions to months"
+        status = f"{deployment.label}: consolidating sessions to months"
         with console.status(status):
             await wait_caught_up(runtime, users, timeout_s=CATCH_UP_TIMEOUT_S)
     elapsed = time.perf_counter() - started

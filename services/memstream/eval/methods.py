@@ -16,15 +16,13 @@ from memstream.domain.tokens import count_tokens
 from memstream.eval.answer import ContextMemory
 from memstream.eval.baselines import FlatIndex, FlatMethod
 from memstream.eval.context import RunContext
-from memstream.eval.cues import is_aggregative
 from memstream.eval.dataset import EvalQuestion
-from memstream.eval.enhanced import build_pipeline
 from memstream.eval.ingestion import Deployment
 from memstream.eval.mem0_peer import MEM0_TOP_K, Mem0Peer
 from memstream.eval.memo import CachedEmbedder, ReplayingIndex
 from memstream.eval.records import Record
 from memstream.eval.variants import Variant
-from memstream.recall.pipeline import RecallRequest
+from memstream.recall.pipeline import RecallPipeline, RecallRequest
 
 FLAT_FINGERPRINT = "bm25-k1.2-b0.75-sat5-w0.9"
 MEM0_METHOD = f"mem0@{MEM0_TOP_K}"
@@ -77,7 +75,14 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
     runtime = deployment.runtime
     index = ReplayingIndex(runtime.index, deployment.searches)
     embedder = CachedEmbedder(runtime.embedder, ctx.query_vectors)
-    pipeline = build_pipeline(runtime, variant, embedder=embedder, index=index)
+    pipeline = RecallPipeline(
+        tree=runtime.tree,
+        index=index,
+        embedder=embedder,
+        llm=runtime.llm,
+        settings=runtime.settings,
+        options=variant.options,
+    )
     for conv in ctx.split:
         for q in conv.questions:
             if _done(ctx, variant.method, variant.fingerprint, q):
@@ -88,7 +93,7 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
                 query=q.question,
                 query_time=conv.query_time,
                 complexity=variant.complexity,
-                max_tokens=variant.max_tokens_for(is_aggregative(q.question)),
+                max_tokens=variant.max_tokens,
             )
             started = time.perf_counter()
             result = await pipeline.recall(request)

@@ -10,6 +10,9 @@ Decisions worth knowing:
   keywords are exactly those). Planner keywords are returned and given to the gate.
 - A caller who forces the complexity skips the LLM planner; keywords then come from the
   offline heuristic, which costs microseconds.
+- Leaves are fetched deeper than needed and re-ranked (speaker, time; `recall/rerank.py`).
+- `max_tokens` is a ceiling: a question after one fact spends `focused_share` of it, one
+  that gathers facts spends all of it; summaries may take `summary_share` of it.
 - Ancestors are read from Redis, one MGET per level, by following `parent_id` upwards.
   Their score is derived from the recalled leaves below them (see `RecallOptions`).
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
@@ -34,6 +37,7 @@ from memstream.adapters.ports import Complexity, Embedder, LanguageModel, Plan, 
 from memstream.adapters.redis_tree import RedisTree
 from memstream.adapters.sparse import query_vector
 from memstream.domain.models import Level, MemoryNode
+from memstream.recall.cues import is_aggregative
 from memstream.recall.options import RecallOptions
 from memstream.recall.ranking import (
     RecalledMemory,
@@ -43,6 +47,7 @@ from memstream.recall.ranking import (
     parent_support,
     prune,
 )
+from memstream.recall.rerank import rerank
 from memstream.settings import Settings
 
 __all__ = ["RecallOptions", "RecallPipeline", "RecallRequest", "RecallResult", "RecalledMemory"]
@@ -136,7 +141,8 @@ class RecallPipeline:
             else self._settings.recall_default_max_tokens
         )
         order_start = time.perf_counter()
-        fitted, tokens = fit_tokens(kept, max_tokens)
+        budget = self.options.token_budget(max_tokens, is_aggregative(request.query))
+        fitted, tokens = fit_tokens(kept, budget, self.options.summary_share)
         memories = order(fitted, request.query_time or datetime.now(UTC))
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
@@ -163,7 +169,7 @@ class RecallPipeline:
             return dataclasses.replace(plan_query(request.query), degraded=True)
 
     async def _activate(self, request: RecallRequest, clock: _Stopwatch) -> list[RecalledMemory]:
-        """Top L1 memories of the user by fused dense + lexical score, with their nodes."""
+        """The best L1 memories of the user: fused dense + lexical score, then re-ranked."""
         [dense] = await clock.time("embed", self._embedder.embed([request.query]))
         hits = await clock.time(
             "search",
@@ -171,7 +177,7 @@ class RecallPipeline:
                 request.user_id,
                 dense,
                 query_vector(request.query),
-                limit=self.options.leaf_top_k,
+                limit=self.options.candidates,
                 dense_weight=self.options.dense_weight,
                 level=Level.SEGMENT,
             ),
@@ -180,11 +186,13 @@ class RecallPipeline:
         nodes = await self._tree.get_many(request.user_id, list(scores))
         # The index filters on the user already; checking again costs nothing and keeps a
         # stray point (a bug, a half-finished forget) from leaking between users.
-        return [
+        pool = [
             RecalledMemory(n, scores[n.id])
             for n in nodes
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
+        when = request.query_time or datetime.now(UTC)
+        return rerank(request.query, when, pool, self.options)[: self.options.leaf_top_k]
 
     async def _climb(
         self, user_id: str, leaves: list[RecalledMemory], budgets: dict[Level, int]

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memstream.domain.models import MemoryNode
+from memstream.domain.models import Level, MemoryNode
 from memstream.domain.tokens import count_tokens
 from memstream.recall.options import AncestorScoring
 
@@ -91,27 +91,38 @@ def order(memories: Iterable[RecalledMemory], query_time: datetime) -> list[Reca
 
 
 def fit_tokens(
-    memories: Sequence[RecalledMemory], max_tokens: int
+    memories: Sequence[RecalledMemory], max_tokens: int, summary_share: float = 1.0
 ) -> tuple[list[RecalledMemory], int]:
-    """Drop the lowest-scored memories until the rest fit in `max_tokens`; keeps the order.
+    """The memories that fit in `max_tokens`, best score first; keeps the order.
 
+    Summaries (L2-L5) take at most `summary_share` of the budget in that pass, so the
+    leaves, which carry the evidence, are not crowded out by their own ancestors (scored
+    as their best leaf); a summary that still fits in what the leaves leave is added after.
+    A memory too long for what is left is skipped and shorter ones after it may still fit.
     Returns the kept memories and their token count, which never exceeds `max_tokens`.
     """
     if max_tokens < 0:
         raise ValueError("max_tokens must be >= 0")
     costs = [count_tokens(m.node.text) for m in memories]
-    total = sum(costs)
-    dropped: set[int] = set()
-    # Lowest score first; among equals, the higher level (broader, longer) goes first.
-    for i in sorted(
-        range(len(memories)), key=lambda i: (memories[i].score, -memories[i].node.level)
-    ):
-        if total <= max_tokens:
-            break
-        dropped.add(i)
-        total -= costs[i]
-    kept = [m for i, m in enumerate(memories) if i not in dropped]
-    return kept, total
+    # Among equal scores the lower level (narrower, shorter) comes first.
+    ranked = sorted(
+        range(len(memories)), key=lambda i: (-memories[i].score, memories[i].node.level, i)
+    )
+    summary_cap = int(max_tokens * summary_share)
+    kept: set[int] = set()
+    total = summaries = 0
+    for i in ranked:
+        is_summary = memories[i].node.level != Level.SEGMENT
+        if total + costs[i] > max_tokens or (is_summary and summaries + costs[i] > summary_cap):
+            continue
+        kept.add(i)
+        total += costs[i]
+        summaries += costs[i] if is_summary else 0
+    for i in ranked:
+        if i not in kept and total + costs[i] <= max_tokens:
+            kept.add(i)
+            total += costs[i]
+    return [m for i, m in enumerate(memories) if i in kept], total
 
 
 def _utc(instant: datetime) -> datetime:

@@ -42,7 +42,8 @@ class RecallRequestBase(BaseModel):
     )
     max_tokens: int | None = Field(
         default=None,
-        description="Token budget of the recalled memories; a server default if absent.",
+        description="Most tokens the recalled memories may take (a server default if absent). "
+        "A question after a single fact spends only a share of it.",
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memstream.eval.variants import PRIMARY, VARIANTS, select
+from memstream.recall.options import RecallOptions
 
 
 def test_names_and_fingerprints_are_unique() -> None:
@@ -27,10 +28,8 @@ def test_select_keeps_catalogue_order_and_rejects_unknown_names() -> None:
         select(["no-such-variant"])
 
 
-def test_aggregative_questions_get_the_larger_budget_only_when_configured() -> None:
-    tuned = select([PRIMARY])[0]
-    assert tuned.enhancements.aggregate_max_tokens is not None
-    assert tuned.max_tokens_for(True) == tuned.enhancements.aggregate_max_tokens
-    assert tuned.max_tokens_for(False) == tuned.max_tokens
-    default = select(["default"])[0]
-    assert default.max_tokens_for(True) == default.max_tokens is None
+def test_the_primary_variant_is_memstream_as_shipped() -> None:
+    primary = select([PRIMARY])[0]
+    assert primary.options == RecallOptions()
+    assert primary.max_tokens is None and primary.segment_messages is None
+    assert primary.segmentation == "exchange"

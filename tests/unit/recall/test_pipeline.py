@@ -146,19 +146,34 @@ async def test_gating_can_be_switched_off_for_ablations() -> None:
     assert result.memories and not llm.gated
 
 
-async def test_max_tokens_drops_the_lowest_scores_and_is_never_exceeded() -> None:
+async def test_max_tokens_is_a_ceiling_that_leaves_out_only_what_no_longer_fits() -> None:
     pipeline, _, _ = build()
     full = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
-    budget = full.tokens // 2
-    cut = await pipeline.recall(RecallRequest("u1", "q", complexity="complex", max_tokens=budget))
-    assert cut.tokens <= budget
+    ceiling = full.tokens // 2
+    cut = await pipeline.recall(RecallRequest("u1", "q", complexity="complex", max_tokens=ceiling))
+    # "q" asks for one fact: it spends the focused share of the ceiling.
+    spent = pipeline.options.token_budget(ceiling, aggregative=False)
+    assert 0 < cut.tokens <= spent < ceiling
     assert cut.tokens == sum(count_tokens(m.node.text) for m in cut.memories)
-    dropped = {m.node.id for m in full.memories} - {m.node.id for m in cut.memories}
-    assert min(m.score for m in cut.memories) >= max(
-        m.score for m in full.memories if m.node.id in dropped
-    )
+    kept = {m.node.id for m in cut.memories}
+    for left_out in (m for m in full.memories if m.node.id not in kept):
+        assert cut.tokens + count_tokens(left_out.node.text) > spent
     nothing = await pipeline.recall(RecallRequest("u1", "q", max_tokens=0))
     assert nothing.memories == [] and nothing.tokens == 0
+
+
+async def test_questions_that_gather_facts_may_spend_the_whole_ceiling() -> None:
+    pipeline, _, _ = build()
+    full = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    ceiling = full.tokens // 2
+    gathering = "How many times did they meet?"
+    wide = await pipeline.recall(
+        RecallRequest("u1", gathering, complexity="complex", max_tokens=ceiling)
+    )
+    focused = await pipeline.recall(
+        RecallRequest("u1", "q", complexity="complex", max_tokens=ceiling)
+    )
+    assert focused.tokens < wide.tokens <= ceiling
 
 
 async def test_memories_are_ordered_by_level_then_distance_to_the_query_time() -> None:

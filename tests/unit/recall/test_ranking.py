@@ -54,16 +54,39 @@ def test_order_is_by_level_then_distance_to_the_query_time() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    items=st.lists(st.tuples(st.floats(0, 1), WORDS.map(" ".join)), max_size=25),
+    items=st.lists(
+        st.tuples(st.floats(0, 1), WORDS.map(" ".join), st.sampled_from(list(Level))),
+        max_size=25,
+    ),
     budget=st.integers(0, 200),
+    summary_share=st.floats(0, 1),
 )
-def test_fit_tokens_never_exceeds_and_drops_lowest_scores_first(
-    items: list[tuple[float, str]], budget: int
+def test_fit_tokens_never_exceeds_and_leaves_out_only_what_no_longer_fits(
+    items: list[tuple[float, str, Level]], budget: int, summary_share: float
 ) -> None:
-    memories = [memory(i, score, text) for i, (score, text) in enumerate(items)]
-    kept, tokens = fit_tokens(memories, budget)
+    memories = [memory(i, score, text, level) for i, (score, text, level) in enumerate(items)]
+    kept, tokens = fit_tokens(memories, budget, summary_share)
     assert tokens == sum(count_tokens(m.node.text) for m in kept) <= budget
     assert [m for m in memories if m in kept] == kept  # order kept
-    dropped = [m for m in memories if m not in kept]
-    if kept and dropped:
-        assert min(m.score for m in kept) >= max(m.score for m in dropped)
+    for left_out in (m for m in memories if m not in kept):
+        assert tokens + count_tokens(left_out.node.text) > budget
+
+
+def test_leaves_go_first_beyond_the_summary_share() -> None:
+    ten = " ".join(["word"] * 10)
+    summaries = [memory(i, 0.9, ten, Level.SESSION) for i in range(3)]
+    leaves = [memory(10 + i, 0.5 - i / 100, ten) for i in range(6)]
+    budget = 3 * count_tokens(ten) + 2  # room for three memories
+    kept, _ = fit_tokens([*summaries, *leaves], budget, summary_share=0.34)
+    # One summary fits in its share; the leaves, though scored lower, take the rest.
+    assert [m.node.id for m in kept] == ["n0", "n10", "n11"]
+    # With the whole budget open to summaries, the best-scored memories win.
+    kept, _ = fit_tokens([*summaries, *leaves], budget, summary_share=1.0)
+    assert [m.node.level for m in kept] == [Level.SESSION] * 3
+
+
+def test_summaries_take_what_the_leaves_leave() -> None:
+    ten = " ".join(["word"] * 10)
+    memories = [memory(0, 0.1, ten, Level.MONTH), memory(1, 0.9, ten)]
+    kept, _ = fit_tokens(memories, 100, summary_share=0.0)
+    assert len(kept) == 2

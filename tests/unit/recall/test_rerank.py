@@ -1,16 +1,19 @@
-"""The leaf re-ranking ideas, one at a time, on hand-made candidates."""
+"""The leaf re-ranking bonuses, one at a time, on hand-made candidates."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memstream.domain.models import Level, MemoryNode
-from memstream.eval.enhanced import rerank
-from memstream.eval.variants import Enhancements
+from memstream.recall.options import RecallOptions
 from memstream.recall.ranking import RecalledMemory
+from memstream.recall.rerank import rerank
 
 T0 = datetime(2023, 5, 1, 12, 0, tzinfo=UTC)
 NOW = datetime(2023, 8, 1, tzinfo=UTC)
+# Every bonus off; each test switches on the one it is about.
+NONE = RecallOptions(speaker_boost=0, time_boost=0, session_support=0)
 
 
 def leaf(
@@ -36,12 +39,12 @@ def ids(ranked: list[RecalledMemory]) -> list[str]:
 
 def test_without_bonuses_the_fused_score_decides() -> None:
     pool = [leaf("a", 0.5, "Ann"), leaf("b", 0.7, "Bob")]
-    assert ids(rerank("What did Ann do?", NOW, pool, Enhancements(pool=10))) == ["b", "a"]
+    assert ids(rerank("What did Ann do?", NOW, pool, NONE)) == ["b", "a"]
 
 
 def test_speaker_bonus_goes_to_the_one_person_named() -> None:
     pool = [leaf("a", 0.5, "Ann"), leaf("b", 0.6, "Bob")]
-    e = Enhancements(pool=10, speaker_boost=0.2)
+    e = replace(NONE, speaker_boost=0.2)
     ranked = rerank("What did Ann paint?", NOW, pool, e)
     assert ids(ranked) == ["a", "b"]
     assert ranked[0].score == 0.7
@@ -52,7 +55,7 @@ def test_speaker_bonus_goes_to_the_one_person_named() -> None:
 
 def test_speaker_bonus_is_skipped_when_every_candidate_has_the_speaker() -> None:
     both = [leaf("a", 0.5, "Ann"), leaf("b", 0.6, "Ann")]
-    ranked = rerank("What did Ann paint?", NOW, both, Enhancements(pool=10, speaker_boost=0.2))
+    ranked = rerank("What did Ann paint?", NOW, both, replace(NONE, speaker_boost=0.2))
     assert [m.score for m in ranked] == [0.6, 0.5]
 
 
@@ -63,7 +66,7 @@ def test_session_support_lifts_leaves_of_a_session_that_matches_as_a_whole() -> 
         leaf("y", 0.5, "Ann", session="s2"),
         leaf("z", 0.5, "Ann", session="s2"),
     ]
-    ranked = rerank("anything", NOW, pool, Enhancements(pool=10, session_support=0.1))
+    ranked = rerank("anything", NOW, pool, replace(NONE, session_support=0.1))
     assert ids(ranked)[0] == "x"  # 0.55 + 0.1 * (0.5 + 0.5)
     assert ranked[-1].node.id == "lone"  # alone in its session: no support
 
@@ -75,6 +78,6 @@ def test_time_bonus_for_memories_inside_the_named_range_or_just_after() -> None:
         leaf("told-later", 0.45, "Ann", days=32),
         leaf("long-after", 0.55, "Ann", days=60),
     ]
-    e = Enhancements(pool=10, time_boost=0.2, time_pad_days=3)
+    e = replace(NONE, time_boost=0.2, time_pad_days=3)
     ranked = rerank("What did Ann do in May 2023?", NOW, pool, e)
     assert ids(ranked) == ["inside", "told-later", "before", "long-after"]

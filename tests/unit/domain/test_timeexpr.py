@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstream.eval.timeexpr import resolve_time_range
+from memstream.domain.timeexpr import resolve_time_range
 
 NOW = datetime(2023, 11, 20, 15, 0, tzinfo=UTC)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstream.eval.cues import is_aggregative, named_people
+from memstream.recall.cues import is_aggregative, named_people
 
 
 def test_named_people_matches_whole_first_names() -> None:
