@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -121,8 +121,11 @@ async def wait_caught_up(
         quiet_polls = quiet_polls + 1 if sum(lag.values()) == 0 and open_windows == 0 else 0
 
 
-async def serve_everything(settings: Settings) -> None:
-    """Workers, clock, backlog metrics and recall API on one runtime (`memstream up`).
+async def serve_everything(
+    settings: Settings, on_serving: Callable[[], None] | None = None
+) -> None:
+    """Workers, clock, backlog metrics and recall API on one runtime (`memstream up`);
+    `on_serving` runs once the recall API accepts connections.
 
     One runtime because Qdrant's local mode admits one client per data directory.
     """
@@ -154,7 +157,7 @@ async def serve_everything(settings: Settings) -> None:
             app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
             try:
                 await serve_until_cancelled(
-                    app, settings.api_host, settings.api_port, settings.log_level
+                    app, settings.api_host, settings.api_port, settings.log_level, on_serving
                 )
             finally:
                 collecting.cancel()

@@ -111,15 +111,18 @@ async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
         str(cli), "up", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
-        printed = await asyncio.wait_for(_read_until_ready(proc), timeout=60)
+        printed = await asyncio.wait_for(_read_until_ready(proc), timeout=120)
         kafka, redis_url = printed["MEMSTREAM_KAFKA_BOOTSTRAP"], printed["MEMSTREAM_REDIS_URL"]
         async with admin_client(kafka) as admin:
             topics = set(await admin.list_topics())
         assert {spec.name for spec in load_catalog()} <= topics
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) == 2  # Tansu and redis-server
-        # The workers and the recall API run on top: the API answers once its stores do.
+        # The workers and the recall API run on top; "Ready" means the API answers now.
         assert printed["MEMSTREAM_RECALL_URL"] == f"http://127.0.0.1:{api_port}"
+        async with httpx.AsyncClient() as client:
+            health = await client.get(f"http://127.0.0.1:{api_port}/healthz", timeout=5)
+        assert health.status_code == 200
         await _until_ready(f"http://127.0.0.1:{api_port}/readyz", timeout_s=90)
 
         proc.send_signal(signal.SIGINT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sys
 from pathlib import Path
@@ -18,11 +19,15 @@ from memstream.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
 
 
-def _services(settings: Settings) -> list[Service]:
+def _services(settings: Settings, console: Console) -> list[Service]:
     """What runs on top of the stack: workers, clock and recall API, sharing one runtime."""
     from memstream.pipeline import serve_everything
 
-    return [serve_everything]
+    def ready() -> None:
+        console.print("Ready. Press Ctrl+C to stop.")
+        console.file.flush()
+
+    return [functools.partial(serve_everything, on_serving=ready)]
 
 
 def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> None:
@@ -46,7 +51,6 @@ def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> Non
     console.print(f"MEMSTREAM_REDIS_URL={ends.redis_url}", soft_wrap=True)
     api = stack.settings()
     console.print(f"MEMSTREAM_RECALL_URL=http://{api.api_host}:{api.api_port}", soft_wrap=True)
-    console.print("Ready. Press Ctrl+C to stop.")
     # Block-buffered when piped: flush so a supervisor or test sees the endpoints now.
     console.file.flush()
 
@@ -67,7 +71,9 @@ def up(
         stream=sys.stderr,
     )
     try:
-        asyncio.run(run_until_signal(settings, _services(settings), on_ready=print_endpoints))
+        # "Ready" comes after the endpoints, once the recall API accepts connections.
+        services = _services(settings, Console(highlight=False))
+        asyncio.run(run_until_signal(settings, services, on_ready=print_endpoints))
     except (RuntimeError, OSError, KafkaError) as exc:
         # A server that did not start, a busy data dir, an unreachable broker: say it plainly.
         console = Console(stderr=True, highlight=False)

@@ -37,11 +37,23 @@ def one_inference_thread() -> None:
 
 
 class _SupervisedServer(uvicorn.Server):
-    """A uvicorn server that leaves signals to its supervisor and is stopped by cancellation."""
+    """A uvicorn server that leaves signals to its supervisor and is stopped by cancellation;
+    `on_started` runs once its sockets accept connections."""
+
+    def __init__(
+        self, config: uvicorn.Config, on_started: Callable[[], None] | None = None
+    ) -> None:
+        super().__init__(config)
+        self._on_started = on_started
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self._on_started is not None:
+            self._on_started()
 
 
 def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Config:
@@ -57,10 +69,14 @@ async def serve(app: FastAPI, host: str, port: int, log_level: str = "info") -> 
 
 
 async def serve_until_cancelled(
-    app: FastAPI, host: str, port: int, log_level: str = "info"
+    app: FastAPI,
+    host: str,
+    port: int,
+    log_level: str = "info",
+    on_started: Callable[[], None] | None = None,
 ) -> None:
     """Serve until this coroutine is cancelled, then shut down gracefully."""
-    server = _SupervisedServer(_config(app, host, port, log_level))
+    server = _SupervisedServer(_config(app, host, port, log_level), on_started)
     task = asyncio.ensure_future(server.serve())
     try:
         await asyncio.shield(task)
