@@ -81,6 +81,7 @@ async def run_pipeline(
             on_windows=on_windows,
             dead_letter=runtime.dead_letters().send,
             batch_size=s.consume_batch_size,
+            fetch_max_wait_ms=s.kafka_fetch_max_wait_ms,
             datadir=str(datadir),
             **(FAST_REBALANCE if fast_rebalance else {}),
             **(faust_options or {}),

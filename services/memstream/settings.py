@@ -58,6 +58,12 @@ class Settings(BaseSettings):
     )
     embedding_dim: int = Field(default=384, gt=0, description="Dense vector size.")
     embed_batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
+    kafka_fetch_max_wait_ms: int = Field(
+        default=100,
+        ge=1,
+        le=10_000,
+        description="Longest a consumer's fetch waits at the broker for new records.",
+    )
     consume_batch_size: int = Field(
         default=1024,
         gt=0,

@@ -22,6 +22,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 from qdrant_client.http.exceptions import ResponseHandlingException
 
 from memstream.dead_letters import RawEvent
+from memstream.faust_fetch import bound_fetch_wait
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ def build_faust_app(
     dead_letter: DeadLetter,
     batch_size: int = 1024,
     batch_within_s: float = 0.25,
+    fetch_max_wait_ms: int = 100,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given."""
@@ -72,6 +74,7 @@ def build_faust_app(
         broker_commit_interval=1.0,
         **options,
     )
+    bound_fetch_wait(app, fetch_max_wait_ms)
     for name, topic, handler in (
         ("segmenter", turns_topic, on_turns),
         ("consolidator", windows_topic, on_windows),
