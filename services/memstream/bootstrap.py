@@ -99,6 +99,7 @@ class Runtime:
             forget=self.forget_user,
             rules=self.rules(),
             history_window=self.settings.history_window,
+            step_size=self.settings.consume_step_size,
         )
 
     def dead_letters(self) -> DeadLetters:

@@ -22,6 +22,8 @@ from memstream.domain.models import (
 )
 from memstream.domain.windows import OpenWindow, SessionInfo, UserWindows
 
+TURN_TYPE = "turn.v1"
+
 
 def parse_ts(value: str) -> datetime:
     ts = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -32,7 +34,7 @@ def parse_ts(value: str) -> datetime:
 
 def decode_input(value: dict[str, Any]) -> InputEvent:
     kind = value["type"]
-    if kind == "turn.v1":
+    if kind == TURN_TYPE:
         return Turn(
             event_id=value["event_id"],
             user_id=value["user_id"],
@@ -56,7 +58,7 @@ def decode_input(value: dict[str, Any]) -> InputEvent:
 
 def encode_turn(turn: Turn) -> dict[str, Any]:
     value: dict[str, Any] = {
-        "type": "turn.v1",
+        "type": TURN_TYPE,
         "event_id": turn.event_id,
         "user_id": turn.user_id,
         "session_id": turn.session_id,

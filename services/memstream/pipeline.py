@@ -13,8 +13,10 @@ import faust
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.adapters.kafka_lag import consumer_lag
+from memstream.adapters.priority import PriorityEmbedder
 from memstream.bootstrap import Runtime
 from memstream.consolidator.handler import Consolidator
+from memstream.dead_letters import RawEvent
 from memstream.metrics import Metrics
 from memstream.observability import InstrumentedConsolidator, InstrumentedSegmenter
 from memstream.scheduler.clock import build_scheduler
@@ -63,7 +65,8 @@ async def run_pipeline(
     on_turns: RecordHandler | None = None
     on_windows: RecordHandler | None = None
     if seg is not None:
-        on_turns = InstrumentedSegmenter(seg, metrics).handle_batch if metrics else seg.handle_batch
+        handle = InstrumentedSegmenter(seg, metrics).handle_batch if metrics else seg.handle_batch
+        on_turns = _holding_background_off(runtime.embedders, handle)
     if con is not None:
         on_windows = (
             InstrumentedConsolidator(con, metrics).handle_records if metrics else con.handle_records
@@ -95,6 +98,14 @@ async def run_pipeline(
             clock.start()
             running.callback(clock.shutdown, wait=False)
         yield RunningPipeline(app, clock, seg, con)
+
+
+def _holding_background_off(embedders: PriorityEmbedder, handle: RecordHandler) -> RecordHandler:
+    async def handle_online(raws: list[RawEvent]) -> object:
+        async with embedders.online():
+            return await handle(raws)
+
+    return handle_online
 
 
 async def wait_caught_up(

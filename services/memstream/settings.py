@@ -65,10 +65,16 @@ class Settings(BaseSettings):
         description="Longest a consumer's fetch waits at the broker for new records.",
     )
     consume_batch_size: int = Field(
+        default=4096,
+        gt=0,
+        le=10_000,
+        description="Most records a worker takes from its topic at once.",
+    )
+    consume_step_size: int = Field(
         default=1024,
         gt=0,
         le=10_000,
-        description="Records the segmenter takes per batch (bigger amortises store writes).",
+        description="Records the segmenter stores together; the next step embeds meanwhile.",
     )
 
     # Windows and segments.

@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 import re
 import zoneinfo
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import fastjsonschema
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError, ValidationError
 
@@ -108,6 +109,9 @@ def _is_time_zone(value: object) -> bool:
     return True
 
 
+_FAST_FORMATS = {"date-time": _is_datetime_with_offset, "iana-time-zone": _is_time_zone}
+
+
 @dataclass(frozen=True, slots=True)
 class ValidationProblem:
     """One reason a value is invalid: the field path (`ts`, `metadata.x`, `source_ids[2]`;
@@ -144,6 +148,9 @@ class TopicSpec:
     _validators: Mapping[str, Draft202012Validator] = field(
         default_factory=dict, repr=False, compare=False
     )
+    _fast_checks: Mapping[str, Callable[[object], object]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def value_types(self) -> tuple[str, ...]:
@@ -172,6 +179,14 @@ class TopicSpec:
                     "type", f"unknown type {value_type!r} for {self.name} (expected {expected})"
                 )
             ]
+        fast_check = self._fast_checks.get(value_type)
+        if fast_check is not None:
+            try:
+                fast_check(obj)
+            except fastjsonschema.JsonSchemaException:
+                pass  # the reference validator says what is wrong, in producers' words
+            else:
+                return []
         return _problems(validator, obj)
 
 
@@ -258,6 +273,7 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
     if path.stem != doc["name"]:
         raise CatalogError(f"{path.name}: file must be named after its topic {doc['name']!r}")
     validators = {}
+    fast_checks = {}
     for value_type, schema in doc["values"].items():
         try:
             Draft202012Validator.check_schema(schema)
@@ -266,6 +282,7 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
         if schema.get("properties", {}).get("type") != {"const": value_type}:
             raise CatalogError(f"{path.name}: {value_type}: `type` must be const {value_type!r}")
         validators[value_type] = Draft202012Validator(schema, format_checker=_FORMATS)
+        fast_checks[value_type] = _fast_check(schema)
     name = prefix + doc["name"]
     if not _TOPIC_NAME.match(name):
         raise CatalogError(f"topic name {name!r} is too long or has illegal characters")
@@ -280,7 +297,20 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
         values=doc["values"],
         description=doc.get("description", ""),
         _validators=validators,
+        _fast_checks=fast_checks,
     )
+
+
+def _fast_check(schema: Mapping[str, Any]) -> Callable[[object], object]:
+    """The schema compiled to Python code: a tenth of jsonschema's time per valid value.
+
+    Only a yes: every value it refuses goes to the jsonschema validator, which decides and
+    explains. It reads the schema as draft 7, which has every keyword the catalog uses with
+    the same meaning, and with the same regular expressions and format checks it can accept
+    nothing the reference refuses (a property test holds it to that).
+    """
+    draft7 = {k: v for k, v in schema.items() if k != "$schema"}
+    return fastjsonschema.compile(draft7, formats=_FAST_FORMATS)
 
 
 def _check_unique(specs: tuple[TopicSpec, ...]) -> None:

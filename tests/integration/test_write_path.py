@@ -6,6 +6,7 @@ import asyncio
 import base64
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,52 @@ async def read_topic(runtime: Runtime, topic: str, expected: int) -> list[dict[s
         return found
     finally:
         await consumer.stop()
+
+
+async def test_steps_smaller_than_a_batch_split_exchanges_and_lose_nothing(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Steps of 3 records cut most exchanges in two: the question waits in the window state
+    for its reply from the next step, and each exchange still makes one L1."""
+    user = "steps-user"
+    start = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+    events: list[dict[str, object]] = []
+    for i in range(10):
+        for j, role in enumerate(("user", "assistant")):
+            events.append(
+                {
+                    "type": "turn.v1",
+                    "event_id": f"m{i}-{role}",
+                    "user_id": user,
+                    "session_id": "s1",
+                    "seq": 2 * i + j,
+                    "speaker": role,
+                    "role": role,
+                    "text": f"{role} message number {i} about the garden",
+                    "ts": (start + timedelta(minutes=2 * i + j)).isoformat(),
+                }
+            )
+    end = {"type": "session_end.v1", "user_id": user, "session_id": "s1", "ts": events[-1]["ts"]}
+    events.append(end)
+    path = tmp_path / "exchanges.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+
+    local = settings.model_copy(
+        update={
+            "data_dir": tmp_path,
+            "consume_step_size": 3,
+            "clock_grace_s": 0.0,
+            "clock_interval_s": 0.5,
+        }
+    )
+    rt = await open_runtime(local)
+    try:
+        async with run_pipeline(rt, fast_rebalance=True):
+            await ingest_and_wait(rt, path, [user])
+            nodes = await all_nodes(rt, user)
+            assert await rt.index.count(user) == len(nodes)
+    finally:
+        await rt.close()
+    leaves = sorted(tuple(n.source_ids) for n in nodes if n.level == Level.SEGMENT)
+    assert leaves == sorted((f"m{i}-user", f"m{i}-assistant") for i in range(10))
+    assert check_containment(nodes) == []

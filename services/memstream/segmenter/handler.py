@@ -1,16 +1,18 @@
 """The segmenter: turns in, L1 memories and window closures out.
 
-For each batch of raw events: invalid ones go to the dead-letter topic; the rest are grouped
-by user and run through the window reducer; the ready segments become L1 memories (written
-by the LLM backend with the newest L1s as context, embedded in one batch); then, per user,
-the vectors go to Qdrant, and the new state, nodes, idempotency markers and outgoing events
-go to Redis in one transaction (the outbox); only then are the events published. A crash at
+A batch of raw events is handled in steps of consecutive records, each embedded ahead of
+its turn (`embed_ahead`). In a step, invalid events go to the dead-letter topic; the rest
+are grouped by user and run through the window reducer; the ready segments become L1
+memories (written by the LLM backend with the newest L1s as context); then, per user, the
+vectors go to Qdrant, and the new state, nodes, idempotency markers and outgoing events go
+to Redis in one transaction (the outbox); only then are the events published. A crash at
 any point replays the batch: ids are deterministic and markers skip what was committed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -21,7 +23,14 @@ from memstream.adapters.kafka_producer import Outbound, Publisher
 from memstream.adapters.ports import Embedder, IndexedMemory, LanguageModel, VectorIndex
 from memstream.adapters.redis_tree import RedisTree
 from memstream.adapters.sparse import document_vector
-from memstream.codec import decode_input, decode_state, encode_state, encode_window, memory_event
+from memstream.codec import (
+    TURN_TYPE,
+    decode_input,
+    decode_state,
+    encode_state,
+    encode_window,
+    memory_event,
+)
 from memstream.dead_letters import DeadLetters, RawEvent
 from memstream.domain.ids import segment_id
 from memstream.domain.models import (
@@ -33,6 +42,7 @@ from memstream.domain.models import (
     WindowClosed,
 )
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
+from memstream.segmenter.embed_ahead import EmbeddingsAhead
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +101,7 @@ class Segmenter:
         forget: Callable[[str], Awaitable[object]],
         rules: WindowRules,
         history_window: int = 3,
+        step_size: int = 1024,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._tree = tree
@@ -104,6 +115,10 @@ class Segmenter:
         self._forget = forget
         self._rules = rules
         self._history = history_window
+        if step_size <= 0:
+            raise ValueError("step_size must be positive")
+        self._step_size = step_size
+        self._previous_step_vectors: dict[str, list[float]] = {}
         self._clock = clock
         self.handled = 0  # records fully processed by this instance, for progress checks
 
@@ -114,31 +129,35 @@ class Segmenter:
 
     async def _handle(self, raws: Sequence[RawEvent]) -> BatchReport:
         report = BatchReport(events=len(raws))
+        steps = [raws[i : i + self._step_size] for i in range(0, len(raws), self._step_size)]
+        # The messages' embeddings depend neither on validation nor on the window state, so
+        # every step's texts go to the embedder now; a step waits only for its own.
+        ahead = EmbeddingsAhead(self._embedder, [_turn_texts(step) for step in steps])
+        await asyncio.sleep(0)  # let it hand the first texts to the embedder before we go on
+        try:
+            for index, step in enumerate(steps):
+                await self._handle_step(step, report, ahead, index)
+        finally:
+            await ahead.close()
+        return report
+
+    async def _handle_step(
+        self, raws: Sequence[RawEvent], report: BatchReport, ahead: EmbeddingsAhead, index: int
+    ) -> None:
         per_user: dict[str, list[InputEvent]] = {}
         for raw in raws:
             event = await self._decode_or_dead_letter(raw, report)
             if event is not None:
                 per_user.setdefault(event.user_id, []).append(event)
-
-        # The messages' embeddings do not depend on the window state: compute them in the
-        # embedder's thread while the event loop reduces state and writes the L1 texts.
-        texts = list(
-            dict.fromkeys(
-                e.text for events in per_user.values() for e in events if isinstance(e, Turn)
-            )
+        # Users are independent: their LLM calls and store reads overlap.
+        results = await asyncio.gather(
+            *(self._user_work(user_id, events, report) for user_id, events in per_user.items())
         )
-        prefetch = asyncio.create_task(self._embedder.embed(texts))
-        try:
-            # Users are independent: their LLM calls and store reads overlap.
-            results = await asyncio.gather(
-                *(self._user_work(user_id, events, report) for user_id, events in per_user.items())
-            )
-            embedded = dict(zip(texts, await prefetch, strict=True))
-        finally:
-            if not prefetch.done():
-                prefetch.cancel()
-                await asyncio.gather(prefetch, return_exceptions=True)
         work = [w for w in results if w is not None]
+        step_vectors = await ahead.vectors(index)
+        # A segment may hold a message of the step before (a question waiting for its reply).
+        embedded = self._previous_step_vectors | step_vectors
+        self._previous_step_vectors = step_vectors
 
         await self._store_vectors([n for w in work for n in w.nodes], report.embed_texts, embedded)
         for w in work:
@@ -152,7 +171,6 @@ class Segmenter:
             )
         for w in work:
             await self._flush_outbox(w.user_id)
-        return report
 
     async def _decode_or_dead_letter(self, raw: RawEvent, report: BatchReport) -> InputEvent | None:
         try:
@@ -279,7 +297,7 @@ class Segmenter:
         if not nodes:
             return
         groups = [embed_texts.get(n.id) or [n.text] for n in nodes]
-        # Messages kept pending from an earlier batch were not in this batch's prefetch.
+        # Messages kept pending since before the last step were not embedded ahead.
         missing = list(dict.fromkeys(t for g in groups for t in g if t not in embedded))
         if missing:
             embedded = embedded | dict(
@@ -298,6 +316,26 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(p) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending))
+
+
+def _turn_texts(raws: Sequence[RawEvent]) -> list[str]:
+    """The distinct texts of the records that look like turns, read without validating them.
+
+    Validating takes longer than reading the text straight from the JSON, which lets
+    embedding start at once. A text of an event that then fails
+    validation is embedded for nothing, and is never stored.
+    """
+    texts: dict[str, None] = {}
+    for raw in raws:
+        try:
+            value = json.loads(raw.value)
+        except ValueError:  # includes undecodable bytes; validation reports it
+            continue
+        if isinstance(value, dict) and value.get("type") == TURN_TYPE:
+            text = value.get("text")
+            if isinstance(text, str):
+                texts[text] = None
+    return list(texts)
 
 
 def mean_direction(vectors: Sequence[Sequence[float]]) -> list[float]:

@@ -1,0 +1,94 @@
+"""Embedding a batch's steps ahead: in order, one call at a time, without waiting for readers."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Sequence
+
+import pytest
+
+from memstream.segmenter.embed_ahead import EmbeddingsAhead
+
+
+class RecordingEmbedder:
+    """Vectors of one number (the text's length); notes each call and can fail on one."""
+
+    dim = 1
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.calls: list[list[str]] = []
+        self.running = 0
+        self.most_running = 0
+        self.fail_on = fail_on
+        self.finished = asyncio.Event()
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        self.running += 1
+        self.most_running = max(self.most_running, self.running)
+        try:
+            await asyncio.sleep(0)  # a real embedder hands the work to another process
+            if self.fail_on in texts:
+                raise RuntimeError(f"cannot embed {self.fail_on}")
+            return [[float(len(t))] for t in texts]
+        finally:
+            self.running -= 1
+            self.finished.set()
+
+
+async def test_every_chunk_is_embedded_in_order_before_anyone_asks() -> None:
+    embedder = RecordingEmbedder()
+    ahead = EmbeddingsAhead(embedder, [["a"], ["bb", "ccc"], ["dddd"]])
+    async with asyncio.timeout(5):
+        while len(embedder.calls) < 3 or embedder.running:
+            embedder.finished.clear()
+            await embedder.finished.wait()
+    assert embedder.calls == [["a"], ["bb", "ccc"], ["dddd"]]
+    assert embedder.most_running == 1  # one call at a time: they would fight over the cores
+    assert await ahead.vectors(1) == {"bb": [2.0], "ccc": [3.0]}
+    assert await ahead.vectors(0) == {"a": [1.0]}
+    await ahead.close()
+
+
+async def test_a_failed_chunk_fails_it_and_every_later_one() -> None:
+    embedder = RecordingEmbedder(fail_on="bad")
+    ahead = EmbeddingsAhead(embedder, [["ok"], ["bad"], ["later"]])
+    assert await ahead.vectors(0) == {"ok": [2.0]}
+    for step in (1, 2):
+        with pytest.raises(RuntimeError, match="cannot embed bad"):
+            await ahead.vectors(step)
+    assert ["later"] not in embedder.calls
+    await ahead.close()
+
+
+async def test_close_stops_what_no_step_will_read(caplog: pytest.LogCaptureFixture) -> None:
+    embedder = RecordingEmbedder(fail_on="bad")
+    ahead = EmbeddingsAhead(embedder, [["ok"], ["bad"], ["never"]])
+    await ahead.vectors(0)
+    await ahead.close()  # step 1 failed unread and step 2 never ran: neither may complain
+    del ahead
+    gc.collect()  # asyncio reports an unread error when its future is collected
+    assert ["never"] not in embedder.calls
+    assert "never retrieved" not in caplog.text
+
+
+async def test_close_cancels_a_chunk_still_being_embedded() -> None:
+    release = asyncio.Event()
+
+    class SlowEmbedder(RecordingEmbedder):
+        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            self.calls.append(list(texts))
+            await release.wait()
+            return [[0.0] for _ in texts]
+
+    embedder = SlowEmbedder()
+    ahead = EmbeddingsAhead(embedder, [["a"], ["b"]])
+    await asyncio.sleep(0)
+    assert embedder.calls == [["a"]]
+    await ahead.close()
+    release.set()
+    await asyncio.sleep(0)
+    assert embedder.calls == [["a"]]  # the second chunk was never started
+    with pytest.raises(asyncio.CancelledError):
+        await ahead.vectors(1)
