@@ -148,7 +148,8 @@ class TopicSpec:
     _validators: Mapping[str, Draft202012Validator] = field(
         default_factory=dict, repr=False, compare=False
     )
-    _fast_checks: Mapping[str, Callable[[object], object]] = field(
+    # Compiled on first use: compiling every schema would double the catalog's load time.
+    _fast_checks: dict[str, Callable[[object], object]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -180,13 +181,14 @@ class TopicSpec:
                 )
             ]
         fast_check = self._fast_checks.get(value_type)
-        if fast_check is not None:
-            try:
-                fast_check(obj)
-            except fastjsonschema.JsonSchemaException:
-                pass  # the reference validator says what is wrong, in producers' words
-            else:
-                return []
+        if fast_check is None:
+            fast_check = self._fast_checks[value_type] = _fast_check(self.values[value_type])
+        try:
+            fast_check(obj)
+        except fastjsonschema.JsonSchemaException:
+            pass  # the reference validator says what is wrong, in producers' words
+        else:
+            return []
         return _problems(validator, obj)
 
 
@@ -273,7 +275,6 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
     if path.stem != doc["name"]:
         raise CatalogError(f"{path.name}: file must be named after its topic {doc['name']!r}")
     validators = {}
-    fast_checks = {}
     for value_type, schema in doc["values"].items():
         try:
             Draft202012Validator.check_schema(schema)
@@ -282,7 +283,6 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
         if schema.get("properties", {}).get("type") != {"const": value_type}:
             raise CatalogError(f"{path.name}: {value_type}: `type` must be const {value_type!r}")
         validators[value_type] = Draft202012Validator(schema, format_checker=_FORMATS)
-        fast_checks[value_type] = _fast_check(schema)
     name = prefix + doc["name"]
     if not _TOPIC_NAME.match(name):
         raise CatalogError(f"topic name {name!r} is too long or has illegal characters")
@@ -297,7 +297,6 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
         values=doc["values"],
         description=doc.get("description", ""),
         _validators=validators,
-        _fast_checks=fast_checks,
     )
 
 

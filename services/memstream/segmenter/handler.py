@@ -322,8 +322,8 @@ def _turn_texts(raws: Sequence[RawEvent]) -> list[str]:
     """The distinct texts of the records that look like turns, read without validating them.
 
     Validating takes longer than reading the text straight from the JSON, which lets
-    embedding start at once. A text of an event that then fails
-    validation is embedded for nothing, and is never stored.
+    embedding start at once. A text of an event that then fails validation is embedded for
+    nothing, and is never stored.
     """
     texts: dict[str, None] = {}
     for raw in raws:
