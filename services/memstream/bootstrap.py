@@ -11,22 +11,22 @@ from datetime import timedelta
 import redis.asyncio as aioredis
 from qdrant_client import AsyncQdrantClient
 
-from memstream.adapters.embedders import build_embedder
-from memstream.adapters.kafka_producer import KafkaPublisher
-from memstream.adapters.llm_fallback import build_language_model
-from memstream.adapters.ports import Embedder, LanguageModel
-from memstream.adapters.priority import PriorityEmbedder
-from memstream.adapters.qdrant_edge_index import EdgeIndex
-from memstream.adapters.qdrant_index import QdrantIndex
-from memstream.adapters.redis_tree import RedisTree
+from memstream.adapters.embedding.embedders import build_embedder
+from memstream.adapters.embedding.priority import PriorityEmbedder
+from memstream.adapters.kafka.producer import KafkaPublisher
+from memstream.adapters.llm.fallback import build_language_model
+from memstream.adapters.qdrant.edge import EdgeIndex
+from memstream.adapters.qdrant.server import QdrantIndex
+from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
-from memstream.dead_letters import DeadLetters
+from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.domain.windows import WindowRules
-from memstream.embedded.stack import qdrant_edge_path
+from memstream.entrypoints.faust.dead_letters import DeadLetters
+from memstream.ports import Embedder, LanguageModel
 from memstream.scheduler.clock import ClockTicker
 from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics, Validator
 from memstream.settings import Settings
-from memstream.topics import Catalog, load_catalog
+from memstream.tools.embedded.stack import qdrant_edge_path
 
 
 @dataclass

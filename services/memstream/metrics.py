@@ -1,6 +1,7 @@
 """Every Prometheus metric of memstream, declared once, on a registry passed in.
 
-Metrics are emitted at the edges (see `memstream.observability`), never from domain code.
+Metrics are emitted at the edges (`memstream.entrypoints.instrumentation`), never from domain
+code.
 Label values are bounded: levels `L1`-`L5`, the closure reasons of the event contract, LLM
 operation names, and dead-letter categories (`dlq_category`), never raw text. The labelled
 series that alerts use are created at zero up front, so `increase()` sees their first event.

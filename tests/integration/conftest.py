@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from memstream.adapters.kafka_admin import ensure_topics
-from memstream.embedded.background import BackgroundStack
-from memstream.embedded.stack import EmbeddedStack
+from memstream.adapters.kafka.admin import ensure_topics
+from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.settings import Settings
-from memstream.topics import Catalog, load_catalog
+from memstream.tools.embedded.background import BackgroundStack
+from memstream.tools.embedded.stack import EmbeddedStack
 
 _HERE = Path(__file__).parent
 

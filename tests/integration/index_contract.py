@@ -17,11 +17,10 @@ from typing import Any, Protocol
 
 import pytest
 
-from memstream.adapters.embedders import HashingEmbedder
-from memstream.adapters.ports import IndexedMemory, ScoredId, SparseVector
-from memstream.adapters.qdrant_index import node_from_payload
-from memstream.adapters.sparse import document_vector, query_vector
-from memstream.domain.models import Level, MemoryNode
+from memstream.adapters.embedding.embedders import HashingEmbedder
+from memstream.adapters.qdrant.server import node_from_payload
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
+from memstream.domain.sparse import document_vector, query_vector
 
 DIM = 32
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)

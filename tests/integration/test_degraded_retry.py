@@ -13,15 +13,14 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
-from memstream.adapters.embedders import HashingEmbedder
-from memstream.adapters.kafka_producer import Outbound
-from memstream.adapters.ports import Summary
-from memstream.adapters.qdrant_edge_index import EdgeIndex
-from memstream.adapters.redis_tree import RedisTree
-from memstream.codec import decode_window
+from memstream.adapters.embedding.embedders import HashingEmbedder
+from memstream.adapters.qdrant.edge import EdgeIndex
+from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
+from memstream.contracts.codec import decode_window
+from memstream.contracts.records import Outbound
 from memstream.domain.ids import segment_id, window_node_id
-from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
+from memstream.domain.models import Level, MemoryNode, Summary, Window, WindowClosed
 from memstream.scheduler.clock import ClockTicker
 from memstream.settings import Settings
 

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from qdrant_client import AsyncQdrantClient
 
-from memstream.adapters.ports import IndexedMemory, SparseVector
-from memstream.adapters.qdrant_edge_index import EdgeIndex
-from memstream.adapters.qdrant_index import QdrantIndex
-from memstream.adapters.sparse import document_vector, query_vector
-from memstream.domain.models import Level
+from memstream.adapters.qdrant.edge import EdgeIndex
+from memstream.adapters.qdrant.server import QdrantIndex
+from memstream.domain.models import IndexedMemory, Level, SparseVector
+from memstream.domain.sparse import document_vector, query_vector
 
 from .index_contract import DIM, IndexContract, Opened, make_node
 

@@ -15,12 +15,12 @@ import psutil
 import pytest
 import redis.asyncio as aioredis
 
-from memstream.adapters.kafka_admin import admin_client
-from memstream.embedded.processes import free_port
-from memstream.embedded.runner import run_until_signal
-from memstream.embedded.stack import EmbeddedStack
+from memstream.adapters.kafka.admin import admin_client
+from memstream.contracts.catalog import load_catalog
 from memstream.settings import Settings
-from memstream.topics import load_catalog
+from memstream.tools.embedded.processes import free_port
+from memstream.tools.embedded.runner import run_until_signal
+from memstream.tools.embedded.stack import EmbeddedStack
 
 pytestmark = pytest.mark.integration
 

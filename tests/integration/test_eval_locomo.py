@@ -23,12 +23,12 @@ from fastapi.responses import JSONResponse
 from pydantic import SecretStr
 from rich.console import Console
 
-from memstream.eval.harness import EvalConfig, run_locomo
-from memstream.eval.locomo import locomo_data_dir
-from memstream.eval.mem0_peer import mem0_missing_reason
-from memstream.eval.records import RECORDS_FILE
-from memstream.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
 from memstream.settings import Settings
+from memstream.tools.eval.harness import EvalConfig, run_locomo
+from memstream.tools.eval.locomo import locomo_data_dir
+from memstream.tools.eval.mem0_peer import mem0_missing_reason
+from memstream.tools.eval.records import RECORDS_FILE
+from memstream.tools.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
 
 from .local_server import serving
 

@@ -22,14 +22,14 @@ import pytest
 import yaml
 from typer.main import get_command
 
-from memstream.cli import app as cli_app
-from memstream.demo.run import DEMO_FILE, DEMO_OVERRIDES, demo_users
-from memstream.ingest import publish_file
+from memstream.entrypoints.cli import app as cli_app
+from memstream.entrypoints.instrumentation import process_registry
+from memstream.entrypoints.runner import wait_caught_up
+from memstream.entrypoints.worker import Role, running_worker
 from memstream.metrics import CONSOLIDATED_LEVELS, Metrics
-from memstream.observability import process_registry
-from memstream.pipeline import wait_caught_up
 from memstream.settings import Settings
-from memstream.worker_commands import Role, running_worker
+from memstream.tools.demo.run import DEMO_FILE, DEMO_OVERRIDES, demo_users
+from memstream.tools.ingest import publish_file
 
 ROOT = Path(__file__).resolve().parents[2]
 ALERTS = ROOT / "deploy/prometheus/alerts.yml"

@@ -17,9 +17,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from openai import AsyncOpenAI
 
-from memstream.adapters.llm_fallback import FallbackLanguageModel
-from memstream.adapters.llm_offline import OfflineLanguageModel
-from memstream.adapters.llm_openai import OpenAILanguageModel, UsageCounter
+from memstream.adapters.llm.fallback import FallbackLanguageModel
+from memstream.adapters.llm.offline import OfflineLanguageModel
+from memstream.adapters.llm.openai import OpenAILanguageModel, UsageCounter
 from memstream.domain.models import Level, MemoryNode, Turn, Window
 
 from .local_server import serving

@@ -11,7 +11,7 @@ import pytest
 from qdrant_client import AsyncQdrantClient
 from qdrant_client.common import client_warnings
 
-from memstream.adapters.qdrant_index import QdrantIndex
+from memstream.adapters.qdrant.server import QdrantIndex
 
 pytestmark = pytest.mark.integration
 

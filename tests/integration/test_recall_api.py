@@ -14,12 +14,12 @@ import typer
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from memstream.domain.recall_options import DEFAULT_BUDGETS
 from memstream.domain.tokens import count_tokens
-from memstream.eval.locomo import ADVERSARIAL_CATEGORY, load_conversation
-from memstream.recall.commands import recall as recall_command
-from memstream.recall.options import DEFAULT_BUDGETS
-from memstream.recall.server import BackgroundServer
+from memstream.entrypoints.http.server import BackgroundServer
+from memstream.entrypoints.recall_commands import recall as recall_command
 from memstream.settings import Settings
+from memstream.tools.eval.locomo import ADVERSARIAL_CATEGORY, load_conversation
 
 from .trees import (
     build_locomo_tree,

@@ -17,7 +17,7 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstream.recall.server import BackgroundServer
+from memstream.entrypoints.http.server import BackgroundServer
 from memstream.settings import Settings
 
 from .trees import forget_events, module_settings, runtime_of, served, user_tree, write_nodes

@@ -15,10 +15,10 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from typer.testing import CliRunner
 
-from memstream.adapters.kafka_admin import admin_client, ensure_topics
-from memstream.cli import app
+from memstream.adapters.kafka.admin import admin_client, ensure_topics
+from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.entrypoints.cli import app
 from memstream.settings import Settings
-from memstream.topics import Catalog, load_catalog
 
 pytestmark = pytest.mark.integration
 

@@ -16,10 +16,10 @@ from memstream.bootstrap import Runtime, open_runtime
 from memstream.domain.calendar import parent_window_start
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.tree import check_containment
-from memstream.eval.locomo import conversation_events, load_conversation, locomo_data_dir
-from memstream.ingest import publish_file
-from memstream.pipeline import RunningPipeline, run_pipeline, wait_caught_up
+from memstream.entrypoints.runner import RunningPipeline, run_pipeline, wait_caught_up
 from memstream.settings import Settings
+from memstream.tools.eval.locomo import conversation_events, load_conversation, locomo_data_dir
+from memstream.tools.ingest import publish_file
 
 CONVERSATION = "30"  # the shortest of the five
 USER = f"locomo-{CONVERSATION}"

@@ -22,20 +22,19 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 
-from memstream.adapters.embedders import HashingEmbedder
-from memstream.adapters.kafka_admin import ensure_topics
-from memstream.adapters.ports import IndexedMemory
-from memstream.adapters.sparse import document_vector
+from memstream.adapters.embedding.embedders import HashingEmbedder
+from memstream.adapters.kafka.admin import ensure_topics
 from memstream.bootstrap import Runtime, open_runtime
+from memstream.contracts.catalog import load_catalog
 from memstream.domain.ids import segment_id, window_node_id
-from memstream.domain.models import Level, MemoryNode
-from memstream.eval.locomo import locomo_data_dir
-from memstream.ingest import publish_file
-from memstream.pipeline import run_pipeline, wait_caught_up
-from memstream.recall.api import create_app
-from memstream.recall.server import BackgroundServer
+from memstream.domain.models import IndexedMemory, Level, MemoryNode
+from memstream.domain.sparse import document_vector
+from memstream.entrypoints.http.api import create_app
+from memstream.entrypoints.http.server import BackgroundServer
+from memstream.entrypoints.runner import run_pipeline, wait_caught_up
 from memstream.settings import Settings
-from memstream.topics import load_catalog
+from memstream.tools.eval.locomo import locomo_data_dir
+from memstream.tools.ingest import publish_file
 
 
 def module_settings(stack_settings: Settings, data_dir: Path, **updates: Any) -> Settings:

@@ -14,10 +14,9 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from memstream.consolidator.handler import Outcome
-from memstream.dead_letters import RawEvent
+from memstream.contracts.records import RawEvent
 from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
-from memstream.metrics import DLQ_REASONS, Metrics, dlq_category
-from memstream.observability import (
+from memstream.entrypoints.instrumentation import (
     BacklogCollector,
     InstrumentedConsolidator,
     RecallMetricsMiddleware,
@@ -25,6 +24,7 @@ from memstream.observability import (
     observe_batch,
     usage_hook,
 )
+from memstream.metrics import DLQ_REASONS, Metrics, dlq_category
 from memstream.segmenter.handler import BatchReport
 
 ROOT = Path(__file__).resolve().parents[2]

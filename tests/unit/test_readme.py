@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.main import get_command
 
-from memstream.cli import app
+from memstream.entrypoints.cli import app
 from memstream.settings import Settings
 
 README = (Path(__file__).parents[2] / "README.md").read_text()

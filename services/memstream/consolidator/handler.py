@@ -15,13 +15,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memstream.adapters.kafka_producer import Outbound, Publisher
-from memstream.adapters.ports import Embedder, IndexedMemory, LanguageModel, VectorIndex
-from memstream.adapters.redis_tree import RedisTree
-from memstream.adapters.sparse import document_vector
-from memstream.codec import decode_window, memory_event
-from memstream.dead_letters import RawEvent
-from memstream.domain.models import MemoryNode, WindowClosed
+from memstream.adapters.redis.tree import RedisTree
+from memstream.contracts.codec import decode_window, memory_event
+from memstream.contracts.records import Outbound, RawEvent
+from memstream.domain.models import IndexedMemory, MemoryNode, WindowClosed
+from memstream.domain.sparse import document_vector
+from memstream.ports import Embedder, LanguageModel, Publisher, VectorIndex
 
 log = logging.getLogger(__name__)
 

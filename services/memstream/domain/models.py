@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum
@@ -9,6 +10,10 @@ from typing import Literal
 
 Role = Literal["user", "assistant", "other"]
 ClosureReason = Literal["session_end", "new_session", "idle", "watermark", "clock", "late_data"]
+# How much of the tree a query needs: leaves and sessions, + days, + weeks (the planner's call).
+Complexity = Literal["simple", "hybrid", "complex"]
+# What a caller may ask for: one of the above, or "auto" to let the planner decide.
+RequestedComplexity = Literal["auto", "simple", "hybrid", "complex"]
 
 
 class Level(IntEnum):
@@ -113,3 +118,45 @@ class MemoryNode:
     degraded: bool = False
     session_id: str | None = None
     speakers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    """Lexical term weights: hashed term ids and their (BM25 term-frequency) weights."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedMemory:
+    """A node with both of its vectors, ready for the vector index."""
+
+    node: MemoryNode
+    dense: Sequence[float]
+    sparse: SparseVector
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredId:
+    id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a language model (or the offline rules) wrote for one node."""
+
+    text: str
+    degraded: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How recall will search for a query: how deep to climb, which words matter."""
+
+    complexity: Complexity
+    keywords: tuple[str, ...]
+    degraded: bool = False

@@ -32,14 +32,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, TypeVar, cast
 
-from memstream.adapters.llm_offline import plan_query
-from memstream.adapters.ports import Complexity, Embedder, LanguageModel, Plan, VectorIndex
-from memstream.adapters.redis_tree import RedisTree
-from memstream.adapters.sparse import query_vector
-from memstream.domain.models import Level, MemoryNode
-from memstream.recall.cues import is_aggregative
-from memstream.recall.options import RecallOptions
-from memstream.recall.ranking import (
+from memstream.adapters.llm.offline import plan_query
+from memstream.adapters.redis.tree import RedisTree
+from memstream.domain.cues import is_aggregative
+from memstream.domain.models import Complexity, Level, MemoryNode, Plan
+from memstream.domain.ranking import (
     RecalledMemory,
     Support,
     fit_tokens,
@@ -47,7 +44,10 @@ from memstream.recall.ranking import (
     parent_support,
     prune,
 )
-from memstream.recall.rerank import rerank
+from memstream.domain.recall_options import RecallOptions
+from memstream.domain.rerank import rerank
+from memstream.domain.sparse import query_vector
+from memstream.ports import Embedder, LanguageModel, VectorIndex
 from memstream.settings import Settings
 
 __all__ = ["RecallOptions", "RecallPipeline", "RecallRequest", "RecallResult", "RecalledMemory"]

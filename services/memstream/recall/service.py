@@ -24,10 +24,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memstream.adapters.kafka_producer import Outbound, Publisher
-from memstream.adapters.redis_tree import RedisTree
-from memstream.codec import encode_forget
+from memstream.adapters.redis.tree import RedisTree
+from memstream.contracts.codec import encode_forget
+from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, MemoryNode
+from memstream.ports import Publisher
 
 # The tree has five levels; ancestors beyond that would mean a cycle in the links.
 MAX_DEPTH = len(Level)

@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memstream.adapters.kafka_producer import Outbound, Publisher
-from memstream.adapters.redis_tree import RedisTree
-from memstream.codec import encode_tick, encode_window
+from memstream.adapters.redis.tree import RedisTree
+from memstream.contracts.codec import encode_tick, encode_window
+from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, Window, WindowClosed
+from memstream.ports import Publisher
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from memstream.adapters.ports import Embedder
+from memstream.ports import Embedder
 
 Vectors = dict[str, list[float]]
 

@@ -19,11 +19,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from memstream.adapters.kafka_producer import Outbound, Publisher
-from memstream.adapters.ports import Embedder, IndexedMemory, LanguageModel, VectorIndex
-from memstream.adapters.redis_tree import RedisTree
-from memstream.adapters.sparse import document_vector
-from memstream.codec import (
+from memstream.adapters.redis.tree import RedisTree
+from memstream.contracts.codec import (
     TURN_TYPE,
     decode_input,
     decode_state,
@@ -31,17 +28,21 @@ from memstream.codec import (
     encode_window,
     memory_event,
 )
-from memstream.dead_letters import DeadLetters, RawEvent
+from memstream.contracts.records import Outbound, RawEvent
 from memstream.domain.ids import segment_id
 from memstream.domain.models import (
     ForgetRequested,
+    IndexedMemory,
     InputEvent,
     Level,
     MemoryNode,
     Turn,
     WindowClosed,
 )
+from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
+from memstream.entrypoints.faust.dead_letters import DeadLetters
+from memstream.ports import Embedder, LanguageModel, Publisher, VectorIndex
 from memstream.segmenter.embed_ahead import EmbeddingsAhead
 
 log = logging.getLogger(__name__)

@@ -6,14 +6,13 @@ import time
 from datetime import timedelta
 
 import pytest
+from tests.unit.fakes import BASE, FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
 
 from memstream.domain.models import Level
+from memstream.domain.recall_options import DEFAULT_BUDGETS, RecallOptions
 from memstream.domain.tokens import count_tokens
-from memstream.recall.options import DEFAULT_BUDGETS, RecallOptions
 from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
 from memstream.settings import Settings
-
-from .fakes import BASE, FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
 
 
 def build(
@@ -189,7 +188,7 @@ async def test_memories_are_ordered_by_level_then_distance_to_the_query_time() -
 async def test_other_users_never_come_back_even_from_a_leaking_index() -> None:
     tree = FakeTree(sample_tree("u1") + sample_tree("u2"))
     index = FakeIndex(tree)
-    from memstream.adapters.ports import ScoredId
+    from memstream.domain.models import ScoredId
 
     index.leak = [ScoredId("u2-l0000", 0.99)]
     pipeline, _, _ = build(tree=tree, index=index)

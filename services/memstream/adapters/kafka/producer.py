@@ -1,0 +1,44 @@
+"""Publishing JSON events, keyed by user, with delivery confirmed before we move on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+
+from memstream.contracts.records import Outbound, encode_value
+
+
+class KafkaPublisher:
+    """Sends a batch and waits until the broker has acknowledged every message."""
+
+    def __init__(self, producer: AIOKafkaProducer) -> None:
+        self._producer = producer
+
+    @classmethod
+    def for_bootstrap(cls, bootstrap: str, **options: Any) -> KafkaPublisher:
+        return cls(
+            AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, **options)
+        )
+
+    @property
+    def producer(self) -> AIOKafkaProducer:
+        return self._producer
+
+    async def start(self) -> None:
+        await self._producer.start()
+
+    async def stop(self) -> None:
+        await self._producer.stop()
+
+    async def publish(self, events: Sequence[Outbound]) -> None:
+        futures = [
+            await self._producer.send(e.topic, key=e.key.encode(), value=encode_value(e.value))
+            for e in events
+        ]
+        for future in futures:
+            await future
+
+    async def send_raw(self, topic: str, key: bytes | None, value: bytes) -> None:
+        await self._producer.send_and_wait(topic, key=key, value=value)

@@ -1,0 +1,109 @@
+"""Degrade instead of failing: when the LLM cannot answer, the offline backend does.
+
+A memory written by the fallback is marked `degraded`, so the consolidator can write it
+again once the endpoint is back. The pipeline itself never stops for an LLM outage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+
+from memstream.adapters.llm.offline import OfflineLanguageModel
+from memstream.adapters.llm.openai import OpenAILanguageModel, UsageHook
+from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.ports import LanguageModel
+from memstream.settings import Settings
+
+log = logging.getLogger(__name__)
+
+FallbackHook = Callable[[str, BaseException], None]
+
+
+class FallbackLanguageModel:
+    """`primary`, or `offline` with `degraded=True` when `primary` raises (after its retries).
+
+    Only `Exception` is caught: cancellation (`asyncio.CancelledError`) still propagates.
+    """
+
+    def __init__(
+        self,
+        primary: LanguageModel,
+        offline: LanguageModel,
+        *,
+        on_fallback: FallbackHook | None = None,
+    ) -> None:
+        self._primary = primary
+        self._offline = offline
+        self._on_fallback = on_fallback
+
+    def _failed(self, operation: str, exc: Exception) -> None:
+        log.warning("LLM %s failed, using the offline backend: %r", operation, exc)
+        if self._on_fallback is not None:
+            self._on_fallback(operation, exc)
+
+    async def write_segment(
+        self, messages: Sequence[Turn], history: Sequence[MemoryNode]
+    ) -> Summary:
+        try:
+            return await self._primary.write_segment(messages, history)
+        except Exception as exc:
+            self._failed("segment", exc)
+        summary = await self._offline.write_segment(messages, history)
+        return dataclasses.replace(summary, degraded=True)
+
+    async def consolidate(
+        self,
+        level: Level,
+        window: Window,
+        children: Sequence[MemoryNode],
+        history: Sequence[MemoryNode],
+    ) -> Summary:
+        try:
+            return await self._primary.consolidate(level, window, children, history)
+        except Exception as exc:
+            self._failed(f"consolidate_l{int(level)}", exc)
+        summary = await self._offline.consolidate(level, window, children, history)
+        return dataclasses.replace(summary, degraded=True)
+
+    async def plan(self, query: str) -> Plan:
+        try:
+            return await self._primary.plan(query)
+        except Exception as exc:
+            self._failed("plan", exc)
+        return dataclasses.replace(await self._offline.plan(query), degraded=True)
+
+    async def gate(
+        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+    ) -> list[str] | None:
+        # None tells recall "no decision": it keeps the candidates rather than guess.
+        try:
+            return await self._primary.gate(query, complexity, candidates)
+        except Exception as exc:
+            self._failed("gate", exc)
+        return None
+
+
+def build_language_model(
+    settings: Settings,
+    *,
+    on_usage: UsageHook | None = None,
+    on_fallback: FallbackHook | None = None,
+) -> LanguageModel:
+    """Offline when no endpoint is configured; otherwise the endpoint with offline fallback."""
+    if not settings.llm_base_url:
+        return OfflineLanguageModel()
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(
+        base_url=settings.llm_base_url,
+        # The client refuses an empty key; local OpenAI-compatible servers ignore it.
+        api_key=settings.llm_api_key.get_secret_value() or "unused",
+        timeout=settings.llm_timeout_s,
+        max_retries=0,  # OpenAILanguageModel retries, telling transient errors apart
+    )
+    primary = OpenAILanguageModel(
+        client, settings.llm_model, max_retries=settings.llm_max_retries, on_usage=on_usage
+    )
+    return FallbackLanguageModel(primary, OfflineLanguageModel(), on_fallback=on_fallback)

@@ -1,0 +1,246 @@
+"""The LLM backend for any OpenAI-compatible chat-completions endpoint.
+
+Answers are requested as JSON objects (`response_format={"type": "json_object"}`, which
+OpenAI-compatible servers widely support, unlike JSON-schema mode) and validated with
+pydantic. Only transient failures are retried: rate limits, server errors, timeouts and
+broken connections. A malformed answer is not retried here: it raises `InvalidOutput`, and
+the fallback backend decides what to do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
+
+import openai
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from memstream.adapters.llm import prompts
+from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+_Out = TypeVar("_Out", bound=BaseModel)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+
+
+class InvalidOutput(ValueError):
+    """The model answered, but not with the JSON object it was asked for."""
+
+
+class UsageHook(Protocol):
+    """Called once per HTTP attempt; `error` is None on success, else a short error name."""
+
+    def __call__(
+        self,
+        operation: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        seconds: float,
+        error: str | None,
+    ) -> None: ...
+
+
+@dataclasses.dataclass
+class UsageCounter:
+    """A `UsageHook` that keeps totals per operation (for tests and the CLI)."""
+
+    calls: Counter[str] = dataclasses.field(default_factory=Counter)
+    errors: Counter[str] = dataclasses.field(default_factory=Counter)
+    prompt_tokens: Counter[str] = dataclasses.field(default_factory=Counter)
+    completion_tokens: Counter[str] = dataclasses.field(default_factory=Counter)
+
+    def __call__(
+        self,
+        operation: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        seconds: float,
+        error: str | None,
+    ) -> None:
+        self.calls[operation] += 1
+        self.prompt_tokens[operation] += prompt_tokens
+        self.completion_tokens[operation] += completion_tokens
+        if error is not None:
+            self.errors[error] += 1
+
+
+class _Written(BaseModel):
+    text: str = Field(min_length=1)
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("empty text")
+        return value.strip()
+
+
+class _Planned(BaseModel):
+    complexity: Literal["simple", "hybrid", "complex"]
+    keywords: list[str] = Field(default_factory=list, max_length=20)
+
+    @field_validator("complexity", mode="before")
+    @classmethod
+    def _from_level_number(cls, value: Any) -> Any:
+        # Some models answer with the 0/1/2 scale they know from papers; accept it.
+        numbered = {0: "simple", 1: "hybrid", 2: "complex"}
+        if isinstance(value, int) and value in numbered:
+            return numbered[value]
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class _Gated(BaseModel):
+    keep: list[int]
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: the same request may well succeed in a moment."""
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 429) or exc.status_code >= 500
+    return False
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    try:
+        return float(exc.response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+
+
+def _error_name(exc: BaseException) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"http_{exc.status_code}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection"
+    return type(exc).__name__
+
+
+class OpenAILanguageModel:
+    """`LanguageModel` over `AsyncOpenAI`. Build the client with `max_retries=0`: retries
+    happen here, where transient errors are told apart and usage is recorded per attempt."""
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        model: str,
+        *,
+        temperature: float = 0.2,
+        max_retries: int = 3,
+        backoff_initial_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        timeout_s: float | None = None,
+        on_usage: UsageHook | None = None,
+    ) -> None:
+        self._client = client
+        self._model = model
+        self._temperature = temperature
+        self._max_retries = max_retries
+        self._backoff = wait_random_exponential(multiplier=backoff_initial_s, max=backoff_max_s)
+        self._backoff_max_s = backoff_max_s
+        self._timeout_s = timeout_s
+        self._on_usage = on_usage
+
+    def _wait(self, state: RetryCallState) -> float:
+        # Honour the server's Retry-After when it asks for longer than our own backoff.
+        exc = state.outcome.exception() if state.outcome is not None else None
+        hint = _retry_after(exc) or 0.0
+        return min(max(self._backoff(state), hint), self._backoff_max_s)
+
+    def _report(self, operation: str, p: int, c: int, started: float, error: str | None) -> None:
+        if self._on_usage is not None:
+            self._on_usage(operation, p, c, time.perf_counter() - started, error)
+
+    async def _attempt(
+        self, operation: str, messages: list[dict[str, str]], schema: type[_Out]
+    ) -> tuple[_Out, int, int]:
+        started = time.perf_counter()
+        try:
+            response = await self._client.chat.completions.create(
+                model=self._model,
+                messages=cast("list[ChatCompletionMessageParam]", messages),
+                response_format={"type": "json_object"},
+                temperature=self._temperature,
+                timeout=self._timeout_s if self._timeout_s is not None else openai.NOT_GIVEN,
+            )
+        except Exception as exc:
+            self._report(operation, 0, 0, started, _error_name(exc))
+            raise
+        usage = response.usage
+        p = usage.prompt_tokens if usage is not None else 0
+        c = usage.completion_tokens if usage is not None else 0
+        content = response.choices[0].message.content if response.choices else None
+        try:
+            # Some compatible servers wrap JSON in a Markdown fence despite json_object mode.
+            parsed = schema.model_validate_json(_FENCE.sub("", content or ""))
+        except ValidationError as exc:
+            self._report(operation, p, c, started, "invalid_output")
+            raise InvalidOutput(f"{operation}: {exc.error_count()} validation errors") from exc
+        self._report(operation, p, c, started, None)
+        return parsed, p, c
+
+    async def _complete(
+        self, operation: str, messages: list[dict[str, str]], schema: type[_Out]
+    ) -> tuple[_Out, int, int]:
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(is_transient),
+            stop=stop_after_attempt(self._max_retries + 1),
+            wait=self._wait,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._attempt(operation, messages, schema)
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    async def write_segment(
+        self, messages: Sequence[Turn], history: Sequence[MemoryNode]
+    ) -> Summary:
+        out, p, c = await self._complete(
+            "segment", prompts.segment_prompt(messages, history), _Written
+        )
+        return Summary(text=out.text, prompt_tokens=p, completion_tokens=c)
+
+    async def consolidate(
+        self,
+        level: Level,
+        window: Window,
+        children: Sequence[MemoryNode],
+        history: Sequence[MemoryNode],
+    ) -> Summary:
+        out, p, c = await self._complete(
+            f"consolidate_l{int(level)}",
+            prompts.consolidation_prompt(level, window, children, history),
+            _Written,
+        )
+        return Summary(text=out.text, prompt_tokens=p, completion_tokens=c)
+
+    async def plan(self, query: str) -> Plan:
+        out, _, _ = await self._complete("plan", prompts.planner_prompt(query), _Planned)
+        keywords = tuple(dict.fromkeys(k.strip() for k in out.keywords if k.strip()))
+        return Plan(complexity=cast(Complexity, out.complexity), keywords=keywords)
+
+    async def gate(
+        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+    ) -> list[str] | None:
+        if not candidates:
+            return []
+        out, _, _ = await self._complete(
+            "gate", prompts.gate_prompt(query, complexity, candidates), _Gated
+        )
+        # The prompt numbers candidates from 1; numbers outside that range are ignored.
+        picked = dict.fromkeys(n for n in out.keep if 1 <= n <= len(candidates))
+        return [candidates[n - 1].id for n in picked]

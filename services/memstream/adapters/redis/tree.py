@@ -1,0 +1,255 @@
+"""The tree's structure and the workers' state in Redis.
+
+Every per-user key carries the `{user_id}` hash tag, so one user's keys live in one Redis
+Cluster slot and a user's whole write is one MULTI/EXEC transaction. Layout, with the
+default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
+
+    ms:{u}:state            JSON of the window reducer's state
+    ms:{u}:seen             set of processed event ids (idempotency markers)
+    ms:{u}:outbox           list of JSON events written but not yet published
+    ms:{u}:node:<id>        JSON of a memory node (text included: recall climbs the tree here)
+    ms:{u}:children:<id>    set of child ids of a node (filled before the node itself exists)
+    ms:{u}:level:<n>        sorted set of node ids by t_end (epoch seconds)
+    ms:{u}:profile          id of the newest L5 profile
+    ms:due                  sorted set: user -> earliest wall-clock time a tick may close something
+    ms:degraded             set of "user|node id" written by the offline fallback
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections import Counter
+from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import redis.asyncio as aioredis
+
+from memstream.contracts.codec import decode_node, encode_node
+from memstream.domain.models import Level, MemoryNode
+
+T = TypeVar("T")
+
+DEFAULT_NAMESPACE = "ms"
+
+
+async def _done(result: Awaitable[T] | T) -> T:
+    """redis-py types its commands as sync-or-async; on the asyncio client they await."""
+    return await result if inspect.isawaitable(result) else result
+
+
+def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    return f"{namespace}:{{{user_id}}}:"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredNode:
+    node: MemoryNode
+    fingerprint: str
+
+
+class RedisTree:
+    """Tree links, time indexes, window state and idempotency markers."""
+
+    def __init__(self, client: aioredis.Redis, namespace: str = DEFAULT_NAMESPACE) -> None:
+        self._r = client
+        # A namespace lets deployments (or tests) share one Redis without seeing each other.
+        self._ns = namespace
+        self._due = f"{namespace}:due"
+        self._degraded = f"{namespace}:degraded"
+
+    def _key(self, user_id: str, suffix: str) -> str:
+        return user_prefix(user_id, self._ns) + suffix
+
+    async def ping(self) -> bool:
+        return bool(await _done(self._r.ping()))
+
+    # --- segmenter state -------------------------------------------------------------------
+
+    async def load_state(self, user_id: str) -> dict[str, Any] | None:
+        raw = await self._r.get(self._key(user_id, "state"))
+        return json.loads(raw) if raw else None
+
+    async def unseen(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
+        """For each event id, whether it has not been processed yet."""
+        if not event_ids:
+            return []
+        flags = await _done(self._r.smismember(self._key(user_id, "seen"), list(event_ids)))
+        return [not f for f in flags]
+
+    async def commit_user(
+        self,
+        user_id: str,
+        *,
+        state: dict[str, Any],
+        seen: Iterable[str],
+        nodes: Sequence[MemoryNode],
+        outbox: Sequence[dict[str, Any]],
+        due: datetime | None,
+    ) -> None:
+        """Write one user's new state, nodes, markers and outgoing events atomically."""
+        p = user_prefix(user_id, self._ns)
+        pipe = self._r.pipeline(transaction=True)
+        pipe.set(p + "state", json.dumps(state))
+        seen = list(seen)
+        if seen:
+            pipe.sadd(p + "seen", *seen)
+        for node in nodes:
+            self._queue_node(pipe, node, fingerprint="")
+        if outbox:
+            pipe.rpush(p + "outbox", *(json.dumps(e) for e in outbox))
+        if due is None:
+            pipe.zrem(self._due, user_id)
+        else:
+            pipe.zadd(self._due, {user_id: due.timestamp()})
+        await pipe.execute()
+
+    async def outbox(self, user_id: str) -> list[dict[str, Any]]:
+        raw = await _done(self._r.lrange(self._key(user_id, "outbox"), 0, -1))
+        return [json.loads(r) for r in raw]
+
+    async def clear_outbox(self, user_id: str, count: int) -> None:
+        await _done(self._r.ltrim(self._key(user_id, "outbox"), count, -1))
+
+    async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
+        raw = await self._r.zrangebyscore(self._due, "-inf", now.timestamp(), start=0, num=limit)
+        return [r.decode() if isinstance(r, bytes) else r for r in raw]
+
+    # --- nodes -----------------------------------------------------------------------------
+
+    async def save_node(self, node: MemoryNode, fingerprint: str) -> None:
+        pipe = self._r.pipeline(transaction=True)
+        self._queue_node(pipe, node, fingerprint)
+        marker = f"{node.user_id}|{node.id}"
+        if node.degraded:
+            pipe.sadd(self._degraded, marker)
+        else:
+            pipe.srem(self._degraded, marker)
+        await pipe.execute()
+
+    def _queue_node(self, pipe: Any, node: MemoryNode, fingerprint: str) -> None:
+        p = user_prefix(node.user_id, self._ns)
+        doc = encode_node(node) | {"fingerprint": fingerprint}
+        pipe.set(p + f"node:{node.id}", json.dumps(doc))
+        pipe.zadd(p + f"level:{int(node.level)}", {node.id: node.t_end.timestamp()})
+        if node.parent_id:
+            pipe.sadd(p + f"children:{node.parent_id}", node.id)
+        if node.level == Level.MONTH:
+            pipe.set(p + "profile", node.id)
+
+    async def get(self, user_id: str, node_id: str) -> StoredNode | None:
+        raw = await self._r.get(self._key(user_id, f"node:{node_id}"))
+        if raw is None:
+            return None
+        doc = json.loads(raw)
+        return StoredNode(decode_node(doc), doc.get("fingerprint", ""))
+
+    async def get_many(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
+        """The nodes that exist among `node_ids`, in the given order."""
+        if not node_ids:
+            return []
+        p = user_prefix(user_id, self._ns)
+        raws = await self._r.mget([p + f"node:{i}" for i in node_ids])
+        return [decode_node(json.loads(r)) for r in raws if r is not None]
+
+    async def children_ids(self, user_id: str, node_id: str) -> list[str]:
+        raw = await _done(self._r.smembers(self._key(user_id, f"children:{node_id}")))
+        return sorted(r.decode() if isinstance(r, bytes) else r for r in raw)
+
+    async def recent(
+        self, user_id: str, level: Level, count: int, before: datetime | None = None
+    ) -> list[MemoryNode]:
+        """The `count` newest nodes of a level ending before `before`, oldest first."""
+        if count <= 0:
+            return []
+        top = f"({before.timestamp()}" if before else "+inf"
+        ids = await self._r.zrevrangebyscore(
+            self._key(user_id, f"level:{int(level)}"), top, "-inf", start=0, num=count
+        )
+        ids = [i.decode() if isinstance(i, bytes) else i for i in ids]
+        return list(reversed(await self.get_many(user_id, ids)))
+
+    async def level_ids(
+        self,
+        user_id: str,
+        level: Level,
+        start: float = float("-inf"),
+        end: float = float("inf"),
+        offset: int = 0,
+        limit: int = 100,
+    ) -> list[str]:
+        ids = await self._r.zrangebyscore(
+            self._key(user_id, f"level:{int(level)}"), start, end, start=offset, num=limit
+        )
+        return [i.decode() if isinstance(i, bytes) else i for i in ids]
+
+    async def count(self, user_id: str, level: Level) -> int:
+        return int(await self._r.zcard(self._key(user_id, f"level:{int(level)}")))
+
+    async def profile(self, user_id: str) -> MemoryNode | None:
+        node_id = await self._r.get(self._key(user_id, "profile"))
+        if node_id is None:
+            return None
+        nodes = await self.get_many(
+            user_id, [node_id.decode() if isinstance(node_id, bytes) else node_id]
+        )
+        return nodes[0] if nodes else None
+
+    async def open_window_counts(
+        self, *, max_users: int = 100_000, chunk: int = 500
+    ) -> Counter[int]:
+        """Open windows per level, over every user with something open.
+
+        A user with an open window always has an entry in the due index (an open session or
+        calendar window always has a time the clock may close it), so that index lists whom
+        to read; their states are fetched in pipelined chunks.
+        """
+        users = await self.due_users(datetime.max.replace(tzinfo=UTC), limit=max_users)
+        counts: Counter[int] = Counter()
+        for start in range(0, len(users), chunk):
+            pipe = self._r.pipeline(transaction=False)
+            for user in users[start : start + chunk]:
+                pipe.get(self._key(user, "state"))
+            for raw in await pipe.execute():
+                if raw:
+                    for window in json.loads(raw).get("open_windows", {}).values():
+                        counts[int(window["level"])] += 1
+        return counts
+
+    async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
+        raw = await _done(self._r.srandmember(self._degraded, limit))
+        pairs = [(r.decode() if isinstance(r, bytes) else r).split("|", 1) for r in raw or []]
+        return [(u, n) for u, n in pairs]
+
+    # --- forgetting ------------------------------------------------------------------------
+
+    async def delete_user(self, user_id: str) -> int:
+        """Remove every key of the user; returns how many keys were deleted."""
+        deleted = 0
+        batch: list[bytes | str] = []
+        async for key in self._r.scan_iter(
+            match=_glob_escape(user_prefix(user_id, self._ns)) + "*", count=500
+        ):
+            batch.append(key)
+            if len(batch) >= 500:
+                deleted += int(await self._r.delete(*batch))
+                batch.clear()
+        if batch:
+            deleted += int(await self._r.delete(*batch))
+        await self._r.zrem(self._due, user_id)
+        members = await _done(self._r.smembers(self._degraded))
+        stale = [m for m in members if _member_user(m) == user_id]
+        if stale:
+            await _done(self._r.srem(self._degraded, *stale))
+        return deleted
+
+
+def _member_user(member: bytes | str) -> str:
+    text = member.decode() if isinstance(member, bytes) else member
+    return text.split("|", 1)[0]
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

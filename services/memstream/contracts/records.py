@@ -1,0 +1,39 @@
+"""Records as they cross the broker: one consumed, one to publish."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    """One consumed record, kept whole so a bad one can be dead-lettered as it came."""
+
+    value: bytes
+    topic: str = ""
+    partition: int = -1
+    offset: int = -1
+    timestamp: float | None = None  # the broker's record time, epoch seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """A JSON value to publish on `topic` under `key` (a user id: it picks the partition)."""
+
+    topic: str
+    key: str
+    value: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "key": self.key, "value": self.value}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Outbound:
+        return cls(doc["topic"], doc["key"], doc["value"])
+
+
+def encode_value(value: dict[str, Any]) -> bytes:
+    """The bytes of a JSON value on the wire: compact, UTF-8."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()

@@ -1,0 +1,104 @@
+"""Recall tunables: leaf depth and re-ranking, channel weight, level budgets, token shares.
+
+The backbone follows DESIGN.md and TiMem's recall configuration (appendix B.3). Where the
+defaults differ from it, the LoCoMo evaluation measured why (README, "Recall quality"):
+
+- leaves are fused with `dense_weight` 0.5 rather than 0.9 (names, places and dates are
+  what questions share with their evidence, and the lexical channel sees them);
+- a deeper pool of `leaf_pool` candidates is re-ranked with the speaker and time bonuses
+  of `recall/rerank.py` before the best `leaf_top_k` go on;
+- a question after one fact gets `focused_share` of the token budget, a question that
+  gathers facts from across the history the whole of it (`recall/cues.py`);
+- memories are fitted to the budget best first, but summaries (L2-L5) may take only
+  `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
+  crowded out by their own ancestors; summaries then take whatever the leaves leave.
+
+Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
+and measures each idea alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from memstream.domain.models import Complexity, Level
+from memstream.settings import Settings
+
+AncestorScoring = Literal["max", "sum"]
+
+# How many memories of each level a query of each complexity may recall. A level missing
+# from a complexity's budget is not recalled at all (simple queries skip days and weeks).
+LEAVES = 35
+DEFAULT_BUDGETS: Mapping[Complexity, Mapping[Level, int]] = MappingProxyType(
+    {
+        "simple": MappingProxyType({Level.SEGMENT: LEAVES, Level.SESSION: 4, Level.MONTH: 1}),
+        "hybrid": MappingProxyType(
+            {Level.SEGMENT: LEAVES, Level.SESSION: 4, Level.DAY: 2, Level.MONTH: 1}
+        ),
+        "complex": MappingProxyType(
+            {Level.SEGMENT: LEAVES, Level.SESSION: 8, Level.DAY: 4, Level.WEEK: 2, Level.MONTH: 1}
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class RecallOptions:
+    """How recall behaves; the defaults are the production configuration.
+
+    `ancestor_scoring` decides what an ancestor is worth: "max" (default) is the best score
+    among the recalled leaves below it, so ancestor and leaf scores share one scale; ties
+    go to the ancestor with more recalled leaves below it. "sum" adds the leaves' scores
+    instead, which favours broad ancestors over precise ones (an ablation knob).
+    """
+
+    leaf_top_k: int = LEAVES
+    dense_weight: float = 0.5
+    budgets: Mapping[Complexity, Mapping[Level, int]] = field(
+        default_factory=lambda: DEFAULT_BUDGETS
+    )
+    gating: bool = True
+    ancestor_scoring: AncestorScoring = "max"
+    # Leaf re-ranking (recall/rerank.py); a pool no deeper than leaf_top_k still re-ranks.
+    leaf_pool: int = 60
+    speaker_boost: float = 0.2  # the query names one person: what that person said
+    time_boost: float = 0.1  # inside the time range the query names (TSM)
+    time_pad_days: float = 3.0  # a thing is often told a few days after it happened
+    session_support: float = 0.0  # times the other candidates' score in the same session
+    # Token budget.
+    focused_share: float = 0.375  # of max_tokens, for a question after one fact
+    summary_share: float = 0.2  # of the budget L2-L5 may take while leaves still fit
+
+    def __post_init__(self) -> None:
+        if self.leaf_top_k <= 0:
+            raise ValueError("leaf_top_k must be positive")
+        if self.leaf_pool < 0:
+            raise ValueError("leaf_pool must not be negative")
+        for name in ("dense_weight", "focused_share", "summary_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1]")
+        missing = {"simple", "hybrid", "complex"} - set(self.budgets)
+        if missing:
+            raise ValueError(f"budgets lack complexities {sorted(missing)}")
+        if any(n < 0 for per_level in self.budgets.values() for n in per_level.values()):
+            raise ValueError("budgets must not be negative")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RecallOptions:
+        return cls(leaf_top_k=settings.recall_leaf_top_k, dense_weight=settings.recall_dense_weight)
+
+    @property
+    def candidates(self) -> int:
+        """How many leaves to fetch from the index before re-ranking."""
+        return max(self.leaf_pool, self.leaf_top_k)
+
+    def levels(self, complexity: Complexity) -> dict[Level, int]:
+        """The levels a complexity recalls, with their budgets (zero budgets left out)."""
+        return {level: n for level, n in sorted(self.budgets[complexity].items()) if n > 0}
+
+    def token_budget(self, max_tokens: int, aggregative: bool) -> int:
+        """What a query may spend: all of `max_tokens` when it gathers facts, else a share."""
+        return max_tokens if aggregative else int(max_tokens * self.focused_share)

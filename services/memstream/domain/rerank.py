@@ -1,0 +1,86 @@
+"""Leaf re-ranking: bonuses added to the fused score from what the memories already carry.
+
+No LLM is needed for any of them:
+
+- speaker: the query names exactly one person among the candidates' speakers, and some
+  candidates are not theirs: the memories where that person speaks get a bonus (a question
+  about Caroline is answered by what Caroline said);
+- time: a time expression in the query is resolved to a range (TSM's semantic time) and
+  the memories inside it, or told a few days after it, get a bonus;
+- session support (off by default; the evaluation found no gain): each leaf gets a share of
+  the summed score of the other candidates under the same L2 session.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from memstream.domain.cues import named_people
+from memstream.domain.ranking import RecalledMemory
+from memstream.domain.recall_options import RecallOptions
+from memstream.domain.timeexpr import resolve_time_range
+
+# A time range also covers the day before its start: "on 9 November" in a question is often
+# the day a session is dated, and a session's messages start late in the evening.
+_TIME_SLACK_BEFORE = timedelta(days=1)
+
+
+def rerank(
+    query: str, query_time: datetime, pool: Sequence[RecalledMemory], options: RecallOptions
+) -> list[RecalledMemory]:
+    """The pool with each bonus added to the fused score, best first."""
+    scores = {m.node.id: m.score for m in pool}
+    for node_id, bonus in _speaker_bonus(query, pool, options.speaker_boost):
+        scores[node_id] += bonus
+    for node_id, bonus in _session_bonus(pool, options.session_support):
+        scores[node_id] += bonus
+    for node_id, bonus in _time_bonus(query, query_time, pool, options):
+        scores[node_id] += bonus
+    ranked = sorted(pool, key=lambda m: (-scores[m.node.id], m.node.id))
+    return [RecalledMemory(m.node, scores[m.node.id]) for m in ranked]
+
+
+def _speaker_bonus(
+    query: str, pool: Sequence[RecalledMemory], boost: float
+) -> list[tuple[str, float]]:
+    if not boost:
+        return []
+    named = named_people(query, [s for m in pool for s in m.node.speakers])
+    if len(named) != 1:
+        return []
+    theirs = [m.node.id for m in pool if named[0] in m.node.speakers]
+    # When every candidate is theirs the bonus would change nothing but the scale.
+    return [(i, boost) for i in theirs] if len(theirs) < len(pool) else []
+
+
+def _session_bonus(pool: Sequence[RecalledMemory], share: float) -> list[tuple[str, float]]:
+    if not share:
+        return []
+    by_session: dict[str, float] = defaultdict(float)
+    for m in pool:
+        if m.node.parent_id is not None:
+            by_session[m.node.parent_id] += m.score
+    return [
+        (m.node.id, share * (by_session[m.node.parent_id] - m.score))
+        for m in pool
+        if m.node.parent_id is not None
+    ]
+
+
+def _time_bonus(
+    query: str, query_time: datetime, pool: Sequence[RecalledMemory], options: RecallOptions
+) -> list[tuple[str, float]]:
+    if not options.time_boost:
+        return []
+    span = resolve_time_range(query, query_time)
+    if span is None:
+        return []
+    start = span.start - _TIME_SLACK_BEFORE
+    end = span.end + timedelta(days=options.time_pad_days)
+    return [
+        (m.node.id, options.time_boost)
+        for m in pool
+        if m.node.t_start < end and m.node.t_end >= start
+    ]

@@ -1,0 +1,156 @@
+"""The Faust application: agents that take records in batches and hand them to a handler.
+
+Agents hold no logic. Faust commits a record's offset once the agent has moved past it, so
+an agent moves past a batch only when it is handled or dead-lettered: outages (a store or
+the broker unreachable) are retried until they end, and a batch that keeps failing for any
+other reason is retried record by record, the records that still fail going to the
+dead-letter topic with the error. Nothing is skipped silently. Both topics are keyed by
+user, so each user's records are handled in order even with several workers in the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import faust
+import httpx
+import redis.exceptions
+from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
+from qdrant_client.http.exceptions import ResponseHandlingException
+
+from memstream.contracts.records import RawEvent
+from memstream.entrypoints.faust.fetch import bound_fetch_wait
+
+log = logging.getLogger(__name__)
+
+RecordHandler = Callable[[list[RawEvent]], Awaitable[object]]
+DeadLetter = Callable[[RawEvent, str], Awaitable[None]]
+
+# Errors that mean "a dependency is down", not "this record is bad": wait and try again.
+OUTAGES: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    ResponseHandlingException,
+    httpx.TransportError,
+    ConnectionError,
+    TimeoutError,
+)
+FAILED_ATTEMPTS = 3
+BACKOFF_S = (0.5, 30.0)  # first and longest wait between attempts
+
+
+def build_faust_app(
+    *,
+    app_id: str,
+    bootstrap: str,
+    turns_topic: str,
+    windows_topic: str,
+    on_turns: RecordHandler | None,
+    on_windows: RecordHandler | None,
+    dead_letter: DeadLetter,
+    batch_size: int = 1024,
+    batch_within_s: float = 0.25,
+    fetch_max_wait_ms: int = 100,
+    **options: Any,
+) -> faust.App:
+    """A Faust app with an agent for each topic whose handler is given."""
+    app = faust.App(
+        app_id,
+        broker=f"kafka://{bootstrap}",
+        value_serializer="raw",
+        key_serializer="raw",
+        web_enabled=False,
+        topic_disable_leader=True,
+        # memstream's state lives in Redis, so Faust keeps no tables or local data of its own.
+        store="memory://",
+        consumer_auto_offset_reset="earliest",
+        topic_allow_declare=False,
+        broker_commit_every=batch_size,
+        broker_commit_interval=1.0,
+        **options,
+    )
+    bound_fetch_wait(app, fetch_max_wait_ms)
+    for name, topic, handler in (
+        ("segmenter", turns_topic, on_turns),
+        ("consolidator", windows_topic, on_windows),
+    ):
+        if handler is not None:
+            _add_agent(
+                app, f"{app_id}-{name}", topic, handler, dead_letter, batch_size, batch_within_s
+            )
+    return app
+
+
+def _add_agent(
+    app: faust.App,
+    name: str,
+    topic_name: str,
+    handler: RecordHandler,
+    dead_letter: DeadLetter,
+    batch_size: int,
+    within_s: float,
+) -> None:
+    topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
+
+    @app.agent(topic, name=name)
+    async def consume(stream: faust.StreamT[bytes]) -> None:
+        # take_events (not take) keeps each record's topic, partition, offset and timestamp.
+        batches = stream.take_events(batch_size, within=within_s)  # type: ignore[attr-defined]
+        async for events in batches:
+            await deliver(handler, list(_raw(events)), dead_letter)
+
+
+async def deliver(
+    handler: RecordHandler,
+    raws: list[RawEvent],
+    dead_letter: DeadLetter,
+    *,
+    attempts: int = FAILED_ATTEMPTS,
+    backoff_s: tuple[float, float] = BACKOFF_S,
+) -> None:
+    """Handle a batch; on repeated failure, each record alone; dead-letter what still fails."""
+    error = await _attempt(handler, raws, attempts, backoff_s)
+    if error is None:
+        return
+    if len(raws) > 1:
+        log.warning("batch of %d failed (%r); retrying record by record", len(raws), error)
+        for raw in raws:
+            await deliver(handler, [raw], dead_letter, attempts=attempts, backoff_s=backoff_s)
+        return
+    [poison] = raws
+    log.error("dead-lettering %s/%s@%s: %r", poison.topic, poison.partition, poison.offset, error)
+    await dead_letter(poison, f"handler failed: {type(error).__name__}: {error}"[:500])
+
+
+async def _attempt(
+    handler: RecordHandler, raws: list[RawEvent], attempts: int, backoff_s: tuple[float, float]
+) -> Exception | None:
+    """None once handled; the last error after `attempts` failures that are not outages."""
+    failures = 0
+    wait = backoff_s[0]
+    while True:
+        try:
+            await handler(raws)
+            return None
+        except OUTAGES as outage:
+            log.warning("dependency unavailable (%r); retrying in %.1f s", outage, wait)
+        except Exception as error:
+            failures += 1
+            if failures >= attempts:
+                return error
+            log.warning("handler failed (%r), attempt %d of %d", error, failures, attempts)
+        await asyncio.sleep(wait)
+        wait = min(wait * 2, backoff_s[1])
+
+
+def _raw(events: Iterable[faust.EventT]) -> Iterable[RawEvent]:
+    for event in events:
+        message = event.message
+        value = message.value if isinstance(message.value, bytes) else bytes(message.value or b"")
+        stamp = message.timestamp  # Kafka gives epoch seconds here (Faust converts ms)
+        yield RawEvent(value, message.topic, message.partition, message.offset, stamp or None)

@@ -1,0 +1,322 @@
+"""The recall HTTP API (FastAPI). Routes decode, call the pipeline or the service, encode.
+
+    app = create_app(runtime)                                   # caller owns the runtime
+    app = create_app(lambda: open_runtime(s), settings=s)       # the app opens and closes it
+
+Authentication: `Authorization: Bearer <key>` against `settings.recall_api_keys`, compared
+in constant time. With no keys configured, authentication is off (development and the
+embedded stack); `/healthz`, `/readyz` and `/metrics` are always open, for probes and
+scrapers. Unknown users get empty answers, never an error.
+"""
+
+# No `from __future__ import annotations` here: FastAPI reads the route annotations at
+# definition time, and the recall body's model is built per app (its limits are settings).
+
+import asyncio
+import hmac
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from pydantic import AwareDatetime, SecretStr
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+from redis.exceptions import RedisError
+
+from memstream.bootstrap import Runtime
+from memstream.domain.models import Level
+from memstream.entrypoints.http.schemas import (
+    USER_ID_PATTERN,
+    ForgetResponse,
+    Health,
+    Memory,
+    MemoryDetailResponse,
+    MemoryPage,
+    Problem,
+    ProfileResponse,
+    Readiness,
+    RecallRequestBase,
+    RecallResponse,
+    recall_request_model,
+)
+from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
+from memstream.recall.service import ForgetNotPublished, InvalidCursor, MemoryService
+from memstream.settings import Settings
+
+log = logging.getLogger(__name__)
+
+RuntimeFactory = Callable[[], Awaitable[Runtime]]
+RecallObserver = Callable[[RecallResult], None]
+PROBE_TIMEOUT_S = 2.0
+
+UserIdPath = Annotated[
+    str, Path(min_length=1, max_length=128, pattern=USER_ID_PATTERN, description="User id.")
+]
+UserIdQuery = Annotated[
+    str, Query(min_length=1, max_length=128, pattern=USER_ID_PATTERN, description="Owner.")
+]
+
+
+@dataclass(frozen=True)
+class _Parts:
+    runtime: Runtime
+    pipeline: RecallPipeline
+    service: MemoryService
+
+
+def _parts(request: Request) -> _Parts:
+    parts: _Parts = request.app.state.parts
+    return parts
+
+
+Parts = Annotated[_Parts, Depends(_parts)]
+
+
+def bearer_auth(keys: Sequence[SecretStr]) -> Callable[..., Awaitable[None]]:
+    """A dependency accepting any of `keys` as a bearer token; open when `keys` is empty."""
+    secrets = [k.get_secret_value().encode() for k in keys if k.get_secret_value()]
+    scheme = HTTPBearer(auto_error=False, description="An API key from MEMSTREAM_RECALL_API_KEYS.")
+
+    async def check(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(scheme)],
+    ) -> None:
+        if not secrets:
+            return
+        given = credentials.credentials.encode() if credentials is not None else b""
+        # Compare against every key, so the time taken says nothing about which one matched.
+        matched = False
+        for secret in secrets:
+            matched |= hmac.compare_digest(given, secret)
+        if not matched:
+            raise HTTPException(
+                status_code=401,
+                detail="missing or invalid API key",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    return check
+
+
+def create_app(
+    source: Runtime | RuntimeFactory,
+    *,
+    settings: Settings | None = None,
+    registry: CollectorRegistry | None = None,
+    observe: RecallObserver | None = None,
+) -> FastAPI:
+    """The API over a runtime, or over one a factory opens at startup and closes at shutdown.
+
+    `settings` defaults to the runtime's (required with a factory). `registry` is what
+    `/metrics` exposes (the default registry if None). `observe` sees every recall result,
+    e.g. to record per-stage latency in metrics.
+    """
+    if settings is None:
+        if not isinstance(source, Runtime):
+            raise ValueError("create_app needs settings when given a runtime factory")
+        settings = source.settings
+    metrics_registry = registry or REGISTRY
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = source if isinstance(source, Runtime) else await source()
+        try:
+            warm_up = getattr(runtime.embedder, "warm_up", None)
+            if warm_up is not None:
+                await warm_up()  # load the model now, not on the first request
+            app.state.parts = _Parts(
+                runtime=runtime,
+                pipeline=RecallPipeline(
+                    tree=runtime.tree,
+                    index=runtime.index,
+                    # Recall is on an agent's critical path: ahead of consolidation's batches.
+                    embedder=runtime.embedders.urgent,
+                    llm=runtime.llm,
+                    settings=settings,
+                ),
+                service=MemoryService(
+                    tree=runtime.tree,
+                    forget_user=runtime.forget_user,
+                    publisher=runtime.publisher,
+                    turns_topic=runtime.catalog.turns.name,
+                ),
+            )
+            yield
+        finally:
+            if not isinstance(source, Runtime):
+                await runtime.close()
+
+    app = FastAPI(
+        title="memstream recall",
+        version="1",
+        description="Recall memories from a user's Temporal Memory Tree.",
+        lifespan=lifespan,
+    )
+    _store_errors(app)
+    app.include_router(_v1_router(settings, observe))
+    app.include_router(_ops_router(settings, metrics_registry))
+    return app
+
+
+def _store_errors(app: FastAPI) -> None:
+    async def unavailable(request: Request, exc: Exception) -> JSONResponse:
+        log.warning("store unavailable during %s %s: %r", request.method, request.url.path, exc)
+        return JSONResponse({"detail": "a memory store is unavailable"}, status_code=503)
+
+    for error in (RedisError, ResponseHandlingException, UnexpectedResponse, ConnectionError):
+        app.add_exception_handler(error, unavailable)
+
+
+def _v1_router(settings: Settings, observe: RecallObserver | None) -> APIRouter:
+    router = APIRouter(
+        prefix="/v1",
+        dependencies=[Depends(bearer_auth(settings.recall_api_keys))],
+        responses={
+            401: {"model": Problem, "description": "Missing or invalid API key."},
+            503: {"model": Problem, "description": "A memory store is unavailable."},
+        },
+    )
+
+    async def recall(body: RecallRequestBase, parts: Parts) -> RecallResponse:
+        """Memories that help answer `query`, for the agent's context."""
+        request = RecallRequest(
+            user_id=body.user_id,
+            query=body.query,
+            query_time=body.query_time,
+            complexity=body.complexity,
+            max_tokens=body.max_tokens,
+        )
+        result = await parts.pipeline.recall(request)
+        if observe is not None:
+            observe(result)
+        return RecallResponse(
+            user_id=request.user_id,
+            complexity=result.complexity,  # type: ignore[arg-type]
+            keywords=list(result.keywords),
+            memories=[Memory.of(m.node, m.score) for m in result.memories],
+            tokens=result.tokens,
+            timings_ms=result.timings_ms,
+            degraded=result.degraded,
+        )
+
+    # FastAPI validates against the annotation: swap in the subclass carrying this
+    # deployment's limits (the type checker keeps seeing the base class).
+    recall.__annotations__["body"] = recall_request_model(settings)
+    router.post("/recall", response_model=RecallResponse, tags=["recall"])(recall)
+
+    @router.get("/users/{user_id}/profile", response_model=ProfileResponse, tags=["memories"])
+    async def profile(user_id: UserIdPath, parts: Parts) -> ProfileResponse:
+        """The user's latest monthly profile (L5), or null."""
+        node = await parts.service.profile(user_id)
+        return ProfileResponse(user_id=user_id, profile=Memory.of(node) if node else None)
+
+    @router.get("/users/{user_id}/memories", response_model=MemoryPage, tags=["memories"])
+    async def memories(
+        user_id: UserIdPath,
+        parts: Parts,
+        level: Annotated[int | None, Query(ge=1, le=5, description="Only this level.")] = None,
+        start: Annotated[AwareDatetime | None, Query(description="t_end >= start.")] = None,
+        end: Annotated[AwareDatetime | None, Query(description="t_end <= end.")] = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        cursor: Annotated[str | None, Query(max_length=200)] = None,
+    ) -> MemoryPage:
+        """A page of the user's memories, level by level, each level by end time."""
+        try:
+            page = await parts.service.list_memories(
+                user_id,
+                level=Level(level) if level is not None else None,
+                start=start,
+                end=end,
+                limit=limit,
+                cursor=cursor,
+            )
+        except InvalidCursor as exc:
+            raise HTTPException(
+                status_code=422,
+                detail=[{"loc": ["query", "cursor"], "msg": str(exc), "type": "value_error"}],
+            ) from exc
+        return MemoryPage(
+            user_id=user_id, items=[Memory.of(n) for n in page.items], next_cursor=page.next_cursor
+        )
+
+    @router.get(
+        "/memories/{memory_id}",
+        response_model=MemoryDetailResponse,
+        responses={404: {"model": Problem, "description": "No such memory for this user."}},
+        tags=["memories"],
+    )
+    async def memory(
+        memory_id: Annotated[str, Path(min_length=1, max_length=200)],
+        user_id: UserIdQuery,
+        parts: Parts,
+    ) -> MemoryDetailResponse:
+        """One memory with its children and provenance (ancestors, source message ids)."""
+        detail = await parts.service.memory(user_id, memory_id)
+        if detail is None:
+            raise HTTPException(status_code=404, detail="no such memory for this user")
+        return MemoryDetailResponse(
+            memory=Memory.of(detail.node),
+            children=[Memory.of(c) for c in detail.children],
+            ancestors=[Memory.of(a) for a in detail.ancestors],
+            source_ids=list(detail.node.source_ids),
+        )
+
+    @router.delete("/users/{user_id}", response_model=ForgetResponse, tags=["memories"])
+    async def forget(user_id: UserIdPath, parts: Parts) -> ForgetResponse:
+        """Forget the user everywhere and tell the workers to drop in-flight state."""
+        try:
+            report = await parts.service.forget(user_id)
+        except ForgetNotPublished as exc:
+            log.error("forget of %s: %s", user_id, exc, exc_info=exc.__cause__)
+            raise HTTPException(status_code=503, detail=f"{exc}; retry the request") from exc
+        return ForgetResponse(
+            user_id=user_id,
+            qdrant_points=report.qdrant_points,
+            redis_keys=report.redis_keys,
+            forget_event_published=report.event_published,
+        )
+
+    return router
+
+
+def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
+    router = APIRouter(tags=["operations"])
+
+    @router.get("/healthz", response_model=Health)
+    async def healthz() -> Health:
+        """The process is up."""
+        return Health(status="ok")
+
+    @router.get(
+        "/readyz",
+        response_model=Readiness,
+        responses={503: {"model": Readiness, "description": "A store is unreachable."}},
+    )
+    async def readyz(parts: Parts) -> JSONResponse:
+        """Redis and Qdrant answer."""
+        rt = parts.runtime
+        checks = {
+            "redis": await _probe(rt.tree.ping()),
+            "qdrant": await _probe(rt.index.ping()),
+        }
+        ready = all(checks.values())
+        body = Readiness(status="ok" if ready else "unavailable", checks=checks)
+        return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+    @router.get("/metrics", response_class=PlainTextResponse)
+    async def metrics() -> PlainTextResponse:
+        """Prometheus metrics."""
+        return PlainTextResponse(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    return router
+
+
+async def _probe(check: Awaitable[bool]) -> bool:
+    try:
+        return bool(await asyncio.wait_for(check, PROBE_TIMEOUT_S))
+    except Exception:
+        return False

@@ -1,0 +1,175 @@
+"""`memstream recall` (print what memstream remembers for a query) and `memstream serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import httpx
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from memstream.entrypoints.http.schemas import RecallResponse
+from memstream.entrypoints.views import memory_lines
+from memstream.settings import Settings
+
+ComplexityChoice = Literal["auto", "simple", "hybrid", "complex"]
+
+
+def recall(
+    user: Annotated[str, typer.Argument(help="The user whose memories to search.")],
+    query: Annotated[str, typer.Argument(help="What the agent is being asked.")],
+    complexity: Annotated[
+        ComplexityChoice, typer.Option(help="Force the recall scope instead of planning it.")
+    ] = "auto",
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Token budget of the recalled memories.")
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="MEMSTREAM_RECALL_URL",
+            help="Base URL of a running recall API; without it the stores are opened directly.",
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="MEMSTREAM_RECALL_API_KEY", help="Bearer key for --url."),
+    ] = None,
+) -> None:
+    """Print the context memstream recalls for USER and QUERY, as a tree by level."""
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    body: dict[str, object] = {"user_id": user, "query": query, "complexity": complexity}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    try:
+        if url:
+            response = _recall_over_http(url, api_key, body)
+        else:
+            response = asyncio.run(_recall_direct(Settings(), body))
+    except _Failed as exc:
+        err.print(str(exc), style="red", markup=False)
+        raise typer.Exit(1) from exc
+    _print(console, response)
+
+
+class _Failed(RuntimeError):
+    """A failure to tell the person at the terminal about, without a traceback."""
+
+
+def _recall_over_http(url: str, api_key: str | None, body: dict[str, object]) -> RecallResponse:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        reply = httpx.post(url.rstrip("/") + "/v1/recall", json=body, headers=headers, timeout=30)
+    except httpx.HTTPError as exc:
+        raise _Failed(f"cannot reach the recall API at {url}: {exc}") from exc
+    if reply.status_code != 200:
+        raise _Failed(f"recall API answered {reply.status_code}: {reply.text}")
+    return RecallResponse.model_validate(reply.json())
+
+
+async def _recall_direct(settings: Settings, body: dict[str, object]) -> RecallResponse:
+    """Open the configured stores in this process and run the pipeline once."""
+    from memstream.bootstrap import open_runtime
+    from memstream.entrypoints.http.api import create_app
+
+    if not settings.redis_url or not settings.kafka_bootstrap:
+        raise _Failed(
+            "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "
+            "(as `memstream up` prints them), or pass --url of a running `memstream serve`."
+        )
+    # The same app as the server, in-process: one code path from request to rendering.
+    app = create_app(lambda: open_runtime(settings, with_producer=False), settings=settings)
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://memstream") as client,
+        ):
+            reply = await client.post("/v1/recall", json=body, headers=_local_auth(settings))
+    except RuntimeError as exc:  # e.g. Qdrant's local files held by a running server
+        raise _Failed(
+            f"cannot open the stores: {exc}\n(if `memstream up` or `memstream serve` is running, "
+            "pass --url or set MEMSTREAM_RECALL_URL to go through its API)"
+        ) from exc
+    if reply.status_code != 200:
+        raise _Failed(f"recall failed ({reply.status_code}): {reply.text}")
+    return RecallResponse.model_validate(reply.json())
+
+
+def _local_auth(settings: Settings) -> dict[str, str]:
+    # In-process, the configured key is at hand; use it so auth stays on the same path.
+    keys = [k.get_secret_value() for k in settings.recall_api_keys if k.get_secret_value()]
+    return {"Authorization": f"Bearer {keys[0]}"} if keys else {}
+
+
+def _print(console: Console, response: RecallResponse) -> None:
+    header = Text.assemble(
+        ("complexity ", "dim"),
+        (response.complexity, "bold"),
+        ("  keywords ", "dim"),
+        (", ".join(response.keywords) or "-", "bold"),
+        ("  tokens ", "dim"),
+        (str(response.tokens), "bold"),
+        ("  time ", "dim"),
+        (f"{response.timings_ms.get('total', 0.0):.1f} ms", "bold"),
+    )
+    if response.degraded:
+        header.append("  degraded (an LLM step fell back)", style="yellow")
+    console.print(header)
+    if not response.memories:
+        console.print("nothing recalled", style="dim")
+        return
+    console.print(memory_lines([m.to_node() for m in response.memories]))
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address (MEMSTREAM_API_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (MEMSTREAM_API_PORT).")] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Where embedded Redis and Qdrant keep their files (MEMSTREAM_DATA_DIR)."),
+    ] = None,
+) -> None:
+    """Run the recall API; embedded stores are started for whatever is not configured."""
+    settings = Settings()
+    updates: dict[str, object] = {}
+    if host is not None:
+        updates["api_host"] = host
+    if port is not None:
+        updates["api_port"] = port
+    if data_dir is not None:
+        updates["data_dir"] = data_dir
+    settings = settings.model_copy(update=updates)
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        asyncio.run(_serve(settings))
+    except RuntimeError as exc:  # a server that would not start, a data dir in use
+        Console(stderr=True).print(f"memstream serve failed: {exc}", style="red", markup=False)
+        raise typer.Exit(1) from exc
+
+
+async def _serve(settings: Settings) -> None:
+    from memstream.entrypoints.http.server import api_service, one_inference_thread, serve
+    from memstream.entrypoints.instrumentation import instrumented_recall_app
+
+    if settings.embedder == "local":
+        one_inference_thread()
+    if settings.redis_url and settings.kafka_bootstrap:
+        # The API with memstream's metrics (requests, per-stage latency, LLM usage).
+        app = instrumented_recall_app(settings)
+        await serve(app, settings.api_host, settings.api_port, settings.log_level)
+        return
+    # Something is not configured: start the embedded parts, then serve on top of them.
+    from memstream.tools.embedded.runner import run_until_signal
+
+    await run_until_signal(settings, [api_service])

@@ -1,0 +1,100 @@
+"""`memstream topics create|validate`: put the catalog on a broker, check events against it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from memstream.adapters.kafka.admin import TopicStatus, ensure_topics
+from memstream.contracts.catalog import Catalog, UnknownTopicError, load_catalog
+from memstream.settings import Settings
+
+topics_app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+@topics_app.command("create")
+def create(
+    bootstrap: Annotated[
+        str | None, typer.Option(help="Broker address (default: MEMSTREAM_KAFKA_BOOTSTRAP).")
+    ] = None,
+    prefix: Annotated[
+        str | None, typer.Option(help="Topic name prefix (default: MEMSTREAM_TOPIC_PREFIX).")
+    ] = None,
+) -> None:
+    """Create the catalog's topics that do not exist yet; existing ones are left alone."""
+    settings = Settings()
+    address = bootstrap or settings.kafka_bootstrap
+    if not address:
+        typer.echo(
+            "No broker configured: set MEMSTREAM_KAFKA_BOOTSTRAP or pass --bootstrap "
+            "(`memstream up` creates the topics on its embedded broker).",
+            err=True,
+        )
+        raise typer.Exit(2)
+    catalog = load_catalog(settings.topic_prefix if prefix is None else prefix)
+    statuses = asyncio.run(ensure_topics(address, catalog.topics))
+    Console(highlight=False).print(_status_table(address, statuses))
+
+
+def _status_table(address: str, statuses: list[TopicStatus]) -> Table:
+    table = Table(title=f"topics on {address}", title_justify="left")
+    for column in ("topic", "state", "partitions", "replicas", "note"):
+        table.add_column(column)
+    for s in statuses:
+        style = "green" if s.state == "created" else ""
+        cells = (s.name, s.state, str(s.partitions), str(s.replication_factor), s.note)
+        table.add_row(*cells, style=style)
+    return table
+
+
+@topics_app.command("validate")
+def validate(
+    file: Annotated[Path, typer.Argument(help="JSON Lines of event values; - reads stdin.")],
+    topic: Annotated[
+        str | None,
+        typer.Option(help="Check against this topic; default: the topic of each event's type."),
+    ] = None,
+) -> None:
+    """Check events against the catalog: one line per bad event, exit code 1 if any."""
+    catalog = load_catalog()
+    if topic is not None:
+        try:
+            catalog.topic(topic)
+        except UnknownTopicError:
+            names = ", ".join(spec.name for spec in catalog)
+            typer.echo(f"Unknown topic {topic!r}; the catalog has {names}.", err=True)
+            raise typer.Exit(2) from None
+    if str(file) == "-":
+        bad, total = _check_lines(catalog, topic, sys.stdin.buffer)
+    else:
+        # Bytes, not text: a line that is not UTF-8 is a bad event to report, not a crash.
+        with file.open("rb") as lines:
+            bad, total = _check_lines(catalog, topic, lines)
+    typer.echo(f"{total - bad} of {total} events valid.", err=True)
+    if bad:
+        raise typer.Exit(1)
+
+
+def _check_lines(catalog: Catalog, topic: str | None, lines: BinaryIO) -> tuple[int, int]:
+    bad = total = 0
+    for number, line in _numbered_events(lines):
+        total += 1
+        problems = catalog.validate(topic, line)
+        if problems:
+            bad += 1
+            # Plain echo, not rich: reasons quote user data that may contain [markup].
+            typer.echo(f"line {number}: " + "; ".join(str(p) for p in problems))
+    return bad, total
+
+
+def _numbered_events(lines: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            yield number, line

@@ -1,0 +1,45 @@
+"""What memstream asks of models: text to vectors, and text written or judged."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from memstream.domain.models import (
+    Complexity,
+    Level,
+    MemoryNode,
+    Plan,
+    Summary,
+    Turn,
+    Window,
+)
+
+
+class Embedder(Protocol):
+    @property
+    def dim(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class LanguageModel(Protocol):
+    async def write_segment(
+        self, messages: Sequence[Turn], history: Sequence[MemoryNode]
+    ) -> Summary: ...
+
+    async def consolidate(
+        self,
+        level: Level,
+        window: Window,
+        children: Sequence[MemoryNode],
+        history: Sequence[MemoryNode],
+    ) -> Summary: ...
+
+    async def plan(self, query: str) -> Plan: ...
+
+    async def gate(
+        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+    ) -> list[str] | None:
+        """Ids of the candidates worth keeping; None when the backend could not decide."""
+        ...

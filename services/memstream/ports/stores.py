@@ -1,0 +1,29 @@
+"""What memstream asks of its stores: the vector index (and the tree store)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from memstream.domain.models import IndexedMemory, Level, ScoredId, SparseVector
+
+
+class VectorIndex(Protocol):
+    async def ensure_collection(self) -> None: ...
+
+    async def upsert(self, memories: Sequence[IndexedMemory]) -> None: ...
+
+    async def search_leaves(
+        self,
+        user_id: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        limit: int,
+        dense_weight: float,
+        level: Level = Level.SEGMENT,
+    ) -> list[ScoredId]: ...
+
+    async def delete_user(self, user_id: str) -> int: ...
+
+    async def count(self, user_id: str, level: Level | None = None) -> int: ...

@@ -1,0 +1,142 @@
+"""Ingest throughput: messages/s through the whole write path, against the raw embedder rate.
+
+    python -m memstream.tools.bench.ingest --out bench-results/ingest.json
+
+One run measures both figures on the same machine: the local embedder alone over the raw
+message texts (batch 64, the ceiling), once before and once after the pipeline, and between
+them the pipeline on the embedded stack (Tansu, Redis, Qdrant local mode, offline LLM, the
+same local embedder) from the first publish until every message is in a stored L1. The
+ratio is the figure of merit: how much of the embedder's speed the pipeline keeps. The
+embedder's rate is the mean of its two runs, so a machine that speeds up or slows down
+during the run (shared cores do) does not tilt the ratio either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from memstream.adapters.embedding.embedders import LocalEmbedder
+from memstream.bootstrap import open_runtime
+from memstream.domain.models import Level
+from memstream.entrypoints.runner import run_pipeline, wait_caught_up
+from memstream.settings import Settings
+from memstream.tools.embedded.stack import EmbeddedStack
+from memstream.tools.eval.locomo import conversation_events, conversation_files, load_conversation
+from memstream.tools.ingest import publish_file
+
+
+def _write_events(files: list[Path], out: Path) -> tuple[list[str], list[str]]:
+    """All conversations as one JSONL (one user each); returns users and message texts."""
+    users: list[str] = []
+    texts: list[str] = []
+    with out.open("w") as sink:
+        for path in files:
+            for event in conversation_events(load_conversation(path)):
+                sink.write(json.dumps(event) + "\n")
+                if event["type"] == "turn.v1":
+                    texts.append(event["text"])
+            users.append(f"locomo-{path.stem}")
+    return users, texts
+
+
+async def _raw_embedder_rate(texts: list[str], batch: int) -> float:
+    embedder = LocalEmbedder(batch_size=batch)
+    await embedder.embed(texts[:batch])  # load the model and warm up outside the timing
+    started = time.perf_counter()
+    await embedder.embed(texts)
+    return len(texts) / (time.perf_counter() - started)
+
+
+async def run(files: list[Path], batch: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as scratch:
+        events_file = Path(scratch) / "events.jsonl"
+        users, texts = _write_events(files, events_file)
+        raw_before = await _raw_embedder_rate(texts, batch)
+        # The clock closes the last day, week and month once the replay ends; tick often.
+        settings = Settings(
+            data_dir=Path(scratch) / "data",
+            embed_batch_size=batch,
+            clock_interval_s=0.5,
+            clock_grace_s=0.0,
+        )
+        async with AsyncExitStack() as running:
+            stack = await running.enter_async_context(EmbeddedStack(settings))
+            runtime = await open_runtime(stack.settings())
+            running.push_async_callback(runtime.close)
+            await runtime.embedder.embed(["warm up"])
+            pipeline = await running.enter_async_context(run_pipeline(runtime, fast_rebalance=True))
+            segmenter = pipeline.segmenter
+            assert segmenter is not None
+            started = time.perf_counter()
+            published = await publish_file(
+                events_file,
+                catalog=runtime.catalog,
+                bootstrap=runtime.settings.kafka_bootstrap,
+                show_progress=False,
+            )
+            await _until(lambda: segmenter.handled >= published)
+            elapsed = time.perf_counter() - started
+            await wait_caught_up(runtime, users, timeout_s=1800, poll_s=0.25)
+            caught_up = time.perf_counter() - started
+            nodes = {
+                user: {level.label: await runtime.tree.count(user, level) for level in Level}
+                for user in users
+            }
+        raw_after = await _raw_embedder_rate(texts, batch)
+    raw_rate = (raw_before + raw_after) / 2
+    pipeline_rate = len(texts) / elapsed
+    return {
+        # "ingested" = every message is in a stored, searchable L1 memory; consolidation of
+        # the windows the replay closed runs concurrently and competes for the same cores.
+        "benchmark": "ingest",
+        "messages": len(texts),
+        "conversations": len(files),
+        "embed_batch_size": batch,
+        "raw_embedder_msgs_per_s": round(raw_rate, 1),
+        "raw_embedder_runs_msgs_per_s": [round(raw_before, 1), round(raw_after, 1)],
+        "pipeline_msgs_per_s": round(pipeline_rate, 1),
+        "pipeline_seconds": round(elapsed, 2),
+        "ratio": round(pipeline_rate / raw_rate, 3),
+        "seconds_until_all_consolidated": round(caught_up, 2),
+        "ratio_until_all_consolidated": round(len(texts) / caught_up / raw_rate, 3),
+        "target_ratio": 0.8,
+        "nodes": nodes,
+        "machine": {"python": platform.python_version(), "cpus": _cpus()},
+    }
+
+
+async def _until(done: Callable[[], bool], poll_s: float = 0.05) -> None:
+    """Poll a counter the workers advance; the wait is the measurement, so poll finely."""
+    while not done():  # noqa: ASYNC110 - a counter, not an event we could await
+        await asyncio.sleep(poll_s)
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("bench-results/ingest.json"))
+    parser.add_argument("--conversations", type=int, default=5, help="how many LoCoMo files")
+    parser.add_argument("--batch", type=int, default=64)
+    args = parser.parse_args()
+    files = conversation_files()[: args.conversations]
+    result = asyncio.run(run(files, args.batch))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

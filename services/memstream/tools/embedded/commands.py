@@ -1,0 +1,82 @@
+"""`memstream up`: the whole pipeline on one machine, with no external services."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from aiokafka.errors import KafkaError
+from rich.console import Console
+from rich.table import Table
+
+from memstream.settings import Settings
+from memstream.tools.embedded.runner import Service, run_until_signal
+from memstream.tools.embedded.stack import EmbeddedStack
+
+
+def _services(settings: Settings, console: Console) -> list[Service]:
+    """What runs on top of the stack: workers, clock and recall API, sharing one runtime."""
+    from memstream.entrypoints.runner import serve_everything
+
+    def ready() -> None:
+        console.print("Ready. Press Ctrl+C to stop.")
+        console.file.flush()
+
+    return [functools.partial(serve_everything, on_serving=ready)]
+
+
+def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> None:
+    """A table for people, then `KEY=value` lines other processes and scripts can use."""
+    console = console or Console(highlight=False)
+    ends = stack.endpoints
+    table = Table(title="memstream is up", title_justify="left")
+    table.add_column("part")
+    table.add_column("endpoint", overflow="fold")
+    table.add_column("runs")
+    source = {True: "embedded", False: "external"}
+    table.add_row("kafka", ends.kafka_bootstrap, source["kafka" in ends.embedded] + " (Tansu)")
+    table.add_row("redis", ends.redis_url, source["redis" in ends.embedded])
+    qdrant_mode = "qdrant-edge, in-process" if ends.qdrant_path else "external"
+    table.add_row("qdrant", ends.qdrant_location, qdrant_mode)
+    for status in stack.topics:
+        count = f"{status.partitions} partition{'' if status.partitions == 1 else 's'}"
+        table.add_row("topic", status.name, f"{status.state}, {count}")
+    console.print(table)
+    console.print(f"MEMSTREAM_KAFKA_BOOTSTRAP={ends.kafka_bootstrap}", soft_wrap=True)
+    console.print(f"MEMSTREAM_REDIS_URL={ends.redis_url}", soft_wrap=True)
+    api = stack.settings()
+    console.print(f"MEMSTREAM_RECALL_URL=http://{api.api_host}:{api.api_port}", soft_wrap=True)
+    # Block-buffered when piped: flush so a supervisor or test sees the endpoints now.
+    console.file.flush()
+
+
+def up(
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Where Redis and Qdrant keep their files (MEMSTREAM_DATA_DIR)."),
+    ] = None,
+) -> None:
+    """Run memstream here: a broker, Redis and Qdrant for each part not configured."""
+    settings = Settings()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": data_dir})
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        # "Ready" comes after the endpoints, once the recall API accepts connections.
+        services = _services(settings, Console(highlight=False))
+        asyncio.run(run_until_signal(settings, services, on_ready=print_endpoints))
+    except (RuntimeError, OSError, KafkaError) as exc:
+        # A server that did not start, a busy data dir, an unreachable broker: say it plainly.
+        console = Console(stderr=True, highlight=False)
+        console.print("memstream up failed:", style="red", end=" ")
+        console.print(str(exc), markup=False)
+        raise typer.Exit(1) from exc

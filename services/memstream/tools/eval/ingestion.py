@@ -1,0 +1,124 @@
+"""Putting the conversations through the real write path, once per run directory.
+
+Every conversation becomes one user's turn events, published on the turns topic of the
+embedded stack; the Faust workers write L1 online and consolidate L2-L5 as windows close.
+When all users are caught up, the L1 count of each is written to `ingested.json`. A resumed
+run skips a conversation whose marker entry matches what Redis and Qdrant still hold; any
+other conversation is published again, which is safe: node ids are deterministic, so a
+replay overwrites instead of duplicating.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rich.console import Console
+
+from memstream.bootstrap import Runtime
+from memstream.domain.models import Level
+from memstream.entrypoints.runner import run_pipeline, wait_caught_up
+from memstream.tools.eval.dataset import EvalConversation
+from memstream.tools.eval.locomo import conversation_events
+from memstream.tools.eval.memo import SearchCache
+from memstream.tools.ingest import dumps_event, publish_file
+
+MARKER_FILE = "ingested.json"
+EVENTS_FILE = "events.jsonl"
+# Generous: the whole dev split is consolidated in about a minute on 2 cores.
+CATCH_UP_TIMEOUT_S = 1800.0
+
+
+@dataclass
+class Deployment:
+    """One write-path configuration: a view of the runtime, its own users and collection.
+
+    `segment_messages` None is the runtime's own write path (by exchange, as deployed).
+    A number pins segments to that many messages counted whoever speaks: a separate
+    deployment, as it would be in production, with its own Qdrant collection (so its IDF
+    statistics are its own) and user ids with a suffix in Redis.
+    """
+
+    segment_messages: int | None
+    runtime: Runtime
+    suffix: str = ""
+    searches: SearchCache = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return "exchange" if self.segment_messages is None else f"seg{self.segment_messages}"
+
+    def user(self, conv: EvalConversation) -> str:
+        return conv.user_id + self.suffix
+
+
+async def open_deployment(runtime: Runtime, segment_messages: int | None) -> Deployment:
+    base = runtime.settings
+    if segment_messages is None:
+        return Deployment(None, runtime)
+    overrides = {"segment_messages": segment_messages, "segment_by": "count"}
+    collection = f"{base.qdrant_collection}_seg{segment_messages}"
+    settings = base.model_copy(update={**overrides, "qdrant_collection": collection})
+    # Same store, another collection: a second deployment of the write path beside the first.
+    index = await runtime.open_index(collection)
+    view = replace(runtime, settings=settings, index=index)
+    return Deployment(segment_messages, view, f"-seg{segment_messages}")
+
+
+async def pending(
+    deployment: Deployment, split: Sequence[EvalConversation], out_dir: Path
+) -> list[EvalConversation]:
+    """The conversations the deployment's stores do not hold completely."""
+    marker = _read_marker(out_dir / MARKER_FILE)
+    runtime = deployment.runtime
+    todo: list[EvalConversation] = []
+    for conv in split:
+        user = deployment.user(conv)
+        expected = marker.get(user)
+        in_redis = await runtime.tree.count(user, Level.SEGMENT)
+        in_qdrant = await runtime.index.count(user, Level.SEGMENT)
+        if expected is None or not (expected == in_redis == in_qdrant):
+            todo.append(conv)
+    return todo
+
+
+async def ingest(
+    deployment: Deployment, convs: Sequence[EvalConversation], out_dir: Path, console: Console
+) -> float:
+    """Publish the conversations, wait until every window is consolidated; returns seconds."""
+    if not convs:
+        return 0.0
+    runtime = deployment.runtime
+    events_path = out_dir / EVENTS_FILE
+    users = [deployment.user(c) for c in convs]
+    with events_path.open("w", encoding="utf-8") as sink:
+        for conv, user in zip(convs, users, strict=True):
+            for event in conversation_events(conv.conversation, user):
+                sink.write(dumps_event(event) + "\n")
+    started = time.perf_counter()
+    async with run_pipeline(runtime, fast_rebalance=True):
+        await publish_file(
+            events_path, catalog=runtime.catalog, bootstrap=runtime.settings.kafka_bootstrap
+        )
+        status = f"{deployment.label}: consolidating sessions to months"
+        with console.status(status):
+            await wait_caught_up(runtime, users, timeout_s=CATCH_UP_TIMEOUT_S)
+    elapsed = time.perf_counter() - started
+    marker = _read_marker(out_dir / MARKER_FILE)
+    for user in users:
+        marker[user] = await runtime.tree.count(user, Level.SEGMENT)
+    (out_dir / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
+    return elapsed
+
+
+def _read_marker(path: Path) -> dict[str, int]:
+    if not path.exists():
+        return {}
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return {}
+    return {str(k): int(v) for k, v in raw.items()} if isinstance(raw, dict) else {}

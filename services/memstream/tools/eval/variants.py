@@ -1,0 +1,148 @@
+"""Named memstream recall configurations, evaluated side by side in one run (ablations).
+
+A variant is a `RecallOptions` preset, how the request is made (complexity, token ceiling)
+and the write path's segmentation. `default` is memstream as shipped; every other variant
+changes one thing, so the report shows what each idea is worth on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from memstream.domain.models import Complexity, Level
+from memstream.domain.recall_options import LEAVES, RecallOptions
+
+RequestedComplexity = Literal["auto", "simple", "hybrid", "complex"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    description: str
+    options: RecallOptions = field(default_factory=RecallOptions)
+    complexity: RequestedComplexity = "auto"
+    max_tokens: int | None = None  # None: the service default (settings)
+    # Write path: None segments by exchange, as deployed (in LoCoMo, where two people talk,
+    # every message is a segment); a number pins segments to that many messages, whoever
+    # speaks.
+    segment_messages: int | None = None
+
+    @property
+    def method(self) -> str:
+        return f"memstream:{self.name}"
+
+    @property
+    def segmentation(self) -> str:
+        return "exchange" if self.segment_messages is None else f"seg{self.segment_messages}"
+
+    @property
+    def fingerprint(self) -> str:
+        # repr of frozen dataclasses (with their mapping-proxy budgets) is deterministic.
+        spec = repr((self.options, self.complexity, self.max_tokens, self.segment_messages))
+        return hashlib.sha256(spec.encode()).hexdigest()[:16]
+
+
+def _budgets(leaves: int, **levels: int) -> dict[Complexity, dict[Level, int]]:
+    """The same level budgets for every complexity."""
+    per_level = {Level.SEGMENT: leaves} | {Level[name.upper()]: n for name, n in levels.items()}
+    return {c: dict(per_level) for c in ("simple", "hybrid", "complex")}
+
+
+SHIPPED = RecallOptions()
+# TiMem's recall as DESIGN.md describes it: dense-heavy fusion, 20 leaves, no re-ranking,
+# one budget for every question, every level competing for it by score.
+TIMEM = RecallOptions(
+    leaf_top_k=20,
+    leaf_pool=0,
+    dense_weight=0.9,
+    speaker_boost=0.0,
+    time_boost=0.0,
+    focused_share=1.0,
+    summary_share=1.0,
+    budgets={
+        "simple": {Level.SEGMENT: 20, Level.SESSION: 4, Level.MONTH: 1},
+        "hybrid": {Level.SEGMENT: 20, Level.SESSION: 4, Level.DAY: 2, Level.MONTH: 1},
+        "complex": {
+            Level.SEGMENT: 20,
+            Level.SESSION: 8,
+            Level.DAY: 4,
+            Level.WEEK: 2,
+            Level.MONTH: 1,
+        },
+    },
+)
+BUDGET = 600  # the issue's bar: recalled tokens per query, on average
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("default", "memstream as shipped: RecallOptions() and the service token ceiling"),
+    Variant(
+        "timem-600",
+        "TiMem's recall as in DESIGN.md (0.9 dense, 20 leaves, no re-ranking) at 600 tokens",
+        options=TIMEM,
+        max_tokens=BUDGET,
+    ),
+    # Each idea of the default taken out alone.
+    Variant(
+        "no-lexical",
+        "default with the dense-heavy fusion of DESIGN.md (dense_weight 0.9, not 0.5)",
+        options=replace(SHIPPED, dense_weight=0.9),
+    ),
+    Variant(
+        "no-speaker",
+        "default without the speaker bonus (+0.2 to what the one person named said)",
+        options=replace(SHIPPED, speaker_boost=0.0),
+    ),
+    Variant(
+        "no-time",
+        "default without time expressions resolved to a range (TSM; +0.1 inside it)",
+        options=replace(SHIPPED, time_boost=0.0),
+    ),
+    Variant(
+        "no-focus",
+        "default with one budget for every question (600 tokens) instead of 450 for "
+        "single-fact questions and 1200 for those gathering facts",
+        options=replace(SHIPPED, focused_share=1.0),
+        max_tokens=BUDGET,
+    ),
+    Variant(
+        "no-summaries",
+        "default recalling L1 leaves only: what the summaries' tokens cost in evidence",
+        options=replace(SHIPPED, budgets=_budgets(LEAVES)),
+    ),
+    Variant(
+        "no-gate",
+        "default without the offline relevance gate",
+        options=replace(SHIPPED, gating=False),
+    ),
+    Variant(
+        "seg2",
+        "default on two-message segments (count segmentation) instead of one per exchange",
+        segment_messages=2,
+    ),
+    # Ideas measured and not kept.
+    Variant(
+        "+session",
+        "default + session support: +0.05 x summed score of the other leaves of the session",
+        options=replace(SHIPPED, session_support=0.05),
+    ),
+    Variant(
+        "+summary-share",
+        "default with every level competing for the whole budget by score (summary_share 1)",
+        options=replace(SHIPPED, summary_share=1.0),
+    ),
+)
+
+PRIMARY = "default"
+
+
+def select(names: list[str] | None) -> list[Variant]:
+    """The named variants in catalogue order (all of them when `names` is None)."""
+    if names is None:
+        return list(VARIANTS)
+    known = {v.name: v for v in VARIANTS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown variants {unknown}; known: {sorted(known)}")
+    return [v for v in VARIANTS if v.name in names]

@@ -1,0 +1,40 @@
+"""One embedder, two queues: background work waits while an online batch is anywhere in flight."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from memstream.adapters.embedding.priority import PriorityEmbedder
+
+
+class CountingEmbedder:
+    dim = 1
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [[1.0] for _ in texts]
+
+
+async def test_background_waits_for_a_whole_online_batch_not_only_its_embed_call() -> None:
+    inner = CountingEmbedder()
+    embedders = PriorityEmbedder(inner, quiet_s=0.05, background_chunk=2)
+    async with embedders.online():
+        background = asyncio.create_task(embedders.background.embed(["s1", "s2", "s3"]))
+        await embedders.urgent.embed(["turn"])
+        await asyncio.sleep(0.2)  # long past quiet_s: only the open batch holds it back
+        assert inner.calls == [["turn"]]
+        assert not background.done()
+    async with asyncio.timeout(5):
+        assert await background == [[1.0], [1.0], [1.0]]
+    assert inner.calls == [["turn"], ["s1", "s2"], ["s3"]]
+
+
+async def test_background_runs_at_once_when_nothing_online_happened() -> None:
+    inner = CountingEmbedder()
+    embedders = PriorityEmbedder(inner, quiet_s=10.0)
+    async with asyncio.timeout(5):
+        assert await embedders.background.embed(["summary"]) == [[1.0]]

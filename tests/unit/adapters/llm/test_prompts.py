@@ -1,0 +1,40 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memstream.adapters.llm import prompts
+from memstream.domain.models import Level, MemoryNode, Turn, Window
+
+T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+CHILD = MemoryNode("c1", "u1", Level.SEGMENT, T0, T0, "Caroline said they adopted a cat.")
+PAST = MemoryNode("h1", "u1", Level.SESSION, T0, T0, "Session on 1 May 2023: hiking.")
+
+
+def test_segment_prompt_carries_the_exchange_date_and_history() -> None:
+    turn = Turn("e1", "u1", "s1", 1, "Caroline", "user", "I adopted a cat!", T0)
+    system, user = prompts.segment_prompt([turn], [PAST])
+    assert system["role"] == "system" and "JSON" in system["content"]
+    assert "2023-05-08 13:00" in user["content"]
+    assert "Caroline: I adopted a cat!" in user["content"]
+    assert "hiking" in user["content"]
+
+
+@pytest.mark.parametrize("level", [Level.SESSION, Level.DAY, Level.WEEK, Level.MONTH])
+def test_each_level_has_its_own_instruction(level: Level) -> None:
+    window = Window("u1", level, T0, T0 + timedelta(days=1))
+    system, user = prompts.consolidation_prompt(level, window, [CHILD], [PAST])
+    others = [
+        prompts.consolidation_prompt(other, window, [CHILD], [])[0]["content"]
+        for other in Level
+        if other not in (level, Level.SEGMENT)
+    ]
+    assert system["content"] not in others
+    assert '{"text"' in system["content"]
+    assert "adopted a cat" in user["content"] and "hiking" in user["content"]
+
+
+def test_planner_and_gate_prompts_ask_for_json() -> None:
+    assert '"complexity"' in prompts.planner_prompt("Why?")[0]["content"]
+    system, user = prompts.gate_prompt("cat?", "simple", [CHILD, PAST])
+    assert '"keep"' in system["content"]
+    assert "1. (level 1," in user["content"] and "2. (level 2," in user["content"]

@@ -1,0 +1,83 @@
+"""The leaf re-ranking bonuses, one at a time, on hand-made candidates."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from memstream.domain.models import Level, MemoryNode
+from memstream.domain.ranking import RecalledMemory
+from memstream.domain.recall_options import RecallOptions
+from memstream.domain.rerank import rerank
+
+T0 = datetime(2023, 5, 1, 12, 0, tzinfo=UTC)
+NOW = datetime(2023, 8, 1, tzinfo=UTC)
+# Every bonus off; each test switches on the one it is about.
+NONE = RecallOptions(speaker_boost=0, time_boost=0, session_support=0)
+
+
+def leaf(
+    node_id: str, score: float, speaker: str, session: str = "s1", days: int = 0
+) -> RecalledMemory:
+    at = T0 + timedelta(days=days)
+    node = MemoryNode(
+        id=node_id,
+        user_id="u",
+        level=Level.SEGMENT,
+        t_start=at,
+        t_end=at,
+        text=f"{speaker} said something",
+        parent_id=session,
+        speakers=(speaker,),
+    )
+    return RecalledMemory(node, score)
+
+
+def ids(ranked: list[RecalledMemory]) -> list[str]:
+    return [m.node.id for m in ranked]
+
+
+def test_without_bonuses_the_fused_score_decides() -> None:
+    pool = [leaf("a", 0.5, "Ann"), leaf("b", 0.7, "Bob")]
+    assert ids(rerank("What did Ann do?", NOW, pool, NONE)) == ["b", "a"]
+
+
+def test_speaker_bonus_goes_to_the_one_person_named() -> None:
+    pool = [leaf("a", 0.5, "Ann"), leaf("b", 0.6, "Bob")]
+    e = replace(NONE, speaker_boost=0.2)
+    ranked = rerank("What did Ann paint?", NOW, pool, e)
+    assert ids(ranked) == ["a", "b"]
+    assert ranked[0].score == 0.7
+    # Two people named, or nobody: no bonus.
+    assert ids(rerank("Did Ann and Bob meet?", NOW, pool, e)) == ["b", "a"]
+    assert ids(rerank("Who painted?", NOW, pool, e)) == ["b", "a"]
+
+
+def test_speaker_bonus_is_skipped_when_every_candidate_has_the_speaker() -> None:
+    both = [leaf("a", 0.5, "Ann"), leaf("b", 0.6, "Ann")]
+    ranked = rerank("What did Ann paint?", NOW, both, replace(NONE, speaker_boost=0.2))
+    assert [m.score for m in ranked] == [0.6, 0.5]
+
+
+def test_session_support_lifts_leaves_of_a_session_that_matches_as_a_whole() -> None:
+    pool = [
+        leaf("lone", 0.6, "Ann", session="s1"),
+        leaf("x", 0.55, "Ann", session="s2"),
+        leaf("y", 0.5, "Ann", session="s2"),
+        leaf("z", 0.5, "Ann", session="s2"),
+    ]
+    ranked = rerank("anything", NOW, pool, replace(NONE, session_support=0.1))
+    assert ids(ranked)[0] == "x"  # 0.55 + 0.1 * (0.5 + 0.5)
+    assert ranked[-1].node.id == "lone"  # alone in its session: no support
+
+
+def test_time_bonus_for_memories_inside_the_named_range_or_just_after() -> None:
+    pool = [
+        leaf("before", 0.6, "Ann", days=-20),
+        leaf("inside", 0.5, "Ann", days=3),
+        leaf("told-later", 0.45, "Ann", days=32),
+        leaf("long-after", 0.55, "Ann", days=60),
+    ]
+    e = replace(NONE, time_boost=0.2, time_pad_days=3)
+    ranked = rerank("What did Ann do in May 2023?", NOW, pool, e)
+    assert ids(ranked) == ["inside", "told-later", "before", "long-after"]

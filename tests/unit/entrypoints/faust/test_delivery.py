@@ -1,0 +1,52 @@
+"""What an agent does when its handler fails: retry outages, isolate and dead-letter poison."""
+
+from __future__ import annotations
+
+import redis.exceptions
+
+from memstream.contracts.records import RawEvent
+from memstream.entrypoints.faust.app import deliver
+
+NO_WAIT = (0.0, 0.0)
+
+
+def records(*values: bytes) -> list[RawEvent]:
+    return [RawEvent(v, "turns", 0, i) for i, v in enumerate(values)]
+
+
+async def test_an_outage_is_retried_until_it_ends() -> None:
+    calls: list[int] = []
+
+    async def handler(raws: list[RawEvent]) -> None:
+        calls.append(len(raws))
+        if len(calls) < 6:  # more outages than the failure budget: outages do not count
+            raise redis.exceptions.ConnectionError("redis restarting")
+
+    letters: list[tuple[RawEvent, str]] = []
+
+    async def dead_letter(raw: RawEvent, reason: str) -> None:
+        letters.append((raw, reason))
+
+    await deliver(handler, records(b"a", b"b"), dead_letter, backoff_s=NO_WAIT)
+    assert calls == [2] * 6
+    assert letters == []
+
+
+async def test_a_poison_record_is_dead_lettered_and_the_rest_handled() -> None:
+    handled: list[bytes] = []
+
+    async def handler(raws: list[RawEvent]) -> None:
+        if any(r.value == b"poison" for r in raws):
+            raise ValueError("cannot handle this")
+        handled.extend(r.value for r in raws)
+
+    letters: list[tuple[RawEvent, str]] = []
+
+    async def dead_letter(raw: RawEvent, reason: str) -> None:
+        letters.append((raw, reason))
+
+    batch = records(b"a", b"poison", b"c")
+    await deliver(handler, batch, dead_letter, backoff_s=NO_WAIT)
+    assert handled == [b"a", b"c"]
+    assert [(raw.value, raw.offset) for raw, _ in letters] == [(b"poison", 1)]
+    assert "ValueError: cannot handle this" in letters[0][1]
