@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import pytest
 
 from memstream.adapters.embedding.embedders import HashingEmbedder
-from memstream.adapters.qdrant.server import node_from_payload
+from memstream.adapters.qdrant.query import node_from_payload
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
 from memstream.domain.sparse import document_vector, query_vector
 

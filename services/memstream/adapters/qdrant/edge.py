@@ -1,7 +1,8 @@
 """The vector index on a Qdrant Edge shard: Qdrant's engine in-process, for the embedded stack.
 
-Same layout, payload and fused leaf score as `qdrant_index.QdrantIndex` (its docstring explains
-the formula); this module maps them onto `qdrant-edge-py`. Local-mode qdrant-client evaluates
+It sends what `query.py` builds for `QdrantIndex` (the same points, filters and fused leaf
+query), translated one to one from qdrant-client models into `qdrant-edge-py` objects by
+`edge_translation.py`; the calls are the only difference. Local-mode qdrant-client evaluates
 every filter in Python over every point (about 1 s per recall at 17k points); the edge engine
 filters through a tenant payload index and scores in Rust.
 
@@ -12,7 +13,6 @@ filters through a tenant payload index and scores in Rust.
 - IDF: the sparse vector keeps `Modifier.Idf`, computed by the engine over the whole shard, as on
   a server. As on a server, deleted points go on counting there until an optimisation vacuums
   them; overwrites do not.
-- Leaf search is one engine call: two filtered prefetches rescored by a `Formula`.
 - The engine is synchronous and releases the GIL. Calls measured at more than about 1 ms run
   in a worker thread so the event loop keeps serving: a search (~3 ms for a user with 10k
   points among 20k), a count (~1.5 ms at 10k), a delete, a large upsert, flush. Reads by id
@@ -37,29 +37,24 @@ from qdrant_edge import (
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
-    Expression,
-    FieldCondition,
-    Filter,
-    Formula,
-    KeywordIndexParams,
-    MatchValue,
     Modifier,
-    PayloadSchemaType,
-    Point,
-    Prefetch,
-    Query,
-    QueryRequest,
     UpdateOperation,
 )
-from qdrant_edge import SparseVector as EdgeSparse
 
-from memstream.adapters.qdrant.server import (
+from memstream.adapters.qdrant.edge_translation import (
+    edge_filter,
+    edge_index_schema,
+    edge_point,
+    edge_request,
+)
+from memstream.adapters.qdrant.query import (
     DENSE,
     LEXICAL,
     LEXICAL_HALF_SCORE,
-    MIN_PREFETCH,
-    PREFETCH_FACTOR,
-    node_payload,
+    PAYLOAD_INDEXES,
+    leaf_query,
+    memory_point,
+    user_filter,
 )
 from memstream.domain.models import IndexedMemory, Level, ScoredId, SparseVector
 
@@ -74,27 +69,6 @@ def _config(dim: int) -> EdgeConfig:
         vectors={DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
         sparse_vectors={LEXICAL: EdgeSparseVectorParams(modifier=Modifier.Idf)},
     )
-
-
-def _user_filter(user_id: str, level: Level | None = None) -> Filter:
-    must: list[Any] = [FieldCondition(key="user_id", match=MatchValue(user_id))]
-    if level is not None:
-        must.append(FieldCondition(key="level", match=MatchValue(int(level))))
-    return Filter(must=must)
-
-
-def _to_edge_sparse(vector: SparseVector) -> EdgeSparse:
-    return EdgeSparse(indices=list(vector.indices), values=list(vector.values))
-
-
-def _payload_indexes() -> dict[str, Any]:
-    return {
-        # Every query filters on the user: with this index the engine reads that user's points
-        # instead of scanning the shard. `is_tenant` as on a server (it shapes optimised segments).
-        "user_id": KeywordIndexParams(is_tenant=True),
-        "level": PayloadSchemaType.Integer,
-        "t_end": PayloadSchemaType.Float,
-    }
 
 
 def _open_shard(path: Path, dim: int) -> EdgeShard:
@@ -133,10 +107,10 @@ class EdgeIndex:
     async def ensure_collection(self) -> None:
         """Create the payload indexes if missing (the shard and its size are checked at open)."""
         present = self._shard.info().payload_schema
-        for field, schema in _payload_indexes().items():
+        for field, schema in PAYLOAD_INDEXES.items():
             if field not in present:
                 # Indexing the points already stored can take a while on a large shard.
-                operation = UpdateOperation.create_field_index(field, schema)
+                operation = UpdateOperation.create_field_index(field, edge_index_schema(schema))
                 await asyncio.to_thread(self._shard.update, operation)
 
     async def close(self) -> None:
@@ -153,14 +127,7 @@ class EdgeIndex:
         """Write or overwrite nodes by id (same id -> same point, so replays never duplicate)."""
         if not memories:
             return
-        points = [
-            Point(
-                m.node.id,
-                {DENSE: list(m.dense), LEXICAL: _to_edge_sparse(m.sparse)},
-                node_payload(m.node),
-            )
-            for m in memories
-        ]
+        points = [edge_point(memory_point(m)) for m in memories]
         operation = UpdateOperation.upsert_points(points)
         if len(points) > _INLINE_UPSERT_POINTS:
             await asyncio.to_thread(self._shard.update, operation)
@@ -178,38 +145,16 @@ class EdgeIndex:
         level: Level = Level.SEGMENT,
     ) -> list[ScoredId]:
         """Top `limit` nodes of one user and level by fused dense + saturated lexical score."""
-        if not 0.0 <= dense_weight <= 1.0:
-            raise ValueError("dense_weight must be in [0, 1]")
-        flt = _user_filter(user_id, level)
-        depth = max(limit * PREFETCH_FACTOR, MIN_PREFETCH)
-        prefetches = [
-            Prefetch(limit=depth, query=Query.Nearest(list(dense), using=DENSE), filter=flt)
-        ]
-        terms = [Expression.Mult([Expression.Constant(dense_weight), _score(0)])]
-        if sparse.indices:
-            prefetches.append(
-                Prefetch(
-                    limit=depth,
-                    query=Query.Nearest(_to_edge_sparse(sparse), using=LEXICAL),
-                    filter=flt,
-                )
-            )
-            saturated = Expression.Div(
-                _score(1),
-                Expression.Sum([_score(1), Expression.Constant(self._half)]),
-                by_zero_default=0.0,
-            )
-            terms.append(Expression.Mult([Expression.Constant(1.0 - dense_weight), saturated]))
-        request = QueryRequest(
+        request = leaf_query(
+            user_id,
+            dense,
+            sparse,
             limit=limit,
-            prefetches=prefetches,
-            # A point missing from one prefetch scores 0 there, as in QdrantIndex.
-            query=Formula(Expression.Sum(terms), defaults={"$score[0]": 0.0, "$score[1]": 0.0}),
-            filter=flt,
-            with_payload=False,
-            with_vector=False,
+            dense_weight=dense_weight,
+            level=level,
+            lexical_half_score=self._half,
         )
-        points = await asyncio.to_thread(self._shard.query, request)
+        points = await asyncio.to_thread(self._shard.query, edge_request(request))
         return [ScoredId(id=str(p.id), score=float(p.score)) for p in points]
 
     async def get(
@@ -225,7 +170,7 @@ class EdgeIndex:
         return {i: p for i, p in found.items() if p.get("user_id") == user_id}
 
     async def count(self, user_id: str, level: Level | None = None) -> int:
-        request = CountRequest(exact=True, filter=_user_filter(user_id, level))
+        request = CountRequest(exact=True, filter=edge_filter(user_filter(user_id, level)))
         return await asyncio.to_thread(self._shard.count, request)
 
     async def delete_user(self, user_id: str) -> int:
@@ -237,11 +182,7 @@ class EdgeIndex:
         return await asyncio.to_thread(self._delete_user, user_id)
 
     def _delete_user(self, user_id: str) -> int:
-        flt = _user_filter(user_id)
+        flt = edge_filter(user_filter(user_id))
         removed = self._shard.count(CountRequest(exact=True, filter=flt))
         self._shard.update(UpdateOperation.delete_points_by_filter(flt))
         return removed
-
-
-def _score(prefetch: int) -> Expression:
-    return Expression.Variable(f"$score[{prefetch}]")

@@ -1,0 +1,133 @@
+"""What `query.py` builds as qdrant-client models, as the `qdrant-edge-py` objects EdgeIndex sends.
+
+One to one, and only for the models and fields the builder uses: anything else raises
+TypeError, so a builder change this module does not cover fails the index contract tests
+instead of quietly changing what the edge engine computes.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+from qdrant_client import models
+from qdrant_edge import (
+    Expression,
+    FieldCondition,
+    Filter,
+    Formula,
+    KeywordIndexParams,
+    MatchValue,
+    PayloadSchemaType,
+    Point,
+    Prefetch,
+    Query,
+    QueryRequest,
+    SparseVector,
+)
+
+
+def edge_request(request: models.QueryRequest) -> QueryRequest:
+    _check_fields(request, "prefetch", "query", "filter", "limit", "with_payload", "with_vector")
+    query, prefetch = request.query, request.prefetch
+    if not isinstance(query, models.FormulaQuery):
+        raise _unsupported(query)
+    if not isinstance(prefetch, list):
+        raise _unsupported(prefetch)
+    if request.limit is None:
+        raise TypeError("a qdrant-edge query needs a limit")
+    if not isinstance(request.with_payload, bool) or not isinstance(request.with_vector, bool):
+        raise TypeError("qdrant-edge translation covers with_payload/with_vector as booleans")
+    _check_fields(query, "formula", "defaults")
+    return QueryRequest(
+        limit=request.limit,
+        prefetches=[_edge_prefetch(p) for p in prefetch],
+        query=Formula(_edge_expression(query.formula), defaults=query.defaults),
+        filter=None if request.filter is None else edge_filter(request.filter),
+        with_payload=request.with_payload,
+        with_vector=request.with_vector,
+    )
+
+
+def edge_filter(flt: models.Filter) -> Filter:
+    _check_fields(flt, "must")
+    if not isinstance(flt.must, list):
+        raise _unsupported(flt.must)
+    return Filter(must=[_edge_condition(c) for c in flt.must])
+
+
+def edge_point(point: models.PointStruct) -> Point:
+    if not isinstance(point.vector, dict):
+        raise _unsupported(point.vector)
+    vectors: dict[str, list[float] | list[list[float]] | SparseVector] = {
+        name: _edge_vector(v) for name, v in point.vector.items()
+    }
+    return Point(point.id, vectors, point.payload)
+
+
+def edge_index_schema(
+    schema: models.PayloadSchemaType | models.KeywordIndexParams,
+) -> PayloadSchemaType | KeywordIndexParams:
+    if isinstance(schema, models.KeywordIndexParams):
+        _check_fields(schema, "type", "is_tenant")
+        return KeywordIndexParams(is_tenant=schema.is_tenant)
+    schema_type: PayloadSchemaType = getattr(
+        PayloadSchemaType, schema.name.title()
+    )  # INTEGER -> Integer
+    return schema_type
+
+
+def _edge_prefetch(prefetch: models.Prefetch) -> Prefetch:
+    _check_fields(prefetch, "query", "using", "filter", "limit")
+    if prefetch.limit is None:
+        raise TypeError("a qdrant-edge prefetch needs a limit")
+    return Prefetch(
+        limit=prefetch.limit,
+        query=Query.Nearest(_edge_vector(prefetch.query), using=prefetch.using),
+        filter=None if prefetch.filter is None else edge_filter(prefetch.filter),
+    )
+
+
+def _edge_expression(expression: models.Expression) -> Expression:
+    match expression:
+        case float():
+            return Expression.Constant(expression)
+        case str():
+            return Expression.Variable(expression)
+        case models.SumExpression(sum=terms):
+            return Expression.Sum([_edge_expression(e) for e in terms])
+        case models.MultExpression(mult=factors):
+            return Expression.Mult([_edge_expression(e) for e in factors])
+        case models.DivExpression(div=div):
+            return Expression.Div(
+                _edge_expression(div.left),
+                _edge_expression(div.right),
+                by_zero_default=div.by_zero_default,
+            )
+    raise _unsupported(expression)
+
+
+def _edge_condition(condition: models.Condition) -> FieldCondition:
+    if not isinstance(condition, models.FieldCondition):
+        raise _unsupported(condition)
+    _check_fields(condition, "key", "match")
+    if not isinstance(condition.match, models.MatchValue):
+        raise _unsupported(condition.match)
+    return FieldCondition(key=condition.key, match=MatchValue(condition.match.value))
+
+
+def _edge_vector(vector: object) -> list[float] | SparseVector:
+    match vector:
+        case models.SparseVector(indices=indices, values=values):
+            return SparseVector(indices=indices, values=values)
+        case list():
+            return vector
+    raise _unsupported(vector)
+
+
+def _check_fields(model: BaseModel, *translated: str) -> None:
+    ignored = model.model_fields_set - set(translated)
+    if ignored:
+        raise TypeError(f"no qdrant-edge translation of {type(model).__name__}.{sorted(ignored)}")
+
+
+def _unsupported(value: object) -> TypeError:
+    return TypeError(f"no qdrant-edge translation of {type(value).__name__}")

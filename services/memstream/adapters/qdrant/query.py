@@ -1,0 +1,166 @@
+"""What both Qdrant adapters send: the collection layout, a node's point, the fused leaf query.
+
+Built once here as qdrant-client models, the shapes a Qdrant server receives: `QdrantIndex`
+sends them as they are, `EdgeIndex` translates them one to one into qdrant-edge objects. So the
+embedded stack runs the queries production runs.
+
+Each point is one memory node (point id = node id), with a named dense vector ("dense",
+cosine) and a named sparse vector ("lexical", BM25 term-frequency weights; Qdrant applies
+IDF through `Modifier.IDF`, over the whole collection).
+
+Leaf search fuses both channels inside Qdrant in one query: a dense and a lexical prefetch,
+each filtered on the user, rescored by a formula
+
+    fused = w * dense + (1 - w) * lexical / (lexical + LEXICAL_HALF_SCORE)
+
+Raw BM25 scores are unbounded, so they are squashed into [0, 1) by saturation rather than
+by max-normalisation over the candidate set, for three reasons: it is a per-point
+expression, so Qdrant evaluates it (no second round trip, no client-side fusion); it is
+absolute, so a candidate set whose best match is one common word does not get a full 1.0
+lexical score; and a score means the same thing from one query to the next. A point found
+by only one prefetch scores 0 in the other channel. A query without content words has no
+lexical prefetch, and its score is the dense term alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from qdrant_client import models
+
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, SparseVector
+
+DENSE = "dense"
+LEXICAL = "lexical"
+# The IDF-weighted BM25 score of about one match on a moderately rare term (IDF ~5 once a
+# collection holds thousands of memories): one such match gives a lexical score near 0.5,
+# several matches approach 1.
+LEXICAL_HALF_SCORE = 5.0
+# Each channel brings this many candidates per requested result (at least MIN_PREFETCH),
+# so a point ranked low by one channel can still be lifted by the other.
+PREFETCH_FACTOR = 3
+MIN_PREFETCH = 50
+# Every query filters on one user: as a tenant index, Qdrant reads only that user's points.
+PAYLOAD_INDEXES: dict[str, models.PayloadSchemaType | models.KeywordIndexParams] = {
+    "user_id": models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True),
+    "level": models.PayloadSchemaType.INTEGER,
+    "t_end": models.PayloadSchemaType.FLOAT,
+}
+
+
+def user_filter(user_id: str, level: Level | None = None) -> models.Filter:
+    """Points of one user, of one level if given."""
+    must: list[models.Condition] = [
+        models.FieldCondition(key="user_id", match=models.MatchValue(value=user_id))
+    ]
+    if level is not None:
+        must.append(models.FieldCondition(key="level", match=models.MatchValue(value=int(level))))
+    return models.Filter(must=must)
+
+
+def memory_point(memory: IndexedMemory) -> models.PointStruct:
+    """The point of a node: id = node id, both named vectors, the node's payload."""
+    return models.PointStruct(
+        id=memory.node.id,
+        vector={DENSE: list(memory.dense), LEXICAL: _sparse(memory.sparse)},
+        payload=node_payload(memory.node),
+    )
+
+
+def node_payload(node: MemoryNode) -> dict[str, Any]:
+    """The payload stored with a node: epoch seconds for range filters, ISO for people."""
+    return {
+        "user_id": node.user_id,
+        "level": int(node.level),
+        "t_start": node.t_start.timestamp(),
+        "t_end": node.t_end.timestamp(),
+        "t_start_iso": node.t_start.isoformat(),
+        "t_end_iso": node.t_end.isoformat(),
+        "text": node.text,
+        "parent_id": node.parent_id,
+        "source_ids": list(node.source_ids),
+        "session_id": node.session_id,
+        "speakers": list(node.speakers),
+        "version": node.version,
+        "degraded": node.degraded,
+    }
+
+
+def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
+    """Rebuild a node from its payload; children live in Redis, so they come back empty."""
+    return MemoryNode(
+        id=node_id,
+        user_id=payload["user_id"],
+        level=Level(payload["level"]),
+        t_start=_from_payload_time(payload, "t_start"),
+        t_end=_from_payload_time(payload, "t_end"),
+        text=payload["text"],
+        parent_id=payload.get("parent_id"),
+        source_ids=tuple(payload.get("source_ids") or ()),
+        version=int(payload.get("version", 1)),
+        degraded=bool(payload.get("degraded", False)),
+        session_id=payload.get("session_id"),
+        speakers=tuple(payload.get("speakers") or ()),
+    )
+
+
+def _from_payload_time(payload: dict[str, Any], key: str) -> datetime:
+    # The ISO string keeps the original offset (the user's zone); epoch seconds are the backup.
+    iso = payload.get(f"{key}_iso")
+    if iso:
+        return datetime.fromisoformat(iso)
+    return datetime.fromtimestamp(float(payload[key]), tz=UTC)
+
+
+def leaf_query(
+    user_id: str,
+    dense: Sequence[float],
+    sparse: SparseVector,
+    *,
+    limit: int,
+    dense_weight: float,
+    level: Level,
+    lexical_half_score: float,
+) -> models.QueryRequest:
+    """The fused leaf search of one user and level (the formula in the module docstring)."""
+    if not 0.0 <= dense_weight <= 1.0:
+        raise ValueError("dense_weight must be in [0, 1]")
+    flt = user_filter(user_id, level)
+    depth = max(limit * PREFETCH_FACTOR, MIN_PREFETCH)
+    # The filter goes on each prefetch as well as on top: the limits must apply to this
+    # user's candidates, whatever the engine's filter propagation does.
+    prefetch = [models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=depth)]
+    terms: list[models.Expression] = [
+        models.MultExpression(mult=[float(dense_weight), "$score[0]"])
+    ]
+    if sparse.indices:
+        prefetch.append(
+            models.Prefetch(query=_sparse(sparse), using=LEXICAL, filter=flt, limit=depth)
+        )
+        saturated = models.DivExpression(
+            div=models.DivParams(
+                left="$score[1]",
+                right=models.SumExpression(sum=["$score[1]", float(lexical_half_score)]),
+                by_zero_default=0.0,
+            )
+        )
+        terms.append(models.MultExpression(mult=[1.0 - dense_weight, saturated]))
+    return models.QueryRequest(
+        prefetch=prefetch,
+        query=models.FormulaQuery(
+            formula=models.SumExpression(sum=terms),
+            # A point missing from one prefetch scores 0 there (explicit, so every engine
+            # agrees).
+            defaults={"$score[0]": 0.0, "$score[1]": 0.0},
+        ),
+        filter=flt,
+        limit=limit,
+        with_payload=False,
+        with_vector=False,
+    )
+
+
+def _sparse(vector: SparseVector) -> models.SparseVector:
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
