@@ -11,9 +11,12 @@ $(STAMP): pyproject.toml scripts/setup.sh
 
 setup: $(STAMP)
 
+# lint-imports checks the layers in .importlinter on this tree's sources (PYTHONPATH), not on
+# wherever memstream happens to be installed.
 lint: $(STAMP)
 	ruff check services tests
 	ruff format --check services tests
+	PYTHONPATH=services lint-imports
 
 typecheck: $(STAMP)
 	mypy services/memstream
