@@ -272,24 +272,22 @@ def build_recall(c: Container) -> RecallParts:
 
 def write_path_app(
     c: Container,
-    metrics: Metrics | None,
+    metrics: Metrics,
     *,
     segmenter: Segmenter | None,
     consolidator: Consolidator | None,
     app_id: str,
     options: Mapping[str, Any],
 ) -> faust.App:
-    """A Faust app with an agent for each handler given; with `metrics`, they record it."""
+    """A Faust app with an agent for each handler given, recording what they do in `metrics`."""
     on_turns: RecordHandler | None = None
     on_windows: RecordHandler | None = None
     if segmenter is not None:
-        seg = InstrumentedSegmenter(segmenter, metrics) if metrics else segmenter
-        on_turns = seg.handle_batch
+        on_turns = InstrumentedSegmenter(segmenter, metrics).handle_batch
         if c.priority is not None:
             on_turns = _holding_background_off(c.priority, on_turns)
     if consolidator is not None:
-        con = InstrumentedConsolidator(consolidator, metrics) if metrics else consolidator
-        on_windows = con.handle_records
+        on_windows = InstrumentedConsolidator(consolidator, metrics).handle_records
     datadir = c.settings.data_dir / "faust" / app_id
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
