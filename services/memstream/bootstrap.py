@@ -1,83 +1,96 @@
-"""The one place that builds clients and adapters from settings and wires the handlers."""
+"""The composition root: settings and metrics in; adapters, handlers, the Faust app and the
+HTTP app out. Nothing built here is changed afterwards.
+
+    async with connect(settings, metrics) as container:   # the connected adapters
+        app = write_path_app(container, metrics, ...)       # or recall_app(container, metrics)
+
+Import rule: this module imports the adapters, the handlers (segmenter, consolidator,
+scheduler, recall), the contracts, and the edges it builds (`entrypoints.faust.app`,
+`entrypoints.http.api`, `entrypoints.instrumentation`); those edges never import it. The
+modules that start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
+here imports `memstream.tools`. Packages that only development installs have (qdrant-edge,
+the local model) are imported where settings choose them, never at import time.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+import faust
 import redis.asyncio as aioredis
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from fastapi import FastAPI
 from qdrant_client import AsyncQdrantClient
 
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
-from memstream.adapters.qdrant.edge import EdgeIndex
 from memstream.adapters.qdrant.server import QdrantIndex
 from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.contracts.records import RawEvent
 from memstream.domain.windows import WindowRules
+from memstream.entrypoints.faust.app import RecordHandler, build_faust_app
 from memstream.entrypoints.faust.dead_letters import DeadLetters
+from memstream.entrypoints.http.api import RecallParts, create_app
+from memstream.entrypoints.instrumentation import (
+    InstrumentedConsolidator,
+    InstrumentedSegmenter,
+    RecallMetricsMiddleware,
+    fallback_hook,
+    recall_observer,
+    usage_hook,
+)
+from memstream.metrics import Metrics
 from memstream.ports import Embedder, LanguageModel
-from memstream.scheduler.clock import ClockTicker
+from memstream.recall.pipeline import RecallPipeline
+from memstream.recall.service import MemoryService
+from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics, Validator
 from memstream.settings import Settings
-from memstream.tools.embedded.stack import qdrant_edge_path
+
+if TYPE_CHECKING:
+    from memstream.adapters.qdrant.edge import EdgeIndex
+
+    Index: TypeAlias = QdrantIndex | EdgeIndex
 
 
-@dataclass
-class Runtime:
-    """Connected adapters, shared by every part running in this process."""
+# --- adapters ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Container:
+    """The connected adapters of one process, shared by every part it runs.
+
+    `priority` is set when the segmenter and the consolidator share the process (and the
+    embedder): then the online path (segmenter, recall) embeds ahead of consolidation.
+    """
 
     settings: Settings
     catalog: Catalog
-    redis: aioredis.Redis
     tree: RedisTree
     index: Index
     embedder: Embedder
     llm: LanguageModel
     publisher: KafkaPublisher
-    exit_stack: AsyncExitStack
-    embedders: PriorityEmbedder = field(init=False)
+    priority: PriorityEmbedder | None = None
 
-    def __post_init__(self) -> None:
-        # The segmenter's and the recall service's embeddings go before consolidation's.
-        self.embedders = PriorityEmbedder(self.embedder)
+    @property
+    def online_embedder(self) -> Embedder:
+        return self.priority.urgent if self.priority is not None else self.embedder
 
-    async def close(self) -> None:
-        await self.exit_stack.aclose()
-
-    async def open_index(self, collection: str) -> Index:
-        """Another collection on the same store, closed with this runtime (evaluation)."""
-        return await open_index(self.settings, collection, self.embedder.dim, self.exit_stack)
-
-    def rules(self) -> WindowRules:
-        s = self.settings
-        return WindowRules(
-            segment_messages=s.segment_messages,
-            segment_by_exchange=s.segment_by == "exchange",
-            session_idle=timedelta(seconds=s.session_idle_timeout_s),
-            clock_grace=timedelta(seconds=s.clock_grace_s),
-            default_tz=s.default_tz,
-        )
-
-    def validator(self) -> Validator:
-        turns = self.catalog.turns
-
-        def validate(raw: bytes) -> dict[str, object]:
-            problems = turns.validate(raw)
-            if problems:
-                first = problems[0]
-                raise InvalidEvent("; ".join(str(p) for p in problems), first.field or None)
-            value = json.loads(raw)
-            assert isinstance(value, dict)
-            return value
-
-        return validate
+    @property
+    def background_embedder(self) -> Embedder:
+        return self.priority.background if self.priority is not None else self.embedder
 
     async def forget_user(self, user_id: str) -> dict[str, int]:
         """Remove a user from both stores; returns what was removed where."""
@@ -85,97 +98,255 @@ class Runtime:
         keys = await self.tree.delete_user(user_id)
         return {"qdrant_points": points, "redis_keys": keys}
 
-    def segmenter(self) -> Segmenter:
-        c = self.catalog
-        return Segmenter(
-            tree=self.tree,
-            index=self.index,
-            embedder=self.embedders.urgent,
-            llm=self.llm,
-            publisher=self.publisher,
-            topics=Topics(memories=c.memories.name, windows=c.windows.name),
-            dead_letters=self.dead_letters(),
-            validate=self.validator(),
-            forget=self.forget_user,
-            rules=self.rules(),
-            history_window=self.settings.history_window,
-            step_size=self.settings.consume_step_size,
+
+@asynccontextmanager
+async def connect(
+    settings: Settings,
+    metrics: Metrics | None = None,
+    *,
+    producer: bool = True,
+    prioritise_online: bool = False,
+) -> AsyncIterator[Container]:
+    """Connect to the Redis, Qdrant and broker `settings` name; close them all on exit.
+
+    With `metrics`, the LLM reports its usage and fallbacks there. `producer=False` leaves
+    the publisher unstarted (a reader that never publishes). `prioritise_online`: see
+    `Container`.
+    """
+    if not settings.redis_url or not settings.kafka_bootstrap:
+        raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
+    async with AsyncExitStack() as stack:
+        redis = aioredis.from_url(settings.redis_url)
+        stack.push_async_callback(redis.aclose)
+        embedder = build_embedder(settings)
+        index = await open_index(settings, settings.qdrant_collection, embedder.dim, stack)
+        publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+        if producer:
+            await publisher.start()
+            stack.push_async_callback(publisher.stop)
+        yield Container(
+            settings=settings,
+            catalog=load_catalog(settings.topic_prefix),
+            tree=RedisTree(redis, settings.redis_namespace),
+            index=index,
+            embedder=embedder,
+            llm=build_language_model(
+                settings,
+                on_usage=usage_hook(metrics) if metrics else None,
+                on_fallback=fallback_hook(metrics) if metrics else None,
+            ),
+            publisher=publisher,
+            priority=PriorityEmbedder(embedder) if prioritise_online else None,
         )
 
-    def dead_letters(self) -> DeadLetters:
-        return DeadLetters(self.publisher, self.catalog.dlq.name)
 
-    def consolidator(self) -> Consolidator:
-        return Consolidator(
-            tree=self.tree,
-            index=self.index,
-            embedder=self.embedders.background,
-            llm=self.llm,
-            publisher=self.publisher,
-            memories_topic=self.catalog.memories.name,
-            history_window=self.settings.history_window,
-        )
-
-    def ticker(self) -> ClockTicker:
-        return ClockTicker(
-            tree=self.tree,
-            publisher=self.publisher,
-            turns_topic=self.catalog.turns.name,
-            windows_topic=self.catalog.windows.name,
-            retry_degraded=bool(self.settings.llm_base_url),
-        )
-
-
-Index = QdrantIndex | EdgeIndex
+def qdrant_edge_dir(settings: Settings) -> Path:
+    """Where the in-process Qdrant engine (qdrant-edge) keeps its shards without `qdrant_url`."""
+    return settings.data_dir.resolve() / "qdrant-edge"
 
 
 async def open_index(settings: Settings, collection: str, dim: int, stack: AsyncExitStack) -> Index:
     """QdrantIndex on the configured server, else an in-process qdrant-edge shard in data_dir.
 
     qdrant-client's local mode filters in Python (about 1 s per query at 10k memories);
-    qdrant-edge is Qdrant's own engine in-process (milliseconds). `stack` closes either.
+    qdrant-edge is Qdrant's own engine in-process (milliseconds), from the `embedded` extra.
+    `stack` closes either.
     """
+    index: Index
     if settings.qdrant_url:
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         client = AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
         stack.push_async_callback(client.close)
-        index: Index = QdrantIndex(client, collection, dim)
+        index = QdrantIndex(client, collection, dim)
     else:
+        try:
+            from memstream.adapters.qdrant.edge import EdgeIndex
+        except ImportError as exc:
+            raise RuntimeError(
+                "MEMSTREAM_QDRANT_URL is not set and Qdrant's in-process engine is not "
+                "installed (pip install 'memstream[embedded]')"
+            ) from exc
         # One shard directory per collection; loading reads its segments, so off the loop.
-        path = qdrant_edge_path(settings) / collection
+        path = qdrant_edge_dir(settings) / collection
         index = await asyncio.to_thread(EdgeIndex.open, path, dim)
         stack.push_async_callback(index.close)
     await index.ensure_collection()
     return index
 
 
-async def open_runtime(settings: Settings, *, with_producer: bool = True) -> Runtime:
-    """Connect to Redis, Qdrant and the broker named in `settings` (all must be set)."""
-    if not settings.redis_url or not settings.kafka_bootstrap:
-        raise ValueError(
-            "open_runtime needs kafka_bootstrap and redis_url (use the embedded stack)"
-        )
-    stack = AsyncExitStack()
-    try:
-        redis = aioredis.from_url(settings.redis_url)
-        stack.push_async_callback(redis.aclose)
-        embedder = build_embedder(settings)
-        index = await open_index(settings, settings.qdrant_collection, embedder.dim, stack)
-        publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
-        if with_producer:
-            await publisher.start()
-            stack.push_async_callback(publisher.stop)
-        return Runtime(
-            settings=settings,
-            catalog=load_catalog(settings.topic_prefix),
-            redis=redis,
-            tree=RedisTree(redis, settings.redis_namespace),
-            index=index,
-            embedder=embedder,
-            llm=build_language_model(settings),
-            publisher=publisher,
-            exit_stack=stack,
-        )
-    except BaseException:
-        await stack.aclose()
-        raise
+# --- handlers ---------------------------------------------------------------------------
+
+
+def window_rules(settings: Settings) -> WindowRules:
+    return WindowRules(
+        segment_messages=settings.segment_messages,
+        segment_by_exchange=settings.segment_by == "exchange",
+        session_idle=timedelta(seconds=settings.session_idle_timeout_s),
+        clock_grace=timedelta(seconds=settings.clock_grace_s),
+        default_tz=settings.default_tz,
+    )
+
+
+def turn_validator(catalog: Catalog) -> Validator:
+    turns = catalog.turns
+
+    def validate(raw: bytes) -> dict[str, object]:
+        problems = turns.validate(raw)
+        if problems:
+            first = problems[0]
+            raise InvalidEvent("; ".join(str(p) for p in problems), first.field or None)
+        value = json.loads(raw)
+        assert isinstance(value, dict)
+        return value
+
+    return validate
+
+
+def dead_letters(c: Container) -> DeadLetters:
+    return DeadLetters(c.publisher, c.catalog.dlq.name)
+
+
+def build_segmenter(c: Container) -> Segmenter:
+    return Segmenter(
+        tree=c.tree,
+        index=c.index,
+        embedder=c.online_embedder,
+        llm=c.llm,
+        publisher=c.publisher,
+        topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
+        dead_letters=dead_letters(c),
+        validate=turn_validator(c.catalog),
+        forget=c.forget_user,
+        rules=window_rules(c.settings),
+        history_window=c.settings.history_window,
+        step_size=c.settings.consume_step_size,
+    )
+
+
+def build_consolidator(c: Container) -> Consolidator:
+    return Consolidator(
+        tree=c.tree,
+        index=c.index,
+        embedder=c.background_embedder,
+        llm=c.llm,
+        publisher=c.publisher,
+        memories_topic=c.catalog.memories.name,
+        history_window=c.settings.history_window,
+    )
+
+
+def build_clock(c: Container) -> AsyncIOScheduler:
+    """The wall clock: closes windows of users who went quiet, retries degraded nodes."""
+    ticker = ClockTicker(
+        tree=c.tree,
+        publisher=c.publisher,
+        turns_topic=c.catalog.turns.name,
+        windows_topic=c.catalog.windows.name,
+        retry_degraded=bool(c.settings.llm_base_url),
+    )
+    return build_scheduler(ticker, c.settings.clock_interval_s)
+
+
+def build_recall(c: Container) -> RecallParts:
+    return RecallParts(
+        pipeline=RecallPipeline(
+            tree=c.tree,
+            index=c.index,
+            # Recall is on an agent's critical path: ahead of consolidation's batches.
+            embedder=c.online_embedder,
+            llm=c.llm,
+            settings=c.settings,
+        ),
+        service=MemoryService(
+            tree=c.tree,
+            forget_user=c.forget_user,
+            publisher=c.publisher,
+            turns_topic=c.catalog.turns.name,
+        ),
+        checks={"redis": c.tree.ping, "qdrant": c.index.ping},
+    )
+
+
+# --- the Faust app ----------------------------------------------------------------------
+
+
+def write_path_app(
+    c: Container,
+    metrics: Metrics,
+    *,
+    segmenter: Segmenter | None,
+    consolidator: Consolidator | None,
+    app_id: str,
+    options: Mapping[str, Any],
+) -> faust.App:
+    """A Faust app with an agent for each handler given, recording what they do in `metrics`."""
+    on_turns: RecordHandler | None = None
+    on_windows: RecordHandler | None = None
+    if segmenter is not None:
+        on_turns = InstrumentedSegmenter(segmenter, metrics).handle_batch
+        if c.priority is not None:
+            on_turns = _holding_background_off(c.priority, on_turns)
+    if consolidator is not None:
+        on_windows = InstrumentedConsolidator(consolidator, metrics).handle_records
+    datadir = c.settings.data_dir / "faust" / app_id
+    datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
+    return build_faust_app(
+        app_id=app_id,
+        bootstrap=c.settings.kafka_bootstrap,
+        turns_topic=c.catalog.turns.name,
+        windows_topic=c.catalog.windows.name,
+        on_turns=on_turns,
+        on_windows=on_windows,
+        dead_letter=dead_letters(c).send,
+        batch_size=c.settings.consume_batch_size,
+        fetch_max_wait_ms=c.settings.kafka_fetch_max_wait_ms,
+        datadir=str(datadir),
+        **options,
+    )
+
+
+def _holding_background_off(embedders: PriorityEmbedder, handle: RecordHandler) -> RecordHandler:
+    async def handle_online(raws: list[RawEvent]) -> object:
+        async with embedders.online():
+            return await handle(raws)
+
+    return handle_online
+
+
+# --- the HTTP app -----------------------------------------------------------------------
+
+
+def recall_app(
+    source: Container | Settings, metrics: Metrics | None = None, *, producer: bool = True
+) -> FastAPI:
+    """The recall API over `source`: a container its caller closes, or settings to connect
+    with at startup (closed at shutdown; `producer` as in `connect`).
+
+    With `metrics`: requests by status, whole and per-stage latency, and `/metrics` serves
+    its registry. While the app runs, `app.state.container` is the container it serves.
+    """
+    settings = source.settings if isinstance(source, Container) else source
+
+    @asynccontextmanager
+    async def open_parts() -> AsyncIterator[RecallParts]:
+        async with AsyncExitStack() as stack:
+            if isinstance(source, Container):
+                container = source
+            else:
+                opened = connect(source, metrics, producer=producer)
+                container = await stack.enter_async_context(opened)
+            warm_up = getattr(container.embedder, "warm_up", None)
+            if warm_up is not None:
+                await warm_up()  # load the model now, not on the first request
+            app.state.container = container
+            yield build_recall(container)
+
+    app = create_app(
+        open_parts,
+        settings=settings,
+        registry=metrics.registry if metrics else None,
+        observe=recall_observer(metrics) if metrics else None,
+    )
+    if metrics is not None:
+        app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
+    return app

@@ -8,6 +8,7 @@ import re
 import signal
 import socket
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import httpx
@@ -16,10 +17,11 @@ import pytest
 import redis.asyncio as aioredis
 
 from memstream.adapters.kafka.admin import admin_client
+from memstream.bootstrap import open_index
 from memstream.contracts.catalog import load_catalog
 from memstream.settings import Settings
+from memstream.tools.embedded.commands import run_up
 from memstream.tools.embedded.processes import free_port
-from memstream.tools.embedded.runner import run_until_signal
 from memstream.tools.embedded.stack import EmbeddedStack
 
 pytestmark = pytest.mark.integration
@@ -77,21 +79,19 @@ async def test_second_stack_on_same_data_dir_is_refused(embedded_stack: Embedded
         await EmbeddedStack(embedded_stack.settings(), create_topics=False).start()
 
 
-async def test_failing_service_stops_the_stack(tmp_path: Path) -> None:
+async def test_parts_that_fail_to_start_stop_the_stack(tmp_path: Path) -> None:
     children: list[psutil.Process] = []
     topics: list[str] = []
 
-    def on_ready(stack: EmbeddedStack) -> None:
+    def on_endpoints(stack: EmbeddedStack) -> None:
         children.extend(psutil.Process(pid) for pid in stack.child_pids)
         topics.extend(status.name for status in stack.topics)
 
-    async def broken(settings: Settings) -> None:
-        raise ValueError("boom")
-
-    with pytest.raises(ValueError, match="boom"):
-        await run_until_signal(
-            Settings(data_dir=tmp_path, topic_prefix="fail."), [broken], on_ready=on_ready
-        )
+    # An index of another size already in the data dir: connecting the parts fails.
+    settings = Settings(data_dir=tmp_path, topic_prefix="fail.", embedder="hashing")
+    await _index_of_another_size(settings)
+    with pytest.raises(ValueError, match="dense size"):
+        await run_up(settings, on_endpoints, on_started=lambda: None)
 
     assert len(children) == 2
     assert [c.pid for c in children if c.is_running()] == []
@@ -143,6 +143,11 @@ async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
     assert alive == []
     assert not _accepts(kafka)
     assert not _accepts(_redis_address(redis_url))
+
+
+async def _index_of_another_size(settings: Settings) -> None:
+    async with AsyncExitStack() as stack:
+        await open_index(settings, settings.qdrant_collection, settings.embedding_dim + 1, stack)
 
 
 async def _until_ready(url: str, timeout_s: float) -> None:

@@ -23,11 +23,11 @@ import yaml
 from typer.main import get_command
 
 from memstream.entrypoints.cli import app as cli_app
-from memstream.entrypoints.instrumentation import process_registry
-from memstream.entrypoints.runner import wait_caught_up
-from memstream.entrypoints.worker import Role, running_worker
+from memstream.entrypoints.probes import process_registry
+from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.metrics import CONSOLIDATED_LEVELS, Metrics
 from memstream.settings import Settings
+from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.demo.run import DEMO_FILE, DEMO_OVERRIDES, demo_users
 from memstream.tools.ingest import publish_file
 
@@ -35,11 +35,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ALERTS = ROOT / "deploy/prometheus/alerts.yml"
 DASHBOARD = ROOT / "deploy/grafana/dashboards/memstream.json"
 JOB = "memstream-all"
-FAST_REBALANCE = {
-    "broker_session_timeout": 6.0,
-    "broker_heartbeat_interval": 1.0,
-    "broker_rebalance_timeout": 6.0,
-}
 T = TypeVar("T")
 
 
@@ -174,79 +169,85 @@ async def test_prometheus_scrapes_the_pipeline_and_the_dashboard_and_alerts_eval
     settings: Settings, tmp_path: Path
 ) -> None:
     local = settings.model_copy(
-        update={**DEMO_OVERRIDES, "data_dir": tmp_path / "data", "embedder": "hashing"}
+        update={
+            **DEMO_OVERRIDES,
+            "data_dir": tmp_path / "data",
+            "embedder": "hashing",
+            "metrics_port": 0,
+        }
     )
     metrics = Metrics(process_registry())
-    async with (
-        running_worker(
-            local,
-            Role.ALL,
-            metrics,
-            host="127.0.0.1",
-            port=0,
-            collect_interval_s=1.0,
-            faust_options=FAST_REBALANCE,
-        ) as worker,
-        prometheus(tmp_path / "prometheus", worker.port) as prom,
-    ):
+    async with run_parts(
+        local,
+        WRITE_PATH,
+        metrics=metrics,
+        probes_host="127.0.0.1",
+        collect_interval_s=1.0,
+        fast_rebalance=True,
+    ) as worker:
+        port = worker.probes_port
+        assert port is not None
+        async with prometheus(tmp_path / "prometheus", port) as prom:
 
-        async def scraped() -> bool | None:
-            return bool(await prom.finite_values(f'up{{job="{JOB}"}}')) or None
+            async def scraped() -> bool | None:
+                return bool(await prom.finite_values(f'up{{job="{JOB}"}}')) or None
 
-        await poll(scraped, timeout_s=30, what="the first scrape")  # counters seen at zero
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{worker.port}") as probe:
-            assert (await probe.get("/healthz")).status_code == 200
-            assert (await probe.get("/readyz")).status_code == 200
+            await poll(scraped, timeout_s=30, what="the first scrape")  # counters seen at zero
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as probe:
+                assert (await probe.get("/healthz")).status_code == 200
+                assert (await probe.get("/readyz")).status_code == 200
 
-        runtime = worker.runtime
-        await publish_file(
-            DEMO_FILE,
-            catalog=runtime.catalog,
-            bootstrap=local.kafka_bootstrap,
-            show_progress=False,
-        )
-        await wait_caught_up(runtime, demo_users(), timeout_s=180)
+            container = worker.container
+            await publish_file(
+                DEMO_FILE,
+                catalog=container.catalog,
+                bootstrap=local.kafka_bootstrap,
+                show_progress=False,
+            )
+            await wait_caught_up(container, demo_users(), timeout_s=180)
 
-        panels = dashboard_queries()
-        [ingest] = panels["Ingest rate by outcome"]
-        p50, p95 = (
-            panels["Consolidation lag p50 by level"],
-            panels["Consolidation lag p95 by level"],
-        )
+            panels = dashboard_queries()
+            [ingest] = panels["Ingest rate by outcome"]
+            p50, p95 = (
+                panels["Consolidation lag p50 by level"],
+                panels["Consolidation lag p95 by level"],
+            )
 
-        async def ingest_shown() -> dict[str, float] | None:
-            return await prom.finite_values(ingest) or None
+            async def ingest_shown() -> dict[str, float] | None:
+                return await prom.finite_values(ingest) or None
 
-        rates = await poll(ingest_shown, timeout_s=60, what="the ingest panel to show data")
-        assert any('"accepted"' in labels for labels in rates)
+            rates = await poll(ingest_shown, timeout_s=60, what="the ingest panel to show data")
+            assert any('"accepted"' in labels for labels in rates)
 
-        async def lag_shown() -> dict[str, float] | None:
-            found = {**await prom.finite_values(p50[0]), **await prom.finite_values(p95[0])}
-            levels = {json.loads(labels)["level"] for labels in found}
-            return found if levels == set(CONSOLIDATED_LEVELS) else None
+            async def lag_shown() -> dict[str, float] | None:
+                found = {**await prom.finite_values(p50[0]), **await prom.finite_values(p95[0])}
+                levels = {json.loads(labels)["level"] for labels in found}
+                return found if levels == set(CONSOLIDATED_LEVELS) else None
 
-        lags = await poll(lag_shown, timeout_s=60, what="consolidation lag for L2-L5")
-        assert all(0 < v < 300 for v in lags.values()), lags  # seconds, on one machine
+            lags = await poll(lag_shown, timeout_s=60, what="consolidation lag for L2-L5")
+            assert all(0 < v < 300 for v in lags.values()), lags  # seconds, on one machine
 
-        # Every expression of the dashboard and of the rules evaluates without error.
-        for exprs in panels.values():
-            for expr in exprs:
+            # Every expression of the dashboard and of the rules evaluates without error.
+            for exprs in panels.values():
+                for expr in exprs:
+                    await prom.query(expr)
+            for expr in alert_queries().values():
                 await prom.query(expr)
-        for expr in alert_queries().values():
-            await prom.query(expr)
-        # The backlog collector reported: pending windows per level, lag per partition.
-        pending = await prom.query(panels["Windows pending by level"][0])
-        assert {s["metric"]["level"] for s in pending} == set(CONSOLIDATED_LEVELS)
-        assert await prom.query(panels["Consumer lag by group and topic"][0])
+            # The backlog collector reported: pending windows per level, lag per partition.
+            pending = await prom.query(panels["Windows pending by level"][0])
+            assert {s["metric"]["level"] for s in pending} == set(CONSOLIDATED_LEVELS)
+            assert await prom.query(panels["Consumer lag by group and topic"][0])
 
-        async def rules_evaluated() -> list[dict[str, Any]] | None:
-            rules = await prom.rules()
-            done = all(r.get("lastEvaluation", "").startswith("20") for r in rules)
-            return rules if rules and done else None
+            async def rules_evaluated() -> list[dict[str, Any]] | None:
+                rules = await prom.rules()
+                done = all(r.get("lastEvaluation", "").startswith("20") for r in rules)
+                return rules if rules and done else None
 
-        rules = await poll(rules_evaluated, timeout_s=30, what="the alert rules to be evaluated")
-        assert {r["name"] for r in rules} == set(alert_queries())
-        assert [r["name"] for r in rules if r["health"] != "ok"] == []
+            rules = await poll(
+                rules_evaluated, timeout_s=30, what="the alert rules to be evaluated"
+            )
+            assert {r["name"] for r in rules} == set(alert_queries())
+            assert [r["name"] for r in rules if r["health"] != "ok"] == []
 
 
 # --- the container entry commands ----------------------------------------------------------

@@ -17,16 +17,16 @@ from typer.testing import CliRunner
 from memstream.domain.recall_options import DEFAULT_BUDGETS
 from memstream.domain.tokens import count_tokens
 from memstream.entrypoints.http.server import BackgroundServer
-from memstream.entrypoints.recall_commands import recall as recall_command
+from memstream.entrypoints.recall_command import recall as recall_command
 from memstream.settings import Settings
 from memstream.tools.eval.locomo import ADVERSARIAL_CATEGORY, load_conversation
 
 from .trees import (
     build_locomo_tree,
+    container_of,
     forget_events,
     locomo_file,
     module_settings,
-    runtime_of,
     served,
 )
 
@@ -181,8 +181,8 @@ def test_zz_delete_forgets_the_user_everywhere(api: Api) -> None:
     assert removed["qdrant_points"] > 0 and removed["redis_keys"] > 0
     assert removed["forget_event_published"]
 
-    runtime = runtime_of(api.server)
-    assert api.server.call(lambda: runtime.index.count(USER)) == 0
+    container = container_of(api.server)
+    assert api.server.call(lambda: container.index.count(USER)) == 0
     store = redis.Redis.from_url(api.settings.redis_url)
     try:
         assert list(store.scan_iter(match=f"*{USER}*", count=1000)) == []

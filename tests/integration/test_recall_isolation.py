@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from memstream.entrypoints.http.server import BackgroundServer
 from memstream.settings import Settings
 
-from .trees import forget_events, module_settings, runtime_of, served, user_tree, write_nodes
+from .trees import container_of, forget_events, module_settings, served, user_tree, write_nodes
 
 # Users share this vocabulary, so every query matches memories of several users.
 WORDS = ["hiking", "pottery", "sourdough", "guitar", "paris", "dance", "garden", "chess"]
@@ -66,8 +66,8 @@ def test_recall_never_returns_another_users_memories(
     salt = uuid.uuid4().hex[:8]
     named = {f"{u}~{salt}": texts for u, texts in users.items()}
     trees_by_user = {u: user_tree(u, texts) for u, texts in named.items()}
-    runtime = runtime_of(server)
-    server.call(lambda: write_nodes(runtime, [n for t in trees_by_user.values() for n in t]))
+    container = container_of(server)
+    server.call(lambda: write_nodes(container, [n for t in trees_by_user.values() for n in t]))
     with httpx.Client(base_url=server.url, timeout=30) as client:
         for user, nodes in trees_by_user.items():
             body = {"user_id": user, "query": query, "complexity": complexity, "max_tokens": 16000}
@@ -84,17 +84,17 @@ def test_recall_never_returns_another_users_memories(
 
 def test_forgetting_one_user_leaves_no_trace_and_keeps_the_others(server: BackgroundServer) -> None:
     gone, kept = "forget-me*[1]", "forget-me*[1]x"  # one id is a prefix of the other
-    runtime = runtime_of(server)
+    container = container_of(server)
     nodes = user_tree(gone, [["hiking paris"], ["dance chess"]])
     nodes += user_tree(kept, [["hiking garden"]])
-    server.call(lambda: write_nodes(runtime, nodes))
-    store = redis.Redis.from_url(runtime.settings.redis_url)
+    server.call(lambda: write_nodes(container, nodes))
+    store = redis.Redis.from_url(container.settings.redis_url)
     try:
         with httpx.Client(base_url=server.url, timeout=30) as client:
             removed = client.delete(f"/v1/users/{quote(gone, safe='')}").json()
             assert removed["qdrant_points"] == 8 and removed["redis_keys"] > 0
-            assert server.call(lambda: runtime.index.count(gone)) == 0
-            assert server.call(lambda: runtime.index.count(kept)) == 5
+            assert server.call(lambda: container.index.count(gone)) == 0
+            assert server.call(lambda: container.index.count(kept)) == 5
             assert [
                 k for k in store.scan_iter(count=1000) if b"{" + gone.encode() + b"}" in k
             ] == []
@@ -103,5 +103,5 @@ def test_forgetting_one_user_leaves_no_trace_and_keeps_the_others(server: Backgr
             assert client.post("/v1/recall", json=body).json()["memories"] == []
     finally:
         store.close()
-    events = asyncio.run(forget_events(runtime.settings, gone))
+    events = asyncio.run(forget_events(container.settings, gone))
     assert events == [{"type": "forget.v1", "user_id": gone}]

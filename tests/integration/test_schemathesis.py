@@ -16,7 +16,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 from memstream.entrypoints.http.server import BackgroundServer
 from memstream.settings import Settings
 
-from .trees import module_settings, runtime_of, served, user_tree, write_nodes
+from .trees import container_of, module_settings, served, user_tree, write_nodes
 
 KEY = "schemathesis-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -35,9 +35,9 @@ def server(
         recall_api_keys=[SecretStr(KEY)],
     )
     with served(config) as running:
-        runtime = runtime_of(running)
+        container = container_of(running)
         nodes = user_tree("user", [["hiking paris", "dance"], ["pottery chess garden"]])
-        running.call(lambda: write_nodes(runtime, nodes))
+        running.call(lambda: write_nodes(container, nodes))
         yield running
 
 

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaConsumer
 
-from memstream.bootstrap import Runtime, open_runtime
+from memstream.bootstrap import Container, connect
 from memstream.domain.calendar import parent_window_start
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.tree import check_containment
-from memstream.entrypoints.runner import RunningPipeline, run_pipeline, wait_caught_up
+from memstream.entrypoints.runner import WRITE_PATH, RunningProcess, run_parts
 from memstream.settings import Settings
+from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.eval.locomo import conversation_events, load_conversation, locomo_data_dir
 from memstream.tools.ingest import publish_file
 
@@ -26,20 +27,17 @@ USER = f"locomo-{CONVERSATION}"
 
 
 @pytest.fixture
-async def runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Runtime]:
+async def runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Container]:
     local = settings.model_copy(
         update={"data_dir": tmp_path, "clock_grace_s": 0.0, "clock_interval_s": 0.5}
     )
-    rt = await open_runtime(local)
-    try:
+    async with connect(local, prioritise_online=True) as rt:
         yield rt
-    finally:
-        await rt.close()
 
 
 @pytest.fixture
-async def pipeline(runtime: Runtime) -> AsyncIterator[RunningPipeline]:
-    async with run_pipeline(runtime, fast_rebalance=True) as running:
+async def pipeline(runtime: Container) -> AsyncIterator[RunningProcess]:
+    async with run_parts(runtime, WRITE_PATH, fast_rebalance=True) as running:
         yield running
 
 
@@ -47,7 +45,7 @@ def locomo_file() -> Path:
     return locomo_data_dir() / f"{CONVERSATION}.json"
 
 
-async def ingest_and_wait(runtime: Runtime, path: Path, users: list[str]) -> None:
+async def ingest_and_wait(runtime: Container, path: Path, users: list[str]) -> None:
     await publish_file(
         path,
         catalog=runtime.catalog,
@@ -57,7 +55,7 @@ async def ingest_and_wait(runtime: Runtime, path: Path, users: list[str]) -> Non
     await wait_caught_up(runtime, users, timeout_s=120)
 
 
-async def all_nodes(runtime: Runtime, user: str) -> list[MemoryNode]:
+async def all_nodes(runtime: Container, user: str) -> list[MemoryNode]:
     nodes: list[MemoryNode] = []
     for level in Level:
         ids = await runtime.tree.level_ids(user, level, limit=100_000)
@@ -81,7 +79,7 @@ def expected_counts() -> dict[Level, int]:
 
 
 async def test_locomo_conversation_builds_a_sound_tree(
-    runtime: Runtime, pipeline: RunningPipeline
+    runtime: Container, pipeline: RunningProcess
 ) -> None:
     await ingest_and_wait(runtime, locomo_file(), [USER])
     nodes = await all_nodes(runtime, USER)
@@ -121,7 +119,7 @@ async def test_locomo_conversation_builds_a_sound_tree(
 
 
 async def test_invalid_events_go_to_the_dlq_and_the_rest_is_processed(
-    runtime: Runtime, pipeline: RunningPipeline
+    runtime: Container, pipeline: RunningProcess
 ) -> None:
     user = "dlq-user"
     good = [
@@ -162,7 +160,7 @@ async def test_invalid_events_go_to_the_dlq_and_the_rest_is_processed(
     assert [by_original[b]["error_field"] for b in bad[1:]] == ["speaker", "ts", "text"]
 
 
-async def read_topic(runtime: Runtime, topic: str, expected: int) -> list[dict[str, object]]:
+async def read_topic(runtime: Container, topic: str, expected: int) -> list[dict[str, object]]:
     consumer = AIOKafkaConsumer(
         topic, bootstrap_servers=runtime.settings.kafka_bootstrap, auto_offset_reset="earliest"
     )
@@ -216,14 +214,11 @@ async def test_steps_smaller_than_a_batch_split_exchanges_and_lose_nothing(
             "clock_interval_s": 0.5,
         }
     )
-    rt = await open_runtime(local)
-    try:
-        async with run_pipeline(rt, fast_rebalance=True):
-            await ingest_and_wait(rt, path, [user])
-            nodes = await all_nodes(rt, user)
-            assert await rt.index.count(user) == len(nodes)
-    finally:
-        await rt.close()
+    async with run_parts(local, WRITE_PATH, fast_rebalance=True) as running:
+        rt = running.container
+        await ingest_and_wait(rt, path, [user])
+        nodes = await all_nodes(rt, user)
+        assert await rt.index.count(user) == len(nodes)
     leaves = sorted(tuple(n.source_ids) for n in nodes if n.level == Level.SEGMENT)
     assert leaves == sorted((f"m{i}-user", f"m{i}-assistant") for i in range(10))
     assert check_containment(nodes) == []

@@ -6,7 +6,7 @@
   LoCoMo conversation, waited on until every window is consolidated.
 - `write_nodes`: nodes straight into Redis and Qdrant (fast; for property tests), and
   `user_tree`: a small sound tree to write that way.
-- `served`: the recall API on real HTTP over a runtime it opens itself.
+- `served`: the recall API on real HTTP over a container it connects itself.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from aiokafka import AIOKafkaConsumer
 
 from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.adapters.kafka.admin import ensure_topics
-from memstream.bootstrap import Runtime, open_runtime
+from memstream.bootstrap import Container, recall_app
 from memstream.contracts.catalog import load_catalog
 from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import IndexedMemory, Level, MemoryNode
 from memstream.domain.sparse import document_vector
-from memstream.entrypoints.http.api import create_app
 from memstream.entrypoints.http.server import BackgroundServer
-from memstream.entrypoints.runner import run_pipeline, wait_caught_up
+from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
+from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.eval.locomo import locomo_data_dir
 from memstream.tools.ingest import publish_file
 
@@ -60,29 +60,25 @@ def locomo_file(conversation: str) -> Path:
 async def build_locomo_tree(settings: Settings, conversation: str, user: str) -> None:
     """Ingest a LoCoMo conversation through the real pipeline; returns once consolidated."""
     fast = settings.model_copy(update={"clock_grace_s": 0.0, "clock_interval_s": 0.5})
-    runtime = await open_runtime(fast)
-    try:
-        async with run_pipeline(runtime, fast_rebalance=True):
-            await publish_file(
-                locomo_file(conversation),
-                catalog=runtime.catalog,
-                bootstrap=fast.kafka_bootstrap,
-                show_progress=False,
-            )
-            await wait_caught_up(runtime, [user], timeout_s=180)
-    finally:
-        await runtime.close()
+    async with run_parts(fast, WRITE_PATH, fast_rebalance=True) as running:
+        await publish_file(
+            locomo_file(conversation),
+            catalog=running.container.catalog,
+            bootstrap=fast.kafka_bootstrap,
+            show_progress=False,
+        )
+        await wait_caught_up(running.container, [user], timeout_s=180)
 
 
-async def write_nodes(runtime: Runtime, nodes: Sequence[MemoryNode]) -> None:
+async def write_nodes(container: Container, nodes: Sequence[MemoryNode]) -> None:
     """Nodes into Redis (structure) and Qdrant (hashing vectors, real lexical vectors)."""
-    embedder = HashingEmbedder(runtime.embedder.dim)
+    embedder = HashingEmbedder(container.embedder.dim)
     vectors = await embedder.embed([n.text for n in nodes])
-    await runtime.index.upsert(
+    await container.index.upsert(
         [IndexedMemory(n, v, document_vector(n.text)) for n, v in zip(nodes, vectors, strict=True)]
     )
     for node in nodes:
-        await runtime.tree.save_node(node, fingerprint="")
+        await container.tree.save_node(node, fingerprint="")
 
 
 START = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
@@ -132,15 +128,14 @@ def _node(
 
 @contextmanager
 def served(settings: Settings) -> Iterator[BackgroundServer]:
-    """The recall API over real HTTP, its runtime opened (and closed) by the app."""
-    app = create_app(lambda: open_runtime(settings), settings=settings)
-    with BackgroundServer(app) as server:
+    """The recall API over real HTTP, its container connected (and closed) by the app."""
+    with BackgroundServer(recall_app(settings)) as server:
         yield server
 
 
-def runtime_of(server: BackgroundServer) -> Runtime:
-    runtime: Runtime = server.app.state.parts.runtime
-    return runtime
+def container_of(server: BackgroundServer) -> Container:
+    container: Container = server.app.state.container
+    return container
 
 
 async def forget_events(

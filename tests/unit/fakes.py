@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memstream.adapters.redis.tree import StoredNode
-from memstream.bootstrap import Runtime
+from memstream.bootstrap import Container
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, ScoredId, SparseVector
@@ -251,17 +250,15 @@ class FakePublisher:
         self.sent.extend(events)
 
 
-def fake_runtime(
+def fake_container(
     settings: Settings, tree: FakeTree, llm: Any = None, publisher: Any = None
-) -> Runtime:
-    return Runtime(
+) -> Container:
+    return Container(
         settings=settings,
         catalog=load_catalog(settings.topic_prefix),
-        redis=None,  # type: ignore[arg-type]
         tree=tree,  # type: ignore[arg-type]
         index=FakeIndex(tree),  # type: ignore[arg-type]
         embedder=FakeEmbedder(),
         llm=llm or FakeLLM(),
         publisher=publisher or FakePublisher(),  # type: ignore[arg-type]
-        exit_stack=AsyncExitStack(),
     )

@@ -1,11 +1,10 @@
-"""Glue between the running workers and `memstream.metrics`, plus the small HTTP server.
+"""Metrics at the edges: glue between the running parts and `memstream.metrics`.
 
 The handlers stay untouched: `InstrumentedSegmenter` and `InstrumentedConsolidator` wrap
 them with the same call signature and turn their reports into metrics; `usage_hook` and
-`fallback_hook` plug into the LLM backend (`instrument_runtime`); `recall_observer` and
-`RecallMetricsMiddleware` instrument the recall API (`instrumented_recall_app`);
-`BacklogCollector` polls what no handler sees (consumer lag, open windows); `serve_metrics`
-exposes `/metrics`, `/healthz` and `/readyz` for the workers.
+`fallback_hook` plug into the LLM backend; `recall_observer` and `RecallMetricsMiddleware`
+instrument the recall API; `BacklogCollector` polls what no handler sees (consumer lag,
+open windows). The composition root (`memstream.bootstrap`) plugs them in.
 """
 
 from __future__ import annotations
@@ -13,45 +12,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from aiohttp import web
-from fastapi import FastAPI
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    GCCollector,
-    PlatformCollector,
-    ProcessCollector,
-    generate_latest,
-)
-
 from memstream.adapters.kafka.lag import consumer_lag
-from memstream.adapters.llm.fallback import FallbackHook, build_language_model
+from memstream.adapters.llm.fallback import FallbackHook
 from memstream.adapters.llm.openai import UsageHook
 from memstream.adapters.redis.tree import RedisTree
-from memstream.bootstrap import Runtime, open_runtime
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.contracts.records import RawEvent
 from memstream.domain.models import Level, WindowClosed
-from memstream.entrypoints.http.api import create_app
 from memstream.metrics import CONSOLIDATED_LEVELS, Metrics, dlq_category
 from memstream.recall.pipeline import RecallResult
 from memstream.segmenter.handler import BatchReport, Segmenter
-from memstream.settings import Settings
 
 log = logging.getLogger(__name__)
-
-
-def process_registry() -> CollectorRegistry:
-    """A fresh registry with the process, platform and GC collectors of prometheus_client."""
-    registry = CollectorRegistry()
-    ProcessCollector(registry=registry)
-    PlatformCollector(registry=registry)
-    GCCollector(registry=registry)
-    return registry
 
 
 # --- handlers --------------------------------------------------------------------------
@@ -224,36 +199,6 @@ class RecallMetricsMiddleware:
             self._metrics.recall_latency.observe(time.perf_counter() - started)
 
 
-def instrument_runtime(runtime: Runtime, metrics: Metrics) -> None:
-    """Swap the runtime's LLM for one that reports usage and fallbacks to `metrics`.
-
-    Call it before building handlers from the runtime (they take the LLM when built).
-    """
-    runtime.llm = build_language_model(
-        runtime.settings, on_usage=usage_hook(metrics), on_fallback=fallback_hook(metrics)
-    )
-
-
-def instrumented_recall_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
-    """The recall API over the configured stores, with memstream's metrics on `/metrics`:
-    requests by status, whole and per-stage latency, and the LLM's usage (plan, gate)."""
-    metrics = metrics or Metrics(process_registry())
-
-    async def open_instrumented() -> Runtime:
-        runtime = await open_runtime(settings)
-        instrument_runtime(runtime, metrics)
-        return runtime
-
-    app = create_app(
-        open_instrumented,
-        settings=settings,
-        registry=metrics.registry,
-        observe=recall_observer(metrics),
-    )
-    app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
-    return app
-
-
 # --- backlog ---------------------------------------------------------------------------
 
 LagReader = Callable[[str, str, Sequence[str]], Awaitable[dict[tuple[str, int], int]]]
@@ -307,58 +252,3 @@ class BacklogCollector:
         while True:
             await self.collect_once()
             await asyncio.sleep(interval_s)
-
-
-# --- HTTP ------------------------------------------------------------------------------
-
-LiveCheck = Callable[[], bool]
-ReadyCheck = Callable[[], Awaitable[bool]]
-
-
-async def _always_ready() -> bool:
-    return True
-
-
-@asynccontextmanager
-async def serve_metrics(
-    registry: CollectorRegistry,
-    port: int,
-    *,
-    host: str = "0.0.0.0",
-    live: LiveCheck = lambda: True,
-    ready: ReadyCheck = _always_ready,
-) -> AsyncIterator[int]:
-    """Serve `/metrics`, `/healthz` (liveness) and `/readyz` (readiness) on this loop.
-
-    Yields the bound port (useful with `port=0`). A readiness check that raises or takes
-    more than 5 s counts as not ready.
-    """
-
-    async def metrics(_: web.Request) -> web.Response:
-        body = generate_latest(registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    async def healthz(_: web.Request) -> web.Response:
-        ok = live()
-        return web.json_response({"live": ok}, status=200 if ok else 503)
-
-    async def readyz(_: web.Request) -> web.Response:
-        try:
-            ok = await asyncio.wait_for(ready(), timeout=5.0)
-        except Exception:
-            log.warning("readiness check failed", exc_info=True)
-            ok = False
-        return web.json_response({"ready": ok}, status=200 if ok else 503)
-
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        yield int(runner.addresses[0][1])
-    finally:
-        await runner.cleanup()

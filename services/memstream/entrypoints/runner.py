@@ -1,33 +1,62 @@
-"""Running memstream's workers in this process: the Faust agents and the clock scheduler."""
+"""The one runner: every long-running memstream process starts its parts here.
+
+`memstream worker --role ...`, `memstream serve` and `memstream up` (on its embedded stack)
+each choose a set of `Part`s and call `run_until_stopped`; tests, tools and benchmarks use
+`run_parts`, the same without the stop signal.
+
+- The consuming parts (segmenter, consolidator) share one Faust app. A process running both
+  uses the consumer group `<group>`; a process running one uses `<group>-<part>`, so that one
+  role's restarts never pause the other's partitions and each scales on its own lag.
+- The scheduler runs the wall clock and the backlog collector (consumer lag, open windows).
+- The api serves the recall API with its own `/metrics`, `/healthz` and `/readyz`; a process
+  without it serves those on `metrics_port` (`entrypoints.probes`) when given a host.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+import signal
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import faust
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memstream.adapters.embedding.priority import PriorityEmbedder
-from memstream.adapters.kafka.lag import consumer_lag
-from memstream.bootstrap import Runtime
+from memstream.bootstrap import (
+    Container,
+    build_clock,
+    build_consolidator,
+    build_segmenter,
+    connect,
+    recall_app,
+    write_path_app,
+)
 from memstream.consolidator.handler import Consolidator
-from memstream.contracts.records import RawEvent
-from memstream.entrypoints.faust.app import RecordHandler, build_faust_app
-from memstream.entrypoints.instrumentation import InstrumentedConsolidator, InstrumentedSegmenter
+from memstream.entrypoints.http.server import serve_until_cancelled
+from memstream.entrypoints.instrumentation import BacklogCollector
+from memstream.entrypoints.probes import process_registry, serve_probes
 from memstream.metrics import Metrics
-from memstream.scheduler.clock import build_scheduler
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-# A single process owns its consumer group: rebalancing quickly costs nothing there.
+class Part(StrEnum):
+    SEGMENTER = "segmenter"
+    CONSOLIDATOR = "consolidator"
+    SCHEDULER = "scheduler"
+    API = "api"
+
+
+WRITE_PATH = frozenset({Part.SEGMENTER, Part.CONSOLIDATOR, Part.SCHEDULER})
+EVERYTHING = WRITE_PATH | {Part.API}
+
+# A process that owns its consumer group alone can rebalance quickly at no cost.
 FAST_REBALANCE = {
     "broker_session_timeout": 6.0,
     "broker_heartbeat_interval": 1.0,
@@ -35,144 +64,174 @@ FAST_REBALANCE = {
 }
 
 
+def _consumers_together(parts: Collection[Part]) -> bool:
+    return Part.SEGMENTER in parts and Part.CONSOLIDATOR in parts
+
+
+def consumer_group(settings: Settings, parts: Collection[Part]) -> str:
+    """The Kafka consumer group of the Faust app running `parts`."""
+    if _consumers_together(parts):
+        return settings.consumer_group
+    [consumer] = [p for p in parts if p in (Part.SEGMENTER, Part.CONSOLIDATOR)]
+    return f"{settings.consumer_group}-{consumer}"
+
+
+def lag_groups(
+    settings: Settings, parts: Collection[Part], container: Container
+) -> dict[str, list[str]]:
+    """The consumer groups (and their topics) whose lag the backlog collector reports."""
+    turns, windows = container.catalog.turns.name, container.catalog.windows.name
+    if _consumers_together(parts):
+        return {settings.consumer_group: [turns, windows]}
+    return {
+        consumer_group(settings, {Part.SEGMENTER}): [turns],
+        consumer_group(settings, {Part.CONSOLIDATOR}): [windows],
+    }
+
+
 @dataclass
-class RunningPipeline:
-    app: faust.App | None
-    clock: AsyncIOScheduler | None
-    segmenter: Segmenter | None
-    consolidator: Consolidator | None
+class RunningProcess:
+    """The parts one process runs; `live()` and `ready()` back the probes."""
+
+    container: Container
+    metrics: Metrics
+    segmenter: Segmenter | None = None
+    consolidator: Consolidator | None = None
+    app: faust.App | None = None
+    clock: AsyncIOScheduler | None = None
+    collector: asyncio.Task[None] | None = None
+    api: asyncio.Task[None] | None = None
+    probes_port: int | None = None
+    started: bool = False
+
+    def live(self) -> bool:
+        """False once a part has died: the orchestrator should restart the process."""
+        if self.app is not None and (self.app.crashed or self.app.should_stop):
+            return False
+        if self.clock is not None and self.started and not self.clock.running:
+            return False
+        return not any(task is not None and task.done() for task in (self.collector, self.api))
+
+    async def ready(self) -> bool:
+        """Started, alive, and Redis answers (the store every part writes or reads)."""
+        return self.started and self.live() and await self.container.tree.ping()
 
 
 @asynccontextmanager
-async def run_pipeline(
-    runtime: Runtime,
+async def run_parts(
+    source: Settings | Container,
+    parts: Collection[Part],
     *,
-    segmenter: bool = True,
-    consolidator: bool = True,
-    scheduler: bool = True,
-    fast_rebalance: bool = False,
     metrics: Metrics | None = None,
-    app_id: str | None = None,
+    probes_host: str | None = None,
+    collect_interval_s: float = 15.0,
+    fast_rebalance: bool = False,
     faust_options: Mapping[str, Any] | None = None,
-) -> AsyncIterator[RunningPipeline]:
-    """Start the chosen parts on `runtime`; stop them on exit.
+    on_started: Callable[[], None] | None = None,
+) -> AsyncIterator[RunningProcess]:
+    """Start `parts` on `source` (settings to connect with, or the caller's open container);
+    stop them on exit.
 
-    With `metrics`, the handlers are wrapped to record what they do (the edges own metrics).
+    `probes_host`: serve the probes on `metrics_port` there (when the api is not run).
+    `on_started` runs once every part runs (with the api: once it accepts connections).
     """
-    s = runtime.settings
-    seg = runtime.segmenter() if segmenter else None
-    con = runtime.consolidator() if consolidator else None
-    on_turns: RecordHandler | None = None
-    on_windows: RecordHandler | None = None
-    if seg is not None:
-        handle = InstrumentedSegmenter(seg, metrics).handle_batch if metrics else seg.handle_batch
-        on_turns = _holding_background_off(runtime.embedders, handle)
-    if con is not None:
-        on_windows = (
-            InstrumentedConsolidator(con, metrics).handle_records if metrics else con.handle_records
-        )
-    app = None
-    if on_turns or on_windows:
-        datadir = s.data_dir / "faust" / (app_id or s.consumer_group)
-        datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
-        app = build_faust_app(
-            app_id=app_id or s.consumer_group,
-            bootstrap=s.kafka_bootstrap,
-            turns_topic=runtime.catalog.turns.name,
-            windows_topic=runtime.catalog.windows.name,
-            on_turns=on_turns,
-            on_windows=on_windows,
-            dead_letter=runtime.dead_letters().send,
-            batch_size=s.consume_batch_size,
-            fetch_max_wait_ms=s.kafka_fetch_max_wait_ms,
-            datadir=str(datadir),
-            **(FAST_REBALANCE if fast_rebalance else {}),
-            **(faust_options or {}),
-        )
-    clock = build_scheduler(runtime.ticker(), s.clock_interval_s) if scheduler else None
-    async with AsyncExitStack() as running:
-        if app is not None:
-            await app.start()
-            running.push_async_callback(app.stop)
-        if clock is not None:
-            clock.start()
-            running.callback(clock.shutdown, wait=False)
-        yield RunningPipeline(app, clock, seg, con)
-
-
-def _holding_background_off(embedders: PriorityEmbedder, handle: RecordHandler) -> RecordHandler:
-    async def handle_online(raws: list[RawEvent]) -> object:
-        async with embedders.online():
-            return await handle(raws)
-
-    return handle_online
-
-
-async def wait_caught_up(
-    runtime: Runtime, users: list[str], *, timeout_s: float, poll_s: float = 0.5
-) -> None:
-    """Return once both consumers have no lag and no user has a window left open.
-
-    Checked twice in a row, since a closure can be in flight between the two topics.
-    """
-    topics = [runtime.catalog.turns.name, runtime.catalog.windows.name]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    quiet_polls = 0
-    while quiet_polls < 2:
-        if loop.time() > deadline:
-            raise TimeoutError(f"consolidation did not catch up within {timeout_s:.0f} s")
-        await asyncio.sleep(poll_s)
-        lag = await consumer_lag(
-            runtime.settings.kafka_bootstrap, runtime.settings.consumer_group, topics
-        )
-        open_windows = 0
-        for user in users:
-            state = await runtime.tree.load_state(user)
-            open_windows += len(state["open_windows"]) if state else 1
-        quiet_polls = quiet_polls + 1 if sum(lag.values()) == 0 and open_windows == 0 else 0
-
-
-async def serve_everything(
-    settings: Settings, on_serving: Callable[[], None] | None = None
-) -> None:
-    """Workers, clock, backlog metrics and recall API on one runtime (`memstream up`);
-    `on_serving` runs once the recall API accepts connections.
-
-    One runtime because Qdrant's local mode admits one client per data directory.
-    """
-    from memstream.bootstrap import open_runtime
-    from memstream.entrypoints.http.api import create_app
-    from memstream.entrypoints.http.server import serve_until_cancelled
-    from memstream.entrypoints.instrumentation import (
-        BacklogCollector,
-        RecallMetricsMiddleware,
-        instrument_runtime,
-        process_registry,
-        recall_observer,
-    )
-
-    metrics = Metrics(process_registry())
-    runtime = await open_runtime(settings)
-    try:
-        instrument_runtime(runtime, metrics)
-        catalog = runtime.catalog
-        collector = BacklogCollector(
-            metrics,
-            tree=runtime.tree,
-            bootstrap=settings.kafka_bootstrap,
-            groups={settings.consumer_group: [catalog.turns.name, catalog.windows.name]},
-        )
-        async with run_pipeline(runtime, fast_rebalance=True, metrics=metrics):
-            collecting = asyncio.create_task(collector.run(15.0), name="metrics-collector")
-            app = create_app(runtime, registry=metrics.registry, observe=recall_observer(metrics))
-            app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
-            try:
-                await serve_until_cancelled(
-                    app, settings.api_host, settings.api_port, settings.log_level, on_serving
+    parts = frozenset(parts)
+    metrics = metrics or Metrics(process_registry())
+    async with AsyncExitStack() as stack:
+        if isinstance(source, Container):
+            container = source
+        else:
+            # One embedder for both consumers: the online path goes first (PriorityEmbedder).
+            opened = connect(source, metrics, prioritise_online=_consumers_together(parts))
+            container = await stack.enter_async_context(opened)
+        settings = container.settings
+        running = RunningProcess(container, metrics)
+        if probes_host is not None and Part.API not in parts:
+            # First, so liveness answers while the parts are still starting.
+            running.probes_port = await stack.enter_async_context(
+                serve_probes(
+                    metrics.registry,
+                    settings.metrics_port,
+                    host=probes_host,
+                    live=running.live,
+                    ready=running.ready,
                 )
-            finally:
-                collecting.cancel()
-                await asyncio.gather(collecting, return_exceptions=True)
+            )
+        if Part.SEGMENTER in parts:
+            running.segmenter = build_segmenter(container)
+        if Part.CONSOLIDATOR in parts:
+            running.consolidator = build_consolidator(container)
+        if running.segmenter is not None or running.consolidator is not None:
+            options = {**(FAST_REBALANCE if fast_rebalance else {}), **(faust_options or {})}
+            running.app = write_path_app(
+                container,
+                metrics,
+                segmenter=running.segmenter,
+                consolidator=running.consolidator,
+                app_id=consumer_group(settings, parts),
+                options=options,
+            )
+            await running.app.start()
+            stack.push_async_callback(running.app.stop)
+        if Part.SCHEDULER in parts:
+            running.clock = build_clock(container)
+            running.clock.start()
+            stack.callback(running.clock.shutdown, wait=False)
+            collector = BacklogCollector(
+                metrics,
+                tree=container.tree,
+                bootstrap=settings.kafka_bootstrap,
+                groups=lag_groups(settings, parts, container),
+            )
+            running.collector = asyncio.create_task(
+                collector.run(collect_interval_s), name="backlog-collector"
+            )
+            stack.push_async_callback(_cancel, running.collector)
+        if Part.API in parts:
+            app = recall_app(container, metrics)
+            serving = serve_until_cancelled(
+                app, settings.api_host, settings.api_port, settings.log_level, on_started
+            )
+            running.api = asyncio.create_task(serving, name="recall-api")
+            stack.push_async_callback(_cancel, running.api)
+        elif on_started is not None:
+            on_started()
+        running.started = True
+        log.info("running %s", ", ".join(sorted(parts)))
+        yield running
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+@contextmanager
+def stop_on_signals(
+    signals: Collection[signal.Signals] = (signal.SIGINT, signal.SIGTERM),
+) -> Iterator[asyncio.Event]:
+    """An event set by SIGINT or SIGTERM while in the block (on the running loop)."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for signum in signals:
+        loop.add_signal_handler(signum, stopping.set)
+    try:
+        yield stopping
     finally:
-        await runtime.close()
+        for signum in signals:
+            loop.remove_signal_handler(signum)
+
+
+async def run_until_stopped(
+    settings: Settings, parts: Collection[Part], stopping: asyncio.Event, **options: Any
+) -> int:
+    """Run `parts` (`options` as for `run_parts`) until `stopping` is set (exit code 0) or a
+    part dies (exit code 1)."""
+    async with run_parts(settings, parts, **options) as running:
+        while not stopping.is_set():
+            if not running.live():
+                log.error("a part stopped (%s); exiting", ", ".join(sorted(parts)))
+                return 1
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), timeout=1.0)
+    return 0

@@ -1,4 +1,7 @@
-"""`memstream topics create|validate`: put the catalog on a broker, check events against it."""
+"""`memstream topics create|validate`: put the catalog on a broker, check events against it.
+
+The broker client, the catalog and the settings load inside the commands (a fast `--help`).
+"""
 
 from __future__ import annotations
 
@@ -6,15 +9,15 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from memstream.adapters.kafka.admin import TopicStatus, ensure_topics
-from memstream.contracts.catalog import Catalog, UnknownTopicError, load_catalog
-from memstream.settings import Settings
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from memstream.adapters.kafka.admin import TopicStatus
+    from memstream.contracts.catalog import Catalog
 
 topics_app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -29,6 +32,12 @@ def create(
     ] = None,
 ) -> None:
     """Create the catalog's topics that do not exist yet; existing ones are left alone."""
+    from rich.console import Console
+
+    from memstream.adapters.kafka.admin import ensure_topics
+    from memstream.contracts.catalog import load_catalog
+    from memstream.settings import Settings
+
     settings = Settings()
     address = bootstrap or settings.kafka_bootstrap
     if not address:
@@ -44,6 +53,8 @@ def create(
 
 
 def _status_table(address: str, statuses: list[TopicStatus]) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"topics on {address}", title_justify="left")
     for column in ("topic", "state", "partitions", "replicas", "note"):
         table.add_column(column)
@@ -63,6 +74,8 @@ def validate(
     ] = None,
 ) -> None:
     """Check events against the catalog: one line per bad event, exit code 1 if any."""
+    from memstream.contracts.catalog import UnknownTopicError, load_catalog
+
     catalog = load_catalog()
     if topic is not None:
         try:

@@ -1,4 +1,7 @@
-"""`memstream ingest` and `memstream demo`: feeding the pipeline and showing it work."""
+"""`memstream ingest` and `memstream demo`: feeding the pipeline and showing it work.
+
+What a command runs loads inside it, so `--help` answers at once.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memstream.contracts.catalog import load_catalog
 from memstream.settings import Settings
-from memstream.tools.ingest import InvalidInput, publish_file
 
 
 def ingest(
@@ -25,6 +26,9 @@ def ingest(
     ] = None,
 ) -> None:
     """Publish a file of events onto the turns topic, in order, keyed by user."""
+    from memstream.contracts.catalog import load_catalog
+    from memstream.tools.ingest import InvalidInput, publish_file
+
     settings = Settings()
     console = Console(stderr=True, highlight=False)
     if not settings.kafka_bootstrap:

@@ -1,7 +1,8 @@
 """The recall HTTP API (FastAPI). Routes decode, call the pipeline or the service, encode.
 
-    app = create_app(runtime)                                   # caller owns the runtime
-    app = create_app(lambda: open_runtime(s), settings=s)       # the app opens and closes it
+    app = create_app(open_parts, settings=s)   # `open_parts()` yields the parts at startup
+
+The composition root (`memstream.bootstrap.recall_app`) builds the parts and this app.
 
 Authentication: `Authorization: Bearer <key>` against `settings.recall_api_keys`, compared
 in constant time. With no keys configured, authentication is off (development and the
@@ -15,8 +16,8 @@ scrapers. Unknown users get empty answers, never an error.
 import asyncio
 import hmac
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -28,7 +29,6 @@ from pydantic import AwareDatetime, SecretStr
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 from redis.exceptions import RedisError
 
-from memstream.bootstrap import Runtime
 from memstream.domain.models import Level
 from memstream.entrypoints.http.schemas import (
     USER_ID_PATTERN,
@@ -50,7 +50,6 @@ from memstream.settings import Settings
 
 log = logging.getLogger(__name__)
 
-RuntimeFactory = Callable[[], Awaitable[Runtime]]
 RecallObserver = Callable[[RecallResult], None]
 PROBE_TIMEOUT_S = 2.0
 
@@ -63,18 +62,23 @@ UserIdQuery = Annotated[
 
 
 @dataclass(frozen=True)
-class _Parts:
-    runtime: Runtime
+class RecallParts:
+    """What the routes call: the pipeline, the service, and the readiness checks by store."""
+
     pipeline: RecallPipeline
     service: MemoryService
+    checks: Mapping[str, Callable[[], Awaitable[bool]]]
 
 
-def _parts(request: Request) -> _Parts:
-    parts: _Parts = request.app.state.parts
+PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]
+
+
+def _parts(request: Request) -> RecallParts:
+    parts: RecallParts = request.app.state.parts
     return parts
 
 
-Parts = Annotated[_Parts, Depends(_parts)]
+Parts = Annotated[RecallParts, Depends(_parts)]
 
 
 def bearer_auth(keys: Sequence[SecretStr]) -> Callable[..., Awaitable[None]]:
@@ -103,52 +107,24 @@ def bearer_auth(keys: Sequence[SecretStr]) -> Callable[..., Awaitable[None]]:
 
 
 def create_app(
-    source: Runtime | RuntimeFactory,
+    open_parts: PartsOpener,
     *,
-    settings: Settings | None = None,
+    settings: Settings,
     registry: CollectorRegistry | None = None,
     observe: RecallObserver | None = None,
 ) -> FastAPI:
-    """The API over a runtime, or over one a factory opens at startup and closes at shutdown.
+    """The API over the parts `open_parts()` yields from startup to shutdown.
 
-    `settings` defaults to the runtime's (required with a factory). `registry` is what
-    `/metrics` exposes (the default registry if None). `observe` sees every recall result,
-    e.g. to record per-stage latency in metrics.
+    `registry` is what `/metrics` exposes (the default registry if None). `observe` sees
+    every recall result, e.g. to record per-stage latency in metrics.
     """
-    if settings is None:
-        if not isinstance(source, Runtime):
-            raise ValueError("create_app needs settings when given a runtime factory")
-        settings = source.settings
     metrics_registry = registry or REGISTRY
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runtime = source if isinstance(source, Runtime) else await source()
-        try:
-            warm_up = getattr(runtime.embedder, "warm_up", None)
-            if warm_up is not None:
-                await warm_up()  # load the model now, not on the first request
-            app.state.parts = _Parts(
-                runtime=runtime,
-                pipeline=RecallPipeline(
-                    tree=runtime.tree,
-                    index=runtime.index,
-                    # Recall is on an agent's critical path: ahead of consolidation's batches.
-                    embedder=runtime.embedders.urgent,
-                    llm=runtime.llm,
-                    settings=settings,
-                ),
-                service=MemoryService(
-                    tree=runtime.tree,
-                    forget_user=runtime.forget_user,
-                    publisher=runtime.publisher,
-                    turns_topic=runtime.catalog.turns.name,
-                ),
-            )
+        async with open_parts() as parts:
+            app.state.parts = parts
             yield
-        finally:
-            if not isinstance(source, Runtime):
-                await runtime.close()
 
     app = FastAPI(
         title="memstream recall",
@@ -298,11 +274,7 @@ def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
     )
     async def readyz(parts: Parts) -> JSONResponse:
         """Redis and Qdrant answer."""
-        rt = parts.runtime
-        checks = {
-            "redis": await _probe(rt.tree.ping()),
-            "qdrant": await _probe(rt.index.ping()),
-        }
+        checks = {name: await _probe(check()) for name, check in parts.checks.items()}
         ready = all(checks.values())
         body = Readiness(status="ok" if ready else "unavailable", checks=checks)
         return JSONResponse(body.model_dump(), status_code=200 if ready else 503)

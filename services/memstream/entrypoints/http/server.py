@@ -1,5 +1,5 @@
-"""Running the recall API with uvicorn: in the foreground, as a supervised service, or in a
-background thread (tests, benchmarks, notebooks).
+"""Running the recall API with uvicorn: as a part of the runner (stopped by cancellation) or
+in a background thread (tests, benchmarks, notebooks).
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from typing import Any, TypeVar
 
 import uvicorn
 from fastapi import FastAPI
-
-from memstream.settings import Settings
 
 T = TypeVar("T")
 
@@ -63,11 +61,6 @@ def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Confi
     )
 
 
-async def serve(app: FastAPI, host: str, port: int, log_level: str = "info") -> None:
-    """Serve until SIGINT/SIGTERM (uvicorn's own handling): `memstream serve` on real stores."""
-    await uvicorn.Server(_config(app, host, port, log_level)).serve()
-
-
 async def serve_until_cancelled(
     app: FastAPI,
     host: str,
@@ -86,18 +79,10 @@ async def serve_until_cancelled(
         raise
 
 
-async def api_service(settings: Settings) -> None:
-    """The recall API, with memstream's metrics, as a service of the embedded runner."""
-    from memstream.entrypoints.instrumentation import instrumented_recall_app
-
-    app = instrumented_recall_app(settings)
-    await serve_until_cancelled(app, settings.api_host, settings.api_port, settings.log_level)
-
-
 class BackgroundServer:
     """uvicorn serving `app` on a free loopback port, on its own event loop in a thread.
 
-    with BackgroundServer(create_app(...)) as server:
+    with BackgroundServer(recall_app(settings)) as server:
         httpx.get(server.url + "/healthz")
         server.call(lambda: some_coroutine())   # runs on the server's loop
     """

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from memstream.adapters.embedding.embedders import LocalEmbedder
-from memstream.bootstrap import open_runtime
 from memstream.domain.models import Level
-from memstream.entrypoints.runner import run_pipeline, wait_caught_up
+from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
+from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
 from memstream.tools.eval.locomo import conversation_events, conversation_files, load_conversation
 from memstream.tools.ingest import publish_file
@@ -71,25 +71,24 @@ async def run(files: list[Path], batch: int) -> dict[str, Any]:
         )
         async with AsyncExitStack() as running:
             stack = await running.enter_async_context(EmbeddedStack(settings))
-            runtime = await open_runtime(stack.settings())
-            running.push_async_callback(runtime.close)
-            await runtime.embedder.embed(["warm up"])
-            pipeline = await running.enter_async_context(run_pipeline(runtime, fast_rebalance=True))
-            segmenter = pipeline.segmenter
+            workers = run_parts(stack.settings(), WRITE_PATH, fast_rebalance=True)
+            process = await running.enter_async_context(workers)
+            container, segmenter = process.container, process.segmenter
             assert segmenter is not None
+            await container.embedder.embed(["warm up"])
             started = time.perf_counter()
             published = await publish_file(
                 events_file,
-                catalog=runtime.catalog,
-                bootstrap=runtime.settings.kafka_bootstrap,
+                catalog=container.catalog,
+                bootstrap=container.settings.kafka_bootstrap,
                 show_progress=False,
             )
             await _until(lambda: segmenter.handled >= published)
             elapsed = time.perf_counter() - started
-            await wait_caught_up(runtime, users, timeout_s=1800, poll_s=0.25)
+            await wait_caught_up(container, users, timeout_s=1800, poll_s=0.25)
             caught_up = time.perf_counter() - started
             nodes = {
-                user: {level.label: await runtime.tree.count(user, level) for level in Level}
+                user: {level.label: await container.tree.count(user, level) for level in Level}
                 for user in users
             }
         raw_after = await _raw_embedder_rate(texts, batch)

@@ -41,11 +41,10 @@ from typing import Any
 import httpx
 
 from memstream.adapters.embedding.embedders import HashingEmbedder
-from memstream.bootstrap import Runtime, open_runtime
+from memstream.bootstrap import Container, recall_app
 from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import IndexedMemory, Level, MemoryNode
 from memstream.domain.sparse import document_vector
-from memstream.entrypoints.http.api import create_app
 from memstream.entrypoints.http.server import BackgroundServer, one_inference_thread
 from memstream.settings import Settings
 from memstream.tools.embedded.background import BackgroundStack
@@ -148,18 +147,18 @@ def tree_nodes(user: str, start: int, stop: int, seed: int = 7) -> Iterator[Memo
     yield from ancestors.values()
 
 
-async def write_nodes(runtime: Runtime, nodes: Sequence[MemoryNode]) -> None:
-    embedder = HashingEmbedder(runtime.embedder.dim)
+async def write_nodes(container: Container, nodes: Sequence[MemoryNode]) -> None:
+    embedder = HashingEmbedder(container.embedder.dim)
     for lo in range(0, len(nodes), WRITE_BATCH):
         batch = nodes[lo : lo + WRITE_BATCH]
         vectors = await embedder.embed([n.text for n in batch])
-        await runtime.index.upsert(
+        await container.index.upsert(
             [
                 IndexedMemory(n, v, document_vector(n.text))
                 for n, v in zip(batch, vectors, strict=True)
             ]
         )
-        await asyncio.gather(*(runtime.tree.save_node(n, fingerprint="") for n in batch))
+        await asyncio.gather(*(container.tree.save_node(n, fingerprint="") for n in batch))
 
 
 def queries(count: int, seed: int = 11) -> list[str]:
@@ -215,22 +214,21 @@ def run(
     asks = queries(count + WARM_UP)
     with BackgroundStack(settings) as stack:
         served = stack.settings()
-        app = create_app(lambda: open_runtime(served), settings=served)
         with (
-            BackgroundServer(app) as server,
+            BackgroundServer(recall_app(served)) as server,
             httpx.Client(base_url=server.url, timeout=120) as client,
         ):
-            runtime: Runtime = server.app.state.parts.runtime
+            container: Container = server.app.state.container
             began = time.perf_counter()
             for u in range(background_users):
                 others = list(tree_nodes(f"bench-other-{u}", 0, BACKGROUND_L1))
-                server.call(functools.partial(write_nodes, runtime, others), timeout_s=3600)
+                server.call(functools.partial(write_nodes, container, others), timeout_s=3600)
             written = 0
             for size in sorted(sizes):
                 grown = list(tree_nodes(USER, written, size))
-                server.call(functools.partial(write_nodes, runtime, grown), timeout_s=3600)
+                server.call(functools.partial(write_nodes, container, grown), timeout_s=3600)
                 written = size
-                points[str(size)] = server.call(lambda: runtime.index.count(USER))
+                points[str(size)] = server.call(lambda: container.index.count(USER))
                 print(
                     f"{size} memories written ({time.perf_counter() - began:.0f} s); measuring",
                     flush=True,
@@ -240,7 +238,7 @@ def run(
             background = [f"bench-other-{u}" for u in range(background_users)]
             total = 0
             for user in [USER, *background]:
-                total += server.call(functools.partial(runtime.index.count, user))
+                total += server.call(functools.partial(container.index.count, user))
     return {
         "memories_per_user": results,
         "setup": {

@@ -17,11 +17,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.panel import Panel
 
-from memstream.bootstrap import Runtime, open_runtime
+from memstream.bootstrap import Container
 from memstream.domain.models import Level
-from memstream.entrypoints.runner import run_pipeline, wait_caught_up
+from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.entrypoints.views import user_tree
 from memstream.settings import Settings
+from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
 from memstream.tools.ingest import publish_file
 
@@ -46,23 +47,22 @@ async def run_demo(settings: Settings, console: Console, *, timeout_s: float = 2
         async with AsyncExitStack() as running:
             with console.status("starting the embedded stack (broker, Redis, Qdrant) and workers"):
                 stack = await running.enter_async_context(EmbeddedStack(base))
-                runtime = await open_runtime(stack.settings())
-                running.push_async_callback(runtime.close)
-                await running.enter_async_context(run_pipeline(runtime, fast_rebalance=True))
+                workers = run_parts(stack.settings(), WRITE_PATH, fast_rebalance=True)
+                container = (await running.enter_async_context(workers)).container
             count = await publish_file(
-                DEMO_FILE, catalog=runtime.catalog, bootstrap=runtime.settings.kafka_bootstrap
+                DEMO_FILE, catalog=container.catalog, bootstrap=container.settings.kafka_bootstrap
             )
             console.print(f"published {count} events for {len(users)} users")
             with console.status("consolidating: sessions, days, weeks, months"):
                 remaining = timeout_s - (time.monotonic() - started)
-                await wait_caught_up(runtime, users, timeout_s=remaining)
+                await wait_caught_up(container, users, timeout_s=remaining)
             for user in users:
-                console.print(await user_panel(runtime, user))
+                console.print(await user_panel(container, user))
     console.print(f"demo finished in {time.monotonic() - started:.0f} s")
 
 
-async def user_panel(runtime: Runtime, user: str) -> Panel:
-    tree = runtime.tree
+async def user_panel(container: Container, user: str) -> Panel:
+    tree = container.tree
     counts = {level: await tree.count(user, level) for level in Level}
     profile = await tree.profile(user)
     sessions = await tree.recent(user, Level.SESSION, 3)

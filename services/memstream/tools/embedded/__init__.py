@@ -1,3 +1,3 @@
 """The embedded stack for development and tests: `stack.EmbeddedStack` (async context
-manager), `runner.run_until_signal` (what `memstream up` runs), `background.BackgroundStack`
-(the stack in a thread, for synchronous callers)."""
+manager), `commands.up` (`memstream up`: the stack plus every part, through the runner),
+`background.BackgroundStack` (the stack in a thread, for synchronous callers)."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -15,19 +15,26 @@ from rich.console import Console
 from rich.table import Table
 
 from memstream.settings import Settings
-from memstream.tools.embedded.runner import Service, run_until_signal
 from memstream.tools.embedded.stack import EmbeddedStack
 
 
-def _services(settings: Settings, console: Console) -> list[Service]:
-    """What runs on top of the stack: workers, clock and recall API, sharing one runtime."""
-    from memstream.entrypoints.runner import serve_everything
+async def run_up(
+    settings: Settings,
+    on_endpoints: Callable[[EmbeddedStack], None],
+    on_started: Callable[[], None],
+) -> int:
+    """The stack, then every part on it through the runner, until SIGINT/SIGTERM.
 
-    def ready() -> None:
-        console.print("Ready. Press Ctrl+C to stop.")
-        console.file.flush()
+    The signals are caught from the start: a stop while the stack starts still stops it.
+    """
+    from memstream.entrypoints.runner import EVERYTHING, run_until_stopped, stop_on_signals
 
-    return [functools.partial(serve_everything, on_serving=ready)]
+    with stop_on_signals() as stopping:
+        async with EmbeddedStack(settings) as stack:
+            on_endpoints(stack)
+            return await run_until_stopped(
+                stack.settings(), EVERYTHING, stopping, fast_rebalance=True, on_started=on_started
+            )
 
 
 def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> None:
@@ -70,13 +77,19 @@ def up(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    console = Console(highlight=False)
+
+    def ready() -> None:
+        # After the endpoints, once the recall API accepts connections.
+        console.print("Ready. Press Ctrl+C to stop.")
+        console.file.flush()
+
     try:
-        # "Ready" comes after the endpoints, once the recall API accepts connections.
-        services = _services(settings, Console(highlight=False))
-        asyncio.run(run_until_signal(settings, services, on_ready=print_endpoints))
+        code = asyncio.run(run_up(settings, lambda stack: print_endpoints(stack, console), ready))
     except (RuntimeError, OSError, KafkaError) as exc:
         # A server that did not start, a busy data dir, an unreachable broker: say it plainly.
         console = Console(stderr=True, highlight=False)
         console.print("memstream up failed:", style="red", end=" ")
         console.print(str(exc), markup=False)
         raise typer.Exit(1) from exc
+    raise typer.Exit(code)

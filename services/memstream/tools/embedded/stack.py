@@ -18,17 +18,13 @@ from pathlib import Path
 from types import TracebackType
 
 from memstream.adapters.kafka.admin import TopicStatus, ensure_topics
+from memstream.bootstrap import qdrant_edge_dir
 from memstream.contracts.catalog import load_catalog
 from memstream.settings import Settings
 from memstream.tools.embedded.processes import ChildProcess, DataDirLock
 from memstream.tools.embedded.servers import start_redis, start_tansu
 
 log = logging.getLogger(__name__)
-
-
-def qdrant_edge_path(settings: Settings) -> Path:
-    """Where the in-process Qdrant engine (qdrant-edge) keeps its shards without `qdrant_url`."""
-    return settings.data_dir.resolve() / "qdrant-edge"
 
 
 def _make_dirs(*paths: Path) -> None:
@@ -129,7 +125,7 @@ class EmbeddedStack:
         if embedded & {"redis", "qdrant"}:
             self._lock.acquire()
         needs = {"kafka": [logs], "redis": [logs, self._data_dir / "redis"]}
-        needs["qdrant"] = [qdrant_edge_path(cfg)]
+        needs["qdrant"] = [qdrant_edge_dir(cfg)]
         _make_dirs(*(path for part in embedded for path in needs[part]))
         kafka = cfg.kafka_bootstrap
         if "kafka" in embedded:
@@ -140,7 +136,7 @@ class EmbeddedStack:
             redis_dir = self._data_dir / "redis"
             child, redis_url = await start_redis(redis_dir, logs, timeout_s=self._ready_timeout_s)
             self._children.append(child)
-        qdrant_path = qdrant_edge_path(cfg) if "qdrant" in embedded else None
+        qdrant_path = qdrant_edge_dir(cfg) if "qdrant" in embedded else None
         if self._create_topics:
             catalog = load_catalog(cfg.topic_prefix)
             self.topics = await ensure_topics(

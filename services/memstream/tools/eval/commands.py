@@ -14,7 +14,9 @@ from memstream.tools.eval.harness import EvalConfig, run_locomo
 from memstream.tools.eval.locomo import locomo_data_dir
 from memstream.tools.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
 
-eval_app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+eval_app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Benchmarks of recall quality (LoCoMo)."
+)
 
 
 @eval_app.callback()

@@ -25,7 +25,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from memstream.bootstrap import open_runtime
+from memstream.bootstrap import connect
 from memstream.settings import Settings
 from memstream.tools.embedded.stack import EmbeddedStack
 from memstream.tools.eval.answer import Answerer
@@ -102,13 +102,14 @@ async def run_locomo(
     mem0_adds: list[float] = []
     async with AsyncExitStack() as running:
         stack = await running.enter_async_context(EmbeddedStack(_stack_settings(config, settings)))
-        runtime = await open_runtime(stack.settings())
-        running.push_async_callback(runtime.close)
+        # Segmenter and consolidator share this process: the online path embeds first.
+        opened = connect(stack.settings(), prioritise_online=True)
+        container = await running.enter_async_context(opened)
         if answerer is not None:
             running.push_async_callback(answerer.close)
         deployments: dict[int | None, Deployment] = {}
         for size in _segment_sizes(variants):
-            deployment = deployments[size] = await open_deployment(runtime, size)
+            deployment = deployments[size] = await open_deployment(container, size, running)
             todo = await pending(deployment, split, out)
             console.print(
                 f"{deployment.label}: {len(todo)} of {len(split)} conversations to ingest"
@@ -116,13 +117,13 @@ async def run_locomo(
             elapsed = await ingest(deployment, todo, out, console)
             timings[f"ingest_{deployment.label}_s"] = round(elapsed, 2)
         questions = [q.question for c in split for q in c.questions]
-        vectors = await embed_queries(runtime.embedder, questions)
-        embed_ms = await single_query_embed_ms(runtime.embedder, questions[:EMBED_TIMING_SAMPLE])
+        vectors = await embed_queries(container.embedder, questions)
+        embed_ms = await single_query_embed_ms(container.embedder, questions[:EMBED_TIMING_SAMPLE])
         with RecordLog(out, resume=config.resume) as log, _progress(console) as progress:
             pool = AnswerPool(answerer, log) if answerer is not None else None
             ctx = RunContext(split, log, progress, vectors, pool, answer_methods)
             if flats:
-                timings["flat_s"] = await _timed(run_flat(ctx, runtime, flats))
+                timings["flat_s"] = await _timed(run_flat(ctx, container, flats))
             for variant in variants:
                 deployment = deployments[variant.segment_messages]
                 work = run_memstream(ctx, deployment, variant)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
 
-from memstream.bootstrap import Runtime
+from memstream.bootstrap import Container, open_index
 from memstream.domain.models import Level
-from memstream.entrypoints.runner import run_pipeline, wait_caught_up
+from memstream.entrypoints.runner import WRITE_PATH, run_parts
+from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.eval.dataset import EvalConversation
 from memstream.tools.eval.locomo import conversation_events
 from memstream.tools.eval.memo import SearchCache
@@ -34,16 +36,16 @@ CATCH_UP_TIMEOUT_S = 1800.0
 
 @dataclass
 class Deployment:
-    """One write-path configuration: a view of the runtime, its own users and collection.
+    """One write-path configuration: a view of the container, its own users and collection.
 
-    `segment_messages` None is the runtime's own write path (by exchange, as deployed).
+    `segment_messages` None is the container's own write path (by exchange, as deployed).
     A number pins segments to that many messages counted whoever speaks: a separate
     deployment, as it would be in production, with its own Qdrant collection (so its IDF
     statistics are its own) and user ids with a suffix in Redis.
     """
 
     segment_messages: int | None
-    runtime: Runtime
+    container: Container
     suffix: str = ""
     searches: SearchCache = field(default_factory=dict)
 
@@ -55,16 +57,19 @@ class Deployment:
         return conv.user_id + self.suffix
 
 
-async def open_deployment(runtime: Runtime, segment_messages: int | None) -> Deployment:
-    base = runtime.settings
+async def open_deployment(
+    container: Container, segment_messages: int | None, stack: AsyncExitStack
+) -> Deployment:
+    """The deployment for `segment_messages`; `stack` closes what it opens."""
+    base = container.settings
     if segment_messages is None:
-        return Deployment(None, runtime)
+        return Deployment(None, container)
     overrides = {"segment_messages": segment_messages, "segment_by": "count"}
     collection = f"{base.qdrant_collection}_seg{segment_messages}"
     settings = base.model_copy(update={**overrides, "qdrant_collection": collection})
     # Same store, another collection: a second deployment of the write path beside the first.
-    index = await runtime.open_index(collection)
-    view = replace(runtime, settings=settings, index=index)
+    index = await open_index(settings, collection, container.embedder.dim, stack)
+    view = replace(container, settings=settings, index=index)
     return Deployment(segment_messages, view, f"-seg{segment_messages}")
 
 
@@ -73,13 +78,13 @@ async def pending(
 ) -> list[EvalConversation]:
     """The conversations the deployment's stores do not hold completely."""
     marker = _read_marker(out_dir / MARKER_FILE)
-    runtime = deployment.runtime
+    container = deployment.container
     todo: list[EvalConversation] = []
     for conv in split:
         user = deployment.user(conv)
         expected = marker.get(user)
-        in_redis = await runtime.tree.count(user, Level.SEGMENT)
-        in_qdrant = await runtime.index.count(user, Level.SEGMENT)
+        in_redis = await container.tree.count(user, Level.SEGMENT)
+        in_qdrant = await container.index.count(user, Level.SEGMENT)
         if expected is None or not (expected == in_redis == in_qdrant):
             todo.append(conv)
     return todo
@@ -91,7 +96,7 @@ async def ingest(
     """Publish the conversations, wait until every window is consolidated; returns seconds."""
     if not convs:
         return 0.0
-    runtime = deployment.runtime
+    container = deployment.container
     events_path = out_dir / EVENTS_FILE
     users = [deployment.user(c) for c in convs]
     with events_path.open("w", encoding="utf-8") as sink:
@@ -99,17 +104,17 @@ async def ingest(
             for event in conversation_events(conv.conversation, user):
                 sink.write(dumps_event(event) + "\n")
     started = time.perf_counter()
-    async with run_pipeline(runtime, fast_rebalance=True):
+    async with run_parts(container, WRITE_PATH, fast_rebalance=True):
         await publish_file(
-            events_path, catalog=runtime.catalog, bootstrap=runtime.settings.kafka_bootstrap
+            events_path, catalog=container.catalog, bootstrap=container.settings.kafka_bootstrap
         )
         status = f"{deployment.label}: consolidating sessions to months"
         with console.status(status):
-            await wait_caught_up(runtime, users, timeout_s=CATCH_UP_TIMEOUT_S)
+            await wait_caught_up(container, users, timeout_s=CATCH_UP_TIMEOUT_S)
     elapsed = time.perf_counter() - started
     marker = _read_marker(out_dir / MARKER_FILE)
     for user in users:
-        marker[user] = await runtime.tree.count(user, Level.SEGMENT)
+        marker[user] = await container.tree.count(user, Level.SEGMENT)
     (out_dir / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
     return elapsed
 

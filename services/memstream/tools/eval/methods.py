@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memstream.bootstrap import Runtime
+from memstream.bootstrap import Container
 from memstream.domain.models import Level
 from memstream.domain.tokens import count_tokens
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
@@ -29,7 +29,7 @@ MEM0_METHOD = f"mem0@{MEM0_TOP_K}"
 MEM0_FINGERPRINT = "infer-false-minilm-threshold0"
 
 
-async def run_flat(ctx: RunContext, runtime: Runtime, methods: list[FlatMethod]) -> None:
+async def run_flat(ctx: RunContext, container: Container, methods: list[FlatMethod]) -> None:
     """Every flat method over every question; a conversation with nothing left is skipped
     before its messages are embedded."""
     tasks = {m.name: ctx.task(m.name)[0] for m in methods}
@@ -43,7 +43,7 @@ async def run_flat(ctx: RunContext, runtime: Runtime, methods: list[FlatMethod])
         if not any(todo.values()):
             continue
         ids, texts = conv.documents()
-        vectors = np.asarray(await runtime.embedder.embed(texts), dtype=np.float32)
+        vectors = np.asarray(await container.embedder.embed(texts), dtype=np.float32)
         index = FlatIndex(ids, texts, vectors)
         costs = [count_tokens(t) for t in texts]
         for method in methods:
@@ -72,15 +72,15 @@ async def run_flat(ctx: RunContext, runtime: Runtime, methods: list[FlatMethod])
 async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Variant) -> None:
     """One variant of memstream's recall pipeline over every question, one at a time."""
     task, _ = ctx.task(variant.method)
-    runtime = deployment.runtime
-    index = ReplayingIndex(runtime.index, deployment.searches)
-    embedder = CachedEmbedder(runtime.embedder, ctx.query_vectors)
+    container = deployment.container
+    index = ReplayingIndex(container.index, deployment.searches)
+    embedder = CachedEmbedder(container.embedder, ctx.query_vectors)
     pipeline = RecallPipeline(
-        tree=runtime.tree,
+        tree=container.tree,
         index=index,
         embedder=embedder,
-        llm=runtime.llm,
-        settings=runtime.settings,
+        llm=container.llm,
+        settings=container.settings,
         options=variant.options,
     )
     for conv in ctx.split:

@@ -10,9 +10,9 @@ import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
 from redis.exceptions import ConnectionError as RedisConnectionError
-from tests.unit.fakes import FakePublisher, FakeTree, fake_runtime, sample_tree
+from tests.unit.fakes import FakePublisher, FakeTree, fake_container, sample_tree
 
-from memstream.entrypoints.http.api import create_app
+from memstream.bootstrap import recall_app
 from memstream.settings import Settings
 
 KEY = "test-key-1"
@@ -41,8 +41,8 @@ async def client(publisher: FakePublisher) -> AsyncIterator[httpx.AsyncClient]:
         recall_max_query_chars=50,
         recall_max_tokens_limit=500,
     )
-    runtime = fake_runtime(settings, FakeTree(sample_tree("u1")), publisher=publisher)
-    async with serving(create_app(runtime)) as test_client:
+    container = fake_container(settings, FakeTree(sample_tree("u1")), publisher=publisher)
+    async with serving(recall_app(container)) as test_client:
         yield test_client
 
 
@@ -178,17 +178,17 @@ async def test_delete_forgets_the_user_and_publishes_forget(
 
 async def test_delete_reports_an_unpublished_forget_as_503() -> None:
     settings = Settings()
-    runtime = fake_runtime(
+    container = fake_container(
         settings, FakeTree(sample_tree("u1")), publisher=FakePublisher(fail=True)
     )
-    async with serving(create_app(runtime)) as client:
+    async with serving(recall_app(container)) as client:
         reply = await client.delete("/v1/users/u1")
     assert reply.status_code == 503 and "retry" in reply.json()["detail"]
 
 
 async def test_without_keys_auth_is_off() -> None:
-    runtime = fake_runtime(Settings(), FakeTree(sample_tree("u1")))
-    async with serving(create_app(runtime)) as client:
+    container = fake_container(Settings(), FakeTree(sample_tree("u1")))
+    async with serving(recall_app(container)) as client:
         assert (
             await client.post("/v1/recall", json={"user_id": "u1", "query": "q"})
         ).status_code == 200
@@ -202,12 +202,12 @@ async def test_the_spec_states_the_configured_limits(client: httpx.AsyncClient) 
 
 
 async def test_a_store_failure_is_a_503_not_a_500() -> None:
-    runtime = fake_runtime(Settings(), FakeTree(sample_tree("u1")))
+    container = fake_container(Settings(), FakeTree(sample_tree("u1")))
 
     async def unreachable(*args: object, **kwargs: object) -> None:
         raise RedisConnectionError("connection refused")
 
-    runtime.index.search_leaves = unreachable  # type: ignore[method-assign]
-    async with serving(create_app(runtime)) as client:
+    container.index.search_leaves = unreachable  # type: ignore[method-assign]
+    async with serving(recall_app(container)) as client:
         reply = await client.post("/v1/recall", json={"user_id": "u1", "query": "q"})
     assert reply.status_code == 503

@@ -6,7 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from memstream.entrypoints.recall_commands import recall
+from memstream.entrypoints.recall_command import recall
 
 
 def test_recall_without_stores_explains_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,21 +1,20 @@
-"""`memstream recall` (print what memstream remembers for a query) and `memstream serve`."""
+"""`memstream recall`: print what memstream remembers for a query.
+
+The HTTP client, the stores and the rendering load inside the command (a fast `--help`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import sys
-from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-import httpx
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from memstream.entrypoints.http.schemas import RecallResponse
-from memstream.entrypoints.views import memory_lines
-from memstream.settings import Settings
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from memstream.entrypoints.http.schemas import RecallResponse
+    from memstream.settings import Settings
 
 ComplexityChoice = Literal["auto", "simple", "hybrid", "complex"]
 
@@ -42,6 +41,10 @@ def recall(
     ] = None,
 ) -> None:
     """Print the context memstream recalls for USER and QUERY, as a tree by level."""
+    from rich.console import Console
+
+    from memstream.settings import Settings
+
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
     body: dict[str, object] = {"user_id": user, "query": query, "complexity": complexity}
@@ -63,6 +66,10 @@ class _Failed(RuntimeError):
 
 
 def _recall_over_http(url: str, api_key: str | None, body: dict[str, object]) -> RecallResponse:
+    import httpx
+
+    from memstream.entrypoints.http.schemas import RecallResponse
+
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         reply = httpx.post(url.rstrip("/") + "/v1/recall", json=body, headers=headers, timeout=30)
@@ -75,8 +82,10 @@ def _recall_over_http(url: str, api_key: str | None, body: dict[str, object]) ->
 
 async def _recall_direct(settings: Settings, body: dict[str, object]) -> RecallResponse:
     """Open the configured stores in this process and run the pipeline once."""
-    from memstream.bootstrap import open_runtime
-    from memstream.entrypoints.http.api import create_app
+    import httpx
+
+    from memstream.bootstrap import recall_app
+    from memstream.entrypoints.http.schemas import RecallResponse
 
     if not settings.redis_url or not settings.kafka_bootstrap:
         raise _Failed(
@@ -84,7 +93,7 @@ async def _recall_direct(settings: Settings, body: dict[str, object]) -> RecallR
             "(as `memstream up` prints them), or pass --url of a running `memstream serve`."
         )
     # The same app as the server, in-process: one code path from request to rendering.
-    app = create_app(lambda: open_runtime(settings, with_producer=False), settings=settings)
+    app = recall_app(settings, producer=False)
     transport = httpx.ASGITransport(app=app)
     try:
         async with (
@@ -109,6 +118,10 @@ def _local_auth(settings: Settings) -> dict[str, str]:
 
 
 def _print(console: Console, response: RecallResponse) -> None:
+    from rich.text import Text
+
+    from memstream.entrypoints.views import memory_lines
+
     header = Text.assemble(
         ("complexity ", "dim"),
         (response.complexity, "bold"),
@@ -126,50 +139,3 @@ def _print(console: Console, response: RecallResponse) -> None:
         console.print("nothing recalled", style="dim")
         return
     console.print(memory_lines([m.to_node() for m in response.memories]))
-
-
-def serve(
-    host: Annotated[str | None, typer.Option(help="Bind address (MEMSTREAM_API_HOST).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (MEMSTREAM_API_PORT).")] = None,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option(help="Where embedded Redis and Qdrant keep their files (MEMSTREAM_DATA_DIR)."),
-    ] = None,
-) -> None:
-    """Run the recall API; embedded stores are started for whatever is not configured."""
-    settings = Settings()
-    updates: dict[str, object] = {}
-    if host is not None:
-        updates["api_host"] = host
-    if port is not None:
-        updates["api_port"] = port
-    if data_dir is not None:
-        updates["data_dir"] = data_dir
-    settings = settings.model_copy(update=updates)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    try:
-        asyncio.run(_serve(settings))
-    except RuntimeError as exc:  # a server that would not start, a data dir in use
-        Console(stderr=True).print(f"memstream serve failed: {exc}", style="red", markup=False)
-        raise typer.Exit(1) from exc
-
-
-async def _serve(settings: Settings) -> None:
-    from memstream.entrypoints.http.server import api_service, one_inference_thread, serve
-    from memstream.entrypoints.instrumentation import instrumented_recall_app
-
-    if settings.embedder == "local":
-        one_inference_thread()
-    if settings.redis_url and settings.kafka_bootstrap:
-        # The API with memstream's metrics (requests, per-stage latency, LLM usage).
-        app = instrumented_recall_app(settings)
-        await serve(app, settings.api_host, settings.api_port, settings.log_level)
-        return
-    # Something is not configured: start the embedded parts, then serve on top of them.
-    from memstream.tools.embedded.runner import run_until_signal
-
-    await run_until_signal(settings, [api_service])

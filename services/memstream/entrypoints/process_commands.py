@@ -1,0 +1,121 @@
+"""`memstream worker --role ...` and `memstream serve`: the processes containers run.
+
+Both run against configured servers (`MEMSTREAM_KAFKA_BOOTSTRAP`, `MEMSTREAM_REDIS_URL`,
+and `MEMSTREAM_QDRANT_URL` or Qdrant's in-process engine) through the one runner
+(`entrypoints.runner`); `memstream up` runs everything on an embedded stack instead. Roles:
+
+- `segmenter`: the turns agent (consumer group `<group>-segmenter`).
+- `consolidator`: the windows agent (consumer group `<group>-consolidator`).
+- `scheduler`: the wall clock, plus the backlog collector (consumer lag of both groups, open
+  windows per level). Deploy exactly one: its ticks are idempotent, so two are wasteful,
+  not wrong, and none only delays clock closures until it is back.
+- `all`: the three in one process and one consumer group `<group>`.
+
+Every role serves `/metrics`, `/healthz` and `/readyz` on `MEMSTREAM_METRICS_PORT`; the
+recall API serves them on its own port. The heavy modules load inside the commands, so
+`--help` answers at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Collection
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from memstream.entrypoints.runner import Part
+    from memstream.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Role(StrEnum):
+    SEGMENTER = "segmenter"
+    CONSOLIDATOR = "consolidator"
+    SCHEDULER = "scheduler"
+    ALL = "all"
+
+
+def role_parts(role: Role) -> frozenset[Part]:
+    from memstream.entrypoints.runner import WRITE_PATH, Part
+
+    return WRITE_PATH if role == Role.ALL else frozenset({Part(role.value)})
+
+
+def worker(
+    role: Annotated[Role, typer.Option(help="Which part of the pipeline to run.")] = Role.ALL,
+    host: Annotated[str, typer.Option(help="Address for /metrics, /healthz, /readyz.")] = "0.0.0.0",
+    collect_interval: Annotated[
+        float, typer.Option(help="Seconds between consumer-lag and open-window collections.")
+    ] = 15.0,
+) -> None:
+    """Run one role against the configured broker and stores (what containers run)."""
+    from memstream.settings import Settings
+
+    settings = _configured(Settings(), "worker")
+    parts = role_parts(role)
+    raise typer.Exit(_run(settings, parts, probes_host=host, collect_interval_s=collect_interval))
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address (MEMSTREAM_API_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (MEMSTREAM_API_PORT).")] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Files of the in-process Qdrant engine (MEMSTREAM_DATA_DIR)."),
+    ] = None,
+) -> None:
+    """Run the recall API against the configured stores."""
+    from memstream.settings import Settings
+
+    updates: dict[str, object] = {}
+    if host is not None:
+        updates["api_host"] = host
+    if port is not None:
+        updates["api_port"] = port
+    if data_dir is not None:
+        updates["data_dir"] = data_dir
+    settings = _configured(Settings().model_copy(update=updates), "serve")
+    if settings.embedder == "local":
+        from memstream.entrypoints.http.server import one_inference_thread
+
+        one_inference_thread()
+    from memstream.entrypoints.runner import Part
+
+    raise typer.Exit(_run(settings, {Part.API}))
+
+
+def _configured(settings: Settings, command: str) -> Settings:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if not settings.kafka_bootstrap or not settings.redis_url:
+        typer.echo(
+            f"memstream {command} needs MEMSTREAM_KAFKA_BOOTSTRAP and MEMSTREAM_REDIS_URL "
+            "(`memstream up` runs everything on an embedded stack instead).",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return settings
+
+
+def _run(settings: Settings, parts: Collection[Part], **options: Any) -> int:
+    from memstream.entrypoints.runner import run_until_stopped, stop_on_signals
+
+    async def main() -> int:
+        with stop_on_signals() as stopping:
+            return await run_until_stopped(settings, parts, stopping, **options)
+
+    try:
+        return asyncio.run(main())
+    except RuntimeError:  # a store that cannot be opened, a data dir in use
+        log.exception("could not run %s", ", ".join(sorted(parts)))
+        return 1

@@ -1,0 +1,33 @@
+"""Waiting until the write path has done everything published to it (demo, eval, bench)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from memstream.adapters.kafka.lag import consumer_lag
+from memstream.bootstrap import Container
+
+
+async def wait_caught_up(
+    container: Container, users: list[str], *, timeout_s: float, poll_s: float = 0.5
+) -> None:
+    """Return once both consumers have no lag and no user has a window left open.
+
+    Checked twice in a row, since a closure can be in flight between the two topics. The
+    consumers must share the group `settings.consumer_group` (all parts in one process).
+    """
+    settings = container.settings
+    topics = [container.catalog.turns.name, container.catalog.windows.name]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    quiet_polls = 0
+    while quiet_polls < 2:
+        if loop.time() > deadline:
+            raise TimeoutError(f"consolidation did not catch up within {timeout_s:.0f} s")
+        await asyncio.sleep(poll_s)
+        lag = await consumer_lag(settings.kafka_bootstrap, settings.consumer_group, topics)
+        open_windows = 0
+        for user in users:
+            state = await container.tree.load_state(user)
+            open_windows += len(state["open_windows"]) if state else 1
+        quiet_polls = quiet_polls + 1 if sum(lag.values()) == 0 and open_windows == 0 else 0

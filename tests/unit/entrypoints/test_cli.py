@@ -1,0 +1,52 @@
+"""The `memstream` command: a fast start, and the tools' own command lines behind it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memstream.entrypoints.cli import app
+
+ROOT = Path(__file__).resolve().parents[3]
+# What the command tree must not load before a command runs: the stack and the tools.
+HEAVY = ("faust", "fastapi", "uvicorn", "aiokafka", "qdrant_client", "openai", "torch")
+
+
+def test_the_command_tree_loads_nothing_heavy() -> None:
+    code = (
+        "import sys, memstream.entrypoints.cli\n"
+        "print(sorted({m.partition('.')[0] for m in sys.modules} & set(sys.argv[1:])))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('memstream.tools', "
+        "'memstream.bootstrap', 'memstream.entrypoints.runner'))))"
+    )
+    env = os.environ | {"PYTHONPATH": str(ROOT / "services")}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *HEAVY], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "[]"]
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (["eval", "--help"], "locomo"),
+        (["demo", "--help"], "--timeout"),
+        (["up", "--help"], "--data-dir"),
+    ],
+)
+def test_a_tool_parses_the_rest_of_the_command_line(command: list[str], shown: str) -> None:
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert shown in result.output
+
+
+def test_a_tool_rejects_what_it_does_not_know() -> None:
+    result = CliRunner().invoke(app, ["demo", "--no-such-option"])
+    assert result.exit_code == 2
+    assert "--no-such-option" in result.output

@@ -1,0 +1,61 @@
+"""The runner's choices per set of parts: consumer groups, lag groups, liveness."""
+
+from __future__ import annotations
+
+import asyncio
+
+from prometheus_client import CollectorRegistry
+from tests.unit.fakes import FakeTree, fake_container
+
+from memstream.entrypoints.process_commands import Role, role_parts
+from memstream.entrypoints.runner import (
+    EVERYTHING,
+    WRITE_PATH,
+    Part,
+    RunningProcess,
+    consumer_group,
+    lag_groups,
+)
+from memstream.metrics import Metrics
+from memstream.settings import Settings
+
+SETTINGS = Settings(consumer_group="ms", topic_prefix="t.")
+
+
+def test_one_consumer_per_process_has_a_group_of_its_own() -> None:
+    assert consumer_group(SETTINGS, role_parts(Role.SEGMENTER)) == "ms-segmenter"
+    assert consumer_group(SETTINGS, role_parts(Role.CONSOLIDATOR)) == "ms-consolidator"
+    assert consumer_group(SETTINGS, role_parts(Role.ALL)) == "ms"
+    assert consumer_group(SETTINGS, EVERYTHING) == "ms"
+
+
+def test_the_collector_reports_the_groups_the_deployment_runs() -> None:
+    container = fake_container(SETTINGS, FakeTree())
+    assert lag_groups(SETTINGS, role_parts(Role.SCHEDULER), container) == {
+        "ms-segmenter": ["t.memstream.turns.v1"],
+        "ms-consolidator": ["t.memstream.windows.v1"],
+    }
+    assert lag_groups(SETTINGS, WRITE_PATH, container) == {
+        "ms": ["t.memstream.turns.v1", "t.memstream.windows.v1"]
+    }
+
+
+def test_roles_are_the_write_path_parts() -> None:
+    assert role_parts(Role.ALL) == WRITE_PATH
+    assert {role_parts(r) for r in Role if r != Role.ALL} == {frozenset({p}) for p in WRITE_PATH}
+    assert {Part.API} == EVERYTHING - WRITE_PATH
+
+
+async def test_a_process_whose_api_stopped_is_not_live() -> None:
+    container = fake_container(SETTINGS, FakeTree())
+    running = RunningProcess(container, Metrics(CollectorRegistry()), started=True)
+
+    async def serving() -> None:
+        await asyncio.Event().wait()
+
+    running.api = asyncio.create_task(serving())
+    await asyncio.sleep(0)
+    assert running.live() and await running.ready()
+    running.api.cancel()
+    await asyncio.gather(running.api, return_exceptions=True)
+    assert not running.live() and not await running.ready()
