@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer
+from tests.unit.tree_audit import check_containment
 
 from memstream.bootstrap import Runtime, open_runtime
 from memstream.domain.calendar import parent_window_start
 from memstream.domain.models import Level, MemoryNode
-from memstream.domain.tree import check_containment
 from memstream.entrypoints.runner import RunningPipeline, run_pipeline, wait_caught_up
 from memstream.settings import Settings
 from memstream.tools.eval.locomo import conversation_events, load_conversation, locomo_data_dir

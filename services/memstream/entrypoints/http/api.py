@@ -136,7 +136,7 @@ def create_app(
                     # Recall is on an agent's critical path: ahead of consolidation's batches.
                     embedder=runtime.embedders.urgent,
                     llm=runtime.llm,
-                    settings=settings,
+                    options=settings.recall_options(),
                 ),
                 service=MemoryService(
                     tree=runtime.tree,
@@ -195,7 +195,7 @@ def _v1_router(settings: Settings, observe: RecallObserver | None) -> APIRouter:
             observe(result)
         return RecallResponse(
             user_id=request.user_id,
-            complexity=result.complexity,  # type: ignore[arg-type]
+            complexity=result.complexity,
             keywords=list(result.keywords),
             memories=[Memory.of(m.node, m.score) for m in result.memories],
             tokens=result.tokens,
