@@ -255,7 +255,7 @@ def build_recall(c: Container) -> RecallParts:
             # Recall is on an agent's critical path: ahead of consolidation's batches.
             embedder=c.online_embedder,
             llm=c.llm,
-            settings=c.settings,
+            options=c.settings.recall_options(),
         ),
         service=MemoryService(
             tree=c.tree,

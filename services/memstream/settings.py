@@ -7,6 +7,11 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from memstream.domain.recall_options import RecallOptions
+
+# Recall's defaults live with its options; settings only let a deployment override them.
+_RECALL_DEFAULTS = RecallOptions()
+
 
 class Settings(BaseSettings):
     """memstream's settings. Empty URLs mean "start the embedded part instead"."""
@@ -104,14 +109,22 @@ class Settings(BaseSettings):
         default_factory=list, description="Bearer keys (JSON list); empty: no auth."
     )
     recall_leaf_top_k: int = Field(
-        default=35, gt=0, le=200, description="L1 leaves kept after re-ranking."
+        default=_RECALL_DEFAULTS.leaf_top_k,
+        gt=0,
+        le=200,
+        description="L1 leaves kept after re-ranking.",
     )
     recall_dense_weight: float = Field(
-        default=0.5, ge=0, le=1, description="Weight of the dense score in leaf fusion."
+        default=_RECALL_DEFAULTS.dense_weight,
+        ge=0,
+        le=1,
+        description="Weight of the dense score in leaf fusion.",
     )
     recall_max_query_chars: int = Field(default=2000, gt=0, description="Longest query accepted.")
     recall_default_max_tokens: int = Field(
-        default=1200, gt=0, description="Token ceiling when a request names none."
+        default=_RECALL_DEFAULTS.default_max_tokens,
+        gt=0,
+        description="Token ceiling when a request names none.",
     )
     recall_max_tokens_limit: int = Field(
         default=16_000, gt=0, description="Largest max_tokens a request may ask for."
@@ -124,3 +137,11 @@ class Settings(BaseSettings):
         default=9108, ge=0, le=65535, description="Workers' /metrics and probes port."
     )
     log_level: str = Field(default="INFO", description="Python log level.")
+
+    def recall_options(self) -> RecallOptions:
+        """Recall's options: the shipped defaults with this deployment's overrides."""
+        return RecallOptions(
+            leaf_top_k=self.recall_leaf_top_k,
+            dense_weight=self.recall_dense_weight,
+            default_max_tokens=self.recall_default_max_tokens,
+        )

@@ -6,7 +6,7 @@ The server plays a script of answers (JSON content, HTTP errors, slow answers); 
 
 import asyncio
 import json
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,10 +19,35 @@ from openai import AsyncOpenAI
 
 from memstream.adapters.llm.fallback import FallbackLanguageModel
 from memstream.adapters.llm.offline import OfflineLanguageModel
-from memstream.adapters.llm.openai import OpenAILanguageModel, UsageCounter
+from memstream.adapters.llm.openai import OpenAILanguageModel
 from memstream.domain.models import Level, MemoryNode, Turn, Window
 
 from .local_server import serving
+
+
+@dataclass
+class UsageCounter:
+    """A `UsageHook` that keeps totals per operation."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    prompt_tokens: Counter[str] = field(default_factory=Counter)
+    completion_tokens: Counter[str] = field(default_factory=Counter)
+
+    def __call__(
+        self,
+        operation: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        seconds: float,
+        error: str | None,
+    ) -> None:
+        self.calls[operation] += 1
+        self.prompt_tokens[operation] += prompt_tokens
+        self.completion_tokens[operation] += completion_tokens
+        if error is not None:
+            self.errors[error] += 1
+
 
 pytestmark = pytest.mark.integration
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer
+from tests.unit.tree_audit import check_containment
 
 from memstream.bootstrap import Container, connect
 from memstream.domain.calendar import parent_window_start
 from memstream.domain.models import Level, MemoryNode
-from memstream.domain.tree import check_containment
 from memstream.entrypoints.runner import WRITE_PATH, RunningProcess, run_parts
 from memstream.settings import Settings
 from memstream.tools.caught_up import wait_caught_up

@@ -1,4 +1,5 @@
-"""Calendar windows (day, ISO week, month) in a user's time zone, and the tree's parent rules.
+"""Calendar windows (day, ISO week, month) in a user's time zone, the tree's parent rules,
+and the one table of English month names.
 
 A window is half-open, [start, end), and both bounds are aware datetimes in the user's zone.
 A window starts at the first instant whose local clock reads its first day at 00:00 or
@@ -40,23 +41,9 @@ def to_utc(instant: datetime) -> datetime:
     return instant.astimezone(UTC)
 
 
-def day_window(instant: datetime, tz: str | None = None) -> Interval:
-    """The local calendar day containing `instant`."""
-    return window_for(Level.DAY, instant, tz)
-
-
-def week_window(instant: datetime, tz: str | None = None) -> Interval:
-    """The ISO week (Monday 00:00 to the next Monday 00:00, local) containing `instant`."""
-    return window_for(Level.WEEK, instant, tz)
-
-
-def month_window(instant: datetime, tz: str | None = None) -> Interval:
-    """The local calendar month containing `instant`."""
-    return window_for(Level.MONTH, instant, tz)
-
-
 def window_for(level: Level, instant: datetime, tz: str | None = None) -> Interval:
-    """The window of a calendar level (DAY, WEEK, MONTH) that contains `instant`."""
+    """The window of a calendar level that contains `instant`: the local calendar day, the
+    ISO week (Monday 00:00 to the next Monday 00:00, local) or the local calendar month."""
     if level not in CALENDAR_LEVELS:
         raise ValueError(f"{Level(level).label} has no calendar window")
     zone, at = get_zone(tz), to_utc(instant)
@@ -84,7 +71,7 @@ def parent_window(level: Level, child_start: datetime, tz: str | None = None) ->
     if parent is None:
         raise ValueError(f"{Level(level).label} has no calendar parent")
     if level == Level.WEEK:
-        child_start = week_window(child_start, tz)[0]
+        child_start = window_for(Level.WEEK, child_start, tz)[0]
     return window_for(parent, child_start, tz)
 
 
@@ -134,26 +121,21 @@ def _wall(instant: datetime, zone: ZoneInfo) -> datetime:
     return instant.astimezone(zone).replace(tzinfo=None)
 
 
-# English month names and common abbreviations, matched by hand rather than with
-# strptime, whose %B depends on the process locale.
+# The one month table. English names, matched and written by hand rather than with
+# strptime/strftime, whose %B depends on the process locale.
+MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+# Lower-case names and their common abbreviations ("sep" and "sept"), to month numbers.
 MONTH_NUMBERS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
+    spelling: number
+    for number, name in enumerate(MONTH_NAMES, start=1)
+    for spelling in (name.lower(), name[:3].lower())
+} | {"sept": 9}
+
+
+def spelled_day(instant: datetime, *, year: bool = True) -> str:
+    """The date as people write it: "8 May 2023", or "8 May" without the year."""
+    text = f"{instant.day} {MONTH_NAMES[instant.month - 1]}"
+    return f"{text} {instant.year}" if year else text

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum
-from typing import Literal
+from typing import Literal, get_args
 
 Role = Literal["user", "assistant", "other"]
 ClosureReason = Literal["session_end", "new_session", "idle", "watermark", "clock", "late_data"]
@@ -14,6 +14,8 @@ ClosureReason = Literal["session_end", "new_session", "idle", "watermark", "cloc
 Complexity = Literal["simple", "hybrid", "complex"]
 # What a caller may ask for: one of the above, or "auto" to let the planner decide.
 RequestedComplexity = Literal["auto", "simple", "hybrid", "complex"]
+COMPLEXITIES: tuple[Complexity, ...] = get_args(Complexity)
+REQUESTED_COMPLEXITIES: tuple[RequestedComplexity, ...] = get_args(RequestedComplexity)
 
 
 class Level(IntEnum):
@@ -28,6 +30,11 @@ class Level(IntEnum):
     @property
     def label(self) -> str:
         return f"L{int(self)}"
+
+    @property
+    def noun(self) -> str:
+        """What one node of the level spans: "segment", "session", "day", "week", "month"."""
+        return self.name.lower()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,15 +6,16 @@ defaults differ from it, the LoCoMo evaluation measured why (README, "Recall qua
 - leaves are fused with `dense_weight` 0.5 rather than 0.9 (names, places and dates are
   what questions share with their evidence, and the lexical channel sees them);
 - a deeper pool of `leaf_pool` candidates is re-ranked with the speaker and time bonuses
-  of `recall/rerank.py` before the best `leaf_top_k` go on;
+  of `domain/rerank.py` before the best `leaf_top_k` go on;
 - a question after one fact gets `focused_share` of the token budget, a question that
-  gathers facts from across the history the whole of it (`recall/cues.py`);
+  gathers facts from across the history the whole of it (`domain/cues.py`);
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
   crowded out by their own ancestors; summaries then take whatever the leaves leave.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
-and measures each idea alone.
+and measures each idea alone. These are also the deployment's defaults: `Settings` takes
+its `recall_*` defaults from here and builds the options with `Settings.recall_options()`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from memstream.domain.models import Complexity, Level
-from memstream.settings import Settings
+from memstream.domain.models import COMPLEXITIES, Complexity, Level
 
 AncestorScoring = Literal["max", "sum"]
 
@@ -62,33 +62,32 @@ class RecallOptions:
     )
     gating: bool = True
     ancestor_scoring: AncestorScoring = "max"
-    # Leaf re-ranking (recall/rerank.py); a pool no deeper than leaf_top_k still re-ranks.
+    # Leaf re-ranking (domain/rerank.py); a pool no deeper than leaf_top_k still re-ranks.
     leaf_pool: int = 60
     speaker_boost: float = 0.2  # the query names one person: what that person said
     time_boost: float = 0.1  # inside the time range the query names (TSM)
     time_pad_days: float = 3.0  # a thing is often told a few days after it happened
     session_support: float = 0.0  # times the other candidates' score in the same session
     # Token budget.
+    default_max_tokens: int = 1200  # the ceiling when a request names none
     focused_share: float = 0.375  # of max_tokens, for a question after one fact
     summary_share: float = 0.2  # of the budget L2-L5 may take while leaves still fit
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
             raise ValueError("leaf_top_k must be positive")
+        if self.default_max_tokens < 0:
+            raise ValueError("default_max_tokens must not be negative")
         if self.leaf_pool < 0:
             raise ValueError("leaf_pool must not be negative")
         for name in ("dense_weight", "focused_share", "summary_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1]")
-        missing = {"simple", "hybrid", "complex"} - set(self.budgets)
+        missing = set(COMPLEXITIES) - set(self.budgets)
         if missing:
             raise ValueError(f"budgets lack complexities {sorted(missing)}")
         if any(n < 0 for per_level in self.budgets.values() for n in per_level.values()):
             raise ValueError("budgets must not be negative")
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> RecallOptions:
-        return cls(leaf_top_k=settings.recall_leaf_top_k, dense_weight=settings.recall_dense_weight)
 
     @property
     def candidates(self) -> int:

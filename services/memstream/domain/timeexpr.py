@@ -18,8 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from memstream.domain.calendar import MONTH_NUMBERS
 
-_MONTHS = MONTH_NUMBERS
-_MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(?P<{0}>" + "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<{0}>\d{{1,2}})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{0}>(?:19|20)\d\d)"
 # "9 November, 2022" / "9th of November 2022" and "November 9, 2022" / "November 9th".
@@ -97,7 +96,7 @@ def _explicit_day(query: str, now: datetime) -> TimeRange | None:
         match = pattern.search(query)
         if match is None:
             continue
-        month, day = _MONTHS[match["m"].lower()], int(match["d"])
+        month, day = MONTH_NUMBERS[match["m"].lower()], int(match["d"])
         year = int(match["y"]) if match["y"] else _latest_year(month, day, now)
         return _day_range(year, month, day, match.group(0))
     return None
@@ -107,14 +106,14 @@ def _month_year(query: str, now: datetime) -> TimeRange | None:
     match = _MONTH_YEAR.search(query)
     if match is None:
         return None
-    return _month_range(int(match["y"]), _MONTHS[match["m"].lower()], match.group(0))
+    return _month_range(int(match["y"]), MONTH_NUMBERS[match["m"].lower()], match.group(0))
 
 
 def _month(query: str, now: datetime) -> TimeRange | None:
     match = _IN_MONTH.search(query)
     if match is None:
         return None
-    month = _MONTHS[match["m"].lower()]
+    month = MONTH_NUMBERS[match["m"].lower()]
     year = now.year if month <= now.month else now.year - 1
     return _month_range(year, month, match.group(0))
 

@@ -10,7 +10,6 @@ The rule, chosen to err slightly high for English so that a budget is never over
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 SHORT_WORD_CHARS = 6
 CHARS_PER_WORD_PIECE = 4
@@ -31,17 +30,3 @@ def count_tokens(text: str) -> int:
         else:
             total += 1
     return total
-
-
-def fit_to_budget(texts_with_ids: Iterable[tuple[str, str]], max_tokens: int) -> int:
-    """How many leading `(id, text)` items fit together within `max_tokens`."""
-    if max_tokens < 0:
-        raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
-    used = 0
-    fitted = 0
-    for _id, text in texts_with_ids:
-        used += count_tokens(text)
-        if used > max_tokens:
-            break
-        fitted += 1
-    return fitted

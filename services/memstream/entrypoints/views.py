@@ -12,13 +12,6 @@ from rich.tree import Tree
 
 from memstream.domain.models import Level, MemoryNode
 
-LEVEL_NAMES = {
-    Level.SEGMENT: "segments",
-    Level.SESSION: "sessions",
-    Level.DAY: "days",
-    Level.WEEK: "weeks",
-    Level.MONTH: "months (profile)",
-}
 LEVEL_STYLES = {
     Level.SEGMENT: "white",
     Level.SESSION: "cyan",
@@ -26,6 +19,10 @@ LEVEL_STYLES = {
     Level.WEEK: "yellow",
     Level.MONTH: "magenta",
 }
+
+
+def _heading(level: Level) -> str:
+    return f"{level.label} {level.noun}s"  # "L1 segments"
 
 
 def interval(node: MemoryNode) -> str:
@@ -48,7 +45,7 @@ def user_tree(
     """A user's tree at a glance: nodes per level, the latest profile, a few sessions."""
     table = Table(show_header=True, header_style="bold", box=None)
     for level in Level:
-        table.add_column(f"{level.label} {LEVEL_NAMES[level]}", justify="right")
+        table.add_column(_heading(level), justify="right")
     table.add_row(*(str(counts.get(level, 0)) for level in Level))
     parts: list[object] = [table]
     if profile is not None:
@@ -72,9 +69,7 @@ def memory_lines(nodes: Sequence[MemoryNode]) -> Tree:
     for node in nodes:
         branch = branches.get(node.level)
         if branch is None:
-            label = Text(
-                f"{node.level.label} {LEVEL_NAMES[node.level]}", style=LEVEL_STYLES[node.level]
-            )
+            label = Text(_heading(node.level), style=LEVEL_STYLES[node.level])
             branch = branches[node.level] = root.add(label)
         branch.add(Text(f"[{interval(node)}] ", style="dim") + Text(clip(node.text, 400)))
     return root

@@ -1,7 +1,7 @@
 """The recall pipeline (TiMem section 3.3): plan, activate leaves, climb, gate, order, fit.
 
-    pipeline = RecallPipeline(tree=rt.tree, index=rt.index, embedder=rt.embedder,
-                              llm=rt.llm, settings=rt.settings)
+    pipeline = RecallPipeline(tree=tree, index=index, embedder=embedder, llm=llm,
+                              options=settings.recall_options())
     result = await pipeline.recall(RecallRequest(user_id="u1", query="Where did I hike?"))
 
 Decisions worth knowing:
@@ -9,10 +9,11 @@ Decisions worth knowing:
   the planner's keywords: it uses the query's own content terms (the offline planner's
   keywords are exactly those). Planner keywords are returned and given to the gate.
 - A caller who forces the complexity skips the LLM planner; keywords then come from the
-  offline heuristic, which costs microseconds.
-- Leaves are fetched deeper than needed and re-ranked (speaker, time; `recall/rerank.py`).
-- `max_tokens` is a ceiling: a question after one fact spends `focused_share` of it, one
-  that gathers facts spends all of it; summaries may take `summary_share` of it.
+  offline heuristic (`domain/query_heuristics.py`), which costs microseconds.
+- Leaves are fetched deeper than needed and re-ranked (speaker, time; `domain/rerank.py`).
+- `max_tokens` (`default_max_tokens` when a request names none) is a ceiling: a question
+  after one fact spends `focused_share` of it, one that gathers facts spends all of it;
+  summaries may take `summary_share` of it.
 - Ancestors are read from Redis, one MGET per level, by following `parent_id` upwards.
   Their score is derived from the recalled leaves below them (see `RecallOptions`).
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
@@ -30,12 +31,19 @@ import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, TypeVar, cast
+from typing import TypeVar
 
-from memstream.adapters.llm.offline import plan_query
 from memstream.adapters.redis.tree import RedisTree
 from memstream.domain.cues import is_aggregative
-from memstream.domain.models import Complexity, Level, MemoryNode, Plan
+from memstream.domain.models import (
+    REQUESTED_COMPLEXITIES,
+    Complexity,
+    Level,
+    MemoryNode,
+    Plan,
+    RequestedComplexity,
+)
+from memstream.domain.query_heuristics import plan_query
 from memstream.domain.ranking import (
     RecalledMemory,
     Support,
@@ -48,14 +56,11 @@ from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
 from memstream.ports import Embedder, LanguageModel, VectorIndex
-from memstream.settings import Settings
 
-__all__ = ["RecallOptions", "RecallPipeline", "RecallRequest", "RecallResult", "RecalledMemory"]
+__all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
 
 log = logging.getLogger(__name__)
 
-RequestedComplexity = Literal["auto", "simple", "hybrid", "complex"]
-_COMPLEXITIES = ("auto", "simple", "hybrid", "complex")
 T = TypeVar("T")
 
 
@@ -68,15 +73,15 @@ class RecallRequest:
     max_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        if self.complexity not in _COMPLEXITIES:
-            raise ValueError(f"complexity must be one of {_COMPLEXITIES}")
+        if self.complexity not in REQUESTED_COMPLEXITIES:
+            raise ValueError(f"complexity must be one of {REQUESTED_COMPLEXITIES}")
         if self.max_tokens is not None and self.max_tokens < 0:
             raise ValueError("max_tokens must be >= 0")
 
 
 @dataclass(frozen=True)
 class RecallResult:
-    complexity: str
+    complexity: Complexity
     keywords: tuple[str, ...]
     memories: list[RecalledMemory]
     tokens: int
@@ -108,15 +113,13 @@ class RecallPipeline:
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,
-        settings: Settings,
-        options: RecallOptions | None = None,
+        options: RecallOptions,
     ) -> None:
         self._tree = tree
         self._index = index
         self._embedder = embedder
         self._llm = llm
-        self._settings = settings
-        self.options = options or RecallOptions.from_settings(settings)
+        self.options = options
 
     async def recall(self, request: RecallRequest) -> RecallResult:
         clock = _Stopwatch()
@@ -138,7 +141,7 @@ class RecallPipeline:
         max_tokens = (
             request.max_tokens
             if request.max_tokens is not None
-            else self._settings.recall_default_max_tokens
+            else self.options.default_max_tokens
         )
         order_start = time.perf_counter()
         budget = self.options.token_budget(max_tokens, is_aggregative(request.query))
@@ -160,7 +163,7 @@ class RecallPipeline:
     async def _plan(self, request: RecallRequest) -> Plan:
         if request.complexity != "auto":
             offline = plan_query(request.query)
-            return Plan(complexity=cast(Complexity, request.complexity), keywords=offline.keywords)
+            return Plan(complexity=request.complexity, keywords=offline.keywords)
         try:
             return await self._llm.plan(request.query)
         except Exception:

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from memstream.domain.calendar import (
     CALENDAR_LEVELS,
-    day_window,
-    month_window,
+    MONTH_NAMES,
+    MONTH_NUMBERS,
     parent_window,
     parent_window_start,
+    spelled_day,
     to_utc,
-    week_window,
     window_for,
 )
 from memstream.domain.models import Level
@@ -95,15 +95,15 @@ def test_bounds_are_local_calendar_boundaries(level: Level, instant: datetime, t
 @settings(max_examples=200)
 @given(instants, zones)
 def test_a_day_lasts_23_to_25_hours(instant: datetime, tz: str) -> None:
-    assert timedelta(hours=23) <= length(day_window(instant, tz)) <= timedelta(hours=25)
+    assert timedelta(hours=23) <= length(window_for(Level.DAY, instant, tz)) <= timedelta(hours=25)
 
 
 @settings(max_examples=200)
 @given(instants, zones)
 def test_days_nest_in_weeks_and_months(instant: datetime, tz: str) -> None:
-    day_start, day_end = day_window(instant, tz)
-    week_start, week_end = week_window(instant, tz)
-    month_start, month_end = month_window(day_start, tz)
+    day_start, day_end = window_for(Level.DAY, instant, tz)
+    week_start, week_end = window_for(Level.WEEK, instant, tz)
+    month_start, month_end = window_for(Level.MONTH, day_start, tz)
     assert to_utc(week_start) <= to_utc(day_start) and to_utc(day_end) <= to_utc(week_end)
     assert to_utc(month_start) <= to_utc(day_start) and to_utc(day_end) <= to_utc(month_end)
 
@@ -111,13 +111,13 @@ def test_days_nest_in_weeks_and_months(instant: datetime, tz: str) -> None:
 @settings(max_examples=200)
 @given(instants, zones)
 def test_parents_follow_the_tree_rules(instant: datetime, tz: str) -> None:
-    day = day_window(instant, tz)
-    week = week_window(instant, tz)
+    day = window_for(Level.DAY, instant, tz)
+    week = window_for(Level.WEEK, instant, tz)
     assert parent_window(Level.SESSION, instant, tz) == day
     assert parent_window(Level.DAY, day[0], tz) == week
     # A week belongs to the month of its Monday, whichever instant of the week is passed.
-    assert parent_window(Level.WEEK, instant, tz) == month_window(week[0], tz)
-    assert parent_window_start(Level.WEEK, week[0], tz) == month_window(week[0], tz)[0]
+    assert parent_window(Level.WEEK, instant, tz) == window_for(Level.MONTH, week[0], tz)
+    assert parent_window_start(Level.WEEK, week[0], tz) == window_for(Level.MONTH, week[0], tz)[0]
 
 
 @settings(max_examples=200)
@@ -134,14 +134,14 @@ def test_the_zone_of_the_instant_does_not_matter(level: Level, instant: datetime
 
 
 def test_berlin_spring_forward_day_lasts_23_hours() -> None:
-    window = day_window(utc(2024, 3, 31, 12), "Europe/Berlin")
+    window = window_for(Level.DAY, utc(2024, 3, 31, 12), "Europe/Berlin")
     assert window == (local("Europe/Berlin", 2024, 3, 31), local("Europe/Berlin", 2024, 4, 1))
     assert [b.utcoffset() for b in window] == [timedelta(hours=1), timedelta(hours=2)]
     assert length(window) == timedelta(hours=23)
 
 
 def test_berlin_fall_back_day_lasts_25_hours() -> None:
-    window = day_window(utc(2024, 10, 27, 12), "Europe/Berlin")
+    window = window_for(Level.DAY, utc(2024, 10, 27, 12), "Europe/Berlin")
     assert to_utc(window[0]) == utc(2024, 10, 26, 22)
     assert to_utc(window[1]) == utc(2024, 10, 27, 23)
     assert length(window) == timedelta(hours=25)
@@ -151,12 +151,14 @@ def test_both_readings_of_a_repeated_hour_belong_to_the_same_day() -> None:
     first = local("Europe/Berlin", 2024, 10, 27, 2, 30, fold=0)
     second = local("Europe/Berlin", 2024, 10, 27, 2, 30, fold=1)
     assert to_utc(second) - to_utc(first) == timedelta(hours=1)
-    assert day_window(first, "Europe/Berlin") == day_window(second, "Europe/Berlin")
+    assert window_for(Level.DAY, first, "Europe/Berlin") == window_for(
+        Level.DAY, second, "Europe/Berlin"
+    )
 
 
 def test_new_york_dst_days() -> None:
-    spring = day_window(utc(2024, 3, 10, 12), "America/New_York")
-    autumn = day_window(utc(2024, 11, 3, 12), "America/New_York")
+    spring = window_for(Level.DAY, utc(2024, 3, 10, 12), "America/New_York")
+    autumn = window_for(Level.DAY, utc(2024, 11, 3, 12), "America/New_York")
     assert length(spring) == timedelta(hours=23)
     assert length(autumn) == timedelta(hours=25)
     assert to_utc(autumn[0]) == utc(2024, 11, 3, 4)
@@ -166,14 +168,16 @@ def test_new_york_dst_days() -> None:
 def test_new_york_evening_is_already_the_next_day_in_utc() -> None:
     # 23:30 on New Year's Eve in New York is 04:30 UTC on January 1st.
     instant = local("America/New_York", 2024, 12, 31, 23, 30)
-    assert day_window(instant, "America/New_York")[0] == local("America/New_York", 2024, 12, 31)
-    assert day_window(instant, "UTC")[0] == utc(2025, 1, 1)
-    assert month_window(instant, "America/New_York")[0].month == 12
+    assert window_for(Level.DAY, instant, "America/New_York")[0] == local(
+        "America/New_York", 2024, 12, 31
+    )
+    assert window_for(Level.DAY, instant, "UTC")[0] == utc(2025, 1, 1)
+    assert window_for(Level.MONTH, instant, "America/New_York")[0].month == 12
 
 
 def test_santiago_skips_midnight_so_the_day_starts_at_one() -> None:
     # Chile springs forward at 00:00, straight to 01:00: the day begins at the jump.
-    start, end = day_window(utc(2024, 9, 8, 12), "America/Santiago")
+    start, end = window_for(Level.DAY, utc(2024, 9, 8, 12), "America/Santiago")
     assert (start.hour, start.utcoffset()) == (1, timedelta(hours=-3))
     assert to_utc(start) == utc(2024, 9, 8, 4)
     assert length((start, end)) == timedelta(hours=23)
@@ -181,19 +185,23 @@ def test_santiago_skips_midnight_so_the_day_starts_at_one() -> None:
 
 def test_toronto_1919_jump_across_midnight_starts_the_day_at_the_jump() -> None:
     # Clocks went from 23:30 straight to 00:30: the first instant of March 31 is that jump.
-    start, _ = day_window(utc(1919, 3, 31, 12), "America/Toronto")
+    start, _ = window_for(Level.DAY, utc(1919, 3, 31, 12), "America/Toronto")
     assert to_utc(start) == utc(1919, 3, 31, 4, 30)
     assert (start.hour, start.minute) == (0, 30)
-    assert to_utc(day_window(utc(1919, 3, 31, 4, 29), "America/Toronto")[1]) == to_utc(start)
+    assert to_utc(window_for(Level.DAY, utc(1919, 3, 31, 4, 29), "America/Toronto")[1]) == to_utc(
+        start
+    )
 
 
 def test_arizona_1944_clock_set_back_across_midnight_still_partitions_time() -> None:
     # At 00:01 on 1 January 1944 clocks went back to 23:01: December 31 showed again.
     repeated = utc(1944, 1, 1, 6, 30)
     assert repeated.astimezone(ZoneInfo("America/Phoenix")).day == 31
-    start, end = day_window(repeated, "America/Phoenix")
+    start, end = window_for(Level.DAY, repeated, "America/Phoenix")
     assert to_utc(start) <= repeated < to_utc(end)
-    assert to_utc(day_window(to_utc(start) - MICRO, "America/Phoenix")[1]) == to_utc(start)
+    assert to_utc(window_for(Level.DAY, to_utc(start) - MICRO, "America/Phoenix")[1]) == to_utc(
+        start
+    )
 
 
 # --- offsets far from UTC ---------------------------------------------------------------
@@ -201,19 +209,19 @@ def test_arizona_1944_clock_set_back_across_midnight_still_partitions_time() -> 
 
 def test_kolkata_half_hour_offset() -> None:
     instant = utc(2024, 6, 30, 20)  # 01:30 on July 1st in Kolkata
-    assert day_window(instant, "Asia/Kolkata") == (
+    assert window_for(Level.DAY, instant, "Asia/Kolkata") == (
         local("Asia/Kolkata", 2024, 7, 1),
         local("Asia/Kolkata", 2024, 7, 2),
     )
-    assert to_utc(day_window(instant, "Asia/Kolkata")[0]) == utc(2024, 6, 30, 18, 30)
-    assert month_window(instant, "Asia/Kolkata")[0] == local("Asia/Kolkata", 2024, 7, 1)
+    assert to_utc(window_for(Level.DAY, instant, "Asia/Kolkata")[0]) == utc(2024, 6, 30, 18, 30)
+    assert window_for(Level.MONTH, instant, "Asia/Kolkata")[0] == local("Asia/Kolkata", 2024, 7, 1)
 
 
 def test_kiritimati_is_fourteen_hours_ahead() -> None:
-    assert day_window(utc(2024, 1, 1, 9, 59), "Pacific/Kiritimati")[0].day == 1
-    assert day_window(utc(2024, 1, 1, 10), "Pacific/Kiritimati")[0].day == 2
+    assert window_for(Level.DAY, utc(2024, 1, 1, 9, 59), "Pacific/Kiritimati")[0].day == 1
+    assert window_for(Level.DAY, utc(2024, 1, 1, 10), "Pacific/Kiritimati")[0].day == 2
     # 10:00 UTC on New Year's Eve is already January in Kiritimati.
-    january = month_window(utc(2023, 12, 31, 10), "Pacific/Kiritimati")
+    january = window_for(Level.MONTH, utc(2023, 12, 31, 10), "Pacific/Kiritimati")
     assert january == (
         local("Pacific/Kiritimati", 2024, 1, 1),
         local("Pacific/Kiritimati", 2024, 2, 1),
@@ -229,8 +237,8 @@ def test_kiritimati_is_fourteen_hours_ahead() -> None:
     ],
 )
 def test_a_skipped_date_leaves_no_gap(tz: str, jump: datetime, before: int, after: int) -> None:
-    earlier = day_window(jump - MICRO, tz)
-    later = day_window(jump, tz)
+    earlier = window_for(Level.DAY, jump - MICRO, tz)
+    later = window_for(Level.DAY, jump, tz)
     assert (earlier[0].day, later[0].day) == (before, after)
     assert to_utc(earlier[1]) == to_utc(later[0]) == jump
     assert length(earlier) == length(later) == timedelta(hours=24)
@@ -240,15 +248,21 @@ def test_a_skipped_date_leaves_no_gap(tz: str, jump: datetime, before: int, afte
 
 
 def test_year_end_falls_in_iso_week_one_of_the_next_year() -> None:
-    start, end = week_window(utc(2024, 12, 31, 12), "UTC")
+    start, end = window_for(Level.WEEK, utc(2024, 12, 31, 12), "UTC")
     assert (start, end) == (utc(2024, 12, 30), utc(2025, 1, 6))
     assert start.isocalendar()[:2] == (2025, 1)
-    assert month_window(utc(2024, 12, 31, 12), "UTC") == (utc(2024, 12, 1), utc(2025, 1, 1))
+    assert window_for(Level.MONTH, utc(2024, 12, 31, 12), "UTC") == (
+        utc(2024, 12, 1),
+        utc(2025, 1, 1),
+    )
 
 
 def test_week_straddling_january_and_february_belongs_to_january() -> None:
     week_start = local("Europe/Berlin", 2024, 1, 29)  # Monday
-    assert week_window(local("Europe/Berlin", 2024, 2, 4, 23), "Europe/Berlin")[0] == week_start
+    assert (
+        window_for(Level.WEEK, local("Europe/Berlin", 2024, 2, 4, 23), "Europe/Berlin")[0]
+        == week_start
+    )
     assert parent_window_start(Level.WEEK, week_start, "Europe/Berlin") == local(
         "Europe/Berlin", 2024, 1, 1
     )
@@ -259,7 +273,9 @@ def test_week_straddling_january_and_february_belongs_to_january() -> None:
 
 
 def test_a_week_always_starts_on_monday_local_time() -> None:
-    start, end = week_window(utc(2024, 3, 31, 20), "Europe/Berlin")  # Sunday evening, DST day
+    start, end = window_for(
+        Level.WEEK, utc(2024, 3, 31, 20), "Europe/Berlin"
+    )  # Sunday evening, DST day
     assert start == local("Europe/Berlin", 2024, 3, 25)
     assert end == local("Europe/Berlin", 2024, 4, 1)
     assert length((start, end)) == timedelta(days=7) - timedelta(hours=1)
@@ -283,18 +299,18 @@ def test_day_belongs_to_its_iso_week() -> None:
 
 
 def test_no_zone_means_utc() -> None:
-    assert day_window(utc(2024, 5, 10, 23)) == (utc(2024, 5, 10), utc(2024, 5, 11))
+    assert window_for(Level.DAY, utc(2024, 5, 10, 23)) == (utc(2024, 5, 10), utc(2024, 5, 11))
 
 
 def test_naive_datetime_is_rejected() -> None:
     with pytest.raises(ValueError, match="naive"):
-        day_window(datetime(2024, 5, 10), "UTC")
+        window_for(Level.DAY, datetime(2024, 5, 10), "UTC")
 
 
 @pytest.mark.parametrize("tz", ["Mars/Olympus_Mons", "", "../etc/passwd", "Europe/"])
 def test_unknown_zone_is_rejected(tz: str) -> None:
     with pytest.raises(ValueError, match="unknown time zone"):
-        day_window(utc(2024, 5, 10), tz)
+        window_for(Level.DAY, utc(2024, 5, 10), tz)
 
 
 @pytest.mark.parametrize("level", [Level.SEGMENT, Level.SESSION])
@@ -307,3 +323,16 @@ def test_non_calendar_levels_have_no_window(level: Level) -> None:
 def test_segments_and_months_have_no_calendar_parent(level: Level) -> None:
     with pytest.raises(ValueError, match="no calendar parent"):
         parent_window(level, utc(2024, 5, 10), "UTC")
+
+
+def test_one_month_table_reads_and_writes_english_months() -> None:
+    assert [MONTH_NUMBERS[name.lower()] for name in MONTH_NAMES] == list(range(1, 13))
+    assert MONTH_NUMBERS["jan"] == 1 and MONTH_NUMBERS["sep"] == MONTH_NUMBERS["sept"] == 9
+    assert len(MONTH_NUMBERS) == 24  # 12 names, 11 distinct abbreviations (May has none), sept
+
+
+def test_days_are_spelled_day_month_year() -> None:
+    instant = datetime(2023, 5, 8, 23, 30, tzinfo=UTC)
+    assert spelled_day(instant) == "8 May 2023"
+    assert spelled_day(instant, year=False) == "8 May"
+    assert spelled_day(instant.astimezone(ZoneInfo("Asia/Tokyo"))) == "9 May 2023"

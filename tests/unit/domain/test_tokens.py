@@ -1,4 +1,4 @@
-"""Token counting: the documented rule, its bounds, and prefix fitting for recall budgets."""
+"""Token counting: the documented rule and its bounds."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstream.domain.tokens import count_tokens, fit_to_budget
+from memstream.domain.tokens import count_tokens
 
 
 @pytest.mark.parametrize(
@@ -43,32 +43,3 @@ def test_count_lies_between_words_and_visible_characters(text: str) -> None:
 def test_count_is_additive_across_whitespace_and_grows_with_text(a: str, b: str) -> None:
     assert count_tokens(f"{a} {b}") == count_tokens(a) + count_tokens(b)
     assert count_tokens(a + b) >= count_tokens(a)
-
-
-def test_leading_items_that_fit_are_counted() -> None:
-    items = [("a", "one two three"), ("b", "four five"), ("c", "six")]
-    assert fit_to_budget(items, 0) == 0
-    assert fit_to_budget(items, 3) == 1
-    assert fit_to_budget(items, 4) == 1
-    assert fit_to_budget(items, 5) == 2
-    assert fit_to_budget(items, 6) == 3
-    assert fit_to_budget(iter(items), 100) == 3
-
-
-def test_an_item_too_large_stops_the_prefix() -> None:
-    # Later small items are not taken out of order: recall keeps its ranking.
-    assert fit_to_budget([("a", "x " * 50), ("b", "y")], 10) == 0
-
-
-def test_negative_budget_is_rejected() -> None:
-    with pytest.raises(ValueError, match="max_tokens"):
-        fit_to_budget([], -1)
-
-
-@settings(max_examples=200)
-@given(st.lists(st.text(max_size=40), max_size=10), st.integers(min_value=0, max_value=60))
-def test_fit_is_the_longest_prefix_within_budget(texts: list[str], budget: int) -> None:
-    fitted = fit_to_budget([(str(i), t) for i, t in enumerate(texts)], budget)
-    costs = [count_tokens(t) for t in texts]
-    assert sum(costs[:fitted]) <= budget
-    assert fitted == len(texts) or sum(costs[: fitted + 1]) > budget

@@ -9,10 +9,11 @@ from zoneinfo import ZoneInfo
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.unit.tree_audit import check_containment
 
-from memstream.domain.calendar import Interval, day_window, to_utc
+from memstream.domain.calendar import Interval, to_utc, window_for
 from memstream.domain.models import Level, MemoryNode
-from memstream.domain.tree import check_containment, covers, grow
+from memstream.domain.tree import covers, grow
 
 BERLIN = ZoneInfo("Europe/Berlin")
 ZONES = [UTC, BERLIN, ZoneInfo("Asia/Kolkata"), ZoneInfo("Pacific/Kiritimati")]
@@ -139,7 +140,7 @@ def test_covers_compares_instants_not_wall_clocks() -> None:
 
 
 def test_day_grows_over_a_session_past_midnight() -> None:
-    day = day_window(datetime(2024, 5, 10, 12, tzinfo=UTC), "Europe/Berlin")
+    day = window_for(Level.DAY, datetime(2024, 5, 10, 12, tzinfo=UTC), "Europe/Berlin")
     session = (
         datetime(2024, 5, 10, 23, 30, tzinfo=BERLIN),
         datetime(2024, 5, 11, 0, 40, tzinfo=BERLIN),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -12,7 +13,6 @@ from memstream.domain.models import Level
 from memstream.domain.recall_options import DEFAULT_BUDGETS, RecallOptions
 from memstream.domain.tokens import count_tokens
 from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
-from memstream.settings import Settings
 
 
 def build(
@@ -29,8 +29,7 @@ def build(
         index=index or FakeIndex(tree),
         embedder=embedder or FakeEmbedder(),
         llm=llm,
-        settings=Settings(recall_default_max_tokens=100_000),
-        options=options,
+        options=replace(options or RecallOptions(), default_max_tokens=100_000),
     )
     return pipeline, tree, llm
 
@@ -161,6 +160,25 @@ async def test_max_tokens_is_a_ceiling_that_leaves_out_only_what_no_longer_fits(
     assert nothing.memories == [] and nothing.tokens == 0
 
 
+async def test_a_request_without_max_tokens_gets_the_options_ceiling() -> None:
+    pipeline, tree, llm = build()
+    full = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    ceiling = full.tokens // 2
+    capped = RecallPipeline(
+        tree=tree,  # type: ignore[arg-type]
+        index=FakeIndex(tree),
+        embedder=FakeEmbedder(),
+        llm=llm,
+        options=RecallOptions(default_max_tokens=ceiling),
+    )
+    default = await capped.recall(RecallRequest("u1", "q", complexity="complex"))
+    explicit = await capped.recall(
+        RecallRequest("u1", "q", complexity="complex", max_tokens=ceiling)
+    )
+    assert 0 < default.tokens < full.tokens
+    assert default.memories == explicit.memories
+
+
 async def test_questions_that_gather_facts_may_spend_the_whole_ceiling() -> None:
     pipeline, _, _ = build()
     full = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
@@ -212,7 +230,7 @@ def test_requests_reject_bad_values() -> None:
 
 
 def test_the_sample_tree_is_sound() -> None:
-    from memstream.domain.tree import check_containment
+    from tests.unit.tree_audit import check_containment
 
     assert check_containment(sample_tree()) == []
 

@@ -9,12 +9,10 @@ the fallback backend decides what to do.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
-from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import openai
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -48,30 +46,6 @@ class UsageHook(Protocol):
     ) -> None: ...
 
 
-@dataclasses.dataclass
-class UsageCounter:
-    """A `UsageHook` that keeps totals per operation (for tests and the CLI)."""
-
-    calls: Counter[str] = dataclasses.field(default_factory=Counter)
-    errors: Counter[str] = dataclasses.field(default_factory=Counter)
-    prompt_tokens: Counter[str] = dataclasses.field(default_factory=Counter)
-    completion_tokens: Counter[str] = dataclasses.field(default_factory=Counter)
-
-    def __call__(
-        self,
-        operation: str,
-        prompt_tokens: int,
-        completion_tokens: int,
-        seconds: float,
-        error: str | None,
-    ) -> None:
-        self.calls[operation] += 1
-        self.prompt_tokens[operation] += prompt_tokens
-        self.completion_tokens[operation] += completion_tokens
-        if error is not None:
-            self.errors[error] += 1
-
-
 class _Written(BaseModel):
     text: str = Field(min_length=1)
 
@@ -84,7 +58,7 @@ class _Written(BaseModel):
 
 
 class _Planned(BaseModel):
-    complexity: Literal["simple", "hybrid", "complex"]
+    complexity: Complexity
     keywords: list[str] = Field(default_factory=list, max_length=20)
 
     @field_validator("complexity", mode="before")
@@ -231,7 +205,7 @@ class OpenAILanguageModel:
     async def plan(self, query: str) -> Plan:
         out, _, _ = await self._complete("plan", prompts.planner_prompt(query), _Planned)
         keywords = tuple(dict.fromkeys(k.strip() for k in out.keywords if k.strip()))
-        return Plan(complexity=cast(Complexity, out.complexity), keywords=keywords)
+        return Plan(complexity=out.complexity, keywords=keywords)
 
     async def gate(
         self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]

@@ -171,7 +171,7 @@ def _v1_router(settings: Settings, observe: RecallObserver | None) -> APIRouter:
             observe(result)
         return RecallResponse(
             user_id=request.user_id,
-            complexity=result.complexity,  # type: ignore[arg-type]
+            complexity=result.complexity,
             keywords=list(result.keywords),
             memories=[Memory.of(m.node, m.score) for m in result.memories],
             tokens=result.tokens,

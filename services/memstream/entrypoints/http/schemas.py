@@ -12,20 +12,13 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, create_model
 
-from memstream.domain.models import Level, MemoryNode
+from memstream.domain.models import Complexity, Level, MemoryNode, RequestedComplexity
 from memstream.settings import Settings
 
 # Same rule as the turns topic (no whitespace, braces or control characters: the id becomes
 # a Redis hash tag), minus "/", which cannot travel in a URL path segment.
 USER_ID_PATTERN = r"^[^\s{}/\x00-\x1f\x7f]+$"
 UserId = Annotated[str, Field(min_length=1, max_length=128, pattern=USER_ID_PATTERN)]
-LEVEL_NAMES = {
-    Level.SEGMENT: "segment",
-    Level.SESSION: "session",
-    Level.DAY: "day",
-    Level.WEEK: "week",
-    Level.MONTH: "month",
-}
 
 
 class RecallRequestBase(BaseModel):
@@ -37,7 +30,7 @@ class RecallRequestBase(BaseModel):
         default=None,
         description="When the question is asked (RFC 3339 with offset); now if absent.",
     )
-    complexity: Literal["auto", "simple", "hybrid", "complex"] = Field(
+    complexity: RequestedComplexity = Field(
         default="auto", description="Force the recall scope instead of letting the planner choose."
     )
     max_tokens: int | None = Field(
@@ -81,7 +74,7 @@ class Memory(BaseModel):
             id=node.id,
             user_id=node.user_id,
             level=int(node.level),
-            level_name=LEVEL_NAMES[node.level],
+            level_name=node.level.noun,
             t_start=node.t_start,
             t_end=node.t_end,
             text=node.text,
@@ -112,7 +105,7 @@ class Memory(BaseModel):
 
 class RecallResponse(BaseModel):
     user_id: str
-    complexity: Literal["simple", "hybrid", "complex"]
+    complexity: Complexity
     keywords: list[str]
     memories: list[Memory]
     tokens: int = Field(ge=0)

@@ -29,8 +29,6 @@ _DATE_TIME = re.compile(
         (?:on\s+)?(?P<day>\d{1,2})\s+(?P<month>[a-z]+)\.?,?\s+(?P<year>\d{4})\s*""",
     re.IGNORECASE | re.VERBOSE,
 )
-# Month names are matched by hand: strptime's %B depends on the process locale.
-_MONTHS = MONTH_NUMBERS
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
 # Seen in the data: "D:11:26" (a stray colon) and "D8:6; D9:17" (two ids in one string).
 _STRAY_COLON = re.compile(r"D:(\d+):(\d+)")
@@ -102,7 +100,7 @@ def conversation_files(data_dir: Path | None = None) -> list[Path]:
 def parse_session_datetime(value: str, key: str = "date_time") -> datetime:
     """Parse "1:56 pm on 8 May, 2023" as UTC (LoCoMo times carry no zone)."""
     match = _DATE_TIME.fullmatch(value)
-    month = _MONTHS.get(match["month"].lower()) if match else None
+    month = MONTH_NUMBERS.get(match["month"].lower()) if match else None
     if match is None or month is None:
         raise ValueError(f"{key}: cannot parse {value!r}, expected like '1:56 pm on 8 May, 2023'")
     hour = int(match["hour"]) % 12 + (12 if match["ampm"].lower() == "p" else 0)

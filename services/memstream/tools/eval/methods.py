@@ -80,7 +80,6 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
         index=index,
         embedder=embedder,
         llm=container.llm,
-        settings=container.settings,
         options=variant.options,
     )
     for conv in ctx.split:

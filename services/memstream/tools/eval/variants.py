@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
-from memstream.domain.models import Complexity, Level
+from memstream.domain.models import COMPLEXITIES, Complexity, Level, RequestedComplexity
 from memstream.domain.recall_options import LEAVES, RecallOptions
-
-RequestedComplexity = Literal["auto", "simple", "hybrid", "complex"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +20,7 @@ class Variant:
     description: str
     options: RecallOptions = field(default_factory=RecallOptions)
     complexity: RequestedComplexity = "auto"
-    max_tokens: int | None = None  # None: the service default (settings)
+    max_tokens: int | None = None  # None: the options' default_max_tokens, as served
     # Write path: None segments by exchange, as deployed (in LoCoMo, where two people talk,
     # every message is a segment); a number pins segments to that many messages, whoever
     # speaks.
@@ -47,7 +44,7 @@ class Variant:
 def _budgets(leaves: int, **levels: int) -> dict[Complexity, dict[Level, int]]:
     """The same level budgets for every complexity."""
     per_level = {Level.SEGMENT: leaves} | {Level[name.upper()]: n for name, n in levels.items()}
-    return {c: dict(per_level) for c in ("simple", "hybrid", "complex")}
+    return {c: dict(per_level) for c in COMPLEXITIES}
 
 
 SHIPPED = RecallOptions()

@@ -1,0 +1,39 @@
+"""Recall options: validated on construction, the one place recall defaults are written."""
+
+from types import MappingProxyType
+
+import pytest
+
+from memstream.domain.models import Level
+from memstream.domain.recall_options import DEFAULT_BUDGETS, RecallOptions
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"leaf_top_k": 0},
+        {"leaf_pool": -1},
+        {"default_max_tokens": -1},
+        {"dense_weight": 1.5},
+        {"summary_share": -0.1},
+        {"budgets": {"simple": {}, "hybrid": {}}},
+        {"budgets": {**DEFAULT_BUDGETS, "simple": {Level.SEGMENT: -1}}},
+    ],
+)
+def test_bad_values_are_refused(bad: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        RecallOptions(**bad)  # type: ignore[arg-type]
+
+
+def test_levels_leave_out_zero_budgets_and_follow_the_tree() -> None:
+    budgets = MappingProxyType(
+        {**DEFAULT_BUDGETS, "simple": {Level.MONTH: 1, Level.SEGMENT: 5, Level.DAY: 0}}
+    )
+    options = RecallOptions(budgets=budgets)
+    assert list(options.levels("simple").items()) == [(Level.SEGMENT, 5), (Level.MONTH, 1)]
+
+
+def test_a_focused_question_spends_a_share_of_the_ceiling() -> None:
+    options = RecallOptions(focused_share=0.5, default_max_tokens=800)
+    assert options.token_budget(options.default_max_tokens, aggregative=False) == 400
+    assert options.token_budget(options.default_max_tokens, aggregative=True) == 800
