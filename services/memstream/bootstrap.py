@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -24,7 +23,7 @@ from memstream.domain.windows import WindowRules
 from memstream.entrypoints.faust.dead_letters import DeadLetters
 from memstream.ports import Embedder, LanguageModel
 from memstream.scheduler.clock import ClockTicker
-from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics, Validator
+from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 from memstream.tools.embedded.stack import qdrant_edge_path
 
@@ -65,20 +64,6 @@ class Runtime:
             default_tz=s.default_tz,
         )
 
-    def validator(self) -> Validator:
-        turns = self.catalog.turns
-
-        def validate(raw: bytes) -> dict[str, object]:
-            problems = turns.validate(raw)
-            if problems:
-                first = problems[0]
-                raise InvalidEvent("; ".join(str(p) for p in problems), first.field or None)
-            value = json.loads(raw)
-            assert isinstance(value, dict)
-            return value
-
-        return validate
-
     async def forget_user(self, user_id: str) -> dict[str, int]:
         """Remove a user from both stores; returns what was removed where."""
         points = await self.index.delete_user(user_id)
@@ -94,8 +79,6 @@ class Runtime:
             llm=self.llm,
             publisher=self.publisher,
             topics=Topics(memories=c.memories.name, windows=c.windows.name),
-            dead_letters=self.dead_letters(),
-            validate=self.validator(),
             forget=self.forget_user,
             rules=self.rules(),
             history_window=self.settings.history_window,

@@ -16,7 +16,7 @@ from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.lag import consumer_lag
 from memstream.bootstrap import Runtime
 from memstream.consolidator.handler import Consolidator
-from memstream.contracts.records import RawEvent
+from memstream.contracts.records import Consumed
 from memstream.entrypoints.faust.app import RecordHandler, build_faust_app
 from memstream.entrypoints.instrumentation import InstrumentedConsolidator, InstrumentedSegmenter
 from memstream.metrics import Metrics
@@ -78,11 +78,12 @@ async def run_pipeline(
         app = build_faust_app(
             app_id=app_id or s.consumer_group,
             bootstrap=s.kafka_bootstrap,
-            turns_topic=runtime.catalog.turns.name,
-            windows_topic=runtime.catalog.windows.name,
+            turns=runtime.catalog.turns,
+            windows=runtime.catalog.windows,
             on_turns=on_turns,
             on_windows=on_windows,
             dead_letter=runtime.dead_letters().send,
+            metrics=metrics,
             batch_size=s.consume_batch_size,
             fetch_max_wait_ms=s.kafka_fetch_max_wait_ms,
             datadir=str(datadir),
@@ -101,9 +102,9 @@ async def run_pipeline(
 
 
 def _holding_background_off(embedders: PriorityEmbedder, handle: RecordHandler) -> RecordHandler:
-    async def handle_online(raws: list[RawEvent]) -> object:
+    async def handle_online(batch: list[Consumed[Any]]) -> object:
         async with embedders.online():
-            return await handle(raws)
+            return await handle(batch)
 
     return handle_online
 

@@ -33,7 +33,6 @@ from datetime import UTC, datetime
 from typing import Literal, TypeVar, cast
 
 from memstream.adapters.llm.offline import plan_query
-from memstream.adapters.redis.tree import RedisTree
 from memstream.domain.cues import is_aggregative
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan
 from memstream.domain.ranking import (
@@ -47,7 +46,7 @@ from memstream.domain.ranking import (
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
-from memstream.ports import Embedder, LanguageModel, VectorIndex
+from memstream.ports import Embedder, LanguageModel, TreeStore, VectorIndex
 from memstream.settings import Settings
 
 __all__ = ["RecallOptions", "RecallPipeline", "RecallRequest", "RecallResult", "RecalledMemory"]
@@ -104,7 +103,7 @@ class RecallPipeline:
     def __init__(
         self,
         *,
-        tree: RedisTree,
+        tree: TreeStore,
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,
