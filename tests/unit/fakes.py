@@ -16,6 +16,7 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import Outbound
 from memstream.domain.models import (
     Complexity,
+    IndexedMemory,
     Level,
     MemoryNode,
     Plan,
@@ -281,6 +282,7 @@ class FakeIndex:
         self.scores = scores or {}
         self.delay_s = delay_s
         self.leak: list[ScoredId] = []  # ids returned whatever the user (to test defences)
+        self.upserted: list[IndexedMemory] = []  # what the write path indexed, in order
 
     async def ping(self) -> bool:
         return True
@@ -303,6 +305,9 @@ class FakeIndex:
         hits.sort(key=lambda h: -h.score)
         return (self.leak + hits)[:limit]
 
+    async def upsert(self, memories: Sequence[IndexedMemory]) -> None:
+        self.upserted.extend(memories)
+
     async def delete_user(self, user_id: str) -> int:
         return sum(1 for (u, _) in self.tree.nodes if u == user_id)
 
@@ -319,8 +324,10 @@ class FakeEmbedder:
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.delay_s = delay_s
+        self.calls: list[list[str]] = []  # the texts of each call
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
         await asyncio.sleep(self.delay_s)
         return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
 
@@ -360,6 +367,20 @@ class FakePublisher:
         if self.fail:
             raise ConnectionError("broker down")
         self.sent.extend(events)
+
+
+class FlakyPublisher(FakePublisher):
+    """Fails its next `failures` publishes, as a broker that goes away for a moment."""
+
+    def __init__(self, failures: int = 0) -> None:
+        super().__init__()
+        self.failures = failures
+
+    async def publish(self, events: Sequence[Outbound]) -> None:
+        if self.failures > 0:
+            self.failures -= 1
+            raise ConnectionError("broker went away")
+        await super().publish(events)
 
 
 def fake_runtime(

@@ -101,7 +101,7 @@ def build_faust_app(
     )
     for name, spec, decoder, handler in agents:
         if handler is not None:
-            counted = _rejection_counter(metrics, ingested=name == "segmenter")
+            counted = rejection_counter(metrics, ingested=name == "segmenter")
             _add_agent(
                 app,
                 f"{app_id}-{name}",
@@ -134,14 +134,28 @@ def _add_agent(
         # take_events (not take) keeps each record's topic, partition, offset and timestamp.
         batches = stream.take_events(batch_size, within=within_s)  # type: ignore[attr-defined]
         async for events in batches:
-            decoded = [decoder(raw) for raw in _raw(events)]
-            await reject([d for d in decoded if isinstance(d, Rejected)], dead_letter, on_rejected)
-            consumed = [d for d in decoded if not isinstance(d, Rejected)]
-            if consumed:
-                await deliver(handler, consumed, dead_letter)
+            await consume_batch(list(_raw(events)), decoder, handler, dead_letter, on_rejected)
 
 
-async def reject(
+async def consume_batch(
+    raws: Sequence[RawEvent],
+    decoder: Decoder,
+    handler: RecordHandler,
+    dead_letter: DeadLetter,
+    on_rejected: Callable[[Rejected], None],
+    *,
+    backoff_s: tuple[float, float] = BACKOFF_S,
+) -> None:
+    """Decode each record once; dead-letter the invalid ones, deliver the rest."""
+    decoded = [decoder(raw) for raw in raws]
+    rejected = [d for d in decoded if isinstance(d, Rejected)]
+    await _dead_letter_all(rejected, dead_letter, on_rejected, backoff_s=backoff_s)
+    consumed = [d for d in decoded if not isinstance(d, Rejected)]
+    if consumed:
+        await deliver(handler, consumed, dead_letter, backoff_s=backoff_s)
+
+
+async def _dead_letter_all(
     rejected: Sequence[Rejected],
     dead_letter: DeadLetter,
     on_rejected: Callable[[Rejected], None],
@@ -167,7 +181,9 @@ async def reject(
         on_rejected(letter)
 
 
-def _rejection_counter(metrics: Metrics | None, *, ingested: bool) -> Callable[[Rejected], None]:
+def rejection_counter(metrics: Metrics | None, *, ingested: bool) -> Callable[[Rejected], None]:
+    """Counts dead-lettered records by reason category (and, for turns, as ingested)."""
+
     def count(letter: Rejected) -> None:
         if metrics is None:
             return
