@@ -5,9 +5,9 @@ HTTP app out. Nothing built here is changed afterwards.
         app = write_path_app(container, metrics, ...)       # or recall_app(container, metrics)
 
 Import rule: this module imports the adapters, the handlers (segmenter, consolidator,
-scheduler, recall), the contracts, and the edges it builds (`entrypoints.faust.app`,
-`entrypoints.http.api`, `entrypoints.instrumentation`); those edges never import it. The
-modules that start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
+scheduler, recall), the contracts, and the edges it builds (`edges.faust.app`,
+`edges.http.api`, `edges.instrumentation`); the edges never import it. The modules that
+start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
 here imports `memstream.tools`. Packages that only development installs have (qdrant-edge,
 the local model) are imported where settings choose them, never at import time.
 """
@@ -38,10 +38,10 @@ from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import Consumed
 from memstream.domain.windows import WindowRules
-from memstream.entrypoints.faust.app import RecordHandler, build_faust_app
-from memstream.entrypoints.faust.dead_letters import DeadLetters
-from memstream.entrypoints.http.api import RecallParts, create_app
-from memstream.entrypoints.instrumentation import (
+from memstream.edges.faust.app import RecordHandler, build_faust_app
+from memstream.edges.faust.dead_letters import DeadLetters
+from memstream.edges.http.api import RecallParts, create_app
+from memstream.edges.instrumentation import (
     InstrumentedConsolidator,
     InstrumentedSegmenter,
     RecallMetricsMiddleware,

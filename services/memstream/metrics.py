@@ -1,6 +1,6 @@
 """Every Prometheus metric of memstream, declared once, on a registry passed in.
 
-Metrics are emitted at the edges (`memstream.entrypoints.instrumentation`), never from domain
+Metrics are emitted at the edges (`memstream.edges.instrumentation`), never from domain
 code.
 Label values are bounded: levels `L1`-`L5`, the closure reasons of the event contract, LLM
 operation names, and dead-letter categories (`dlq_category`), never raw text. The labelled

@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry
 from memstream.consolidator.handler import Outcome
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
-from memstream.entrypoints.instrumentation import (
+from memstream.edges.instrumentation import (
     BacklogCollector,
     InstrumentedConsolidator,
     RecallMetricsMiddleware,

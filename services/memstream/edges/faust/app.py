@@ -27,8 +27,8 @@ from qdrant_client.http.exceptions import ResponseHandlingException
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
-from memstream.entrypoints.faust.decoding import Rejected, record_decoder
-from memstream.entrypoints.faust.fetch import bound_fetch_wait
+from memstream.edges.faust.decoding import Rejected, record_decoder
+from memstream.edges.faust.fetch import bound_fetch_wait
 from memstream.metrics import Metrics, dlq_category
 
 log = logging.getLogger(__name__)

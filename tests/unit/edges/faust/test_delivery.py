@@ -5,7 +5,7 @@ from __future__ import annotations
 import redis.exceptions
 
 from memstream.contracts.records import Consumed, RawEvent
-from memstream.entrypoints.faust.app import deliver
+from memstream.edges.faust.app import deliver
 
 NO_WAIT = (0.0, 0.0)
 

@@ -13,8 +13,8 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import InputEvent, Level, Turn, WindowClosed
-from memstream.entrypoints.faust.app import consume_batch, rejection_counter
-from memstream.entrypoints.faust.decoding import Rejected, record_decoder
+from memstream.edges.faust.app import consume_batch, rejection_counter
+from memstream.edges.faust.decoding import Rejected, record_decoder
 from memstream.metrics import Metrics
 
 CATALOG = load_catalog()
