@@ -5,9 +5,9 @@ HTTP app out. Nothing built here is changed afterwards.
         app = write_path_app(container, metrics, ...)       # or recall_app(container, metrics)
 
 Import rule: this module imports the adapters, the handlers (segmenter, consolidator,
-scheduler, recall), the contracts, and the edges it builds (`entrypoints.faust.app`,
-`entrypoints.http.api`, `entrypoints.instrumentation`); those edges never import it. The
-modules that start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
+scheduler, recall), the contracts, and the edges it builds (`edges.faust.app`,
+`edges.http.api`, `edges.instrumentation`); the edges never import it. The modules that
+start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
 here imports `memstream.tools`. Packages that only development installs have (qdrant-edge,
 the local model) are imported where settings choose them, never at import time.
 """
@@ -15,7 +15,6 @@ the local model) are imported where settings choose them, never at import time.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -37,12 +36,12 @@ from memstream.adapters.qdrant.server import QdrantIndex
 from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
-from memstream.contracts.records import RawEvent
+from memstream.contracts.records import Consumed
 from memstream.domain.windows import WindowRules
-from memstream.entrypoints.faust.app import RecordHandler, build_faust_app
-from memstream.entrypoints.faust.dead_letters import DeadLetters
-from memstream.entrypoints.http.api import RecallParts, create_app
-from memstream.entrypoints.instrumentation import (
+from memstream.edges.faust.app import RecordHandler, build_faust_app
+from memstream.edges.faust.dead_letters import DeadLetters
+from memstream.edges.http.api import RecallParts, create_app
+from memstream.edges.instrumentation import (
     InstrumentedConsolidator,
     InstrumentedSegmenter,
     RecallMetricsMiddleware,
@@ -55,7 +54,7 @@ from memstream.ports import Embedder, LanguageModel
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.scheduler.clock import ClockTicker, build_scheduler
-from memstream.segmenter.handler import InvalidEvent, Segmenter, Topics, Validator
+from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 
 if TYPE_CHECKING:
@@ -187,21 +186,6 @@ def window_rules(settings: Settings) -> WindowRules:
     )
 
 
-def turn_validator(catalog: Catalog) -> Validator:
-    turns = catalog.turns
-
-    def validate(raw: bytes) -> dict[str, object]:
-        problems = turns.validate(raw)
-        if problems:
-            first = problems[0]
-            raise InvalidEvent("; ".join(str(p) for p in problems), first.field or None)
-        value = json.loads(raw)
-        assert isinstance(value, dict)
-        return value
-
-    return validate
-
-
 def dead_letters(c: Container) -> DeadLetters:
     return DeadLetters(c.publisher, c.catalog.dlq.name)
 
@@ -214,8 +198,6 @@ def build_segmenter(c: Container) -> Segmenter:
         llm=c.llm,
         publisher=c.publisher,
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
-        dead_letters=dead_letters(c),
-        validate=turn_validator(c.catalog),
         forget=c.forget_user,
         rules=window_rules(c.settings),
         history_window=c.settings.history_window,
@@ -293,11 +275,12 @@ def write_path_app(
     return build_faust_app(
         app_id=app_id,
         bootstrap=c.settings.kafka_bootstrap,
-        turns_topic=c.catalog.turns.name,
-        windows_topic=c.catalog.windows.name,
+        turns=c.catalog.turns,
+        windows=c.catalog.windows,
         on_turns=on_turns,
         on_windows=on_windows,
         dead_letter=dead_letters(c).send,
+        metrics=metrics,
         batch_size=c.settings.consume_batch_size,
         fetch_max_wait_ms=c.settings.kafka_fetch_max_wait_ms,
         datadir=str(datadir),
@@ -306,9 +289,9 @@ def write_path_app(
 
 
 def _holding_background_off(embedders: PriorityEmbedder, handle: RecordHandler) -> RecordHandler:
-    async def handle_online(raws: list[RawEvent]) -> object:
+    async def handle_online(batch: list[Consumed[Any]]) -> object:
         async with embedders.online():
-            return await handle(raws)
+            return await handle(batch)
 
     return handle_online
 

@@ -1,6 +1,6 @@
 """Every Prometheus metric of memstream, declared once, on a registry passed in.
 
-Metrics are emitted at the edges (`memstream.entrypoints.instrumentation`), never from domain
+Metrics are emitted at the edges (`memstream.edges.instrumentation`), never from domain
 code.
 Label values are bounded: levels `L1`-`L5`, the closure reasons of the event contract, LLM
 operation names, and dead-letter categories (`dlq_category`), never raw text. The labelled
@@ -36,8 +36,10 @@ DLQ_REASONS = ("undecodable", "invalid_value", *(f"invalid_{f}" for f in _DLQ_FI
 CONSOLIDATION_LAG_BUCKETS = (
     1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400,
 )  # fmt: skip
+# Broker to stored L1: the batching wait and one batch when live, minutes behind a backlog.
+L1_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900)
 # One batch: embedding plus a Redis transaction per user; seconds with a slow LLM.
-L1_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+SEGMENTER_BATCH_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # One chat completion, from a fast local model to a slow hosted one.
 LLM_LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 # A recall answers interactively: tens of milliseconds to a few seconds with LLM gating.
@@ -75,9 +77,15 @@ class Metrics:
         )
         self.l1_latency = Histogram(
             "memstream_l1_latency_seconds",
-            "Time from a batch reaching the segmenter to its L1 memories being stored "
-            "(observed once per L1 memory).",
+            "Time from the broker receiving the newest message of an L1 memory (its record "
+            "timestamp) to the L1 being stored (observed once per L1 memory).",
             buckets=L1_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.segmenter_batch = Histogram(
+            "memstream_segmenter_batch_seconds",
+            "Time the segmenter took to handle one batch of records.",
+            buckets=SEGMENTER_BATCH_BUCKETS,
             registry=r,
         )
         self.windows_closed = Counter(

@@ -25,10 +25,10 @@ from rich.console import Console
 
 from memstream.settings import Settings
 from memstream.tools.eval.harness import EvalConfig, run_locomo
-from memstream.tools.eval.locomo import locomo_data_dir
 from memstream.tools.eval.mem0_peer import mem0_missing_reason
 from memstream.tools.eval.records import RECORDS_FILE
 from memstream.tools.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
+from memstream.tools.locomo import locomo_data_dir
 
 from .local_server import serving
 

@@ -22,8 +22,8 @@ import pytest
 import yaml
 from typer.main import get_command
 
+from memstream.edges.probes import process_registry
 from memstream.entrypoints.cli import app as cli_app
-from memstream.entrypoints.probes import process_registry
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.metrics import CONSOLIDATED_LEVELS, Metrics
 from memstream.settings import Settings

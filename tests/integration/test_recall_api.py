@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from memstream.domain.recall_options import DEFAULT_BUDGETS
 from memstream.domain.tokens import count_tokens
-from memstream.entrypoints.http.server import BackgroundServer
+from memstream.edges.http.server import BackgroundServer
 from memstream.entrypoints.recall_command import recall as recall_command
 from memstream.settings import Settings
-from memstream.tools.eval.locomo import ADVERSARIAL_CATEGORY, load_conversation
+from memstream.tools.locomo import ADVERSARIAL_CATEGORY, load_conversation
 
 from .trees import (
     build_locomo_tree,

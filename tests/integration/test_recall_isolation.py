@@ -17,7 +17,7 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstream.entrypoints.http.server import BackgroundServer
+from memstream.edges.http.server import BackgroundServer
 from memstream.settings import Settings
 
 from .trees import container_of, forget_events, module_settings, served, user_tree, write_nodes

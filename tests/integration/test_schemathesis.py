@@ -13,7 +13,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from memstream.entrypoints.http.server import BackgroundServer
+from memstream.edges.http.server import BackgroundServer
 from memstream.settings import Settings
 
 from .trees import container_of, module_settings, served, user_tree, write_nodes

@@ -19,8 +19,8 @@ from memstream.domain.models import Level, MemoryNode
 from memstream.entrypoints.runner import WRITE_PATH, RunningProcess, run_parts
 from memstream.settings import Settings
 from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.eval.locomo import conversation_events, load_conversation, locomo_data_dir
 from memstream.tools.ingest import publish_file
+from memstream.tools.locomo import conversation_events, load_conversation, locomo_data_dir
 
 CONVERSATION = "30"  # the shortest of the five
 USER = f"locomo-{CONVERSATION}"

@@ -29,12 +29,12 @@ from memstream.contracts.catalog import load_catalog
 from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import IndexedMemory, Level, MemoryNode
 from memstream.domain.sparse import document_vector
-from memstream.entrypoints.http.server import BackgroundServer
+from memstream.edges.http.server import BackgroundServer
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
 from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.eval.locomo import locomo_data_dir
 from memstream.tools.ingest import publish_file
+from memstream.tools.locomo import locomo_data_dir
 
 
 def module_settings(stack_settings: Settings, data_dir: Path, **updates: Any) -> Settings:

@@ -1,18 +1,29 @@
-"""In-memory stand-ins for the stores and models recall talks to, plus a small sound tree."""
+"""In-memory stand-ins for the stores, models and broker, plus a small sound tree."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memstream.adapters.redis.tree import StoredNode
 from memstream.bootstrap import Container
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import Outbound
-from memstream.domain.models import Complexity, Level, MemoryNode, Plan, ScoredId, SparseVector
+from memstream.domain.models import (
+    Complexity,
+    IndexedMemory,
+    Level,
+    MemoryNode,
+    Plan,
+    ScoredId,
+    SparseVector,
+    StoredNode,
+)
+from memstream.ports import OutboxName
 from memstream.settings import Settings
 
 BASE = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)  # a Monday
@@ -101,35 +112,110 @@ def link(nodes: Sequence[MemoryNode]) -> list[MemoryNode]:
 
 
 class FakeTree:
-    """The subset of RedisTree that recall and the API use, with call counting."""
+    """An in-memory `TreeStore`, held to RedisTree's contract by tests/integration/tree_contract.
+
+    Nodes given to the constructor (or `add`) are stored as the consolidator would store them.
+    `get_many_calls` counts reads, for tests of how recall batches them.
+    """
 
     def __init__(self, nodes: Sequence[MemoryNode] = ()) -> None:
-        self.nodes: dict[tuple[str, str], MemoryNode] = {}
-        self.profiles: dict[str, str] = {}
+        self.stored: dict[tuple[str, str], StoredNode] = {}
+        self.children: dict[tuple[str, str], set[str]] = {}
+        self.states: dict[str, str] = {}  # JSON, as Redis keeps it: a loaded state is a copy
+        self.seen: dict[str, set[str]] = {}
+        self.outboxes: dict[tuple[str, OutboxName], list[str]] = {}
+        self.due: dict[str, float] = {}
+        self.degraded_nodes: set[tuple[str, str]] = set()
         self.get_many_calls = 0
         for n in nodes:
             self.add(n)
 
-    def add(self, n: MemoryNode) -> None:
-        self.nodes[(n.user_id, n.id)] = n
-        if n.level == Level.MONTH:
-            self.profiles[n.user_id] = n.id
+    @property
+    def nodes(self) -> dict[tuple[str, str], MemoryNode]:
+        return {key: stored.node for key, stored in self.stored.items()}
+
+    def add(self, n: MemoryNode, fingerprint: str = "") -> None:
+        self.stored[(n.user_id, n.id)] = StoredNode(n, fingerprint)
+        if n.parent_id:
+            self.children.setdefault((n.user_id, n.parent_id), set()).add(n.id)
 
     async def ping(self) -> bool:
         return True
 
+    async def load_state(self, user_id: str) -> dict[str, Any] | None:
+        raw = self.states.get(user_id)
+        return json.loads(raw) if raw else None
+
+    async def unseen(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
+        seen = self.seen.get(user_id, set())
+        return [e not in seen for e in event_ids]
+
+    async def commit_user(
+        self,
+        user_id: str,
+        *,
+        state: dict[str, Any],
+        seen: Iterable[str],
+        nodes: Sequence[MemoryNode],
+        outbox: Sequence[dict[str, Any]],
+        due: datetime | None,
+    ) -> None:
+        self.states[user_id] = json.dumps(state)
+        self.seen.setdefault(user_id, set()).update(seen)
+        for n in nodes:
+            self.add(n)
+        self.outboxes.setdefault((user_id, "segmenter"), []).extend(map(json.dumps, outbox))
+        if due is None:
+            self.due.pop(user_id, None)
+        else:
+            self.due[user_id] = due.timestamp()
+
+    async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
+        return [json.loads(e) for e in self.outboxes.get((user_id, name), [])]
+
+    async def clear_outbox(self, user_id: str, count: int, name: OutboxName) -> None:
+        del self.outboxes.get((user_id, name), [])[: max(count, 0)]
+
+    async def commit_nodes(
+        self, user_id: str, nodes: Sequence[StoredNode], outbox: Sequence[dict[str, Any]]
+    ) -> None:
+        if any(s.node.user_id != user_id for s in nodes):
+            raise ValueError("a node belongs to another user")
+        for stored in nodes:
+            self.add(stored.node, stored.fingerprint)
+            marker = (user_id, stored.node.id)
+            if stored.node.degraded:
+                self.degraded_nodes.add(marker)
+            else:
+                self.degraded_nodes.discard(marker)
+        self.outboxes.setdefault((user_id, "consolidator"), []).extend(map(json.dumps, outbox))
+
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
-        n = self.nodes.get((user_id, node_id))
-        return StoredNode(n, "") if n else None
+        return self.stored.get((user_id, node_id))
 
     async def get_many(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
         self.get_many_calls += 1
-        return [self.nodes[(user_id, i)] for i in node_ids if (user_id, i) in self.nodes]
+        return [self.stored[(user_id, i)].node for i in node_ids if (user_id, i) in self.stored]
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
+        return sorted(self.children.get((user_id, node_id), ()))
+
+    def _by_end(self, user_id: str, level: Level) -> list[tuple[float, str]]:
+        """A level's (end, id) pairs in order, as in Redis's sorted set."""
         return sorted(
-            i for (u, i), n in self.nodes.items() if u == user_id and n.parent_id == node_id
+            (s.node.t_end.timestamp(), i)
+            for (u, i), s in self.stored.items()
+            if u == user_id and s.node.level == level
         )
+
+    async def recent(
+        self, user_id: str, level: Level, count: int, before: datetime | None = None
+    ) -> list[MemoryNode]:
+        if count <= 0:
+            return []
+        top = before.timestamp() if before else float("inf")
+        ids = [i for end, i in self._by_end(user_id, level) if end < top][-count:]
+        return [self.stored[(user_id, i)].node for i in ids]
 
     async def level_ids(
         self,
@@ -140,23 +226,49 @@ class FakeTree:
         offset: int = 0,
         limit: int = 100,
     ) -> list[str]:
-        ranked = sorted(
-            (n.t_end.timestamp(), n.id)
-            for (u, _), n in self.nodes.items()
-            if u == user_id and n.level == level and start <= n.t_end.timestamp() <= end
-        )
-        return [i for _, i in ranked[offset : offset + limit]]
+        ids = [i for t, i in self._by_end(user_id, level) if start <= t <= end]
+        return ids[offset : offset + limit]
+
+    async def count(self, user_id: str, level: Level) -> int:
+        return len(self._by_end(user_id, level))
 
     async def profile(self, user_id: str) -> MemoryNode | None:
-        pid = self.profiles.get(user_id)
-        return self.nodes.get((user_id, pid)) if pid else None
+        newest = await self.recent(user_id, Level.MONTH, 1)
+        return newest[0] if newest else None
+
+    async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
+        ranked = sorted((t, u) for u, t in self.due.items() if t <= now.timestamp())
+        return [u for _, u in ranked[:limit]]
+
+    async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
+        return sorted(self.degraded_nodes)[:limit]
+
+    async def open_window_counts(self) -> Counter[int]:
+        counts: Counter[int] = Counter()
+        for user in self.due:
+            state = await self.load_state(user)
+            for window in (state or {}).get("open_windows", {}).values():
+                counts[int(window["level"])] += 1
+        return counts
 
     async def delete_user(self, user_id: str) -> int:
-        gone = [k for k in self.nodes if k[0] == user_id]
-        for k in gone:
-            del self.nodes[k]
-        self.profiles.pop(user_id, None)
-        return len(gone)
+        """Counts nodes, outboxes, state and markers (not the index of children)."""
+        _drop(self.children, user_id)
+        gone = _drop(self.stored, user_id) + _drop(self.outboxes, user_id)
+        gone += (self.states.pop(user_id, None) is not None) + (
+            self.seen.pop(user_id, None) is not None
+        )
+        self.due.pop(user_id, None)
+        self.degraded_nodes = {m for m in self.degraded_nodes if m[0] != user_id}
+        return gone
+
+
+def _drop(table: dict[tuple[str, Any], Any], user_id: str) -> int:
+    """Remove the user's entries of a table keyed by (user, ...); returns how many."""
+    mine = [key for key in table if key[0] == user_id]
+    for key in mine:
+        del table[key]
+    return len(mine)
 
 
 class FakeIndex:
@@ -169,6 +281,7 @@ class FakeIndex:
         self.scores = scores or {}
         self.delay_s = delay_s
         self.leak: list[ScoredId] = []  # ids returned whatever the user (to test defences)
+        self.upserted: list[IndexedMemory] = []  # what the write path indexed, in order
 
     async def ping(self) -> bool:
         return True
@@ -191,6 +304,9 @@ class FakeIndex:
         hits.sort(key=lambda h: -h.score)
         return (self.leak + hits)[:limit]
 
+    async def upsert(self, memories: Sequence[IndexedMemory]) -> None:
+        self.upserted.extend(memories)
+
     async def delete_user(self, user_id: str) -> int:
         return sum(1 for (u, _) in self.tree.nodes if u == user_id)
 
@@ -207,8 +323,10 @@ class FakeEmbedder:
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.delay_s = delay_s
+        self.calls: list[list[str]] = []  # the texts of each call
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
         await asyncio.sleep(self.delay_s)
         return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
 
@@ -248,6 +366,20 @@ class FakePublisher:
         if self.fail:
             raise ConnectionError("broker down")
         self.sent.extend(events)
+
+
+class FlakyPublisher(FakePublisher):
+    """Fails its next `failures` publishes, as a broker that goes away for a moment."""
+
+    def __init__(self, failures: int = 0) -> None:
+        super().__init__()
+        self.failures = failures
+
+    async def publish(self, events: Sequence[Outbound]) -> None:
+        if self.failures > 0:
+            self.failures -= 1
+            raise ConnectionError("broker went away")
+        await super().publish(events)
 
 
 def fake_container(

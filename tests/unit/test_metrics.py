@@ -14,9 +14,9 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from memstream.consolidator.handler import Outcome
-from memstream.contracts.records import RawEvent
+from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
-from memstream.entrypoints.instrumentation import (
+from memstream.edges.instrumentation import (
     BacklogCollector,
     InstrumentedConsolidator,
     RecallMetricsMiddleware,
@@ -87,18 +87,17 @@ def test_a_batch_report_becomes_counts_and_latencies(metrics: Metrics) -> None:
     report = BatchReport(
         events=10,
         duplicates=2,
-        dead_letters=["ts: not a date-time", "undecodable event: boom"],
         segments=[memory(Level.SEGMENT), memory(Level.SEGMENT), memory(Level.SEGMENT)],
         closures=[closure(Level.SESSION), closure(Level.DAY)],
+        l1_latencies=[0.2, 0.3, 0.4],
     )
-    observe_batch(metrics, report, seconds=0.3)
-    assert value(metrics, "memstream_ingested_events_total", outcome="accepted") == 6
+    observe_batch(metrics, report, seconds=0.5)
+    assert value(metrics, "memstream_ingested_events_total", outcome="accepted") == 8
     assert value(metrics, "memstream_ingested_events_total", outcome="duplicate") == 2
-    assert value(metrics, "memstream_ingested_events_total", outcome="dead_letter") == 2
-    assert value(metrics, "memstream_dlq_events_total", reason="invalid_ts") == 1
-    assert value(metrics, "memstream_dlq_events_total", reason="undecodable") == 1
     assert value(metrics, "memstream_l1_latency_seconds_count") == 3
     assert value(metrics, "memstream_l1_latency_seconds_sum") == pytest.approx(0.9)
+    assert value(metrics, "memstream_segmenter_batch_seconds_count") == 1
+    assert value(metrics, "memstream_segmenter_batch_seconds_sum") == pytest.approx(0.5)
     closed = "memstream_windows_closed_total"
     assert value(metrics, closed, level="L2", reason="session_end") == 1
     assert value(metrics, closed, level="L3", reason="session_end") == 1
@@ -109,13 +108,13 @@ class FakeConsolidator:
         self.outcomes = outcomes
         self.handled = 0
 
-    async def handle_records(self, raws: list[RawEvent]) -> list[Outcome]:
-        self.handled += len(raws)
+    async def handle_records(self, batch: list[Consumed[WindowClosed]]) -> list[Outcome]:
+        self.handled += len(batch)
         return self.outcomes
 
 
-def record(timestamp: float | None) -> RawEvent:
-    return RawEvent(b"{}", "windows", 0, 0, timestamp)
+def record(timestamp: float | None) -> Consumed[WindowClosed]:
+    return Consumed(closure(Level.SESSION), RawEvent(b"{}", "windows", 0, 0, timestamp))
 
 
 async def test_consolidation_lag_is_measured_from_each_record_timestamp(metrics: Metrics) -> None:
@@ -150,7 +149,7 @@ async def test_consolidation_lag_is_measured_from_each_record_timestamp(metrics:
 
 async def test_a_failing_handler_is_counted_and_reraised(metrics: Metrics) -> None:
     class Broken(FakeConsolidator):
-        async def handle_records(self, raws: list[RawEvent]) -> list[Outcome]:
+        async def handle_records(self, batch: list[Consumed[WindowClosed]]) -> list[Outcome]:
             raise RuntimeError("qdrant is down")
 
     wrapped = InstrumentedConsolidator(Broken([]), metrics)  # type: ignore[arg-type]

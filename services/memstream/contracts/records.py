@@ -1,10 +1,12 @@
-"""Records as they cross the broker: one consumed, one to publish."""
+"""Records as they cross the broker: one consumed (raw, then decoded), one to publish."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+E = TypeVar("E")
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +18,15 @@ class RawEvent:
     partition: int = -1
     offset: int = -1
     timestamp: float | None = None  # the broker's record time, epoch seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Consumed(Generic[E]):
+    """A record decoded once at the edge: the domain event, and the record it came in (for
+    its position, broker time and bytes)."""
+
+    event: E
+    raw: RawEvent
 
 
 @dataclass(frozen=True, slots=True)

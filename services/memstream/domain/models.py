@@ -128,6 +128,15 @@ class MemoryNode:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredNode:
+    """A node as the tree store keeps it, with the fingerprint of the children it was built
+    from (empty for L1, which has none)."""
+
+    node: MemoryNode
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
 class SparseVector:
     """Lexical term weights: hashed term ids and their (BM25 term-frequency) weights."""
 

@@ -83,7 +83,7 @@ def serve(
         updates["data_dir"] = data_dir
     settings = _configured(Settings().model_copy(update=updates), "serve")
     if settings.embedder == "local":
-        from memstream.entrypoints.http.server import one_inference_thread
+        from memstream.edges.http.server import one_inference_thread
 
         one_inference_thread()
     from memstream.entrypoints.runner import Part

@@ -13,7 +13,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from memstream.entrypoints.http.schemas import RecallResponse
+    from memstream.edges.http.schemas import RecallResponse
     from memstream.settings import Settings
 
 ComplexityChoice = Literal["auto", "simple", "hybrid", "complex"]
@@ -68,7 +68,7 @@ class _Failed(RuntimeError):
 def _recall_over_http(url: str, api_key: str | None, body: dict[str, object]) -> RecallResponse:
     import httpx
 
-    from memstream.entrypoints.http.schemas import RecallResponse
+    from memstream.edges.http.schemas import RecallResponse
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
@@ -85,7 +85,7 @@ async def _recall_direct(settings: Settings, body: dict[str, object]) -> RecallR
     import httpx
 
     from memstream.bootstrap import recall_app
-    from memstream.entrypoints.http.schemas import RecallResponse
+    from memstream.edges.http.schemas import RecallResponse
 
     if not settings.redis_url or not settings.kafka_bootstrap:
         raise _Failed(

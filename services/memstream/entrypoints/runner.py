@@ -9,7 +9,7 @@ each choose a set of `Part`s and call `run_until_stopped`; tests, tools and benc
   role's restarts never pause the other's partitions and each scales on its own lag.
 - The scheduler runs the wall clock and the backlog collector (consumer lag, open windows).
 - The api serves the recall API with its own `/metrics`, `/healthz` and `/readyz`; a process
-  without it serves those on `metrics_port` (`entrypoints.probes`) when given a host.
+  without it serves those on `metrics_port` (`edges.probes`) when given a host.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from memstream.bootstrap import (
     write_path_app,
 )
 from memstream.consolidator.handler import Consolidator
-from memstream.entrypoints.http.server import serve_until_cancelled
-from memstream.entrypoints.instrumentation import BacklogCollector
-from memstream.entrypoints.probes import process_registry, serve_probes
+from memstream.edges.http.server import serve_until_cancelled
+from memstream.edges.instrumentation import BacklogCollector
+from memstream.edges.probes import process_registry, serve_probes
 from memstream.metrics import Metrics
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings

@@ -6,6 +6,6 @@ adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, LanguageModel
-from memstream.ports.stores import VectorIndex
+from memstream.ports.stores import OutboxName, TreeStore, VectorIndex
 
-__all__ = ["Embedder", "LanguageModel", "Publisher", "VectorIndex"]
+__all__ = ["Embedder", "LanguageModel", "OutboxName", "Publisher", "TreeStore", "VectorIndex"]

@@ -1,11 +1,24 @@
-"""What memstream asks of its stores: the vector index (and the tree store)."""
+"""What memstream asks of its stores: the vector index and the tree store."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
-from memstream.domain.models import IndexedMemory, Level, ScoredId, SparseVector
+from memstream.domain.models import (
+    IndexedMemory,
+    Level,
+    MemoryNode,
+    ScoredId,
+    SparseVector,
+    StoredNode,
+)
+
+# Each handler relays its own outbox: the segmenter and the consolidator of one user run in
+# different processes, and one shared list would let each trim what the other published.
+OutboxName = Literal["segmenter", "consolidator"]
 
 
 class VectorIndex(Protocol):
@@ -27,3 +40,102 @@ class VectorIndex(Protocol):
     async def delete_user(self, user_id: str) -> int: ...
 
     async def count(self, user_id: str, level: Level | None = None) -> int: ...
+
+
+class TreeStore(Protocol):
+    """The tree's structure, the segmenter's window state, idempotency markers, outboxes.
+
+    Every write of one user that must hold together (`commit_user`, `commit_nodes`) is one
+    transaction. `tests/integration/tree_contract.py` holds every implementation to this.
+    """
+
+    # --- segmenter state -------------------------------------------------------------------
+
+    async def load_state(self, user_id: str) -> dict[str, Any] | None: ...
+
+    async def unseen(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
+        """For each event id, whether it has not been committed as seen yet."""
+        ...
+
+    async def commit_user(
+        self,
+        user_id: str,
+        *,
+        state: dict[str, Any],
+        seen: Iterable[str],
+        nodes: Sequence[MemoryNode],
+        outbox: Sequence[dict[str, Any]],
+        due: datetime | None,
+    ) -> None:
+        """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time."""
+        ...
+
+    # --- outboxes --------------------------------------------------------------------------
+
+    async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
+        """Events committed but not yet published, oldest first."""
+        ...
+
+    async def clear_outbox(self, user_id: str, count: int, name: OutboxName) -> None:
+        """Drop the `count` oldest events (those just published)."""
+        ...
+
+    # --- nodes -----------------------------------------------------------------------------
+
+    async def commit_nodes(
+        self, user_id: str, nodes: Sequence[StoredNode], outbox: Sequence[dict[str, Any]]
+    ) -> None:
+        """The consolidator's write: nodes with their fingerprints, and its outbox."""
+        ...
+
+    async def get(self, user_id: str, node_id: str) -> StoredNode | None: ...
+
+    async def get_many(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
+        """The nodes that exist among `node_ids`, in the given order."""
+        ...
+
+    async def children_ids(self, user_id: str, node_id: str) -> list[str]:
+        """Ids of the nodes stored with `node_id` as parent, sorted."""
+        ...
+
+    async def recent(
+        self, user_id: str, level: Level, count: int, before: datetime | None = None
+    ) -> list[MemoryNode]:
+        """The `count` newest nodes of a level (by end) ending before `before`, oldest first."""
+        ...
+
+    async def level_ids(
+        self,
+        user_id: str,
+        level: Level,
+        start: float = float("-inf"),
+        end: float = float("inf"),
+        offset: int = 0,
+        limit: int = 100,
+    ) -> list[str]:
+        """Ids of a level whose end (epoch seconds) is in [start, end], by end then id."""
+        ...
+
+    async def count(self, user_id: str, level: Level) -> int: ...
+
+    async def profile(self, user_id: str) -> MemoryNode | None:
+        """The L5 node that ends last."""
+        ...
+
+    # --- across users ----------------------------------------------------------------------
+
+    async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
+        """Users whose next due time is at or before `now`, earliest first."""
+        ...
+
+    async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
+        """Up to `limit` (user, node id) pairs of nodes the offline fallback wrote."""
+        ...
+
+    async def open_window_counts(self) -> Counter[int]:
+        """Open windows per level, over every user with something due."""
+        ...
+
+    async def delete_user(self, user_id: str) -> int:
+        """Forget everything of one user; returns how many entries went (0: none)."""
+        ...

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from memstream.adapters.redis.tree import RedisTree
 from memstream.domain.cues import is_aggregative
 from memstream.domain.models import (
     REQUESTED_COMPLEXITIES,
@@ -55,7 +54,7 @@ from memstream.domain.ranking import (
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
-from memstream.ports import Embedder, LanguageModel, VectorIndex
+from memstream.ports import Embedder, LanguageModel, TreeStore, VectorIndex
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
 
@@ -109,7 +108,7 @@ class RecallPipeline:
     def __init__(
         self,
         *,
-        tree: RedisTree,
+        tree: TreeStore,
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,

@@ -24,11 +24,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_forget
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, MemoryNode
-from memstream.ports import Publisher
+from memstream.ports import Publisher, TreeStore
 
 # The tree has five levels; ancestors beyond that would mean a cycle in the links.
 MAX_DEPTH = len(Level)
@@ -92,7 +91,7 @@ class MemoryService:
     def __init__(
         self,
         *,
-        tree: RedisTree,
+        tree: TreeStore,
         forget_user: Callable[[str], Awaitable[dict[str, int]]],
         publisher: Publisher,
         turns_topic: str,

@@ -16,11 +16,10 @@ from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_tick, encode_window
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, Window, WindowClosed
-from memstream.ports import Publisher
+from memstream.ports import Publisher, TreeStore
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +28,7 @@ class ClockTicker:
     def __init__(
         self,
         *,
-        tree: RedisTree,
+        tree: TreeStore,
         publisher: Publisher,
         turns_topic: str,
         windows_topic: str,

@@ -1,7 +1,7 @@
 """Embedding a batch's steps one after another, ahead of the step being stored.
 
-The embedder is the write path's bottleneck; everything else a step does (validate, reduce,
-store, commit, publish) waits on the network or takes little CPU. So the texts of every step
+The embedder is the write path's bottleneck; everything else a step does (reduce, write the
+L1s, store, commit, publish) waits on the network or takes little CPU. So the texts of every step
 are handed to the embedder in order as soon as the batch arrives, and while step k is being
 stored, step k+1 is already being embedded: the embedder never waits for the stores.
 """

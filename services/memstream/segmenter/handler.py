@@ -1,35 +1,26 @@
 """The segmenter: turns in, L1 memories and window closures out.
 
-A batch of raw events is handled in steps of consecutive records, each embedded ahead of
-its turn (`embed_ahead`). In a step, invalid events go to the dead-letter topic; the rest
-are grouped by user and run through the window reducer; the ready segments become L1
-memories (written by the LLM backend with the newest L1s as context); then, per user, the
-vectors go to Qdrant, and the new state, nodes, idempotency markers and outgoing events go
-to Redis in one transaction (the outbox); only then are the events published. A crash at
-any point replays the batch: ids are deterministic and markers skip what was committed.
+The edge hands it batches of decoded events, each paired with its record (`Consumed`). A
+batch is handled in steps of consecutive records, the messages of every step embedded ahead
+(`embed_ahead`). In a step, the events are grouped by user and run through the window
+reducer; the ready segments become L1 memories (written by the LLM backend with the newest
+L1s as context); then the vectors go to Qdrant, and per user the new state, nodes,
+idempotency markers and outgoing events go to the tree store in one transaction (the
+outbox); only then are the events published and the outbox cleared. A crash at any point
+replays the batch: ids are deterministic, markers skip what was committed, and an outbox a
+crash left behind is published before anything new.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from memstream.adapters.redis.tree import RedisTree
-from memstream.contracts.codec import (
-    TURN_TYPE,
-    decode_input,
-    decode_state,
-    encode_state,
-    encode_window,
-    memory_event,
-)
-from memstream.contracts.records import Outbound, RawEvent
-from memstream.domain.ids import segment_id
+from memstream.contracts.codec import decode_state, encode_state, encode_window, memory_event
+from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -39,23 +30,13 @@ from memstream.domain.models import (
     Turn,
     WindowClosed,
 )
+from memstream.domain.nodes import mean_direction, segment_node
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
-from memstream.entrypoints.faust.dead_letters import DeadLetters
-from memstream.ports import Embedder, LanguageModel, Publisher, VectorIndex
-from memstream.segmenter.embed_ahead import EmbeddingsAhead
+from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
+from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
 
 log = logging.getLogger(__name__)
-
-
-class InvalidEvent(Exception):
-    def __init__(self, reason: str, field_path: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.field_path = field_path
-
-
-Validator = Callable[[bytes], dict[str, object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +51,20 @@ class BatchReport:
 
     events: int = 0
     duplicates: int = 0
-    dead_letters: list[str] = field(default_factory=list)
     segments: list[MemoryNode] = field(default_factory=list)
     closures: list[WindowClosed] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
-    embed_texts: dict[str, list[str]] = field(default_factory=dict)  # L1 id -> its messages
+    # Per L1 stored: seconds from the broker time of its newest message in this batch to the
+    # commit that stored it. An L1 none of whose messages came in this batch (a lone message
+    # flushed by a session end or the clock) waited by design and is not counted.
+    l1_latencies: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    node: MemoryNode
+    texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
+    received: float | None  # broker time of its newest message in this batch
 
 
 @dataclass
@@ -82,7 +72,7 @@ class _UserWork:
     user_id: str
     state: dict[str, object]
     seen: list[str]
-    nodes: list[MemoryNode]
+    segments: list[_Segment]
     outbox: list[Outbound]
     due: datetime | None
 
@@ -91,14 +81,12 @@ class Segmenter:
     def __init__(
         self,
         *,
-        tree: RedisTree,
+        tree: TreeStore,
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,
         publisher: Publisher,
         topics: Topics,
-        dead_letters: DeadLetters,
-        validate: Validator,
         forget: Callable[[str], Awaitable[object]],
         rules: WindowRules,
         history_window: int = 3,
@@ -110,104 +98,90 @@ class Segmenter:
         self._embedder = embedder
         self._llm = llm
         self._publisher = publisher
-        self._dead_letters = dead_letters
         self._topics = topics
-        self._validate = validate
         self._forget = forget
         self._rules = rules
         self._history = history_window
         if step_size <= 0:
             raise ValueError("step_size must be positive")
         self._step_size = step_size
-        self._previous_step_vectors: dict[str, list[float]] = {}
         self._clock = clock
         self.handled = 0  # records fully processed by this instance, for progress checks
 
-    async def handle_batch(self, raws: Sequence[RawEvent]) -> BatchReport:
-        report = await self._handle(raws)
-        self.handled += len(raws)
-        return report
-
-    async def _handle(self, raws: Sequence[RawEvent]) -> BatchReport:
-        report = BatchReport(events=len(raws))
-        steps = [raws[i : i + self._step_size] for i in range(0, len(raws), self._step_size)]
-        # The messages' embeddings depend neither on validation nor on the window state, so
-        # every step's texts go to the embedder now; a step waits only for its own.
-        ahead = EmbeddingsAhead(self._embedder, [_turn_texts(step) for step in steps])
+    async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
+        report = BatchReport(events=len(batch))
+        size = self._step_size
+        steps = [batch[i : i + size] for i in range(0, len(batch), size)]
+        # The messages' embeddings do not depend on the window state, so every step's texts
+        # go to the embedder now; a step waits only for its own.
+        ahead = EmbeddingsAhead(self._embedder, [_texts(step) for step in steps])
         await asyncio.sleep(0)  # let it hand the first texts to the embedder before we go on
         try:
             for index, step in enumerate(steps):
                 await self._handle_step(step, report, ahead, index)
         finally:
             await ahead.close()
+        self.handled += len(batch)
         return report
 
     async def _handle_step(
-        self, raws: Sequence[RawEvent], report: BatchReport, ahead: EmbeddingsAhead, index: int
+        self,
+        step: Sequence[Consumed[InputEvent]],
+        report: BatchReport,
+        ahead: EmbeddingsAhead,
+        index: int,
     ) -> None:
-        per_user: dict[str, list[InputEvent]] = {}
-        for raw in raws:
-            event = await self._decode_or_dead_letter(raw, report)
-            if event is not None:
-                per_user.setdefault(event.user_id, []).append(event)
+        per_user: dict[str, list[Consumed[InputEvent]]] = {}
+        for item in step:
+            per_user.setdefault(item.event.user_id, []).append(item)
         # Users are independent: their LLM calls and store reads overlap.
         results = await asyncio.gather(
-            *(self._user_work(user_id, events, report) for user_id, events in per_user.items())
+            *(self._user_work(user_id, items, report) for user_id, items in per_user.items())
         )
         work = [w for w in results if w is not None]
-        step_vectors = await ahead.vectors(index)
-        # A segment may hold a message of the step before (a question waiting for its reply).
-        embedded = self._previous_step_vectors | step_vectors
-        self._previous_step_vectors = step_vectors
-
-        await self._store_vectors([n for w in work for n in w.nodes], report.embed_texts, embedded)
+        segments = [s for w in work for s in w.segments]
+        if segments:
+            await self._store_vectors(segments, await ahead.vectors(index))
         for w in work:
             await self._tree.commit_user(
                 w.user_id,
                 state=w.state,
                 seen=w.seen,
-                nodes=w.nodes,
+                nodes=[s.node for s in w.segments],
                 outbox=[o.to_json() for o in w.outbox],
                 due=w.due,
             )
+            stored_at = self._clock().timestamp()
+            report.l1_latencies += [
+                max(0.0, stored_at - s.received) for s in w.segments if s.received is not None
+            ]
         for w in work:
             await self._flush_outbox(w.user_id)
 
-    async def _decode_or_dead_letter(self, raw: RawEvent, report: BatchReport) -> InputEvent | None:
-        try:
-            return decode_input(dict(self._validate(raw.value)))
-        except InvalidEvent as bad:
-            reason, field_path = bad.reason, bad.field_path
-        except (ValueError, KeyError, TypeError) as bad:
-            reason, field_path = f"undecodable event: {bad}", None
-        report.dead_letters.append(reason)
-        await self._dead_letters.send(raw, reason, field_path)
-        log.warning("dead-lettered %s/%s@%s: %s", raw.topic, raw.partition, raw.offset, reason)
-        return None
-
     async def _user_work(
-        self, user_id: str, events: list[InputEvent], report: BatchReport
+        self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> _UserWork | None:
-        events = await self._apply_forgets(user_id, events, report)
-        return await self._reduce(user_id, events, report) if events else None
+        items = await self._apply_forgets(user_id, items, report)
+        return await self._reduce(user_id, items, report) if items else None
 
     async def _apply_forgets(
-        self, user_id: str, events: list[InputEvent], report: BatchReport
-    ) -> list[InputEvent]:
+        self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
+    ) -> list[Consumed[InputEvent]]:
         """A forget request wipes the user; events before it in the batch are moot."""
         last_forget = max(
-            (i for i, e in enumerate(events) if isinstance(e, ForgetRequested)), default=None
+            (i for i, c in enumerate(items) if isinstance(c.event, ForgetRequested)), default=None
         )
         if last_forget is None:
-            return events
+            return items
         await self._forget(user_id)
         report.forgotten.append(user_id)
-        return events[last_forget + 1 :]
+        return items[last_forget + 1 :]
 
     async def _reduce(
-        self, user_id: str, events: list[InputEvent], report: BatchReport
+        self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> _UserWork:
         await self._flush_outbox(user_id)  # left over by a crash between commit and publish
+        events = [c.event for c in items]
         stored = await self._tree.load_state(user_id)
         first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
         state = (
@@ -223,10 +197,14 @@ class Segmenter:
                 strict=True,
             )
         )
+        received: dict[str, float] = {}
+        for c in items:
+            if isinstance(c.event, Turn) and c.raw.timestamp is not None:
+                received.setdefault(c.event.event_id, c.raw.timestamp)
 
         now = self._clock()
         seen: list[str] = []
-        segments: list[SegmentReady] = []
+        ready: list[SegmentReady] = []
         closures: list[WindowClosed] = []
         for event in events:
             if isinstance(event, ForgetRequested):
@@ -239,110 +217,71 @@ class Segmenter:
             state, outputs = apply(state, event, now, self._rules)
             for out in outputs:
                 if isinstance(out, SegmentReady):
-                    segments.append(out)
+                    ready.append(out)
                 else:
                     closures.append(out)
 
-        nodes = await self._write_segments(user_id, segments, report.embed_texts)
-        report.segments.extend(nodes)
+        segments = await self._write_segments(user_id, ready, received)
+        report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
-        outbox = [Outbound(self._topics.memories, user_id, memory_event(n)) for n in nodes]
+        outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         return _UserWork(
-            user_id, encode_state(state), seen, nodes, outbox, next_due(state, self._rules)
+            user_id, encode_state(state), seen, segments, outbox, next_due(state, self._rules)
         )
 
     async def _write_segments(
-        self, user_id: str, segments: list[SegmentReady], embed_texts: dict[str, list[str]]
-    ) -> list[MemoryNode]:
-        if not segments:
+        self, user_id: str, ready: list[SegmentReady], received: dict[str, float]
+    ) -> list[_Segment]:
+        if not ready:
             return []
         history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
-        nodes: list[MemoryNode] = []
-        for seg in segments:
+        segments: list[_Segment] = []
+        for seg in ready:
             summary = await self._llm.write_segment(
                 seg.messages, history[-self._history :] if self._history else []
             )
-            msgs = seg.messages
-            node = MemoryNode(
-                id=segment_id(user_id, [m.event_id for m in msgs]),
-                user_id=user_id,
-                level=Level.SEGMENT,
-                t_start=min(m.ts for m in msgs),
-                t_end=max(m.ts for m in msgs),
-                text=summary.text,
-                parent_id=seg.parent_id,
-                source_ids=tuple(m.event_id for m in msgs),
-                degraded=summary.degraded,
-                session_id=msgs[0].session_id,
-                speakers=tuple(dict.fromkeys(m.speaker for m in msgs)),
-            )
-            nodes.append(node)
+            node = segment_node(user_id, seg, summary)
             history.append(node)
-            embed_texts[node.id] = [m.text for m in msgs]
-        return nodes
+            times = [received[m.event_id] for m in seg.messages if m.event_id in received]
+            segments.append(
+                _Segment(node, [m.text for m in seg.messages], max(times, default=None))
+            )
+        return segments
 
-    async def _store_vectors(
-        self,
-        nodes: list[MemoryNode],
-        embed_texts: dict[str, list[str]],
-        embedded: dict[str, list[float]],
-    ) -> None:
+    async def _store_vectors(self, segments: list[_Segment], embedded: Vectors) -> None:
         """Index the new L1s; each dense vector is the mean of its messages' embeddings.
 
         The memory's text (dated, third person) feeds the lexical channel and readers; the
         dense channel encodes the messages as the speakers wrote them, closer to how people
         phrase questions, at exactly the embedder's cost for the raw messages.
         """
-        if not nodes:
-            return
-        groups = [embed_texts.get(n.id) or [n.text] for n in nodes]
-        # Messages kept pending since before the last step were not embedded ahead.
-        missing = list(dict.fromkeys(t for g in groups for t in g if t not in embedded))
+        # A message that waited in the window state since an earlier step (a question
+        # waiting for its reply) was embedded then: embed it again rather than keep vectors.
+        missing = list(dict.fromkeys(t for s in segments for t in s.texts if t not in embedded))
         if missing:
             embedded = embedded | dict(
                 zip(missing, await self._embedder.embed(missing), strict=True)
             )
-        dense = [mean_direction([embedded[t] for t in group]) for group in groups]
         await self._index.upsert(
             [
-                IndexedMemory(n, d, document_vector(n.text))
-                for n, d in zip(nodes, dense, strict=True)
+                IndexedMemory(
+                    s.node,
+                    mean_direction([embedded[t] for t in s.texts]),
+                    document_vector(s.node.text),
+                )
+                for s in segments
             ]
         )
 
     async def _flush_outbox(self, user_id: str) -> None:
-        pending = await self._tree.outbox(user_id)
+        pending = await self._tree.outbox(user_id, "segmenter")
         if pending:
             await self._publisher.publish([Outbound.from_json(p) for p in pending])
-            await self._tree.clear_outbox(user_id, len(pending))
+            await self._tree.clear_outbox(user_id, len(pending), "segmenter")
 
 
-def _turn_texts(raws: Sequence[RawEvent]) -> list[str]:
-    """The distinct texts of the records that look like turns, read without validating them.
-
-    Validating takes longer than reading the text straight from the JSON, which lets
-    embedding start at once. A text of an event that then fails validation is embedded for
-    nothing, and is never stored.
-    """
-    texts: dict[str, None] = {}
-    for raw in raws:
-        try:
-            value = json.loads(raw.value)
-        except ValueError:  # includes undecodable bytes; validation reports it
-            continue
-        if isinstance(value, dict) and value.get("type") == TURN_TYPE:
-            text = value.get("text")
-            if isinstance(text, str):
-                texts[text] = None
-    return list(texts)
-
-
-def mean_direction(vectors: Sequence[Sequence[float]]) -> list[float]:
-    """The normalised mean of unit vectors (cosine-friendly centroid)."""
-    if len(vectors) == 1:
-        return list(vectors[0])
-    summed = [sum(column) for column in zip(*vectors, strict=True)]
-    norm = math.sqrt(sum(v * v for v in summed)) or 1.0
-    return [v / norm for v in summed]
+def _texts(step: Sequence[Consumed[InputEvent]]) -> list[str]:
+    """The distinct texts of a step's turns."""
+    return list(dict.fromkeys(c.event.text for c in step if isinstance(c.event, Turn)))

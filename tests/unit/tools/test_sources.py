@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memstream.tools.demo import DEMO_EVENTS
-from memstream.tools.eval.locomo import conversation_events, load_conversation, locomo_data_dir
+from memstream.tools.locomo import conversation_events, load_conversation, locomo_data_dir
 from memstream.tools.sources import count_events, read_events
 
 TURN = {

@@ -6,13 +6,15 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
 
     ms:{u}:state            JSON of the window reducer's state
     ms:{u}:seen             set of processed event ids (idempotency markers)
-    ms:{u}:outbox           list of JSON events written but not yet published
+    ms:{u}:outbox           list of JSON events the segmenter committed but has not published
+    ms:{u}:outbox:consolidator  the same, for the consolidator
     ms:{u}:node:<id>        JSON of a memory node (text included: recall climbs the tree here)
     ms:{u}:children:<id>    set of child ids of a node (filled before the node itself exists)
     ms:{u}:level:<n>        sorted set of node ids by t_end (epoch seconds)
-    ms:{u}:profile          id of the newest L5 profile
     ms:due                  sorted set: user -> earliest wall-clock time a tick may close something
     ms:degraded             set of "user|node id" written by the offline fallback
+
+`RedisTree` implements `memstream.ports.TreeStore`.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import inspect
 import json
 from collections import Counter
 from collections.abc import Awaitable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 
 from memstream.contracts.codec import decode_node, encode_node
-from memstream.domain.models import Level, MemoryNode
+from memstream.domain.models import Level, MemoryNode, StoredNode
+from memstream.ports import OutboxName
 
 T = TypeVar("T")
 
@@ -42,12 +44,6 @@ async def _done(result: Awaitable[T] | T) -> T:
 
 def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
     return f"{namespace}:{{{user_id}}}:"
-
-
-@dataclass(frozen=True, slots=True)
-class StoredNode:
-    node: MemoryNode
-    fingerprint: str
 
 
 class RedisTree:
@@ -99,19 +95,20 @@ class RedisTree:
         for node in nodes:
             self._queue_node(pipe, node, fingerprint="")
         if outbox:
-            pipe.rpush(p + "outbox", *(json.dumps(e) for e in outbox))
+            pipe.rpush(p + _OUTBOX_KEYS["segmenter"], *(json.dumps(e) for e in outbox))
         if due is None:
             pipe.zrem(self._due, user_id)
         else:
             pipe.zadd(self._due, {user_id: due.timestamp()})
         await pipe.execute()
 
-    async def outbox(self, user_id: str) -> list[dict[str, Any]]:
-        raw = await _done(self._r.lrange(self._key(user_id, "outbox"), 0, -1))
+    async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
+        raw = await _done(self._r.lrange(self._key(user_id, _OUTBOX_KEYS[name]), 0, -1))
         return [json.loads(r) for r in raw]
 
-    async def clear_outbox(self, user_id: str, count: int) -> None:
-        await _done(self._r.ltrim(self._key(user_id, "outbox"), count, -1))
+    async def clear_outbox(self, user_id: str, count: int, name: OutboxName) -> None:
+        if count > 0:
+            await _done(self._r.ltrim(self._key(user_id, _OUTBOX_KEYS[name]), count, -1))
 
     async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
         raw = await self._r.zrangebyscore(self._due, "-inf", now.timestamp(), start=0, num=limit)
@@ -119,15 +116,29 @@ class RedisTree:
 
     # --- nodes -----------------------------------------------------------------------------
 
-    async def save_node(self, node: MemoryNode, fingerprint: str) -> None:
+    async def commit_nodes(
+        self, user_id: str, nodes: Sequence[StoredNode], outbox: Sequence[dict[str, Any]]
+    ) -> None:
+        """Nodes with their fingerprints and the consolidator's outgoing events, atomically."""
         pipe = self._r.pipeline(transaction=True)
-        self._queue_node(pipe, node, fingerprint)
-        marker = f"{node.user_id}|{node.id}"
-        if node.degraded:
-            pipe.sadd(self._degraded, marker)
-        else:
-            pipe.srem(self._degraded, marker)
+        for stored in nodes:
+            if stored.node.user_id != user_id:
+                raise ValueError(f"node {stored.node.id} belongs to another user")
+            self._queue_node(pipe, stored.node, stored.fingerprint)
+            marker = f"{user_id}|{stored.node.id}"
+            if stored.node.degraded:
+                pipe.sadd(self._degraded, marker)
+            else:
+                pipe.srem(self._degraded, marker)
+        if outbox:
+            pipe.rpush(
+                self._key(user_id, _OUTBOX_KEYS["consolidator"]), *(json.dumps(e) for e in outbox)
+            )
         await pipe.execute()
+
+    async def save_node(self, node: MemoryNode, fingerprint: str) -> None:
+        """One node, no event (for tools and tests that build a tree directly)."""
+        await self.commit_nodes(node.user_id, [StoredNode(node, fingerprint)], outbox=[])
 
     def _queue_node(self, pipe: Any, node: MemoryNode, fingerprint: str) -> None:
         p = user_prefix(node.user_id, self._ns)
@@ -136,8 +147,6 @@ class RedisTree:
         pipe.zadd(p + f"level:{int(node.level)}", {node.id: node.t_end.timestamp()})
         if node.parent_id:
             pipe.sadd(p + f"children:{node.parent_id}", node.id)
-        if node.level == Level.MONTH:
-            pipe.set(p + "profile", node.id)
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         raw = await self._r.get(self._key(user_id, f"node:{node_id}"))
@@ -189,13 +198,9 @@ class RedisTree:
         return int(await self._r.zcard(self._key(user_id, f"level:{int(level)}")))
 
     async def profile(self, user_id: str) -> MemoryNode | None:
-        node_id = await self._r.get(self._key(user_id, "profile"))
-        if node_id is None:
-            return None
-        nodes = await self.get_many(
-            user_id, [node_id.decode() if isinstance(node_id, bytes) else node_id]
-        )
-        return nodes[0] if nodes else None
+        # By end, not by last write: a late month consolidated again is not the newest one.
+        newest = await self.recent(user_id, Level.MONTH, 1)
+        return newest[0] if newest else None
 
     async def open_window_counts(
         self, *, max_users: int = 100_000, chunk: int = 500
@@ -220,7 +225,8 @@ class RedisTree:
 
     async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
         raw = await _done(self._r.srandmember(self._degraded, limit))
-        pairs = [(r.decode() if isinstance(r, bytes) else r).split("|", 1) for r in raw or []]
+        # Node ids are uuids; a user id may hold "|" itself, so split at the last one.
+        pairs = [(r.decode() if isinstance(r, bytes) else r).rsplit("|", 1) for r in raw or []]
         return [(u, n) for u, n in pairs]
 
     # --- forgetting ------------------------------------------------------------------------
@@ -246,9 +252,16 @@ class RedisTree:
         return deleted
 
 
+# The segmenter's outbox keeps its first key, so an upgrade still publishes what it left.
+_OUTBOX_KEYS: dict[OutboxName, str] = {
+    "segmenter": "outbox",
+    "consolidator": "outbox:consolidator",
+}
+
+
 def _member_user(member: bytes | str) -> str:
     text = member.decode() if isinstance(member, bytes) else member
-    return text.split("|", 1)[0]
+    return text.rsplit("|", 1)[0]
 
 
 def _glob_escape(text: str) -> str:

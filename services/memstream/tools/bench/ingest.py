@@ -31,8 +31,8 @@ from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
 from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
-from memstream.tools.eval.locomo import conversation_events, conversation_files, load_conversation
 from memstream.tools.ingest import publish_file
+from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
 
 
 def _write_events(files: list[Path], out: Path) -> tuple[list[str], list[str]]:

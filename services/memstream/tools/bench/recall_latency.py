@@ -45,7 +45,7 @@ from memstream.bootstrap import Container, recall_app
 from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import IndexedMemory, Level, MemoryNode
 from memstream.domain.sparse import document_vector
-from memstream.entrypoints.http.server import BackgroundServer, one_inference_thread
+from memstream.edges.http.server import BackgroundServer, one_inference_thread
 from memstream.settings import Settings
 from memstream.tools.embedded.background import BackgroundStack
 

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from memstream.settings import Settings
 from memstream.tools.eval.harness import EvalConfig, run_locomo
-from memstream.tools.eval.locomo import locomo_data_dir
 from memstream.tools.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
+from memstream.tools.locomo import locomo_data_dir
 
 eval_app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="Benchmarks of recall quality (LoCoMo)."

@@ -24,9 +24,9 @@ from memstream.domain.models import Level
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.eval.dataset import EvalConversation
-from memstream.tools.eval.locomo import conversation_events
 from memstream.tools.eval.memo import SearchCache
 from memstream.tools.ingest import dumps_event, publish_file
+from memstream.tools.locomo import conversation_events
 
 MARKER_FILE = "ingested.json"
 EVENTS_FILE = "events.jsonl"

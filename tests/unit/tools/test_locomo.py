@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memstream.tools.eval.locomo import (
+from memstream.tools.locomo import (
     ADVERSARIAL_CATEGORY,
     SECONDS_PER_MESSAGE,
     LocomoConversation,

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import redis.exceptions
 
-from memstream.contracts.records import RawEvent
-from memstream.entrypoints.faust.app import deliver
+from memstream.contracts.records import Consumed, RawEvent
+from memstream.edges.faust.app import deliver
 
 NO_WAIT = (0.0, 0.0)
 
 
-def records(*values: bytes) -> list[RawEvent]:
-    return [RawEvent(v, "turns", 0, i) for i, v in enumerate(values)]
+def records(*values: bytes) -> list[Consumed[bytes]]:
+    """Decoded records whose events are their bytes (what they decode to does not matter)."""
+    return [Consumed(v, RawEvent(v, "turns", 0, i)) for i, v in enumerate(values)]
 
 
 async def test_an_outage_is_retried_until_it_ends() -> None:
     calls: list[int] = []
 
-    async def handler(raws: list[RawEvent]) -> None:
-        calls.append(len(raws))
+    async def handler(batch: list[Consumed[bytes]]) -> None:
+        calls.append(len(batch))
         if len(calls) < 6:  # more outages than the failure budget: outages do not count
             raise redis.exceptions.ConnectionError("redis restarting")
 
@@ -35,10 +36,10 @@ async def test_an_outage_is_retried_until_it_ends() -> None:
 async def test_a_poison_record_is_dead_lettered_and_the_rest_handled() -> None:
     handled: list[bytes] = []
 
-    async def handler(raws: list[RawEvent]) -> None:
-        if any(r.value == b"poison" for r in raws):
+    async def handler(batch: list[Consumed[bytes]]) -> None:
+        if any(c.event == b"poison" for c in batch):
             raise ValueError("cannot handle this")
-        handled.extend(r.value for r in raws)
+        handled.extend(c.event for c in batch)
 
     letters: list[tuple[RawEvent, str]] = []
 

@@ -18,11 +18,11 @@ from typing import Any
 from memstream.adapters.kafka.lag import consumer_lag
 from memstream.adapters.llm.fallback import FallbackHook
 from memstream.adapters.llm.openai import UsageHook
-from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator, Outcome
-from memstream.contracts.records import RawEvent
-from memstream.domain.models import Level, WindowClosed
-from memstream.metrics import CONSOLIDATED_LEVELS, Metrics, dlq_category
+from memstream.contracts.records import Consumed
+from memstream.domain.models import InputEvent, Level, WindowClosed
+from memstream.metrics import CONSOLIDATED_LEVELS, Metrics
+from memstream.ports import TreeStore
 from memstream.recall.pipeline import RecallResult
 from memstream.segmenter.handler import BatchReport, Segmenter
 
@@ -33,15 +33,15 @@ log = logging.getLogger(__name__)
 
 
 def observe_batch(metrics: Metrics, report: BatchReport, seconds: float) -> None:
-    """Record what one segmenter batch did; `seconds` is how long `handle_batch` took."""
-    dead = len(report.dead_letters)
-    metrics.ingested.labels("accepted").inc(max(0, report.events - report.duplicates - dead))
+    """Record what one segmenter batch did; `seconds` is how long `handle_batch` took.
+
+    Records dead-lettered at decoding never reach the segmenter: the Faust edge counts them.
+    """
+    metrics.segmenter_batch.observe(seconds)
+    metrics.ingested.labels("accepted").inc(max(0, report.events - report.duplicates))
     metrics.ingested.labels("duplicate").inc(report.duplicates)
-    metrics.ingested.labels("dead_letter").inc(dead)
-    for reason in report.dead_letters:
-        metrics.dlq_events.labels(dlq_category(reason)).inc()
-    for _ in report.segments:
-        metrics.l1_latency.observe(seconds)
+    for latency in report.l1_latencies:
+        metrics.l1_latency.observe(latency)
     for closure in report.closures:
         metrics.windows_closed.labels(closure.window.level.label, closure.reason).inc()
 
@@ -64,10 +64,10 @@ class InstrumentedSegmenter:
     def handled(self) -> int:
         return self._segmenter.handled
 
-    async def handle_batch(self, raws: Sequence[RawEvent]) -> BatchReport:
+    async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         started = self._clock()
         try:
-            report = await self._segmenter.handle_batch(raws)
+            report = await self._segmenter.handle_batch(batch)
         except Exception:
             self._metrics.handler_failures.labels("segmenter").inc()
             raise
@@ -109,16 +109,16 @@ class InstrumentedConsolidator:
     def handled(self) -> int:
         return self._consolidator.handled
 
-    async def handle_records(self, raws: Sequence[RawEvent]) -> list[Outcome]:
+    async def handle_records(self, batch: Sequence[Consumed[WindowClosed]]) -> list[Outcome]:
         """Each record's broker timestamp is when the segmenter closed its window."""
         try:
-            outcomes = await self._consolidator.handle_records(raws)
+            outcomes = await self._consolidator.handle_records(batch)
         except Exception:
             self._metrics.handler_failures.labels("consolidator").inc()
             raise
         now = self._clock()
-        for raw, outcome in zip(raws, outcomes, strict=True):
-            observe_outcome(self._metrics, outcome.closure, outcome, raw.timestamp, now)
+        for item, outcome in zip(batch, outcomes, strict=True):
+            observe_outcome(self._metrics, outcome.closure, outcome, item.raw.timestamp, now)
         return outcomes
 
 
@@ -211,7 +211,7 @@ class BacklogCollector:
         self,
         metrics: Metrics,
         *,
-        tree: RedisTree,
+        tree: TreeStore,
         bootstrap: str,
         groups: Mapping[str, Sequence[str]],
         lag_reader: LagReader = consumer_lag,

@@ -30,7 +30,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from redis.exceptions import RedisError
 
 from memstream.domain.models import Level
-from memstream.entrypoints.http.schemas import (
+from memstream.edges.http.schemas import (
     USER_ID_PATTERN,
     ForgetResponse,
     Health,

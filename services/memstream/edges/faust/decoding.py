@@ -1,0 +1,54 @@
+"""Records to domain events, once, at the edge: parse the JSON, validate it, decode it.
+
+A record that fails any of the three is rejected with the reason and the field at fault;
+the agent dead-letters it and the handler never sees it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from memstream.contracts.catalog import TopicSpec
+from memstream.contracts.records import Consumed, RawEvent
+
+E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A record that is not a valid event of its topic, and why."""
+
+    raw: RawEvent
+    reason: str
+    field_path: str | None = None
+
+
+def record_decoder(
+    spec: TopicSpec, decode: Callable[[dict[str, Any]], E]
+) -> Callable[[RawEvent], Consumed[E] | Rejected]:
+    """Decodes the records of the topic `spec` into events with `decode` (see `codec`)."""
+
+    def decode_record(raw: RawEvent) -> Consumed[E] | Rejected:
+        try:
+            value: object = json.loads(raw.value.decode("utf-8"), parse_constant=_no_constant)
+        except ValueError:  # not UTF-8 or not JSON; the catalog says which, in its words
+            value = raw.value
+        problems = spec.validate(value)
+        if problems:
+            reason = "; ".join(str(p) for p in problems)
+            return Rejected(raw, reason, problems[0].field or None)
+        assert isinstance(value, dict)  # a valid value is a JSON object
+        try:
+            return Consumed(decode(value), raw)
+        except (ValueError, KeyError, TypeError) as bad:
+            return Rejected(raw, f"undecodable event: {bad}")
+
+    return decode_record
+
+
+def _no_constant(token: str) -> object:
+    # NaN and Infinity are not JSON, though Python's parser takes them (the catalog agrees).
+    raise ValueError(f"{token} is not valid JSON")

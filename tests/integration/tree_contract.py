@@ -1,0 +1,275 @@
+"""Behaviour every `TreeStore` shows, as a base class of tests.
+
+A store's test module subclasses `TreeContract` (as `TestSomething`) and provides a `tree`
+fixture: an empty store that no other test sees. Every test below then runs against it, so
+RedisTree and the in-memory fake the unit tests use are held to one contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from memstream.domain.models import Level, MemoryNode, StoredNode
+from memstream.ports import TreeStore
+
+T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
+# Ids that mean something to glob patterns or to the stores' own separators.
+AWKWARD_USERS = ("an*", "an?", "[a]na", "a|b", "a", "an")
+
+
+def node(
+    node_id: str,
+    level: Level = Level.SEGMENT,
+    *,
+    user: str = "ana",
+    end: int = 0,
+    parent: str | None = None,
+    degraded: bool = False,
+) -> MemoryNode:
+    """A node ending `end` minutes after T0, lasting a minute."""
+    t_end = T0 + timedelta(minutes=end)
+    return MemoryNode(
+        id=node_id,
+        user_id=user,
+        level=level,
+        t_start=t_end - timedelta(minutes=1),
+        t_end=t_end,
+        text=f"text of {node_id}",
+        parent_id=parent,
+        children=("c1", "c2") if level > Level.SEGMENT else (),
+        source_ids=(f"m-{node_id}",),
+        version=2,
+        degraded=degraded,
+        session_id="s1",
+        speakers=("Ana", "Mira"),
+    )
+
+
+def state(*open_levels: int) -> dict[str, Any]:
+    """A window state (as the segmenter encodes it) with open windows of these levels."""
+    return {
+        "user_id": "ana",
+        "open_windows": {f"w{i}": {"level": level} for i, level in enumerate(open_levels)},
+        "pending": [],
+    }
+
+
+async def commit(
+    tree: TreeStore,
+    user: str = "ana",
+    *,
+    seen: tuple[str, ...] = (),
+    nodes: tuple[MemoryNode, ...] = (),
+    outbox: tuple[dict[str, Any], ...] = (),
+    due: datetime | None = None,
+    window_state: dict[str, Any] | None = None,
+) -> None:
+    await tree.commit_user(
+        user,
+        state=window_state or state(),
+        seen=seen,
+        nodes=nodes,
+        outbox=outbox,
+        due=due,
+    )
+
+
+async def save(tree: TreeStore, *nodes: MemoryNode, fingerprint: str = "fp") -> None:
+    for n in nodes:
+        await tree.commit_nodes(n.user_id, [StoredNode(n, fingerprint)], outbox=[])
+
+
+class TreeContract:
+    # --- segmenter state -------------------------------------------------------------------
+
+    async def test_state_is_none_until_committed_then_the_last_committed(
+        self, tree: TreeStore
+    ) -> None:
+        assert await tree.load_state("ana") is None
+        await commit(tree, window_state=state(2))
+        await commit(tree, window_state=state(2, 3))
+        assert await tree.load_state("ana") == state(2, 3)
+        assert await tree.load_state("mira") is None
+
+    async def test_seen_markers_are_per_user_and_answer_in_order(self, tree: TreeStore) -> None:
+        assert await tree.unseen("ana", []) == []
+        await commit(tree, seen=("e1", "e2"))
+        await commit(tree, seen=("e3",))
+        assert await tree.unseen("ana", ["e1", "new", "e3", "e2"]) == [False, True, False, False]
+        assert await tree.unseen("mira", ["e1"]) == [True]
+
+    async def test_a_commit_writes_state_markers_nodes_outbox_and_due_together(
+        self, tree: TreeStore
+    ) -> None:
+        leaf = node("l1", parent="s")
+        event = {"topic": "memories", "key": "ana", "value": {"id": "l1"}}
+        due = T0 + timedelta(hours=1)
+        await commit(tree, seen=("e1",), nodes=(leaf,), outbox=(event,), due=due)
+        assert await tree.load_state("ana") == state()
+        assert await tree.unseen("ana", ["e1"]) == [False]
+        assert await tree.get("ana", "l1") == StoredNode(leaf, "")
+        assert await tree.children_ids("ana", "s") == ["l1"]
+        assert await tree.outbox("ana", "segmenter") == [event]
+        assert await tree.due_users(due) == ["ana"]
+
+    async def test_a_commit_of_another_users_node_writes_nothing(self, tree: TreeStore) -> None:
+        mine, theirs = node("n1", Level.SESSION), node("n2", Level.SESSION, user="mira")
+        with pytest.raises(ValueError):
+            await tree.commit_nodes("ana", [StoredNode(mine, "fp"), StoredNode(theirs, "fp")], [])
+        assert await tree.get("ana", "n1") is None
+        assert await tree.outbox("ana", "consolidator") == []
+
+    # --- outboxes --------------------------------------------------------------------------
+
+    async def test_an_outbox_keeps_order_and_clears_only_what_was_published(
+        self, tree: TreeStore
+    ) -> None:
+        events = [{"topic": "t", "key": "ana", "value": {"n": i}} for i in range(5)]
+        await commit(tree, outbox=tuple(events[:2]))
+        await commit(tree, outbox=tuple(events[2:3]))
+        assert await tree.outbox("ana", "segmenter") == events[:3]
+        published = await tree.outbox("ana", "segmenter")
+        await commit(tree, outbox=tuple(events[3:]))  # committed while those were published
+        await tree.clear_outbox("ana", len(published), "segmenter")
+        assert await tree.outbox("ana", "segmenter") == events[3:]
+        await tree.clear_outbox("ana", 0, "segmenter")
+        assert await tree.outbox("ana", "segmenter") == events[3:]
+        await tree.clear_outbox("ana", 2, "segmenter")
+        assert await tree.outbox("ana", "segmenter") == []
+
+    async def test_each_handler_has_its_own_outbox(self, tree: TreeStore) -> None:
+        seg = {"topic": "windows", "key": "ana", "value": {"from": "segmenter"}}
+        con = {"topic": "memories", "key": "ana", "value": {"from": "consolidator"}}
+        await commit(tree, outbox=(seg,))
+        await tree.commit_nodes("ana", [StoredNode(node("n", Level.SESSION), "fp")], [con])
+        assert await tree.outbox("ana", "segmenter") == [seg]
+        assert await tree.outbox("ana", "consolidator") == [con]
+        await tree.clear_outbox("ana", 1, "consolidator")
+        assert await tree.outbox("ana", "segmenter") == [seg]
+        assert await tree.outbox("mira", "segmenter") == []
+
+    # --- nodes -----------------------------------------------------------------------------
+
+    async def test_a_node_reads_back_whole_with_its_fingerprint(self, tree: TreeStore) -> None:
+        session = node("s", Level.SESSION, parent="d", end=5)
+        await save(tree, session, fingerprint="abc")
+        assert await tree.get("ana", "s") == StoredNode(session, "abc")
+        assert await tree.get("ana", "missing") is None
+        assert await tree.get("mira", "s") is None
+        rewritten = replace(session, version=3, text="new")
+        await save(tree, rewritten, fingerprint="def")
+        assert await tree.get("ana", "s") == StoredNode(rewritten, "def")
+        assert await tree.count("ana", Level.SESSION) == 1
+
+    async def test_get_many_keeps_the_order_asked_and_skips_the_missing(
+        self, tree: TreeStore
+    ) -> None:
+        a, b = node("a"), node("b", end=1)
+        await save(tree, a, b)
+        assert await tree.get_many("ana", ["b", "missing", "a"]) == [b, a]
+        assert await tree.get_many("ana", []) == []
+        assert await tree.get_many("mira", ["a"]) == []
+
+    async def test_children_are_the_nodes_stored_under_a_parent(self, tree: TreeStore) -> None:
+        await save(tree, node("b", parent="p"), node("a", parent="p"), node("c", parent="q"))
+        await commit(tree, nodes=(node("d", parent="p"),))
+        assert await tree.children_ids("ana", "p") == ["a", "b", "d"]
+        assert await tree.children_ids("ana", "nobody") == []
+        assert await tree.children_ids("mira", "p") == []
+
+    async def test_recent_gives_the_newest_before_a_time_oldest_first(
+        self, tree: TreeStore
+    ) -> None:
+        await save(tree, *(node(f"n{i}", Level.SESSION, end=10 * i) for i in range(5)))
+        await save(tree, node("tie", Level.SESSION, end=20), node("leaf", end=45))
+        ids = [n.id for n in await tree.recent("ana", Level.SESSION, 3)]
+        assert ids == ["tie", "n3", "n4"]
+        before = T0 + timedelta(minutes=30)  # exclusive: n3 ends exactly then
+        ids = [n.id for n in await tree.recent("ana", Level.SESSION, 3, before=before)]
+        assert ids == ["n1", "n2", "tie"]
+        assert await tree.recent("ana", Level.SESSION, 0) == []
+        assert await tree.recent("ana", Level.DAY, 3) == []
+
+    async def test_level_ids_range_over_ends_inclusive_in_pages(self, tree: TreeStore) -> None:
+        await save(tree, *(node(f"n{i}", end=i) for i in range(6)))
+        lo, hi = (T0 + timedelta(minutes=m) for m in (1, 4))
+        assert await tree.level_ids("ana", Level.SEGMENT, lo.timestamp(), hi.timestamp()) == [
+            "n1",
+            "n2",
+            "n3",
+            "n4",
+        ]
+        page = await tree.level_ids("ana", Level.SEGMENT, offset=2, limit=3)
+        assert page == ["n2", "n3", "n4"]
+        assert await tree.level_ids("ana", Level.SESSION) == []
+        assert await tree.count("ana", Level.SEGMENT) == 6
+        assert await tree.count("mira", Level.SEGMENT) == 0
+
+    async def test_the_profile_is_the_month_that_ends_last(self, tree: TreeStore) -> None:
+        assert await tree.profile("ana") is None
+        may, april = node("may", Level.MONTH, end=60), node("april", Level.MONTH, end=0)
+        await save(tree, may)
+        await save(tree, april)  # a late April rewritten after May: May is still the profile
+        assert await tree.profile("ana") == may
+        assert await tree.profile("mira") is None
+
+    # --- across users ----------------------------------------------------------------------
+
+    async def test_due_users_are_those_due_by_now_earliest_first(self, tree: TreeStore) -> None:
+        await commit(tree, "late", due=T0 + timedelta(minutes=5))
+        await commit(tree, "early", due=T0 - timedelta(minutes=5))
+        await commit(tree, "exact", due=T0)
+        await commit(tree, "future", due=T0 + timedelta(days=1))
+        await commit(tree, "idle", due=T0 + timedelta(days=1))
+        await commit(tree, "idle", due=None)  # nothing left to close: out of the index
+        now = T0 + timedelta(minutes=5)
+        assert await tree.due_users(now) == ["early", "exact", "late"]
+        assert await tree.due_users(now, limit=2) == ["early", "exact"]
+
+    async def test_open_windows_are_counted_per_level_over_due_users(self, tree: TreeStore) -> None:
+        await commit(tree, "ana", due=T0, window_state=state(2, 3, 4, 5))
+        await commit(tree, "mira", due=T0, window_state=state(3, 4, 5))
+        await commit(tree, "done", due=None, window_state=state())
+        counts = await tree.open_window_counts()
+        assert {level: counts[level] for level in (2, 3, 4, 5)} == {2: 1, 3: 2, 4: 2, 5: 2}
+
+    async def test_the_degraded_set_follows_each_nodes_last_write(self, tree: TreeStore) -> None:
+        await save(tree, node("s", Level.SESSION, degraded=True))
+        await save(tree, node("d", Level.DAY, user="a|b", degraded=True))
+        await save(tree, node("ok", Level.SESSION))
+        assert sorted(await tree.degraded()) == [("ana", "s"), ("a|b", "d")]
+        await save(tree, node("s", Level.SESSION))  # the model wrote it this time
+        assert await tree.degraded() == [("a|b", "d")]
+        assert len(await tree.degraded(limit=1)) == 1
+
+    async def test_forgetting_a_user_removes_everything_of_that_user_only(
+        self, tree: TreeStore
+    ) -> None:
+        for user in AWKWARD_USERS:
+            leaf = node("l", user=user, parent="s")
+            event = {"topic": "t", "key": user, "value": {}}
+            await commit(tree, user, seen=("e1",), nodes=(leaf,), outbox=(event,), due=T0)
+            session = node("s", Level.SESSION, user=user, degraded=True)
+            await tree.commit_nodes(user, [StoredNode(session, "fp")], [event])
+        assert await tree.delete_user("nobody") == 0
+        for gone, user in enumerate(AWKWARD_USERS):
+            assert await tree.delete_user(user) > 0
+            assert await tree.load_state(user) is None
+            assert await tree.unseen(user, ["e1"]) == [True]
+            assert await tree.get_many(user, ["l", "s"]) == []
+            assert await tree.children_ids(user, "s") == []
+            assert await tree.count(user, Level.SEGMENT) == 0
+            assert await tree.outbox(user, "segmenter") == []
+            assert await tree.outbox(user, "consolidator") == []
+            assert await tree.delete_user(user) == 0
+            kept = AWKWARD_USERS[gone + 1 :]
+            assert sorted(await tree.due_users(T0)) == sorted(kept)
+            assert sorted(u for u, _ in await tree.degraded()) == sorted(kept)
+            for other in kept:
+                assert [n.id for n in await tree.get_many(other, ["l", "s"])] == ["l", "s"]
+                assert await tree.unseen(other, ["e1"]) == [False]
+                assert len(await tree.outbox(other, "segmenter")) == 1
