@@ -28,7 +28,7 @@ integration: $(STAMP)
 	pytest tests/integration -q
 
 test: lint typecheck
-	pytest -q
+	pytest -q --durations=20
 
 bench: $(STAMP)
 	python -m memstream.tools.bench.ingest --out bench-results/ingest.json
