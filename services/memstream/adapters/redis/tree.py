@@ -47,7 +47,7 @@ def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
 
 
 class RedisTree:
-    """Tree links, time indexes, window state and idempotency markers."""
+    """Tree links, time indexes, window state, idempotency markers and outboxes."""
 
     def __init__(self, client: aioredis.Redis, namespace: str = DEFAULT_NAMESPACE) -> None:
         self._r = client
