@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -240,7 +241,7 @@ async def test_delete_forgets_the_user_and_publishes_forget(
 
 
 async def test_delete_reports_an_unpublished_forget_as_503() -> None:
-    settings = Settings()
+    settings = Settings(recall_auth_disabled=True)
     container = fake_container(
         settings, FakeTree(sample_tree("u1")), publisher=FakePublisher(fail=True)
     )
@@ -249,12 +250,34 @@ async def test_delete_reports_an_unpublished_forget_as_503() -> None:
     assert reply.status_code == 503 and "retry" in reply.json()["detail"]
 
 
-async def test_without_keys_auth_is_off() -> None:
+async def test_with_auth_explicitly_disabled_the_api_is_open_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    container = fake_container(Settings(recall_auth_disabled=True), FakeTree(sample_tree("u1")))
+    with caplog.at_level(logging.WARNING):
+        app = recall_app(container)
+    assert any(
+        r.levelno == logging.WARNING and "AUTHENTICATION IS DISABLED" in r.getMessage()
+        for r in caplog.records
+    )
+    async with serving(app) as client:
+        reply = await client.post("/v1/recall", json={"user_id": "u1", "query": "q"})
+        assert reply.status_code == 200
+
+
+def test_without_keys_or_the_opt_out_the_api_refuses_to_start() -> None:
     container = fake_container(Settings(), FakeTree(sample_tree("u1")))
-    async with serving(recall_app(container)) as client:
-        assert (
-            await client.post("/v1/recall", json={"user_id": "u1", "query": "q"})
-        ).status_code == 200
+    with pytest.raises(ValueError, match="MEMSTREAM_RECALL_API_KEYS") as refused:
+        recall_app(container)
+    assert "MEMSTREAM_RECALL_AUTH_DISABLED" in str(refused.value)
+
+
+async def test_a_configured_key_applies_even_with_the_opt_out() -> None:
+    settings = Settings(recall_api_keys=[SecretStr(KEY)], recall_auth_disabled=True)
+    async with serving(recall_app(fake_container(settings, FakeTree()))) as client:
+        body = {"user_id": "u1", "query": "q"}
+        assert (await client.post("/v1/recall", json=body)).status_code == 401
+        assert (await client.post("/v1/recall", json=body, headers=AUTH)).status_code == 200
 
 
 async def test_the_spec_states_the_configured_limits(client: httpx.AsyncClient) -> None:
@@ -265,7 +288,7 @@ async def test_the_spec_states_the_configured_limits(client: httpx.AsyncClient) 
 
 
 async def test_a_store_failure_is_a_503_not_a_500() -> None:
-    container = fake_container(Settings(), FakeTree(sample_tree("u1")))
+    container = fake_container(Settings(recall_auth_disabled=True), FakeTree(sample_tree("u1")))
 
     async def unreachable(*args: object, **kwargs: object) -> None:
         raise RedisConnectionError("connection refused")
