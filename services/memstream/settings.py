@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memstream.domain.recall_options import RecallOptions
@@ -106,7 +106,13 @@ class Settings(BaseSettings):
 
     # Recall.
     recall_api_keys: list[SecretStr] = Field(
-        default_factory=list, description="Bearer keys (JSON list); empty: no auth."
+        default_factory=list,
+        description="Bearer keys of the recall API (JSON list); required unless "
+        "recall_auth_disabled.",
+    )
+    recall_auth_disabled: bool = Field(
+        default=False,
+        description="With no keys, serve the recall API unauthenticated (local development).",
     )
     recall_leaf_top_k: int = Field(
         default=_RECALL_DEFAULTS.leaf_top_k,
@@ -137,6 +143,27 @@ class Settings(BaseSettings):
         default=9108, ge=0, le=65535, description="Workers' /metrics and probes port."
     )
     log_level: str = Field(default="INFO", description="Python log level.")
+
+    @field_validator("recall_api_keys")
+    @classmethod
+    def _no_blank_keys(cls, keys: list[SecretStr]) -> list[SecretStr]:
+        # A blank key would match a blank bearer token: refuse it rather than guess.
+        if any(not key.get_secret_value().strip() for key in keys):
+            raise ValueError("MEMSTREAM_RECALL_API_KEYS holds an empty or blank key")
+        return keys
+
+    def required_recall_keys(self) -> list[SecretStr]:
+        """The recall API's keys; empty only where auth is explicitly disabled and no key set.
+
+        Raises ValueError when there are no keys and auth is not disabled, so the API
+        refuses to start rather than serve every user's memories to anyone.
+        """
+        if not self.recall_api_keys and not self.recall_auth_disabled:
+            raise ValueError(
+                "the recall API needs keys: set MEMSTREAM_RECALL_API_KEYS (a JSON list), or "
+                "MEMSTREAM_RECALL_AUTH_DISABLED=true to serve it unauthenticated"
+            )
+        return list(self.recall_api_keys)  # configured keys apply even with the flag on
 
     def recall_options(self) -> RecallOptions:
         """Recall's options: the shipped defaults with this deployment's overrides."""

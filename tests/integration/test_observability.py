@@ -359,7 +359,11 @@ async def test_recall_api_starts_and_passes_readiness(settings: Settings, tmp_pa
     port = free_port()
     log = tmp_path / "recall.log"
     env = container_env(
-        settings, tmp_path / "recall", MEMSTREAM_API_HOST="127.0.0.1", MEMSTREAM_API_PORT=str(port)
+        settings,
+        tmp_path / "recall",
+        MEMSTREAM_API_HOST="127.0.0.1",
+        MEMSTREAM_API_PORT=str(port),
+        MEMSTREAM_RECALL_API_KEYS='["a-key"]',  # as its Secret gives it in k8s
     )
     with entry_command(["serve"], env, log) as process:
         await wait_ready(process, port, log, "memstream_recall_request_seconds")

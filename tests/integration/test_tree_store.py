@@ -30,6 +30,17 @@ class TestRedisTree(TreeContract):
                 await client.delete(*keys)
             await client.aclose()
 
+    async def test_markers_written_before_json_are_still_read_and_forgotten(
+        self, tree: RedisTree
+    ) -> None:
+        legacy = "pipe|x|28537138-4e46-4f24-93e5-56487cd5f71e"
+        await tree._r.sadd(f"{tree._ns}:degraded", legacy)
+        assert await tree.degraded() == [("pipe|x", "28537138-4e46-4f24-93e5-56487cd5f71e")]
+        await tree.delete_user("pipe")
+        assert len(await tree.degraded()) == 1
+        await tree.delete_user("pipe|x")
+        assert await tree.degraded() == []
+
 
 class TestFakeTree(TreeContract):
     @pytest.fixture

@@ -246,6 +246,18 @@ class TreeContract:
         assert await tree.degraded() == [("a|b", "d")]
         assert len(await tree.degraded(limit=1)) == 1
 
+    async def test_degraded_markers_stay_apart_when_ids_hold_the_separator(
+        self, tree: TreeStore
+    ) -> None:
+        # Joined with "|", both would read "pipe|x|n": one marker for two nodes.
+        await save(tree, node("x|n", Level.SESSION, user="pipe", degraded=True))
+        await save(tree, node("n", Level.SESSION, user="pipe|x", degraded=True))
+        assert sorted(await tree.degraded()) == [("pipe", "x|n"), ("pipe|x", "n")]
+        await tree.delete_user("pipe")
+        assert await tree.degraded() == [("pipe|x", "n")]
+        await tree.delete_user("pipe|x")
+        assert await tree.degraded() == []
+
     async def test_forgetting_a_user_removes_everything_of_that_user_only(
         self, tree: TreeStore
     ) -> None:

@@ -243,6 +243,15 @@ def test_deployments_are_probed_limited_and_locked_down() -> None:
         assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items(), name
 
 
+def test_the_recall_api_requires_its_keys_secret_and_never_disables_auth() -> None:
+    [container] = deployments()["memstream-recall"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    ref = env["MEMSTREAM_RECALL_API_KEYS"]["valueFrom"]["secretKeyRef"]
+    assert ref["name"] == "memstream-recall" and ref.get("optional", False) is False
+    for path, doc in k8s_docs():
+        assert "MEMSTREAM_RECALL_AUTH_DISABLED" not in yaml.safe_dump(doc), path.name
+
+
 def test_the_scheduler_is_a_single_replica_replaced_by_recreate() -> None:
     scheduler = deployments()["memstream-scheduler"]
     assert scheduler["spec"]["replicas"] == 1

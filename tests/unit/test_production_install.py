@@ -111,6 +111,7 @@ def test_every_production_module_imports_and_the_root_builds(
             qdrant_url="http://qdrant:6333",
             embedder="openai",
             llm_base_url="http://llm:8000/v1",
+            recall_api_keys=["a-key"],
         )
         build_embedder(real)
         build_language_model(real)

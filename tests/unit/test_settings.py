@@ -2,6 +2,9 @@
 
 from dataclasses import replace
 
+import pytest
+from pydantic import SecretStr, ValidationError
+
 from memstream.domain.recall_options import RecallOptions
 from memstream.settings import Settings
 
@@ -22,3 +25,28 @@ def test_a_deployment_overrides_recall_options() -> None:
     assert settings.recall_options() == replace(
         RecallOptions(), leaf_top_k=12, dense_weight=0.9, default_max_tokens=500
     )
+
+
+@pytest.mark.parametrize("keys", ['[""]', '["  "]', '["good", "\\t"]'])
+def test_an_empty_or_blank_api_key_is_refused_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, keys: str
+) -> None:
+    monkeypatch.setenv("MEMSTREAM_RECALL_API_KEYS", keys)
+    with pytest.raises(ValidationError, match="empty or blank key"):
+        Settings()
+
+
+def test_the_recall_api_requires_keys_unless_auth_is_explicitly_disabled() -> None:
+    with pytest.raises(ValueError, match="MEMSTREAM_RECALL_API_KEYS") as refused:
+        Settings().required_recall_keys()
+    assert "MEMSTREAM_RECALL_AUTH_DISABLED" in str(refused.value)
+    assert Settings(recall_auth_disabled=True).required_recall_keys() == []
+    keys = Settings(recall_api_keys=[SecretStr("k")], recall_auth_disabled=True)
+    assert [k.get_secret_value() for k in keys.required_recall_keys()] == ["k"]
+
+
+def test_auth_is_required_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSTREAM_RECALL_AUTH_DISABLED", "false")
+    assert Settings().recall_auth_disabled is False
+    monkeypatch.delenv("MEMSTREAM_RECALL_AUTH_DISABLED")
+    assert Settings().recall_auth_disabled is False

@@ -31,6 +31,9 @@ from memstream.ports import Publisher, TreeStore
 
 # The tree has five levels; ancestors beyond that would mean a cycle in the links.
 MAX_DEPTH = len(Level)
+# No user has a billion memories on one level; a larger offset was not issued by us.
+MAX_CURSOR_OFFSET = 10**9
+_LEVELS = frozenset(int(level) for level in Level)
 
 
 class InvalidCursor(ValueError):
@@ -56,15 +59,21 @@ class Cursor:
 
     @classmethod
     def decode(cls, text: str) -> Cursor:
+        """The cursor `text` encodes; InvalidCursor for anything `encode` could not have made."""
         try:
             padded = text + "=" * (-len(text) % 4)
             doc = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-            level, offset = Level(int(doc["l"])), int(doc["o"])
-        except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError) as exc:
+        except (ValueError, binascii.Error, UnicodeError, RecursionError) as exc:
             raise InvalidCursor("cursor is not one this API issued") from exc
-        if offset < 0:
+        if not isinstance(doc, dict) or set(doc) != {"l", "o"}:
             raise InvalidCursor("cursor is not one this API issued")
-        return cls(level, offset)
+        level, offset = doc["l"], doc["o"]
+        # Exact ints only: a float, bool or huge offset would reach the store as an error.
+        if not all(type(v) is int for v in (level, offset)) or level not in _LEVELS:
+            raise InvalidCursor("cursor is not one this API issued")
+        if not 0 <= offset <= MAX_CURSOR_OFFSET:
+            raise InvalidCursor("cursor is not one this API issued")
+        return cls(Level(level), offset)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
     ms:{u}:children:<id>    set of child ids of a node (filled before the node itself exists)
     ms:{u}:level:<n>        sorted set of node ids by t_end (epoch seconds)
     ms:due                  sorted set: user -> earliest wall-clock time a tick may close something
-    ms:degraded             set of "user|node id" written by the offline fallback
+    ms:degraded             set of JSON ["user", "node id"] written by the offline fallback
 
 `RedisTree` implements `memstream.ports.TreeStore`.
 """
@@ -125,11 +125,11 @@ class RedisTree:
             if stored.node.user_id != user_id:
                 raise ValueError(f"node {stored.node.id} belongs to another user")
             self._queue_node(pipe, stored.node, stored.fingerprint)
-            marker = f"{user_id}|{stored.node.id}"
+            marker = _degraded_member(user_id, stored.node.id)
             if stored.node.degraded:
                 pipe.sadd(self._degraded, marker)
             else:
-                pipe.srem(self._degraded, marker)
+                pipe.srem(self._degraded, marker, _legacy_member(user_id, stored.node.id))
         if outbox:
             pipe.rpush(
                 self._key(user_id, _OUTBOX_KEYS["consolidator"]), *(json.dumps(e) for e in outbox)
@@ -225,9 +225,7 @@ class RedisTree:
 
     async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
         raw = await _done(self._r.srandmember(self._degraded, limit))
-        # Node ids are uuids; a user id may hold "|" itself, so split at the last one.
-        pairs = [(r.decode() if isinstance(r, bytes) else r).rsplit("|", 1) for r in raw or []]
-        return [(u, n) for u, n in pairs]
+        return [_decode_member(r) for r in raw or []]
 
     # --- forgetting ------------------------------------------------------------------------
 
@@ -246,7 +244,7 @@ class RedisTree:
             deleted += int(await self._r.delete(*batch))
         await self._r.zrem(self._due, user_id)
         members = await _done(self._r.smembers(self._degraded))
-        stale = [m for m in members if _member_user(m) == user_id]
+        stale = [m for m in members if _decode_member(m)[0] == user_id]
         if stale:
             await _done(self._r.srem(self._degraded, *stale))
         return deleted
@@ -259,9 +257,27 @@ _OUTBOX_KEYS: dict[OutboxName, str] = {
 }
 
 
-def _member_user(member: bytes | str) -> str:
+def _degraded_member(user_id: str, node_id: str) -> str:
+    # JSON keeps the two apart whatever characters either holds ("|" included).
+    return json.dumps([user_id, node_id])
+
+
+def _legacy_member(user_id: str, node_id: str) -> str:
+    return f"{user_id}|{node_id}"
+
+
+def _decode_member(member: bytes | str) -> tuple[str, str]:
+    """(user, node id) of a `degraded` member, either format.
+
+    Before JSON, members were "user|node id"; node ids are uuids, so the last "|" splits
+    those written then, and they are still read until each node's next write replaces them.
+    """
     text = member.decode() if isinstance(member, bytes) else member
-    return text.rsplit("|", 1)[0]
+    if text.startswith("["):
+        pair = json.loads(text)
+        return str(pair[0]), str(pair[1])
+    user_id, _, node_id = text.rpartition("|")
+    return user_id, node_id
 
 
 def _glob_escape(text: str) -> str:

@@ -5,9 +5,10 @@
 The composition root (`memstream.bootstrap.recall_app`) builds the parts and this app.
 
 Authentication: `Authorization: Bearer <key>` against `settings.recall_api_keys`, compared
-in constant time. With no keys configured, authentication is off (development and the
-embedded stack); `/healthz`, `/readyz` and `/metrics` are always open, for probes and
-scrapers. Unknown users get empty answers, never an error.
+in constant time. With no keys the app refuses to be built, unless
+`settings.recall_auth_disabled` says so (the embedded stack on loopback), and then it warns.
+`/healthz`, `/readyz` and `/metrics` are always open, for probes and scrapers. Unknown
+users get empty answers, never an error.
 """
 
 # No `from __future__ import annotations` here: FastAPI reads the route annotations at
@@ -83,7 +84,7 @@ Parts = Annotated[RecallParts, Depends(_parts)]
 
 def bearer_auth(keys: Sequence[SecretStr]) -> Callable[..., Awaitable[None]]:
     """A dependency accepting any of `keys` as a bearer token; open when `keys` is empty."""
-    secrets = [k.get_secret_value().encode() for k in keys if k.get_secret_value()]
+    secrets = [k.get_secret_value().encode() for k in keys]
     scheme = HTTPBearer(auto_error=False, description="An API key from MEMSTREAM_RECALL_API_KEYS.")
 
     async def check(
@@ -119,6 +120,12 @@ def create_app(
     every recall result, e.g. to record per-stage latency in metrics.
     """
     metrics_registry = registry or REGISTRY
+    keys = settings.required_recall_keys()  # no keys and no explicit opt-out: refuse to start
+    if not keys:
+        log.warning(
+            "AUTHENTICATION IS DISABLED (MEMSTREAM_RECALL_AUTH_DISABLED): anyone who reaches "
+            "this API can read and delete every user's memories"
+        )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -133,7 +140,7 @@ def create_app(
         lifespan=lifespan,
     )
     _store_errors(app)
-    app.include_router(_v1_router(settings, observe))
+    app.include_router(_v1_router(settings, keys, observe))
     app.include_router(_ops_router(settings, metrics_registry))
     return app
 
@@ -147,10 +154,12 @@ def _store_errors(app: FastAPI) -> None:
         app.add_exception_handler(error, unavailable)
 
 
-def _v1_router(settings: Settings, observe: RecallObserver | None) -> APIRouter:
+def _v1_router(
+    settings: Settings, keys: Sequence[SecretStr], observe: RecallObserver | None
+) -> APIRouter:
     router = APIRouter(
         prefix="/v1",
-        dependencies=[Depends(bearer_auth(settings.recall_api_keys))],
+        dependencies=[Depends(bearer_auth(keys))],
         responses={
             401: {"model": Problem, "description": "Missing or invalid API key."},
             503: {"model": Problem, "description": "A memory store is unavailable."},

@@ -58,6 +58,9 @@ def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> Non
     console.print(f"MEMSTREAM_REDIS_URL={ends.redis_url}", soft_wrap=True)
     api = stack.settings()
     console.print(f"MEMSTREAM_RECALL_URL=http://{api.api_host}:{api.api_port}", soft_wrap=True)
+    if api.recall_auth_disabled and not api.recall_api_keys:
+        # So `memstream recall` run with these lines opens the stores the same way.
+        console.print("MEMSTREAM_RECALL_AUTH_DISABLED=true", soft_wrap=True)
     # Block-buffered when piped: flush so a supervisor or test sees the endpoints now.
     console.file.flush()
 

@@ -12,6 +12,7 @@ port, append-only file under `data_dir/redis`), `qdrant_url` -> Qdrant's in-proc
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,13 +92,19 @@ class EmbeddedStack:
         return [child.pid for child in self._children]
 
     def settings(self) -> Settings:
-        """A copy of the settings with the resolved endpoints, for everything run on top."""
+        """A copy of the settings with the resolved endpoints, for everything run on top.
+
+        A development stack: with no API keys and the API on loopback, it serves the recall
+        API unauthenticated (the API warns); keys, or another bind address, keep auth required.
+        """
         ends = self.endpoints
+        open_api = not self._settings.recall_api_keys and _is_loopback(self._settings.api_host)
         return self._settings.model_copy(
             update={
                 "kafka_bootstrap": ends.kafka_bootstrap,
                 "redis_url": ends.redis_url,
                 "data_dir": self._data_dir,
+                "recall_auth_disabled": self._settings.recall_auth_disabled or open_api,
             }
         )
 
@@ -158,3 +165,10 @@ class EmbeddedStack:
         finally:
             self._lock.release()
             self._endpoints = None
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 from pydantic import SecretStr
 from redis.exceptions import ConnectionError as RedisConnectionError
 from tests.unit.fakes import FakePublisher, FakeTree, fake_container, sample_tree
@@ -144,11 +151,68 @@ async def test_memories_filter_by_level_and_time(client: httpx.AsyncClient) -> N
     assert [m["id"] for m in page["items"]] == ["u1-s100", "u1-s101"]
 
 
-async def test_a_bad_cursor_gets_422_naming_it(client: httpx.AsyncClient) -> None:
-    for cursor in ("garbage!", "eyJsIjo5LCJvIjowfQ"):  # the second is level 9
-        reply = await client.get("/v1/users/u1/memories", params={"cursor": cursor}, headers=AUTH)
-        assert reply.status_code == 422
-        assert reply.json()["detail"][0]["loc"] == ["query", "cursor"]
+def _b64(raw: str) -> str:
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+FORGED_CURSORS = [
+    "garbage!",  # not base64
+    _b64("not json"),
+    _b64('{"l":9,"o":0}'),  # no such level
+    _b64('{"l":1,"o":1e30}'),  # a float, and beyond any store's offsets
+    _b64('{"l":1,"o":100000000000000000000}'),  # an int beyond any store's offsets
+    _b64('{"l":1,"o":-1}'),
+    _b64('{"l":1,"o":1.5}'),
+    _b64('{"l":"1","o":0}'),
+    _b64('{"l":true,"o":0}'),
+    _b64('{"l":1,"o":Infinity}'),
+    _b64('{"l":1,"o":NaN}'),
+    _b64('{"l":1}'),
+    _b64('{"l":1,"o":0,"x":0}'),
+    _b64("[1, 0]"),
+    _b64('"l"'),
+    _b64("[" * 150),
+]
+
+
+@pytest.mark.parametrize("cursor", FORGED_CURSORS)
+async def test_a_forged_cursor_gets_422_naming_it(client: httpx.AsyncClient, cursor: str) -> None:
+    reply = await client.get("/v1/users/u1/memories", params={"cursor": cursor}, headers=AUTH)
+    assert reply.status_code == 422
+    assert reply.json()["detail"][0]["loc"] == ["query", "cursor"]
+
+
+def test_no_cursor_string_gets_a_5xx() -> None:
+    settings = Settings(recall_api_keys=[SecretStr(KEY)])
+    app = recall_app(fake_container(settings, FakeTree(sample_tree("u1"))))
+    with asyncio.Runner() as runner:
+        opened = serving(app)
+        client = runner.run(opened.__aenter__())
+
+        # Hypothesis drives the examples; the app keeps one loop and one lifespan for all.
+        @hyp_settings(max_examples=300, deadline=None)
+        @given(
+            cursor=st.one_of(
+                st.text(max_size=200),
+                st.builds(_b64, st.text(max_size=100)),
+                st.builds(
+                    lambda doc: _b64(json.dumps(doc)),
+                    st.dictionaries(
+                        st.sampled_from(["l", "o"]),
+                        st.one_of(st.integers(), st.floats(), st.text(max_size=3), st.none()),
+                    ),
+                ),
+            )
+        )
+        def check(cursor: str) -> None:
+            params = {"cursor": cursor}
+            reply = runner.run(client.get("/v1/users/u1/memories", params=params, headers=AUTH))
+            assert reply.status_code < 500, (cursor, reply.text)
+
+        try:
+            check()
+        finally:
+            runner.run(opened.__aexit__(None, None, None))
 
 
 async def test_a_memory_comes_with_children_and_provenance(client: httpx.AsyncClient) -> None:
@@ -177,7 +241,7 @@ async def test_delete_forgets_the_user_and_publishes_forget(
 
 
 async def test_delete_reports_an_unpublished_forget_as_503() -> None:
-    settings = Settings()
+    settings = Settings(recall_auth_disabled=True)
     container = fake_container(
         settings, FakeTree(sample_tree("u1")), publisher=FakePublisher(fail=True)
     )
@@ -186,12 +250,34 @@ async def test_delete_reports_an_unpublished_forget_as_503() -> None:
     assert reply.status_code == 503 and "retry" in reply.json()["detail"]
 
 
-async def test_without_keys_auth_is_off() -> None:
+async def test_with_auth_explicitly_disabled_the_api_is_open_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    container = fake_container(Settings(recall_auth_disabled=True), FakeTree(sample_tree("u1")))
+    with caplog.at_level(logging.WARNING):
+        app = recall_app(container)
+    assert any(
+        r.levelno == logging.WARNING and "AUTHENTICATION IS DISABLED" in r.getMessage()
+        for r in caplog.records
+    )
+    async with serving(app) as client:
+        reply = await client.post("/v1/recall", json={"user_id": "u1", "query": "q"})
+        assert reply.status_code == 200
+
+
+def test_without_keys_or_the_opt_out_the_api_refuses_to_start() -> None:
     container = fake_container(Settings(), FakeTree(sample_tree("u1")))
-    async with serving(recall_app(container)) as client:
-        assert (
-            await client.post("/v1/recall", json={"user_id": "u1", "query": "q"})
-        ).status_code == 200
+    with pytest.raises(ValueError, match="MEMSTREAM_RECALL_API_KEYS") as refused:
+        recall_app(container)
+    assert "MEMSTREAM_RECALL_AUTH_DISABLED" in str(refused.value)
+
+
+async def test_a_configured_key_applies_even_with_the_opt_out() -> None:
+    settings = Settings(recall_api_keys=[SecretStr(KEY)], recall_auth_disabled=True)
+    async with serving(recall_app(fake_container(settings, FakeTree()))) as client:
+        body = {"user_id": "u1", "query": "q"}
+        assert (await client.post("/v1/recall", json=body)).status_code == 401
+        assert (await client.post("/v1/recall", json=body, headers=AUTH)).status_code == 200
 
 
 async def test_the_spec_states_the_configured_limits(client: httpx.AsyncClient) -> None:
@@ -202,7 +288,7 @@ async def test_the_spec_states_the_configured_limits(client: httpx.AsyncClient) 
 
 
 async def test_a_store_failure_is_a_503_not_a_500() -> None:
-    container = fake_container(Settings(), FakeTree(sample_tree("u1")))
+    container = fake_container(Settings(recall_auth_disabled=True), FakeTree(sample_tree("u1")))
 
     async def unreachable(*args: object, **kwargs: object) -> None:
         raise RedisConnectionError("connection refused")
