@@ -82,6 +82,11 @@ def serve(
     if data_dir is not None:
         updates["data_dir"] = data_dir
     settings = _configured(Settings().model_copy(update=updates), "serve")
+    try:
+        settings.required_recall_keys()  # before connecting to anything: auth fails closed
+    except ValueError as refused:
+        typer.echo(f"memstream serve: {refused}", err=True)
+        raise typer.Exit(2) from refused
     if settings.embedder == "local":
         from memstream.edges.http.server import one_inference_thread
 

@@ -50,3 +50,17 @@ def test_a_tool_rejects_what_it_does_not_know() -> None:
     result = CliRunner().invoke(app, ["demo", "--no-such-option"])
     assert result.exit_code == 2
     assert "--no-such-option" in result.output
+
+
+def test_serve_without_keys_refuses_before_connecting_to_anything(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Port 1 answers nothing: had serve tried the broker first, it would fail another way.
+    monkeypatch.setenv("MEMSTREAM_KAFKA_BOOTSTRAP", "127.0.0.1:1")
+    monkeypatch.setenv("MEMSTREAM_REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.delenv("MEMSTREAM_RECALL_API_KEYS", raising=False)
+    monkeypatch.delenv("MEMSTREAM_RECALL_AUTH_DISABLED", raising=False)
+    result = CliRunner().invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "MEMSTREAM_RECALL_API_KEYS" in result.output
+    assert "MEMSTREAM_RECALL_AUTH_DISABLED" in result.output
