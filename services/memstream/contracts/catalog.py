@@ -40,6 +40,7 @@ __all__ = [
     "default_catalog_dir",
     "describe_error",
     "load_catalog",
+    "parse_json",
 ]
 
 # The roles the pipeline needs, by the catalog name that fills them.
@@ -164,7 +165,7 @@ class TopicSpec:
 
     def validate(self, value: object) -> list[ValidationProblem]:
         """Problems of one value (raw bytes, JSON text or decoded object); empty when valid."""
-        obj, problem = _decode(value)
+        obj, problem = parse_json(value)
         if problem is not None:
             return [problem]
         if not isinstance(obj, dict):
@@ -221,7 +222,7 @@ class Catalog:
         """Problems of `value` on `topic_name`; with None, on the topic its `type` belongs to."""
         if topic_name is not None:
             return self.topic(topic_name).validate(value)
-        obj, problem = _decode(value)
+        obj, problem = parse_json(value)
         if problem is not None:
             return [problem]
         value_type = obj.get("type") if isinstance(obj, dict) else None
@@ -325,10 +326,14 @@ def _check_unique(specs: tuple[TopicSpec, ...]) -> None:
 
 
 def _reject_constant(token: str) -> object:
+    # NaN and Infinity are not JSON, though Python's parser takes them.
     raise ValueError(f"{token} is not valid JSON")
 
 
-def _decode(value: object) -> tuple[object, ValidationProblem | None]:
+def parse_json(value: object) -> tuple[object, ValidationProblem | None]:
+    """A value as JSON: raw bytes or text parsed (strictly), anything else as it is; or why
+    it is not JSON. `TopicSpec.validate` parses with it, so a caller that needs the parsed
+    value too calls this once and validates what it returns."""
     if not isinstance(value, bytes | bytearray | memoryview | str):
         return value, None
     try:

@@ -6,12 +6,11 @@ the agent dead-letters it and the handler never sees it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memstream.contracts.catalog import TopicSpec
+from memstream.contracts.catalog import TopicSpec, parse_json
 from memstream.contracts.records import Consumed, RawEvent
 
 E = TypeVar("E")
@@ -32,11 +31,8 @@ def record_decoder(
     """Decodes the records of the topic `spec` into events with `decode` (see `codec`)."""
 
     def decode_record(raw: RawEvent) -> Consumed[E] | Rejected:
-        try:
-            value: object = json.loads(raw.value.decode("utf-8"), parse_constant=_no_constant)
-        except ValueError:  # not UTF-8 or not JSON; the catalog says which, in its words
-            value = raw.value
-        problems = spec.validate(value)
+        value, not_json = parse_json(raw.value)
+        problems = [not_json] if not_json is not None else spec.validate(value)
         if problems:
             reason = "; ".join(str(p) for p in problems)
             return Rejected(raw, reason, problems[0].field or None)
@@ -47,8 +43,3 @@ def record_decoder(
             return Rejected(raw, f"undecodable event: {bad}")
 
     return decode_record
-
-
-def _no_constant(token: str) -> object:
-    # NaN and Infinity are not JSON, though Python's parser takes them (the catalog agrees).
-    raise ValueError(f"{token} is not valid JSON")
