@@ -1,0 +1,41 @@
+"""The memstream SDK: publish chat events and ask what to remember, from any Python agent.
+
+    from memstream.client import MemstreamProducer, RecallClient
+
+    with MemstreamProducer("localhost:9092") as producer, RecallClient(url, api_key=key) as memory:
+        producer.publish_turn(user_id="ann", session_id="s1", seq=0, text="I adopted a cat.")
+        context = memory.recall("ann", "What pets does Ann have?").as_prompt()
+
+It needs none of the worker's dependencies (no torch, Faust, Qdrant or Redis client): only
+the topic catalog (`memstream.contracts`), aiokafka, httpx, tenacity and pydantic.
+"""
+
+from memstream.client.events import InvalidEvent, forget_event, session_end_event, turn_event
+from memstream.client.models import (
+    ForgetResult,
+    Memory,
+    MemoryDetail,
+    MemoryPage,
+    Profile,
+    Recall,
+)
+from memstream.client.producer import AsyncMemstreamProducer, MemstreamProducer
+from memstream.client.recall import AsyncRecallClient, RecallClient, RecallError
+
+__all__ = [
+    "AsyncMemstreamProducer",
+    "AsyncRecallClient",
+    "ForgetResult",
+    "InvalidEvent",
+    "Memory",
+    "MemoryDetail",
+    "MemoryPage",
+    "MemstreamProducer",
+    "Profile",
+    "Recall",
+    "RecallClient",
+    "RecallError",
+    "forget_event",
+    "session_end_event",
+    "turn_event",
+]

@@ -1,0 +1,90 @@
+"""The events a producer sends, built and checked against the topic catalog before they leave.
+
+A value the catalog refuses raises `InvalidEvent` with the same field-level reasons the
+workers would give the record on the dead-letter topic (`ts: bad timestamp ...`), so a
+mistake shows up in the producer's stack trace instead of in the DLQ.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from memstream.contracts.catalog import Catalog, ValidationProblem
+
+Role = str  # "user" | "assistant" | "other"; the schema says which
+
+
+class InvalidEvent(ValueError):
+    """A value the catalog refuses; `problems` lists each field at fault."""
+
+    def __init__(self, problems: Sequence[ValidationProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(str(p) for p in self.problems))
+
+
+def _timestamp(value: datetime | str | None) -> str:
+    if value is None:
+        return datetime.now(UTC).isoformat()
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def turn_event(
+    *,
+    user_id: str,
+    session_id: str,
+    seq: int,
+    text: str,
+    role: Role = "user",
+    speaker: str | None = None,
+    ts: datetime | str | None = None,
+    tz: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    event_id: str | None = None,
+) -> dict[str, Any]:
+    """A `turn.v1` value. The event id (the workers' dedup key) is a new uuid4 when not given:
+    build the value once and send that, so a retry sends the same id."""
+    value: dict[str, Any] = {
+        "type": "turn.v1",
+        "event_id": event_id or str(uuid.uuid4()),
+        "user_id": user_id,
+        "session_id": session_id,
+        "seq": seq,
+        "speaker": speaker or role,
+        "role": role,
+        "text": text,
+        "ts": _timestamp(ts),
+    }
+    if tz is not None:
+        value["tz"] = tz
+    if metadata:
+        value["metadata"] = dict(metadata)
+    return value
+
+
+def session_end_event(
+    *, user_id: str, session_id: str, ts: datetime | str | None = None, tz: str | None = None
+) -> dict[str, Any]:
+    """A `session_end.v1` value: closes the session now instead of after the idle timeout."""
+    value = {"type": "session_end.v1", "user_id": user_id, "session_id": session_id}
+    value["ts"] = _timestamp(ts)
+    if tz is not None:
+        value["tz"] = tz
+    return value
+
+
+def forget_event(*, user_id: str) -> dict[str, Any]:
+    """A `forget.v1` value: the workers drop the user's in-flight state and memories."""
+    return {"type": "forget.v1", "user_id": user_id}
+
+
+def checked(catalog: Catalog, value: Mapping[str, Any]) -> tuple[str, str]:
+    """The topic and key for `value`, once the catalog accepts it; else `InvalidEvent`."""
+    problems = catalog.validate(None, dict(value))
+    if problems:
+        raise InvalidEvent(problems)
+    spec = catalog.topic_for_type(str(value["type"]))
+    assert spec is not None  # a valid value has a known type
+    return spec.name, str(value["user_id"])  # every topic is keyed by user (the catalog's key)

@@ -1,0 +1,252 @@
+"""Publishing chat events to memstream's turns topic, validated, keyed and batched.
+
+    async with AsyncMemstreamProducer("broker:9092") as producer:
+        await producer.publish_turn(user_id="ann", session_id="s1", seq=0, text="Hi")
+    # leaving the block flushes: every event sent is acknowledged by the broker
+
+    with MemstreamProducer("broker:9092") as producer:   # the same, for code without a loop
+        producer.publish_turn(user_id="ann", session_id="s1", seq=0, text="Hi")
+
+What makes it safe to use from an agent:
+- every value is checked against the catalog before it is sent (`InvalidEvent` names the
+  fields at fault, in the words the workers would use on the dead-letter topic);
+- the key is the user id and aiokafka's default partitioner hashes it with murmur2, as
+  Java's and Faust's do, so one user's events land in one partition, in order;
+- `acks=all` with the idempotent producer: the broker drops a batch the client retries
+  after a lost acknowledgement, and the event id, drawn once per call before the send,
+  lets the workers drop anything sent twice by the caller;
+- sends are batched for `linger_ms`; `flush()` (and closing) waits for every ack and
+  raises the first delivery error.
+
+The sync flavour runs the async one on a private event loop in a daemon thread: it needs no
+second Kafka client library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Mapping
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+from aiokafka import AIOKafkaProducer
+
+from memstream.client.events import checked, forget_event, session_end_event, turn_event
+from memstream.client.tracing import producing
+from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.contracts.records import encode_value
+
+T = TypeVar("T")
+DEFAULT_LINGER_MS = 10
+
+
+class AsyncMemstreamProducer:
+    """Sends events to the catalog's topics with aiokafka. Start it (or `async with`) first."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        topic_prefix: str = "",
+        catalog: Catalog | None = None,
+        linger_ms: int = DEFAULT_LINGER_MS,
+        idempotent: bool = True,
+        client_id: str = "memstream-sdk",
+        **kafka_options: Any,
+    ) -> None:
+        self.catalog = catalog or load_catalog(topic_prefix)
+        self._options: dict[str, Any] = {
+            "bootstrap_servers": bootstrap,
+            "client_id": client_id,
+            "acks": "all",
+            "enable_idempotence": idempotent,
+            "linger_ms": linger_ms,
+            **kafka_options,
+        }
+        self._producer: AIOKafkaProducer | None = None
+        self._pending: list[asyncio.Future[Any]] = []
+
+    async def __aenter__(self) -> AsyncMemstreamProducer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        if self._producer is None:
+            producer = AIOKafkaProducer(**self._options)
+            await producer.start()
+            self._producer = producer
+
+    async def close(self) -> None:
+        """Flush, then stop the client (the stop runs even when the flush fails)."""
+        if self._producer is None:
+            return
+        try:
+            await self.flush()
+        finally:
+            producer, self._producer = self._producer, None
+            await producer.stop()
+
+    async def publish(self, value: Mapping[str, Any]) -> None:
+        """Validate any catalog event and queue it for sending; `flush()` waits for the ack."""
+        if self._producer is None:
+            raise RuntimeError("the producer is not started (use `async with` or start())")
+        topic, key = checked(self.catalog, value)
+        with producing(topic, str(value["type"]), key) as headers:
+            sent = await self._producer.send(
+                topic, value=encode_value(dict(value)), key=key.encode(), headers=headers or None
+            )
+        self._pending.append(sent)
+
+    async def publish_turn(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        seq: int,
+        text: str,
+        role: str = "user",
+        speaker: str | None = None,
+        ts: datetime | str | None = None,
+        tz: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        event_id: str | None = None,
+    ) -> str:
+        """Queue one message of a conversation; returns its event id (a new uuid if not given)."""
+        value = turn_event(
+            user_id=user_id,
+            session_id=session_id,
+            seq=seq,
+            text=text,
+            role=role,
+            speaker=speaker,
+            ts=ts,
+            tz=tz,
+            metadata=metadata,
+            event_id=event_id,
+        )
+        await self.publish(value)
+        return str(value["event_id"])
+
+    async def end_session(
+        self, *, user_id: str, session_id: str, ts: datetime | str | None = None
+    ) -> None:
+        """Close a session now, so its summary is written without waiting for the idle timeout."""
+        await self.publish(session_end_event(user_id=user_id, session_id=session_id, ts=ts))
+
+    async def forget(self, *, user_id: str) -> None:
+        """Ask the workers to forget a user (the recall API's DELETE also clears the stores)."""
+        await self.publish(forget_event(user_id=user_id))
+
+    async def flush(self) -> None:
+        """Wait until the broker has acknowledged everything queued; raise the first failure."""
+        pending, self._pending = self._pending, []
+        results = await asyncio.gather(*pending, return_exceptions=True)
+        failed = next((r for r in results if isinstance(r, BaseException)), None)
+        if failed is not None:
+            raise failed
+
+
+class MemstreamProducer:
+    """`AsyncMemstreamProducer` for synchronous code: the same methods, blocking.
+
+    Connects on construction; `close()` (or leaving a `with` block) flushes and disconnects.
+    """
+
+    def __init__(self, bootstrap: str, *, timeout_s: float = 60.0, **options: Any) -> None:
+        self._timeout_s = timeout_s
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="memstream-producer", daemon=True
+        )
+        self._thread.start()
+        self._async = AsyncMemstreamProducer(bootstrap, **options)
+        try:
+            self._call(self._async.start())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._async.catalog
+
+    def __enter__(self) -> MemstreamProducer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _call(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result(self._timeout_s)
+
+    def publish(self, value: Mapping[str, Any]) -> None:
+        self._call(self._async.publish(value))
+
+    def publish_turn(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        seq: int,
+        text: str,
+        role: str = "user",
+        speaker: str | None = None,
+        ts: datetime | str | None = None,
+        tz: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        event_id: str | None = None,
+    ) -> str:
+        # Built here, in the caller's thread, so the id is fixed before anything is sent.
+        value = turn_event(
+            user_id=user_id,
+            session_id=session_id,
+            seq=seq,
+            text=text,
+            role=role,
+            speaker=speaker,
+            ts=ts,
+            tz=tz,
+            metadata=metadata,
+            event_id=event_id,
+        )
+        self.publish(value)
+        return str(value["event_id"])
+
+    def end_session(
+        self, *, user_id: str, session_id: str, ts: datetime | str | None = None
+    ) -> None:
+        self.publish(session_end_event(user_id=user_id, session_id=session_id, ts=ts))
+
+    def forget(self, *, user_id: str) -> None:
+        self.publish(forget_event(user_id=user_id))
+
+    def flush(self) -> None:
+        self._call(self._async.flush())
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            self._call(self._async.close())
+        finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=self._timeout_s)
+        self._loop.close()

@@ -1,0 +1,280 @@
+"""The recall API over HTTP: what to remember for a query, a user's profile and memories.
+
+    with RecallClient("http://memstream:8080", api_key=key) as memory:
+        answer = memory.recall("ann", "Where does Ann work?")
+        prompt_context = answer.as_prompt()
+
+Every request carries the bearer key and a timeout. A 429, a 5xx or a connection failure
+is retried with exponential backoff and jitter (all five calls are safe to repeat: recall
+only reads, and forgetting twice forgets once); anything else raises `RecallError` at
+once. An unknown user gets empty answers, as from the API.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel
+from tenacity import (
+    AsyncRetrying,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from memstream.client.models import ForgetResult, MemoryDetail, MemoryPage, Profile, Recall
+from memstream.client.tracing import context_headers
+
+M = TypeVar("M", bound=BaseModel)
+RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class RecallError(RuntimeError):
+    """The API refused a request (or kept failing): the status and the API's explanation."""
+
+    def __init__(self, status: int, detail: object) -> None:
+        self.status = status
+        self.detail = detail
+        super().__init__(f"recall API answered {status}: {detail}")
+
+
+def _retryable(error: BaseException) -> bool:
+    if isinstance(error, RecallError):
+        return error.status in RETRIED_STATUS
+    return isinstance(error, httpx.TransportError)
+
+
+def _raise_for(response: httpx.Response) -> None:
+    if response.is_success:
+        return
+    try:
+        detail: object = response.json().get("detail", response.text)
+    except ValueError:
+        detail = response.text
+    raise RecallError(response.status_code, detail)
+
+
+def _recall_body(
+    user_id: str,
+    query: str,
+    query_time: datetime | None,
+    complexity: str,
+    max_tokens: int | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"user_id": user_id, "query": query, "complexity": complexity}
+    if query_time is not None:
+        body["query_time"] = query_time.isoformat()
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    return body
+
+
+def _memories_params(
+    level: int | None, start: datetime | None, end: datetime | None, limit: int, cursor: str | None
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"limit": limit}
+    for name, value in (("level", level), ("cursor", cursor)):
+        if value is not None:
+            params[name] = value
+    for name, when in (("start", start), ("end", end)):
+        if when is not None:
+            params[name] = when.isoformat()
+    return params
+
+
+class _Base:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        timeout_s: float,
+        attempts: int,
+        backoff_s: tuple[float, float],
+    ) -> None:
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._base_url = base_url.rstrip("/")
+        self._timeout = httpx.Timeout(timeout_s)
+        self._retry: dict[str, Any] = {
+            "retry": retry_if_exception(_retryable),
+            "stop": stop_after_attempt(attempts),
+            "wait": wait_exponential_jitter(initial=backoff_s[0], max=backoff_s[1]),
+            "reraise": True,
+        }
+
+
+class RecallClient(_Base):
+    """Blocking client of the recall API (`httpx.Client`); close it, or use `with`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 10.0,
+        attempts: int = 4,
+        backoff_s: tuple[float, float] = (0.2, 5.0),
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, api_key, timeout_s, attempts, backoff_s)
+        self._http = httpx.Client(
+            base_url=self._base_url,
+            headers=self._headers,
+            timeout=self._timeout,
+            transport=transport,
+        )
+
+    def __enter__(self) -> RecallClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _request(self, model: type[M], method: str, path: str, **kwargs: Any) -> M:
+        for attempt in Retrying(**self._retry):
+            with attempt:
+                response = self._http.request(method, path, headers=context_headers(), **kwargs)
+                _raise_for(response)
+        return model.model_validate(response.json())
+
+    def recall(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        query_time: datetime | None = None,
+        complexity: str = "auto",
+        max_tokens: int | None = None,
+    ) -> Recall:
+        """The memories that help answer `query` (as of `query_time`, within `max_tokens`)."""
+        body = _recall_body(user_id, query, query_time, complexity, max_tokens)
+        return self._request(Recall, "POST", "/v1/recall", json=body)
+
+    def profile(self, user_id: str) -> Profile:
+        return self._request(Profile, "GET", f"/v1/users/{user_id}/profile")
+
+    def memories(
+        self,
+        user_id: str,
+        *,
+        level: int | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> MemoryPage:
+        params = _memories_params(level, start, end, limit, cursor)
+        return self._request(MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params)
+
+    def memory(self, user_id: str, memory_id: str) -> MemoryDetail | None:
+        """One memory with its children and ancestors; None if the user has no such memory."""
+        try:
+            return self._request(
+                MemoryDetail, "GET", f"/v1/memories/{memory_id}", params={"user_id": user_id}
+            )
+        except RecallError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def forget_user(self, user_id: str) -> ForgetResult:
+        return self._request(ForgetResult, "DELETE", f"/v1/users/{user_id}")
+
+
+class AsyncRecallClient(_Base):
+    """The same calls for asyncio code (`httpx.AsyncClient`); `aclose()` it, or `async with`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 10.0,
+        attempts: int = 4,
+        backoff_s: tuple[float, float] = (0.2, 5.0),
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, api_key, timeout_s, attempts, backoff_s)
+        self._http = httpx.AsyncClient(
+            base_url=self._base_url,
+            headers=self._headers,
+            timeout=self._timeout,
+            transport=transport,
+        )
+
+    async def __aenter__(self) -> AsyncRecallClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _request(self, model: type[M], method: str, path: str, **kwargs: Any) -> M:
+        async for attempt in AsyncRetrying(**self._retry):
+            with attempt:
+                response = await self._http.request(
+                    method, path, headers=context_headers(), **kwargs
+                )
+                _raise_for(response)
+        return model.model_validate(response.json())
+
+    async def recall(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        query_time: datetime | None = None,
+        complexity: str = "auto",
+        max_tokens: int | None = None,
+    ) -> Recall:
+        body = _recall_body(user_id, query, query_time, complexity, max_tokens)
+        return await self._request(Recall, "POST", "/v1/recall", json=body)
+
+    async def profile(self, user_id: str) -> Profile:
+        return await self._request(Profile, "GET", f"/v1/users/{user_id}/profile")
+
+    async def memories(
+        self,
+        user_id: str,
+        *,
+        level: int | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> MemoryPage:
+        params = _memories_params(level, start, end, limit, cursor)
+        return await self._request(
+            MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params
+        )
+
+    async def memory(self, user_id: str, memory_id: str) -> MemoryDetail | None:
+        try:
+            return await self._request(
+                MemoryDetail, "GET", f"/v1/memories/{memory_id}", params={"user_id": user_id}
+            )
+        except RecallError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    async def forget_user(self, user_id: str) -> ForgetResult:
+        return await self._request(ForgetResult, "DELETE", f"/v1/users/{user_id}")

@@ -1,0 +1,67 @@
+"""Events are refused before they are sent, in the same words as the workers' dead letters."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstream.client.events import InvalidEvent, checked, session_end_event, turn_event
+from memstream.contracts.catalog import load_catalog
+from memstream.contracts.codec import decode_input
+from memstream.contracts.records import RawEvent, encode_value
+from memstream.edges.faust.decoding import Rejected, record_decoder
+
+CATALOG = load_catalog("p.")
+
+
+def _turn(**changes: object) -> dict[str, object]:
+    fields: dict[str, object] = {
+        "user_id": "ann",
+        "session_id": "s1",
+        "seq": 0,
+        "text": "I adopted a cat called Miso.",
+        "ts": "2024-05-01T09:30:00+02:00",
+    }
+    return turn_event(**(fields | changes))  # type: ignore[arg-type]
+
+
+def test_a_valid_turn_goes_to_the_turns_topic_keyed_by_user() -> None:
+    value = _turn()
+
+    assert checked(CATALOG, value) == ("p.memstream.turns.v1", "ann")
+    assert value["speaker"] == "user" and len(str(value["event_id"])) == 36
+
+
+def test_each_turn_gets_its_own_event_id_unless_one_is_given() -> None:
+    assert _turn()["event_id"] != _turn()["event_id"]
+    assert _turn(event_id="e-1")["event_id"] == "e-1"
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"ts": "yesterday"}, "ts"),
+        ({"role": "robot"}, "role"),
+        ({"user_id": "ann smith"}, "user_id"),
+        ({"seq": "first"}, "seq"),
+        ({"tz": "Mars/Olympus"}, "tz"),
+    ],
+)
+def test_bad_turns_are_refused_with_the_workers_reason(
+    changes: dict[str, object], field: str
+) -> None:
+    value = _turn(**changes)
+    decoder = record_decoder(CATALOG.turns, decode_input)
+
+    with pytest.raises(InvalidEvent) as refused:
+        checked(CATALOG, value)
+    server = decoder(RawEvent(encode_value(value)))
+
+    assert isinstance(server, Rejected)
+    assert str(refused.value) == server.reason
+    assert refused.value.problems[0].field == field
+
+
+def test_session_end_is_valid_with_a_default_time() -> None:
+    value = session_end_event(user_id="ann", session_id="s1")
+
+    assert checked(CATALOG, value)[0] == "p.memstream.turns.v1"
