@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError, UnknownError
 
 from memstream.client.events import checked, forget_event, session_end_event, turn_event
 from memstream.client.tracing import producing
@@ -40,6 +41,11 @@ from memstream.contracts.records import encode_value
 
 T = TypeVar("T")
 DEFAULT_LINGER_MS = 10
+NO_PRODUCER_IDS = (
+    "the broker refused an idempotent producer id (InitProducerId); a broker without "
+    "idempotence, such as the embedded one of `memstream up`, needs idempotent=False (the "
+    "workers still drop a resent event by its event id)"
+)
 
 
 class AsyncMemstreamProducer:
@@ -83,7 +89,13 @@ class AsyncMemstreamProducer:
     async def start(self) -> None:
         if self._producer is None:
             producer = AIOKafkaProducer(**self._options)
-            await producer.start()
+            try:
+                await producer.start()
+            except KafkaError as error:
+                await producer.stop()
+                if self._options["enable_idempotence"] and isinstance(error, UnknownError):
+                    raise RuntimeError(NO_PRODUCER_IDS) from error
+                raise
             self._producer = producer
 
     async def close(self) -> None:

@@ -23,7 +23,8 @@ from tenacity import (
     Retrying,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
 
 from memstream.client.models import ForgetResult, MemoryDetail, MemoryPage, Profile, Recall
@@ -101,7 +102,8 @@ class _Base:
         self._retry: dict[str, Any] = {
             "retry": retry_if_exception(_retryable),
             "stop": stop_after_attempt(attempts),
-            "wait": wait_exponential_jitter(initial=backoff_s[0], max=backoff_s[1]),
+            "wait": wait_exponential(multiplier=backoff_s[0], max=backoff_s[1])
+            + wait_random(0, backoff_s[0]),
             "reraise": True,
         }
 
