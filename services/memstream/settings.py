@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memstream.domain.recall_options import RecallOptions
@@ -138,7 +138,24 @@ class Settings(BaseSettings):
     api_host: str = Field(default="127.0.0.1", description="Recall API bind address.")
     api_port: int = Field(default=8080, ge=0, le=65535, description="Recall API port.")
 
+    # The MCP server (`memstream mcp`).
+    mcp_user_keys: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Over HTTP: user id -> the key that user's MCP client sends as a bearer "
+        "token (JSON object); the key decides whose memories a session reaches.",
+    )
+
     # Observability.
+    otlp_traces_endpoint: str = Field(
+        default="",
+        validation_alias=AliasChoices(
+            "MEMSTREAM_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ),
+        description="OTLP/HTTP endpoint for traces (the standard OTEL_ variables work too); "
+        "empty: no tracing.",
+    )
     metrics_port: int = Field(
         default=9108, ge=0, le=65535, description="Workers' /metrics and probes port."
     )

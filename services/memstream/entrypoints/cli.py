@@ -14,6 +14,7 @@ from typing import Any
 
 import typer
 
+from memstream.entrypoints.mcp_command import mcp
 from memstream.entrypoints.process_commands import serve, worker
 from memstream.entrypoints.recall_command import recall
 from memstream.entrypoints.topics_commands import topics_app
@@ -27,6 +28,7 @@ app.add_typer(topics_app, name="topics", help="Create and check the Kafka topics
 app.command("worker")(worker)
 app.command("serve")(serve)
 app.command("recall")(recall)
+app.command("mcp")(mcp)
 
 # A tool gets the rest of the command line untouched, options and `--help` included.
 tool_command = functools.partial(

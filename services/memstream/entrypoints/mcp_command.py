@@ -1,0 +1,63 @@
+"""`memstream mcp`: the MCP server (stdio or streamable HTTP). Its modules load when it runs."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+
+class Transport(StrEnum):
+    STDIO = "stdio"
+    HTTP = "http"
+
+
+def mcp(
+    transport: Annotated[Transport, typer.Option(help="stdio (one user) or streamable HTTP.")] = (
+        Transport.STDIO
+    ),
+    user_id: Annotated[
+        str, typer.Option(help="Serve this one user; required over stdio (see the rule below).")
+    ] = "",
+    api_url: Annotated[
+        str | None, typer.Option(help="Recall API URL (default: MEMSTREAM_API_HOST/PORT).")
+    ] = None,
+    host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port (the endpoint is /mcp).")] = 8765,
+    idempotent: Annotated[
+        bool, typer.Option(help="Idempotent Kafka producer (off for the embedded broker).")
+    ] = True,
+) -> None:
+    """Serve recall, remember, profile and forget as MCP tools.
+
+    Whose memories: --user-id fixes the user of every call; without it (HTTP only) each
+    session's bearer key names its user (MEMSTREAM_MCP_USER_KEYS). Tools never take a user id.
+    """
+    from memstream.entrypoints.mcp_server import McpConfig, serve_http, serve_stdio
+    from memstream.settings import Settings
+
+    settings = Settings()
+    api_host = "127.0.0.1" if settings.api_host in ("0.0.0.0", "::") else settings.api_host
+    keys = settings.recall_api_keys
+    config = McpConfig(
+        api_url=api_url or f"http://{api_host}:{settings.api_port}",
+        api_key=keys[0].get_secret_value() if keys else None,
+        kafka_bootstrap=settings.kafka_bootstrap,
+        topic_prefix=settings.topic_prefix,
+        user_id=user_id,
+        user_keys={user: key.get_secret_value() for user, key in settings.mcp_user_keys.items()},
+        idempotent=idempotent,
+    )
+    if not config.kafka_bootstrap:
+        typer.echo("No broker configured: set MEMSTREAM_KAFKA_BOOTSTRAP.", err=True)
+        raise typer.Exit(2)
+    try:
+        if transport is Transport.STDIO:
+            asyncio.run(serve_stdio(config))
+        else:
+            asyncio.run(serve_http(config, host, port))
+    except ValueError as bad:
+        typer.echo(str(bad), err=True)
+        raise typer.Exit(2) from bad
