@@ -49,6 +49,13 @@ from memstream.edges.instrumentation import (
     recall_observer,
     usage_hook,
 )
+from memstream.edges.tracing import (
+    TracingMiddleware,
+    observing_all,
+    recall_stage_spans,
+    traced_batches,
+)
+from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.metrics import Metrics
 from memstream.ports import Embedder, LanguageModel
 from memstream.recall.pipeline import RecallPipeline
@@ -266,10 +273,12 @@ def write_path_app(
     on_windows: RecordHandler | None = None
     if segmenter is not None:
         on_turns = InstrumentedSegmenter(segmenter, metrics).handle_batch
+        on_turns = traced_batches("segmenter", on_turns)
         if c.priority is not None:
             on_turns = _holding_background_off(c.priority, on_turns)
     if consolidator is not None:
         on_windows = InstrumentedConsolidator(consolidator, metrics).handle_records
+        on_windows = traced_batches("consolidator", on_windows)
     datadir = c.settings.data_dir / "faust" / app_id
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
@@ -324,12 +333,15 @@ def recall_app(
             app.state.container = container
             yield build_recall(container)
 
+    observers = [recall_observer(metrics) if metrics else None, recall_stage_spans()]
     app = create_app(
         open_parts,
         settings=settings,
         registry=metrics.registry if metrics else None,
-        observe=recall_observer(metrics) if metrics else None,
+        observe=observing_all(observers),
     )
     if metrics is not None:
         app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
+    if tracing_enabled():
+        app.add_middleware(TracingMiddleware)
     return app

@@ -133,22 +133,34 @@ async def _kcat_produce(
     kcat: tuple[str, dict[str, str]], bootstrap: str, topic: str, key: str, lines: list[str]
 ) -> None:
     binary, env = kcat
-    # librdkafka's default partitioner hashes keys with CRC32, Java and aiokafka (and so
-    # Faust) with murmur2: without this, one user's events from two producers would land
-    # in two partitions and lose their order.
-    partitioner = "topic.partitioner=murmur2_random"
+    # The settings docs/producers.md gives producers, as written there. librdkafka's default
+    # partitioner hashes keys with CRC32, Java and aiokafka (and so Faust) with murmur2:
+    # without the one it sets, one user's events from two producers would land in two
+    # partitions and lose their order.
+    settings = _documented_producer_settings()
+    assert "topic.partitioner=murmur2_random" in settings
+    config = Path(env.get("TMPDIR", "/tmp")) / f"memstream-producer-{uuid.uuid4().hex}.properties"
+    config.write_text("\n".join(settings) + "\n")
     proc = await asyncio.create_subprocess_exec(
-        *(binary, "-P", "-b", bootstrap, "-t", topic, "-k", key, "-X", partitioner),
+        *(binary, "-P", "-b", bootstrap, "-t", topic, "-k", key, "-F", str(config)),
         stdin=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=env,
     )
     _, err = await asyncio.wait_for(proc.communicate("\n".join(lines).encode() + b"\n"), 30)
+    config.unlink()
     if proc.returncode != 0 and b"Read underflow" in err and "LD_LIBRARY_PATH" not in env:
         pytest.fail(
             "this kcat's librdkafka cannot parse Tansu's ApiVersions; pip install confluent-kafka"
         )
     assert proc.returncode == 0, err.decode()
+
+
+def _documented_producer_settings() -> list[str]:
+    """The `properties` block of docs/producers.md, one `name=value` per line."""
+    page = (Path(__file__).parents[2] / "docs" / "producers.md").read_text()
+    block = page.split("```properties", 1)[1].split("```", 1)[0]
+    return [line.strip() for line in block.splitlines() if line.strip() and "#" not in line]
 
 
 async def _consume(bootstrap: str, topic: str, *, count: int, timeout_s: float = 20.0) -> list:

@@ -22,3 +22,11 @@ def test_documented_commands_exist() -> None:
     for name in ("up", "demo", "ingest", "topics"):
         assert name in commands
         assert f"memstream {name}" in README
+
+
+def test_the_agent_example_is_python_under_30_lines() -> None:
+    section = README.split("## Use it from an agent", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    compile(example, "README example", "exec")  # a syntax error fails here
+    assert len(example.strip().splitlines()) < 30
+    assert "publish_turn" in example and ".recall(" in example

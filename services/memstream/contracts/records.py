@@ -18,6 +18,7 @@ class RawEvent:
     partition: int = -1
     offset: int = -1
     timestamp: float | None = None  # the broker's record time, epoch seconds
+    headers: tuple[tuple[str, bytes], ...] = ()  # e.g. the W3C trace context (`traceparent`)
 
 
 @dataclass(frozen=True, slots=True)

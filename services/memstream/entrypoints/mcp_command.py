@@ -35,6 +35,7 @@ def mcp(
     Whose memories: --user-id fixes the user of every call; without it (HTTP only) each
     session's bearer key names its user (MEMSTREAM_MCP_USER_KEYS). Tools never take a user id.
     """
+    from memstream.edges.tracing import configure as configure_tracing
     from memstream.entrypoints.mcp_server import McpConfig, serve_http, serve_stdio
     from memstream.settings import Settings
 
@@ -53,6 +54,7 @@ def mcp(
     if not config.kafka_bootstrap:
         typer.echo("No broker configured: set MEMSTREAM_KAFKA_BOOTSTRAP.", err=True)
         raise typer.Exit(2)
+    stop_tracing = configure_tracing(settings.otlp_traces_endpoint, "memstream-mcp")
     try:
         if transport is Transport.STDIO:
             asyncio.run(serve_stdio(config))
@@ -61,3 +63,6 @@ def mcp(
     except ValueError as bad:
         typer.echo(str(bad), err=True)
         raise typer.Exit(2) from bad
+    finally:
+        if stop_tracing is not None:
+            stop_tracing()

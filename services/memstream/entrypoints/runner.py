@@ -39,6 +39,7 @@ from memstream.consolidator.handler import Consolidator
 from memstream.edges.http.server import serve_until_cancelled
 from memstream.edges.instrumentation import BacklogCollector
 from memstream.edges.probes import process_registry, serve_probes
+from memstream.edges.tracing import configure as configure_tracing
 from memstream.metrics import Metrics
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
@@ -226,12 +227,17 @@ async def run_until_stopped(
     settings: Settings, parts: Collection[Part], stopping: asyncio.Event, **options: Any
 ) -> int:
     """Run `parts` (`options` as for `run_parts`) until `stopping` is set (exit code 0) or a
-    part dies (exit code 1)."""
-    async with run_parts(settings, parts, **options) as running:
-        while not stopping.is_set():
-            if not running.live():
-                log.error("a part stopped (%s); exiting", ", ".join(sorted(parts)))
-                return 1
-            with suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), timeout=1.0)
-    return 0
+    part dies (exit code 1). Traces go to the configured OTLP endpoint, if any."""
+    stop_tracing = configure_tracing(settings.otlp_traces_endpoint, "memstream")
+    try:
+        async with run_parts(settings, parts, **options) as running:
+            while not stopping.is_set():
+                if not running.live():
+                    log.error("a part stopped (%s); exiting", ", ".join(sorted(parts)))
+                    return 1
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), timeout=1.0)
+        return 0
+    finally:
+        if stop_tracing is not None:
+            stop_tracing()  # flushes the spans still queued

@@ -6,6 +6,7 @@ The broker client, the catalog and the settings load inside the commands (a fast
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,6 +94,24 @@ def validate(
     typer.echo(f"{total - bad} of {total} events valid.", err=True)
     if bad:
         raise typer.Exit(1)
+
+
+@topics_app.command("schemas")
+def schemas(
+    out: Annotated[Path, typer.Option(help="Directory to write the schema files into.")],
+) -> None:
+    """Write each event type's JSON Schema (draft 2020-12) to OUT/<type>.schema.json, for
+    producers in other languages to validate against before they send."""
+    from memstream.contracts.catalog import load_catalog
+
+    out.mkdir(parents=True, exist_ok=True)
+    for spec in load_catalog():
+        for value_type, schema in spec.values.items():
+            where = f"{value_type} values on topic {spec.base_name}, record key: {spec.key}"
+            document = {**schema, "$comment": where}
+            path = out / f"{value_type}.schema.json"
+            path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+            typer.echo(str(path))
 
 
 def _check_lines(catalog: Catalog, topic: str | None, lines: BinaryIO) -> tuple[int, int]:

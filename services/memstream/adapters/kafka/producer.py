@@ -10,6 +10,18 @@ from aiokafka import AIOKafkaProducer
 from memstream.contracts.records import Outbound, encode_value
 
 
+def trace_headers() -> list[tuple[str, bytes]] | None:
+    """The current trace context as record headers, so a consumer's span joins the trace
+    of the work that published (none outside a span, or without OpenTelemetry)."""
+    try:
+        from opentelemetry import propagate
+    except ImportError:
+        return None
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return [(name, value.encode()) for name, value in carrier.items()] or None
+
+
 class KafkaPublisher:
     """Sends a batch and waits until the broker has acknowledged every message."""
 
@@ -33,8 +45,11 @@ class KafkaPublisher:
         await self._producer.stop()
 
     async def publish(self, events: Sequence[Outbound]) -> None:
+        headers = trace_headers()
         futures = [
-            await self._producer.send(e.topic, key=e.key.encode(), value=encode_value(e.value))
+            await self._producer.send(
+                e.topic, key=e.key.encode(), value=encode_value(e.value), headers=headers
+            )
             for e in events
         ]
         for future in futures:

@@ -245,4 +245,13 @@ def _raw(events: Iterable[faust.EventT]) -> Iterable[RawEvent]:
         message = event.message
         value = message.value if isinstance(message.value, bytes) else bytes(message.value or b"")
         stamp = message.timestamp  # Kafka gives epoch seconds here (Faust converts ms)
-        yield RawEvent(value, message.topic, message.partition, message.offset, stamp or None)
+        headers = _headers(message.headers)
+        yield RawEvent(
+            value, message.topic, message.partition, message.offset, stamp or None, headers
+        )
+
+
+def _headers(given: Any) -> tuple[tuple[str, bytes], ...]:
+    # Kept for tracing: the producer's trace context travels in a `traceparent` header.
+    pairs = given.items() if isinstance(given, dict) else (given or ())
+    return tuple((str(name), bytes(data)) for name, data in pairs)
