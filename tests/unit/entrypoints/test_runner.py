@@ -55,7 +55,8 @@ async def test_a_process_whose_api_stopped_is_not_live() -> None:
 
     running.api = asyncio.create_task(serving())
     await asyncio.sleep(0)
-    assert running.live() and await running.ready()
+    assert running.live() and all((await running.ready()).values())
     running.api.cancel()
     await asyncio.gather(running.api, return_exceptions=True)
-    assert not running.live() and not await running.ready()
+    assert not running.live()
+    assert await running.ready() == {"api": False, "redis": True}
