@@ -20,7 +20,8 @@ from memstream.domain.models import ClosureReason, Level
 
 CONSOLIDATED_LEVELS = tuple(level.label for level in Level if level > Level.SEGMENT)
 CLOSURE_REASONS: tuple[str, ...] = get_args(ClosureReason)
-INGEST_OUTCOMES = ("accepted", "duplicate", "dead_letter")
+# A conflict is a duplicate event id with other content: the first copy is kept.
+INGEST_OUTCOMES = ("accepted", "duplicate", "conflict", "dead_letter")
 CONSOLIDATION_RESULTS = ("written", "unchanged", "no_children")
 LLM_OPERATIONS = ("segment", *(f"consolidate_l{int(lv)}" for lv in Level if lv > 1), "plan", "gate")
 
