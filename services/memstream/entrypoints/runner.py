@@ -109,12 +109,11 @@ class RunningProcess:
     def parts(self) -> dict[str, bool]:
         """Whether each part this process runs is alive (a dead one stays dead)."""
         status: dict[str, bool] = {}
-        if self.app is not None:
-            app_up = not (self.app.crashed or self.app.should_stop)
-            for name, agent in (("segmenter", self.segmenter), ("consolidator", self.consolidator)):
-                if agent is not None:
-                    died = any(dead.endswith(f"-{name}") for dead in self.agents.dead)
-                    status[name] = app_up and not died
+        app_up = self.app is None or not (self.app.crashed or self.app.should_stop)
+        for name, handler in (("segmenter", self.segmenter), ("consolidator", self.consolidator)):
+            if handler is not None:
+                died = any(agent.endswith(f"-{name}") for agent in self.agents.dead)
+                status[name] = app_up and not died
         if self.clock is not None:
             status["scheduler"] = not self.started or self.clock.running
         for name, task in (("backlog-collector", self.collector), ("api", self.api)):
