@@ -74,18 +74,20 @@ async def test_a_dead_agent_fails_liveness_and_readiness_names_it() -> None:
         await asyncio.Event().wait()
 
     running.api = asyncio.create_task(serving())
-    async with serve_probes(
-        CollectorRegistry(), 0, host="127.0.0.1", live=running.live, ready=running.ready
-    ) as port:
-        async with ClientSession(f"http://127.0.0.1:{port}") as http:
-            assert (await http.get("/healthz")).status == 200
-            running.api.cancel()  # the part dies
-            await asyncio.gather(running.api, return_exceptions=True)
-            live = await http.get("/healthz")
-            ready = await http.get("/readyz")
-            assert (live.status, ready.status) == (503, 503)
-            assert (await ready.json())["down"] == ["api"]
-            assert (await live.json())["live"] is False
+    async with (
+        serve_probes(
+            CollectorRegistry(), 0, host="127.0.0.1", live=running.live, ready=running.ready
+        ) as port,
+        ClientSession(f"http://127.0.0.1:{port}") as http,
+    ):
+        assert (await http.get("/healthz")).status == 200
+        running.api.cancel()  # the part dies
+        await asyncio.gather(running.api, return_exceptions=True)
+        live = await http.get("/healthz")
+        ready = await http.get("/readyz")
+        assert (live.status, ready.status) == (503, 503)
+        assert (await ready.json())["down"] == ["api"]
+        assert (await live.json())["live"] is False
 
 
 async def test_an_agent_that_died_is_reported_by_name() -> None:
