@@ -71,6 +71,29 @@ async def test_markers_are_trimmed_past_the_replay_horizon_and_the_count_bound(
         await client.aclose()
 
 
+async def test_markers_an_older_version_kept_as_a_set_are_still_read(
+    stack_settings: Settings,
+) -> None:
+    client = aioredis.from_url(stack_settings.redis_url)
+    namespace = f"legacy-{uuid.uuid4().hex[:12]}"
+    tree = RedisTree(client, namespace)
+    try:
+        await client.sadd(f"{namespace}:{{ana}}:seen", "old1", "old2")
+        assert await tree.seen_marks("ana", ["old1", "new"]) == [0, None]
+        await commit(tree, seen={"new": 5})
+        assert await tree.unseen("ana", ["old1", "old2", "new", "other"]) == [
+            False,
+            False,
+            False,
+            True,
+        ]
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
 class TestFakeTree(TreeContract):
     @pytest.fixture
     def tree(self) -> FakeTree:

@@ -36,6 +36,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+import redis.exceptions
 
 from memstream.contracts.codec import decode_node, encode_node
 from memstream.domain.models import Level, MemoryNode, StoredNode
@@ -100,8 +101,26 @@ class RedisTree:
         """For each event id, the content mark it was committed with; None if not seen."""
         if not event_ids:
             return []
-        scores = await _done(self._r.zmscore(self._key(user_id, "seen"), list(event_ids)))
+        key = self._key(user_id, "seen")
+        try:
+            scores = await _done(self._r.zmscore(key, list(event_ids)))
+        except redis.exceptions.ResponseError as error:
+            if "WRONGTYPE" not in str(error):
+                raise
+            await self._upgrade_seen_set(key)
+            scores = await _done(self._r.zmscore(key, list(event_ids)))
         return [None if s is None else int(s) & MARK_MASK for s in scores]
+
+    async def _upgrade_seen_set(self, key: str) -> None:
+        """Markers an older version kept as a plain set become sorted-set markers, committed
+        now with no content mark (they then expire with the horizon like any other)."""
+        members = await _done(self._r.smembers(key))
+        stamp = float(int(self._clock().timestamp()) << MARK_BITS)
+        pipe = self._r.pipeline(transaction=True)
+        pipe.delete(key)
+        if members:
+            pipe.zadd(key, dict.fromkeys(members, stamp))
+        await pipe.execute()
 
     async def commit_user(
         self,

@@ -207,7 +207,8 @@ async def consume_batch(
         return
 
     async def counted(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
-        await _dead_letter_all([Rejected(raw, reason, field_path)], dead_letter, on_rejected)
+        letter = Rejected(raw, reason, field_path)
+        await _dead_letter_all([letter], dead_letter, on_rejected, backoff_s=backoff_s)
 
     await deliver(handler, consumed, counted, backoff_s=backoff_s, retry_budget_s=retry_budget_s)
 
