@@ -10,6 +10,7 @@ The figure printed is hostile records absorbed per minute beside the steady turn
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from tests.unit.edges.faust.hostile_records import records
 
@@ -35,8 +36,9 @@ from memstream.tools.caught_up import wait_caught_up
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.hostile,
-    # Faust seeds its own randomness while hypothesis draws: harmless here.
-    pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning"),
+    # Faust seeds its own randomness while hypothesis draws, and the figure's records are
+    # too large for a useful repr: both harmless here.
+    pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning"),
 ]
 
 STEADY_EXCHANGES = 10
@@ -178,4 +180,75 @@ async def test_hostile_records_are_absorbed_while_a_conversation_goes_on(
     print(
         f"\nhostile records absorbed: {total} in {seconds:.1f} s = {60 * total / seconds:.0f}/min, "
         f"with {2 * STEADY_EXCHANGES} steady turns per run all stored"
+    )
+
+
+FIGURE_RECORDS = 100  # hostile records, and valid turns in each phase
+
+
+async def _stored_in(runtime: Container, values: list[bytes], user: str, l1s: int) -> float:
+    """Publish `values` at once; seconds until `user` has `l1s` L1 memories."""
+    producer = runtime.publisher.producer  # type: ignore[attr-defined]
+    topic = runtime.catalog.turns.name
+    started = time.monotonic()
+    sent = [await producer.send(topic, key=key_of(v), value=v) for v in values]
+    for future in sent:
+        await future
+    while len(await runtime.tree.level_ids(user, Level.SEGMENT)) < l1s:
+        if time.monotonic() - started > 300:
+            have = len(await runtime.tree.level_ids(user, Level.SEGMENT))
+            raise TimeoutError(f"{user} has {have} of its {l1s} L1s after 300 s")
+        await asyncio.sleep(0.05)
+    return time.monotonic() - started
+
+
+def conversation(user: str, turns: int) -> list[bytes]:
+    start = datetime(2026, 2, 2, 9, tzinfo=UTC)
+    return [
+        json.dumps(
+            {
+                "type": "turn.v1",
+                "event_id": f"{user}-{i}",
+                "user_id": user,
+                "session_id": f"{user}-s",
+                "seq": i,
+                "speaker": "Ana" if i % 2 == 0 else "Bot",
+                "role": "user" if i % 2 == 0 else "assistant",
+                "text": f"Message {i} about the allotment and the tomatoes.",
+                "ts": (start + timedelta(seconds=10 * i)).isoformat(),
+            }
+        ).encode()
+        for i in range(turns)
+    ]
+
+
+@settings(
+    max_examples=1,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.generate],  # a figure, not a search: no shrinking
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(hostile=st.lists(records(oversize=False), min_size=FIGURE_RECORDS, max_size=FIGURE_RECORDS))
+async def test_figure_hostile_records_per_minute_beside_the_valid_rate(
+    runtime: Container, pipeline: RunningProcess, hostile: list[bytes]
+) -> None:
+    """Same run, same worker, once warm: valid turns alone, then as many again with as many
+    hostile records interleaved. Prints both rates; only their ratio means anything on a shared
+    machine."""
+    await _stored_in(runtime, conversation("warm-up", 20), "warm-up", 10)  # model loaded
+    alone = await _stored_in(
+        runtime, conversation("alone", FIGURE_RECORDS), "alone", FIGURE_RECORDS // 2
+    )
+    mixed_values = [
+        v for pair in zip(conversation("mixed", FIGURE_RECORDS), hostile, strict=True) for v in pair
+    ]
+    mixed = await _stored_in(runtime, mixed_values, "mixed", FIGURE_RECORDS // 2)
+    await wait_caught_up(runtime, [], timeout_s=60)
+    assert pipeline.live()
+    print(
+        f"\nvalid turns alone: {60 * FIGURE_RECORDS / alone:.0f}/min; "
+        f"with {FIGURE_RECORDS} hostile records interleaved: {60 * FIGURE_RECORDS / mixed:.0f} "
+        f"valid turns/min and {60 * FIGURE_RECORDS / mixed:.0f} hostile records/min absorbed "
+        f"(ratio of valid rates {alone / mixed:.2f})"
     )
