@@ -38,7 +38,7 @@ from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import Consumed
 from memstream.domain.windows import WindowRules
-from memstream.edges.faust.app import RecordHandler, build_faust_app
+from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_app
 from memstream.edges.faust.dead_letters import DeadLetters
 from memstream.edges.http.api import RecallParts, create_app
 from memstream.edges.instrumentation import (
@@ -267,6 +267,7 @@ def write_path_app(
     consolidator: Consolidator | None,
     app_id: str,
     options: Mapping[str, Any],
+    health: AgentHealth | None = None,
 ) -> faust.App:
     """A Faust app with an agent for each handler given, recording what they do in `metrics`."""
     on_turns: RecordHandler | None = None
@@ -292,6 +293,9 @@ def write_path_app(
         metrics=metrics,
         batch_size=c.settings.consume_batch_size,
         fetch_max_wait_ms=c.settings.kafka_fetch_max_wait_ms,
+        retry_budget_s=c.settings.record_retry_budget_s,
+        max_event_skew_s=c.settings.max_event_skew_s,
+        health=health,
         datadir=str(datadir),
         **options,
     )

@@ -20,7 +20,8 @@ from memstream.domain.models import ClosureReason, Level
 
 CONSOLIDATED_LEVELS = tuple(level.label for level in Level if level > Level.SEGMENT)
 CLOSURE_REASONS: tuple[str, ...] = get_args(ClosureReason)
-INGEST_OUTCOMES = ("accepted", "duplicate", "dead_letter")
+# A conflict is a duplicate event id with other content: the first copy is kept.
+INGEST_OUTCOMES = ("accepted", "duplicate", "conflict", "dead_letter")
 CONSOLIDATION_RESULTS = ("written", "unchanged", "no_children")
 LLM_OPERATIONS = ("segment", *(f"consolidate_l{int(lv)}" for lv in Level if lv > 1), "plan", "gate")
 
@@ -30,7 +31,10 @@ _DLQ_FIELDS = (
     "type", "event_id", "user_id", "session_id", "seq", "speaker", "role", "text", "ts", "tz",
     "metadata", "now",
 )  # fmt: skip
-DLQ_REASONS = ("undecodable", "invalid_value", *(f"invalid_{f}" for f in _DLQ_FIELDS), "other")
+DLQ_REASONS = (
+    "undecodable", "invalid_value", *(f"invalid_{f}" for f in _DLQ_FIELDS),
+    "handler_failed", "conflict", "other",
+)  # fmt: skip
 
 # Seconds to hours: an L2 closes minutes after a session; an L5 waits for the month's L4s.
 CONSOLIDATION_LAG_BUCKETS = (
@@ -52,6 +56,10 @@ def dlq_category(reason: str) -> str:
     """A bounded label for a dead-letter reason such as `ts: 'yesterday' is not a date-time`."""
     if reason.startswith("undecodable"):
         return "undecodable"
+    if reason.startswith("handler failed"):
+        return "handler_failed"
+    if reason.startswith("conflict"):
+        return "conflict"
     head = reason.split(":", 1)[0].strip()
     if head == "(value)":
         return "invalid_value"

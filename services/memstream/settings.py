@@ -81,6 +81,24 @@ class Settings(BaseSettings):
         le=10_000,
         description="Records the segmenter stores together; the next step embeds meanwhile.",
     )
+    record_retry_budget_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Most time one failing record may take before it is dead-lettered "
+        "(outages of a store or the broker are waited out instead).",
+    )
+    max_event_skew_s: float = Field(
+        default=86_400.0,
+        gt=0,
+        description="An event dated further than this ahead of the wall clock is "
+        "dead-lettered: it would move its user's watermark into the future.",
+    )
+    shutdown_grace_s: float = Field(
+        default=25.0,
+        gt=0,
+        description="After SIGTERM, a worker that has not stopped in this long kills its "
+        "children and exits (keep it below the pod's terminationGracePeriodSeconds).",
+    )
 
     # Windows and segments.
     default_tz: str = Field(default="UTC", description="Zone for users whose turns carry no tz.")

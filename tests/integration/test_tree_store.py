@@ -12,7 +12,7 @@ from tests.unit.fakes import FakeTree
 from memstream.adapters.redis.tree import RedisTree
 from memstream.settings import Settings
 
-from .tree_contract import TreeContract
+from .tree_contract import TreeContract, commit
 
 pytestmark = pytest.mark.integration
 
@@ -40,6 +40,58 @@ class TestRedisTree(TreeContract):
         assert len(await tree.degraded()) == 1
         await tree.delete_user("pipe|x")
         assert await tree.degraded() == []
+
+
+async def test_markers_are_trimmed_past_the_replay_horizon_and_the_count_bound(
+    stack_settings: Settings,
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    client = aioredis.from_url(stack_settings.redis_url)
+    namespace = f"horizon-{uuid.uuid4().hex[:12]}"
+    now = [datetime(2024, 5, 1, tzinfo=UTC)]
+    tree = RedisTree(
+        client, namespace, seen_horizon=timedelta(days=8), seen_max=5, clock=lambda: now[0]
+    )
+    try:
+        await commit(tree, seen={"old": 7})
+        now[0] += timedelta(days=7)
+        await commit(tree, seen={"week": 8})
+        assert await tree.seen_marks("ana", ["old", "week"]) == [7, 8]  # within the horizon
+        now[0] += timedelta(days=2)
+        await commit(tree, seen={"new": 9})
+        assert await tree.seen_marks("ana", ["old", "week", "new"]) == [None, 8, 9]
+        await commit(tree, seen={f"e{i}": i for i in range(10)})
+        assert await client.zcard(f"{namespace}:{{ana}}:seen") == 5
+        assert await tree.unseen("ana", ["e9", "week"]) == [False, True]  # oldest go first
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
+async def test_markers_an_older_version_kept_as_a_set_are_still_read(
+    stack_settings: Settings,
+) -> None:
+    client = aioredis.from_url(stack_settings.redis_url)
+    namespace = f"legacy-{uuid.uuid4().hex[:12]}"
+    tree = RedisTree(client, namespace)
+    try:
+        await client.sadd(f"{namespace}:{{ana}}:seen", "old1", "old2")
+        assert await tree.seen_marks("ana", ["old1", "new"]) == [0, None]
+        await commit(tree, seen={"new": 5})
+        assert await tree.unseen("ana", ["old1", "old2", "new", "other"]) == [
+            False,
+            False,
+            False,
+            True,
+        ]
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
 
 
 class TestFakeTree(TreeContract):

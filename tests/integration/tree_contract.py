@@ -62,7 +62,7 @@ async def commit(
     tree: TreeStore,
     user: str = "ana",
     *,
-    seen: tuple[str, ...] = (),
+    seen: tuple[str, ...] | dict[str, int] = (),
     nodes: tuple[MemoryNode, ...] = (),
     outbox: tuple[dict[str, Any], ...] = (),
     due: datetime | None = None,
@@ -101,6 +101,16 @@ class TreeContract:
         await commit(tree, seen=("e3",))
         assert await tree.unseen("ana", ["e1", "new", "e3", "e2"]) == [False, True, False, False]
         assert await tree.unseen("mira", ["e1"]) == [True]
+
+    async def test_seen_markers_keep_the_content_mark_they_were_committed_with(
+        self, tree: TreeStore
+    ) -> None:
+        assert await tree.seen_marks("ana", []) == []
+        await commit(tree, seen={"e1": 12345, "e2": 2**21 - 1})
+        await commit(tree, seen=("e3",))  # no mark given: 0
+        marks = await tree.seen_marks("ana", ["e1", "e2", "e3", "new"])
+        assert marks == [12345, 2**21 - 1, 0, None]
+        assert await tree.seen_marks("mira", ["e1"]) == [None]
 
     async def test_a_commit_writes_state_markers_nodes_outbox_and_due_together(
         self, tree: TreeStore

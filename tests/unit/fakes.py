@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -122,7 +122,7 @@ class FakeTree:
         self.stored: dict[tuple[str, str], StoredNode] = {}
         self.children: dict[tuple[str, str], set[str]] = {}
         self.states: dict[str, str] = {}  # JSON, as Redis keeps it: a loaded state is a copy
-        self.seen: dict[str, set[str]] = {}
+        self.seen: dict[str, dict[str, int]] = {}  # user -> event id -> content mark
         self.outboxes: dict[tuple[str, OutboxName], list[str]] = {}
         self.due: dict[str, float] = {}
         self.degraded_nodes: set[tuple[str, str]] = set()
@@ -147,21 +147,26 @@ class FakeTree:
         return json.loads(raw) if raw else None
 
     async def unseen(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
-        seen = self.seen.get(user_id, set())
+        seen = self.seen.get(user_id, {})
         return [e not in seen for e in event_ids]
+
+    async def seen_marks(self, user_id: str, event_ids: Sequence[str]) -> list[int | None]:
+        seen = self.seen.get(user_id, {})
+        return [seen.get(e) for e in event_ids]
 
     async def commit_user(
         self,
         user_id: str,
         *,
         state: dict[str, Any],
-        seen: Iterable[str],
+        seen: Mapping[str, int] | Iterable[str],
         nodes: Sequence[MemoryNode],
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
     ) -> None:
         self.states[user_id] = json.dumps(state)
-        self.seen.setdefault(user_id, set()).update(seen)
+        marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
+        self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in marks.items()})
         for n in nodes:
             self.add(n)
         self.outboxes.setdefault((user_id, "segmenter"), []).extend(map(json.dumps, outbox))

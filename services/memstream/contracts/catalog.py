@@ -41,6 +41,7 @@ __all__ = [
     "describe_error",
     "load_catalog",
     "parse_json",
+    "unrepresentable",
 ]
 
 # The roles the pipeline needs, by the catalog name that fills them.
@@ -333,16 +334,54 @@ def _reject_constant(token: str) -> object:
 def parse_json(value: object) -> tuple[object, ValidationProblem | None]:
     """A value as JSON: raw bytes or text parsed (strictly), anything else as it is; or why
     it is not JSON. `TopicSpec.validate` parses with it, so a caller that needs the parsed
-    value too calls this once and validates what it returns."""
-    if not isinstance(value, bytes | bytearray | memoryview | str):
-        return value, None
-    try:
-        text = value if isinstance(value, str) else bytes(value).decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant), None
-    except UnicodeDecodeError:
-        return None, ValidationProblem("", "not JSON: the bytes are not UTF-8 text")
-    except ValueError as exc:
-        return None, ValidationProblem("", f"not JSON: {exc}")
+    value too calls this once and validates what it returns.
+
+    Beyond the grammar, a value must be one memstream can carry on: nested at most
+    `MAX_JSON_DEPTH` deep (deeper JSON would exhaust the interpreter's recursion limit in
+    whatever encodes it next) and valid Unicode, i.e. no lone surrogate from a `\\ud800`
+    escape (it cannot be written as UTF-8, so no store, topic or response could hold it).
+    Such a value is refused, never repaired: silently changing a user's text is worse.
+    """
+    if isinstance(value, bytes | bytearray | memoryview | str):
+        try:
+            text = value if isinstance(value, str) else bytes(value).decode("utf-8")
+            value = json.loads(text, parse_constant=_reject_constant)
+        except UnicodeDecodeError:
+            return None, ValidationProblem("", "not JSON: the bytes are not UTF-8 text")
+        except RecursionError:
+            return None, ValidationProblem("", f"not JSON: nested deeper than {MAX_JSON_DEPTH}")
+        except ValueError as exc:
+            return None, ValidationProblem("", f"not JSON: {exc}")
+    problem = unrepresentable(value)
+    return (None, problem) if problem is not None else (value, None)
+
+
+# JSON objects and arrays nest at most this deep in any event (a turn's metadata included).
+MAX_JSON_DEPTH = 32
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def unrepresentable(value: object) -> ValidationProblem | None:
+    """Why a decoded JSON value cannot be carried on (too deep, a lone surrogate), or None.
+
+    Iterative, so it is safe on any depth a caller managed to build.
+    """
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if len(path) > MAX_JSON_DEPTH:
+            return ValidationProblem(_path(path[:8]), f"nested deeper than {MAX_JSON_DEPTH}")
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return ValidationProblem(_path(path), "not valid Unicode: a lone surrogate")
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return ValidationProblem(_path(path), "not valid Unicode: a lone surrogate")
+                stack.append((child, (*path, str(key))))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, i)) for i, child in enumerate(item))
+    return None
 
 
 def _problems(validator: Draft202012Validator, obj: object) -> list[ValidationProblem]:
@@ -404,7 +443,8 @@ def describe_error(error: ValidationError) -> list[ValidationProblem]:
         return [ValidationProblem(_join(where, n), "unknown field") for n in extra]
     if schema.get("format") == "date-time" and kind in ("format", "pattern"):
         reason = (
-            f"bad timestamp {_short(value)}: expected RFC 3339 with an offset, e.g. {_EXAMPLE_TS}"
+            f"bad timestamp {_short(value)}: expected RFC 3339 with an offset in years "
+            f"1900-2199, e.g. {_EXAMPLE_TS}"
         )
     elif kind == "format" and limit == "iana-time-zone":
         reason = f"unknown time zone {_short(value)} (expected an IANA name such as Europe/Paris)"

@@ -13,6 +13,11 @@ Rules (see DESIGN.md, "Temporal Memory Tree"):
 - A turn of a session that has already closed is late: it becomes an L1 segment of its own
   at once and every already-consolidated window above it closes again (reason `late_data`).
 - One session is open per user at a time; a turn of an unknown session opens it.
+- A turn of a session the state no longer remembers (evicted past the bounds below: older
+  than every remembered session while the memory is full) is late data too: it gets its L1
+  at once under an L2 of its own (the forgotten session's start is unknown, so the L2 window
+  starts at the turn), and that L2 and every calendar window above it that is not open
+  close again (reason `late_data`). It never touches the open session.
 """
 
 from __future__ import annotations
@@ -136,6 +141,8 @@ def _on_turn(
     known = state.sessions.get(turn.session_id)
     if known is not None and known.closed:
         return _on_late_turn(state, turn, known, rules)
+    if known is None and _forgotten(state, turn):
+        return _on_forgotten_session_turn(state, turn, received_at)
 
     outputs: list[Output] = []
     if state.open_session is not None and state.open_session != turn.session_id:
@@ -194,6 +201,28 @@ def _on_late_turn(
             break  # this window and those above it will be consolidated in due course
         if key in state.closed or key == session_key:
             outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
+    return state, outputs
+
+
+def _forgotten(state: UserWindows, turn: Turn) -> bool:
+    """Whether `turn`'s unknown session is one the state may have forgotten: the memory is
+    full and the turn is older than every session it still holds."""
+    if len(state.sessions) < MAX_REMEMBERED_SESSIONS:
+        return False
+    return turn.ts < min(s.last_ts for s in state.sessions.values())
+
+
+def _on_forgotten_session_turn(
+    state: UserWindows, turn: Turn, received_at: datetime
+) -> tuple[UserWindows, list[Output]]:
+    info = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at, closed=True)
+    outputs: list[Output] = [
+        SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
+    ]
+    for ow in _chain_windows(state, info):
+        if window_key(*window_parts(ow.window)) in state.open_windows:
+            break  # this window and those above it will be consolidated in due course
+        outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
     return state, outputs
 
 
@@ -340,10 +369,15 @@ def _segment(state: UserWindows, messages: tuple[Turn, ...]) -> SegmentReady:
 
 
 def _remember(sessions: dict[str, SessionInfo], info: SessionInfo) -> dict[str, SessionInfo]:
+    """`sessions` with `info` (never itself evicted: it is in use) and the oldest dropped
+    past the bound; an open session is never dropped either, its windows need it."""
     updated = {k: v for k, v in sessions.items() if k != info.session_id}
     updated[info.session_id] = info
     while len(updated) > MAX_REMEMBERED_SESSIONS:
-        oldest = min(updated.values(), key=lambda s: s.last_ts)
+        evictable = [s for s in updated.values() if s.closed and s.session_id != info.session_id]
+        if not evictable:
+            break
+        oldest = min(evictable, key=lambda s: s.last_ts)
         del updated[oldest.session_id]
     return updated
 

@@ -39,7 +39,8 @@ def observe_batch(metrics: Metrics, report: BatchReport, seconds: float) -> None
     """
     metrics.segmenter_batch.observe(seconds)
     metrics.ingested.labels("accepted").inc(max(0, report.events - report.duplicates))
-    metrics.ingested.labels("duplicate").inc(report.duplicates)
+    metrics.ingested.labels("duplicate").inc(report.duplicates - len(report.conflicts))
+    metrics.ingested.labels("conflict").inc(len(report.conflicts))
     for latency in report.l1_latencies:
         metrics.l1_latency.observe(latency)
     for closure in report.closures:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 from aiohttp import web
@@ -19,9 +19,26 @@ from prometheus_client import (
 
 log = logging.getLogger(__name__)
 
-LiveCheck = Callable[[], bool]
-ReadyCheck = Callable[[], Awaitable[bool]]
+# A check answers yes or no, or yes or no per part (`{"segmenter": False, "redis": True}`):
+# the probe is healthy when every part is, and its body says which part is not.
+Status = bool | Mapping[str, bool]
+LiveCheck = Callable[[], Status]
+ReadyCheck = Callable[[], Awaitable[Status]]
 READY_TIMEOUT_S = 5.0
+
+
+def _answer(key: str, status: Status) -> web.Response:
+    body: dict[str, object]
+    if isinstance(status, bool):
+        ok, body = status, {key: status}
+    else:
+        ok = all(status.values())
+        body = {
+            key: ok,
+            "parts": dict(status),
+            "down": sorted(k for k, v in status.items() if not v),
+        }
+    return web.json_response(body, status=200 if ok else 503)
 
 
 def process_registry() -> CollectorRegistry:
@@ -57,16 +74,16 @@ async def serve_probes(
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(_: web.Request) -> web.Response:
-        ok = live()
-        return web.json_response({"live": ok}, status=200 if ok else 503)
+        return _answer("live", live())
 
     async def readyz(_: web.Request) -> web.Response:
+        status: Status
         try:
-            ok = await asyncio.wait_for(ready(), timeout=READY_TIMEOUT_S)
+            status = await asyncio.wait_for(ready(), timeout=READY_TIMEOUT_S)
         except Exception:
             log.warning("readiness check failed", exc_info=True)
-            ok = False
-        return web.json_response({"ready": ok}, status=200 if ok else 503)
+            status = False
+        return _answer("ready", status)
 
     app = web.Application()
     app.router.add_get("/metrics", metrics)

@@ -114,10 +114,12 @@ def _configured(settings: Settings, command: str) -> Settings:
 
 def _run(settings: Settings, parts: Collection[Part], **options: Any) -> int:
     from memstream.entrypoints.runner import run_until_stopped, stop_on_signals
+    from memstream.entrypoints.shutdown import bounded_by
 
     async def main() -> int:
         with stop_on_signals() as stopping:
-            return await run_until_stopped(settings, parts, stopping, **options)
+            async with bounded_by(stopping, settings.shutdown_grace_s):
+                return await run_until_stopped(settings, parts, stopping, **options)
 
     try:
         return asyncio.run(main())

@@ -19,7 +19,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -36,6 +36,7 @@ from memstream.bootstrap import (
     write_path_app,
 )
 from memstream.consolidator.handler import Consolidator
+from memstream.edges.faust.app import AgentHealth
 from memstream.edges.http.server import serve_until_cancelled
 from memstream.edges.instrumentation import BacklogCollector
 from memstream.edges.probes import process_registry, serve_probes
@@ -104,18 +105,32 @@ class RunningProcess:
     api: asyncio.Task[None] | None = None
     probes_port: int | None = None
     started: bool = False
+    agents: AgentHealth = field(default_factory=AgentHealth)
+
+    def parts(self) -> dict[str, bool]:
+        """Whether each part this process runs is alive (a dead one stays dead)."""
+        status: dict[str, bool] = {}
+        app_up = self.app is None or not (self.app.crashed or self.app.should_stop)
+        for name, handler in (("segmenter", self.segmenter), ("consolidator", self.consolidator)):
+            if handler is not None:
+                died = any(agent.endswith(f"-{name}") for agent in self.agents.dead)
+                status[name] = app_up and not died
+        if self.clock is not None:
+            status["scheduler"] = not self.started or self.clock.running
+        for name, task in (("backlog-collector", self.collector), ("api", self.api)):
+            if task is not None:
+                status[name] = not task.done()
+        return status
 
     def live(self) -> bool:
         """False once a part has died: the orchestrator should restart the process."""
-        if self.app is not None and (self.app.crashed or self.app.should_stop):
-            return False
-        if self.clock is not None and self.started and not self.clock.running:
-            return False
-        return not any(task is not None and task.done() for task in (self.collector, self.api))
+        return all(self.parts().values())
 
-    async def ready(self) -> bool:
-        """Started, alive, and Redis answers (the store every part writes or reads)."""
-        return self.started and self.live() and await self.container.tree.ping()
+    async def ready(self) -> dict[str, bool]:
+        """Per part: started and alive; and whether Redis answers (every part needs it)."""
+        status = {name: ok and self.started for name, ok in self.parts().items()}
+        status["redis"] = await self.container.tree.ping()
+        return status
 
 
 @asynccontextmanager
@@ -171,6 +186,7 @@ async def run_parts(
                 consolidator=running.consolidator,
                 app_id=consumer_group(settings, parts),
                 options=options,
+                health=running.agents,
             )
             await running.app.start()
             stack.push_async_callback(running.app.stop)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -57,12 +57,17 @@ class TreeStore(Protocol):
         """For each event id, whether it has not been committed as seen yet."""
         ...
 
+    async def seen_marks(self, user_id: str, event_ids: Sequence[str]) -> list[int | None]:
+        """For each event id, the content mark committed with it (0: none given), or None
+        when it has not been seen. Markers last at least the input topic's retention."""
+        ...
+
     async def commit_user(
         self,
         user_id: str,
         *,
         state: dict[str, Any],
-        seen: Iterable[str],
+        seen: Mapping[str, int] | Iterable[str],
         nodes: Sequence[MemoryNode],
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,

@@ -14,6 +14,7 @@ crash left behind is published before anything new.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,9 @@ class BatchReport:
     segments: list[MemoryNode] = field(default_factory=list)
     closures: list[WindowClosed] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
+    # Duplicates (counted in `duplicates` too) whose content differs from the first copy:
+    # the first copy stays; these are logged and counted, the producer reused an event_id.
+    conflicts: list[str] = field(default_factory=list)
     # Per L1 stored: seconds from the broker time of its newest message in this batch to the
     # commit that stored it. An L1 none of whose messages came in this batch (a lone message
     # flushed by a session end or the clock) waited by design and is not counted.
@@ -71,7 +75,7 @@ class _Segment:
 class _UserWork:
     user_id: str
     state: dict[str, object]
-    seen: list[str]
+    seen: dict[str, int]  # event id -> content mark
     segments: list[_Segment]
     outbox: list[Outbound]
     due: datetime | None
@@ -190,10 +194,10 @@ class Segmenter:
             else initial_state(user_id, first_tz or self._rules.default_tz)
         )
         turns = [e for e in events if isinstance(e, Turn)]
-        fresh = dict(
+        committed = dict(
             zip(
                 [t.event_id for t in turns],
-                await self._tree.unseen(user_id, [t.event_id for t in turns]),
+                await self._tree.seen_marks(user_id, [t.event_id for t in turns]),
                 strict=True,
             )
         )
@@ -203,17 +207,26 @@ class Segmenter:
                 received.setdefault(c.event.event_id, c.raw.timestamp)
 
         now = self._clock()
-        seen: list[str] = []
+        seen: dict[str, int] = {}
         ready: list[SegmentReady] = []
         closures: list[WindowClosed] = []
         for event in events:
             if isinstance(event, ForgetRequested):
                 continue
             if isinstance(event, Turn):
-                if not fresh.get(event.event_id, False) or event.event_id in seen:
+                mark = content_mark(event)
+                first = seen.get(event.event_id, committed.get(event.event_id))
+                if first is not None:
                     report.duplicates += 1
+                    if first not in (0, mark):  # 0: committed before marks existed
+                        report.conflicts.append(event.event_id)
+                        log.warning(
+                            "event %r of user %r seen before with other content; kept the first",
+                            event.event_id,
+                            user_id,
+                        )
                     continue
-                seen.append(event.event_id)
+                seen[event.event_id] = mark
             state, outputs = apply(state, event, now, self._rules)
             for out in outputs:
                 if isinstance(out, SegmentReady):
@@ -280,6 +293,15 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(p) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+
+
+def content_mark(turn: Turn) -> int:
+    """21 bits (never 0) of what a turn says, stored with its idempotency marker so a later
+    copy of the same event id with other content is recognised (a miss is one in two
+    million)."""
+    fields = (turn.session_id, turn.speaker, turn.role, turn.text, turn.ts.isoformat())
+    digest = hashlib.blake2b("\x1f".join(fields).encode("utf-8", "surrogatepass"), digest_size=8)
+    return (int.from_bytes(digest.digest(), "big") % ((1 << 21) - 1)) + 1
 
 
 def _texts(step: Sequence[Consumed[InputEvent]]) -> list[str]:

@@ -214,6 +214,27 @@ def test_cli_validate_reports_each_bad_line(tmp_path: Path) -> None:
     assert len(bad) == 2
 
 
+def test_cli_validate_reports_hostile_lines_instead_of_crashing(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    turn = json.dumps(GOOD["turn.v1"])
+    lines = [
+        "[" * 100_000 + "]" * 100_000,
+        turn.replace('"ts": "', '"ts": "9999-12-31T23:59:59+00:00", "x": "'),
+        json.dumps(_changed("turn.v1", {"ts": "0001-01-01T00:00:00+01:00"})),
+        json.dumps(_changed("turn.v1", {"user_id": "ana\ud800"})),  # a \ud800 escape
+    ]
+    events.write_text("\n".join(lines) + "\n")
+
+    result = CliRunner().invoke(app, ["topics", "validate", str(events)])
+
+    assert result.exit_code == 1, result.output
+    bad = [line for line in result.stdout.splitlines() if line.startswith("line ")]
+    assert bad[0] == "line 1: (value): not JSON: nested deeper than 32"
+    assert "ts: bad timestamp" in bad[1] and "ts: bad timestamp" in bad[2]
+    assert bad[3] == "line 4: user_id: not valid Unicode: a lone surrogate"
+    assert len(bad) == 4
+
+
 def test_cli_validate_good_file_and_topic_option(tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
     events.write_text(json.dumps(GOOD["turn.v1"]) + "\n")

@@ -156,3 +156,33 @@ def test_by_count_segments_take_every_n_messages_whoever_speaks() -> None:
         outputs += out
     segments = [[m.seq for m in o.messages] for o in outputs if isinstance(o, SegmentReady)]
     assert segments == [[0, 1], [2, 3]]
+
+
+def test_a_turn_of_a_session_evicted_from_the_state_still_gets_its_l1_as_late_data() -> None:
+    # Regression: past MAX_REMEMBERED_SESSIONS a turn of an early session raised KeyError.
+    from memstream.domain.windows import MAX_REMEMBERED_SESSIONS
+
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    state = initial_state("u1", "UTC")
+    for i in range(MAX_REMEMBERED_SESSIONS + 5):
+        state, _ = apply(state, turn(f"s{i}", 0, start + timedelta(hours=i)), RECEIVED, RULES)
+    assert "s0" not in state.sessions and len(state.sessions) == MAX_REMEMBERED_SESSIONS
+    open_before = state.open_session
+
+    old = replace(turn("s0", 1, start + timedelta(minutes=5)), role="other")
+    state, out = run(state, [old])
+    [segment] = [o for o in out if isinstance(o, SegmentReady)]
+    assert segment.messages == (old,) and segment.late
+    # Its own L2 and the closed calendar windows above it close again, as late data; the
+    # month is still open (later sessions are in it), so it waits as usual.
+    assert closures(out) == [(2, "late_data"), (3, "late_data"), (4, "late_data")]
+    session_closure = next(o for o in out if isinstance(o, WindowClosed))
+    assert session_closure.node_id == segment.parent_id
+    assert state.open_session == open_before  # the live session is left alone
+
+    # The user goes on: a new session still works after the late one.
+    later = start + timedelta(hours=MAX_REMEMBERED_SESSIONS + 10)
+    new = [turn("new", 0, later), turn("new", 1, later)]
+    state, out = run(state, new)
+    assert [o for o in out if isinstance(o, SegmentReady)][-1].messages == tuple(new)
+    assert state.open_session == "new"

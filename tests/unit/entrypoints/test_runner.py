@@ -55,7 +55,55 @@ async def test_a_process_whose_api_stopped_is_not_live() -> None:
 
     running.api = asyncio.create_task(serving())
     await asyncio.sleep(0)
-    assert running.live() and await running.ready()
+    assert running.live() and all((await running.ready()).values())
     running.api.cancel()
     await asyncio.gather(running.api, return_exceptions=True)
-    assert not running.live() and not await running.ready()
+    assert not running.live()
+    assert await running.ready() == {"api": False, "redis": True}
+
+
+async def test_a_dead_agent_fails_liveness_and_readiness_names_it() -> None:
+    from aiohttp import ClientSession
+
+    from memstream.edges.probes import serve_probes
+
+    container = fake_container(SETTINGS, FakeTree())
+    running = RunningProcess(container, Metrics(CollectorRegistry()), started=True)
+
+    async def serving() -> None:
+        await asyncio.Event().wait()
+
+    running.api = asyncio.create_task(serving())
+    async with (
+        serve_probes(
+            CollectorRegistry(), 0, host="127.0.0.1", live=running.live, ready=running.ready
+        ) as port,
+        ClientSession(f"http://127.0.0.1:{port}") as http,
+    ):
+        assert (await http.get("/healthz")).status == 200
+        running.api.cancel()  # the part dies
+        await asyncio.gather(running.api, return_exceptions=True)
+        live = await http.get("/healthz")
+        ready = await http.get("/readyz")
+        assert (live.status, ready.status) == (503, 503)
+        assert (await ready.json())["down"] == ["api"]
+        assert (await live.json())["live"] is False
+
+
+async def test_an_agent_that_died_is_reported_by_name() -> None:
+    from memstream.edges.faust.app import AgentHealth
+
+    health = AgentHealth()
+    running = RunningProcess(
+        fake_container(SETTINGS, FakeTree()),
+        Metrics(CollectorRegistry()),
+        segmenter=object(),  # type: ignore[arg-type]
+        consolidator=object(),  # type: ignore[arg-type]
+        started=True,
+        agents=health,
+    )
+    assert health.alive and running.live()
+    health.died("ms-segmenter", RecursionError("too deep"))
+    assert not health.alive and health.dead == {"ms-segmenter": "RecursionError: too deep"}
+    assert not running.live()
+    assert running.parts() == {"segmenter": False, "consolidator": True}

@@ -152,6 +152,23 @@ async def test_a_replayed_batch_writes_and_publishes_nothing_new() -> None:
     assert len(await r.l1s()) == 2
 
 
+async def test_an_event_id_reused_for_other_content_is_a_reported_conflict() -> None:
+    from dataclasses import replace
+
+    r = rig()
+    q, a = exchange(0)
+    await r.segmenter.handle_batch(consumed([q, a]))
+    same, changed = q, replace(q, text="something else entirely")
+    report = await r.segmenter.handle_batch(consumed([same, changed]))
+    assert (report.duplicates, report.conflicts) == (2, ["q0"])
+    assert [n.source_ids for n in await r.l1s()] == [("q0", "a0")]  # the first copy stays
+    # Within one batch too.
+    report = await r.segmenter.handle_batch(
+        consumed([turn("q9", 30), replace(turn("q9", 30), text="other")])
+    )
+    assert (report.duplicates, report.conflicts) == (1, ["q9"])
+
+
 async def test_events_before_a_forget_are_moot_and_those_after_it_count() -> None:
     r = rig()
     await r.segmenter.handle_batch(consumed(exchange(0)))  # already stored before the forget

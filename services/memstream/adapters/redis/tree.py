@@ -5,7 +5,7 @@ Cluster slot and a user's whole write is one MULTI/EXEC transaction. Layout, wit
 default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
 
     ms:{u}:state            JSON of the window reducer's state
-    ms:{u}:seen             set of processed event ids (idempotency markers)
+    ms:{u}:seen             sorted set of processed event ids (idempotency markers, below)
     ms:{u}:outbox           list of JSON events the segmenter committed but has not published
     ms:{u}:outbox:consolidator  the same, for the consolidator
     ms:{u}:node:<id>        JSON of a memory node (text included: recall climbs the tree here)
@@ -15,6 +15,15 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
     ms:degraded             set of JSON ["user", "node id"] written by the offline fallback
 
 `RedisTree` implements `memstream.ports.TreeStore`.
+
+Idempotency markers are bounded per user by a replay horizon. A record can only be delivered
+again while its topic retains it: seven days for the turns topic, counted from when the
+broker appended it, not from the turn's own date (a replayed 2023 conversation is appended
+today). So a marker is scored by when it was committed and dropped `seen_horizon` later
+(retention plus a day of margin for a consumer that falls behind), and at most `seen_max`
+are kept per user whatever the rate. Each score packs the commit time in whole seconds (high
+bits) with a 21-bit mark of the event's content (low bits), so one sorted set answers both
+"seen?" and "seen with the same content?", and trims by time with one range command.
 """
 
 from __future__ import annotations
@@ -22,11 +31,12 @@ from __future__ import annotations
 import inspect
 import json
 from collections import Counter
-from collections.abc import Awaitable, Iterable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+import redis.exceptions
 
 from memstream.contracts.codec import decode_node, encode_node
 from memstream.domain.models import Level, MemoryNode, StoredNode
@@ -35,6 +45,10 @@ from memstream.ports import OutboxName
 T = TypeVar("T")
 
 DEFAULT_NAMESPACE = "ms"
+MARK_BITS = 21  # 32 bits of seconds (until 2106) + 21 = 53: exact in a double
+MARK_MASK = (1 << MARK_BITS) - 1
+SEEN_HORIZON = timedelta(days=8)  # the turns topic's 7 days of retention, plus one
+SEEN_MAX = 200_000  # markers per user, whatever the rate: about 10 MB at most
 
 
 async def _done(result: Awaitable[T] | T) -> T:
@@ -49,8 +63,19 @@ def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
 class RedisTree:
     """Tree links, time indexes, window state, idempotency markers and outboxes."""
 
-    def __init__(self, client: aioredis.Redis, namespace: str = DEFAULT_NAMESPACE) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        namespace: str = DEFAULT_NAMESPACE,
+        *,
+        seen_horizon: timedelta = SEEN_HORIZON,
+        seen_max: int = SEEN_MAX,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self._r = client
+        self._seen_horizon_s = int(seen_horizon.total_seconds())
+        self._seen_max = seen_max
+        self._clock = clock
         # A namespace lets deployments (or tests) share one Redis without seeing each other.
         self._ns = namespace
         self._due = f"{namespace}:due"
@@ -69,18 +94,40 @@ class RedisTree:
         return json.loads(raw) if raw else None
 
     async def unseen(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
-        """For each event id, whether it has not been processed yet."""
+        """For each event id, whether it has not been processed yet (within the horizon)."""
+        return [mark is None for mark in await self.seen_marks(user_id, event_ids)]
+
+    async def seen_marks(self, user_id: str, event_ids: Sequence[str]) -> list[int | None]:
+        """For each event id, the content mark it was committed with; None if not seen."""
         if not event_ids:
             return []
-        flags = await _done(self._r.smismember(self._key(user_id, "seen"), list(event_ids)))
-        return [not f for f in flags]
+        key = self._key(user_id, "seen")
+        try:
+            scores = await _done(self._r.zmscore(key, list(event_ids)))
+        except redis.exceptions.ResponseError as error:
+            if "WRONGTYPE" not in str(error):
+                raise
+            await self._upgrade_seen_set(key)
+            scores = await _done(self._r.zmscore(key, list(event_ids)))
+        return [None if s is None else int(s) & MARK_MASK for s in scores]
+
+    async def _upgrade_seen_set(self, key: str) -> None:
+        """Markers an older version kept as a plain set become sorted-set markers, committed
+        now with no content mark (they then expire with the horizon like any other)."""
+        members = await _done(self._r.smembers(key))
+        stamp = float(int(self._clock().timestamp()) << MARK_BITS)
+        pipe = self._r.pipeline(transaction=True)
+        pipe.delete(key)
+        if members:
+            pipe.zadd(key, dict.fromkeys(members, stamp))
+        await pipe.execute()
 
     async def commit_user(
         self,
         user_id: str,
         *,
         state: dict[str, Any],
-        seen: Iterable[str],
+        seen: Mapping[str, int] | Iterable[str],
         nodes: Sequence[MemoryNode],
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
@@ -89,9 +136,14 @@ class RedisTree:
         p = user_prefix(user_id, self._ns)
         pipe = self._r.pipeline(transaction=True)
         pipe.set(p + "state", json.dumps(state))
-        seen = list(seen)
-        if seen:
-            pipe.sadd(p + "seen", *seen)
+        marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
+        if marks:
+            now = int(self._clock().timestamp())
+            stamp = now << MARK_BITS
+            pipe.zadd(p + "seen", {e: float(stamp | (m & MARK_MASK)) for e, m in marks.items()})
+            expired = (now - self._seen_horizon_s) << MARK_BITS
+            pipe.zremrangebyscore(p + "seen", "-inf", f"({expired}")
+            pipe.zremrangebyrank(p + "seen", 0, -(self._seen_max + 1))
         for node in nodes:
             self._queue_node(pipe, node, fingerprint="")
         if outbox:

@@ -5,17 +5,25 @@ valid event of its topic goes to the dead-letter topic and the handler gets the 
 domain events paired with their records. Faust commits a record's offset once the agent
 has moved past it, so an agent moves past a batch only when it is handled or dead-lettered:
 outages (a store or the broker unreachable) are retried until they end, and a batch that
-keeps failing for any other reason is retried record by record, the records that still fail
-going to the dead-letter topic with the error. Nothing is skipped silently. Both topics are
-keyed by user, so each user's records are handled in order even with several workers in
-the group.
+fails for any other reason is split in halves until the records at fault are alone; a
+record alone is retried for at most `retry_budget_s`, then goes to the dead-letter topic with
+the error. So a poison record costs its batch about two more passes plus that budget, not a
+pass per record. Nothing is skipped silently and every dead letter, whichever path sent it,
+is counted. Both topics are keyed by user, so each user's records are handled in order even
+with several workers in the group.
+
+An agent whose loop dies anyway is recorded in `AgentHealth`, which the liveness probe
+reads: a worker that stopped consuming must not look alive.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
 import faust
@@ -27,7 +35,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
-from memstream.edges.faust.decoding import Rejected, record_decoder
+from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
 from memstream.edges.faust.fetch import bound_fetch_wait
 from memstream.metrics import Metrics, dlq_category
 
@@ -60,6 +68,21 @@ OUTAGES: tuple[type[BaseException], ...] = (
 )
 FAILED_ATTEMPTS = 3
 BACKOFF_S = (0.5, 30.0)  # first and longest wait between attempts
+RETRY_BUDGET_S = 10.0  # the most time one record's failures may take before its dead letter
+
+
+class AgentHealth:
+    """Which agents of the app have died, and of what (read by the liveness probe)."""
+
+    def __init__(self) -> None:
+        self.dead: dict[str, str] = {}
+
+    @property
+    def alive(self) -> bool:
+        return not self.dead
+
+    def died(self, agent: str, error: BaseException) -> None:
+        self.dead[agent] = f"{type(error).__name__}: {error}"[:200]
 
 
 def build_faust_app(
@@ -75,10 +98,15 @@ def build_faust_app(
     batch_size: int = 1024,
     batch_within_s: float = 0.25,
     fetch_max_wait_ms: int = 100,
+    retry_budget_s: float = RETRY_BUDGET_S,
+    max_event_skew_s: float | None = None,
+    health: AgentHealth | None = None,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given; with `metrics`, the
-    records it dead-letters at decoding are counted."""
+    records it dead-letters are counted; with `health`, an agent that dies is recorded; with
+    `max_event_skew_s`, input events dated further ahead of the clock are dead-lettered."""
+    admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
     app = faust.App(
         app_id,
         broker=f"kafka://{bootstrap}",
@@ -96,7 +124,7 @@ def build_faust_app(
     )
     bound_fetch_wait(app, fetch_max_wait_ms)
     agents: tuple[tuple[str, TopicSpec, Decoder, RecordHandler | None], ...] = (
-        ("segmenter", turns, record_decoder(turns, decode_input), on_turns),
+        ("segmenter", turns, record_decoder(turns, decode_input, admit), on_turns),
         ("consolidator", windows, record_decoder(windows, decode_window), on_windows),
     )
     for name, spec, decoder, handler in agents:
@@ -110,10 +138,17 @@ def build_faust_app(
                 handler,
                 dead_letter,
                 counted,
-                batch_size,
-                batch_within_s,
+                _Batching(batch_size, batch_within_s, retry_budget_s),
+                health or AgentHealth(),
             )
     return app
+
+
+@dataclass(frozen=True, slots=True)
+class _Batching:
+    size: int
+    within_s: float
+    retry_budget_s: float
 
 
 def _add_agent(
@@ -124,17 +159,29 @@ def _add_agent(
     handler: RecordHandler,
     dead_letter: DeadLetter,
     on_rejected: Callable[[Rejected], None],
-    batch_size: int,
-    within_s: float,
+    batching: _Batching,
+    health: AgentHealth,
 ) -> None:
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
 
     @app.agent(topic, name=name)
     async def consume(stream: faust.StreamT[bytes]) -> None:
         # take_events (not take) keeps each record's topic, partition, offset and timestamp.
-        batches = stream.take_events(batch_size, within=within_s)  # type: ignore[attr-defined]
-        async for events in batches:
-            await consume_batch(list(_raw(events)), decoder, handler, dead_letter, on_rejected)
+        batches = stream.take_events(batching.size, within=batching.within_s)  # type: ignore[attr-defined]
+        try:
+            async for events in batches:
+                await consume_batch(
+                    list(_raw(events)),
+                    decoder,
+                    handler,
+                    dead_letter,
+                    on_rejected,
+                    retry_budget_s=batching.retry_budget_s,
+                )
+        except Exception as error:
+            log.critical("agent %s died: %r", name, error, exc_info=True)
+            health.died(name, error)
+            raise
 
 
 async def consume_batch(
@@ -145,14 +192,25 @@ async def consume_batch(
     on_rejected: Callable[[Rejected], None],
     *,
     backoff_s: tuple[float, float] = BACKOFF_S,
+    retry_budget_s: float = RETRY_BUDGET_S,
 ) -> None:
-    """Decode each record once; dead-letter the invalid ones, deliver the rest."""
+    """Decode each record once; dead-letter the invalid ones, deliver the rest.
+
+    `on_rejected` is called once for every dead letter sent, whether the record failed
+    decoding or its handler.
+    """
     decoded = [decoder(raw) for raw in raws]
     rejected = [d for d in decoded if isinstance(d, Rejected)]
     await _dead_letter_all(rejected, dead_letter, on_rejected, backoff_s=backoff_s)
     consumed = [d for d in decoded if not isinstance(d, Rejected)]
-    if consumed:
-        await deliver(handler, consumed, dead_letter, backoff_s=backoff_s)
+    if not consumed:
+        return
+
+    async def counted(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
+        letter = Rejected(raw, reason, field_path)
+        await _dead_letter_all([letter], dead_letter, on_rejected, backoff_s=backoff_s)
+
+    await deliver(handler, consumed, counted, backoff_s=backoff_s, retry_budget_s=retry_budget_s)
 
 
 async def _dead_letter_all(
@@ -201,15 +259,31 @@ async def deliver(
     *,
     attempts: int = FAILED_ATTEMPTS,
     backoff_s: tuple[float, float] = BACKOFF_S,
+    retry_budget_s: float = RETRY_BUDGET_S,
 ) -> None:
-    """Handle a batch; on repeated failure, each record alone; dead-letter what still fails."""
-    error = await _attempt(handler, batch, attempts, backoff_s)
+    """Handle a batch; on failure, each half in turn, down to single records; a record that
+    still fails after `attempts` tries or `retry_budget_s` seconds is dead-lettered.
+
+    Outages do not count against either bound: they are no record's fault.
+    """
+    alone = len(batch) == 1
+    error = await _attempt(
+        handler, batch, attempts if alone else 1, backoff_s, retry_budget_s if alone else None
+    )
     if error is None:
         return
-    if len(batch) > 1:
-        log.warning("batch of %d failed (%r); retrying record by record", len(batch), error)
-        for one in batch:
-            await deliver(handler, [one], dead_letter, attempts=attempts, backoff_s=backoff_s)
+    if not alone:
+        log.warning("batch of %d failed (%r); splitting it", len(batch), error)
+        half = len(batch) // 2
+        for part in (batch[:half], batch[half:]):
+            await deliver(
+                handler,
+                part,
+                dead_letter,
+                attempts=attempts,
+                backoff_s=backoff_s,
+                retry_budget_s=retry_budget_s,
+            )
         return
     poison = batch[0].raw
     log.error("dead-lettering %s/%s@%s: %r", poison.topic, poison.partition, poison.offset, error)
@@ -221,22 +295,30 @@ async def _attempt(
     items: T,
     attempts: int,
     backoff_s: tuple[float, float],
+    budget_s: float | None = None,
 ) -> Exception | None:
-    """None once handled; the last error after `attempts` failures that are not outages."""
+    """None once handled; the last error after `attempts` failures that are not outages, or
+    once those failures have taken `budget_s` seconds (waits included)."""
     failures = 0
     wait = backoff_s[0]
+    spent = 0.0  # time lost to failures, not to outages
     while True:
+        started = time.monotonic()
         try:
             await handler(items)
             return None
         except OUTAGES as outage:
             log.warning("dependency unavailable (%r); retrying in %.1f s", outage, wait)
+            await asyncio.sleep(wait)
         except Exception as error:
             failures += 1
-            if failures >= attempts:
+            spent += time.monotonic() - started
+            pause = wait if budget_s is None else min(wait, max(0.0, budget_s - spent))
+            if failures >= attempts or (budget_s is not None and spent + pause >= budget_s):
                 return error
             log.warning("handler failed (%r), attempt %d of %d", error, failures, attempts)
-        await asyncio.sleep(wait)
+            await asyncio.sleep(pause)
+            spent += pause
         wait = min(wait * 2, backoff_s[1])
 
 

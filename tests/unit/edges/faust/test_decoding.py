@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -137,3 +138,60 @@ async def test_dead_letters_wait_out_a_broker_outage_and_an_all_bad_batch_skips_
         [raw(b"nope")], decode_turn, handler, dead_letter, lambda _: None, backoff_s=NO_WAIT
     )
     assert attempts == [b"nope"] * 3
+
+
+async def test_a_dead_letter_from_a_failing_handler_is_counted_too() -> None:
+    metrics = Metrics(CollectorRegistry())
+    letters: list[str] = []
+
+    async def handler(batch: list[Consumed[InputEvent]]) -> None:
+        raise RuntimeError("bug")
+
+    async def dead_letter(record: RawEvent, reason: str, field_path: str | None = None) -> None:
+        letters.append(reason)
+
+    counter = rejection_counter(metrics, ingested=True)
+    await consume_batch([raw(TURN)], decode_turn, handler, dead_letter, counter, backoff_s=NO_WAIT)
+    assert letters == ["handler failed: RuntimeError: bug"]
+    sample = metrics.registry.get_sample_value
+    assert sample("memstream_dlq_events_total", {"reason": "handler_failed"}) == 1
+    assert sample("memstream_ingested_events_total", {"outcome": "dead_letter"}) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "field", "says"),
+    [
+        (TURN | {"user_id": "ana\ud800"}, "user_id", "lone surrogate"),
+        (TURN | {"text": "bad \udfff text"}, "text", "lone surrogate"),
+        (b"[" * 100_000 + b"]" * 100_000, None, "nested deeper"),
+        (TURN | {"metadata": json.loads("[" * 40 + "]" * 40)}, "metadata", "nested deeper"),
+        (TURN | {"ts": "0001-01-01T00:00:00+01:00"}, "ts", "bad timestamp"),
+        (TURN | {"ts": "9999-12-31T23:59:59-01:00"}, "ts", "bad timestamp"),
+    ],
+)
+def test_records_nothing_downstream_could_carry_are_rejected(
+    value: bytes | dict[str, Any], field: str | None, says: str
+) -> None:
+    body = value if isinstance(value, bytes) else json.dumps(value).encode()  # \\uXXXX escapes
+    decoded = decode_turn(raw(body))
+    assert isinstance(decoded, Rejected)
+    assert re.split(r"[.[]", decoded.field_path or "")[0] == (field or "")
+    assert says in decoded.reason
+
+
+def test_an_event_dated_beyond_the_skew_is_rejected_and_one_within_it_admitted() -> None:
+    from datetime import UTC, timedelta
+
+    from memstream.edges.faust.decoding import too_far_ahead
+
+    now = datetime(2024, 5, 1, 12, tzinfo=UTC)
+    admit = too_far_ahead(timedelta(days=1), clock=lambda: now)
+    decode = record_decoder(CATALOG.turns, decode_input, admit)
+    soon = (now + timedelta(hours=23)).isoformat()
+    later = (now + timedelta(days=2)).isoformat()
+    assert isinstance(decode(raw(TURN | {"ts": soon})), Consumed)
+    refused = decode(raw(TURN | {"ts": later}))
+    assert isinstance(refused, Rejected) and refused.field_path == "ts"
+    assert "ahead of the clock" in refused.reason
+    tick = decode(raw({"type": "tick.v1", "user_id": "ana", "now": later}))
+    assert isinstance(tick, Rejected) and tick.field_path == "now"

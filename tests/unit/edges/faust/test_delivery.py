@@ -51,3 +51,50 @@ async def test_a_poison_record_is_dead_lettered_and_the_rest_handled() -> None:
     assert handled == [b"a", b"c"]
     assert [(raw.value, raw.offset) for raw, _ in letters] == [(b"poison", 1)]
     assert "ValueError: cannot handle this" in letters[0][1]
+
+
+async def test_a_poison_record_costs_its_batch_a_few_passes_not_one_per_record() -> None:
+    calls: list[int] = []
+
+    async def handler(batch: list[Consumed[bytes]]) -> None:
+        calls.append(len(batch))
+        if any(c.event == b"poison" for c in batch):
+            raise ValueError("cannot handle this")
+
+    letters: list[RawEvent] = []
+
+    async def dead_letter(raw: RawEvent, reason: str) -> None:
+        letters.append(raw)
+
+    values = [b"ok%d" % i for i in range(1024)]
+    values[700] = b"poison"
+    await deliver(handler, records(*values), dead_letter, backoff_s=NO_WAIT)
+    assert [raw.value for raw in letters] == [b"poison"]
+    # Halving: each level handles about the batch once more; record by record would be 1024
+    # calls, and three full-batch attempts before it.
+    assert len(calls) <= 2 * 11 + 3
+    assert sum(calls) <= 3 * 1024
+
+
+async def test_a_failing_record_is_retried_for_at_most_its_budget() -> None:
+    import time
+
+    async def handler(batch: list[Consumed[bytes]]) -> None:
+        raise ValueError("always")
+
+    letters: list[RawEvent] = []
+
+    async def dead_letter(raw: RawEvent, reason: str) -> None:
+        letters.append(raw)
+
+    started = time.monotonic()
+    await deliver(
+        handler,
+        records(b"x"),
+        dead_letter,
+        attempts=1000,
+        backoff_s=(0.05, 0.05),
+        retry_budget_s=0.3,
+    )
+    assert time.monotonic() - started < 0.6
+    assert len(letters) == 1
