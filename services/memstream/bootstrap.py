@@ -15,6 +15,7 @@ the local model) are imported where settings choose them, never at import time.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import Consumed
+from memstream.domain.forgetting import Tombstone, lifetime_s
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.app import RecordHandler, build_faust_app
 from memstream.edges.faust.dead_letters import DeadLetters
@@ -91,11 +93,26 @@ class Container:
     def background_embedder(self) -> Embedder:
         return self.priority.background if self.priority is not None else self.embedder
 
-    async def forget_user(self, user_id: str) -> dict[str, int]:
-        """Remove a user from both stores; returns what was removed where."""
+    async def forget_user(self, user_id: str, tombstone: Tombstone | None = None) -> dict[str, int]:
+        """Remove a user from both stores and leave a tombstone; returns what went where.
+
+        Redis first, tombstone included, then Qdrant: from the tombstone on no commit can
+        write the user again, and a consolidation that indexed its points before the Qdrant
+        delete loses them there, one that indexed them after deletes them itself when its
+        guarded commit is refused. The tombstone lasts as long as a replay could bring back
+        something older than the forget (`domain.forgetting`).
+        """
+        stone = tombstone or Tombstone(forgotten_at=time.time())
+        ttl_s = lifetime_s(self.catalog.turns.retention_ms, self.catalog.windows.retention_ms)
+        forgotten = await self.tree.forget(user_id, stone, ttl_s)
         points = await self.index.delete_user(user_id)
-        keys = await self.tree.delete_user(user_id)
-        return {"qdrant_points": points, "redis_keys": keys}
+        return {
+            "qdrant_points": points,
+            "redis_keys": forgotten.redis_keys,
+            "nodes": forgotten.nodes,
+            # -1: the tombstone stays, as a topic keeps its records forever
+            "tombstone_ttl_s": -1 if ttl_s is None else ttl_s,
+        }
 
 
 @asynccontextmanager

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 from memstream.contracts.codec import decode_state, encode_state, encode_window, memory_event
 from memstream.contracts.records import Consumed, Outbound
+from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -54,6 +55,8 @@ class BatchReport:
     segments: list[MemoryNode] = field(default_factory=list)
     closures: list[WindowClosed] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
+    # Records of a forgotten user that were in the log before the forget (a replay): dropped.
+    predating_forget: int = 0
     # Per L1 stored: seconds from the broker time of its newest message in this batch to the
     # commit that stored it. An L1 none of whose messages came in this batch (a lone message
     # flushed by a session end or the clock) waited by design and is not counted.
@@ -75,6 +78,7 @@ class _UserWork:
     segments: list[_Segment]
     outbox: list[Outbound]
     due: datetime | None
+    guard: Guard
 
 
 class Segmenter:
@@ -87,7 +91,7 @@ class Segmenter:
         llm: LanguageModel,
         publisher: Publisher,
         topics: Topics,
-        forget: Callable[[str], Awaitable[object]],
+        forget: Callable[[str, Tombstone], Awaitable[object]],
         rules: WindowRules,
         history_window: int = 3,
         step_size: int = 1024,
@@ -142,20 +146,27 @@ class Segmenter:
         segments = [s for w in work for s in w.segments]
         if segments:
             await self._store_vectors(segments, await ahead.vectors(index))
+        committed: list[_UserWork] = []
         for w in work:
-            await self._tree.commit_user(
+            written = await self._tree.commit_user(
                 w.user_id,
                 state=w.state,
                 seen=w.seen,
                 nodes=[s.node for s in w.segments],
                 outbox=[o.to_json() for o in w.outbox],
                 due=w.due,
+                guard=w.guard,
             )
+            if not written:  # forgotten while this step ran: its L1s must not stay indexed
+                log.info("user forgotten during the step; dropping its writes")
+                await self._index.delete_points(w.user_id, [s.node.id for s in w.segments])
+                continue
+            committed.append(w)
             stored_at = self._clock().timestamp()
             report.l1_latencies += [
                 max(0.0, stored_at - s.received) for s in w.segments if s.received is not None
             ]
-        for w in work:
+        for w in committed:
             await self._flush_outbox(w.user_id)
 
     async def _user_work(
@@ -173,7 +184,9 @@ class Segmenter:
         )
         if last_forget is None:
             return items
-        await self._forget(user_id)
+        raw = items[last_forget].raw
+        stone = Tombstone(self._clock().timestamp(), raw.partition, raw.offset, raw.timestamp)
+        await self._forget(user_id, stone)
         report.forgotten.append(user_id)
         return items[last_forget + 1 :]
 
@@ -181,6 +194,16 @@ class Segmenter:
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> _UserWork:
         await self._flush_outbox(user_id)  # left over by a crash between commit and publish
+        # Read first: a forget after this read changes it, and the commit is then refused.
+        tombstone = await self._tree.tombstone(user_id)
+        if tombstone is not None:
+            kept = [
+                c
+                for c in items
+                if not tombstone.predates(c.raw.partition, c.raw.offset, c.raw.timestamp)
+            ]
+            report.predating_forget += len(items) - len(kept)
+            items = kept
         events = [c.event for c in items]
         stored = await self._tree.load_state(user_id)
         first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
@@ -228,7 +251,13 @@ class Segmenter:
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         return _UserWork(
-            user_id, encode_state(state), seen, segments, outbox, next_due(state, self._rules)
+            user_id,
+            encode_state(state),
+            seen,
+            segments,
+            outbox,
+            next_due(state, self._rules),
+            Guard(tombstone),
         )
 
     async def _write_segments(
