@@ -29,6 +29,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from fastapi import FastAPI
 from qdrant_client import AsyncQdrantClient
 
+from memstream import faults
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
@@ -105,6 +106,7 @@ class Container:
         stone = tombstone or Tombstone(forgotten_at=time.time())
         ttl_s = lifetime_s(self.catalog.turns.retention_ms, self.catalog.windows.retention_ms)
         forgotten = await self.tree.forget(user_id, stone, ttl_s)
+        faults.reach("forget.after_redis")
         points = await self.index.delete_user(user_id)
         return {
             "qdrant_points": points,
@@ -288,6 +290,13 @@ def write_path_app(
     if consolidator is not None:
         on_windows = InstrumentedConsolidator(consolidator, metrics).handle_records
     datadir = c.settings.data_dir / "faust" / app_id
+    settings = c.settings
+    membership: dict[str, Any] = {
+        "broker_session_timeout": settings.kafka_session_timeout_s,
+        "broker_heartbeat_interval": settings.kafka_heartbeat_interval_s,
+        "broker_rebalance_timeout": settings.kafka_rebalance_timeout_s,
+        "consumer_group_instance_id": settings.kafka_group_instance_id or None,
+    }
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
@@ -301,7 +310,7 @@ def write_path_app(
         batch_size=c.settings.consume_batch_size,
         fetch_max_wait_ms=c.settings.kafka_fetch_max_wait_ms,
         datadir=str(datadir),
-        **options,
+        **(membership | dict(options)),
     )
 
 

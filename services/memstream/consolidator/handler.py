@@ -27,6 +27,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memstream import faults
 from memstream.consolidator.batch_view import BatchView
 from memstream.contracts.codec import memory_event
 from memstream.contracts.records import Consumed, Outbound
@@ -98,6 +99,7 @@ class Consolidator:
                 del by_user[user_id]  # forgotten since the batch began: write nothing
         if by_user:
             await self._store_vectors([s.node for mine in by_user.values() for s in mine])
+            faults.reach("consolidation.after_qdrant")
             for user_id, mine in by_user.items():
                 events = [self._memory_event(s.node).to_json() for s in mine]
                 ids = [s.node.id for s in mine]

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from memstream import faults
 from memstream.contracts.codec import decode_state, encode_state, encode_window, memory_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.forgetting import Guard, Tombstone
@@ -146,6 +147,7 @@ class Segmenter:
         segments = [s for w in work for s in w.segments]
         if segments:
             await self._store_vectors(segments, await ahead.vectors(index))
+            faults.reach("l1.before_commit")
         committed: list[_UserWork] = []
         for w in work:
             written = await self._tree.commit_user(
@@ -166,6 +168,7 @@ class Segmenter:
             report.l1_latencies += [
                 max(0.0, stored_at - s.received) for s in w.segments if s.received is not None
             ]
+        faults.reach("l1.before_publish")
         for w in committed:
             await self._flush_outbox(w.user_id)
 
@@ -192,7 +195,7 @@ class Segmenter:
 
     async def _reduce(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
-    ) -> _UserWork:
+    ) -> _UserWork | None:
         await self._flush_outbox(user_id)  # left over by a crash between commit and publish
         # Read first: a forget after this read changes it, and the commit is then refused.
         tombstone = await self._tree.tombstone(user_id)
@@ -213,6 +216,10 @@ class Segmenter:
             else initial_state(user_id, first_tz or self._rules.default_tz)
         )
         turns = [e for e in events if isinstance(e, Turn)]
+        if stored is None and not turns:
+            # A tick or session end for a user with no state (one just forgotten, whose tick
+            # was already in flight) has nothing to close: writing a state would revive it.
+            return None
         fresh = dict(
             zip(
                 [t.event_id for t in turns],

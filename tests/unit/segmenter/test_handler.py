@@ -14,6 +14,7 @@ from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.forgetting import Tombstone
 from memstream.domain.ids import segment_id
 from memstream.domain.models import (
+    ClockTicked,
     ForgetRequested,
     InputEvent,
     Level,
@@ -253,3 +254,13 @@ async def test_records_without_a_broker_time_are_not_observed() -> None:
     r = rig()
     report = await r.segmenter.handle_batch(consumed(exchange(0)))
     assert len(report.segments) == 1 and report.l1_latencies == []
+
+
+async def test_a_tick_or_session_end_for_a_user_without_state_writes_nothing() -> None:
+    r = rig()
+    # A tick already in flight when the user was forgotten must not leave a state behind.
+    events = [ClockTicked(USER, NOW), SessionEnded(USER, "s1", T0)]
+    report = await r.segmenter.handle_batch(consumed(events))
+    assert report.closures == []
+    assert await r.tree.load_state(USER) is None
+    assert r.tree.due == {}
