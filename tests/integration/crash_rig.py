@@ -76,19 +76,19 @@ def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
                             },
                         )
                     )
-                # An explicit end: the session closes on event time, not after an idle wait.
-                end = (start + timedelta(minutes=10)).isoformat()
-                events.append(
-                    (
-                        user,
-                        {
-                            "type": "session_end.v1",
-                            "user_id": user,
-                            "session_id": f"{user}-s{day}",
-                            "ts": end,
-                        },
-                    )
+            # An explicit end: the session closes on event time, not after an idle wait.
+            end = (start + timedelta(minutes=10)).isoformat()
+            events.append(
+                (
+                    user,
+                    {
+                        "type": "session_end.v1",
+                        "user_id": user,
+                        "session_id": f"{user}-s{day}",
+                        "ts": end,
+                    },
                 )
+            )
     events.append((GONE, {"type": "forget.v1", "user_id": GONE}))
     return events
 

@@ -79,10 +79,7 @@ async def killed_run(
     restart = await consuming_after(settings, worker)
     await wait_settled(settings, worker)
     await worker.stop(signal.SIGTERM)
-    return await snapshot(settings), {
-        "kill_point": point,
-        "restart_to_consuming_s": round(restart, 1),
-    }
+    return await snapshot(settings), {"kill_point": point} | timings(worker, restart)
 
 
 async def graceful_restart(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, Any]]:
