@@ -1,4 +1,5 @@
-"""A forget that lands while the user's windows are being consolidated is final (#12.2).
+"""A forget that lands while the user's windows are being consolidated is final (#12.2),
+and forgetting one user touches no other, whatever characters the ids hold (#14.4).
 
 Through the real broker, Redis and Qdrant (in-process engine): the worker consolidates a
 user's closed windows; while the first consolidation is under way, `forget.v1` is published
@@ -29,6 +30,7 @@ from memstream.recall.pipeline import RecallRequest
 from memstream.settings import Settings
 
 from .crash_rig import KEPT, publish, synthetic_log
+from .trees import user_tree, write_nodes
 
 pytestmark = pytest.mark.integration
 USER = KEPT
@@ -110,3 +112,33 @@ async def test_a_forget_during_consolidation_leaves_nothing_of_the_user(
             await settled(again, replay.consumer_group)
         assert await c.index.count(USER) == 0
         assert await user_keys(c) == ["tombstone"]
+
+
+async def test_forgetting_an_id_with_glob_characters_touches_no_other_user(
+    settings: Settings, tmp_path: Path
+) -> None:
+    # Each id matches others as a glob pattern ("a*" matches "ab", "[a]" matches "a"...).
+    users = ["a*", "a?", "[a]", "a", "ab", "a\\"]
+    async with connect(settings.model_copy(update={"data_dir": tmp_path})) as c:
+        trees = {u: user_tree(u, [[f"{u} said hello", f"{u} said bye"]]) for u in users}
+        for nodes in trees.values():
+            await write_nodes(c, nodes)
+
+        async def keys_of(user: str) -> list[str]:
+            prefix = f"{c.settings.redis_namespace}:{{{user}}}:"
+            # Exact prefix test, so the check itself cannot confuse users.
+            found = [k.decode() async for k in c.tree._r.scan_iter(count=1000)]
+            return sorted(k.removeprefix(prefix) for k in found if k.startswith(prefix))
+
+        before = {u: await keys_of(u) for u in users}
+        for gone, user in enumerate(["a*", "[a]", "a\\"]):
+            report = await c.forget_user(user)
+            assert report["nodes"] == report["qdrant_points"] == len(trees[user])
+            assert report["redis_keys"] == len(before[user])
+            assert report["tombstone_ttl_s"] == 14 * 24 * 3600  # turns + windows retention
+            assert await keys_of(user) == ["tombstone"]
+            assert await c.index.count(user) == 0
+            for other in users:
+                if other not in ("a*", "[a]", "a\\")[: gone + 1]:
+                    assert await keys_of(other) == before[other], other
+                    assert await c.index.count(other) == len(trees[other]), other
