@@ -95,7 +95,7 @@ class Consolidator:
         for stored in view.written():
             by_user.setdefault(stored.node.user_id, []).append(stored)
         for user_id in list(by_user):
-            if await self._tree.tombstone(user_id) != guards[user_id].tombstone:
+            if not guards[user_id].allows(await self._tree.tombstone(user_id)):
                 del by_user[user_id]  # forgotten since the batch began: write nothing
         if by_user:
             await self._store_vectors([s.node for mine in by_user.values() for s in mine])

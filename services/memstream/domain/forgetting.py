@@ -84,3 +84,9 @@ class Guard:
     dropped instead of writing the user back."""
 
     tombstone: Tombstone | None
+
+    def allows(self, current: Tombstone | None) -> bool:
+        """Whether a commit may go ahead with the user's tombstone now `current`. Every
+        forget writes a new tombstone, so one that differs means a forget came in between;
+        one that is gone only expired (its lifetime passed), which forgets nothing."""
+        return current is None or current == self.tombstone

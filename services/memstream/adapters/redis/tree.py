@@ -125,7 +125,7 @@ class RedisTree:
             while True:
                 try:
                     await pipe.watch(key)
-                    if _tombstone(await pipe.get(key)) != guard.tombstone:
+                    if not guard.allows(_tombstone(await pipe.get(key))):
                         return False
                     pipe.multi()
                     queue(pipe)
