@@ -188,9 +188,13 @@ class Segmenter:
         if last_forget is None:
             return items
         raw = items[last_forget].raw
-        stone = Tombstone(self._clock().timestamp(), raw.partition, raw.offset, raw.timestamp)
-        await self._forget(user_id, stone)
-        report.forgotten.append(user_id)
+        newer = await self._tree.tombstone(user_id)
+        if newer is None or not newer.predates(raw.partition, raw.offset, raw.timestamp):
+            # (A replayed forget older than the tombstone is not applied again: its tombstone
+            # would let the records between the two forgets back in.)
+            stone = Tombstone(self._clock().timestamp(), raw.partition, raw.offset, raw.timestamp)
+            await self._forget(user_id, stone)
+            report.forgotten.append(user_id)
         return items[last_forget + 1 :]
 
     async def _reduce(

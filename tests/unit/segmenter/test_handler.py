@@ -264,3 +264,14 @@ async def test_a_tick_or_session_end_for_a_user_without_state_writes_nothing() -
     assert report.closures == []
     assert await r.tree.load_state(USER) is None
     assert r.tree.due == {}
+
+
+async def test_a_replayed_older_forget_does_not_replace_the_newer_tombstone() -> None:
+    r = rig()
+    log = consumed([*exchange(0), ForgetRequested(USER), *exchange(1), ForgetRequested(USER)])
+    await r.segmenter.handle_batch(log)
+    newest = await r.tree.tombstone(USER)
+    assert newest is not None and newest.offset == 5
+    await r.segmenter.handle_batch(log[:4])  # the log again, up to the first forget's reply
+    assert await r.tree.tombstone(USER) == newest
+    assert await r.l1s() == []  # q1/a1, between the two forgets, stay forgotten
