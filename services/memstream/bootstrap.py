@@ -15,6 +15,7 @@ the local model) are imported where settings choose them, never at import time.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from fastapi import FastAPI
 from qdrant_client import AsyncQdrantClient
 
+from memstream import faults
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
@@ -37,6 +39,7 @@ from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import Consumed
+from memstream.domain.forgetting import Tombstone, lifetime_s
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_app
 from memstream.edges.faust.dead_letters import DeadLetters
@@ -98,11 +101,27 @@ class Container:
     def background_embedder(self) -> Embedder:
         return self.priority.background if self.priority is not None else self.embedder
 
-    async def forget_user(self, user_id: str) -> dict[str, int]:
-        """Remove a user from both stores; returns what was removed where."""
+    async def forget_user(self, user_id: str, tombstone: Tombstone | None = None) -> dict[str, int]:
+        """Remove a user from both stores and leave a tombstone; returns what went where.
+
+        Redis first, tombstone included, then Qdrant: from the tombstone on no commit can
+        write the user again, and a consolidation that indexed its points before the Qdrant
+        delete loses them there, one that indexed them after deletes them itself when its
+        guarded commit is refused. The tombstone lasts as long as a replay could bring back
+        something older than the forget (`domain.forgetting`).
+        """
+        stone = tombstone or Tombstone(forgotten_at=time.time())
+        ttl_s = lifetime_s(self.catalog.turns.retention_ms, self.catalog.windows.retention_ms)
+        forgotten = await self.tree.forget(user_id, stone, ttl_s)
+        faults.reach("forget.after_redis")
         points = await self.index.delete_user(user_id)
-        keys = await self.tree.delete_user(user_id)
-        return {"qdrant_points": points, "redis_keys": keys}
+        return {
+            "qdrant_points": points,
+            "redis_keys": forgotten.redis_keys,
+            "nodes": forgotten.nodes,
+            # -1: the tombstone stays, as a topic keeps its records forever
+            "tombstone_ttl_s": -1 if ttl_s is None else ttl_s,
+        }
 
 
 @asynccontextmanager
@@ -281,6 +300,13 @@ def write_path_app(
         on_windows = InstrumentedConsolidator(consolidator, metrics).handle_records
         on_windows = traced_batches("consolidator", on_windows)
     datadir = c.settings.data_dir / "faust" / app_id
+    settings = c.settings
+    membership: dict[str, Any] = {
+        "broker_session_timeout": settings.kafka_session_timeout_s,
+        "broker_heartbeat_interval": settings.kafka_heartbeat_interval_s,
+        "broker_rebalance_timeout": settings.kafka_rebalance_timeout_s,
+        "consumer_group_instance_id": settings.kafka_group_instance_id or None,
+    }
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
@@ -297,7 +323,7 @@ def write_path_app(
         max_event_skew_s=c.settings.max_event_skew_s,
         health=health,
         datadir=str(datadir),
-        **options,
+        **(membership | dict(options)),
     )
 
 

@@ -163,6 +163,31 @@ class Settings(BaseSettings):
         "token (JSON object); the key decides whose memories a session reaches.",
     )
 
+    # Consumer group membership (see README "Restarts"): a stable instance id per process
+    # (a StatefulSet pod name) makes the group static (KIP-345) where the broker honours it.
+    kafka_group_instance_id: str = Field(
+        default="",
+        max_length=249,
+        description="group.instance.id of this worker; empty: dynamic membership.",
+    )
+    kafka_session_timeout_s: float = Field(
+        default=6.0,
+        gt=0,
+        description="A member silent this long leaves the group (a killed worker's partitions "
+        "wait this long).",
+    )
+    kafka_heartbeat_interval_s: float = Field(
+        default=1.0, gt=0, description="Heartbeat period; at most a third of the session."
+    )
+    kafka_rebalance_timeout_s: float = Field(
+        default=6.0, gt=0, description="How long a rebalance waits for members to rejoin."
+    )
+    fault_point: str = Field(
+        default="",
+        description="Tests only: 'point:n' makes the process SIGKILL itself the n-th time it "
+        "reaches the point (memstream.faults).",
+    )
+
     # Observability.
     otlp_traces_endpoint: str = Field(
         default="",

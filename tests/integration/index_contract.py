@@ -53,6 +53,8 @@ class Index(Protocol):
 
     async def delete_user(self, user_id: str) -> int: ...
 
+    async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None: ...
+
 
 @dataclass
 class Opened:
@@ -179,6 +181,13 @@ class IndexContract:
         assert await index.count("alice") == 0
         assert await index.count("bob") == 1
         assert await index.delete_user("alice") == 0
+
+    async def test_delete_points_removes_exactly_those_points(self, index: Index) -> None:
+        nodes = [make_node("alice", f"Caroline said fact number {i}.") for i in range(3)]
+        await index.upsert([await indexed(n) for n in nodes])
+        await index.delete_points("alice", [nodes[0].id, nodes[2].id])
+        await index.delete_points("alice", [])
+        assert list(await index.get([n.id for n in nodes], user_id="alice")) == [nodes[1].id]
 
     async def test_points_survive_reopen(self, tmp_path: Path) -> None:
         nodes = [make_node("alice", f"Caroline said she kept diary page {i}.") for i in range(20)]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.ports import TreeStore
 
@@ -295,3 +296,47 @@ class TreeContract:
                 assert [n.id for n in await tree.get_many(other, ["l", "s"])] == ["l", "s"]
                 assert await tree.unseen(other, ["e1"]) == [False]
                 assert len(await tree.outbox(other, "segmenter")) == 1
+
+    async def test_a_forget_removes_one_user_and_leaves_a_tombstone(self, tree: TreeStore) -> None:
+        for user in AWKWARD_USERS:
+            leaf = node("l", user=user, parent="s")
+            await commit(tree, user, seen=("e1",), nodes=(leaf,), outbox=(), due=T0)
+            await tree.commit_nodes(user, [StoredNode(node("s", Level.SESSION, user=user), "")], [])
+        stone = Tombstone(forgotten_at=T0.timestamp(), partition=3, offset=41, record_ts=1.5)
+        for gone, user in enumerate(AWKWARD_USERS):
+            assert await tree.tombstone(user) is None
+            report = await tree.forget(user, stone, ttl_s=600)
+            assert (report.nodes, report.tombstone_ttl_s) == (2, 600)
+            assert report.redis_keys > 0
+            assert await tree.tombstone(user) == stone
+            assert await tree.get_many(user, ["l", "s"]) == []
+            assert await tree.load_state(user) is None
+            for other in AWKWARD_USERS[gone + 1 :]:
+                assert await tree.tombstone(other) is None
+                assert [n.id for n in await tree.get_many(other, ["l", "s"])] == ["l", "s"]
+                assert await tree.children_ids(other, "s") == ["l"]
+
+    async def test_a_guarded_commit_is_dropped_once_the_user_is_forgotten(
+        self, tree: TreeStore
+    ) -> None:
+        before = Guard(tombstone=None)
+        leaf = node("l", parent="s")
+        written = await tree.commit_user(
+            "ana", state=state(), seen=["e1"], nodes=[leaf], outbox=[], due=None, guard=before
+        )
+        assert written
+        stone = Tombstone(forgotten_at=T0.timestamp())
+        await tree.forget("ana", stone, ttl_s=None)
+        # Work that read the tree before the forget may not write it back.
+        late = StoredNode(node("s", Level.SESSION), "fp")
+        assert not await tree.commit_nodes("ana", [late], [{"k": 1}], guard=before)
+        assert not await tree.commit_user(
+            "ana", state=state(), seen=["e2"], nodes=[leaf], outbox=[], due=T0, guard=before
+        )
+        assert await tree.get_many("ana", ["l", "s"]) == []
+        assert await tree.outbox("ana", "consolidator") == []
+        assert await tree.load_state("ana") is None
+        assert await tree.due_users(T0) == []
+        # Work that began after the forget (a new turn of the user) writes as usual.
+        assert await tree.commit_nodes("ana", [late], [], guard=Guard(tombstone=stone))
+        assert [n.id for n in await tree.get_many("ana", ["s"])] == ["s"]

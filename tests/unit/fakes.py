@@ -13,6 +13,7 @@ from typing import Any
 from memstream.bootstrap import Container
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import Outbound
+from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.models import (
     Complexity,
     IndexedMemory,
@@ -126,6 +127,7 @@ class FakeTree:
         self.outboxes: dict[tuple[str, OutboxName], list[str]] = {}
         self.due: dict[str, float] = {}
         self.degraded_nodes: set[tuple[str, str]] = set()
+        self.tombstones: dict[str, Tombstone] = {}
         self.get_many_calls = 0
         for n in nodes:
             self.add(n)
@@ -163,7 +165,10 @@ class FakeTree:
         nodes: Sequence[MemoryNode],
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
-    ) -> None:
+        guard: Guard | None = None,
+    ) -> bool:
+        if guard is not None and not guard.allows(self.tombstones.get(user_id)):
+            return False
         self.states[user_id] = json.dumps(state)
         marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in marks.items()})
@@ -174,6 +179,7 @@ class FakeTree:
             self.due.pop(user_id, None)
         else:
             self.due[user_id] = due.timestamp()
+        return True
 
     async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
         return [json.loads(e) for e in self.outboxes.get((user_id, name), [])]
@@ -182,10 +188,16 @@ class FakeTree:
         del self.outboxes.get((user_id, name), [])[: max(count, 0)]
 
     async def commit_nodes(
-        self, user_id: str, nodes: Sequence[StoredNode], outbox: Sequence[dict[str, Any]]
-    ) -> None:
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        outbox: Sequence[dict[str, Any]],
+        guard: Guard | None = None,
+    ) -> bool:
         if any(s.node.user_id != user_id for s in nodes):
             raise ValueError("a node belongs to another user")
+        if guard is not None and not guard.allows(self.tombstones.get(user_id)):
+            return False
         for stored in nodes:
             self.add(stored.node, stored.fingerprint)
             marker = (user_id, stored.node.id)
@@ -194,6 +206,7 @@ class FakeTree:
             else:
                 self.degraded_nodes.discard(marker)
         self.outboxes.setdefault((user_id, "consolidator"), []).extend(map(json.dumps, outbox))
+        return True
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         return self.stored.get((user_id, node_id))
@@ -267,6 +280,15 @@ class FakeTree:
         self.degraded_nodes = {m for m in self.degraded_nodes if m[0] != user_id}
         return gone
 
+    async def forget(self, user_id: str, tombstone: Tombstone, ttl_s: int | None) -> Forgotten:
+        nodes = sum(1 for u, _ in self.stored if u == user_id)
+        gone = await self.delete_user(user_id)
+        self.tombstones[user_id] = tombstone  # the fake never expires it
+        return Forgotten(nodes=nodes, redis_keys=gone, tombstone_ttl_s=ttl_s)
+
+    async def tombstone(self, user_id: str) -> Tombstone | None:
+        return self.tombstones.get(user_id)
+
 
 def _drop(table: dict[tuple[str, Any], Any], user_id: str) -> int:
     """Remove the user's entries of a table keyed by (user, ...); returns how many."""
@@ -287,6 +309,7 @@ class FakeIndex:
         self.delay_s = delay_s
         self.leak: list[ScoredId] = []  # ids returned whatever the user (to test defences)
         self.upserted: list[IndexedMemory] = []  # what the write path indexed, in order
+        self.deleted: list[tuple[str, str]] = []  # points removed by id, (user, id)
 
     async def ping(self) -> bool:
         return True
@@ -314,6 +337,9 @@ class FakeIndex:
 
     async def delete_user(self, user_id: str) -> int:
         return sum(1 for (u, _) in self.tree.nodes if u == user_id)
+
+    async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
+        self.deleted.extend((user_id, i) for i in point_ids)
 
     async def count(self, user_id: str, level: Level | None = None) -> int:
         return sum(

@@ -12,6 +12,13 @@ then one transaction per user with the nodes, their fingerprints and the outgoin
 then publish, then clear the outbox. An outbox a crash left behind is published before the
 user's next closures, and a replay after a crash at any point writes the same nodes with
 the same versions.
+
+A forget may land while a batch runs (`domain.forgetting`). The batch reads each user's
+tombstone before it reads the tree, looks again before indexing (a user forgotten by then is
+dropped), and commits under a guard: the store refuses the commit if the tombstone changed,
+and the points just indexed are deleted again. A closure with no children left for a user
+with a tombstone deletes its node's point, in case a crash came between indexing and that
+clean-up.
 """
 
 from __future__ import annotations
@@ -20,9 +27,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memstream import faults
 from memstream.consolidator.batch_view import BatchView
 from memstream.contracts.codec import memory_event
 from memstream.contracts.records import Consumed, Outbound
+from memstream.domain.forgetting import Guard
 from memstream.domain.models import IndexedMemory, MemoryNode, StoredNode, WindowClosed
 from memstream.domain.nodes import (
     changes,
@@ -79,26 +88,38 @@ class Consolidator:
         """Consolidate closures in order; embed, index and commit the new nodes together."""
         users = list(dict.fromkeys(c.window.user_id for c in closures))
         await self._flush_outboxes(users)  # left over by a crash between commit and publish
+        guards = {user: Guard(await self._tree.tombstone(user)) for user in users}
         view = BatchView(self._tree)
-        outcomes = [await self._consolidate(closure, view) for closure in closures]
-        written = view.written()
-        if written:
-            await self._store_vectors([s.node for s in written])
-            by_user: dict[str, list[StoredNode]] = {}
-            for stored in written:
-                by_user.setdefault(stored.node.user_id, []).append(stored)
+        outcomes = [await self._consolidate(closure, view, guards) for closure in closures]
+        by_user: dict[str, list[StoredNode]] = {}
+        for stored in view.written():
+            by_user.setdefault(stored.node.user_id, []).append(stored)
+        for user_id in list(by_user):
+            if not guards[user_id].allows(await self._tree.tombstone(user_id)):
+                del by_user[user_id]  # forgotten since the batch began: write nothing
+        if by_user:
+            await self._store_vectors([s.node for mine in by_user.values() for s in mine])
+            faults.reach("consolidation.after_qdrant")
             for user_id, mine in by_user.items():
                 events = [self._memory_event(s.node).to_json() for s in mine]
-                await self._tree.commit_nodes(user_id, mine, outbox=events)
+                ids = [s.node.id for s in mine]
+                if not await self._tree.commit_nodes(user_id, mine, events, guards[user_id]):
+                    log.info("%s forgotten during consolidation; dropping %d", user_id, len(ids))
+                    await self._index.delete_points(user_id, ids)
             await self._flush_outboxes(list(by_user))
         self.handled += len(closures)
         return outcomes
 
-    async def _consolidate(self, closure: WindowClosed, view: BatchView) -> Outcome:
+    async def _consolidate(
+        self, closure: WindowClosed, view: BatchView, guards: dict[str, Guard]
+    ) -> Outcome:
         window = closure.window
         user_id = window.user_id
         children = await view.children(user_id, closure.node_id)
         if not children:
+            if guards[user_id].tombstone is not None:
+                # A crash may have come between indexing this node and deleting it again.
+                await self._index.delete_points(user_id, [closure.node_id])
             return Outcome(closure, None, "no children")
         existing = await view.get(user_id, closure.node_id)
         print_ = fingerprint(children)

@@ -59,6 +59,9 @@ def worker(
     from memstream.settings import Settings
 
     settings = _configured(Settings(), "worker")
+    from memstream import faults
+
+    faults.arm(settings.fault_point)  # off unless a test set MEMSTREAM_FAULT_POINT
     parts = role_parts(role)
     raise typer.Exit(_run(settings, parts, probes_host=host, collect_interval_s=collect_interval))
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.models import (
     IndexedMemory,
     Level,
@@ -41,6 +42,10 @@ class VectorIndex(Protocol):
 
     async def count(self, user_id: str, level: Level | None = None) -> int: ...
 
+    async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
+        """Remove these nodes' points (those a dropped commit had just written)."""
+        ...
+
 
 class TreeStore(Protocol):
     """The tree's structure, the segmenter's window state, idempotency markers, outboxes.
@@ -71,8 +76,12 @@ class TreeStore(Protocol):
         nodes: Sequence[MemoryNode],
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
-    ) -> None:
-        """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time."""
+        guard: Guard | None = None,
+    ) -> bool:
+        """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time.
+
+        With a `guard`, written only if the user's tombstone is still the guard's (checked
+        inside the transaction); returns whether it was written."""
         ...
 
     # --- outboxes --------------------------------------------------------------------------
@@ -88,9 +97,14 @@ class TreeStore(Protocol):
     # --- nodes -----------------------------------------------------------------------------
 
     async def commit_nodes(
-        self, user_id: str, nodes: Sequence[StoredNode], outbox: Sequence[dict[str, Any]]
-    ) -> None:
-        """The consolidator's write: nodes with their fingerprints, and its outbox."""
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        outbox: Sequence[dict[str, Any]],
+        guard: Guard | None = None,
+    ) -> bool:
+        """The consolidator's write: nodes with their fingerprints, and its outbox (with a
+        `guard`, as in `commit_user`); returns whether it was written."""
         ...
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None: ...
@@ -143,4 +157,15 @@ class TreeStore(Protocol):
 
     async def delete_user(self, user_id: str) -> int:
         """Forget everything of one user; returns how many entries went (0: none)."""
+        ...
+
+    # --- forgetting for good ---------------------------------------------------------------
+
+    async def forget(self, user_id: str, tombstone: Tombstone, ttl_s: int | None) -> Forgotten:
+        """Delete every entry of the user and write the tombstone, in one transaction;
+        without touching any other user's keys and without scanning the keyspace."""
+        ...
+
+    async def tombstone(self, user_id: str) -> Tombstone | None:
+        """The user's tombstone, while it lasts."""
         ...

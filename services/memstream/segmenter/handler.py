@@ -20,8 +20,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from memstream import faults
 from memstream.contracts.codec import decode_state, encode_state, encode_window, memory_event
 from memstream.contracts.records import Consumed, Outbound
+from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -58,6 +60,8 @@ class BatchReport:
     # Duplicates (counted in `duplicates` too) whose content differs from the first copy:
     # the first copy stays; these are logged and counted, the producer reused an event_id.
     conflicts: list[str] = field(default_factory=list)
+    # Records of a forgotten user that were in the log before the forget (a replay): dropped.
+    predating_forget: int = 0
     # Per L1 stored: seconds from the broker time of its newest message in this batch to the
     # commit that stored it. An L1 none of whose messages came in this batch (a lone message
     # flushed by a session end or the clock) waited by design and is not counted.
@@ -79,6 +83,7 @@ class _UserWork:
     segments: list[_Segment]
     outbox: list[Outbound]
     due: datetime | None
+    guard: Guard
 
 
 class Segmenter:
@@ -91,7 +96,7 @@ class Segmenter:
         llm: LanguageModel,
         publisher: Publisher,
         topics: Topics,
-        forget: Callable[[str], Awaitable[object]],
+        forget: Callable[[str, Tombstone], Awaitable[object]],
         rules: WindowRules,
         history_window: int = 3,
         step_size: int = 1024,
@@ -146,20 +151,29 @@ class Segmenter:
         segments = [s for w in work for s in w.segments]
         if segments:
             await self._store_vectors(segments, await ahead.vectors(index))
+            faults.reach("l1.before_commit")
+        committed: list[_UserWork] = []
         for w in work:
-            await self._tree.commit_user(
+            written = await self._tree.commit_user(
                 w.user_id,
                 state=w.state,
                 seen=w.seen,
                 nodes=[s.node for s in w.segments],
                 outbox=[o.to_json() for o in w.outbox],
                 due=w.due,
+                guard=w.guard,
             )
+            if not written:  # forgotten while this step ran: its L1s must not stay indexed
+                log.info("user forgotten during the step; dropping its writes")
+                await self._index.delete_points(w.user_id, [s.node.id for s in w.segments])
+                continue
+            committed.append(w)
             stored_at = self._clock().timestamp()
             report.l1_latencies += [
                 max(0.0, stored_at - s.received) for s in w.segments if s.received is not None
             ]
-        for w in work:
+        faults.reach("l1.before_publish")
+        for w in committed:
             await self._flush_outbox(w.user_id)
 
     async def _user_work(
@@ -177,14 +191,30 @@ class Segmenter:
         )
         if last_forget is None:
             return items
-        await self._forget(user_id)
-        report.forgotten.append(user_id)
+        raw = items[last_forget].raw
+        newer = await self._tree.tombstone(user_id)
+        if newer is None or not newer.predates(raw.partition, raw.offset, raw.timestamp):
+            # (A replayed forget older than the tombstone is not applied again: its tombstone
+            # would let the records between the two forgets back in.)
+            stone = Tombstone(self._clock().timestamp(), raw.partition, raw.offset, raw.timestamp)
+            await self._forget(user_id, stone)
+            report.forgotten.append(user_id)
         return items[last_forget + 1 :]
 
     async def _reduce(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
-    ) -> _UserWork:
+    ) -> _UserWork | None:
         await self._flush_outbox(user_id)  # left over by a crash between commit and publish
+        # Read first: a forget after this read changes it, and the commit is then refused.
+        tombstone = await self._tree.tombstone(user_id)
+        if tombstone is not None:
+            kept = [
+                c
+                for c in items
+                if not tombstone.predates(c.raw.partition, c.raw.offset, c.raw.timestamp)
+            ]
+            report.predating_forget += len(items) - len(kept)
+            items = kept
         events = [c.event for c in items]
         stored = await self._tree.load_state(user_id)
         first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
@@ -194,6 +224,10 @@ class Segmenter:
             else initial_state(user_id, first_tz or self._rules.default_tz)
         )
         turns = [e for e in events if isinstance(e, Turn)]
+        if stored is None and not turns:
+            # A tick or session end for a user with no state (one just forgotten, whose tick
+            # was already in flight) has nothing to close: writing a state would revive it.
+            return None
         committed = dict(
             zip(
                 [t.event_id for t in turns],
@@ -241,7 +275,13 @@ class Segmenter:
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         return _UserWork(
-            user_id, encode_state(state), seen, segments, outbox, next_due(state, self._rules)
+            user_id,
+            encode_state(state),
+            seen,
+            segments,
+            outbox,
+            next_due(state, self._rules),
+            Guard(tombstone),
         )
 
     async def _write_segments(

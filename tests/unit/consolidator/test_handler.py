@@ -12,8 +12,10 @@ from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeTree, FlakyPublisher
 
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import (
+    IndexedMemory,
     Level,
     MemoryNode,
     StoredNode,
@@ -54,12 +56,16 @@ class CrashingTree(FakeTree):
     failures = 0
 
     async def commit_nodes(
-        self, user_id: str, nodes: Sequence[StoredNode], outbox: Sequence[dict[str, Any]]
-    ) -> None:
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        outbox: Sequence[dict[str, Any]],
+        guard: Guard | None = None,
+    ) -> bool:
         if self.failures > 0:
             self.failures -= 1
             raise RuntimeError("killed before the commit")
-        await super().commit_nodes(user_id, nodes, outbox)
+        return await super().commit_nodes(user_id, nodes, outbox, guard)
 
 
 @dataclass
@@ -255,3 +261,47 @@ async def test_records_from_the_windows_topic_are_handled_in_order() -> None:
     outcomes = await r.consolidator.handle_records(batch)
     assert [o.closure for o in outcomes] == [c.event for c in batch]
     assert r.consolidator.handled == 2
+
+
+async def test_a_forget_during_consolidation_leaves_no_node_and_no_point() -> None:
+    r = rig()
+    r.tree.add(leaf(1))
+    consolidate = r.llm.consolidate
+
+    async def forgetting_meanwhile(*args: Any) -> Summary:
+        # The user is forgotten while the batch is writing the session and its day.
+        await r.tree.forget(USER, Tombstone(forgotten_at=0.0), ttl_s=None)
+        return await consolidate(*args)
+
+    r.llm.consolidate = forgetting_meanwhile  # type: ignore[method-assign]
+    outcomes = await r.consolidator.handle_batch([session_closure(), day_closure()])
+    assert skipped(outcomes) == [None, None]  # both were written in the batch...
+    assert r.tree.stored == {}
+    assert r.publisher.sent == []
+    assert await r.tree.outbox(USER, "consolidator") == []
+    assert r.index.upserted == []  # ...and dropped: the tombstone was seen before indexing
+
+
+async def test_a_forget_after_indexing_deletes_the_points_the_refused_commit_wrote() -> None:
+    r = rig()
+    r.tree.add(leaf(1))
+    upsert = r.index.upsert
+
+    async def forgotten_right_after(memories: Sequence[IndexedMemory]) -> None:
+        await upsert(memories)
+        await r.tree.forget(USER, Tombstone(forgotten_at=0.0), ttl_s=None)
+
+    r.index.upsert = forgotten_right_after  # type: ignore[method-assign]
+    await r.consolidator.handle_batch([session_closure()])
+    assert r.tree.stored == {}
+    assert r.index.deleted == [(USER, SESSION)]
+    assert r.publisher.sent == []
+
+
+async def test_a_closure_of_a_forgotten_user_deletes_a_point_a_crash_left() -> None:
+    r = rig()
+    await r.tree.forget(USER, Tombstone(forgotten_at=0.0), ttl_s=None)
+    [outcome] = await r.consolidator.handle_batch([session_closure()])
+    assert outcome.skipped == "no children"
+    assert r.index.deleted == [(USER, SESSION)]
+    assert r.tree.stored == {}

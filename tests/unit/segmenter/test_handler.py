@@ -11,8 +11,10 @@ from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeTree, FlakyPublisher
 
 from memstream.contracts.codec import decode_window
 from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.forgetting import Tombstone
 from memstream.domain.ids import segment_id
 from memstream.domain.models import (
+    ClockTicked,
     ForgetRequested,
     InputEvent,
     Level,
@@ -48,9 +50,9 @@ class Forgets:
     tree: FakeTree
     users: list[str] = field(default_factory=list)
 
-    async def __call__(self, user_id: str) -> None:
+    async def __call__(self, user_id: str, tombstone: Tombstone) -> None:
         self.users.append(user_id)
-        await self.tree.delete_user(user_id)
+        await self.tree.forget(user_id, tombstone, ttl_s=None)
 
 
 @dataclass
@@ -183,6 +185,43 @@ async def test_events_before_a_forget_are_moot_and_those_after_it_count() -> Non
     assert [n.source_ids for n in await r.l1s("mira")] == [("q0", "a0")]  # others untouched
 
 
+async def test_a_replay_of_the_records_before_a_forget_does_not_bring_the_user_back() -> None:
+    r = rig()
+    log = consumed([*exchange(0), ForgetRequested(USER), *exchange(1)])
+    await r.segmenter.handle_batch(log)
+    assert [n.source_ids for n in await r.l1s()] == [("q1", "a1")]
+    # The consumer group is reset: the log comes again, in pieces, from the start.
+    report = await r.segmenter.handle_batch(log[:2])
+    assert report.predating_forget == 2
+    assert report.segments == []
+    await r.segmenter.handle_batch(log[2:])
+    assert [n.source_ids for n in await r.l1s()] == [("q1", "a1")]
+    # Records appended after the forget (later offsets) are a fresh start for the user.
+    fresh = [Consumed(e, RawEvent(b"{}", "turns", 0, 10 + i)) for i, e in enumerate(exchange(2))]
+    await r.segmenter.handle_batch(fresh)
+    assert [n.source_ids for n in await r.l1s()] == [("q1", "a1"), ("q2", "a2")]
+
+
+async def test_a_forget_landing_during_a_step_drops_its_writes_and_points() -> None:
+    r = rig()
+
+    class ForgetsWhileWriting(EchoWriter):
+        async def write_segment(
+            self, messages: Sequence[Turn], history: Sequence[MemoryNode]
+        ) -> Summary:
+            # The API forgets the user directly on the stores while the L1 is being written.
+            await r.tree.forget(USER, Tombstone(forgotten_at=0.0), ttl_s=None)
+            return await super().write_segment(messages, history)
+
+    r.segmenter._llm = ForgetsWhileWriting()  # type: ignore[assignment]
+    report = await r.segmenter.handle_batch(consumed(exchange(0)))
+    [written] = report.segments
+    assert await r.l1s() == []
+    assert await r.tree.load_state(USER) is None
+    assert r.index.deleted == [(USER, written.id)]  # its point was indexed, then removed
+    assert r.published() == []
+
+
 async def test_a_crash_between_commit_and_publish_is_recovered_by_the_next_batch() -> None:
     r = rig()
     r.publisher.failures = 1
@@ -232,3 +271,24 @@ async def test_records_without_a_broker_time_are_not_observed() -> None:
     r = rig()
     report = await r.segmenter.handle_batch(consumed(exchange(0)))
     assert len(report.segments) == 1 and report.l1_latencies == []
+
+
+async def test_a_tick_or_session_end_for_a_user_without_state_writes_nothing() -> None:
+    r = rig()
+    # A tick already in flight when the user was forgotten must not leave a state behind.
+    events = [ClockTicked(USER, NOW), SessionEnded(USER, "s1", T0)]
+    report = await r.segmenter.handle_batch(consumed(events))
+    assert report.closures == []
+    assert await r.tree.load_state(USER) is None
+    assert r.tree.due == {}
+
+
+async def test_a_replayed_older_forget_does_not_replace_the_newer_tombstone() -> None:
+    r = rig()
+    log = consumed([*exchange(0), ForgetRequested(USER), *exchange(1), ForgetRequested(USER)])
+    await r.segmenter.handle_batch(log)
+    newest = await r.tree.tombstone(USER)
+    assert newest is not None and newest.offset == 5
+    await r.segmenter.handle_batch(log[:4])  # the log again, up to the first forget's reply
+    assert await r.tree.tombstone(USER) == newest
+    assert await r.l1s() == []  # q1/a1, between the two forgets, stay forgotten

@@ -186,3 +186,8 @@ class EdgeIndex:
         removed = self._shard.count(CountRequest(exact=True, filter=flt))
         self._shard.update(UpdateOperation.delete_points_by_filter(flt))
         return removed
+
+    async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
+        """Remove these points (node ids are uuid5 of the user and more: one user's each)."""
+        if point_ids:
+            self._shard.update(UpdateOperation.delete_points(list(point_ids)))

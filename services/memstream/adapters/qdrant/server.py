@@ -156,3 +156,9 @@ class QdrantIndex:
             wait=True,
         )
         return removed
+
+    async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
+        """Remove these points (node ids are uuid5 of the user and more: one user's each)."""
+        if point_ids:
+            selector = models.PointIdsList(points=list(point_ids))
+            await self._client.delete(self._collection, points_selector=selector, wait=True)

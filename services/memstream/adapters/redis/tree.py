@@ -11,6 +11,10 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
     ms:{u}:node:<id>        JSON of a memory node (text included: recall climbs the tree here)
     ms:{u}:children:<id>    set of child ids of a node (filled before the node itself exists)
     ms:{u}:level:<n>        sorted set of node ids by t_end (epoch seconds)
+    ms:{u}:keys             set of the user's other key suffixes (node:<id>, children:<id>),
+                            added in the transaction that creates each: what a forget deletes
+    ms:{u}:tombstone        JSON of the user's tombstone after a forget (expires; see
+                            `domain.forgetting`); commits with a guard check it atomically
     ms:due                  sorted set: user -> earliest wall-clock time a tick may close something
     ms:degraded             set of JSON ["user", "node id"] written by the offline fallback
 
@@ -37,8 +41,10 @@ from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 import redis.exceptions
+from redis.exceptions import WatchError
 
 from memstream.contracts.codec import decode_node, encode_node
+from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.ports import OutboxName
 
@@ -131,28 +137,54 @@ class RedisTree:
         nodes: Sequence[MemoryNode],
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
-    ) -> None:
+        guard: Guard | None = None,
+    ) -> bool:
         """Write one user's new state, nodes, markers and outgoing events atomically."""
         p = user_prefix(user_id, self._ns)
-        pipe = self._r.pipeline(transaction=True)
-        pipe.set(p + "state", json.dumps(state))
         marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
-        if marks:
-            now = int(self._clock().timestamp())
-            stamp = now << MARK_BITS
-            pipe.zadd(p + "seen", {e: float(stamp | (m & MARK_MASK)) for e, m in marks.items()})
-            expired = (now - self._seen_horizon_s) << MARK_BITS
-            pipe.zremrangebyscore(p + "seen", "-inf", f"({expired}")
-            pipe.zremrangebyrank(p + "seen", 0, -(self._seen_max + 1))
-        for node in nodes:
-            self._queue_node(pipe, node, fingerprint="")
-        if outbox:
-            pipe.rpush(p + _OUTBOX_KEYS["segmenter"], *(json.dumps(e) for e in outbox))
-        if due is None:
-            pipe.zrem(self._due, user_id)
-        else:
-            pipe.zadd(self._due, {user_id: due.timestamp()})
-        await pipe.execute()
+
+        def queue(pipe: Any) -> None:
+            pipe.set(p + "state", json.dumps(state))
+            if marks:
+                now = int(self._clock().timestamp())
+                stamp = now << MARK_BITS
+                pipe.zadd(p + "seen", {e: float(stamp | (m & MARK_MASK)) for e, m in marks.items()})
+                expired = (now - self._seen_horizon_s) << MARK_BITS
+                pipe.zremrangebyscore(p + "seen", "-inf", f"({expired}")
+                pipe.zremrangebyrank(p + "seen", 0, -(self._seen_max + 1))
+            for node in nodes:
+                self._queue_node(pipe, node, fingerprint="")
+            if outbox:
+                pipe.rpush(p + _OUTBOX_KEYS["segmenter"], *(json.dumps(e) for e in outbox))
+            if due is None:
+                pipe.zrem(self._due, user_id)
+            else:
+                pipe.zadd(self._due, {user_id: due.timestamp()})
+
+        return await self._commit(user_id, queue, guard)
+
+    async def _commit(self, user_id: str, queue: Any, guard: Guard | None) -> bool:
+        """Run `queue`'s writes in one transaction; with a guard, only while the user's
+        tombstone is the guard's (WATCH: a forget landing before EXEC aborts it, and the
+        check runs again, now seeing the forget)."""
+        if guard is None:
+            pipe = self._r.pipeline(transaction=True)
+            queue(pipe)
+            await pipe.execute()
+            return True
+        key = self._key(user_id, "tombstone")
+        async with self._r.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(key)
+                    if not guard.allows(_tombstone(await pipe.get(key))):
+                        return False
+                    pipe.multi()
+                    queue(pipe)
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    continue
 
     async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
         raw = await _done(self._r.lrange(self._key(user_id, _OUTBOX_KEYS[name]), 0, -1))
@@ -169,24 +201,32 @@ class RedisTree:
     # --- nodes -----------------------------------------------------------------------------
 
     async def commit_nodes(
-        self, user_id: str, nodes: Sequence[StoredNode], outbox: Sequence[dict[str, Any]]
-    ) -> None:
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        outbox: Sequence[dict[str, Any]],
+        guard: Guard | None = None,
+    ) -> bool:
         """Nodes with their fingerprints and the consolidator's outgoing events, atomically."""
-        pipe = self._r.pipeline(transaction=True)
         for stored in nodes:
             if stored.node.user_id != user_id:
                 raise ValueError(f"node {stored.node.id} belongs to another user")
-            self._queue_node(pipe, stored.node, stored.fingerprint)
-            marker = _degraded_member(user_id, stored.node.id)
-            if stored.node.degraded:
-                pipe.sadd(self._degraded, marker)
-            else:
-                pipe.srem(self._degraded, marker, _legacy_member(user_id, stored.node.id))
-        if outbox:
-            pipe.rpush(
-                self._key(user_id, _OUTBOX_KEYS["consolidator"]), *(json.dumps(e) for e in outbox)
-            )
-        await pipe.execute()
+
+        def queue(pipe: Any) -> None:
+            for stored in nodes:
+                self._queue_node(pipe, stored.node, stored.fingerprint)
+                marker = _degraded_member(user_id, stored.node.id)
+                if stored.node.degraded:
+                    pipe.sadd(self._degraded, marker)
+                else:
+                    pipe.srem(self._degraded, marker, _legacy_member(user_id, stored.node.id))
+            if outbox:
+                pipe.rpush(
+                    self._key(user_id, _OUTBOX_KEYS["consolidator"]),
+                    *(json.dumps(e) for e in outbox),
+                )
+
+        return await self._commit(user_id, queue, guard)
 
     async def save_node(self, node: MemoryNode, fingerprint: str) -> None:
         """One node, no event (for tools and tests that build a tree directly)."""
@@ -197,8 +237,11 @@ class RedisTree:
         doc = encode_node(node) | {"fingerprint": fingerprint}
         pipe.set(p + f"node:{node.id}", json.dumps(doc))
         pipe.zadd(p + f"level:{int(node.level)}", {node.id: node.t_end.timestamp()})
+        registered = [f"node:{node.id}"]
         if node.parent_id:
             pipe.sadd(p + f"children:{node.parent_id}", node.id)
+            registered.append(f"children:{node.parent_id}")
+        pipe.sadd(p + "keys", *registered)
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         raw = await self._r.get(self._key(user_id, f"node:{node_id}"))
@@ -283,23 +326,66 @@ class RedisTree:
 
     async def delete_user(self, user_id: str) -> int:
         """Remove every key of the user; returns how many keys were deleted."""
-        deleted = 0
-        batch: list[bytes | str] = []
-        async for key in self._r.scan_iter(
-            match=_glob_escape(user_prefix(user_id, self._ns)) + "*", count=500
-        ):
-            batch.append(key)
-            if len(batch) >= 500:
-                deleted += int(await self._r.delete(*batch))
-                batch.clear()
-        if batch:
-            deleted += int(await self._r.delete(*batch))
-        await self._r.zrem(self._due, user_id)
+        return (await self._remove(user_id, None, None)).redis_keys
+
+    async def forget(self, user_id: str, tombstone: Tombstone, ttl_s: int | None) -> Forgotten:
+        """Every key of the user goes and the tombstone is written, in one transaction."""
+        return await self._remove(user_id, tombstone, ttl_s)
+
+    async def tombstone(self, user_id: str) -> Tombstone | None:
+        return _tombstone(await self._r.get(self._key(user_id, "tombstone")))
+
+    async def _remove(
+        self, user_id: str, tombstone: Tombstone | None, ttl_s: int | None
+    ) -> Forgotten:
+        """The user's keys are its fixed ones, the registered ones and, for nodes written
+        before the registry, those its level indexes name: found without a keyspace SCAN,
+        so a glob character in an id cannot reach another user. WATCH on the registry: a
+        commit that creates a key between the reading and the delete makes it read again."""
+        p = user_prefix(user_id, self._ns)
+        levels = [p + f"level:{int(level)}" for level in Level]
+        async with self._r.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(p + "keys", *levels)
+                    suffixes = {_text(k) for k in await _done(pipe.smembers(p + "keys"))}
+                    node_ids: set[str] = set()
+                    for level_key in levels:
+                        node_ids.update(_text(i) for i in await pipe.zrange(level_key, 0, -1))
+                    suffixes.update(f"node:{i}" for i in node_ids)
+                    suffixes.update(f"children:{i}" for i in node_ids)
+                    keys = [p + k for k in (*_FIXED_SUFFIXES, *suffixes)] + levels
+                    pipe.multi()
+                    pipe.delete(*keys)
+                    pipe.zrem(self._due, user_id)
+                    if tombstone is not None:
+                        doc = json.dumps(tombstone.to_json())
+                        pipe.set(p + "tombstone", doc, ex=ttl_s)
+                    deleted, *_ = await pipe.execute()
+                    break
+                except WatchError:
+                    continue
         members = await _done(self._r.smembers(self._degraded))
         stale = [m for m in members if _decode_member(m)[0] == user_id]
         if stale:
             await _done(self._r.srem(self._degraded, *stale))
-        return deleted
+        return Forgotten(
+            nodes=len(node_ids),
+            redis_keys=int(deleted),
+            tombstone_ttl_s=ttl_s if tombstone else None,
+        )
+
+
+# Every per-user key whose name does not depend on a node (the levels are listed apart).
+_FIXED_SUFFIXES = ("state", "seen", "outbox", "outbox:consolidator", "keys")
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw
+
+
+def _tombstone(raw: bytes | str | None) -> Tombstone | None:
+    return Tombstone.from_json(json.loads(raw)) if raw else None
 
 
 # The segmenter's outbox keeps its first key, so an upgrade still publishes what it left.
@@ -330,7 +416,3 @@ def _decode_member(member: bytes | str) -> tuple[str, str]:
         return str(pair[0]), str(pair[1])
     user_id, _, node_id = text.rpartition("|")
     return user_id, node_id
-
-
-def _glob_escape(text: str) -> str:
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

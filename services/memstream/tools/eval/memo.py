@@ -61,6 +61,9 @@ class ReplayingIndex:
     async def delete_user(self, user_id: str) -> int:
         return await self._inner.delete_user(user_id)
 
+    async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
+        await self._inner.delete_points(user_id, point_ids)
+
     async def count(self, user_id: str, level: Level | None = None) -> int:
         return await self._inner.count(user_id, level)
 

@@ -1,0 +1,121 @@
+"""The crash suite: kill a real worker at each step of the write path, restart it, and find
+the tree a clean run builds, node by node, versions included.
+
+`memstream worker --role all` runs as a subprocess on the session's standalone broker and
+Redis (Qdrant: its in-process engine, in the scenario's directory). Each scenario publishes
+the same input (`crash_rig.synthetic_log`); a killed one runs with `MEMSTREAM_FAULT_POINT`,
+so the worker SIGKILLs itself at an exact step, then is started again without it. The
+scenarios run side by side to keep the suite short. Figures (kill points, differences,
+restart-to-consuming seconds) are printed as one JSON line, `CRASH-SUITE {...}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstream.settings import Settings
+
+from .crash_rig import (
+    GONE,
+    KEPT,
+    Snapshot,
+    Worker,
+    consuming_after,
+    differences,
+    publish,
+    scenario_settings,
+    snapshot,
+    synthetic_log,
+    wait_settled,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.crash]
+
+# Where each kill lands: the hit number puts it mid-input (batches of crash_rig.BATCH).
+KILL_POINTS = {
+    "l1": "l1.before_commit:3",
+    "store-publish": "l1.before_publish:4",
+    "consolidation": "consolidation.after_qdrant:3",
+    "forget": "forget.after_redis:1",
+}
+
+
+async def clean_run(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, Any]]:
+    settings = await scenario_settings(stack, root, "clean")
+    await publish(settings, synthetic_log())
+    worker = Worker(settings)
+    first_start = await consuming_after(settings, worker)
+    await wait_settled(settings, worker)
+    await worker.stop(signal.SIGTERM)
+    return await snapshot(settings), timings(worker, first_start)
+
+
+def timings(worker: Worker, to_consuming_s: float) -> dict[str, float]:
+    """Seconds from (re)start to consuming, split into the process's own start-up (imports,
+    connections) and the consumer group's wait (what membership settings govern)."""
+    starting, joining = worker.joined_s()
+    return {
+        "to_consuming_s": round(to_consuming_s, 1),
+        "process_start_s": round(starting, 1),
+        "group_join_s": round(joining, 1),
+    }
+
+
+async def killed_run(
+    stack: Settings, root: Path, name: str, point: str
+) -> tuple[Snapshot, dict[str, Any]]:
+    settings = await scenario_settings(stack, root, name)
+    await publish(settings, synthetic_log())
+    doomed = Worker(settings, fault_point=point)
+    code = await doomed.exited(timeout_s=90)
+    assert code == -signal.SIGKILL, f"{point}: exit {code}, never reached?\n{doomed.tail()}"
+    worker = Worker(settings)
+    restart = await consuming_after(settings, worker)
+    await wait_settled(settings, worker)
+    await worker.stop(signal.SIGTERM)
+    return await snapshot(settings), {"kill_point": point} | timings(worker, restart)
+
+
+async def graceful_restart(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, Any]]:
+    """SIGTERM as soon as the worker has committed progress; the input's last record (the
+    forget) comes while it is down, so the restarted worker has something to consume."""
+    settings = await scenario_settings(stack, root, "sigterm")
+    log = synthetic_log()
+    await publish(settings, log[:-1])
+    worker = Worker(settings)
+    await consuming_after(settings, worker)
+    assert await worker.stop(signal.SIGTERM) == 0, worker.tail()
+    await publish(settings, log[-1:])
+    worker = Worker(settings)
+    restart = await consuming_after(settings, worker)
+    await wait_settled(settings, worker)
+    await worker.stop(signal.SIGTERM)
+    return await snapshot(settings), timings(worker, restart)
+
+
+async def test_a_killed_worker_restarts_to_the_tree_of_a_clean_run(
+    stack_settings: Settings, tmp_path: Path
+) -> None:
+    runs = await asyncio.gather(
+        clean_run(stack_settings, tmp_path),
+        graceful_restart(stack_settings, tmp_path),
+        *(killed_run(stack_settings, tmp_path, n, p) for n, p in KILL_POINTS.items()),
+    )
+    (clean, clean_figures), (graceful, graceful_figures), *killed = runs
+    assert (clean.points[GONE], clean.keys[GONE]) == (0, [])
+    assert {v[1] for v in clean.nodes.values()} == {1, 2, 3, 4, 5}  # every level closed
+    assert all(v[0] == KEPT for v in clean.nodes.values())
+    report: dict[str, Any] = {"clean": clean_figures | {"nodes": len(clean.nodes)}}
+    found = {"sigterm": differences(clean, graceful)}
+    report["sigterm"] = graceful_figures | {"differences": len(found["sigterm"])}
+    for name, (snap, figures) in zip(KILL_POINTS, killed, strict=True):
+        found[name] = differences(clean, snap)
+        report[name] = figures | {"differences": len(found[name])}
+    print("CRASH-SUITE " + json.dumps(report))
+    assert {name: diffs for name, diffs in found.items() if diffs} == {}
