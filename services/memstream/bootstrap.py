@@ -42,9 +42,9 @@ from memstream.edges.faust.app import RecordHandler, build_faust_app
 from memstream.edges.faust.dead_letters import DeadLetters
 from memstream.edges.http.api import RecallParts, create_app
 from memstream.edges.instrumentation import (
+    HttpMetricsMiddleware,
     InstrumentedConsolidator,
     InstrumentedSegmenter,
-    RecallMetricsMiddleware,
     fallback_hook,
     recall_observer,
     usage_hook,
@@ -305,7 +305,7 @@ def recall_app(
     """The recall API over `source`: a container its caller closes, or settings to connect
     with at startup (closed at shutdown; `producer` as in `connect`).
 
-    With `metrics`: requests by status, whole and per-stage latency, and `/metrics` serves
+    With `metrics`: requests and latency by route and status, recall stages, and `/metrics` serves
     its registry. While the app runs, `app.state.container` is the container it serves.
     """
     settings = source.settings if isinstance(source, Container) else source
@@ -331,5 +331,5 @@ def recall_app(
         observe=recall_observer(metrics) if metrics else None,
     )
     if metrics is not None:
-        app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
+        app.add_middleware(HttpMetricsMiddleware, metrics=metrics)
     return app

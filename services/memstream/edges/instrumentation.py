@@ -2,7 +2,7 @@
 
 The handlers stay untouched: `InstrumentedSegmenter` and `InstrumentedConsolidator` wrap
 them with the same call signature and turn their reports into metrics; `usage_hook` and
-`fallback_hook` plug into the LLM backend; `recall_observer` and `RecallMetricsMiddleware`
+`fallback_hook` plug into the LLM backend; `recall_observer` and `HttpMetricsMiddleware`
 instrument the recall API; `BacklogCollector` polls what no handler sees (consumer lag,
 open windows). The composition root (`memstream.bootstrap`) plugs them in.
 """
@@ -15,13 +15,20 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from starlette.routing import Match
+
 from memstream.adapters.kafka.lag import consumer_lag
 from memstream.adapters.llm.fallback import FallbackHook
 from memstream.adapters.llm.openai import UsageHook
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.contracts.records import Consumed
 from memstream.domain.models import InputEvent, Level, WindowClosed
-from memstream.metrics import CONSOLIDATED_LEVELS, Metrics
+from memstream.metrics import (
+    CONSOLIDATED_LEVELS,
+    HTTP_METHODS,
+    UNMATCHED_ROUTE,
+    Metrics,
+)
 from memstream.ports import TreeStore
 from memstream.recall.pipeline import RecallResult
 from memstream.segmenter.handler import BatchReport, Segmenter
@@ -171,18 +178,37 @@ def recall_observer(metrics: Metrics) -> Callable[[RecallResult], None]:
     return record
 
 
-class RecallMetricsMiddleware:
-    """ASGI middleware counting `POST /v1/recall` by status and timing it whole:
-    `app.add_middleware(RecallMetricsMiddleware, metrics=metrics)`."""
+class HttpMetricsMiddleware:
+    """ASGI middleware counting and timing every request by route template, method and
+    status, and `POST /v1/recall` in its own series as well:
+    `app.add_middleware(HttpMetricsMiddleware, metrics=metrics)`.
+
+    The route is the template a Starlette route matches (`/v1/users/{user_id}/profile`),
+    found before the request runs, so refusals before routing (401, 413) are labelled too.
+    """
 
     def __init__(self, app: _Asgi, metrics: Metrics) -> None:
         self._app = app
         self._metrics = metrics
+        self._primed = False
+
+    def _prime(self, scope: dict[str, Any]) -> None:
+        """Create each route's 500 series at zero, so the first error is a visible increase."""
+        for route in getattr(scope.get("app"), "routes", ()):
+            for method in getattr(route, "methods", None) or ():
+                if method in HTTP_METHODS:
+                    self._metrics.http_requests.labels(route.path, method, "500")
+        self._primed = True
 
     async def __call__(self, scope: dict[str, Any], receive: _Asgi, send: _Asgi) -> None:
-        if scope.get("type") != "http" or scope.get("path") != RECALL_PATH:
+        if scope.get("type") != "http":
             await self._app(scope, receive, send)
             return
+        if not self._primed:
+            self._prime(scope)
+        route = route_template(scope)
+        method = scope.get("method", "")
+        method = method if method in HTTP_METHODS else "other"
         started = time.perf_counter()
         status = 500  # unless the app starts a response
 
@@ -195,8 +221,26 @@ class RecallMetricsMiddleware:
         try:
             await self._app(scope, receive, send_and_see)
         finally:
-            self._metrics.recall_requests.labels(str(status)).inc()
-            self._metrics.recall_latency.observe(time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            self._metrics.http_requests.labels(route, method, str(status)).inc()
+            self._metrics.http_latency.labels(route, method).observe(seconds)
+            if route == RECALL_PATH and method == "POST":
+                self._metrics.recall_requests.labels(str(status)).inc()
+                self._metrics.recall_latency.observe(seconds)
+
+
+def route_template(scope: dict[str, Any]) -> str:
+    """The path template of the app's route for this request (also when only its method
+    differs), or `UNMATCHED_ROUTE`."""
+    app = scope.get("app")
+    partial = UNMATCHED_ROUTE
+    for route in getattr(app, "routes", ()):
+        match, _ = route.matches(scope)
+        if match is Match.FULL:
+            return str(route.path)
+        if match is Match.PARTIAL and partial == UNMATCHED_ROUTE:
+            partial = str(route.path)
+    return partial
 
 
 # --- backlog ---------------------------------------------------------------------------
