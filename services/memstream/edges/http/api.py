@@ -15,9 +15,8 @@ users get empty answers, never an error.
 # definition time, and the recall body's model is built per app (its limits are settings).
 
 import asyncio
-import hmac
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated
@@ -26,13 +25,17 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Req
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
-from pydantic import AwareDatetime, SecretStr
+from pydantic import AfterValidator
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 from redis.exceptions import RedisError
 
 from memstream.domain.models import Level
+from memstream.edges.http.errors import install_validation_errors
+from memstream.edges.http.gate import KeyRing, RequestGate
 from memstream.edges.http.schemas import (
+    USER_ID_MAX_CHARS,
     USER_ID_PATTERN,
+    DateTime,
     ForgetResponse,
     Health,
     Memory,
@@ -43,7 +46,9 @@ from memstream.edges.http.schemas import (
     Readiness,
     RecallRequestBase,
     RecallResponse,
+    Text,
     recall_request_model,
+    valid_user_id,
 )
 from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor, MemoryService
@@ -54,11 +59,26 @@ log = logging.getLogger(__name__)
 RecallObserver = Callable[[RecallResult], None]
 PROBE_TIMEOUT_S = 2.0
 
+_USER_ID_SPEC = {"pattern": USER_ID_PATTERN}
 UserIdPath = Annotated[
-    str, Path(min_length=1, max_length=128, pattern=USER_ID_PATTERN, description="User id.")
+    str,
+    Path(
+        min_length=1,
+        max_length=USER_ID_MAX_CHARS,
+        description="User id.",
+        json_schema_extra=_USER_ID_SPEC,
+    ),
+    AfterValidator(valid_user_id),
 ]
 UserIdQuery = Annotated[
-    str, Query(min_length=1, max_length=128, pattern=USER_ID_PATTERN, description="Owner.")
+    str,
+    Query(
+        min_length=1,
+        max_length=USER_ID_MAX_CHARS,
+        description="Owner.",
+        json_schema_extra=_USER_ID_SPEC,
+    ),
+    AfterValidator(valid_user_id),
 ]
 
 
@@ -82,22 +102,18 @@ def _parts(request: Request) -> RecallParts:
 Parts = Annotated[RecallParts, Depends(_parts)]
 
 
-def bearer_auth(keys: Sequence[SecretStr]) -> Callable[..., Awaitable[None]]:
-    """A dependency accepting any of `keys` as a bearer token; open when `keys` is empty."""
-    secrets = [k.get_secret_value().encode() for k in keys]
+def bearer_auth(keys: KeyRing) -> Callable[..., Awaitable[None]]:
+    """A dependency accepting any of `keys` as a bearer token; open when `keys` is empty.
+
+    The `RequestGate` has checked the key already, before reading the body; this check
+    documents the scheme in the spec and holds if the router is served without the gate.
+    """
     scheme = HTTPBearer(auto_error=False, description="An API key from MEMSTREAM_RECALL_API_KEYS.")
 
     async def check(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(scheme)],
     ) -> None:
-        if not secrets:
-            return
-        given = credentials.credentials.encode() if credentials is not None else b""
-        # Compare against every key, so the time taken says nothing about which one matched.
-        matched = False
-        for secret in secrets:
-            matched |= hmac.compare_digest(given, secret)
-        if not matched:
+        if not keys.accepts(credentials.credentials if credentials is not None else None):
             raise HTTPException(
                 status_code=401,
                 detail="missing or invalid API key",
@@ -139,9 +155,13 @@ def create_app(
         description="Recall memories from a user's Temporal Memory Tree.",
         lifespan=lifespan,
     )
+    ring = KeyRing([key.get_secret_value() for key in keys])
     _store_errors(app)
-    app.include_router(_v1_router(settings, keys, observe))
+    install_validation_errors(app)
+    app.include_router(_v1_router(settings, ring, observe))
     app.include_router(_ops_router(settings, metrics_registry))
+    app.add_middleware(RequestGate, max_body_bytes=settings.api_max_body_bytes, keys=ring)
+    app.state.settings = settings  # the server reads its connection limits from here
     return app
 
 
@@ -154,14 +174,13 @@ def _store_errors(app: FastAPI) -> None:
         app.add_exception_handler(error, unavailable)
 
 
-def _v1_router(
-    settings: Settings, keys: Sequence[SecretStr], observe: RecallObserver | None
-) -> APIRouter:
+def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None) -> APIRouter:
     router = APIRouter(
         prefix="/v1",
         dependencies=[Depends(bearer_auth(keys))],
         responses={
             401: {"model": Problem, "description": "Missing or invalid API key."},
+            413: {"model": Problem, "description": "The request body is over the limit."},
             503: {"model": Problem, "description": "A memory store is unavailable."},
         },
     )
@@ -191,7 +210,12 @@ def _v1_router(
     # FastAPI validates against the annotation: swap in the subclass carrying this
     # deployment's limits (the type checker keeps seeing the base class).
     recall.__annotations__["body"] = recall_request_model(settings)
-    router.post("/recall", response_model=RecallResponse, tags=["recall"])(recall)
+    router.post(
+        "/recall",
+        response_model=RecallResponse,
+        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
+        tags=["recall"],
+    )(recall)
 
     @router.get("/users/{user_id}/profile", response_model=ProfileResponse, tags=["memories"])
     async def profile(user_id: UserIdPath, parts: Parts) -> ProfileResponse:
@@ -204,10 +228,10 @@ def _v1_router(
         user_id: UserIdPath,
         parts: Parts,
         level: Annotated[int | None, Query(ge=1, le=5, description="Only this level.")] = None,
-        start: Annotated[AwareDatetime | None, Query(description="t_end >= start.")] = None,
-        end: Annotated[AwareDatetime | None, Query(description="t_end <= end.")] = None,
+        start: Annotated[DateTime | None, Query(description="t_end >= start.")] = None,
+        end: Annotated[DateTime | None, Query(description="t_end <= end.")] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        cursor: Annotated[str | None, Query(max_length=200)] = None,
+        cursor: Annotated[Text | None, Query(max_length=200)] = None,
     ) -> MemoryPage:
         """A page of the user's memories, level by level, each level by end time."""
         try:
@@ -235,7 +259,7 @@ def _v1_router(
         tags=["memories"],
     )
     async def memory(
-        memory_id: Annotated[str, Path(min_length=1, max_length=200)],
+        memory_id: Annotated[Text, Path(min_length=1, max_length=200)],
         user_id: UserIdQuery,
         parts: Parts,
     ) -> MemoryDetailResponse:
