@@ -16,10 +16,10 @@ users get empty answers, never an error.
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -30,7 +30,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from redis.exceptions import RedisError
 
 from memstream.domain.models import Level
-from memstream.edges.http.errors import install_validation_errors
+from memstream.edges.http.errors import install_validation_errors, safe_text
 from memstream.edges.http.gate import KeyRing, RequestGate
 from memstream.edges.http.schemas import (
     USER_ID_MAX_CHARS,
@@ -100,6 +100,32 @@ def _parts(request: Request) -> RecallParts:
 
 
 Parts = Annotated[RecallParts, Depends(_parts)]
+
+
+async def known_query_parameters(request: Request) -> None:
+    """Refuse query parameters the route does not declare (a typo such as `limt=5` would
+    otherwise be ignored silently), as the spec's closed parameter lists say."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    known = set(_query_names(dependant))
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        raise HTTPException(
+            status_code=422,
+            detail=[
+                {"type": "extra_forbidden", "loc": ["query", safe_text(name)], "msg": "unknown"}
+                for name in unknown[:10]
+            ],
+        )
+
+
+def _query_names(dependant: Any) -> Iterator[str]:
+    for param in dependant.query_params:
+        yield param.alias
+    for sub in dependant.dependencies:
+        yield from _query_names(sub)
 
 
 def bearer_auth(keys: KeyRing) -> Callable[..., Awaitable[None]]:
@@ -177,7 +203,7 @@ def _store_errors(app: FastAPI) -> None:
 def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None) -> APIRouter:
     router = APIRouter(
         prefix="/v1",
-        dependencies=[Depends(bearer_auth(keys))],
+        dependencies=[Depends(bearer_auth(keys)), Depends(known_query_parameters)],
         responses={
             401: {"model": Problem, "description": "Missing or invalid API key."},
             413: {"model": Problem, "description": "The request body is over the limit."},
@@ -293,7 +319,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
 
 
 def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
-    router = APIRouter(tags=["operations"])
+    router = APIRouter(tags=["operations"], dependencies=[Depends(known_query_parameters)])
 
     @router.get("/healthz", response_model=Health)
     async def healthz() -> Health:

@@ -5,7 +5,8 @@ In order, for every HTTP request:
 
 1. a declared body (`Content-Length`) over `max_body_bytes` is refused with 413, unread;
 2. a protected path (`/v1/...`) without a valid bearer key is refused with 401, its body
-   unread (the route's own check stays, for the OpenAPI spec and for mounted apps);
+   unread (the route's own check stays, for the OpenAPI spec and for mounted apps); a path
+   with an encoded "/" in a segment is refused with 422 (no id holds one);
 3. the body is read up to `max_body_bytes` (chunked bodies too) and refused with 413 as soon
    as it goes over, so no request ever holds more than that in memory;
 4. the app runs on the buffered body. An exception it lets out becomes a 500 answered here:
@@ -82,6 +83,9 @@ class RequestGate:
                 send, 401, "missing or invalid API key", [(b"www-authenticate", b"Bearer")]
             )
             return
+        if _encoded_slash(scope):
+            await _unprocessable(send, "a path segment cannot hold '/' (%2F)")
+            return
         body = await self._read_body(receive)
         if body is None:
             await _problem(send, 413, self._too_large())
@@ -139,6 +143,18 @@ def _content_length(value: str | None) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
+def _encoded_slash(scope: MutableMapping[str, Any]) -> bool:
+    # The server decodes %2F before routing, so `/v1/users/a%2Fb/profile` would be read as
+    # another route (404, 405) instead of a refused user id. No id or memory id has a "/".
+    raw = scope.get("raw_path") or b""
+    return b"%2f" in raw.lower()
+
+
+async def _unprocessable(send: Send, message: str) -> None:
+    detail = [{"type": "value_error", "loc": ["path"], "msg": message}]
+    await _respond(send, 422, {"detail": detail})
+
+
 def _replaying(body: bytes, receive: Receive) -> Receive:
     """A `receive` that hands the buffered body over once, then waits on the real one
     (which reports the disconnect)."""
@@ -157,7 +173,13 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
 async def _problem(
     send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] | None = None
 ) -> None:
-    payload = json.dumps({"detail": detail}).encode()
+    await _respond(send, status, {"detail": detail}, extra)
+
+
+async def _respond(
+    send: Send, status: int, body: object, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    payload = json.dumps(body).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(payload)).encode()),

@@ -25,13 +25,17 @@ from memstream.domain.models import Complexity, Level, MemoryNode, RequestedComp
 from memstream.settings import Settings
 
 # The user-id rule of every topic (tests/unit/edges/http/test_user_ids.py holds them equal):
-# no whitespace or braces (the id becomes a Redis hash tag), no control characters, no lone
-# surrogates (they cannot be encoded), no "/" and not "." or ".." (the id is a URL path
-# segment). Spelled with explicit code points rather than `\s`, whose meaning differs
-# between regex dialects, and checked with Python's `re`, as the stream's validators do.
+# no whitespace or braces (the id becomes a Redis hash tag), no control characters, no "/"
+# and not "." or ".." (the id is a URL path segment), no lone surrogates (they cannot be
+# encoded). Spelled with explicit code points rather than `\s`, whose meaning differs between
+# regex dialects. Surrogates are refused by the range U+D7FF-U+E000: an ECMA or Rust engine
+# cannot even parse a surrogate range, and reads this one as the two characters at its ends
+# (given up, with nothing lost) so every dialect accepts the same ids. `(?!\n)`: Python's
+# `$` also matches before a final newline, ECMA's does not. The check runs in
+# Python's `re`, as the stream's validators do.
 USER_ID_PATTERN = (
     r"^(?!\.\.?$)[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f"
-    r"\u205f\u3000\ufeff{}/\ud800-\udfff]*$"
+    r"\u205f\u3000\ud7ff-\ue000\ufeff{}/]*$(?!\n)"
 )
 USER_ID_MAX_CHARS = 128
 _USER_ID = re.compile(USER_ID_PATTERN)
@@ -63,7 +67,7 @@ def rfc3339_text(value: Any) -> Any:
     (seconds since 1970) or a bare date, which the spec does not allow."""
     if isinstance(value, datetime):
         return value
-    if not isinstance(value, str) or not _DATE_TIME.match(value):
+    if not isinstance(value, str) or not _DATE_TIME.fullmatch(value):
         raise ValueError("expected an RFC 3339 date-time with an offset, e.g. 2024-05-01T09:00:00Z")
     return value
 
