@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from starlette.routing import Match
+from starlette.routing import compile_path
 
 from memstream.adapters.kafka.lag import consumer_lag
 from memstream.adapters.llm.fallback import FallbackHook
@@ -183,30 +183,24 @@ class HttpMetricsMiddleware:
     status, and `POST /v1/recall` in its own series as well:
     `app.add_middleware(HttpMetricsMiddleware, metrics=metrics)`.
 
-    The route is the template a Starlette route matches (`/v1/users/{user_id}/profile`),
-    found before the request runs, so refusals before routing (401, 413) are labelled too.
+    The route is the template of the app's spec (`/v1/users/{user_id}/profile`) that the
+    path matches, found before the request runs, so refusals before routing (401, 413) are
+    labelled too; a path no template matches is `UNMATCHED_ROUTE`.
     """
 
     def __init__(self, app: _Asgi, metrics: Metrics) -> None:
         self._app = app
         self._metrics = metrics
-        self._primed = False
-
-    def _prime(self, scope: dict[str, Any]) -> None:
-        """Create each route's 500 series at zero, so the first error is a visible increase."""
-        for route in getattr(scope.get("app"), "routes", ()):
-            for method in getattr(route, "methods", None) or ():
-                if method in HTTP_METHODS:
-                    self._metrics.http_requests.labels(route.path, method, "500")
-        self._primed = True
+        self._routes: RouteTemplates | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: _Asgi, send: _Asgi) -> None:
         if scope.get("type") != "http":
             await self._app(scope, receive, send)
             return
-        if not self._primed:
-            self._prime(scope)
-        route = route_template(scope)
+        if self._routes is None:
+            self._routes = RouteTemplates(scope.get("app"))
+            self._routes.prime(self._metrics)
+        route = self._routes.template(scope.get("path", ""))
         method = scope.get("method", "")
         method = method if method in HTTP_METHODS else "other"
         started = time.perf_counter()
@@ -229,18 +223,34 @@ class HttpMetricsMiddleware:
                 self._metrics.recall_latency.observe(seconds)
 
 
-def route_template(scope: dict[str, Any]) -> str:
-    """The path template of the app's route for this request (also when only its method
-    differs), or `UNMATCHED_ROUTE`."""
-    app = scope.get("app")
-    partial = UNMATCHED_ROUTE
-    for route in getattr(app, "routes", ()):
-        match, _ = route.matches(scope)
-        if match is Match.FULL:
-            return str(route.path)
-        if match is Match.PARTIAL and partial == UNMATCHED_ROUTE:
-            partial = str(route.path)
-    return partial
+class RouteTemplates:
+    """The path templates of an app: those of its OpenAPI spec, with their methods, and of
+    its plain routes (docs pages)."""
+
+    def __init__(self, app: Any) -> None:
+        spec = app.openapi() if hasattr(app, "openapi") else {}
+        self.methods: dict[str, list[str]] = {
+            path: [m.upper() for m in operations]
+            for path, operations in spec.get("paths", {}).items()
+        }
+        plain = [
+            r.path for r in getattr(app, "routes", ()) if isinstance(getattr(r, "path", None), str)
+        ]
+        paths = dict.fromkeys([*self.methods, *plain])
+        self._compiled = [(compile_path(path)[0], path) for path in paths]
+
+    def template(self, path: str) -> str:
+        for pattern, template in self._compiled:
+            if pattern.match(path):
+                return template
+        return UNMATCHED_ROUTE
+
+    def prime(self, metrics: Metrics) -> None:
+        """Create each operation's 500 series at zero, so the first error is an increase."""
+        for path, methods in self.methods.items():
+            for method in methods:
+                if method in HTTP_METHODS:
+                    metrics.http_requests.labels(path, method, "500")
 
 
 # --- backlog ---------------------------------------------------------------------------

@@ -319,7 +319,8 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
 
 
 def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
-    router = APIRouter(tags=["operations"], dependencies=[Depends(known_query_parameters)])
+    # Probes and scrapers stay lenient: a scraper may add its own parameters.
+    router = APIRouter(tags=["operations"])
 
     @router.get("/healthz", response_model=Health)
     async def healthz() -> Health:

@@ -9,11 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 from tests.unit.edges.http.test_api import AUTH, KEY, serving
 from tests.unit.fakes import FakeTree, fake_container, sample_tree
 
 from memstream.bootstrap import recall_app
+from memstream.metrics import UNMATCHED_ROUTE, Metrics
 from memstream.settings import Settings
 
 LIMIT = 4096
@@ -156,3 +158,43 @@ async def test_user_ids_the_routes_cannot_address_are_refused(
     assert reply.json()["detail"][0]["loc"] == ["body", "user_id"]
     detail = await client.get("/v1/memories/u1-m", params={"user_id": user_id}, headers=AUTH)
     assert detail.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/users/a%2Fb/profile", "/v1/users/x%2fprofile", "/v1/memories/a%2Fb?user_id=u1"]
+)
+async def test_an_encoded_slash_in_a_path_segment_gets_422(
+    client: httpx.AsyncClient, path: str
+) -> None:
+    # Decoded before routing, it used to reach another route (404, 405) or none.
+    reply = await client.get(path, headers=AUTH)
+    assert reply.status_code == 422 and reply.json()["detail"][0]["loc"] == ["path"]
+
+
+async def test_unknown_query_parameters_get_422(client: httpx.AsyncClient) -> None:
+    reply = await client.get("/v1/users/u1/memories", params={"limt": 5}, headers=AUTH)
+    assert reply.status_code == 422
+    assert reply.json()["detail"][0]["loc"] == ["query", "limt"]
+    assert (await client.get("/metrics", params={"name[]": "x"})).status_code == 200
+
+
+async def test_the_served_app_labels_every_answer_by_its_route_template() -> None:
+    metrics = Metrics(CollectorRegistry())
+    settings = Settings(recall_api_keys=[SecretStr(KEY)], api_max_body_bytes=LIMIT)
+    app = recall_app(fake_container(settings, FakeTree(sample_tree("u1"))), metrics)
+    async with serving(app) as client:
+        assert (await client.get("/v1/users/u1/profile", headers=AUTH)).status_code == 200
+        assert (await client.get("/v1/users/u2/profile")).status_code == 401  # before routing
+        body = "x" * 2 * LIMIT
+        assert (await client.post("/v1/recall", content=body, headers=AUTH)).status_code == 413
+        assert (await client.get("/nowhere")).status_code == 404
+
+    def count(route: str, method: str, status: str) -> float | None:
+        labels = {"route": route, "method": method, "status": status}
+        return metrics.registry.get_sample_value("memstream_http_requests_total", labels)
+
+    assert count("/v1/users/{user_id}/profile", "GET", "200") == 1
+    assert count("/v1/users/{user_id}/profile", "GET", "401") == 1
+    assert count("/v1/users/{user_id}/profile", "GET", "500") == 0  # there from the start
+    assert count("/v1/recall", "POST", "413") == 1
+    assert count(UNMATCHED_ROUTE, "GET", "404") == 1
