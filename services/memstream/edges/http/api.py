@@ -9,6 +9,10 @@ in constant time. With no keys the app refuses to be built, unless
 `settings.recall_auth_disabled` says so (the embedded stack on loopback), and then it warns.
 `/healthz`, `/readyz` and `/metrics` are always open, for probes and scrapers. Unknown
 users get empty answers, never an error.
+
+Before any route runs, `edges.http.gate.RequestGate` refuses oversize bodies (413) and
+missing keys (401) without reading the body; validation errors (`edges.http.errors`) name
+the field without echoing it. Any input gets a 4xx, never a 5xx.
 """
 
 # No `from __future__ import annotations` here: FastAPI reads the route annotations at
