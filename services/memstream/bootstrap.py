@@ -45,9 +45,9 @@ from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_ap
 from memstream.edges.faust.dead_letters import DeadLetters
 from memstream.edges.http.api import RecallParts, create_app
 from memstream.edges.instrumentation import (
+    HttpMetricsMiddleware,
     InstrumentedConsolidator,
     InstrumentedSegmenter,
-    RecallMetricsMiddleware,
     fallback_hook,
     recall_observer,
     usage_hook,
@@ -344,7 +344,7 @@ def recall_app(
     """The recall API over `source`: a container its caller closes, or settings to connect
     with at startup (closed at shutdown; `producer` as in `connect`).
 
-    With `metrics`: requests by status, whole and per-stage latency, and `/metrics` serves
+    With `metrics`: requests and latency by route and status, recall stages, and `/metrics` serves
     its registry. While the app runs, `app.state.container` is the container it serves.
     """
     settings = source.settings if isinstance(source, Container) else source
@@ -371,7 +371,7 @@ def recall_app(
         observe=observing_all(observers),
     )
     if metrics is not None:
-        app.add_middleware(RecallMetricsMiddleware, metrics=metrics)
+        app.add_middleware(HttpMetricsMiddleware, metrics=metrics)
     if tracing_enabled():
         app.add_middleware(TracingMiddleware)
     return app

@@ -48,6 +48,12 @@ SEGMENTER_BATCH_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 LLM_LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 # A recall answers interactively: tens of milliseconds to a few seconds with LLM gating.
 RECALL_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10)
+# Any route of the recall API: a probe answers in a millisecond, a gated recall in seconds.
+HTTP_LATENCY_BUCKETS = (0.001, 0.0025, *RECALL_LATENCY_BUCKETS)
+# Methods the API serves; anything else a client sends is "other" (a bounded label).
+HTTP_METHODS = ("GET", "POST", "DELETE", "HEAD", "OPTIONS", "PUT", "PATCH")
+# The route label of a request no route matched (not its raw path: that is unbounded).
+UNMATCHED_ROUTE = "unmatched"
 
 _FIELD_HEAD = re.compile(r"^([a-z_]+)(?:[.\[]|$)")
 
@@ -197,6 +203,21 @@ class Metrics:
             "Duration of one recall stage (as in the response's timings_ms, without total).",
             ["stage"],
             buckets=RECALL_LATENCY_BUCKETS,
+            registry=r,
+        )
+        # --- every HTTP route (observed by the recall API) -------------------------------
+        self.http_requests = Counter(
+            "memstream_http_requests",
+            "HTTP requests answered, by route template (as in the OpenAPI spec), method and "
+            "status code; requests no route matched share one route label.",
+            ["route", "method", "status"],
+            registry=r,
+        )
+        self.http_latency = Histogram(
+            "memstream_http_request_seconds",
+            "Time to answer one HTTP request, by route template and method.",
+            ["route", "method"],
+            buckets=HTTP_LATENCY_BUCKETS,
             registry=r,
         )
         self._create_known_series()

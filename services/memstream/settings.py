@@ -155,6 +155,28 @@ class Settings(BaseSettings):
     )
     api_host: str = Field(default="127.0.0.1", description="Recall API bind address.")
     api_port: int = Field(default=8080, ge=0, le=65535, description="Recall API port.")
+    api_max_body_bytes: int = Field(
+        default=65_536,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Largest request body the recall API reads; larger ones get 413 unread.",
+    )
+    api_read_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="Time a client has to send a whole request, headers and body (from "
+        "connecting, or from the previous response), before the recall API hangs up.",
+    )
+    api_keep_alive_timeout_s: int = Field(
+        default=5, ge=1, le=300, description="Idle keep-alive connections close after this."
+    )
+    api_max_connections: int = Field(
+        default=1000,
+        ge=1,
+        description="Connections and requests in progress beyond which the recall API "
+        "answers 503 at once.",
+    )
 
     # The MCP server (`memstream mcp`).
     mcp_user_keys: dict[str, SecretStr] = Field(

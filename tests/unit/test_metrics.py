@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from fastapi import APIRouter, FastAPI
 from prometheus_client import CollectorRegistry
 
 from memstream.consolidator.handler import Outcome
@@ -18,13 +19,13 @@ from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
 from memstream.edges.instrumentation import (
     BacklogCollector,
+    HttpMetricsMiddleware,
     InstrumentedConsolidator,
-    RecallMetricsMiddleware,
     fallback_hook,
     observe_batch,
     usage_hook,
 )
-from memstream.metrics import DLQ_REASONS, Metrics, dlq_category
+from memstream.metrics import DLQ_REASONS, UNMATCHED_ROUTE, Metrics, dlq_category
 from memstream.segmenter.handler import BatchReport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,18 +198,43 @@ async def test_backlog_collector_sets_lag_and_counts_its_failures(metrics: Metri
     assert value(metrics, errors, collector="consumer_lag") == 0
 
 
-async def test_recall_middleware_counts_status_and_time(metrics: Metrics) -> None:
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        status = 200 if scope["path"] == "/v1/recall" else 404
-        await send({"type": "http.response.start", "status": status, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
+async def test_http_middleware_counts_every_route_by_template(metrics: Metrics) -> None:
+    app = FastAPI()
 
-    transport = httpx.ASGITransport(app=RecallMetricsMiddleware(app, metrics))
+    @app.get("/users/{user_id}")
+    async def user(user_id: str) -> dict[str, str]:
+        return {"user_id": user_id}
+
+    router = APIRouter()  # an included router, as the recall API's
+
+    @router.post("/v1/recall")
+    async def recall() -> dict[str, str]:
+        return {}
+
+    app.include_router(router)
+
+    app.add_middleware(HttpMetricsMiddleware, metrics=metrics)
+    transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-        await client.post("/v1/recall", json={})
-        await client.get("/healthz")  # not counted
+        for n in range(3):
+            await client.get(f"/users/u{n}")
+        await client.delete("/users/u0")  # 405: still the route's template
+        await client.request("BREW", "/nowhere/at/all")
+        await client.post("/v1/recall")
+
+    requests = "memstream_http_requests_total"
+    assert value(metrics, requests, route="/users/{user_id}", method="GET", status="200") == 3
+    assert value(metrics, requests, route="/users/{user_id}", method="DELETE", status="405") == 1
+    assert value(metrics, requests, route=UNMATCHED_ROUTE, method="other", status="404") == 1
+    seconds = "memstream_http_request_seconds_count"
+    assert value(metrics, seconds, route="/users/{user_id}", method="GET") == 3
+    # Raw paths never become labels.
+    labelled = metrics.registry.collect()
+    routes = {s.labels["route"] for f in labelled for s in f.samples if "route" in s.labels}
+    assert routes <= {*app.openapi()["paths"], UNMATCHED_ROUTE}
+    assert value(metrics, requests, route="/v1/recall", method="POST", status="500") == 0
+    # The recall route keeps its own series, which the latency alert reads.
     assert value(metrics, "memstream_recall_requests_total", status="200") == 1
-    assert value(metrics, "memstream_recall_requests_total", status="404") == 0
     assert value(metrics, "memstream_recall_request_seconds_count") == 1
 
 

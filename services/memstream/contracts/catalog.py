@@ -463,7 +463,10 @@ def describe_error(error: ValidationError) -> list[ValidationProblem]:
     elif kind in ("minimum", "maximum"):
         reason = f"must be {'at least' if kind == 'minimum' else 'at most'} {limit}, not {value}"
     elif kind == "pattern" and where.endswith("user_id"):
-        reason = "must not contain whitespace, braces or control characters"
+        reason = (
+            "must not contain whitespace, braces, '/', control characters or lone surrogates, "
+            "nor be '.' or '..'"
+        )
     elif kind == "anyOf" and all(set(sub) == {"required"} for sub in limit):
         options = " or ".join("+".join(sub["required"]) for sub in limit)
         reason = f"needs {options}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.recall_options import AncestorScoring
@@ -70,7 +70,7 @@ def prune(
         key=lambda n: (
             -support[n.id].score(scoring),
             -support[n.id].leaves,
-            -_utc(n.t_end).timestamp(),
+            -_seconds(n.t_end),
             n.id,
         ),
     )
@@ -79,12 +79,12 @@ def prune(
 
 def order(memories: Iterable[RecalledMemory], query_time: datetime) -> list[RecalledMemory]:
     """By level, then by how far each memory's end lies from the query time (TiMem eq. 11)."""
-    at = _utc(query_time)
+    at = _seconds(query_time)
     return sorted(
         memories,
         key=lambda m: (
             int(m.node.level),
-            abs((_utc(m.node.t_end) - at).total_seconds()),
+            abs(_seconds(m.node.t_end) - at),
             m.node.id,
         ),
     )
@@ -125,6 +125,14 @@ def fit_tokens(
     return [m for i, m in enumerate(memories) if i in kept], total
 
 
-def _utc(instant: datetime) -> datetime:
-    # Stored times always carry an offset; a caller's naive time is taken as UTC.
-    return instant.replace(tzinfo=UTC) if instant.tzinfo is None else instant.astimezone(UTC)
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _seconds(instant: datetime) -> float:
+    """Seconds since 1970 UTC; a naive time is taken as UTC (stored times carry an offset).
+
+    Worked out on the wall time and the offset, never by converting to UTC: the UTC of
+    9999-12-31T23:59:59-14:00 lies past the last year a datetime can hold.
+    """
+    offset = instant.utcoffset() or timedelta(0)
+    return (instant.replace(tzinfo=None) - _EPOCH - offset).total_seconds()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from memstream.domain.cues import named_people
 from memstream.domain.ranking import RecalledMemory
@@ -77,10 +77,20 @@ def _time_bonus(
     span = resolve_time_range(query, query_time)
     if span is None:
         return []
-    start = span.start - _TIME_SLACK_BEFORE
-    end = span.end + timedelta(days=options.time_pad_days)
+    start = _shifted(span.start, -_TIME_SLACK_BEFORE)
+    end = _shifted(span.end, timedelta(days=options.time_pad_days))
     return [
         (m.node.id, options.time_boost)
         for m in pool
         if m.node.t_start < end and m.node.t_end >= start
     ]
+
+
+def _shifted(instant: datetime, delta: timedelta) -> datetime:
+    """`instant + delta`, held at the first or last representable instant instead of
+    overflowing (a range named at the ends of the calendar)."""
+    try:
+        return instant + delta
+    except OverflowError:
+        edge = datetime.max if delta > timedelta(0) else datetime.min
+        return edge.replace(tzinfo=instant.tzinfo or UTC)

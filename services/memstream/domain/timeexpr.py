@@ -3,7 +3,8 @@
 "What did Nate make on 9 November, 2022?" names a day; "in May 2022" a month; "in 2023" a
 year; "between August 11 and August 15 2023" a span; "yesterday", "last week", "three
 months ago" are resolved against the query time. Pure functions, standard library only;
-the result is a half-open UTC interval [start, end), or None when the query names no time.
+the result is a half-open UTC interval [start, end), or None when the query names no time
+(or a time outside the years 1-9999, for any query time).
 
 Deliberately small: explicit dates in the common English orders, months, years, seasons,
 and the usual relative phrases. A missing year is the latest one that puts the date at or
@@ -62,7 +63,12 @@ def resolve_time_range(query: str, now: datetime) -> TimeRange | None:
     """The interval the first (most specific) time expression of `query` names."""
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
     for resolver in (_explicit_day, _month_year, _season, _year, _month, _relative):
-        found = resolver(query, now)
+        try:
+            found = resolver(query, now)
+        except (OverflowError, ValueError):
+            # The phrase names a time outside years 1-9999 ("last year" in year 1,
+            # "yesterday" on 1 January of year 1): no date can be in it, so no constraint.
+            return None
         if found is not None:
             return found
     return None

@@ -2,7 +2,7 @@
 
 The handlers stay untouched: `InstrumentedSegmenter` and `InstrumentedConsolidator` wrap
 them with the same call signature and turn their reports into metrics; `usage_hook` and
-`fallback_hook` plug into the LLM backend; `recall_observer` and `RecallMetricsMiddleware`
+`fallback_hook` plug into the LLM backend; `recall_observer` and `HttpMetricsMiddleware`
 instrument the recall API; `BacklogCollector` polls what no handler sees (consumer lag,
 open windows). The composition root (`memstream.bootstrap`) plugs them in.
 """
@@ -15,13 +15,20 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from starlette.routing import compile_path
+
 from memstream.adapters.kafka.lag import consumer_lag
 from memstream.adapters.llm.fallback import FallbackHook
 from memstream.adapters.llm.openai import UsageHook
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.contracts.records import Consumed
 from memstream.domain.models import InputEvent, Level, WindowClosed
-from memstream.metrics import CONSOLIDATED_LEVELS, Metrics
+from memstream.metrics import (
+    CONSOLIDATED_LEVELS,
+    HTTP_METHODS,
+    UNMATCHED_ROUTE,
+    Metrics,
+)
 from memstream.ports import TreeStore
 from memstream.recall.pipeline import RecallResult
 from memstream.segmenter.handler import BatchReport, Segmenter
@@ -172,18 +179,31 @@ def recall_observer(metrics: Metrics) -> Callable[[RecallResult], None]:
     return record
 
 
-class RecallMetricsMiddleware:
-    """ASGI middleware counting `POST /v1/recall` by status and timing it whole:
-    `app.add_middleware(RecallMetricsMiddleware, metrics=metrics)`."""
+class HttpMetricsMiddleware:
+    """ASGI middleware counting and timing every request by route template, method and
+    status, and `POST /v1/recall` in its own series as well:
+    `app.add_middleware(HttpMetricsMiddleware, metrics=metrics)`.
+
+    The route is the template of the app's spec (`/v1/users/{user_id}/profile`) that the
+    path matches, found before the request runs, so refusals before routing (401, 413) are
+    labelled too; a path no template matches is `UNMATCHED_ROUTE`.
+    """
 
     def __init__(self, app: _Asgi, metrics: Metrics) -> None:
         self._app = app
         self._metrics = metrics
+        self._routes: RouteTemplates | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: _Asgi, send: _Asgi) -> None:
-        if scope.get("type") != "http" or scope.get("path") != RECALL_PATH:
+        if scope.get("type") != "http":
             await self._app(scope, receive, send)
             return
+        if self._routes is None:
+            self._routes = RouteTemplates(scope.get("app"))
+            self._routes.prime(self._metrics)
+        route = self._routes.template(scope.get("path", ""))
+        method = scope.get("method", "")
+        method = method if method in HTTP_METHODS else "other"
         started = time.perf_counter()
         status = 500  # unless the app starts a response
 
@@ -196,8 +216,42 @@ class RecallMetricsMiddleware:
         try:
             await self._app(scope, receive, send_and_see)
         finally:
-            self._metrics.recall_requests.labels(str(status)).inc()
-            self._metrics.recall_latency.observe(time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            self._metrics.http_requests.labels(route, method, str(status)).inc()
+            self._metrics.http_latency.labels(route, method).observe(seconds)
+            if route == RECALL_PATH and method == "POST":
+                self._metrics.recall_requests.labels(str(status)).inc()
+                self._metrics.recall_latency.observe(seconds)
+
+
+class RouteTemplates:
+    """The path templates of an app: those of its OpenAPI spec, with their methods, and of
+    its plain routes (docs pages)."""
+
+    def __init__(self, app: Any) -> None:
+        spec = app.openapi() if hasattr(app, "openapi") else {}
+        self.methods: dict[str, list[str]] = {
+            path: [m.upper() for m in operations]
+            for path, operations in spec.get("paths", {}).items()
+        }
+        plain = [
+            r.path for r in getattr(app, "routes", ()) if isinstance(getattr(r, "path", None), str)
+        ]
+        paths = dict.fromkeys([*self.methods, *plain])
+        self._compiled = [(compile_path(path)[0], path) for path in paths]
+
+    def template(self, path: str) -> str:
+        for pattern, template in self._compiled:
+            if pattern.match(path):
+                return template
+        return UNMATCHED_ROUTE
+
+    def prime(self, metrics: Metrics) -> None:
+        """Create each operation's 500 series at zero, so the first error is an increase."""
+        for path, methods in self.methods.items():
+            for method in methods:
+                if method in HTTP_METHODS:
+                    metrics.http_requests.labels(path, method, "500")
 
 
 # --- backlog ---------------------------------------------------------------------------

@@ -9,30 +9,37 @@ in constant time. With no keys the app refuses to be built, unless
 `settings.recall_auth_disabled` says so (the embedded stack on loopback), and then it warns.
 `/healthz`, `/readyz` and `/metrics` are always open, for probes and scrapers. Unknown
 users get empty answers, never an error.
+
+Before any route runs, `edges.http.gate.RequestGate` refuses oversize bodies (413) and
+missing keys (401) without reading the body; validation errors (`edges.http.errors`) name
+the field without echoing it. Any input gets a 4xx, never a 5xx.
 """
 
 # No `from __future__ import annotations` here: FastAPI reads the route annotations at
 # definition time, and the recall body's model is built per app (its limits are settings).
 
 import asyncio
-import hmac
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
-from pydantic import AwareDatetime, SecretStr
+from pydantic import AfterValidator
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 from redis.exceptions import RedisError
 
 from memstream.domain.models import Level
+from memstream.edges.http.errors import install_validation_errors, safe_text
+from memstream.edges.http.gate import KeyRing, RequestGate
 from memstream.edges.http.schemas import (
+    USER_ID_MAX_CHARS,
     USER_ID_PATTERN,
+    DateTime,
     ForgetResponse,
     Health,
     Memory,
@@ -43,7 +50,9 @@ from memstream.edges.http.schemas import (
     Readiness,
     RecallRequestBase,
     RecallResponse,
+    Text,
     recall_request_model,
+    valid_user_id,
 )
 from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor, MemoryService
@@ -54,11 +63,26 @@ log = logging.getLogger(__name__)
 RecallObserver = Callable[[RecallResult], None]
 PROBE_TIMEOUT_S = 2.0
 
+_USER_ID_SPEC = {"pattern": USER_ID_PATTERN}
 UserIdPath = Annotated[
-    str, Path(min_length=1, max_length=128, pattern=USER_ID_PATTERN, description="User id.")
+    str,
+    Path(
+        min_length=1,
+        max_length=USER_ID_MAX_CHARS,
+        description="User id.",
+        json_schema_extra=_USER_ID_SPEC,
+    ),
+    AfterValidator(valid_user_id),
 ]
 UserIdQuery = Annotated[
-    str, Query(min_length=1, max_length=128, pattern=USER_ID_PATTERN, description="Owner.")
+    str,
+    Query(
+        min_length=1,
+        max_length=USER_ID_MAX_CHARS,
+        description="Owner.",
+        json_schema_extra=_USER_ID_SPEC,
+    ),
+    AfterValidator(valid_user_id),
 ]
 
 
@@ -82,22 +106,44 @@ def _parts(request: Request) -> RecallParts:
 Parts = Annotated[RecallParts, Depends(_parts)]
 
 
-def bearer_auth(keys: Sequence[SecretStr]) -> Callable[..., Awaitable[None]]:
-    """A dependency accepting any of `keys` as a bearer token; open when `keys` is empty."""
-    secrets = [k.get_secret_value().encode() for k in keys]
+async def known_query_parameters(request: Request) -> None:
+    """Refuse query parameters the route does not declare (a typo such as `limt=5` would
+    otherwise be ignored silently), as the spec's closed parameter lists say."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    known = set(_query_names(dependant))
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        raise HTTPException(
+            status_code=422,
+            detail=[
+                {"type": "extra_forbidden", "loc": ["query", safe_text(name)], "msg": "unknown"}
+                for name in unknown[:10]
+            ],
+        )
+
+
+def _query_names(dependant: Any) -> Iterator[str]:
+    for param in dependant.query_params:
+        yield param.alias
+    for sub in dependant.dependencies:
+        yield from _query_names(sub)
+
+
+def bearer_auth(keys: KeyRing) -> Callable[..., Awaitable[None]]:
+    """A dependency accepting any of `keys` as a bearer token; open when `keys` is empty.
+
+    The `RequestGate` has checked the key already, before reading the body; this check
+    documents the scheme in the spec and holds if the router is served without the gate.
+    """
     scheme = HTTPBearer(auto_error=False, description="An API key from MEMSTREAM_RECALL_API_KEYS.")
 
     async def check(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(scheme)],
     ) -> None:
-        if not secrets:
-            return
-        given = credentials.credentials.encode() if credentials is not None else b""
-        # Compare against every key, so the time taken says nothing about which one matched.
-        matched = False
-        for secret in secrets:
-            matched |= hmac.compare_digest(given, secret)
-        if not matched:
+        if not keys.accepts(credentials.credentials if credentials is not None else None):
             raise HTTPException(
                 status_code=401,
                 detail="missing or invalid API key",
@@ -139,9 +185,13 @@ def create_app(
         description="Recall memories from a user's Temporal Memory Tree.",
         lifespan=lifespan,
     )
+    ring = KeyRing([key.get_secret_value() for key in keys])
     _store_errors(app)
-    app.include_router(_v1_router(settings, keys, observe))
+    install_validation_errors(app)
+    app.include_router(_v1_router(settings, ring, observe))
     app.include_router(_ops_router(settings, metrics_registry))
+    app.add_middleware(RequestGate, max_body_bytes=settings.api_max_body_bytes, keys=ring)
+    app.state.settings = settings  # the server reads its connection limits from here
     return app
 
 
@@ -154,14 +204,13 @@ def _store_errors(app: FastAPI) -> None:
         app.add_exception_handler(error, unavailable)
 
 
-def _v1_router(
-    settings: Settings, keys: Sequence[SecretStr], observe: RecallObserver | None
-) -> APIRouter:
+def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None) -> APIRouter:
     router = APIRouter(
         prefix="/v1",
-        dependencies=[Depends(bearer_auth(keys))],
+        dependencies=[Depends(bearer_auth(keys)), Depends(known_query_parameters)],
         responses={
             401: {"model": Problem, "description": "Missing or invalid API key."},
+            413: {"model": Problem, "description": "The request body is over the limit."},
             503: {"model": Problem, "description": "A memory store is unavailable."},
         },
     )
@@ -191,7 +240,12 @@ def _v1_router(
     # FastAPI validates against the annotation: swap in the subclass carrying this
     # deployment's limits (the type checker keeps seeing the base class).
     recall.__annotations__["body"] = recall_request_model(settings)
-    router.post("/recall", response_model=RecallResponse, tags=["recall"])(recall)
+    router.post(
+        "/recall",
+        response_model=RecallResponse,
+        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
+        tags=["recall"],
+    )(recall)
 
     @router.get("/users/{user_id}/profile", response_model=ProfileResponse, tags=["memories"])
     async def profile(user_id: UserIdPath, parts: Parts) -> ProfileResponse:
@@ -204,10 +258,10 @@ def _v1_router(
         user_id: UserIdPath,
         parts: Parts,
         level: Annotated[int | None, Query(ge=1, le=5, description="Only this level.")] = None,
-        start: Annotated[AwareDatetime | None, Query(description="t_end >= start.")] = None,
-        end: Annotated[AwareDatetime | None, Query(description="t_end <= end.")] = None,
+        start: Annotated[DateTime | None, Query(description="t_end >= start.")] = None,
+        end: Annotated[DateTime | None, Query(description="t_end <= end.")] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        cursor: Annotated[str | None, Query(max_length=200)] = None,
+        cursor: Annotated[Text | None, Query(max_length=200)] = None,
     ) -> MemoryPage:
         """A page of the user's memories, level by level, each level by end time."""
         try:
@@ -235,7 +289,7 @@ def _v1_router(
         tags=["memories"],
     )
     async def memory(
-        memory_id: Annotated[str, Path(min_length=1, max_length=200)],
+        memory_id: Annotated[Text, Path(min_length=1, max_length=200)],
         user_id: UserIdQuery,
         parts: Parts,
     ) -> MemoryDetailResponse:
@@ -269,6 +323,7 @@ def _v1_router(
 
 
 def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
+    # Probes and scrapers stay lenient: a scraper may add its own parameters.
     router = APIRouter(tags=["operations"])
 
     @router.get("/healthz", response_model=Health)

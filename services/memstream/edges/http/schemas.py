@@ -7,26 +7,96 @@ served OpenAPI spec then states the limits this deployment enforces.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, create_model
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    create_model,
+)
 
 from memstream.domain.models import Complexity, Level, MemoryNode, RequestedComplexity
 from memstream.settings import Settings
 
-# Same rule as the turns topic (no whitespace, braces or control characters: the id becomes
-# a Redis hash tag), minus "/", which cannot travel in a URL path segment.
-USER_ID_PATTERN = r"^[^\s{}/\x00-\x1f\x7f]+$"
-UserId = Annotated[str, Field(min_length=1, max_length=128, pattern=USER_ID_PATTERN)]
+# The user-id rule of every topic (tests/unit/edges/http/test_user_ids.py holds them equal):
+# no whitespace or braces (the id becomes a Redis hash tag), no control characters, no "/"
+# and not "." or ".." (the id is a URL path segment), no lone surrogates (they cannot be
+# encoded). Spelled with explicit code points rather than `\s`, whose meaning differs between
+# regex dialects. Surrogates are refused by the range U+D7FF-U+E000: an ECMA or Rust engine
+# cannot even parse a surrogate range, and reads this one as the two characters at its ends
+# (given up, with nothing lost) so every dialect accepts the same ids. `(?!\n)`: Python's
+# `$` also matches before a final newline, ECMA's does not. The check runs in
+# Python's `re`, as the stream's validators do.
+USER_ID_PATTERN = (
+    r"^(?!\.\.?$)[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f"
+    r"\u205f\u3000\ud7ff-\ue000\ufeff{}/]*$(?!\n)"
+)
+USER_ID_MAX_CHARS = 128
+_USER_ID = re.compile(USER_ID_PATTERN)
+# RFC 3339 with seconds and an explicit offset, as the turns topic's `ts`.
+DATE_TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
+_DATE_TIME = re.compile(DATE_TIME_PATTERN, re.IGNORECASE)
+
+
+def valid_user_id(value: str) -> str:
+    if not _USER_ID.match(value):
+        raise ValueError(
+            "a user id has no whitespace, braces, '/', control characters or lone "
+            "surrogates, and is not '.' or '..'"
+        )
+    return value
+
+
+def encodable(value: str) -> str:
+    """`value` if it can be written as UTF-8 (a JSON `\\ud800` escape cannot)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("contains a lone surrogate, which is not a character") from exc
+    return value
+
+
+def rfc3339_text(value: Any) -> Any:
+    """Only an RFC 3339 string is a date-time here: pydantic alone would also take a number
+    (seconds since 1970) or a bare date, which the spec does not allow."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not _DATE_TIME.fullmatch(value):
+        raise ValueError("expected an RFC 3339 date-time with an offset, e.g. 2024-05-01T09:00:00Z")
+    return value
+
+
+# The pattern goes into the spec as it is; the check runs in Python (pydantic's own regex
+# engine has no lookahead and reads escapes differently).
+UserId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=USER_ID_MAX_CHARS,
+        json_schema_extra={"pattern": USER_ID_PATTERN},
+    ),
+    AfterValidator(valid_user_id),
+]
+Text = Annotated[str, AfterValidator(encodable)]
+DateTime = Annotated[
+    AwareDatetime,
+    BeforeValidator(rfc3339_text),
+    Field(json_schema_extra={"pattern": DATE_TIME_PATTERN}),
+]
 
 
 class RecallRequestBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
-    query: str
-    query_time: AwareDatetime | None = Field(
+    query: Text
+    query_time: DateTime | None = Field(
         default=None,
         description="When the question is asked (RFC 3339 with offset); now if absent.",
     )
@@ -45,7 +115,7 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
     return create_model(
         "RecallRequestBody",
         __base__=RecallRequestBase,
-        query=(str, Field(min_length=1, max_length=settings.recall_max_query_chars)),
+        query=(Text, Field(min_length=1, max_length=settings.recall_max_query_chars)),
         max_tokens=(
             int | None,
             Field(default=None, ge=1, le=settings.recall_max_tokens_limit),

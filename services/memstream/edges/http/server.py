@@ -15,8 +15,13 @@ from typing import Any, TypeVar
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+from memstream.settings import Settings
 
 T = TypeVar("T")
+# Request line and headers together: a recall request needs well under 2 KiB.
+MAX_HEAD_BYTES = 16 * 1024
 
 
 def one_inference_thread() -> None:
@@ -54,10 +59,67 @@ class _SupervisedServer(uvicorn.Server):
             self._on_started()
 
 
+def read_deadline(base: type[asyncio.Protocol], timeout_s: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol `base`, closing a connection whose next request has not been
+    read whole (headers and body) within `timeout_s`.
+
+    uvicorn has no such timeout: its keep-alive timer stops at the first byte of a request,
+    so a client trickling header bytes (slowloris) holds a connection forever. The clock
+    starts when the connection opens and again when a response completes; it is stopped by
+    the next request being read whole, or by the connection closing.
+    """
+
+    class ReadDeadline(base):  # type: ignore[valid-type,misc]
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            # Armed before uvicorn goes on to a pipelined request, so that one is seen as new.
+            self._arm()
+            super().on_response_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(timeout_s, self._expire, self.cycle)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self, waited_from: object) -> None:
+            self._deadline = None
+            cycle = self.cycle
+            unread = cycle is waited_from or (
+                cycle is not None and cycle.more_body and not cycle.response_started
+            )
+            if unread and not self.transport.is_closing():
+                self.transport.close()
+
+    return ReadDeadline
+
+
 def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Config:
-    # Keep-alive long enough for a benchmark or an agent reusing its connection.
+    # The app carries the settings it was built with (`create_app`); a bare app gets defaults.
+    settings = getattr(app.state, "settings", None) or Settings()
     return uvicorn.Config(
-        app, host=host, port=port, log_level=log_level.lower(), lifespan="on", timeout_keep_alive=30
+        app,
+        host=host,
+        port=port,
+        log_level=log_level.lower(),
+        lifespan="on",
+        http=read_deadline(AutoHTTPProtocol, settings.api_read_timeout_s),
+        timeout_keep_alive=settings.api_keep_alive_timeout_s,
+        limit_concurrency=settings.api_max_connections,
+        # Bytes uvicorn buffers while waiting for a complete request head (h11 only).
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
     )
 
 
