@@ -49,9 +49,18 @@ MIN_CONTENT_TERMS = 3
 SUBSTANTIAL_TERMS = 6
 
 _QUOTED = re.compile(r'^(?P<speaker>[^:"\n]{1,80}): "(?P<said>.*)"$', re.DOTALL)
+# A profile bullet: `Caroline, plans: "..." (+8 May 2023)`.
+_PROFILE_LINE = re.compile(
+    r'^(?P<speaker>[^,:"\n]{1,80}), [a-z]+: "(?P<said>.*)" \([^)]*\)$', re.DOTALL
+)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine)\b", re.I)
 _ADDRESSEE = re.compile(r"\b(?:you|your|you're|you've|you'll|you'd|yours)\b", re.I)
 _NUMBER = re.compile(r"\d")
+_GREETING = re.compile(
+    r"^(?:hi|hey|hello|good (?:morning|afternoon|evening|night)|morning|evening|thanks|"
+    r"thank you|bye|goodbye|see you|welcome)\b",
+    re.I,
+)
 _NAME_INSIDE = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}")
 # Words of greeting, thanks, praise and leave-taking: frequent in chat, never a fact.
 _CHATTER = frozenset(
@@ -88,12 +97,17 @@ def fact_text(speaker: str | None, said: str) -> str:
 def is_fact(sentence: str) -> bool:
     """Whether a sentence tells something (see the module docstring for the rule)."""
     text = sentence.strip()
-    if not text or text.endswith("?"):
+    if not text or text.endswith("?") or _GREETING.match(text):
         return False
     content = [t for t in tokenize(text) if t not in _CHATTER]
     if len(content) < MIN_CONTENT_TERMS:
         return False
-    return bool(_FIRST_PERSON.search(text) or _NUMBER.search(text) or _NAME_INSIDE.search(text))
+    concrete = bool(_NUMBER.search(text) or _NAME_INSIDE.search(text))
+    # Words to the listener ("I'm so proud of you") are reactions unless they carry a name
+    # or a number; "we" and "us" alone are mostly maxims ("music brings us together").
+    if _ADDRESSEE.search(text):
+        return concrete
+    return concrete or bool(_FIRST_PERSON.search(text))
 
 
 def _sentences(text: str) -> list[str]:
@@ -118,7 +132,7 @@ def _from_child(child: MemoryNode) -> list[_Item]:
     if child.facts:
         out: list[_Item] = []
         for f in child.facts:
-            quoted = _QUOTED.match(f.text)
+            quoted = _PROFILE_LINE.match(f.text) or _QUOTED.match(f.text)
             speaker, said = (quoted["speaker"], quoted["said"]) if quoted else (None, f.text)
             out.append((speaker, said, f.at or child.t_start, f.source_ids))
         return out
@@ -225,7 +239,8 @@ TOPICS: tuple[tuple[str, frozenset[str]], ...] = tuple(
             "people",
             """mom mother dad father parents sister brother sibling husband wife partner kids
             kid children child son daughter friend friends family grandma grandmother grandpa
-            cousin aunt uncle boyfriend girlfriend neighbor colleague boss baby married""",
+            cousin aunt uncle boyfriend girlfriend neighbor colleague boss baby married cat
+            dog pet""",
         ),
         (
             "plans",
@@ -247,7 +262,8 @@ TOPICS: tuple[tuple[str, frozenset[str]], ...] = tuple(
             """paint painting painted play playing played run running ran read reading hike
             hiking hiked class classes pottery
             book books music sport sports art cook cooking garden volunteer volunteering game
-            games dance dancing write writing photography pottery swim instrument""",
+            games dance dancing write writing photography pottery swim swam swimming
+            instrument bake baking baked""",
         ),
     )
 )
@@ -307,7 +323,7 @@ def consolidate_summary(
         lines = _profile_lines(kept, window)
         return Summary(
             text="\n".join([header, *(f"- {line}" for line, _ in lines)]),
-            facts=tuple(Fact(c.text, c.sources, c.at) for _, c in lines),
+            facts=tuple(Fact(line, c.sources, c.at) for line, c in lines),
         )
     # A week spans days: each fact may need a "9 May (Tue):" label (about 5 tokens).
     label_cost = 5 if level is Level.WEEK else 0

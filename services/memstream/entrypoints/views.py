@@ -52,7 +52,7 @@ def user_tree(
         parts.append(
             Text(f"\nProfile ({interval(profile)}, v{profile.version})", style="bold magenta")
         )
-        parts.append(Text(clip(profile.text, 600)))
+        parts.append(Text(clip(profile.text, 2000)))  # a profile is a page of facts
     if sessions:
         tree = Tree(Text("Recent sessions", style="bold cyan"))
         for node in sessions:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
 
 import openai
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -60,15 +60,16 @@ class _Written(BaseModel):
         return value.strip()
 
 
+# Bounds in the schema let a server that enforces it end a runaway answer early.
 class _Fact(BaseModel):
-    text: str = Field(min_length=1)
-    source_ids: list[str] = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=400)
+    source_ids: list[Annotated[str, Field(max_length=200)]] = Field(min_length=1, max_length=20)
 
 
 class _Facts(BaseModel):
     """A consolidation: facts, each citing the ids of the lines it comes from."""
 
-    facts: list[_Fact] = Field(min_length=1)
+    facts: list[_Fact] = Field(min_length=1, max_length=24)
 
 
 class _Planned(BaseModel):
@@ -133,6 +134,7 @@ class OpenAILanguageModel:
         timeout_s: float | None = None,
         on_usage: UsageHook | None = None,
         json_schema: bool = False,
+        max_tokens: int | None = None,
     ) -> None:
         self._client = client
         self._model = model
@@ -145,6 +147,8 @@ class OpenAILanguageModel:
         # Ask the server to enforce each answer's JSON schema (llama.cpp, vLLM and OpenAI do);
         # otherwise only "a JSON object", which more servers support.
         self._json_schema = json_schema
+        # A ceiling on each answer: a small model held to a schema may pad it with spaces.
+        self._max_tokens = max_tokens
 
     def _wait(self, state: RetryCallState) -> float:
         # Honour the server's Retry-After when it asks for longer than our own backoff.
@@ -166,6 +170,7 @@ class OpenAILanguageModel:
                 messages=cast("list[ChatCompletionMessageParam]", messages),
                 response_format=self._response_format(schema),
                 temperature=self._temperature,
+                max_tokens=self._max_tokens,
                 timeout=self._timeout_s if self._timeout_s is not None else openai.NOT_GIVEN,
             )
         except Exception as exc:
