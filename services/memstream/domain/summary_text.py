@@ -53,7 +53,9 @@ _QUOTED = re.compile(r'^(?P<speaker>[^:"\n]{1,80}): "(?P<said>.*)"$', re.DOTALL)
 _PROFILE_LINE = re.compile(
     r'^(?P<speaker>[^,:"\n]{1,80}), [a-z]+: "(?P<said>.*)" \([^)]*\)$', re.DOTALL
 )
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine)\b", re.I)
+# "We" and "our" tell what the speaker did with others; "us" alone is mostly in maxims.
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|we|we're|we've|our)\b", re.I)
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
 _ADDRESSEE = re.compile(r"\b(?:you|your|you're|you've|you'll|you'd|yours)\b", re.I)
 _NUMBER = re.compile(r"\d")
 _GREETING = re.compile(
@@ -94,7 +96,17 @@ def fact_text(speaker: str | None, said: str) -> str:
     return f'{speaker}: "{said}"' if speaker else said
 
 
-def is_fact(sentence: str) -> bool:
+def names_in(texts: Sequence[str]) -> frozenset[str]:
+    """Words written with a capital inside a sentence: names of people, places, titles (so
+    that "Daiki" also counts where it opens a sentence)."""
+    found: set[str] = set()
+    for text in texts:
+        for sentence in _sentences(text):
+            found.update(_CAPITALISED.findall(sentence[1:]))
+    return frozenset(found)
+
+
+def is_fact(sentence: str, names: frozenset[str] = frozenset()) -> bool:
     """Whether a sentence tells something (see the module docstring for the rule)."""
     text = sentence.strip()
     if not text or text.endswith("?") or _GREETING.match(text):
@@ -102,7 +114,9 @@ def is_fact(sentence: str) -> bool:
     content = [t for t in tokenize(text) if t not in _CHATTER]
     if len(content) < MIN_CONTENT_TERMS:
         return False
-    concrete = bool(_NUMBER.search(text) or _NAME_INSIDE.search(text))
+    opening = _CAPITALISED.match(text)
+    named = opening is not None and opening.group() in names
+    concrete = bool(_NUMBER.search(text) or _NAME_INSIDE.search(text) or named)
     # Words to the listener ("I'm so proud of you") are reactions unless they carry a name
     # or a number; "we" and "us" alone are mostly maxims ("music brings us together").
     if _ADDRESSEE.search(text):
@@ -117,7 +131,7 @@ def _sentences(text: str) -> list[str]:
 _Item = tuple[str | None, str, datetime, tuple[str, ...]]
 
 
-def _from_child(child: MemoryNode) -> list[_Item]:
+def _from_child(child: MemoryNode, names: frozenset[str]) -> list[_Item]:
     """(speaker, sentence, when, sources) of a child's facts: its messages' sentences that
     are facts for a leaf, its facts for a summary (judged when it was written), its text's
     sentences that are facts when it has neither (nodes written before facts were kept)."""
@@ -127,7 +141,7 @@ def _from_child(child: MemoryNode) -> list[_Item]:
             for m in child.messages
             if m.role != "assistant"  # an assistant's words are replies, not the user's life
             for s in _sentences(m.text)
-            if is_fact(s)
+            if is_fact(s, names)
         ]
     if child.facts:
         out: list[_Item] = []
@@ -143,7 +157,8 @@ def _collect(
     nodes: Sequence[MemoryNode], start: int = 0, *, carried: bool = False
 ) -> list[_Candidate]:
     ordered = sorted(nodes, key=lambda n: (n.t_start, n.t_end, n.id))
-    found = [item for node in ordered for item in _from_child(node)]
+    names = names_in([m.text for node in ordered for m in node.messages])
+    found = [item for node in ordered for item in _from_child(node, names)]
     return [
         _Candidate(speaker, said, at, start + n, sources, Counter(tokenize(said)), carried)
         for n, (speaker, said, at, sources) in enumerate(found)

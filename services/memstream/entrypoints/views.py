@@ -56,7 +56,7 @@ def user_tree(
     if sessions:
         tree = Tree(Text("Recent sessions", style="bold cyan"))
         for node in sessions:
-            tree.add(Text(f"{interval(node)}  ", style="cyan") + Text(clip(node.text)))
+            tree.add(Text(f"{interval(node)}  ", style="cyan") + Text(clip(node.text, 700)))
         parts.append(Text(""))
         parts.append(tree)
     return Panel(Group(*parts), title=f"[bold]{user_id}", expand=True)  # type: ignore[arg-type]
