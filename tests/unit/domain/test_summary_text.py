@@ -168,3 +168,30 @@ def test_a_window_with_nothing_disclosed_says_so() -> None:
 def test_segments_are_not_consolidated() -> None:
     with pytest.raises(ValueError, match="L1"):
         consolidate_text(Level.SEGMENT, window(Level.SEGMENT, MAY_8, 1), [], [])
+
+
+def test_next_months_profile_reads_this_months_bullets_back() -> None:
+    may = datetime(2023, 5, 1, tzinfo=UTC)
+    week = summary(
+        Level.WEEK, MAY_8, [Fact('Caroline: "I love hiking in the Rockies."', ("m1",), MAY_8)], "w"
+    )
+    first = consolidate_summary(Level.MONTH, window(Level.MONTH, may, 31), [week], [])
+    previous = summary(Level.MONTH, may, list(first.facts), "may")
+    june = datetime(2023, 6, 1, tzinfo=UTC)
+    later = summary(
+        Level.WEEK,
+        datetime(2023, 6, 5, tzinfo=UTC),
+        [
+            Fact(
+                'Melanie: "I adopted a dog named Oscar."',
+                ("m2",),
+                datetime(2023, 6, 5, tzinfo=UTC),
+            )
+        ],
+        "w2",
+    )
+    second = consolidate_summary(Level.MONTH, window(Level.MONTH, june, 30), [later], [previous])
+    assert second.text.split("\n")[1:] == [
+        '- Caroline, likes: "I love hiking in the Rockies." (8 May 2023)',
+        '- Melanie, people: "I adopted a dog named Oscar." (+5 June 2023)',
+    ]
