@@ -13,7 +13,7 @@ LEAF = MemoryNode(
     level=Level.SEGMENT,
     t_start=MAY_8,
     t_end=MAY_8,
-    text='8 May 2023 (Mon), Ana: "Look!" [photo: a dog]',
+    text='8 May 2023, Ana: "Look!" [photo: a dog]',
     source_ids=("m1",),
     messages=(SourceMessage("m1", "Ana", "user", "Look!", MAY_8, caption="a dog"),),
 )

@@ -20,7 +20,7 @@ LEAVES = [
         Level.SEGMENT,
         MAY_8 + timedelta(minutes=i),
         MAY_8 + timedelta(minutes=i + 1),
-        f'8 May 2023 (Mon), Caroline: "I painted {thing}."',
+        f'8 May 2023, Caroline: "I painted {thing}."',
         source_ids=(f"e{i}",),
         messages=(SourceMessage(f"e{i}", "Caroline", "user", f"I painted {thing}.", MAY_8),),
     )
@@ -35,7 +35,7 @@ async def test_segment_is_the_domain_rendering_and_never_degraded() -> None:
     assert (
         summary.text
         == render_segment([TURN])
-        == '8 May 2023 (Mon), Caroline: "I painted a lake at dawn."'
+        == '8 May 2023, Caroline: "I painted a lake at dawn."'
     )
     assert not summary.degraded
 
