@@ -5,8 +5,8 @@ A summary is made of facts: sentences of its messages, quoted as spoken and attr
 comes from. A sentence is a fact when it tells something of the speaker's life (it speaks in
 the first person, names someone or something, or gives a number or a date) and is not a
 question, a greeting, thanks, praise of the listener or an assistant's pleasantry. Facts
-near-identical to one already kept are merged into it (their sources joined). The most
-central facts, once rare terms weigh more, fill the level's budget, in time order under a
+near-identical to one already kept are merged into it (their sources joined). The facts
+that carry the most rare content per token fill the level's budget, in time order under a
 header that dates the window; a week dates each day, and the monthly profile groups facts by
 person and topic, carries the previous profile's facts forward and marks the month's new
 ones with "+". Pure rules, standard library only.
@@ -46,7 +46,6 @@ PROFILE_CARRY_SHARE = 0.5
 DUPLICATE_SIMILARITY = 0.7
 # A fact needs this many content words that are not chatter.
 MIN_CONTENT_TERMS = 3
-SUBSTANTIAL_TERMS = 6
 
 _QUOTED = re.compile(r'^(?P<speaker>[^:"\n]{1,80}): "(?P<said>.*)"$', re.DOTALL)
 # A profile bullet: `Caroline, plans: "..." (+8 May 2023)`.
@@ -172,7 +171,7 @@ def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return dot / math.sqrt(sum(v * v for v in a.values()) * sum(v * v for v in b.values()))
 
 
-def _centrality(pool: Sequence[_Candidate]) -> dict[int, float]:
+def _informativeness(pool: Sequence[_Candidate]) -> dict[int, float]:
     """How much a fact tells per token: the summed rarity (in the pool) of its distinct
     content words, per square root of its tokens, more for a concrete fact (a name, a
     number). Specific facts are what questions ask after; a theme shared by many facts
@@ -189,15 +188,15 @@ def _centrality(pool: Sequence[_Candidate]) -> dict[int, float]:
 
 def _select(
     pool: Sequence[_Candidate],
-    centrality: dict[int, float],
+    value: dict[int, float],
     budget: int,
     kept: list[_Candidate],
     extra_cost: int = 0,
 ) -> int:
-    """Greedily add the most central facts that fit; a near-duplicate of a kept fact joins
+    """Greedily add the most informative facts that fit; a near-duplicate of a kept fact joins
     its sources instead. Returns the budget left."""
     taken = {k.order for k in kept}
-    for c in sorted(pool, key=lambda c: (-centrality[c.order], c.order)):
+    for c in sorted(pool, key=lambda c: (-value[c.order], c.order)):
         if c.order in taken:
             continue
         twin = next(
@@ -315,7 +314,7 @@ PROFILE_LINE_COST = 9  # ", topic" and " (+8 May 2023)" around a fact's own text
 def consolidate_summary(
     level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
 ) -> Summary:
-    """The window's header and its most central facts, within the level budget, each fact
+    """The window's header and its most informative facts, within the level budget, each fact
     with its sources."""
     if level not in LEVEL_BUDGETS:
         raise ValueError(f"{level.label} is written from messages, not consolidated")
@@ -327,14 +326,14 @@ def consolidate_summary(
     pool = carried + fresh
     if not pool:
         return Summary(text=f"{header} Nothing was disclosed.")
-    centrality = _centrality(pool)
+    value = _informativeness(pool)
     kept: list[_Candidate] = []
     if level is Level.MONTH:
         carry_budget = math.ceil(budget * PROFILE_CARRY_SHARE)
         cost = PROFILE_LINE_COST
-        left = budget - carry_budget + _select(carried, centrality, carry_budget, kept, cost)
-        left = _select(fresh, centrality, left, kept, cost)
-        _select(carried, centrality, left, kept, cost)
+        left = budget - carry_budget + _select(carried, value, carry_budget, kept, cost)
+        left = _select(fresh, value, left, kept, cost)
+        _select(carried, value, left, kept, cost)
         lines = _profile_lines(kept, window)
         return Summary(
             text="\n".join([header, *(f"- {line}" for line, _ in lines)]),
@@ -342,7 +341,7 @@ def consolidate_summary(
         )
     # A week spans days: each fact may need a "9 May (Tue):" label (about 5 tokens).
     label_cost = 5 if level is Level.WEEK else 0
-    _select(pool, centrality, budget, kept, extra_cost=label_cost)
+    _select(pool, value, budget, kept, extra_cost=label_cost)
     kept.sort(key=lambda c: (c.at, c.order))
     facts = tuple(Fact(c.text, c.sources, c.at) for c in kept)
     if level is not Level.WEEK:
