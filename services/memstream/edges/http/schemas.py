@@ -21,7 +21,7 @@ from pydantic import (
     create_model,
 )
 
-from memstream.domain.models import Complexity, Level, MemoryNode, RequestedComplexity
+from memstream.domain.models import Complexity, Fact, Level, MemoryNode, RequestedComplexity
 from memstream.settings import Settings
 
 # The user-id rule of every topic (tests/unit/edges/http/test_user_ids.py holds them equal):
@@ -123,6 +123,11 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
     )
 
 
+class MemoryFact(BaseModel):
+    text: str = Field(description="One sentence or bullet of the memory's text.")
+    source_ids: list[str] = Field(description="The message ids this fact comes from.")
+
+
 class Memory(BaseModel):
     id: str
     user_id: str
@@ -137,6 +142,9 @@ class Memory(BaseModel):
     version: int
     degraded: bool
     score: float | None = Field(default=None, description="Recall score; absent outside recall.")
+    facts: list[MemoryFact] = Field(
+        default_factory=list, description="L2-L5: each fact of the text with its sources."
+    )
 
     @classmethod
     def of(cls, node: MemoryNode, score: float | None = None) -> Memory:
@@ -154,6 +162,7 @@ class Memory(BaseModel):
             version=node.version,
             degraded=node.degraded,
             score=score,
+            facts=[MemoryFact(text=f.text, source_ids=list(f.source_ids)) for f in node.facts],
         )
 
     def to_node(self) -> MemoryNode:
@@ -170,6 +179,7 @@ class Memory(BaseModel):
             version=self.version,
             degraded=self.degraded,
             session_id=self.session_id,
+            facts=tuple(Fact(f.text, tuple(f.source_ids)) for f in self.facts),
         )
 
 
