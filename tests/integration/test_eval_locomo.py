@@ -117,6 +117,7 @@ async def test_end_to_end_then_resume_with_answers(
         assert overall["questions"] == QUESTIONS
         assert 0.0 <= overall["evidence_recall"] <= 1.0
         assert 0.0 <= overall["all_evidence_share"] <= 1.0
+        assert 0.0 <= overall["answer_coverage"] <= 1.0
         assert overall["tokens_per_query"] > 0
         assert overall["latency_p95_ms"] >= overall["latency_p50_ms"] >= 0
     assert results["answering"]["enabled"] is False

@@ -167,14 +167,17 @@ async def test_malformed_json_falls_back_without_retrying(
 @pytest.mark.parametrize("status", [429, 500, 503])
 async def test_transient_errors_are_retried_to_success(endpoint: Harness, status: int) -> None:
     fake = endpoint.fake
-    fake.script.extend([Step(status=status), Step('{"text": "Session summary."}')])
+    answer = {"facts": [{"text": "Caroline went to a group.", "source_ids": ["m1", "m404"]}]}
+    fake.script.extend([Step(status=status), Step(json.dumps(answer))])
     usage = UsageCounter()
     llm = FallbackLanguageModel(endpoint.backend(usage), OfflineLanguageModel())
-    child = MemoryNode("n1", "u1", Level.SEGMENT, T0, T0, "Caroline went to a group.")
+    child = MemoryNode("n1", "u1", Level.SEGMENT, T0, T0, "Caroline: ...", source_ids=("m1",))
 
     window = Window("u1", Level.SESSION, T0, T0, "s1")
     summary = await llm.consolidate(Level.SESSION, window, [child], [])
-    assert summary.text == "Session summary." and not summary.degraded
+    assert summary.text.endswith(": Caroline went to a group.") and not summary.degraded
+    # An id naming no line the model was shown is dropped from the fact's provenance.
+    assert [f.source_ids for f in summary.facts] == [("m1",)]
     assert len(fake.requests) == 2
     assert usage.errors == {f"http_{status}": 1}
     assert usage.calls["consolidate_l2"] == 2
@@ -200,7 +203,7 @@ async def test_timeouts_exhaust_retries_then_fall_back(
     llm = FallbackLanguageModel(endpoint.backend(usage, max_retries=1), OfflineLanguageModel())
     summary = await llm.write_segment(TURNS, [])
     assert summary.degraded
-    assert summary.text.startswith("On 8 May 2023, Caroline said they went to a support group")
+    assert summary.text.startswith('8 May 2023, Caroline: "I went to a support group')
     assert usage.errors == {"timeout": 2}
 
 

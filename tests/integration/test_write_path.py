@@ -92,6 +92,14 @@ async def test_locomo_conversation_builds_a_sound_tree(
     dia_ids = load_conversation(locomo_file()).dia_ids
     l1_sources = [s for n in nodes if n.level == Level.SEGMENT for s in n.source_ids]
     assert sorted(l1_sources) == sorted(dia_ids)
+    # Leaves keep their messages verbatim; every fact of a summary cites real messages.
+    for node in nodes:
+        if node.level == Level.SEGMENT:
+            assert [m.event_id for m in node.messages] == list(node.source_ids)
+        else:
+            assert node.facts or "Nothing was disclosed" in node.text
+            assert all(f.source_ids and set(f.source_ids) <= set(dia_ids) for f in node.facts)
+    assert all(n.facts for n in nodes if n.level == Level.MONTH)
 
     # The same input again changes nothing: same ids, same versions.
     before = {n.id: n.version for n in nodes}

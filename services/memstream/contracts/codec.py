@@ -6,16 +6,19 @@ schema-valid value and only convert types.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from memstream.domain.models import (
     ClockTicked,
+    Fact,
     ForgetRequested,
     InputEvent,
     Level,
     MemoryNode,
     SessionEnded,
+    SourceMessage,
     Turn,
     Window,
     WindowClosed,
@@ -124,7 +127,53 @@ def encode_node(node: MemoryNode) -> dict[str, Any]:
         "degraded": node.degraded,
         "session_id": node.session_id,
         "speakers": list(node.speakers),
+        "messages": [encode_source_message(m) for m in node.messages],
+        "facts": encode_facts(node.facts),
     }
+
+
+def encode_source_message(message: SourceMessage) -> dict[str, Any]:
+    return {
+        "event_id": message.event_id,
+        "speaker": message.speaker,
+        "role": message.role,
+        "text": message.text,
+        "ts": message.ts.isoformat(),
+        "caption": message.caption,
+    }
+
+
+def decode_source_message(value: dict[str, Any]) -> SourceMessage:
+    return SourceMessage(
+        event_id=value["event_id"],
+        speaker=value["speaker"],
+        role=value.get("role", "other"),
+        text=value["text"],
+        ts=parse_ts(value["ts"]),
+        caption=value.get("caption"),
+    )
+
+
+def encode_facts(facts: Sequence[Fact]) -> list[dict[str, Any]]:
+    return [
+        {
+            "text": f.text,
+            "source_ids": list(f.source_ids),
+            "at": f.at.isoformat() if f.at else None,
+        }
+        for f in facts
+    ]
+
+
+def decode_facts(raw: Any) -> tuple[Fact, ...]:
+    return tuple(
+        Fact(
+            f["text"],
+            tuple(f.get("source_ids", ())),
+            parse_ts(f["at"]) if f.get("at") else None,
+        )
+        for f in raw or ()
+    )
 
 
 def decode_node(value: dict[str, Any]) -> MemoryNode:
@@ -142,11 +191,18 @@ def decode_node(value: dict[str, Any]) -> MemoryNode:
         degraded=bool(value.get("degraded", False)),
         session_id=value.get("session_id"),
         speakers=tuple(value.get("speakers", ())),
+        messages=tuple(decode_source_message(m) for m in value.get("messages") or ()),
+        facts=decode_facts(value.get("facts")),
     )
 
 
+# The memories topic announces nodes; their verbatim messages and facts stay in the stores.
+_NOT_ANNOUNCED = frozenset({"children", "messages", "facts"})
+
+
 def memory_event(node: MemoryNode) -> dict[str, Any]:
-    return {"type": "memory.v1", **{k: v for k, v in encode_node(node).items() if k != "children"}}
+    fields = encode_node(node).items()
+    return {"type": "memory.v1", **{k: v for k, v in fields if k not in _NOT_ANNOUNCED}}
 
 
 def encode_state(state: UserWindows) -> dict[str, Any]:

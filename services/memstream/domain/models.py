@@ -109,6 +109,28 @@ class WindowClosed:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceMessage:
+    """A message as spoken, kept verbatim in the L1 it belongs to: what a leaf quotes, what a
+    fact's provenance points at, and what forgetting one message removes."""
+
+    event_id: str
+    speaker: str
+    role: Role
+    text: str
+    ts: datetime
+    caption: str | None = None  # what a shared image shows (metadata, not words spoken)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One sentence or bullet of a summary with the ids of the messages it comes from."""
+
+    text: str
+    source_ids: tuple[str, ...]
+    at: datetime | None = None  # when it was said (its first message), for dating it above
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryNode:
     """One node of a user's Temporal Memory Tree."""
 
@@ -125,6 +147,8 @@ class MemoryNode:
     degraded: bool = False
     session_id: str | None = None
     speakers: tuple[str, ...] = ()
+    messages: tuple[SourceMessage, ...] = ()  # L1 only: its source messages, verbatim
+    facts: tuple[Fact, ...] = ()  # L2-L5: the text's facts with their provenance
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +191,7 @@ class Summary:
     degraded: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    facts: tuple[Fact, ...] = ()  # per-fact provenance of a consolidated text
 
 
 @dataclass(frozen=True, slots=True)

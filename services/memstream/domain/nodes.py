@@ -14,7 +14,16 @@ from dataclasses import replace
 
 from memstream.domain.calendar import to_utc
 from memstream.domain.ids import segment_id
-from memstream.domain.models import Level, MemoryNode, StoredNode, Summary, WindowClosed
+from memstream.domain.models import (
+    Level,
+    MemoryNode,
+    SourceMessage,
+    StoredNode,
+    Summary,
+    Turn,
+    WindowClosed,
+)
+from memstream.domain.segment_text import caption_of
 from memstream.domain.tree import grow
 from memstream.domain.windows import SegmentReady
 
@@ -38,6 +47,14 @@ def segment_node(user_id: str, segment: SegmentReady, summary: Summary) -> Memor
         degraded=summary.degraded,
         session_id=messages[0].session_id,
         speakers=tuple(dict.fromkeys(m.speaker for m in messages)),
+        messages=tuple(source_message(m) for m in messages),
+    )
+
+
+def source_message(turn: Turn) -> SourceMessage:
+    """A turn as the L1 keeps it: the words as spoken, who, when, and an image's caption."""
+    return SourceMessage(
+        turn.event_id, turn.speaker, turn.role, turn.text, turn.ts, caption_of(turn)
     )
 
 
@@ -63,6 +80,7 @@ def window_node(
         degraded=summary.degraded,
         session_id=window.session_id,
         speakers=tuple(dict.fromkeys(s for c in children for s in c.speakers)),
+        facts=summary.facts,
     )
 
 

@@ -1,10 +1,15 @@
-"""L2-L5 text without a language model: the children's most central statements, in budget.
+"""L2-L5 text without a language model: what people disclosed, attributed, dated, in budget.
 
-A summary is extractive: it keeps whole statements of its children (an L1's "X said ..."
-with what follows it), the ones most similar to the rest once rare terms weigh more,
-without near-duplicates, greetings or filler, in time order, under a header that dates
-the window. Budgets are counted with `domain.tokens.count_tokens`, the counter recall
-fits its answers with. Pure rules, standard library only.
+A summary is made of facts: sentences of its messages, quoted as spoken and attributed
+(`Caroline: "I went to a support group yesterday."`), each with the ids of the messages it
+comes from. A sentence is a fact when it tells something of the speaker's life (it speaks in
+the first person, names someone or something, or gives a number or a date) and is not a
+question, a greeting, thanks, praise of the listener or an assistant's pleasantry. Facts
+near-identical to one already kept are merged into it (their sources joined). The facts
+that carry the most rare content per token fill the level's budget, in time order under a
+header that dates the window; a week dates each day, and the monthly profile groups facts by
+person and topic, carries the previous profile's facts forward and marks the month's new
+ones with "+". Pure rules, standard library only.
 """
 
 from __future__ import annotations
@@ -13,60 +18,150 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memstream.domain.calendar import MONTH_NAMES, spelled_day
 from memstream.domain.lexical import tokenize
-from memstream.domain.models import Level, MemoryNode, Window
-from memstream.domain.segment_text import SENTENCE_BREAK
+from memstream.domain.models import Fact, Level, MemoryNode, Summary, Window
+from memstream.domain.segment_text import SENTENCE_BREAK, dated
 from memstream.domain.tokens import count_tokens
 
-# Token budgets of consolidated texts, header included, counted as recall counts them. Each
-# level covers more time, so it gets somewhat more room, but far less than its children
-# together: consolidation compresses.
+# Token budgets of consolidated texts, header included, counted as recall counts them.
+# Recall lets summaries take a fifth of a query's budget while leaves still fit (90 of the
+# 450 tokens of a single-fact question, 240 of 1200 otherwise), so a session summary that
+# fits in 90 tokens travels with its best leaf; wider windows get somewhat more room, for
+# questions that gather facts, but far less than their children together: each level
+# compresses the one below it.
 LEVEL_BUDGETS: dict[Level, int] = {
     Level.SESSION: 140,
     Level.DAY: 185,
     Level.WEEK: 230,
     Level.MONTH: 290,
 }
-# Share of the profile budget reserved for the previous profile, so stable traits persist
-# while half the room still goes to what the new month showed.
+# Share of the profile budget reserved for the previous profile's facts, so stable traits
+# persist while the rest goes to what the new month showed.
 PROFILE_CARRY_SHARE = 0.5
-# Statements this similar (cosine of term counts) to one already kept add nothing new.
-DUPLICATE_SIMILARITY = 0.85
+# Facts this similar (cosine of term counts) to one already kept add nothing new.
+DUPLICATE_SIMILARITY = 0.7
+# A fact needs this many content words that are not chatter.
+MIN_CONTENT_TERMS = 3
 
-_DATE_LABEL = re.compile(r"^On \d{1,2} [A-Z][a-z]+(?: \d{4})?, ")
-_HEADER = re.compile(r"^(?:Session on|Day of|Week of|Profile as of) [^:]{1,40}:\s*")
-_ATTRIBUTED = re.compile(
-    r"^(?:On \d{1,2} [A-Z][a-z]+(?: \d{4})?, )?[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2} "
-    r"(?:said|shared)\b"
+_QUOTED = re.compile(r'^(?P<speaker>[^:"\n]{1,80}): "(?P<said>.*)"$', re.DOTALL)
+# A profile bullet: `Caroline, plans: "..." (+8 May 2023)`.
+_PROFILE_LINE = re.compile(
+    r'^(?P<speaker>[^,:"\n]{1,80}), [a-z]+: "(?P<said>.*)" \([^)]*\)$', re.DOTALL
+)
+# "We" and "our" tell what the speaker did with others; "us" alone is mostly in maxims.
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|we|we're|we've|our)\b", re.I)
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
+_ADDRESSEE = re.compile(r"\b(?:you|your|you're|you've|you'll|you'd|yours)\b", re.I)
+_NUMBER = re.compile(r"\d")
+_GREETING = re.compile(
+    r"^(?:hi|hey|hello|good (?:morning|afternoon|evening|night)|morning|evening|thanks|"
+    r"thank you|bye|goodbye|see you|welcome)\b",
+    re.I,
+)
+_NAME_INSIDE = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}")
+# Words of greeting, thanks, praise and leave-taking: frequent in chat, never a fact.
+_CHATTER = frozenset(
+    tokenize(
+        """hello hi hey thanks thank glad welcome bye goodbye morning evening night soon later
+        great nice wow congratulations congrats luck rest care sure anytime awesome cool good
+        see talk chat happy lovely sounds fun wonderful amazing proud totally agree absolutely
+        definitely really yeah yes okay ok oh haha lol love appreciate means much cheers hope
+        well stuff thing things keep going inspiring incredible beautiful"""
+    )
 )
 
 
 @dataclass(frozen=True, slots=True)
-class _Statement:
-    text: str
+class _Candidate:
+    speaker: str | None
+    said: str  # the sentence as spoken (or an LLM's fact, unquoted)
     at: datetime
     order: int
+    sources: tuple[str, ...]
     terms: Counter[str]
+    carried: bool = False
+
+    @property
+    def text(self) -> str:
+        return f'{self.speaker}: "{self.said}"' if self.speaker else self.said
 
 
-def _statements(text: str) -> list[str]:
-    """One speaker's statement per item (an attributed sentence and what follows it), or plain
-    sentences when the text has no attributions (e.g. written by an LLM)."""
-    sentences = [s.strip() for s in SENTENCE_BREAK.split(_HEADER.sub("", text.strip()))]
-    sentences = [s for s in sentences if s]
-    if not any(_ATTRIBUTED.match(s) for s in sentences):
-        return [_DATE_LABEL.sub("", s) for s in sentences]
-    units: list[str] = []
-    for sentence in sentences:
-        if _ATTRIBUTED.match(sentence) or not units:
-            units.append(_DATE_LABEL.sub("", sentence))
-        else:
-            units[-1] += " " + sentence
-    return units
+def fact_text(speaker: str | None, said: str) -> str:
+    """The canonical text of an offline fact: `Speaker: "sentence"`."""
+    return f'{speaker}: "{said}"' if speaker else said
+
+
+def names_in(texts: Sequence[str]) -> frozenset[str]:
+    """Words written with a capital inside a sentence: names of people, places, titles (so
+    that "Daiki" also counts where it opens a sentence)."""
+    found: set[str] = set()
+    for text in texts:
+        for sentence in _sentences(text):
+            found.update(_CAPITALISED.findall(sentence[1:]))
+    return frozenset(found)
+
+
+def is_fact(sentence: str, names: frozenset[str] = frozenset()) -> bool:
+    """Whether a sentence tells something (see the module docstring for the rule)."""
+    text = sentence.strip()
+    if not text or text.endswith("?") or _GREETING.match(text):
+        return False
+    content = [t for t in tokenize(text) if t not in _CHATTER]
+    if len(content) < MIN_CONTENT_TERMS:
+        return False
+    opening = _CAPITALISED.match(text)
+    named = opening is not None and opening.group() in names
+    concrete = bool(_NUMBER.search(text) or _NAME_INSIDE.search(text) or named)
+    # Words to the listener ("I'm so proud of you") are reactions unless they carry a name
+    # or a number; "we" and "us" alone are mostly maxims ("music brings us together").
+    if _ADDRESSEE.search(text):
+        return concrete
+    return concrete or bool(_FIRST_PERSON.search(text))
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in SENTENCE_BREAK.split(" ".join(text.split("\n"))) if s.strip()]
+
+
+_Item = tuple[str | None, str, datetime, tuple[str, ...]]
+
+
+def _from_child(child: MemoryNode, names: frozenset[str]) -> list[_Item]:
+    """(speaker, sentence, when, sources) of a child's facts: its messages' sentences that
+    are facts for a leaf, its facts for a summary (judged when it was written), its text's
+    sentences that are facts when it has neither (nodes written before facts were kept)."""
+    if child.messages:
+        return [
+            (m.speaker, s, m.ts, (m.event_id,))
+            for m in child.messages
+            if m.role != "assistant"  # an assistant's words are replies, not the user's life
+            for s in _sentences(m.text)
+            if is_fact(s, names)
+        ]
+    if child.facts:
+        out: list[_Item] = []
+        for f in child.facts:
+            quoted = _PROFILE_LINE.match(f.text) or _QUOTED.match(f.text)
+            speaker, said = (quoted["speaker"], quoted["said"]) if quoted else (None, f.text)
+            out.append((speaker, said, f.at or child.t_start, f.source_ids))
+        return out
+    return [(None, s, child.t_start, child.source_ids) for s in _sentences(child.text)]
+
+
+def _collect(
+    nodes: Sequence[MemoryNode], start: int = 0, *, carried: bool = False
+) -> list[_Candidate]:
+    ordered = sorted(nodes, key=lambda n: (n.t_start, n.t_end, n.id))
+    names = names_in([m.text for node in ordered for m in node.messages])
+    found = [item for node in ordered for item in _from_child(node, names)]
+    return [
+        _Candidate(speaker, said, at, start + n, sources, Counter(tokenize(said)), carried)
+        for n, (speaker, said, at, sources) in enumerate(found)
+    ]
 
 
 def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
@@ -76,89 +171,61 @@ def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return dot / math.sqrt(sum(v * v for v in a.values()) * sum(v * v for v in b.values()))
 
 
-def _collect(nodes: Sequence[MemoryNode], start: int = 0) -> list[_Statement]:
-    ordered = sorted(nodes, key=lambda n: (n.t_start, n.t_end, n.id))
-    texts = [(node.t_start, s) for node in ordered for s in _statements(node.text)]
-    return [_Statement(s, at, start + i, Counter(tokenize(s))) for i, (at, s) in enumerate(texts)]
-
-
-SUBSTANTIAL_TERMS = 6
-# Words of greeting, thanks and leave-taking: frequent in chat, never what a summary is for.
-_CHATTER = frozenset(
-    tokenize(
-        """hello thanks thank glad welcome bye goodbye morning evening night soon later great
-        nice wow congratulations luck rest care sure anytime awesome cool good see talk chat
-        happy lovely sounds fun wonderful amazing help helps back home quick one"""
-    )
-)
-
-
-def _centrality(statements: Sequence[_Statement]) -> dict[int, float]:
-    """Summed similarity to the other statements, with terms weighted by rarity in the pool:
-    a name in every statement says nothing about which statement is central."""
-    df = Counter(t for s in statements for t in s.terms)
-    n = len(statements)
-    weighted = {
-        s.order: {t: c * math.log((n + 1) / df[t]) for t, c in s.terms.items()} for s in statements
-    }
-    # Pleasantries ("Ana said good evening, Mira.") share words with everything and say
-    # nothing: a statement counts fully only with enough words that are not everywhere.
-    # Questions ask rather than tell, so they count half.
-    substance = {
-        s.order: min(
-            1.0,
-            sum(1 for t in s.terms if df[t] <= max(1, n // 4) and t not in _CHATTER)
-            / SUBSTANTIAL_TERMS,
-        )
-        * (0.5 if s.text.rstrip().endswith("?") else 1.0)
-        for s in statements
-    }
-    return {
-        s.order: substance[s.order]
-        * sum(_cosine(weighted[s.order], weighted[o.order]) for o in statements if o is not s)
-        for s in statements
-    }
+def _informativeness(pool: Sequence[_Candidate]) -> dict[int, float]:
+    """How much a fact tells per token: the summed rarity (in the pool) of its distinct
+    content words, per square root of its tokens, more for a concrete fact (a name, a
+    number). Specific facts are what questions ask after; a theme shared by many facts
+    (what plain centrality favours) is mostly a maxim."""
+    df = Counter(t for c in pool for t in c.terms)
+    n = len(pool)
+    scores: dict[int, float] = {}
+    for c in pool:
+        rarity = sum(math.log((n + 1) / df[t]) + 0.5 for t in c.terms if t not in _CHATTER)
+        concrete = 1.25 if _NUMBER.search(c.said) or _NAME_INSIDE.search(c.said) else 1.0
+        scores[c.order] = concrete * rarity / math.sqrt(count_tokens(c.text))
+    return scores
 
 
 def _select(
-    pool: Sequence[_Statement],
-    centrality: dict[int, float],
+    pool: Sequence[_Candidate],
+    value: dict[int, float],
     budget: int,
-    kept: list[_Statement],
+    kept: list[_Candidate],
     extra_cost: int = 0,
 ) -> int:
-    """Greedily add the most central statements that fit; returns the budget left."""
+    """Greedily add the most informative facts that fit; a near-duplicate of a kept fact joins
+    its sources instead. Returns the budget left."""
     taken = {k.order for k in kept}
-    for s in sorted(pool, key=lambda s: (-centrality[s.order], s.order)):
-        cost = count_tokens(s.text) + extra_cost
-        if s.order in taken or cost > budget:
+    for c in sorted(pool, key=lambda c: (-value[c.order], c.order)):
+        if c.order in taken:
             continue
-        if any(_cosine(s.terms, k.terms) >= DUPLICATE_SIMILARITY for k in kept):
+        twin = next(
+            (i for i, k in enumerate(kept) if _cosine(c.terms, k.terms) >= DUPLICATE_SIMILARITY),
+            None,
+        )
+        if twin is not None:
+            merged = tuple(dict.fromkeys(kept[twin].sources + c.sources))
+            kept[twin] = replace(kept[twin], sources=merged)
+            taken.add(c.order)
             continue
-        kept.append(s)
-        taken.add(s.order)
+        cost = count_tokens(c.text) + extra_cost
+        if cost > budget:
+            continue
+        kept.append(c)
+        taken.add(c.order)
         budget -= cost
     return budget
-
-
-def _truncate(text: str, budget: int) -> str:
-    words: list[str] = []
-    for word in text.split():
-        if count_tokens(" ".join([*words, word])) + 1 > budget:
-            break
-        words.append(word)
-    return " ".join(words) + "\u2026"
 
 
 def _header(level: Level, window: Window) -> str:
     start = window.start
     if level is Level.SESSION:
-        return f"Session on {spelled_day(start)}:"
+        return f"Session on {dated(start)}:"
     if level is Level.DAY:
-        return f"Day of {spelled_day(start)}:"
+        return f"Day of {dated(start)}:"
     if level is Level.WEEK:
         return f"Week of {spelled_day(start)}:"
-    return f"Profile as of {MONTH_NAMES[start.month - 1]} {start.year}:"
+    return f"Profile as of {MONTH_NAMES[start.month - 1]} {start.year} (+ new this month):"
 
 
 def _latest(history: Sequence[MemoryNode], level: Level) -> MemoryNode | None:
@@ -166,42 +233,130 @@ def _latest(history: Sequence[MemoryNode], level: Level) -> MemoryNode | None:
     return max(same, key=lambda h: (h.t_end, h.version)) if same else None
 
 
-def consolidate_text(
+def _local(at: datetime, window: Window) -> datetime:
+    zone = window.start.tzinfo
+    return at.astimezone(zone) if zone else at
+
+
+# --- the monthly profile: facts by person and topic -------------------------------------
+
+# Topics in the order a reader meets them; a fact goes to the first whose words it uses.
+TOPICS: tuple[tuple[str, frozenset[str]], ...] = tuple(
+    (name, frozenset(words.split()))
+    for name, words in (
+        (
+            "who",
+            """job work works working career profession student study studying degree
+            identity born grew raised age old retired""",
+        ),
+        (
+            "people",
+            """mom mother dad father parents sister brother sibling husband wife partner kids
+            kid children child son daughter friend friends family grandma grandmother grandpa
+            cousin aunt uncle boyfriend girlfriend neighbor colleague boss baby married cat
+            dog pet""",
+        ),
+        (
+            "plans",
+            """plan plans planning gonna will i'll we'll want wants hope hoping goal goals dream
+            next future decide decided considering apply applying saving starting soon""",
+        ),
+        (
+            "likes",
+            """love loves like likes favorite favourite enjoy enjoys prefer prefers hate fan
+            passion passionate""",
+        ),
+        (
+            "places",
+            """trip travel traveled travelled visit visited moved move live lives city country
+            beach mountains lake park abroad vacation camping""",
+        ),
+        (
+            "activities",
+            """paint painting painted play playing played run running ran read reading hike
+            hiking hiked class classes pottery
+            book books music sport sports art cook cooking garden volunteer volunteering game
+            games dance dancing write writing photography pottery swim swam swimming
+            instrument bake baking baked""",
+        ),
+    )
+)
+OTHER_TOPIC = "other"
+
+
+def topic_of(said: str) -> str:
+    """The first topic whose words (as written: "starting" is a plan, "started" is not) the
+    fact uses."""
+    terms = set(re.findall(r"[a-z']+", said.lower().replace("\u2019", "'")))
+    return next((name for name, words in TOPICS if terms & words), OTHER_TOPIC)
+
+
+def _profile_lines(kept: Sequence[_Candidate], window: Window) -> list[tuple[str, _Candidate]]:
+    """Each person's facts by topic: `Caroline, plans: "..." (+8 May 2023)`."""
+    order = {name: i for i, (name, _) in enumerate(TOPICS)} | {OTHER_TOPIC: len(TOPICS)}
+    people = list(dict.fromkeys(c.speaker or "" for c in sorted(kept, key=lambda c: c.order)))
+    ranked = sorted(
+        kept,
+        key=lambda c: (people.index(c.speaker or ""), order[topic_of(c.said)], c.at, c.order),
+    )
+    lines: list[tuple[str, _Candidate]] = []
+    for c in ranked:
+        mark = "" if c.carried else "+"
+        when = spelled_day(_local(c.at, window))
+        who = f"{c.speaker}, {topic_of(c.said)}" if c.speaker else topic_of(c.said)
+        lines.append((f'{who}: "{c.said}" ({mark}{when})', c))
+    return lines
+
+
+PROFILE_LINE_COST = 9  # ", topic" and " (+8 May 2023)" around a fact's own text
+
+
+def consolidate_summary(
     level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
-) -> str:
-    """The window's header and its most central child statements, within the level budget."""
+) -> Summary:
+    """The window's header and its most informative facts, within the level budget, each fact
+    with its sources."""
     if level not in LEVEL_BUDGETS:
         raise ValueError(f"{level.label} is written from messages, not consolidated")
     header = _header(level, window)
     budget = LEVEL_BUDGETS[level] - count_tokens(header)
     previous = _latest(history, Level.MONTH) if level is Level.MONTH else None
-    carried = _collect([previous]) if previous is not None else []
+    carried = _collect([previous], carried=True) if previous is not None else []
     fresh = _collect(children, start=len(carried))
     pool = carried + fresh
     if not pool:
-        return f"{header} Nothing was recorded."
-    centrality = _centrality(pool)
-    kept: list[_Statement] = []
+        return Summary(text=f"{header} Nothing was disclosed.")
+    value = _informativeness(pool)
+    kept: list[_Candidate] = []
     if level is Level.MONTH:
         carry_budget = math.ceil(budget * PROFILE_CARRY_SHARE)
-        left = budget - carry_budget + _select(carried, centrality, carry_budget, kept)
-        left = _select(fresh, centrality, left, kept)
-        _select(carried, centrality, left, kept)
-    else:
-        # A week spans days: each statement may need an "On 9 May," label (4 tokens).
-        label_cost = 4 if level is Level.WEEK else 0
-        _select(pool, centrality, budget, kept, extra_cost=label_cost)
-    if not kept:
-        best = min(pool, key=lambda s: (-centrality[s.order], s.order))
-        return f"{header} {_truncate(best.text, budget)}"
-    kept.sort(key=lambda s: s.order)
+        cost = PROFILE_LINE_COST
+        left = budget - carry_budget + _select(carried, value, carry_budget, kept, cost)
+        left = _select(fresh, value, left, kept, cost)
+        _select(carried, value, left, kept, cost)
+        lines = _profile_lines(kept, window)
+        return Summary(
+            text="\n".join([header, *(f"- {line}" for line, _ in lines)]),
+            facts=tuple(Fact(line, c.sources, c.at) for line, c in lines),
+        )
+    # A week spans days: each fact may need a "9 May (Tue):" label (about 5 tokens).
+    label_cost = 5 if level is Level.WEEK else 0
+    _select(pool, value, budget, kept, extra_cost=label_cost)
+    kept.sort(key=lambda c: (c.at, c.order))
+    facts = tuple(Fact(c.text, c.sources, c.at) for c in kept)
     if level is not Level.WEEK:
-        return f"{header} " + " ".join(s.text for s in kept)
-    zone = window.start.tzinfo
-    parts: list[str] = []
+        return Summary(text=" ".join([header, *(f.text for f in facts)]), facts=facts)
+    parts: list[str] = [header]
     label = ""
-    for s in kept:
-        day = spelled_day(s.at.astimezone(zone) if zone else s.at, year=False)
-        parts.append(s.text if day == label else f"On {day}, {s.text}")
+    for c in kept:
+        day = dated(_local(c.at, window), year=False)
+        parts.append(c.text if day == label else f"{day}: {c.text}")
         label = day
-    return f"{header} " + " ".join(parts)
+    return Summary(text=" ".join(parts), facts=facts)
+
+
+def consolidate_text(
+    level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
+) -> str:
+    """The text alone of `consolidate_summary`."""
+    return consolidate_summary(level, window, children, history).text

@@ -52,11 +52,11 @@ def user_tree(
         parts.append(
             Text(f"\nProfile ({interval(profile)}, v{profile.version})", style="bold magenta")
         )
-        parts.append(Text(clip(profile.text, 600)))
+        parts.append(Text(clip(profile.text, 2000)))  # a profile is a page of facts
     if sessions:
         tree = Tree(Text("Recent sessions", style="bold cyan"))
         for node in sessions:
-            tree.add(Text(f"{interval(node)}  ", style="cyan") + Text(clip(node.text)))
+            tree.add(Text(f"{interval(node)}  ", style="cyan") + Text(clip(node.text, 700)))
         parts.append(Text(""))
         parts.append(tree)
     return Panel(Group(*parts), title=f"[bold]{user_id}", expand=True)  # type: ignore[arg-type]

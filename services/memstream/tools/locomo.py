@@ -248,6 +248,8 @@ def conversation_events(
 def _turn(
     user: str, session_id: str, seq: int, role: str, message: LocomoMessage, ts: datetime
 ) -> dict[str, Any]:
+    # The caption of a shared photo is metadata, not words spoken: the L1 keeps it marked.
+    extra = {"metadata": {"blip_caption": message.blip_caption}} if message.blip_caption else {}
     return {
         "type": "turn.v1",
         "event_id": message.dia_id,
@@ -256,7 +258,8 @@ def _turn(
         "seq": seq,
         "speaker": message.speaker,
         "role": role,
-        "text": message_text(message),
+        "text": message.text,
         "ts": ts.isoformat(),
         "tz": "UTC",
+        **extra,
     }

@@ -1,24 +1,48 @@
-"""L2-L5 text without a model: central statements, in time order, within each level's budget."""
+"""L2-L5 text without a model: disclosed facts, attributed, dated, with their sources."""
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memstream.domain.models import Level, MemoryNode, Window
-from memstream.domain.summary_text import LEVEL_BUDGETS, consolidate_text
+from memstream.domain.models import Fact, Level, MemoryNode, Role, SourceMessage, Window
+from memstream.domain.summary_text import (
+    LEVEL_BUDGETS,
+    consolidate_summary,
+    consolidate_text,
+    is_fact,
+    topic_of,
+)
 from memstream.domain.tokens import count_tokens
 
 MAY_8 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
 
-def node(text: str, level: Level, start: datetime, hours: float = 1.0, id_: str = "") -> MemoryNode:
+def leaf(
+    speaker: str, text: str, n: int, start: datetime = MAY_8, role: Role = "user"
+) -> MemoryNode:
+    at = start + timedelta(minutes=n)
     return MemoryNode(
-        id=id_ or f"n-{start.isoformat()}-{len(text)}",
+        id=f"L1-{n}",
+        user_id="u1",
+        level=Level.SEGMENT,
+        t_start=at,
+        t_end=at,
+        text=f'{speaker}: "{text}"',
+        source_ids=(f"m{n}",),
+        messages=(SourceMessage(f"m{n}", speaker, role, text, at),),
+    )
+
+
+def summary(level: Level, start: datetime, facts: list[Fact], id_: str) -> MemoryNode:
+    return MemoryNode(
+        id=id_,
         user_id="u1",
         level=level,
         t_start=start,
-        t_end=start + timedelta(hours=hours),
-        text=text,
+        t_end=start + timedelta(days=1),
+        text=" ".join(f.text for f in facts),
+        source_ids=tuple(s for f in facts for s in f.source_ids),
+        facts=tuple(facts),
     )
 
 
@@ -26,99 +50,148 @@ def window(level: Level, start: datetime, days: int) -> Window:
     return Window(user_id="u1", level=level, start=start, end=start + timedelta(days=days))
 
 
-POTTERY = [
-    "Melanie said the pottery class taught them to center clay on the wheel.",
-    "Caroline said pottery sounds relaxing and asked what Melanie made in class.",
-    "Melanie said they made a clay bowl in pottery class and glazed it blue.",
-    "Melanie said the pottery teacher showed the class how to trim a clay bowl.",
-    "Caroline said they want to join the pottery class and make a clay mug too.",
-    "Melanie said the class fires every clay piece in the pottery kiln on Fridays.",
-    "Melanie said their kids love the pottery class and the wet clay on their hands.",
-    "Caroline said the tax office lost the forms for the quarterly return yesterday morning.",
-    "Caroline said pottery class photos made them smile and they want a clay vase.",
+CHAT = [
+    ("Caroline", "Hey Mel! Good to see you! How have you been?"),
+    ("Melanie", "Hi! I'm great, thanks for asking."),
+    ("Caroline", "I went to a support group for trans people yesterday and it changed my week."),
+    ("Melanie", "Wow, that's amazing! I'm so proud of you."),
+    ("Melanie", "I took my kids to the Pacific Science Center on Saturday."),
+    ("Caroline", "Thanks so much, you're the best!"),
+    ("Caroline", "I'm starting a counseling course in September."),
+    ("Melanie", "I started pottery classes last month."),
+    ("Caroline", "Bye! Talk soon, take care."),
 ]
 
 
-def l1_children(texts: list[str], start: datetime = MAY_8) -> list[MemoryNode]:
-    return [
-        node(f"On 8 May 2023, {t}", Level.SEGMENT, start + timedelta(minutes=i), 0.01)
-        for i, t in enumerate(texts)
+def chat_leaves() -> list[MemoryNode]:
+    return [leaf(speaker, text, n) for n, (speaker, text) in enumerate(CHAT)]
+
+
+def test_facts_are_told_things_not_greetings_thanks_praise_or_questions() -> None:
+    told = [t for _, t in CHAT if is_fact(t)]
+    assert told == [
+        "I went to a support group for trans people yesterday and it changed my week.",
+        "I took my kids to the Pacific Science Center on Saturday.",
+        "I'm starting a counseling course in September.",
+        "I started pottery classes last month.",
     ]
+    assert not is_fact("Music brings us together and brings joy.")
+    assert is_fact("You met Jon in Paris in 2019.")  # to the listener, but concrete
 
 
-def test_session_keeps_central_statements_in_time_order_within_budget() -> None:
-    children = l1_children(POTTERY)
-    text = consolidate_text(Level.SESSION, window(Level.SESSION, MAY_8, 1), children, [])
-    assert text.startswith("Session on 8 May 2023: ")
-    assert count_tokens(text) <= LEVEL_BUDGETS[Level.SESSION]
-    assert "tax office" not in text  # the one statement unlike the others goes first
-    kept = [t for t in POTTERY if t in text]
-    assert len(kept) >= 3
-    assert kept == [t for t in POTTERY if t in kept]  # time order
-    assert "On 8 May 2023," not in text  # the header carries the date once
+def test_session_summary_quotes_facts_with_their_message_ids() -> None:
+    result = consolidate_summary(Level.SESSION, window(Level.SESSION, MAY_8, 1), chat_leaves(), [])
+    assert result.text.startswith('Session on 8 May 2023 (Mon): Caroline: "I went to a support')
+    for chatter in ("Hey Mel", "thanks", "proud of you", "Bye", "How have you been"):
+        assert chatter not in result.text
+    assert [f.source_ids for f in result.facts] == [("m2",), ("m4",), ("m6",), ("m7",)]
+    for fact in result.facts:
+        assert fact.text in result.text
+    assert count_tokens(result.text) <= LEVEL_BUDGETS[Level.SESSION]
 
 
-@pytest.mark.parametrize("level", [Level.SESSION, Level.DAY, Level.WEEK, Level.MONTH])
-def test_every_level_honours_its_budget(level: Level) -> None:
-    children = l1_children(POTTERY * 6)
-    text = consolidate_text(level, window(level, MAY_8, 7), children, [])
-    assert 0 < count_tokens(text) <= LEVEL_BUDGETS[level]
+def test_an_assistants_words_are_not_facts_of_the_user() -> None:
+    leaves = [
+        leaf("Kenji", "I want to fix my sleep before the marathon in June.", 0),
+        leaf("Mira", "I'm here to help you with that, I remember everything.", 1, role="assistant"),
+    ]
+    result = consolidate_summary(Level.SESSION, window(Level.SESSION, MAY_8, 1), leaves, [])
+    assert [f.source_ids for f in result.facts] == [("m0",)]
 
 
-def test_a_statement_longer_than_the_budget_is_truncated_not_dropped() -> None:
-    children = l1_children(["Melanie said " + "pottery clay " * 200 + "end."])
-    text = consolidate_text(Level.SESSION, window(Level.SESSION, MAY_8, 1), children, [])
-    assert count_tokens(text) <= LEVEL_BUDGETS[Level.SESSION]
-    assert text.startswith("Session on 8 May 2023: Melanie said pottery clay")
-
-
-def test_a_window_without_children_says_so() -> None:
-    text = consolidate_text(Level.DAY, window(Level.DAY, MAY_8, 1), [], [])
-    assert text == "Day of 8 May 2023: Nothing was recorded."
+def test_near_duplicates_across_children_merge_their_sources() -> None:
+    text = 'Melanie: "I started pottery classes last month."'
+    first = summary(Level.DAY, MAY_8, [Fact(text, ("m1",), MAY_8)], "d1")
+    again = summary(Level.DAY, MAY_8 + timedelta(days=2), [Fact(text, ("m9",), MAY_8)], "d2")
+    monday = datetime(2023, 5, 8, tzinfo=UTC)
+    result = consolidate_summary(Level.WEEK, window(Level.WEEK, monday, 7), [first, again], [])
+    assert result.facts == (Fact(text, ("m1", "m9"), MAY_8),)
 
 
 def test_week_labels_each_day() -> None:
     monday = datetime(2023, 5, 8, tzinfo=UTC)
+    wed = monday + timedelta(days=2)
     days = [
-        node("Day of 8 May 2023: Melanie said they started a pottery class.", Level.DAY, monday),
-        node(
-            "Day of 10 May 2023: Melanie said the pottery class made a bowl.",
-            Level.DAY,
-            monday + timedelta(days=2),
+        summary(
+            Level.DAY, monday, [Fact('Mel: "I started a pottery class."', ("a",), monday)], "1"
         ),
+        summary(Level.DAY, wed, [Fact('Mel: "I made a bowl in class."', ("b",), wed)], "2"),
     ]
     text = consolidate_text(Level.WEEK, window(Level.WEEK, monday, 7), days, [])
     assert text == (
-        "Week of 8 May 2023: On 8 May, Melanie said they started a pottery class. "
-        "On 10 May, Melanie said the pottery class made a bowl."
+        'Week of 8 May 2023: 8 May (Mon): Mel: "I started a pottery class." '
+        '10 May (Wed): Mel: "I made a bowl in class."'
     )
 
 
-def test_profile_refines_the_previous_profile() -> None:
-    may = datetime(2023, 5, 1, tzinfo=UTC)
-    previous = node(
-        "Profile as of April 2023: Caroline said they love hiking in the mountains. "
-        "Melanie said they paint landscapes every weekend.",
+def test_profile_groups_by_person_and_topic_carries_facts_and_marks_new_ones() -> None:
+    april = datetime(2023, 4, 3, tzinfo=UTC)
+    previous = summary(
         Level.MONTH,
         datetime(2023, 4, 1, tzinfo=UTC),
-        hours=24 * 30,
+        [Fact('Caroline: "I love hiking in the Rockies."', ("old1",), april)],
+        "april",
     )
-    weeks = [
-        node(
-            "Week of 8 May 2023: On 8 May, " + " ".join(POTTERY[:4]),
-            Level.WEEK,
-            datetime(2023, 5, 8, tzinfo=UTC),
-            hours=24 * 7,
-        )
+    may = datetime(2023, 5, 1, tzinfo=UTC)
+    week = summary(
+        Level.WEEK,
+        MAY_8,
+        [
+            Fact('Melanie: "I started pottery classes last month."', ("m7",), MAY_8),
+            Fact('Caroline: "I\'m starting a counseling course in September."', ("m6",), MAY_8),
+        ],
+        "week",
+    )
+    result = consolidate_summary(Level.MONTH, window(Level.MONTH, may, 31), [week], [previous])
+    lines = result.text.split("\n")
+    assert lines[0] == "Profile as of May 2023 (+ new this month):"
+    assert lines[1:] == [
+        '- Caroline, plans: "I\'m starting a counseling course in September." (+8 May 2023)',
+        '- Caroline, likes: "I love hiking in the Rockies." (3 April 2023)',
+        '- Melanie, activities: "I started pottery classes last month." (+8 May 2023)',
     ]
-    text = consolidate_text(Level.MONTH, window(Level.MONTH, may, 31), weeks, [previous])
-    assert text.startswith("Profile as of May 2023: Caroline said they love hiking")
-    assert "Melanie said they paint landscapes every weekend." in text
-    assert "pottery" in text
-    assert "April" not in text and "On 8 May" not in text
-    assert count_tokens(text) <= LEVEL_BUDGETS[Level.MONTH]
+    assert {s for f in result.facts for s in f.source_ids} == {"old1", "m6", "m7"}
+
+
+def test_topics_follow_the_words_used() -> None:
+    assert topic_of("My sister moved in with us.") == "people"
+    assert topic_of("I work as a nurse.") == "who"
+    assert topic_of("The weather was odd.") == "other"
+
+
+def test_a_window_with_nothing_disclosed_says_so() -> None:
+    hello = [leaf("Ana", "Hi! Good morning!", 0)]
+    text = consolidate_text(Level.SESSION, window(Level.SESSION, MAY_8, 1), hello, [])
+    assert text == "Session on 8 May 2023 (Mon): Nothing was disclosed."
 
 
 def test_segments_are_not_consolidated() -> None:
     with pytest.raises(ValueError, match="L1"):
         consolidate_text(Level.SEGMENT, window(Level.SEGMENT, MAY_8, 1), [], [])
+
+
+def test_next_months_profile_reads_this_months_bullets_back() -> None:
+    may = datetime(2023, 5, 1, tzinfo=UTC)
+    week = summary(
+        Level.WEEK, MAY_8, [Fact('Caroline: "I love hiking in the Rockies."', ("m1",), MAY_8)], "w"
+    )
+    first = consolidate_summary(Level.MONTH, window(Level.MONTH, may, 31), [week], [])
+    previous = summary(Level.MONTH, may, list(first.facts), "may")
+    june = datetime(2023, 6, 1, tzinfo=UTC)
+    later = summary(
+        Level.WEEK,
+        datetime(2023, 6, 5, tzinfo=UTC),
+        [
+            Fact(
+                'Melanie: "I adopted a dog named Oscar."',
+                ("m2",),
+                datetime(2023, 6, 5, tzinfo=UTC),
+            )
+        ],
+        "w2",
+    )
+    second = consolidate_summary(Level.MONTH, window(Level.MONTH, june, 30), [later], [previous])
+    assert second.text.split("\n")[1:] == [
+        '- Caroline, likes: "I love hiking in the Rockies." (8 May 2023)',
+        '- Melanie, people: "I adopted a dog named Oscar." (+5 June 2023)',
+    ]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
 from memstream.domain.query_heuristics import gate_candidates, plan_query
 from memstream.domain.segment_text import render_segment
-from memstream.domain.summary_text import consolidate_text
+from memstream.domain.summary_text import consolidate_summary
 
 
 class OfflineLanguageModel:
@@ -33,7 +33,7 @@ class OfflineLanguageModel:
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
     ) -> Summary:
-        return Summary(text=consolidate_text(level, window, children, history))
+        return consolidate_summary(level, window, children, history)
 
     async def plan(self, query: str) -> Plan:
         return plan_query(query)

@@ -1,10 +1,12 @@
 """The LLM backend for any OpenAI-compatible chat-completions endpoint.
 
 Answers are requested as JSON objects (`response_format={"type": "json_object"}`, which
-OpenAI-compatible servers widely support, unlike JSON-schema mode) and validated with
-pydantic. Only transient failures are retried: rate limits, server errors, timeouts and
-broken connections. A malformed answer is not retried here: it raises `InvalidOutput`, and
-the fallback backend decides what to do.
+OpenAI-compatible servers widely support), or with their JSON schema enforced when built
+with `json_schema=True`, and validated with pydantic. A consolidation is a list of facts,
+each citing the message ids it comes from; ids that name no line it was given are dropped,
+and an answer left with no fact is invalid. Only transient failures are retried: rate
+limits, server errors, timeouts and broken connections. A malformed answer is not retried
+here: it raises `InvalidOutput`, and the fallback backend decides what to do.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
 
 import openai
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -20,6 +22,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from memstream.adapters.llm import prompts
+from memstream.adapters.llm.structured import facts_text, resolve_facts
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
 
 if TYPE_CHECKING:
@@ -55,6 +58,18 @@ class _Written(BaseModel):
         if not value.strip():
             raise ValueError("empty text")
         return value.strip()
+
+
+# Bounds in the schema let a server that enforces it end a runaway answer early.
+class _Fact(BaseModel):
+    text: str = Field(min_length=1, max_length=400)
+    source_ids: list[Annotated[str, Field(max_length=200)]] = Field(min_length=1, max_length=20)
+
+
+class _Facts(BaseModel):
+    """A consolidation: facts, each citing the ids of the lines it comes from."""
+
+    facts: list[_Fact] = Field(min_length=1, max_length=24)
 
 
 class _Planned(BaseModel):
@@ -118,6 +133,8 @@ class OpenAILanguageModel:
         backoff_max_s: float = 8.0,
         timeout_s: float | None = None,
         on_usage: UsageHook | None = None,
+        json_schema: bool = False,
+        max_tokens: int | None = None,
     ) -> None:
         self._client = client
         self._model = model
@@ -127,6 +144,11 @@ class OpenAILanguageModel:
         self._backoff_max_s = backoff_max_s
         self._timeout_s = timeout_s
         self._on_usage = on_usage
+        # Ask the server to enforce each answer's JSON schema (llama.cpp, vLLM and OpenAI do);
+        # otherwise only "a JSON object", which more servers support.
+        self._json_schema = json_schema
+        # A ceiling on each answer: a small model held to a schema may pad it with spaces.
+        self._max_tokens = max_tokens
 
     def _wait(self, state: RetryCallState) -> float:
         # Honour the server's Retry-After when it asks for longer than our own backoff.
@@ -146,8 +168,9 @@ class OpenAILanguageModel:
             response = await self._client.chat.completions.create(
                 model=self._model,
                 messages=cast("list[ChatCompletionMessageParam]", messages),
-                response_format={"type": "json_object"},
+                response_format=self._response_format(schema),
                 temperature=self._temperature,
+                max_tokens=self._max_tokens,
                 timeout=self._timeout_s if self._timeout_s is not None else openai.NOT_GIVEN,
             )
         except Exception as exc:
@@ -165,6 +188,17 @@ class OpenAILanguageModel:
             raise InvalidOutput(f"{operation}: {exc.error_count()} validation errors") from exc
         self._report(operation, p, c, started, None)
         return parsed, p, c
+
+    def _response_format(self, schema: type[BaseModel]) -> Any:
+        if not self._json_schema:
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": schema.__name__.strip("_").lower(),
+                "schema": schema.model_json_schema(),
+            },
+        }
 
     async def _complete(
         self, operation: str, messages: list[dict[str, str]], schema: type[_Out]
@@ -195,12 +229,19 @@ class OpenAILanguageModel:
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
     ) -> Summary:
+        operation = f"consolidate_l{int(level)}"
         out, p, c = await self._complete(
-            f"consolidate_l{int(level)}",
-            prompts.consolidation_prompt(level, window, children, history),
-            _Written,
+            operation, prompts.consolidation_prompt(level, window, children, history), _Facts
         )
-        return Summary(text=out.text, prompt_tokens=p, completion_tokens=c)
+        facts = resolve_facts(out.facts, level, children, history)
+        if not facts:
+            raise InvalidOutput(f"{operation}: no fact cites a line it was given")
+        return Summary(
+            text=facts_text(level, window, facts),
+            facts=facts,
+            prompt_tokens=p,
+            completion_tokens=c,
+        )
 
     async def plan(self, query: str) -> Plan:
         out, _, _ = await self._complete("plan", prompts.planner_prompt(query), _Planned)

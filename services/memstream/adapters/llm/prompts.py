@@ -15,36 +15,30 @@ from memstream.domain.models import Complexity, Level, MemoryNode, Turn, Window
 Message = dict[str, str]
 
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
+_FACTS_REPLY = (
+    'Reply with one JSON object: {"facts": [{"text": "<one fact>", "source_ids": '
+    '["<ids of the lines it comes from>"]}]}. Every fact cites at least one id, copied '
+    "exactly from the lines given; never cite an id that is not listed."
+)
 
-# What each level's memory is for; the consolidation prompt is built around it.
+# What each level keeps; every level keeps only what people disclosed or decided.
 _LEVEL_TASKS: dict[Level, str] = {
-    Level.SESSION: (
-        "Merge the segment memories of one conversation session into a factual summary of "
-        "what happened and what was said. Remove repetition; keep names, dates, places, "
-        "numbers and stated feelings. Stay factual: no interpretation."
-    ),
-    Level.DAY: (
-        "Consolidate the session summaries of one day. Describe the day's context: what the "
-        "person did, recurring activities and routines, and the topics they kept coming back "
-        "to. Keep the concrete facts that support each point."
-    ),
-    Level.WEEK: (
-        "Consolidate the daily memories of one week into the patterns it shows: how the "
-        "person's behaviour, interests, plans and preferences developed or changed over the "
-        "week. Anchor each pattern to the dates it comes from."
-    ),
+    Level.SESSION: "List the facts disclosed in one conversation session.",
+    Level.DAY: "Merge the facts of one day's sessions, joining those that say the same.",
+    Level.WEEK: "Merge the facts of one week's days, joining those that say the same.",
     Level.MONTH: (
-        "Maintain a long-term profile of the person. Start from the previous profile, if any, "
-        "and refine it with this month's weekly memories: stable personality traits, "
-        "preferences, values, relationships, goals and important life facts. Keep what still "
-        "holds, update what changed (say when), and drop nothing important without evidence."
+        "Keep a profile of the people: who they are, people in their life, places, "
+        "activities and interests, preferences, plans and goals. Start from the previous "
+        "profile's facts that still hold, add this month's, and begin a fact with 'New:' "
+        "when it changed or appeared this month."
     ),
 }
-_LEVEL_WORDS: dict[Level, int] = {
-    Level.SESSION: 120,
-    Level.DAY: 150,
-    Level.WEEK: 180,
-    Level.MONTH: 250,
+# Facts per level: each level compresses the one below (see domain/summary_text budgets).
+LEVEL_FACTS: dict[Level, int] = {
+    Level.SESSION: 6,
+    Level.DAY: 7,
+    Level.WEEK: 8,
+    Level.MONTH: 12,
 }
 
 
@@ -59,17 +53,34 @@ def _memory_lines(nodes: Sequence[MemoryNode]) -> str:
     return "\n".join(f"- [{_when(n.t_start)} to {_when(n.t_end)}] {n.text}" for n in ordered)
 
 
+def source_lines(children: Sequence[MemoryNode]) -> list[tuple[tuple[str, ...], str]]:
+    """What a consolidation reads, one line per citable unit: a leaf's messages (by event
+    id) or a summary's facts (by their source ids); a node with neither by its own sources."""
+    lines: list[tuple[tuple[str, ...], str]] = []
+    for node in sorted(children, key=lambda n: (n.t_start, n.id)):
+        if node.messages:
+            for m in node.messages:
+                caption = f" [photo: {m.caption}]" if m.caption else ""
+                lines.append(((m.event_id,), f"{m.ts:%Y-%m-%d} {m.speaker}: {m.text}{caption}"))
+        elif node.facts:
+            lines.extend(
+                (f.source_ids, f"{(f.at or node.t_start):%Y-%m-%d} {f.text}") for f in node.facts
+            )
+        else:
+            lines.append((node.source_ids, f"{node.t_start:%Y-%m-%d} {node.text}"))
+    return lines
+
+
 def segment_prompt(messages: Sequence[Turn], history: Sequence[MemoryNode]) -> list[Message]:
-    """L1: the new facts of one exchange, in the third person, with absolute dates."""
+    """L1: the new facts of one exchange, attributed, with absolute dates."""
     exchange = "\n".join(f"[{_when(m.ts)}] {m.speaker}: {m.text}" for m in messages)
     system = (
-        "You write memories for a conversational assistant. Turn the new exchange into a "
-        "short third-person account (two to four plain sentences) that names each speaker "
-        "and gives the date of the exchange. Keep every concrete detail: people, places, "
-        "events, objects, numbers, titles, and feelings the speakers stated. Where a relative "
-        "time appears ('last week'), add the absolute date it refers to, computed from the "
-        "message date. Leave out greetings and filler. Do not repeat what the earlier "
-        "memories already say, and do not invent anything. " + _TEXT_REPLY
+        "You keep memories for a conversational assistant. Write down what this exchange "
+        "tells about the people in it, in two to four plain sentences: name who said each "
+        "thing, give the date, and keep every concrete detail (people, places, events, "
+        "objects, numbers, titles, stated feelings). Turn relative times ('last week') into "
+        "dates counted from the message date. Skip greetings and small talk, skip what the "
+        "earlier memories already hold, and add nothing that was not said. " + _TEXT_REPLY
     )
     user = f"Earlier memories:\n{_memory_lines(history)}\n\nNew exchange:\n{exchange}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -78,19 +89,26 @@ def segment_prompt(messages: Sequence[Turn], history: Sequence[MemoryNode]) -> l
 def consolidation_prompt(
     level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
 ) -> list[Message]:
-    """L2-L5: one level up, from the window's children and the same level's recent memories."""
+    """L2-L5: the window's facts, each citing the ids of the lines it comes from."""
     system = (
-        f"You consolidate memories for a conversational assistant. {_LEVEL_TASKS[level]} "
-        f"Write in the third person, at most about {_LEVEL_WORDS[level]} words, plain prose "
-        "without lists or headings, and mention absolute dates where they matter. "
-        "Use only the information given. " + _TEXT_REPLY
+        f"You keep memories for a conversational assistant. {_LEVEL_TASKS[level]} A fact is "
+        "something a person told about their life: an event, a plan, a preference, a "
+        "relationship, a place, a date, a number. Name the person and give the date in each "
+        "fact. Leave out greetings, thanks, compliments, questions and an assistant's "
+        f"pleasantries. At most {LEVEL_FACTS[level]} facts, one short sentence each, using "
+        "only the lines given. " + _FACTS_REPLY
     )
-    label = "Previous profile and recent profiles" if level is Level.MONTH else "Recent memories"
+    numbered = "\n".join(
+        f"[{', '.join(ids)}] {text}" for ids, text in source_lines(children) if ids
+    )
+    previous = ""
+    if level is Level.MONTH and history:
+        latest = max(history, key=lambda h: h.t_end)
+        carried = "\n".join(f"[{', '.join(f.source_ids)}] {f.text}" for f in latest.facts)
+        previous = f"Previous profile:\n{carried or latest.text}\n\n"
     user = (
-        f"Period: {_when(window.start)} to {_when(window.end)}\n\n"
-        f"{label} at this level (for continuity; do not copy them):\n"
-        f"{_memory_lines(history)}\n\n"
-        f"Memories to consolidate:\n{_memory_lines(children)}"
+        f"Period: {_when(window.start)} to {_when(window.end)}\n\n{previous}"
+        f"Lines (ids in brackets):\n{numbered or '(none)'}"
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -30,6 +30,12 @@ from typing import Any
 
 from qdrant_client import models
 
+from memstream.contracts.codec import (
+    decode_facts,
+    decode_source_message,
+    encode_facts,
+    encode_source_message,
+)
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, SparseVector
 
 DENSE = "dense"
@@ -85,6 +91,8 @@ def node_payload(node: MemoryNode) -> dict[str, Any]:
         "speakers": list(node.speakers),
         "version": node.version,
         "degraded": node.degraded,
+        "messages": [encode_source_message(m) for m in node.messages],
+        "facts": encode_facts(node.facts),
     }
 
 
@@ -103,6 +111,8 @@ def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
         degraded=bool(payload.get("degraded", False)),
         session_id=payload.get("session_id"),
         speakers=tuple(payload.get("speakers") or ()),
+        messages=tuple(decode_source_message(m) for m in payload.get("messages") or ()),
+        facts=decode_facts(payload.get("facts")),
     )
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, create_model
 
-from memstream.domain.models import Complexity, Level, MemoryNode, RequestedComplexity
+from memstream.domain.models import Complexity, Fact, Level, MemoryNode, RequestedComplexity
 from memstream.settings import Settings
 
 # Same rule as the turns topic (no whitespace, braces or control characters: the id becomes
@@ -53,6 +53,11 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
     )
 
 
+class MemoryFact(BaseModel):
+    text: str = Field(description="One sentence or bullet of the memory's text.")
+    source_ids: list[str] = Field(description="The message ids this fact comes from.")
+
+
 class Memory(BaseModel):
     id: str
     user_id: str
@@ -67,6 +72,9 @@ class Memory(BaseModel):
     version: int
     degraded: bool
     score: float | None = Field(default=None, description="Recall score; absent outside recall.")
+    facts: list[MemoryFact] = Field(
+        default_factory=list, description="L2-L5: each fact of the text with its sources."
+    )
 
     @classmethod
     def of(cls, node: MemoryNode, score: float | None = None) -> Memory:
@@ -84,6 +92,7 @@ class Memory(BaseModel):
             version=node.version,
             degraded=node.degraded,
             score=score,
+            facts=[MemoryFact(text=f.text, source_ids=list(f.source_ids)) for f in node.facts],
         )
 
     def to_node(self) -> MemoryNode:
@@ -100,6 +109,7 @@ class Memory(BaseModel):
             version=self.version,
             degraded=self.degraded,
             session_id=self.session_id,
+            facts=tuple(Fact(f.text, tuple(f.source_ids)) for f in self.facts),
         )
 
 

@@ -17,6 +17,7 @@ from memstream.recall.pipeline import RecallPipeline, RecallRequest
 from memstream.tools.eval.answer import ContextMemory
 from memstream.tools.eval.baselines import FlatIndex, FlatMethod
 from memstream.tools.eval.context import RunContext
+from memstream.tools.eval.coverage import answer_coverage
 from memstream.tools.eval.dataset import EvalQuestion
 from memstream.tools.eval.ingestion import Deployment
 from memstream.tools.eval.mem0_peer import MEM0_TOP_K, Mem0Peer
@@ -63,6 +64,7 @@ async def run_flat(ctx: RunContext, container: Container, methods: list[FlatMeth
                     latency_ms=round(latency, 3),
                     memories=len(rows),
                     levels={"L1": len(rows)},
+                    coverage=answer_coverage(q.answer, (texts[r] for r in rows)),
                 )
                 memories = [ctx.message_memory(q.sample, ids[r], texts[r]) for r in rows]
                 ctx.emit(record, q, memories)
@@ -111,6 +113,7 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
                 latency_ms=round(latency, 3),
                 memories=len(nodes),
                 levels=dict(Counter(n.level.label for n in nodes)),
+                coverage=answer_coverage(q.answer, (n.text for n in nodes)),
             )
             memories = [ContextMemory(n.level, n.t_start, n.t_end, n.text) for n in nodes]
             ctx.emit(record, q, memories)
@@ -156,6 +159,7 @@ async def run_mem0(ctx: RunContext, root: Path) -> list[float]:
                     latency_ms=round(latency, 3),
                     memories=len(hits),
                     levels={"L1": len(hits)},
+                    coverage=answer_coverage(q.answer, (h.text for h in hits)),
                 )
                 memories = [
                     ctx.message_memory(q.sample, h.dia_id, h.text)

@@ -61,6 +61,7 @@ class Outcome:
     tokens: int
     latency_ms: float
     correct: bool | None = None  # the judge's verdict, when answers were judged
+    coverage: float | None = None  # share of the gold answer's content words recalled
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,7 @@ class Summary:
     with_evidence: int
     evidence_recall: float | None
     all_evidence_share: float | None
+    answer_coverage: float | None
     tokens_per_query: float
     latency_p50_ms: float
     latency_p95_ms: float
@@ -85,6 +87,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
         raise ValueError("no outcomes to summarise")
     recalls = [r for o in outcomes if (r := evidence_recall(o.evidence, o.recalled)) is not None]
     complete = [c for o in outcomes if (c := all_recalled(o.evidence, o.recalled)) is not None]
+    coverages = [o.coverage for o in outcomes if o.coverage is not None]
     verdicts = [o.correct for o in outcomes if o.correct is not None]
     latencies = [o.latency_ms for o in outcomes]
     return Summary(
@@ -92,6 +95,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
         with_evidence=len(recalls),
         evidence_recall=_mean(recalls),
         all_evidence_share=_mean([float(c) for c in complete]),
+        answer_coverage=_mean(coverages),
         tokens_per_query=sum(o.tokens for o in outcomes) / len(outcomes),
         latency_p50_ms=percentile(latencies, 50),
         latency_p95_ms=percentile(latencies, 95),

@@ -33,6 +33,7 @@ class Record:
     levels: dict[str, int] = field(default_factory=dict)
     answer: str | None = None
     correct: bool | None = None
+    coverage: float | None = None  # answer coverage of the recalled text (tools/eval/coverage)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -40,7 +41,13 @@ class Record:
 
     def outcome(self) -> Outcome:
         return Outcome(
-            self.category, self.evidence, self.recalled, self.tokens, self.latency_ms, self.correct
+            self.category,
+            self.evidence,
+            self.recalled,
+            self.tokens,
+            self.latency_ms,
+            self.correct,
+            self.coverage,
         )
 
     def to_json(self) -> str:

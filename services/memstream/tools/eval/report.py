@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +18,30 @@ PLOT_PNG = "recall_vs_tokens.png"
 TOKEN_BUDGET = 600
 REFERENCE_METHOD = "flat-hybrid@20"
 MULTI_HOP = CATEGORY_NAMES[1]
+NO_SUMMARIES = "memstream:no-summaries"
+
+
+def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
+    """y at x on the polyline through `points` (sorted by x); the end segments extend."""
+    ordered = sorted(points)
+    if len(ordered) == 1:
+        return ordered[0][1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(ordered):
+        if x <= x1 or (x1, y1) == ordered[-1]:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return ordered[-1][1]
+
+
+def best_flat_at(flats: Sequence[MethodResult], tokens: float, category: str) -> float | None:
+    """The best answer coverage a flat method (any kind, top-k interpolated) reaches at
+    `tokens` recalled tokens per query."""
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for m in flats:
+        value = m.coverage(category)
+        if value is not None:
+            curves.setdefault(m.name.split("@")[0], []).append((m.tokens, value))
+    values = [interpolate(points, tokens) for points in curves.values()]
+    return max(values) if values else None
 
 
 @dataclass(frozen=True)
@@ -31,6 +56,10 @@ class MethodResult:
     def recall(self, category: str = OVERALL) -> float | None:
         found = self.summaries.get(category)
         return found.evidence_recall if found else None
+
+    def coverage(self, category: str = OVERALL) -> float | None:
+        found = self.summaries.get(category)
+        return found.answer_coverage if found else None
 
     @property
     def tokens(self) -> float:
@@ -69,10 +98,36 @@ class Report:
         return {
             "reference": REFERENCE_METHOD,
             "token_budget": TOKEN_BUDGET,
+            "coverage": self.coverage_bar(),
             "reference_overall": reference.recall(),
             "reference_multi_hop": reference.recall(MULTI_HOP),
             "variants": verdicts,
         }
+
+    def coverage_bar(self) -> dict[str, Any]:
+        """Per memstream variant: answer coverage against the best flat baseline at the same
+        tokens (interpolated along each flat method's top-k curve), overall and multi-hop,
+        and against the `no-summaries` variant (what the summaries' tokens buy)."""
+        flats = [m for m in self.methods if m.kind == "flat"]
+        plain = next((m for m in self.methods if m.name == NO_SUMMARIES), None)
+        verdicts: dict[str, dict[str, Any]] = {}
+        for m in self.methods:
+            if m.kind != "memstream":
+                continue
+            row: dict[str, Any] = {"tokens_per_query": round(m.tokens, 1)}
+            for label, category in (("overall", OVERALL), ("multi_hop", MULTI_HOP)):
+                flat = best_flat_at(flats, m.tokens, category)
+                row[label] = m.coverage(category)
+                row[f"best_flat_{label}"] = None if flat is None else round(flat, 4)
+            row["beats_flat"] = _beats(row["overall"], row["best_flat_overall"]) and _beats(
+                row["multi_hop"], row["best_flat_multi_hop"]
+            )
+            if plain is not None and m is not plain:
+                row["beats_no_summaries"] = (
+                    _beats(m.coverage(), plain.coverage()) and m.tokens <= plain.tokens
+                )
+            verdicts[m.name] = row
+        return verdicts
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,6 +181,8 @@ def markdown(report: Report) -> str:
         "p50 ms",
         "p95 ms",
         *(f"{c} recall" for c in categories),
+        "answer coverage",
+        *(f"{c} cov." for c in categories),
     ]
     if answered:
         head += ["accuracy", *(f"{c} acc." for c in categories)]
@@ -141,6 +198,8 @@ def markdown(report: Report) -> str:
             f"{overall.latency_p50_ms:.1f}",
             f"{overall.latency_p95_ms:.1f}",
             *(_fmt(m.recall(c)) for c in categories),
+            _fmt(overall.answer_coverage),
+            *(_fmt(m.coverage(c)) for c in categories),
         ]
         if answered:
             row += [_fmt(overall.accuracy)]
@@ -165,6 +224,23 @@ def markdown(report: Report) -> str:
                 f"{_fmt(v['multi_hop'])} | {'yes' if v['passes'] else 'no'} |"
             )
         out.append("")
+        out += [
+            "Answer coverage against the best flat baseline at the same tokens (interpolated "
+            f"along its top-k curve) and against `{NO_SUMMARIES}`:",
+            "",
+            "| variant | tokens/query | overall | best flat | multi-hop | best flat | "
+            "beats flat | beats no-summaries |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name, v in bar["coverage"].items():
+            versus = v.get("beats_no_summaries")
+            out.append(
+                f"| {name} | {v['tokens_per_query']:.0f} | {_fmt(v['overall'])} | "
+                f"{_fmt(v['best_flat_overall'])} | {_fmt(v['multi_hop'])} | "
+                f"{_fmt(v['best_flat_multi_hop'])} | {'yes' if v['beats_flat'] else 'no'} | "
+                f"{'-' if versus is None else 'yes' if versus else 'no'} |"
+            )
+        out.append("")
     described = [m for m in report.methods if m.description]
     if described:
         out += ["Methods:", ""] + [f"- `{m.name}`: {m.description}" for m in described] + [""]
@@ -186,7 +262,8 @@ _MARKERS = ("*", "P", "X", "D", "h", "p", "v", "<", ">", "^", "s", "o")
 
 
 def plot(methods: Sequence[MethodResult], path: Path) -> None:
-    """Evidence recall against recalled tokens per query, one point per method.
+    """Two panels against recalled tokens per query, one point per method: evidence recall
+    (what L1 leaves cite) on top, answer coverage (what any level's text holds) below.
 
     memstream variants are big coloured markers, each with its own colour and shape, and the
     legend gives each its numbers; an inset zooms on them, since they sit close together.
@@ -196,7 +273,24 @@ def plot(methods: Sequence[MethodResult], path: Path) -> None:
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(12, 7), dpi=120)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 13), dpi=120)
+    _panel(top, methods, MethodResult.recall, "evidence recall", plt)
+    _panel(bottom, methods, MethodResult.coverage, "answer coverage", plt)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _panel(
+    ax: Any,
+    methods: Sequence[MethodResult],
+    measure: Callable[[MethodResult], float | None],
+    name: str,
+    plt: Any,
+) -> None:
+    def value(m: MethodResult) -> float:
+        return measure(m) or 0.0
+
     flat = [m for m in methods if m.kind == "flat"]
     for kind, (color, marker) in _FLAT_STYLE.items():
         mine = sorted(
@@ -206,7 +300,7 @@ def plot(methods: Sequence[MethodResult], path: Path) -> None:
             continue
         ax.plot(
             [m.tokens for m in mine],
-            [m.recall() or 0.0 for m in mine],
+            [value(m) for m in mine],
             color=color,
             marker=marker,
             linestyle="--",
@@ -216,7 +310,7 @@ def plot(methods: Sequence[MethodResult], path: Path) -> None:
         for m in mine:
             ax.annotate(
                 m.name.split("@")[1],
-                (m.tokens, m.recall() or 0.0),
+                (m.tokens, value(m)),
                 color=color,
                 textcoords="offset points",
                 xytext=(5, -11),
@@ -226,7 +320,7 @@ def plot(methods: Sequence[MethodResult], path: Path) -> None:
         if m.kind == "mem0":
             ax.scatter(
                 [m.tokens],
-                [m.recall() or 0.0],
+                [value(m)],
                 marker="D",
                 s=70,
                 color="tab:purple",
@@ -235,15 +329,15 @@ def plot(methods: Sequence[MethodResult], path: Path) -> None:
             )
     ours = [m for m in methods if m.kind == "memstream"]
     palette = plt.get_cmap("tab10")
-    best = max((m.recall() or 0.0 for m in ours), default=0.0)
-    # The inset shows the variants near the budget that compete for the best recall.
-    close = [m for m in ours if m.tokens <= 1.5 * TOKEN_BUDGET and (m.recall() or 0.0) > 0.9 * best]
+    best = max((value(m) for m in ours), default=0.0)
+    # The inset shows the variants near the budget that compete for the best value.
+    close = [m for m in ours if m.tokens <= 1.5 * TOKEN_BUDGET and value(m) > 0.9 * best]
     zoom = ax.inset_axes((0.36, 0.04, 0.34, 0.40)) if len(close) > 1 else None
     for n, m in enumerate(ours):
         label = f"memstream {m.name.removeprefix('memstream:')}: "
-        label += f"{m.recall() or 0.0:.3f} @ {m.tokens:.0f} tok" + (" (primary)" * m.primary)
+        label += f"{value(m):.3f} @ {m.tokens:.0f} tok" + (" (primary)" * m.primary)
         size = 320 if m.primary else 140
-        point = ([m.tokens], [m.recall() or 0.0])
+        point = ([m.tokens], [value(m)])
         style: dict[str, Any] = {
             "marker": _MARKERS[n % len(_MARKERS)],
             "color": palette(n % 10),
@@ -255,30 +349,31 @@ def plot(methods: Sequence[MethodResult], path: Path) -> None:
         if zoom is not None and m in close:
             zoom.scatter(*point, s=size * 0.7, **style)
     if zoom is not None:
-        _finish_zoom(ax, zoom, close, methods)
+        _finish_zoom(ax, zoom, close, methods, value)
     ax.axvline(TOKEN_BUDGET, color="grey", linestyle=":", linewidth=1)
     ax.text(
         TOKEN_BUDGET, ax.get_ylim()[1], f" {TOKEN_BUDGET} tokens", color="grey", va="top", size=8
     )
     ax.set_xlabel("recalled tokens per query (mean)")
-    ax.set_ylabel("evidence recall (mean over questions)")
-    ax.set_title("LoCoMo: evidence recall vs recalled tokens")
+    ax.set_ylabel(f"{name} (mean over questions)")
+    ax.set_title(f"LoCoMo: {name} vs recalled tokens")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
 
 
 def _finish_zoom(
-    ax: Any, zoom: Any, close: Sequence[MethodResult], methods: Sequence[MethodResult]
+    ax: Any,
+    zoom: Any,
+    close: Sequence[MethodResult],
+    methods: Sequence[MethodResult],
+    value: Callable[[MethodResult], float],
 ) -> None:
-    xs, ys = [m.tokens for m in close], [m.recall() or 0.0 for m in close]
+    xs, ys = [m.tokens for m in close], [value(m) for m in close]
     zoom.set_xlim(min(xs) - 15, max(xs) + 15)
     reference = next((m for m in methods if m.name == REFERENCE_METHOD), None)
     low = min(ys)
-    if reference is not None and reference.recall() is not None:
-        level = reference.recall() or 0.0
+    if reference is not None:
+        level = value(reference)
         low = min(low, level)
         zoom.axhline(level, color="tab:green", linestyle="--", linewidth=1)
         zoom.annotate(

@@ -59,7 +59,7 @@ async def test_failures_fall_back_to_offline_marked_degraded() -> None:
     assert segment.text == (await offline.write_segment(TURNS, [])).text
 
     session = await llm.consolidate(Level.SESSION, WINDOW, [NODE], [])
-    assert session.degraded and session.text.startswith("Session on 8 May 2023:")
+    assert session.degraded and session.text.startswith("Session on 8 May 2023 (Mon):")
 
     plan = await llm.plan("When did Caroline paint a lake?")
     assert plan.degraded and plan.complexity == "hybrid"

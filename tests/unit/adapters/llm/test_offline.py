@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
-from memstream.domain.models import Level, MemoryNode, Turn, Window
+from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
 from memstream.domain.query_heuristics import gate_candidates, plan_query
 from memstream.domain.segment_text import render_segment
 from memstream.domain.summary_text import consolidate_text
@@ -20,7 +20,9 @@ LEAVES = [
         Level.SEGMENT,
         MAY_8 + timedelta(minutes=i),
         MAY_8 + timedelta(minutes=i + 1),
-        f"On 8 May 2023, Caroline said they painted {thing}.",
+        f'8 May 2023, Caroline: "I painted {thing}."',
+        source_ids=(f"e{i}",),
+        messages=(SourceMessage(f"e{i}", "Caroline", "user", f"I painted {thing}.", MAY_8),),
     )
     for i, thing in enumerate(["a lake at dawn", "a pottery bowl", "the lake again"])
 ]
@@ -33,7 +35,7 @@ async def test_segment_is_the_domain_rendering_and_never_degraded() -> None:
     assert (
         summary.text
         == render_segment([TURN])
-        == "On 8 May 2023, Caroline said they painted a lake at dawn."
+        == '8 May 2023, Caroline: "I painted a lake at dawn."'
     )
     assert not summary.degraded
 
@@ -46,7 +48,9 @@ async def test_a_segment_needs_a_message() -> None:
 async def test_consolidation_is_the_domain_summary() -> None:
     summary = await llm.consolidate(Level.SESSION, SESSION, LEAVES, [])
     assert summary.text == consolidate_text(Level.SESSION, SESSION, LEAVES, [])
-    assert summary.text.startswith("Session on 8 May 2023: Caroline said")
+    assert summary.text.startswith('Session on 8 May 2023 (Mon): Caroline: "I painted')
+    # "I painted the lake again." has too few content words to be a fact.
+    assert {s for f in summary.facts for s in f.source_ids} == {"e0", "e1"}
     assert not summary.degraded
 
 

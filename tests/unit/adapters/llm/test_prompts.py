@@ -3,10 +3,19 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memstream.adapters.llm import prompts
-from memstream.domain.models import Level, MemoryNode, Turn, Window
+from memstream.domain.models import Fact, Level, MemoryNode, SourceMessage, Turn, Window
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
-CHILD = MemoryNode("c1", "u1", Level.SEGMENT, T0, T0, "Caroline said they adopted a cat.")
+CHILD = MemoryNode(
+    "c1",
+    "u1",
+    Level.SEGMENT,
+    T0,
+    T0,
+    'Caroline: "I adopted a cat!"',
+    source_ids=("m1",),
+    messages=(SourceMessage("m1", "Caroline", "user", "I adopted a cat!", T0),),
+)
 PAST = MemoryNode("h1", "u1", Level.SESSION, T0, T0, "Session on 1 May 2023: hiking.")
 
 
@@ -29,8 +38,17 @@ def test_each_level_has_its_own_instruction(level: Level) -> None:
         if other not in (level, Level.SEGMENT)
     ]
     assert system["content"] not in others
-    assert '{"text"' in system["content"]
-    assert "adopted a cat" in user["content"] and "hiking" in user["content"]
+    assert '{"facts"' in system["content"] and "source_ids" in system["content"]
+    assert "[m1] 2023-05-08 Caroline: I adopted a cat!" in user["content"]
+
+
+def test_a_profile_prompt_shows_the_previous_profiles_facts_with_their_ids() -> None:
+    window = Window("u1", Level.MONTH, T0, T0 + timedelta(days=31))
+    previous = MemoryNode(
+        "p0", "u1", Level.MONTH, T0, T0, "Profile", facts=(Fact("Ana hikes.", ("m0",), T0),)
+    )
+    _, user = prompts.consolidation_prompt(Level.MONTH, window, [CHILD], [previous])
+    assert "Previous profile:\n[m0] Ana hikes." in user["content"]
 
 
 def test_planner_and_gate_prompts_ask_for_json() -> None:
