@@ -53,7 +53,7 @@ def decode_input(value: dict[str, Any]) -> InputEvent:
     if kind == "session_end.v1":
         return SessionEnded(value["user_id"], value["session_id"], parse_ts(value["ts"]))
     if kind == "forget.v1":
-        return ForgetRequested(value["user_id"])
+        return ForgetRequested(value["user_id"], tuple(value.get("message_ids") or ()))
     if kind == "tick.v1":
         return ClockTicked(value["user_id"], parse_ts(value["now"]))
     raise ValueError(f"unknown event type {kind!r}")
@@ -82,8 +82,11 @@ def encode_tick(user_id: str, now: datetime) -> dict[str, Any]:
     return {"type": "tick.v1", "user_id": user_id, "now": now.isoformat()}
 
 
-def encode_forget(user_id: str) -> dict[str, Any]:
-    return {"type": "forget.v1", "user_id": user_id}
+def encode_forget(user_id: str, message_ids: Sequence[str] = ()) -> dict[str, Any]:
+    value: dict[str, Any] = {"type": "forget.v1", "user_id": user_id}
+    if message_ids:
+        value["message_ids"] = list(dict.fromkeys(message_ids))
+    return value
 
 
 def encode_window(closure: WindowClosed) -> dict[str, Any]:
