@@ -243,9 +243,10 @@ class Segmenter:
             else initial_state(user_id, first_tz or self._rules.default_tz)
         )
         turns = [e for e in events if isinstance(e, Turn)]
-        if stored is None and not turns and not forget_ids:
+        if stored is None and not turns and (not forget_ids or tombstone is not None):
             # A tick or session end for a user with no state (one just forgotten, whose tick
             # was already in flight) has nothing to close: writing a state would revive it.
+            # (A message forget for a user never seen still leaves its message tombstones.)
             return None
         committed = dict(
             zip(
