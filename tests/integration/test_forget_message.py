@@ -172,8 +172,10 @@ async def test_forgetting_one_message_removes_it_everywhere_and_a_replay_keeps_i
     path.write_text("".join(json.dumps(e) + "\n" for e in conversation()))
     started = asyncio.Event()
     settings = runtime.settings
-    async with run_parts(
-        runtime, WRITE_PATH | {Part.API}, fast_rebalance=True, on_started=started.set
+    base = f"http://127.0.0.1:{settings.api_port}"
+    async with (
+        run_parts(runtime, WRITE_PATH | {Part.API}, fast_rebalance=True, on_started=started.set),
+        httpx.AsyncClient(base_url=base, timeout=30) as client,
     ):
         await asyncio.wait_for(started.wait(), 60)
         await publish_file(
@@ -186,45 +188,63 @@ async def test_forgetting_one_message_removes_it_everywhere_and_a_replay_keeps_i
         assert PHRASE in await redis_values(runtime)
         assert mentions(await qdrant_points(runtime, all_ids))  # the check can see it
 
-        base = f"http://127.0.0.1:{settings.api_port}"
-        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-            reply = await client.delete(f"/v1/users/{USER}/messages/{FORGOTTEN}")
-            assert reply.status_code == 202, reply.text
-            [handle] = reply.json()["handles"]
-            await wait_done(client, handle)
+        reply = await client.delete(f"/v1/users/{USER}/messages/{FORGOTTEN}")
+        assert reply.status_code == 202, reply.text
+        [handle] = reply.json()["handles"]
+        took = await wait_done(client, handle)
+        print(f"one message forgotten in {took:.2f} s")
         await wait_caught_up(runtime, [USER], timeout_s=120)
         after = {n.id: n for n in await all_nodes(runtime)}
 
-    leaf = segment_id(USER, [FORGOTTEN, "d0-a0"])
-    chain = [leaf]
-    while (parent := before[chain[-1]].parent_id) is not None:
-        chain.append(parent)
-    assert [before[i].level for i in chain] == list(Level)
-    assert after.keys() == before.keys()
-    changed = {i for i in after if after[i].version != before[i].version}
-    assert changed == set(chain)
-    assert all(after[i].version == before[i].version + 1 for i in chain)
-    assert after[leaf].source_ids == ("d0-a0",)
-    assert all(FORGOTTEN not in n.source_ids for n in after.values())
-    assert all(FORGOTTEN not in f.source_ids for n in after.values() for f in n.facts)
-    assert PHRASE not in await redis_values(runtime)
-    assert "teapot" not in await redis_values(runtime)
-    points = await qdrant_points(runtime, all_ids)
-    assert set(points) == set(all_ids)
-    assert mentions(points) == []
-    # The leaf's dense vector is now its remaining message's alone.
-    [remaining] = await runtime.embedder.embed([after[leaf].messages[0].text])
-    dense = points[leaf].vector["dense"]
-    assert sum(a * b for a, b in zip(dense, remaining, strict=True)) == pytest.approx(1, abs=1e-3)
+        leaf = segment_id(USER, [FORGOTTEN, "d0-a0"])
+        chain = [leaf]
+        while (parent := before[chain[-1]].parent_id) is not None:
+            chain.append(parent)
+        assert [before[i].level for i in chain] == list(Level)
+        assert after.keys() == before.keys()
+        changed = {i for i in after if after[i].version != before[i].version}
+        assert changed == set(chain)
+        assert all(after[i].version == before[i].version + 1 for i in chain)
+        assert after[leaf].source_ids == ("d0-a0",)
+        assert all(FORGOTTEN not in n.source_ids for n in after.values())
+        assert all(FORGOTTEN not in f.source_ids for n in after.values() for f in n.facts)
+        assert PHRASE not in await redis_values(runtime)
+        assert "teapot" not in await redis_values(runtime)
+        points = await qdrant_points(runtime, all_ids)
+        assert set(points) == set(all_ids)
+        assert mentions(points) == []
+        # The leaf's dense vector is now its remaining message's alone.
+        [remaining] = await runtime.embedder.embed([after[leaf].messages[0].text])
+        dense = points[leaf].vector["dense"]
+        assert sum(a * b for a, b in zip(dense, remaining, strict=True)) == pytest.approx(
+            1, abs=1e-3
+        )
 
-    # Replay the turns topic from the start in a new consumer group: the message stays out.
+        # The batch form, for every message of the second session: its leaves, session and
+        # day go (from Redis and Qdrant); the week and month are written again.
+        second = [f"d1-{k}" for k in ("q0", "a0", "q1", "a1")]
+        reply = await client.post(f"/v1/users/{USER}/messages:forget", json={"message_ids": second})
+        assert reply.status_code == 202, reply.text
+        for handle in reply.json()["handles"]:
+            await wait_done(client, handle)
+        await wait_caught_up(runtime, [USER], timeout_s=120)
+        emptied = {n.id: n for n in await all_nodes(runtime)}
+        gone = {i for i, n in after.items() if set(n.source_ids) <= set(second)}
+        assert sorted(after[i].level for i in gone) == [1, 1, 2, 3]
+        assert emptied.keys() == after.keys() - gone
+        assert set(await qdrant_points(runtime, all_ids)) == set(all_ids) - gone
+        rewritten = {i for i in emptied if emptied[i].version != after[i].version}
+        assert rewritten == set(chain[3:])  # the week and the month
+        assert "Porto" not in await redis_values(runtime)
+
+    # Replay the turns topic from the start in a new consumer group: nothing comes back.
     # (The same container, its clients shared: the edge shard opens once per process.)
     replay = settings.model_copy(update={"consumer_group": settings.consumer_group + "-replay"})
     async with run_parts(
         replace(runtime, settings=replay), WRITE_PATH, fast_rebalance=True
     ) as running:
         assert running.segmenter is not None
-        records = len(conversation()) + 1  # and the forget
+        records = len(conversation()) + 2  # and the two forgets
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 120
         while running.segmenter.handled < records:  # the replay did read the topic again
@@ -232,6 +252,7 @@ async def test_forgetting_one_message_removes_it_everywhere_and_a_replay_keeps_i
             await asyncio.sleep(0.2)
         await wait_caught_up(running.container, [USER], timeout_s=120)
         replayed = {n.id: n.version for n in await all_nodes(running.container)}
-        assert replayed == {i: n.version for i, n in after.items()}
+        assert replayed == {i: n.version for i, n in emptied.items()}
         assert PHRASE not in await redis_values(running.container)
+        assert "Porto" not in await redis_values(running.container)
         assert mentions(await qdrant_points(running.container, all_ids)) == []

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from memstream import faults
 from memstream.consolidator.batch_view import BatchView
-from memstream.contracts.codec import memory_event
+from memstream.contracts.codec import memory_event, removed_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.forgetting import Guard
 from memstream.domain.models import IndexedMemory, MemoryNode, StoredNode, WindowClosed
@@ -109,6 +109,8 @@ class Consolidator:
                 ids = [s.node.id for s in mine]
                 gone = removed.get(user_id, [])
                 if gone:
+                    removal = removed_event(user_id, [n.id for n in gone])
+                    events.append(Outbound(self._memories_topic, user_id, removal).to_json())
                     # Before the commit: after it, nothing would lead a replay to the points.
                     await self._index.delete_points(user_id, [n.id for n in gone])
                 if not await self._tree.commit_nodes(

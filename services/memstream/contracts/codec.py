@@ -208,6 +208,16 @@ def memory_event(node: MemoryNode) -> dict[str, Any]:
     return {"type": "memory.v1", **{k: v for k, v in fields if k not in _NOT_ANNOUNCED}}
 
 
+def removed_event(user_id: str, node_ids: Sequence[str]) -> dict[str, Any]:
+    """A `memory_removed.v1` value: these nodes were removed by a forget of messages."""
+    return {
+        "type": "memory_removed.v1",
+        "user_id": user_id,
+        "ids": list(node_ids),
+        "reason": "forget",
+    }
+
+
 def encode_state(state: UserWindows) -> dict[str, Any]:
     return {
         "user_id": state.user_id,

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from memstream import faults
-from memstream.contracts.codec import decode_state, encode_state, encode_window, memory_event
+from memstream.contracts.codec import (
+    decode_state,
+    encode_state,
+    encode_window,
+    memory_event,
+    removed_event,
+)
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
@@ -301,6 +307,9 @@ class Segmenter:
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
+        if removed:
+            gone = removed_event(user_id, [n.id for n in removed])
+            outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         return _UserWork(
             user_id,

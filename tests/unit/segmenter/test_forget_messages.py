@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeTree, FlakyPublisher
 
 from memstream.consolidator.handler import Consolidator
+from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.forgetting import Tombstone
@@ -82,6 +83,15 @@ class Rig:
             if o.topic == TOPICS.windows
         ]
         await self.consolidator.handle_batch(closures)
+
+    def removals(self) -> list[list[str]]:
+        """The node ids of each `memory_removed.v1` published, checked against the schema."""
+        found = []
+        for o in self.publisher.sent:
+            if o.value.get("type") == "memory_removed.v1":
+                assert load_catalog().validate(None, o.value) == []
+                found.append(list(o.value["ids"]))
+        return found
 
     def versions(self) -> dict[str, int]:
         return {i: s.node.version for (u, i), s in self.tree.stored.items() if u == USER}
@@ -191,13 +201,19 @@ async def test_a_leaf_left_without_messages_is_removed_from_store_and_index() ->
     session = next(s.node for s in r.tree.stored.values() if s.node.level == Level.SESSION)
     assert session.children == (segment_id(USER, ["q1", "a1"]),)
     assert SECRET not in r.everywhere() and "Congratulations" not in r.everywhere()
+    assert r.removals() == [[leaf]]
 
 
 async def test_forgetting_every_message_removes_the_whole_branch() -> None:
     r = await built()
+    ids = set(r.versions())
     await r.send(ForgetRequested(USER, ("q0", "a0", "q1", "a1")))
     assert [i for (u, i) in r.tree.stored if u == USER] == []
     assert r.indexed() == {}
+    # Announced as removed: the two leaves by the segmenter, then each level above.
+    removals = r.removals()
+    assert sorted(i for ids_ in removals for i in ids_) == sorted(ids)
+    assert len(removals[0]) == 2
 
 
 async def test_a_forgotten_message_that_comes_again_stays_forgotten() -> None:
