@@ -254,6 +254,9 @@ class Segmenter:
             # was already in flight) has nothing to close: writing a state would revive it.
             # (A message forget for a user never seen still leaves its message tombstones.)
             return None
+        if forget_ids:  # a message waiting in the state (for its reply) goes before it is used
+            kept_pending = tuple(t for t in state.pending if t.event_id not in forget_ids)
+            state = replace(state, pending=kept_pending)
         committed = dict(
             zip(
                 [t.event_id for t in turns],
@@ -297,9 +300,6 @@ class Segmenter:
         segments = await self._write_segments(user_id, ready, received)
         removed: list[MemoryNode] = []
         if forget_ids:
-            state = replace(
-                state, pending=tuple(t for t in state.pending if t.event_id not in forget_ids)
-            )
             rewritten, removed, above = await self._forget_messages(user_id, forget_ids)
             segments += rewritten
             closures += above

@@ -248,6 +248,15 @@ async def test_a_message_waiting_for_its_reply_leaves_the_window_state() -> None
     assert leaf.source_ids == ("a0",)
 
 
+async def test_a_waiting_message_forgotten_with_its_reply_in_one_batch_stays_out() -> None:
+    r = rig()
+    await r.send(CONVERSATION[0])
+    await r.send(ForgetRequested(USER, ("q0",)), CONVERSATION[1])
+    [leaf] = [s.node for s in r.tree.stored.values()]
+    assert leaf.source_ids == ("a0",)
+    assert SECRET not in r.everywhere()
+
+
 async def test_a_replayed_forget_changes_nothing_more() -> None:
     r = await built()
     await r.send(ForgetRequested(USER, ("q0",)))
