@@ -127,6 +127,45 @@ class TreeContract:
         assert await tree.outbox("ana", "segmenter") == [event]
         assert await tree.due_users(due) == ["ana"]
 
+    async def test_a_commit_removes_nodes_with_their_links_and_tombstones_messages(
+        self, tree: TreeStore
+    ) -> None:
+        kept, gone = node("l1", parent="s", end=1), node("l2", parent="s", end=2, degraded=True)
+        await commit(tree, nodes=(kept, gone))
+        await tree.commit_nodes("ana", [StoredNode(gone, "")], [])  # in the degraded set
+        assert await tree.forgotten_messages("ana", ["m-l2"]) == [False]
+        written = await tree.commit_user(
+            "ana",
+            state=state(),
+            seen=(),
+            nodes=[replace(kept, version=3)],
+            outbox=[],
+            due=None,
+            removed=[gone],
+            forgotten=["m-l2", "m-other"],
+        )
+        assert written
+        assert await tree.get("ana", "l2") is None
+        assert await tree.children_ids("ana", "s") == ["l1"]
+        assert await tree.level_ids("ana", Level.SEGMENT) == ["l1"]
+        assert await tree.degraded() == []
+        assert [n.version for n in await tree.get_many("ana", ["l1"])] == [3]
+        held = await tree.forgotten_messages("ana", ["m-l2", "m-l1", "m-other"])
+        assert held == [True, False, True]
+        assert await tree.forgotten_messages("mira", ["m-l2"]) == [False]
+        assert await tree.forgotten_messages("ana", []) == []
+
+    async def test_the_consolidator_removes_a_node_left_without_children(
+        self, tree: TreeStore
+    ) -> None:
+        session = node("s", Level.SESSION, parent="d", end=5)
+        await save(tree, session)
+        assert await tree.children_ids("ana", "d") == ["s"]
+        assert await tree.commit_nodes("ana", [], [], removed=[session])
+        assert await tree.get("ana", "s") is None
+        assert await tree.children_ids("ana", "d") == []
+        assert await tree.count("ana", Level.SESSION) == 0
+
     async def test_a_commit_of_another_users_node_writes_nothing(self, tree: TreeStore) -> None:
         mine, theirs = node("n1", Level.SESSION), node("n2", Level.SESSION, user="mira")
         with pytest.raises(ValueError):

@@ -128,6 +128,7 @@ class FakeTree:
         self.due: dict[str, float] = {}
         self.degraded_nodes: set[tuple[str, str]] = set()
         self.tombstones: dict[str, Tombstone] = {}
+        self.forgotten: dict[str, set[str]] = {}  # user -> forgotten event ids
         self.get_many_calls = 0
         for n in nodes:
             self.add(n)
@@ -140,6 +141,17 @@ class FakeTree:
         self.stored[(n.user_id, n.id)] = StoredNode(n, fingerprint)
         if n.parent_id:
             self.children.setdefault((n.user_id, n.parent_id), set()).add(n.id)
+
+    def remove(self, n: MemoryNode) -> None:
+        self.stored.pop((n.user_id, n.id), None)
+        self.children.pop((n.user_id, n.id), None)
+        if n.parent_id:
+            self.children.get((n.user_id, n.parent_id), set()).discard(n.id)
+        self.degraded_nodes.discard((n.user_id, n.id))
+
+    async def forgotten_messages(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
+        mine = self.forgotten.get(user_id, set())
+        return [e in mine for e in event_ids]
 
     async def ping(self) -> bool:
         return True
@@ -166,10 +178,15 @@ class FakeTree:
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
         guard: Guard | None = None,
+        removed: Sequence[MemoryNode] = (),
+        forgotten: Sequence[str] = (),
     ) -> bool:
         if guard is not None and not guard.allows(self.tombstones.get(user_id)):
             return False
         self.states[user_id] = json.dumps(state)
+        for n in removed:
+            self.remove(n)
+        self.forgotten.setdefault(user_id, set()).update(forgotten)  # never expires here
         marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in marks.items()})
         for n in nodes:
@@ -193,6 +210,7 @@ class FakeTree:
         nodes: Sequence[StoredNode],
         outbox: Sequence[dict[str, Any]],
         guard: Guard | None = None,
+        removed: Sequence[MemoryNode] = (),
     ) -> bool:
         if any(s.node.user_id != user_id for s in nodes):
             raise ValueError("a node belongs to another user")
@@ -205,6 +223,8 @@ class FakeTree:
                 self.degraded_nodes.add(marker)
             else:
                 self.degraded_nodes.discard(marker)
+        for n in removed:
+            self.remove(n)
         self.outboxes.setdefault((user_id, "consolidator"), []).extend(map(json.dumps, outbox))
         return True
 
@@ -276,6 +296,7 @@ class FakeTree:
         gone += (self.states.pop(user_id, None) is not None) + (
             self.seen.pop(user_id, None) is not None
         )
+        gone += self.forgotten.pop(user_id, None) is not None
         self.due.pop(user_id, None)
         self.degraded_nodes = {m for m in self.degraded_nodes if m[0] != user_id}
         return gone

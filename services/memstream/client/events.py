@@ -75,9 +75,13 @@ def session_end_event(
     return value
 
 
-def forget_event(*, user_id: str) -> dict[str, Any]:
-    """A `forget.v1` value: the workers drop the user's in-flight state and memories."""
-    return {"type": "forget.v1", "user_id": user_id}
+def forget_event(*, user_id: str, message_ids: Sequence[str] = ()) -> dict[str, Any]:
+    """A `forget.v1` value: the workers drop the user's in-flight state and memories, or,
+    with `message_ids`, only those messages and what was derived from them."""
+    value: dict[str, Any] = {"type": "forget.v1", "user_id": user_id}
+    if message_ids:
+        value["message_ids"] = list(dict.fromkeys(message_ids))
+    return value
 
 
 def checked(catalog: Catalog, value: Mapping[str, Any]) -> tuple[str, str]:

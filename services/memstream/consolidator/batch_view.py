@@ -18,15 +18,27 @@ class BatchView:
     def __init__(self, tree: TreeStore) -> None:
         self._tree = tree
         self._written: dict[tuple[str, str], StoredNode] = {}
+        self._removed: dict[tuple[str, str], MemoryNode] = {}
 
     def put(self, stored: StoredNode) -> None:
         self._written[(stored.node.user_id, stored.node.id)] = stored
+        self._removed.pop((stored.node.user_id, stored.node.id), None)
+
+    def remove(self, node: MemoryNode) -> None:
+        """A node left with no children (its messages forgotten): it goes at the commit."""
+        self._written.pop((node.user_id, node.id), None)
+        self._removed[(node.user_id, node.id)] = node
+
+    def removed(self) -> list[MemoryNode]:
+        return list(self._removed.values())
 
     def written(self) -> list[StoredNode]:
         """Every node written in this batch, the last version of each, in writing order."""
         return list(self._written.values())
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
+        if (user_id, node_id) in self._removed:
+            return None
         mine = self._written.get((user_id, node_id))
         return mine if mine is not None else await self._tree.get(user_id, node_id)
 
@@ -36,7 +48,7 @@ class BatchView:
         ids.update(
             i for (u, i), s in self._written.items() if (u, s.node.parent_id) == (user_id, node_id)
         )
-        ordered = sorted(ids)
+        ordered = sorted(i for i in ids if (user_id, i) not in self._removed)
         stored = {
             n.id: n
             for n in await self._tree.get_many(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from memstream import faults
 from memstream.consolidator.batch_view import BatchView
-from memstream.contracts.codec import memory_event
+from memstream.contracts.codec import memory_event, removed_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.forgetting import Guard
 from memstream.domain.models import IndexedMemory, MemoryNode, StoredNode, WindowClosed
@@ -94,6 +94,10 @@ class Consolidator:
         by_user: dict[str, list[StoredNode]] = {}
         for stored in view.written():
             by_user.setdefault(stored.node.user_id, []).append(stored)
+        removed: dict[str, list[MemoryNode]] = {}
+        for node in view.removed():
+            removed.setdefault(node.user_id, []).append(node)
+            by_user.setdefault(node.user_id, [])
         for user_id in list(by_user):
             if not guards[user_id].allows(await self._tree.tombstone(user_id)):
                 del by_user[user_id]  # forgotten since the batch began: write nothing
@@ -103,7 +107,15 @@ class Consolidator:
             for user_id, mine in by_user.items():
                 events = [self._memory_event(s.node).to_json() for s in mine]
                 ids = [s.node.id for s in mine]
-                if not await self._tree.commit_nodes(user_id, mine, events, guards[user_id]):
+                gone = removed.get(user_id, [])
+                if gone:
+                    removal = removed_event(user_id, [n.id for n in gone])
+                    events.append(Outbound(self._memories_topic, user_id, removal).to_json())
+                    # Before the commit: after it, nothing would lead a replay to the points.
+                    await self._index.delete_points(user_id, [n.id for n in gone])
+                if not await self._tree.commit_nodes(
+                    user_id, mine, events, guards[user_id], removed=gone
+                ):
                     log.info("%s forgotten during consolidation; dropping %d", user_id, len(ids))
                     await self._index.delete_points(user_id, ids)
             await self._flush_outboxes(list(by_user))
@@ -117,6 +129,11 @@ class Consolidator:
         user_id = window.user_id
         children = await view.children(user_id, closure.node_id)
         if not children:
+            emptied = await view.get(user_id, closure.node_id)
+            if emptied is not None and closure.reason == "late_data":
+                # Every message under it was forgotten: nothing is left to summarise.
+                view.remove(emptied.node)
+                return Outcome(closure, None, "no children left")
             if guards[user_id].tombstone is not None:
                 # A crash may have come between indexing this node and deleting it again.
                 await self._index.delete_points(user_id, [closure.node_id])
@@ -141,6 +158,8 @@ class Consolidator:
         return Outcome(closure, node, fingerprint=print_)
 
     async def _store_vectors(self, nodes: list[MemoryNode]) -> None:
+        if not nodes:
+            return
         dense = await self._embedder.embed([embedding_head(n.text) for n in nodes])
         await self._index.upsert(
             [

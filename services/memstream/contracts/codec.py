@@ -53,7 +53,7 @@ def decode_input(value: dict[str, Any]) -> InputEvent:
     if kind == "session_end.v1":
         return SessionEnded(value["user_id"], value["session_id"], parse_ts(value["ts"]))
     if kind == "forget.v1":
-        return ForgetRequested(value["user_id"])
+        return ForgetRequested(value["user_id"], tuple(value.get("message_ids") or ()))
     if kind == "tick.v1":
         return ClockTicked(value["user_id"], parse_ts(value["now"]))
     raise ValueError(f"unknown event type {kind!r}")
@@ -82,8 +82,11 @@ def encode_tick(user_id: str, now: datetime) -> dict[str, Any]:
     return {"type": "tick.v1", "user_id": user_id, "now": now.isoformat()}
 
 
-def encode_forget(user_id: str) -> dict[str, Any]:
-    return {"type": "forget.v1", "user_id": user_id}
+def encode_forget(user_id: str, message_ids: Sequence[str] = ()) -> dict[str, Any]:
+    value: dict[str, Any] = {"type": "forget.v1", "user_id": user_id}
+    if message_ids:
+        value["message_ids"] = list(dict.fromkeys(message_ids))
+    return value
 
 
 def encode_window(closure: WindowClosed) -> dict[str, Any]:
@@ -203,6 +206,16 @@ _NOT_ANNOUNCED = frozenset({"children", "messages", "facts"})
 def memory_event(node: MemoryNode) -> dict[str, Any]:
     fields = encode_node(node).items()
     return {"type": "memory.v1", **{k: v for k, v in fields if k not in _NOT_ANNOUNCED}}
+
+
+def removed_event(user_id: str, node_ids: Sequence[str]) -> dict[str, Any]:
+    """A `memory_removed.v1` value: these nodes were removed by a forget of messages."""
+    return {
+        "type": "memory_removed.v1",
+        "user_id": user_id,
+        "ids": list(node_ids),
+        "reason": "forget",
+    }
 
 
 def encode_state(state: UserWindows) -> dict[str, Any]:

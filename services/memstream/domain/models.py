@@ -64,9 +64,11 @@ class SessionEnded:
 
 @dataclass(frozen=True, slots=True)
 class ForgetRequested:
-    """Right to be forgotten: drop everything about a user (`forget.v1`)."""
+    """Right to be forgotten (`forget.v1`): everything about a user, or, when `message_ids`
+    names some, only those messages (and what was derived from them)."""
 
     user_id: str
+    message_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

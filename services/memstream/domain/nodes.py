@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from memstream.domain.calendar import to_utc
@@ -23,7 +23,7 @@ from memstream.domain.models import (
     Turn,
     WindowClosed,
 )
-from memstream.domain.segment_text import caption_of
+from memstream.domain.segment_text import CAPTION_KEYS, caption_of
 from memstream.domain.tree import grow
 from memstream.domain.windows import SegmentReady
 
@@ -132,3 +132,30 @@ def mean_direction(vectors: Sequence[Sequence[float]]) -> list[float]:
     summed = [sum(column) for column in zip(*vectors, strict=True)]
     norm = math.sqrt(sum(v * v for v in summed)) or 1.0
     return [v / norm for v in summed]
+
+
+def remaining_turns(leaf: MemoryNode, forgotten: Collection[str]) -> tuple[Turn, ...]:
+    """An L1's messages other than `forgotten`, as the turns they came in (enough of them to
+    write the leaf again: who, when, what, and an image's caption)."""
+    return tuple(
+        Turn(
+            event_id=m.event_id,
+            user_id=leaf.user_id,
+            session_id=leaf.session_id or "",
+            seq=i,
+            speaker=m.speaker,
+            role=m.role,
+            text=m.text,
+            ts=m.ts,
+            metadata={CAPTION_KEYS[0]: m.caption} if m.caption else {},
+        )
+        for i, m in enumerate(leaf.messages)
+        if m.event_id not in forgotten
+    )
+
+
+def rewritten_leaf(leaf: MemoryNode, turns: Sequence[Turn], summary: Summary) -> MemoryNode:
+    """`leaf` written again from fewer messages: same id and parent, the next version."""
+    assert leaf.parent_id is not None, "an L1 always has its session as parent"
+    fresh = segment_node(leaf.user_id, SegmentReady(tuple(turns), leaf.parent_id), summary)
+    return replace(fresh, id=leaf.id, version=leaf.version + 1)

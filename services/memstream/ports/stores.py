@@ -77,11 +77,19 @@ class TreeStore(Protocol):
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
         guard: Guard | None = None,
+        removed: Sequence[MemoryNode] = (),
+        forgotten: Sequence[str] = (),
     ) -> bool:
-        """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time.
+        """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time;
+        `removed` nodes go (their links and indexes too) and `forgotten` event ids get a
+        message tombstone (kept as long as the seen markers).
 
         With a `guard`, written only if the user's tombstone is still the guard's (checked
         inside the transaction); returns whether it was written."""
+        ...
+
+    async def forgotten_messages(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
+        """For each event id, whether a message tombstone holds it (a forgotten message)."""
         ...
 
     # --- outboxes --------------------------------------------------------------------------
@@ -102,9 +110,11 @@ class TreeStore(Protocol):
         nodes: Sequence[StoredNode],
         outbox: Sequence[dict[str, Any]],
         guard: Guard | None = None,
+        removed: Sequence[MemoryNode] = (),
     ) -> bool:
         """The consolidator's write: nodes with their fingerprints, and its outbox (with a
-        `guard`, as in `commit_user`); returns whether it was written."""
+        `guard`, as in `commit_user`); `removed` nodes (left with no children) go; returns
+        whether it was written."""
         ...
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None: ...

@@ -10,7 +10,9 @@ Routes call these methods and encode what they return; nothing here knows about 
 - Node keys in Redis are per user (`{user_id}` hash tag), so looking a memory up by id
   needs its user: the API takes `user_id` as a required query parameter rather than keeping
   a global id -> user index, which would be one more key to forget and a cross-slot write.
-- Forgetting deletes from Qdrant and Redis first, so the answer reports what was there,
+- Forgetting messages only publishes `forget.v1` with their ids; it is done once the
+  segmenter has recorded their tombstones and no node of the user cites them any more.
+- Forgetting a user deletes from Qdrant and Redis first, so the answer reports what was there,
   then publishes `forget.v1` on the turns topic (keyed by user), so the segmenter drops its
   in-flight state and deletes again whatever a worker wrote meanwhile.
 """
@@ -167,6 +169,30 @@ class MemoryService:
             parent_id = found[0].parent_id
         children.sort(key=lambda c: (c.t_start, c.id))
         return MemoryDetail(node, children, ancestors)
+
+    async def forget_messages(self, user_id: str, message_ids: Sequence[str]) -> None:
+        """Publish `forget.v1` naming the messages; the segmenter (the one writer of the
+        user's tree) removes them and has their ancestors consolidated again."""
+        event = Outbound(self._turns_topic, user_id, encode_forget(user_id, message_ids))
+        await self._publisher.publish([event])
+
+    async def message_forgotten(self, user_id: str, message_id: str) -> bool:
+        """Whether forgetting the message is done: the segmenter has recorded its tombstone
+        and no node of the user, at any level, still cites it (read from the tree store;
+        the index is written before the store at every step, so it is done too)."""
+        [held] = await self._tree.forgotten_messages(user_id, [message_id])
+        if not held:
+            return False
+        for level in Level:
+            offset = 0
+            while ids := await self._tree.level_ids(user_id, level, offset=offset, limit=500):
+                offset += len(ids)
+                for node in await self._tree.get_many(user_id, ids):
+                    if message_id in node.source_ids or any(
+                        message_id in f.source_ids for f in node.facts
+                    ):
+                        return False
+        return True
 
     async def forget(self, user_id: str) -> ForgetReport:
         removed = await self._forget_user(user_id)

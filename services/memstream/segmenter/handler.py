@@ -17,11 +17,17 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from memstream import faults
-from memstream.contracts.codec import decode_state, encode_state, encode_window, memory_event
+from memstream.contracts.codec import (
+    decode_state,
+    encode_state,
+    encode_window,
+    memory_event,
+    removed_event,
+)
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
@@ -31,9 +37,15 @@ from memstream.domain.models import (
     Level,
     MemoryNode,
     Turn,
+    Window,
     WindowClosed,
 )
-from memstream.domain.nodes import mean_direction, segment_node
+from memstream.domain.nodes import (
+    mean_direction,
+    remaining_turns,
+    rewritten_leaf,
+    segment_node,
+)
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
@@ -62,6 +74,8 @@ class BatchReport:
     conflicts: list[str] = field(default_factory=list)
     # Records of a forgotten user that were in the log before the forget (a replay): dropped.
     predating_forget: int = 0
+    # Turns of forgotten messages (in this batch or held by a message tombstone): dropped.
+    forgotten_turns: int = 0
     # Per L1 stored: seconds from the broker time of its newest message in this batch to the
     # commit that stored it. An L1 none of whose messages came in this batch (a lone message
     # flushed by a session end or the clock) waited by design and is not counted.
@@ -84,6 +98,8 @@ class _UserWork:
     outbox: list[Outbound]
     due: datetime | None
     guard: Guard
+    removed: list[MemoryNode]  # L1s left with no message by a forget
+    forgotten: list[str]  # event ids forgotten in this step: their message tombstones
 
 
 class Segmenter:
@@ -162,6 +178,8 @@ class Segmenter:
                 outbox=[o.to_json() for o in w.outbox],
                 due=w.due,
                 guard=w.guard,
+                removed=w.removed,
+                forgotten=w.forgotten,
             )
             if not written:  # forgotten while this step ran: its L1s must not stay indexed
                 log.info("user forgotten during the step; dropping its writes")
@@ -185,10 +203,8 @@ class Segmenter:
     async def _apply_forgets(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> list[Consumed[InputEvent]]:
-        """A forget request wipes the user; events before it in the batch are moot."""
-        last_forget = max(
-            (i for i, c in enumerate(items) if isinstance(c.event, ForgetRequested)), default=None
-        )
+        """A forget of the whole user wipes it; events before it in the batch are moot."""
+        last_forget = max((i for i, c in enumerate(items) if _forgets_user(c.event)), default=None)
         if last_forget is None:
             return items
         raw = items[last_forget].raw
@@ -215,6 +231,15 @@ class Segmenter:
             ]
             report.predating_forget += len(items) - len(kept)
             items = kept
+        forget_ids = list(
+            dict.fromkeys(
+                i
+                for c in items
+                if isinstance(c.event, ForgetRequested)
+                for i in c.event.message_ids
+            )
+        )
+        items = await self._without_forgotten(user_id, items, set(forget_ids), report)
         events = [c.event for c in items]
         stored = await self._tree.load_state(user_id)
         first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
@@ -224,10 +249,14 @@ class Segmenter:
             else initial_state(user_id, first_tz or self._rules.default_tz)
         )
         turns = [e for e in events if isinstance(e, Turn)]
-        if stored is None and not turns:
+        if stored is None and not turns and (not forget_ids or tombstone is not None):
             # A tick or session end for a user with no state (one just forgotten, whose tick
             # was already in flight) has nothing to close: writing a state would revive it.
+            # (A message forget for a user never seen still leaves its message tombstones.)
             return None
+        if forget_ids:  # a message waiting in the state (for its reply) goes before it is used
+            kept_pending = tuple(t for t in state.pending if t.event_id not in forget_ids)
+            state = replace(state, pending=kept_pending)
         committed = dict(
             zip(
                 [t.event_id for t in turns],
@@ -269,10 +298,18 @@ class Segmenter:
                     closures.append(out)
 
         segments = await self._write_segments(user_id, ready, received)
+        removed: list[MemoryNode] = []
+        if forget_ids:
+            rewritten, removed, above = await self._forget_messages(user_id, forget_ids)
+            segments += rewritten
+            closures += above
         report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
+        if removed:
+            gone = removed_event(user_id, [n.id for n in removed])
+            outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         return _UserWork(
             user_id,
@@ -282,7 +319,74 @@ class Segmenter:
             outbox,
             next_due(state, self._rules),
             Guard(tombstone),
+            removed,
+            forget_ids,
         )
+
+    async def _without_forgotten(
+        self,
+        user_id: str,
+        items: list[Consumed[InputEvent]],
+        forgetting: set[str],
+        report: BatchReport,
+    ) -> list[Consumed[InputEvent]]:
+        """`items` without the turns of forgotten messages: those forgotten in this batch and
+        those a message tombstone holds (a replay of the turns topic brings them again)."""
+        ids = [c.event.event_id for c in items if isinstance(c.event, Turn)]
+        held = await self._tree.forgotten_messages(user_id, ids)
+        gone = forgetting | {i for i, h in zip(ids, held, strict=True) if h}
+        kept = [c for c in items if not (isinstance(c.event, Turn) and c.event.event_id in gone)]
+        report.forgotten_turns += len(items) - len(kept)
+        return kept
+
+    async def _forget_messages(
+        self, user_id: str, message_ids: Sequence[str]
+    ) -> tuple[list[_Segment], list[MemoryNode], list[WindowClosed]]:
+        """Every L1 citing one of `message_ids` written again from its other messages (same
+        id, version + 1) or, with none left, removed; and the closures that consolidate
+        again, bottom-up, every stored ancestor of those L1s (as late data does)."""
+        forgotten = set(message_ids)
+        leaves = [n for n in await self._all_leaves(user_id) if forgotten & set(n.source_ids)]
+        rewritten: list[_Segment] = []
+        removed: list[MemoryNode] = []
+        for leaf in leaves:
+            turns = remaining_turns(leaf, forgotten)
+            if not turns:
+                removed.append(leaf)
+                continue
+            history = await self._tree.recent(user_id, Level.SEGMENT, self._history, leaf.t_start)
+            summary = await self._llm.write_segment(turns, history if self._history else [])
+            node = rewritten_leaf(leaf, turns, summary)
+            rewritten.append(_Segment(node, [t.text for t in turns], None))
+        if removed:
+            # Before the commit: a crash after it would leave the points with nothing to
+            # find them by; a crash before it replays the forget, which finds the leaves again.
+            await self._index.delete_points(user_id, [n.id for n in removed])
+        ancestors: dict[str, MemoryNode] = {}
+        parents = {leaf.parent_id for leaf in leaves if leaf.parent_id}
+        while parents:
+            found = await self._tree.get_many(user_id, sorted(parents - set(ancestors)))
+            ancestors.update((n.id, n) for n in found)
+            parents = {n.parent_id for n in found if n.parent_id and n.parent_id not in ancestors}
+        closures = [
+            WindowClosed(
+                Window(user_id, n.level, n.t_start, n.t_end, n.session_id),
+                "late_data",
+                n.id,
+                n.parent_id,
+            )
+            for n in sorted(ancestors.values(), key=lambda n: (n.level, n.t_start, n.id))
+        ]
+        return rewritten, removed, closures
+
+    async def _all_leaves(self, user_id: str, page: int = 500) -> list[MemoryNode]:
+        """Every L1 of the user (a forget looks for the few citing its messages)."""
+        leaves: list[MemoryNode] = []
+        offset = 0
+        while ids := await self._tree.level_ids(user_id, Level.SEGMENT, offset=offset, limit=page):
+            leaves += await self._tree.get_many(user_id, ids)
+            offset += len(ids)
+        return leaves
 
     async def _write_segments(
         self, user_id: str, ready: list[SegmentReady], received: dict[str, float]
@@ -342,6 +446,10 @@ def content_mark(turn: Turn) -> int:
     fields = (turn.session_id, turn.speaker, turn.role, turn.text, turn.ts.isoformat())
     digest = hashlib.blake2b("\x1f".join(fields).encode("utf-8", "surrogatepass"), digest_size=8)
     return (int.from_bytes(digest.digest(), "big") % ((1 << 21) - 1)) + 1
+
+
+def _forgets_user(event: InputEvent) -> bool:
+    return isinstance(event, ForgetRequested) and not event.message_ids
 
 
 def _texts(step: Sequence[Consumed[InputEvent]]) -> list[str]:

@@ -61,11 +61,12 @@ class CrashingTree(FakeTree):
         nodes: Sequence[StoredNode],
         outbox: Sequence[dict[str, Any]],
         guard: Guard | None = None,
+        removed: Sequence[MemoryNode] = (),
     ) -> bool:
         if self.failures > 0:
             self.failures -= 1
             raise RuntimeError("killed before the commit")
-        return await super().commit_nodes(user_id, nodes, outbox, guard)
+        return await super().commit_nodes(user_id, nodes, outbox, guard, removed)
 
 
 @dataclass

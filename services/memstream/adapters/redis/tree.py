@@ -138,6 +138,8 @@ class RedisTree:
         outbox: Sequence[dict[str, Any]],
         due: datetime | None,
         guard: Guard | None = None,
+        removed: Sequence[MemoryNode] = (),
+        forgotten: Sequence[str] = (),
     ) -> bool:
         """Write one user's new state, nodes, markers and outgoing events atomically."""
         p = user_prefix(user_id, self._ns)
@@ -154,6 +156,14 @@ class RedisTree:
                 pipe.zremrangebyrank(p + "seen", 0, -(self._seen_max + 1))
             for node in nodes:
                 self._queue_node(pipe, node, fingerprint="")
+            for node in removed:
+                self._queue_removal(pipe, node)
+            if forgotten:
+                # Scored by when: pruned past the seen markers' horizon, which outlasts the
+                # turns topic's retention, so no replay can bring the message back.
+                now_s = self._clock().timestamp()
+                pipe.zadd(p + "forgotten", dict.fromkeys(forgotten, now_s))
+                pipe.zremrangebyscore(p + "forgotten", "-inf", f"({now_s - self._seen_horizon_s}")
             if outbox:
                 pipe.rpush(p + _OUTBOX_KEYS["segmenter"], *(json.dumps(e) for e in outbox))
             if due is None:
@@ -162,6 +172,12 @@ class RedisTree:
                 pipe.zadd(self._due, {user_id: due.timestamp()})
 
         return await self._commit(user_id, queue, guard)
+
+    async def forgotten_messages(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
+        if not event_ids:
+            return []
+        scores = await _done(self._r.zmscore(self._key(user_id, "forgotten"), list(event_ids)))
+        return [s is not None for s in scores]
 
     async def _commit(self, user_id: str, queue: Any, guard: Guard | None) -> bool:
         """Run `queue`'s writes in one transaction; with a guard, only while the user's
@@ -206,6 +222,7 @@ class RedisTree:
         nodes: Sequence[StoredNode],
         outbox: Sequence[dict[str, Any]],
         guard: Guard | None = None,
+        removed: Sequence[MemoryNode] = (),
     ) -> bool:
         """Nodes with their fingerprints and the consolidator's outgoing events, atomically."""
         for stored in nodes:
@@ -220,6 +237,8 @@ class RedisTree:
                     pipe.sadd(self._degraded, marker)
                 else:
                     pipe.srem(self._degraded, marker, _legacy_member(user_id, stored.node.id))
+            for node in removed:
+                self._queue_removal(pipe, node)
             if outbox:
                 pipe.rpush(
                     self._key(user_id, _OUTBOX_KEYS["consolidator"]),
@@ -242,6 +261,17 @@ class RedisTree:
             pipe.sadd(p + f"children:{node.parent_id}", node.id)
             registered.append(f"children:{node.parent_id}")
         pipe.sadd(p + "keys", *registered)
+
+    def _queue_removal(self, pipe: Any, node: MemoryNode) -> None:
+        """A node and every link to it go: its key, its place in its level and its parent."""
+        p = user_prefix(node.user_id, self._ns)
+        pipe.delete(p + f"node:{node.id}", p + f"children:{node.id}")
+        pipe.zrem(p + f"level:{int(node.level)}", node.id)
+        if node.parent_id:
+            pipe.srem(p + f"children:{node.parent_id}", node.id)
+        pipe.srem(p + "keys", f"node:{node.id}", f"children:{node.id}")
+        member = _degraded_member(node.user_id, node.id)
+        pipe.srem(self._degraded, member, _legacy_member(node.user_id, node.id))
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         raw = await self._r.get(self._key(user_id, f"node:{node_id}"))
@@ -377,7 +407,7 @@ class RedisTree:
 
 
 # Every per-user key whose name does not depend on a node (the levels are listed apart).
-_FIXED_SUFFIXES = ("state", "seen", "outbox", "outbox:consolidator", "keys")
+_FIXED_SUFFIXES = ("state", "seen", "forgotten", "outbox", "outbox:consolidator", "keys")
 
 
 def _text(raw: bytes | str) -> str:

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -40,11 +41,14 @@ from memstream.edges.http.schemas import (
     USER_ID_MAX_CHARS,
     USER_ID_PATTERN,
     DateTime,
+    ForgetMessagesRequest,
     ForgetResponse,
     Health,
     Memory,
     MemoryDetailResponse,
     MemoryPage,
+    MessageForgetResponse,
+    MessageForgetStatus,
     Problem,
     ProfileResponse,
     Readiness,
@@ -319,7 +323,67 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             forget_event_published=report.event_published,
         )
 
+    _message_routes(router)
     return router
+
+
+def _message_routes(router: APIRouter) -> None:
+    """Forgetting single messages: the request is published, the status read from the stores."""
+    message_id_path = Path(min_length=1, max_length=200, description="Event id of a turn.")
+
+    async def publish(user_id: str, ids: list[str], parts: RecallParts) -> MessageForgetResponse:
+        ids = list(dict.fromkeys(ids))
+        try:
+            await parts.service.forget_messages(user_id, ids)
+        except Exception as exc:
+            log.error("forget of messages of %s: %s", user_id, exc, exc_info=exc)
+            raise HTTPException(status_code=503, detail="not published; retry") from exc
+        handles = [f"/v1/users/{user_id}/messages/{quote(i, safe='')}/forget" for i in ids]
+        return MessageForgetResponse(
+            user_id=user_id, message_ids=ids, status="pending", handles=handles
+        )
+
+    @router.delete(
+        "/users/{user_id}/messages/{message_id}",
+        status_code=202,
+        response_model=MessageForgetResponse,
+        tags=["memories"],
+    )
+    async def forget_message(
+        user_id: UserIdPath,
+        message_id: Annotated[str, message_id_path],
+        parts: Parts,
+    ) -> MessageForgetResponse:
+        """Forget one message everywhere; its memories are written again without it."""
+        return await publish(user_id, [message_id], parts)
+
+    @router.post(
+        "/users/{user_id}/messages:forget",
+        status_code=202,
+        response_model=MessageForgetResponse,
+        tags=["memories"],
+    )
+    async def forget_messages(
+        user_id: UserIdPath, body: ForgetMessagesRequest, parts: Parts
+    ) -> MessageForgetResponse:
+        """Forget several messages of a user at once."""
+        return await publish(user_id, body.message_ids, parts)
+
+    @router.get(
+        "/users/{user_id}/messages/{message_id}/forget",
+        response_model=MessageForgetStatus,
+        tags=["memories"],
+    )
+    async def message_forget_status(
+        user_id: UserIdPath,
+        message_id: Annotated[str, message_id_path],
+        parts: Parts,
+    ) -> MessageForgetStatus:
+        """pending or done: whether any memory of the user still cites the message."""
+        done = await parts.service.message_forgotten(user_id, message_id)
+        return MessageForgetStatus(
+            user_id=user_id, message_id=message_id, status="done" if done else "pending"
+        )
 
 
 def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:

@@ -220,6 +220,31 @@ class ForgetResponse(BaseModel):
     forget_event_published: bool
 
 
+MessageId = Annotated[str, Field(min_length=1, max_length=200)]
+MAX_FORGET_MESSAGES = 100  # as forget.v1's `message_ids` allows
+
+
+class ForgetMessagesRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    message_ids: list[MessageId] = Field(min_length=1, max_length=MAX_FORGET_MESSAGES)
+
+
+class MessageForgetResponse(BaseModel):
+    user_id: str
+    message_ids: list[str]
+    status: Literal["pending", "done"]
+    handles: list[str] = Field(description="One URL per message: GET it for the status.")
+
+
+class MessageForgetStatus(BaseModel):
+    user_id: str
+    message_id: str
+    status: Literal["pending", "done"] = Field(
+        description="done: the message is tombstoned and no memory of the user cites it."
+    )
+
+
 class Problem(BaseModel):
     detail: str
 

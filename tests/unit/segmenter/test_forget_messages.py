@@ -1,0 +1,265 @@
+"""Forgetting single messages over the fakes: the segmenter rewrites or removes their L1s and
+re-closes the ancestors; the consolidator (fed the published closures) rewrites or removes
+them; nothing of the message is left, and it stays forgotten when it comes again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeTree, FlakyPublisher
+
+from memstream.consolidator.handler import Consolidator
+from memstream.contracts.catalog import load_catalog
+from memstream.contracts.codec import decode_window
+from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.forgetting import Tombstone
+from memstream.domain.ids import segment_id
+from memstream.domain.models import (
+    ClockTicked,
+    ForgetRequested,
+    InputEvent,
+    Level,
+    MemoryNode,
+    SessionEnded,
+    Summary,
+    Turn,
+    Window,
+)
+from memstream.domain.windows import WindowRules
+from memstream.segmenter.handler import Segmenter, Topics
+
+USER = "ana"
+T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
+NOW = datetime(2024, 6, 30, 12, 0, tzinfo=UTC)
+TOPICS = Topics(memories="memories", windows="windows")
+
+
+class EchoWriter:
+    """Every node quotes what it was made of, so a forgotten text would show through."""
+
+    async def write_segment(
+        self, messages: Sequence[Turn], history: Sequence[MemoryNode]
+    ) -> Summary:
+        return Summary(" / ".join(f"{m.speaker}: {m.text}" for m in messages))
+
+    async def consolidate(
+        self,
+        level: Level,
+        window: Window,
+        children: Sequence[MemoryNode],
+        history: Sequence[MemoryNode],
+    ) -> Summary:
+        return Summary(f"{level.label}: " + "; ".join(c.text for c in children))
+
+
+async def _no_user_forget(user_id: str, tombstone: Tombstone) -> None:
+    raise AssertionError("a message forget must not forget the user")
+
+
+@dataclass
+class Rig:
+    tree: FakeTree
+    index: FakeIndex
+    publisher: FlakyPublisher
+    segmenter: Segmenter
+    consolidator: Consolidator
+    offset: int = 0
+
+    async def send(self, *events: InputEvent) -> None:
+        """Events through the segmenter, then every closure it published through the
+        consolidator, as the two agents would in one partition."""
+        batch = []
+        for e in events:
+            batch.append(Consumed(e, RawEvent(b"{}", "turns", 0, self.offset, None)))
+            self.offset += 1
+        before = len(self.publisher.sent)
+        await self.segmenter.handle_batch(batch)
+        closures = [
+            decode_window(o.value)
+            for o in self.publisher.sent[before:]
+            if o.topic == TOPICS.windows
+        ]
+        await self.consolidator.handle_batch(closures)
+
+    def removals(self) -> list[list[str]]:
+        """The node ids of each `memory_removed.v1` published, checked against the schema."""
+        found = []
+        for o in self.publisher.sent:
+            if o.value.get("type") == "memory_removed.v1":
+                assert load_catalog().validate(None, o.value) == []
+                found.append(list(o.value["ids"]))
+        return found
+
+    def versions(self) -> dict[str, int]:
+        return {i: s.node.version for (u, i), s in self.tree.stored.items() if u == USER}
+
+    def indexed(self) -> dict[str, MemoryNode]:
+        """What the index holds now: each point's last write, minus the points deleted."""
+        points = {m.node.id: m.node for m in self.index.upserted}
+        for user, point_id in self.index.deleted:
+            if user == USER:
+                points.pop(point_id, None)
+        return points
+
+    def everywhere(self) -> str:
+        """Every text the fakes keep for the user: nodes, index payloads, state, outboxes."""
+        nodes = [json.dumps(repr(s)) for (u, _), s in self.tree.stored.items() if u == USER]
+        payloads = [repr(n) for n in self.indexed().values()]
+        outboxes = [e for (u, _), box in self.tree.outboxes.items() if u == USER for e in box]
+        return "\n".join([*nodes, *payloads, self.tree.states.get(USER, ""), *outboxes])
+
+
+def rig() -> Rig:
+    tree = FakeTree()
+    index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
+    writer = EchoWriter()
+    segmenter = Segmenter(
+        tree=tree,
+        index=index,  # type: ignore[arg-type]
+        embedder=embedder,
+        llm=writer,  # type: ignore[arg-type]
+        publisher=publisher,
+        topics=TOPICS,
+        forget=_no_user_forget,
+        rules=WindowRules(),
+        clock=lambda: NOW,
+    )
+    consolidator = Consolidator(
+        tree=tree,
+        index=index,  # type: ignore[arg-type]
+        embedder=embedder,
+        llm=writer,  # type: ignore[arg-type]
+        publisher=publisher,
+        memories_topic=TOPICS.memories,
+    )
+    return Rig(tree, index, publisher, segmenter, consolidator)
+
+
+def turn(event_id: str, minute: int, role: str, text: str, session: str = "s1") -> Turn:
+    speaker = "Ana" if role == "user" else "Bot"
+    return Turn(
+        event_id, USER, session, minute, speaker, role, text, T0 + timedelta(minutes=minute)
+    )  # type: ignore[arg-type]
+
+
+CONVERSATION = [
+    turn("q0", 0, "user", "I adopted a kitten named Pistachio"),
+    turn("a0", 1, "assistant", "Congratulations on the kitten"),
+    turn("q1", 2, "user", "My sister lives in Lisbon"),
+    turn("a1", 3, "assistant", "Lisbon is lovely in spring"),
+]
+SECRET = "Pistachio"
+
+
+async def built() -> Rig:
+    """The conversation as one closed session, consolidated up to the month."""
+    r = rig()
+    await r.send(*CONVERSATION, SessionEnded(USER, "s1", T0 + timedelta(minutes=4)))
+    await r.send(ClockTicked(USER, NOW))  # the day, week and month are long over
+    assert {s.node.level for s in r.tree.stored.values()} == set(Level)
+    return r
+
+
+async def test_forgetting_one_message_rewrites_its_leaf_and_exactly_its_ancestors() -> None:
+    r = await built()
+    assert SECRET in r.everywhere()
+    before = r.versions()
+    leaf = segment_id(USER, ["q0", "a0"])
+    other = segment_id(USER, ["q1", "a1"])
+
+    await r.send(ForgetRequested(USER, ("q0",)))
+
+    after = r.versions()
+    assert SECRET not in r.everywhere()
+    assert after.keys() == before.keys()
+    changed = {i for i in after if after[i] != before[i]}
+    ancestors = set()
+    parent = r.tree.stored[(USER, leaf)].node.parent_id
+    while parent:
+        ancestors.add(parent)
+        parent = r.tree.stored[(USER, parent)].node.parent_id
+    assert len(ancestors) == 4  # session, day, week, month
+    assert changed == {leaf} | ancestors
+    assert all(after[i] == before[i] + 1 for i in changed)
+    assert after[other] == before[other]
+    rewritten = r.tree.stored[(USER, leaf)].node
+    assert rewritten.source_ids == ("a0",)
+    assert [m.event_id for m in rewritten.messages] == ["a0"]
+    assert all("q0" not in r.tree.stored[(USER, a)].node.source_ids for a in ancestors)
+    assert await r.tree.forgotten_messages(USER, ["q0", "a0"]) == [True, False]
+
+
+async def test_a_leaf_left_without_messages_is_removed_from_store_and_index() -> None:
+    r = await built()
+    leaf = segment_id(USER, ["q0", "a0"])
+    await r.send(ForgetRequested(USER, ("q0", "a0")))
+    assert (USER, leaf) not in r.tree.stored
+    assert leaf not in r.indexed()
+    session = next(s.node for s in r.tree.stored.values() if s.node.level == Level.SESSION)
+    assert session.children == (segment_id(USER, ["q1", "a1"]),)
+    assert SECRET not in r.everywhere() and "Congratulations" not in r.everywhere()
+    assert r.removals() == [[leaf]]
+
+
+async def test_forgetting_every_message_removes_the_whole_branch() -> None:
+    r = await built()
+    ids = set(r.versions())
+    await r.send(ForgetRequested(USER, ("q0", "a0", "q1", "a1")))
+    assert [i for (u, i) in r.tree.stored if u == USER] == []
+    assert r.indexed() == {}
+    # Announced as removed: the two leaves by the segmenter, then each level above.
+    removals = r.removals()
+    assert sorted(i for ids_ in removals for i in ids_) == sorted(ids)
+    assert len(removals[0]) == 2
+
+
+async def test_a_forgotten_message_that_comes_again_stays_forgotten() -> None:
+    r = await built()
+    await r.send(ForgetRequested(USER, ("q0",)))
+    versions = r.versions()
+    r.tree.seen[USER].clear()  # as if the idempotency markers had expired: only the tombstone
+    report = await r.segmenter.handle_batch(
+        [Consumed(CONVERSATION[0], RawEvent(b"{}", "turns", 0, 99, None))]
+    )
+    assert report.forgotten_turns == 1 and report.segments == []
+    assert r.versions() == versions
+    assert SECRET not in r.everywhere()
+
+
+async def test_a_message_forgotten_before_it_arrives_never_enters() -> None:
+    r = rig()
+    await r.send(ForgetRequested(USER, ("q0",)), *CONVERSATION[:2])
+    [leaf] = [s.node for s in r.tree.stored.values()]
+    assert leaf.source_ids == ("a0",)
+    assert SECRET not in r.everywhere()
+
+
+async def test_a_message_waiting_for_its_reply_leaves_the_window_state() -> None:
+    r = rig()
+    await r.send(CONVERSATION[0])
+    assert SECRET in r.tree.states[USER]
+    await r.send(ForgetRequested(USER, ("q0",)))
+    assert SECRET not in r.tree.states[USER]
+    await r.send(CONVERSATION[1])
+    [leaf] = [s.node for s in r.tree.stored.values()]
+    assert leaf.source_ids == ("a0",)
+
+
+async def test_a_waiting_message_forgotten_with_its_reply_in_one_batch_stays_out() -> None:
+    r = rig()
+    await r.send(CONVERSATION[0])
+    await r.send(ForgetRequested(USER, ("q0",)), CONVERSATION[1])
+    [leaf] = [s.node for s in r.tree.stored.values()]
+    assert leaf.source_ids == ("a0",)
+    assert SECRET not in r.everywhere()
+
+
+async def test_a_replayed_forget_changes_nothing_more() -> None:
+    r = await built()
+    await r.send(ForgetRequested(USER, ("q0",)))
+    versions = r.versions()
+    await r.send(ForgetRequested(USER, ("q0",)))
+    assert r.versions() == versions
