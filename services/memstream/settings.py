@@ -63,6 +63,21 @@ class Settings(BaseSettings):
     )
     embedding_dim: int = Field(default=384, gt=0, description="Dense vector size.")
     embed_batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
+    embed_runtime: str = Field(
+        default="torch",
+        pattern="^(torch|onnx-fp32|onnx-int8)$",
+        description="How embedder=local runs the model: torch (sentence-transformers) or "
+        "ONNX Runtime (exported from the same weights on first use; int8 is quantized).",
+    )
+    embed_threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Threads of the local model, set inside the process that runs it.",
+    )
+    model_cache_dir: Path | None = Field(
+        default=None, description="Where exported ONNX graphs are kept; empty: data_dir/models."
+    )
     kafka_fetch_max_wait_ms: int = Field(
         default=100,
         ge=1,
@@ -137,6 +152,13 @@ class Settings(BaseSettings):
     )
     api_host: str = Field(default="127.0.0.1", description="Recall API bind address.")
     api_port: int = Field(default=8080, ge=0, le=65535, description="Recall API port.")
+    api_workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Recall API processes sharing the port, each with its own model process "
+        "(more than one needs MEMSTREAM_QDRANT_URL: the in-process engine is not shared).",
+    )
 
     # Observability.
     metrics_port: int = Field(

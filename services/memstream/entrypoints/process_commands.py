@@ -87,10 +87,6 @@ def serve(
     except ValueError as refused:
         typer.echo(f"memstream serve: {refused}", err=True)
         raise typer.Exit(2) from refused
-    if settings.embedder == "local":
-        from memstream.edges.http.server import one_inference_thread
-
-        one_inference_thread()
     from memstream.entrypoints.runner import Part
 
     raise typer.Exit(_run(settings, {Part.API}))

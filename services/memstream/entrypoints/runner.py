@@ -157,6 +157,12 @@ async def run_parts(
                     ready=running.ready,
                 )
             )
+        if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
+            # Load and run the model before consuming (and before /readyz turns true): the
+            # first batch after a start is then as fresh as the rest.
+            warm_up = getattr(container.embedder, "warm_up", None)
+            if warm_up is not None:
+                await warm_up()
         if Part.SEGMENTER in parts:
             running.segmenter = build_segmenter(container)
         if Part.CONSOLIDATOR in parts:

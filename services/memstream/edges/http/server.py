@@ -19,21 +19,6 @@ from fastapi import FastAPI
 T = TypeVar("T")
 
 
-def one_inference_thread() -> None:
-    """Give torch one intra-op thread in an API process.
-
-    A recall embeds one short query at a time. With two threads, the idle one spin-waits
-    for work and competes for the cores with the event loop, which runs the rest of recall:
-    measured on 2 cores, a query embedding took ~80 ms that way and ~15 ms single-threaded.
-    Without torch installed (no local embedder) there is nothing to tune.
-    """
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(1)
-
-
 class _SupervisedServer(uvicorn.Server):
     """A uvicorn server that leaves signals to its supervisor and is stopped by cancellation;
     `on_started` runs once its sockets accept connections."""

@@ -1,10 +1,13 @@
-"""The real all-MiniLM-L6-v2 model (no network; a few seconds to load, hence `integration`)."""
+"""The real all-MiniLM-L6-v2 model on every runtime (no network; a few seconds to load and,
+for ONNX, to export once: hence `integration`)."""
 
 import asyncio
 import math
 import signal
 import sys
+from pathlib import Path
 
+import numpy as np
 import psutil
 import pytest
 
@@ -12,24 +15,58 @@ from memstream.adapters.embedding.embedders import LocalEmbedder
 
 pytestmark = pytest.mark.integration
 
+RUNTIMES = ["torch", "onnx-fp32", "onnx-int8"]
+SENTENCES = [
+    "Melanie adopted a small kitten from the shelter.",
+    "She took home a young cat from the animal rescue.",
+    "The quarterly tax return is due next Tuesday.",
+    "When did Caroline go to the LGBTQ support group?",
+    "Jon lost his job as a banker and decided to open a dance studio " * 8,
+]
 
-async def test_local_model_embeds_similar_sentences_closer() -> None:
-    embedder = LocalEmbedder(batch_size=4)
-    pet, cat, tax = await embedder.embed(
-        [
-            "Melanie adopted a small kitten from the shelter.",
-            "She took home a young cat from the animal rescue.",
-            "The quarterly tax return is due next Tuesday.",
-        ]
-    )
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+def _cos(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+async def test_local_model_embeds_similar_sentences_closer(runtime: str, cache_dir: Path) -> None:
+    embedder = LocalEmbedder(batch_size=4, runtime=runtime, cache_dir=cache_dir)
+    pet, cat, tax = await embedder.embed(SENTENCES[:3])
     assert embedder.dim == len(pet) == 384
     assert math.isclose(math.sqrt(sum(x * x for x in pet)), 1.0, rel_tol=1e-4)
-
-    def cos(a: list[float], b: list[float]) -> float:
-        return sum(x * y for x, y in zip(a, b, strict=True))
-
-    assert cos(pet, cat) > cos(pet, tax) + 0.2
+    assert _cos(pet, cat) > _cos(pet, tax) + 0.2
     assert await embedder.embed([]) == []
+
+
+@pytest.mark.parametrize(("runtime", "least"), [("onnx-fp32", 0.999), ("onnx-int8", 0.97)])
+async def test_onnx_vectors_match_the_torch_vectors(
+    runtime: str, least: float, cache_dir: Path
+) -> None:
+    torch_vectors = np.array(await LocalEmbedder().embed(SENTENCES))
+    onnx = LocalEmbedder(runtime=runtime, cache_dir=cache_dir)
+    cosines = (np.array(await onnx.embed(SENTENCES)) * torch_vectors).sum(axis=1)
+    assert cosines.min() >= least, cosines
+
+
+@pytest.mark.parametrize("runtime", ["torch", "onnx-fp32"])
+async def test_concurrent_calls_share_a_forward_pass_and_get_their_own_vectors(
+    runtime: str, cache_dir: Path
+) -> None:
+    embedder = LocalEmbedder(runtime=runtime, cache_dir=cache_dir)
+    alone = [(await embedder.embed([s]))[0] for s in SENTENCES]
+    loop = asyncio.get_running_loop()
+    before = embedder._batcher().batches
+    together = await asyncio.gather(*(embedder.embed([s]) for s in SENTENCES))
+    assert embedder._batchers[loop].batches == before + 1
+    for one, [batched] in zip(alone, together, strict=True):
+        # Padded to the batch's longest text, masked out: the same vector up to float noise.
+        assert _cos(one, batched) > 0.99999
 
 
 PARENT = """
