@@ -159,6 +159,11 @@ class Settings(BaseSettings):
         description="Recall API processes sharing the port, each with its own model process "
         "(more than one needs MEMSTREAM_QDRANT_URL: the in-process engine is not shared).",
     )
+    api_reuse_port: bool = Field(
+        default=False,
+        description="Bind the API port with SO_REUSEPORT so several processes share it "
+        "(`serve` sets it for its workers).",
+    )
 
     # Observability.
     metrics_port: int = Field(

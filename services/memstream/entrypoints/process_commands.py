@@ -87,6 +87,14 @@ def serve(
     except ValueError as refused:
         typer.echo(f"memstream serve: {refused}", err=True)
         raise typer.Exit(2) from refused
+    if settings.api_workers > 1:
+        from memstream.entrypoints.api_workers import run_workers
+
+        try:
+            raise typer.Exit(run_workers(settings))
+        except ValueError as refused:
+            typer.echo(f"memstream serve: {refused}", err=True)
+            raise typer.Exit(2) from refused
     from memstream.entrypoints.runner import Part
 
     raise typer.Exit(_run(settings, {Part.API}))

@@ -196,7 +196,12 @@ async def run_parts(
         if Part.API in parts:
             app = recall_app(container, metrics)
             serving = serve_until_cancelled(
-                app, settings.api_host, settings.api_port, settings.log_level, on_started
+                app,
+                settings.api_host,
+                settings.api_port,
+                settings.log_level,
+                on_started,
+                reuse_port=settings.api_reuse_port,
             )
             running.api = asyncio.create_task(serving, name="recall-api")
             stack.push_async_callback(_cancel, running.api)
