@@ -70,10 +70,11 @@ class Settings(BaseSettings):
         "ONNX Runtime (exported from the same weights on first use; int8 is quantized).",
     )
     embed_threads: int = Field(
-        default=1,
-        ge=1,
+        default=0,
+        ge=0,
         le=64,
-        description="Threads of the local model, set inside the process that runs it.",
+        description="Threads of the local model, set inside the process that runs it; 0: "
+        "one in the recall API (its event loop needs the other core), every core in a worker.",
     )
     model_cache_dir: Path | None = Field(
         default=None, description="Where exported ONNX graphs are kept; empty: data_dir/models."

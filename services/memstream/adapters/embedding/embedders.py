@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -249,6 +250,6 @@ def build_embedder(settings: Settings) -> LocalEmbedder | OpenAIEmbedder | Hashi
         batch_size=settings.embed_batch_size,
         dim=settings.embedding_dim,
         runtime=settings.embed_runtime,
-        threads=settings.embed_threads,
+        threads=settings.embed_threads or len(os.sched_getaffinity(0)),
         cache_dir=settings.model_cache_dir or settings.data_dir / "models",
     )

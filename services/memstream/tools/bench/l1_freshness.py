@@ -60,7 +60,7 @@ def start_worker(settings: Settings, scratch: Path, config: dict[str, Any]) -> t
         "MEMSTREAM_MODEL_CACHE_DIR": str(scratch.parent / "models"),
         "MEMSTREAM_METRICS_PORT": str(port),
         "MEMSTREAM_EMBED_RUNTIME": config["runtime"],
-        "MEMSTREAM_EMBED_THREADS": str(config["threads"]),
+        "MEMSTREAM_EMBED_THREADS": str(config["threads"]),  # 0: the process decides
         "MEMSTREAM_LOG_LEVEL": "WARNING",
     }
     if config["code"] is not None:

@@ -211,7 +211,7 @@ async def measure(
 
 def parse_config(text: str) -> dict[str, Any]:
     """`workers=2,runtime=onnx-int8,threads=1,code=/path` -> a configuration."""
-    config: dict[str, Any] = {"workers": 1, "runtime": "torch", "threads": 1, "code": None}
+    config: dict[str, Any] = {"workers": 1, "runtime": "torch", "threads": 0, "code": None}
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
         if key not in config:
