@@ -201,7 +201,7 @@ async def measure(
         results: dict[str, Any] = {"time_to_ready_s": servers.ready_s}
         for clients in levels:
             await load(session, servers.url, asks, clients, warm_up)
-            total = requests if clients > 1 else max(50, requests // 4)
+            total = requests if clients > 1 else max(30, requests // 4)
             results[f"{clients}_clients"] = figures = await load(
                 session, servers.url, asks, clients, total
             )
@@ -258,6 +258,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     finally:
                         servers.stop()
                     report["configurations"].setdefault(name, []).append(figures)
+                    _write(args.out, report)  # what is measured so far survives an abort
         report["setup"] = {
             "user_points": points,
             "background_users": args.background_users,
@@ -272,6 +273,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "note": "shared machines: compare configurations of the same run only",
         }
     return report
+
+
+def _write(out: Path, report: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=str) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -292,8 +298,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=1, help="Alternate the configs N times.")
     args = parser.parse_args(argv)
     report = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    _write(args.out, report)
     for name, rounds in report["configurations"].items():
         for figures in rounds:
             levels = [f for k, f in figures.items() if k.endswith("_clients")]

