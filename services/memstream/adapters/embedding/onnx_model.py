@@ -43,11 +43,21 @@ def cached_graph(model_dir: Path, runtime: str, cache_dir: Path) -> Path:
     weights = model_dir / "model.safetensors"
     tag = f"{model_dir.name}-{weights.stat().st_size if weights.exists() else 0}"
     fp32 = cache_dir / f"{tag}-fp32.onnx"
+    int8 = cache_dir / f"{tag}-int8.onnx"
+    if runtime == "onnx-int8" and int8.exists():
+        return int8  # an image may ship the int8 graph alone
     if not fp32.exists():
+        try:
+            import torch  # noqa: F401 - only to say clearly what the export needs
+        except ImportError as exc:
+            raise RuntimeError(
+                f"no exported graph in {cache_dir} and no torch to export one: export at "
+                "build time (python -m memstream.adapters.embedding.onnx_model) or install "
+                "memstream[local]"
+            ) from exc
         _atomically(fp32, lambda tmp: export_fp32(model_dir, tmp))
     if runtime == "onnx-fp32":
         return fp32
-    int8 = cache_dir / f"{tag}-int8.onnx"
     if not int8.exists():
         _atomically(int8, lambda tmp: quantize_int8(fp32, tmp))
     return int8
