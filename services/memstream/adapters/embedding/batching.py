@@ -12,8 +12,10 @@ sent to it as one batch:
   front of it.
 - Small calls (up to `max_texts` texts, e.g. queries) go before bulk work. A bulk call (a
   write-path step of a thousand messages) is cut into pieces of `max_texts`, texts of
-  similar length together (little padding), and each piece is one batch; a query arriving
-  meanwhile waits for the piece that is running, not for the whole call.
+  similar length together (little padding), and up to `bulk_pieces` pieces make a batch; a
+  query arriving meanwhile waits for the batch that is running, not for the whole call.
+  Why not one piece per batch: each batch is a round trip through the event loop, which
+  in a worker is busy storing the previous step, and the model would idle in between.
 - A failed batch fails every call in it with the same error; a caller who gives up
   (cancelled) leaves the others' batch alone.
 """
@@ -38,11 +40,12 @@ class _Piece:
 class MicroBatcher:
     """Queue `embed` calls and hand `embed_many` one batch at a time (see the module doc)."""
 
-    def __init__(self, embed_many: EmbedMany, *, max_texts: int = 64) -> None:
-        if max_texts <= 0:
-            raise ValueError("max_texts must be positive")
+    def __init__(self, embed_many: EmbedMany, *, max_texts: int = 64, bulk_pieces: int = 4) -> None:
+        if max_texts <= 0 or bulk_pieces <= 0:
+            raise ValueError("max_texts and bulk_pieces must be positive")
         self._embed_many = embed_many
         self._max = max_texts
+        self._bulk_pieces = bulk_pieces
         self._small: deque[_Piece] = deque()
         self._bulk: deque[_Piece] = deque()
         self._drain: asyncio.Task[None] | None = None
@@ -93,11 +96,11 @@ class MicroBatcher:
                 count += len(piece.texts)
         if batch:
             return batch
-        while self._bulk:
+        while self._bulk and len(batch) < self._bulk_pieces:
             piece = self._bulk.popleft()
             if not piece.done.done():
-                return [piece]
-        return []
+                batch.append(piece)
+        return batch
 
     async def _run(self) -> None:
         await asyncio.sleep(0)  # calls made in this same moment join the first batch

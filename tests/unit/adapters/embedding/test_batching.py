@@ -69,9 +69,9 @@ async def test_a_batch_never_exceeds_max_texts() -> None:
     assert sum(len(call) for call in model.calls) == 18
 
 
-async def test_a_query_waits_for_one_piece_of_bulk_work_not_for_all_of_it() -> None:
+async def test_a_query_waits_for_one_batch_of_bulk_work_not_for_all_of_it() -> None:
     model = RecordingModel()
-    batcher = MicroBatcher(model, max_texts=4)
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=2)
     model.gate.clear()
     bulk_texts = [f"message {'x' * (i % 7)} {i}" for i in range(40)]
     bulk = asyncio.create_task(batcher.embed(bulk_texts))
@@ -81,9 +81,10 @@ async def test_a_query_waits_for_one_piece_of_bulk_work_not_for_all_of_it() -> N
     model.gate.set()
     vectors = await bulk
     await query
-    # The piece that was running, then the query, then the rest of the bulk call.
+    # The batch that was running (two pieces), then the query, then the rest of the bulk.
+    assert len(model.calls[0]) == 8
     assert model.calls[1] == ["where did I hike?"]
-    assert len(model.calls) == 10 + 1
+    assert len(model.calls) == 1 + 1 + 4 and all(len(c) <= 8 for c in model.calls)
     assert vectors == [model.inner.embed_one(t) for t in bulk_texts]  # back in order
 
 
