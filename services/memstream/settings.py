@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     embedding_dim: int = Field(default=384, gt=0, description="Dense vector size.")
     embed_batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
     embed_runtime: str = Field(
-        default="torch",
+        default="onnx-int8",
         pattern="^(torch|onnx-fp32|onnx-int8)$",
         description="How embedder=local runs the model: torch (sentence-transformers) or "
         "ONNX Runtime (exported from the same weights on first use; int8 is quantized).",

@@ -11,7 +11,7 @@ reaches the child. The child sets them before it imports either, and `OMP_WAIT_P
 so idle threads sleep rather than spin on cores the event loop needs (on shared cores a
 two-thread encode took p95 533 ms against 14 ms with one thread).
 
-One child serves every `LocalEmbedder` of a process with the same `ModelSpec`, so a test
+One child serves every `LocalEmbedder` of a process with the same model and settings, so a test
 session or an evaluation loads the model once. The children are started with `spawn`
 (never `fork`: the parent runs threads), ignore Ctrl-C, which the parent handles, and exit
 when the parent does, however it ends.
@@ -26,7 +26,7 @@ import os
 import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,12 @@ class ModelSpec:
             raise ValueError(f"runtime must be one of {RUNTIMES}, not {self.runtime!r}")
         if self.threads <= 0:
             raise ValueError("threads must be positive")
+
+    def process_key(self) -> ModelSpec:
+        """What tells two model processes apart: not where the graph is cached (the same
+        model from another data directory is the same model, and a test session or an
+        evaluation with many data directories should load it once)."""
+        return replace(self, cache_dir="")
 
 
 # In the child: the loaded model (see `_loaded`).
@@ -128,8 +134,9 @@ _children_lock = threading.Lock()
 
 def model_process(spec: ModelSpec) -> ProcessPoolExecutor:
     """The child that holds the model `spec` names, started on first use."""
+    key = spec.process_key()
     with _children_lock:
-        child = _children.get(spec)
+        child = _children.get(key)
         if child is None:
             child = ProcessPoolExecutor(
                 max_workers=1,
@@ -137,13 +144,14 @@ def model_process(spec: ModelSpec) -> ProcessPoolExecutor:
                 initializer=_start_child,
                 initargs=(spec.threads,),
             )
-            _children[spec] = child
+            _children[key] = child
         return child
 
 
 def forget_model_process(spec: ModelSpec, broken: ProcessPoolExecutor) -> None:
     """Drop a child that died (killed for memory, say), so the next call starts a new one."""
+    key = spec.process_key()
     with _children_lock:
-        if _children.get(spec) is broken:
-            del _children[spec]
+        if _children.get(key) is broken:
+            del _children[key]
     broken.shutdown(wait=False, cancel_futures=True)

@@ -143,7 +143,7 @@ def main() -> None:
     parser.add_argument(
         "--runtimes",
         nargs="+",
-        default=["torch"],
+        default=[Settings().embed_runtime],
         choices=["torch", "onnx-fp32", "onnx-int8"],
         help="Embedder runtimes to measure, in turn (alternated --rounds times).",
     )

@@ -59,10 +59,11 @@ def start_worker(settings: Settings, scratch: Path, config: dict[str, Any]) -> t
         "MEMSTREAM_DATA_DIR": str(scratch / "worker"),
         "MEMSTREAM_MODEL_CACHE_DIR": str(scratch.parent / "models"),
         "MEMSTREAM_METRICS_PORT": str(port),
-        "MEMSTREAM_EMBED_RUNTIME": config["runtime"],
         "MEMSTREAM_EMBED_THREADS": str(config["threads"]),  # 0: the process decides
         "MEMSTREAM_LOG_LEVEL": "WARNING",
     }
+    if config["runtime"]:
+        env["MEMSTREAM_EMBED_RUNTIME"] = config["runtime"]
     if config["code"] is not None:
         env["PYTHONPATH"] = str(config["code"] / "services")
     command = [sys.executable, "-c", "from memstream.entrypoints.cli import app; app()"]

@@ -105,10 +105,11 @@ class Servers:
                 "MEMSTREAM_API_WORKERS": "1",
                 "MEMSTREAM_API_REUSE_PORT": "true" if workers > 1 else "false",
                 "MEMSTREAM_RECALL_AUTH_DISABLED": "true",
-                "MEMSTREAM_EMBED_RUNTIME": runtime,
                 "MEMSTREAM_EMBED_THREADS": str(threads),
                 "MEMSTREAM_LOG_LEVEL": "WARNING",
             }
+            if runtime:
+                env["MEMSTREAM_EMBED_RUNTIME"] = runtime
             if code is not None:
                 env["PYTHONPATH"] = str(code / "services")
             command = [sys.executable, "-c", "from memstream.entrypoints.cli import app; app()"]
@@ -211,7 +212,8 @@ async def measure(
 
 def parse_config(text: str) -> dict[str, Any]:
     """`workers=2,runtime=onnx-int8,threads=1,code=/path` -> a configuration."""
-    config: dict[str, Any] = {"workers": 1, "runtime": "torch", "threads": 0, "code": None}
+    # runtime "" and threads 0: what the server chooses by default.
+    config: dict[str, Any] = {"workers": 1, "runtime": "", "threads": 0, "code": None}
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
         if key not in config:
