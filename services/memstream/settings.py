@@ -63,6 +63,22 @@ class Settings(BaseSettings):
     )
     embedding_dim: int = Field(default=384, gt=0, description="Dense vector size.")
     embed_batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
+    embed_runtime: str = Field(
+        default="onnx-int8",
+        pattern="^(torch|onnx-fp32|onnx-int8)$",
+        description="How embedder=local runs the model: torch (sentence-transformers) or "
+        "ONNX Runtime (exported from the same weights on first use; int8 is quantized).",
+    )
+    embed_threads: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="Threads of the local model, set inside the process that runs it; 0: "
+        "one in the recall API (its event loop needs the other core), every core in a worker.",
+    )
+    model_cache_dir: Path | None = Field(
+        default=None, description="Where exported ONNX graphs are kept; empty: data_dir/models."
+    )
     kafka_fetch_max_wait_ms: int = Field(
         default=100,
         ge=1,
@@ -208,6 +224,19 @@ class Settings(BaseSettings):
         default="",
         description="Tests only: 'point:n' makes the process SIGKILL itself the n-th time it "
         "reaches the point (memstream.faults).",
+    )
+
+    api_workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Recall API processes sharing the port, each with its own model process "
+        "(more than one needs MEMSTREAM_QDRANT_URL: the in-process engine is not shared).",
+    )
+    api_reuse_port: bool = Field(
+        default=False,
+        description="Bind the API port with SO_REUSEPORT so several processes share it "
+        "(`serve` sets it for its workers).",
     )
 
     # Observability.

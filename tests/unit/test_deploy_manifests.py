@@ -158,11 +158,14 @@ def test_dockerfile_is_multi_stage_pinned_and_non_root() -> None:
     assert base and re.fullmatch(r"python:3\.11\.\d+-slim-bookworm", base.group(1))
     assert len(re.findall(r"^FROM \$\{PYTHON_IMAGE\} AS \w+$", text, re.M)) == 2
     assert re.search(r'"torch==2\.13\.0"', text)
-    # Production parts and the embedder compose runs, nothing else (no embedded stack, no eval).
-    [install] = re.findall(r'^RUN pip install "\.(\[\w+\])?"', text, re.M)
+    # Production parts and the embedder compose runs, nothing else (no embedded stack, no eval):
+    # the local model on ONNX Runtime, without torch (only the export venv has it).
+    [install] = re.findall(r'^ && pip install "\.(\[\w+\])?"', text, re.M)
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     embedder = compose["x-memstream-env"]["MEMSTREAM_EMBEDDER"]
-    assert install == ("[local]" if embedder == "local" else "")
+    assert install == ("[onnx]" if embedder == "local" else "")
+    runtime = text[text.index("AS runtime") :]
+    assert "/opt/export" not in runtime and "COPY --from=build /opt/models" in runtime
     users = re.findall(r"^USER (\S+)$", text, re.M)
     assert users and users[-1].split(":")[0] not in ("0", "root")
 

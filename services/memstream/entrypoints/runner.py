@@ -173,6 +173,12 @@ async def run_parts(
                     ready=running.ready,
                 )
             )
+        if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
+            # Load and run the model before consuming (and before /readyz turns true): the
+            # first batch after a start is then as fresh as the rest.
+            warm_up = getattr(container.embedder, "warm_up", None)
+            if warm_up is not None:
+                await warm_up()
         if Part.SEGMENTER in parts:
             running.segmenter = build_segmenter(container)
         if Part.CONSOLIDATOR in parts:
@@ -207,7 +213,12 @@ async def run_parts(
         if Part.API in parts:
             app = recall_app(container, metrics)
             serving = serve_until_cancelled(
-                app, settings.api_host, settings.api_port, settings.log_level, on_started
+                app,
+                settings.api_host,
+                settings.api_port,
+                settings.log_level,
+                on_started,
+                reuse_port=settings.api_reuse_port,
             )
             running.api = asyncio.create_task(serving, name="recall-api")
             stack.push_async_callback(_cancel, running.api)

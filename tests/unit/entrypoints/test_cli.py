@@ -64,3 +64,14 @@ def test_serve_without_keys_refuses_before_connecting_to_anything(
     assert result.exit_code == 2
     assert "MEMSTREAM_RECALL_API_KEYS" in result.output
     assert "MEMSTREAM_RECALL_AUTH_DISABLED" in result.output
+
+
+def test_serve_with_workers_needs_a_shared_qdrant(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSTREAM_KAFKA_BOOTSTRAP", "127.0.0.1:1")
+    monkeypatch.setenv("MEMSTREAM_REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("MEMSTREAM_RECALL_AUTH_DISABLED", "true")
+    monkeypatch.setenv("MEMSTREAM_API_WORKERS", "2")
+    monkeypatch.delenv("MEMSTREAM_QDRANT_URL", raising=False)
+    result = CliRunner().invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "MEMSTREAM_QDRANT_URL" in result.output

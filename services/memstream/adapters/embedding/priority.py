@@ -34,7 +34,10 @@ class PriorityEmbedder:
         self._urgent_active = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._lock = asyncio.Lock()  # one encode at a time: two would fight over the cores
+        # Background pieces one at a time, never while an online call runs. Online calls do
+        # not queue here: concurrent ones (recall queries) must reach the embedder together
+        # so that it can batch them (`batching`); it runs one forward pass at a time anyway.
+        self._lock = asyncio.Lock()
         self.urgent = _View(self, urgent=True)
         self.background = _View(self, urgent=False)
 
@@ -61,7 +64,7 @@ class PriorityEmbedder:
 
     async def _embed(self, texts: Sequence[str], *, urgent: bool) -> list[list[float]]:
         if urgent:
-            async with self.online(), self._lock:
+            async with self.online():
                 return await self._inner.embed(texts)
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._chunk):

@@ -24,21 +24,6 @@ T = TypeVar("T")
 MAX_HEAD_BYTES = 16 * 1024
 
 
-def one_inference_thread() -> None:
-    """Give torch one intra-op thread in an API process.
-
-    A recall embeds one short query at a time. With two threads, the idle one spin-waits
-    for work and competes for the cores with the event loop, which runs the rest of recall:
-    measured on 2 cores, a query embedding took ~80 ms that way and ~15 ms single-threaded.
-    Without torch installed (no local embedder) there is nothing to tune.
-    """
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(1)
-
-
 class _SupervisedServer(uvicorn.Server):
     """A uvicorn server that leaves signals to its supervisor and is stopped by cancellation;
     `on_started` runs once its sockets accept connections."""
@@ -123,16 +108,33 @@ def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Confi
     )
 
 
+def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A TCP socket bound to `host:port`. `reuse_port`: several processes (the API's
+    workers) bind the same port and the kernel spreads connections over them."""
+    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and
+    # without it every response waits ~40 ms for a delayed ACK (Nagle).
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    return sock
+
+
 async def serve_until_cancelled(
     app: FastAPI,
     host: str,
     port: int,
     log_level: str = "info",
     on_started: Callable[[], None] | None = None,
+    *,
+    reuse_port: bool = False,
 ) -> None:
     """Serve until this coroutine is cancelled, then shut down gracefully."""
     server = _SupervisedServer(_config(app, host, port, log_level), on_started)
-    task = asyncio.ensure_future(server.serve())
+    sockets = [listening_socket(host, port, reuse_port=True)] if reuse_port else None
+    task = asyncio.ensure_future(server.serve(sockets=sockets))
     try:
         await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -153,11 +155,7 @@ class BackgroundServer:
         self, app: FastAPI, *, host: str = "127.0.0.1", startup_timeout_s: float = 120.0
     ) -> None:
         self.app = app
-        # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and
-        # without it every response waits ~40 ms for a delayed ACK (Nagle).
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, 0))
+        self._sock = listening_socket(host, 0)
         self.host, self.port = self._sock.getsockname()[:2]
         self._server = _SupervisedServer(_config(app, host, self.port, "warning"))
         self._timeout = startup_timeout_s

