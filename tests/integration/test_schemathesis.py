@@ -11,6 +11,7 @@ the module runs in about a minute on 2 cores; 5,000 cases in all need about 210)
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -145,8 +146,20 @@ def hostile_cases(operation: Any) -> st.SearchStrategy[Any] | None:
             st.just("user") | odd_url_ids.map(query_value),
         )
     if "{user_id}" in path:
-        return path_ids.map(lambda user: operation.Case(path_parameters={"user_id": user}))
+        others = other_path_names(path)
+        return st.builds(
+            lambda user, values: operation.Case(
+                path_parameters={"user_id": user, **dict(zip(others, values, strict=True))}
+            ),
+            path_ids,
+            st.tuples(*[path_ids for _ in others]),
+        )
     return None
+
+
+def other_path_names(path: str) -> list[str]:
+    """The path's parameters besides the user id (a message id, say)."""
+    return [name for name in re.findall(r"{(\w+)}", path) if name != "user_id"]
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +219,8 @@ def test_every_operation_honours_the_served_spec(server: BackgroundServer) -> No
             operation.as_strategy(GenerationMode.NEGATIVE),
         ]
         if "{user_id}" in operation.path:
-            strategies.append(operation.as_strategy(path_parameters={"user_id": "user"}))
+            known = {"user_id": "user", **dict.fromkeys(other_path_names(operation.path), "m1")}
+            strategies.append(operation.as_strategy(path_parameters=known))
         hostile = hostile_cases(operation)
         if hostile is not None:
             strategies.append(hostile)

@@ -16,6 +16,13 @@ class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
+class MemoryFact(_Answer):
+    """One sentence or bullet of a memory, with the ids of the messages it comes from."""
+
+    text: str
+    source_ids: list[str]
+
+
 class Memory(_Answer):
     """One node of the user's memory tree (level 1 an exchange ... level 5 the profile)."""
 
@@ -32,6 +39,7 @@ class Memory(_Answer):
     version: int
     degraded: bool
     score: float | None = None
+    facts: list[MemoryFact] = []
 
 
 class Recall(_Answer):

@@ -361,6 +361,7 @@ def _message_routes(router: APIRouter) -> None:
         "/users/{user_id}/messages:forget",
         status_code=202,
         response_model=MessageForgetResponse,
+        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
         tags=["memories"],
     )
     async def forget_messages(
