@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -106,6 +106,9 @@ class RunningProcess:
     probes_port: int | None = None
     started: bool = False
     agents: AgentHealth = field(default_factory=AgentHealth)
+    # Set once the consumer group has handed this process its partitions (the first
+    # rebalance completed): before that, a started worker consumes nothing.
+    joined: asyncio.Event = field(default_factory=asyncio.Event)
 
     def parts(self) -> dict[str, bool]:
         """Whether each part this process runs is alive (a dead one stays dead)."""
@@ -127,8 +130,13 @@ class RunningProcess:
         return all(self.parts().values())
 
     async def ready(self) -> dict[str, bool]:
-        """Per part: started and alive; and whether Redis answers (every part needs it)."""
-        status = {name: ok and self.started for name, ok in self.parts().items()}
+        """Per part: started and alive; and whether Redis answers (every part needs it).
+        `started` first: while the model warms up no part exists yet, and an empty set of
+        parts must not read as all of them ready."""
+        status = {"started": self.started}
+        status |= {name: ok and self.started for name, ok in self.parts().items()}
+        if self.app is not None:
+            status["consumer-group"] = self.joined.is_set()
         status["redis"] = await self.container.tree.ping()
         return status
 
@@ -194,6 +202,7 @@ async def run_parts(
                 options=options,
                 health=running.agents,
             )
+            running.app.on_rebalance_complete.connect(_set_when_called(running.joined))
             await running.app.start()
             stack.push_async_callback(running.app.stop)
         if Part.SCHEDULER in parts:
@@ -227,6 +236,13 @@ async def run_parts(
         running.started = True
         log.info("running %s", ", ".join(sorted(parts)))
         yield running
+
+
+def _set_when_called(event: asyncio.Event) -> Callable[..., Awaitable[None]]:
+    async def on_rebalance_complete(*_: Any, **__: Any) -> None:
+        event.set()
+
+    return on_rebalance_complete
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

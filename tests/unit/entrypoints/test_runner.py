@@ -62,7 +62,7 @@ async def test_a_process_whose_api_stopped_is_not_live() -> None:
     running.api.cancel()
     await asyncio.gather(running.api, return_exceptions=True)
     assert not running.live()
-    assert await running.ready() == {"api": False, "redis": True}
+    assert await running.ready() == {"started": True, "api": False, "redis": True}
 
 
 async def test_a_dead_agent_fails_liveness_and_readiness_names_it() -> None:
@@ -131,3 +131,10 @@ async def test_a_consuming_part_warms_its_model_up_before_it_starts() -> None:
         async with run_parts(container, {Part.SEGMENTER}, on_started=lambda: started.append(True)):
             pass
     assert started == []  # never consumed, never ready
+
+
+async def test_a_process_still_warming_up_is_not_ready() -> None:
+    # No part exists while the model loads: an empty set of parts is not "all ready".
+    running = RunningProcess(fake_container(SETTINGS, FakeTree()), Metrics(CollectorRegistry()))
+    status = await running.ready()
+    assert status["started"] is False and not all(status.values())
