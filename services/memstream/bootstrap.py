@@ -53,14 +53,22 @@ from memstream.edges.instrumentation import (
     usage_hook,
 )
 from memstream.edges.tracing import (
+    EMBEDDER_CALLS,
+    INDEX_WRITES,
+    LANGUAGE_MODEL_CALLS,
+    PUBLISHER_CALLS,
+    TREE_WRITES,
     TracingMiddleware,
+    batch_spans,
     observing_all,
+    phase,
     recall_stage_spans,
     traced_batches,
+    traced_port,
 )
 from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.metrics import Metrics
-from memstream.ports import Embedder, LanguageModel
+from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.scheduler.clock import ClockTicker, build_scheduler
@@ -216,28 +224,55 @@ def dead_letters(c: Container) -> DeadLetters:
     return DeadLetters(c.publisher, c.catalog.dlq.name)
 
 
+@dataclass(frozen=True)
+class _HandlerPorts:
+    """The ports a write-path handler is given: each call in a span of its own when tracing
+    is on (the handler's batch span is their parent), the container's own ones when off."""
+
+    tree: TreeStore
+    index: VectorIndex
+    embedder: Embedder
+    llm: LanguageModel
+    publisher: Publisher
+
+    @classmethod
+    def of(cls, c: Container, embedder: Embedder) -> _HandlerPorts:
+        if not tracing_enabled():
+            return cls(c.tree, c.index, embedder, c.llm, c.publisher)
+        return cls(
+            traced_port(c.tree, TREE_WRITES),
+            traced_port(c.index, INDEX_WRITES),
+            traced_port(embedder, EMBEDDER_CALLS),
+            traced_port(c.llm, LANGUAGE_MODEL_CALLS),
+            traced_port(c.publisher, PUBLISHER_CALLS),
+        )
+
+
 def build_segmenter(c: Container) -> Segmenter:
+    ports = _HandlerPorts.of(c, c.online_embedder)
     return Segmenter(
-        tree=c.tree,
-        index=c.index,
-        embedder=c.online_embedder,
-        llm=c.llm,
-        publisher=c.publisher,
+        tree=ports.tree,
+        index=ports.index,
+        embedder=ports.embedder,
+        llm=ports.llm,
+        publisher=ports.publisher,
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
         forget=c.forget_user,
         rules=window_rules(c.settings),
         history_window=c.settings.history_window,
         step_size=c.settings.consume_step_size,
+        phase=phase if tracing_enabled() else None,
     )
 
 
 def build_consolidator(c: Container) -> Consolidator:
+    ports = _HandlerPorts.of(c, c.background_embedder)
     return Consolidator(
-        tree=c.tree,
-        index=c.index,
-        embedder=c.background_embedder,
-        llm=c.llm,
-        publisher=c.publisher,
+        tree=ports.tree,
+        index=ports.index,
+        embedder=ports.embedder,
+        llm=ports.llm,
+        publisher=ports.publisher,
         memories_topic=c.catalog.memories.name,
         history_window=c.settings.history_window,
     )
@@ -322,6 +357,7 @@ def write_path_app(
         retry_budget_s=c.settings.record_retry_budget_s,
         max_event_skew_s=c.settings.max_event_skew_s,
         health=health,
+        tracing=batch_spans(),
         datadir=str(datadir),
         **(membership | dict(options)),
     )

@@ -3,7 +3,8 @@ recall from the caller through the API's stages (spans kept by the SDK's in-memo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,15 @@ def _chain(span: ReadableSpan, by_id: dict[int, ReadableSpan]) -> list[str]:
         span = by_id[span.parent.span_id]
         names.append(span.name)
     return names
+
+
+def _children(parent: ReadableSpan, spans: Sequence[ReadableSpan]) -> dict[str, ReadableSpan]:
+    """The first child span of each name under `parent`."""
+    found: dict[str, ReadableSpan] = {}
+    for span in sorted(spans, key=lambda s: s.start_time or 0):
+        if span.parent is not None and span.parent.span_id == parent.context.span_id:
+            found.setdefault(span.name, span)
+    return found
 
 
 async def test_one_trace_from_producer_to_summary_and_through_recall(
@@ -101,6 +111,30 @@ async def test_one_trace_from_producer_to_summary_and_through_recall(
     assert summaries
     chain = _chain(summaries[0], by_id)
     assert chain[-2:] == ["memstream.segmenter", "send turn.v1"], chain
+    # Inside the segmenter's batch, a child span per phase: the edge validates the records,
+    # the reducer runs, the LLM writes the L1, the embedder, the stores' writes, the publisher.
+    batch = next(s for s in in_turn_trace if any(e.name == "l1.written" for e in s.events))
+    steps = _children(batch, finished)
+    wanted = [
+        "memstream.validate",
+        "memstream.reduce",
+        "memstream.llm.write_segment",
+        "memstream.embed",
+        "memstream.store.upsert",
+        "memstream.store.commit_user",
+        "memstream.publish",
+    ]
+    assert set(wanted) <= set(steps), sorted(steps)
+    # One after another, but for the embedding, which runs ahead while the reducer works.
+    ordered = [steps[name] for name in wanted if name != "memstream.embed"]
+    gaps = [(b.start_time or 0) - (a.end_time or 0) for a, b in pairwise(ordered)]
+    assert all(gap >= 0 for gap in gaps), gaps
+    # The window the L1 closed: an event of the segmenter's span, and the consolidator's span
+    # that wrote its summary is a child of the span that published the closure.
+    assert any(e.name == "window.closed" for e in batch.events)
+    assert chain[-4:-1] == ["memstream.consolidator", "memstream.publish", "memstream.segmenter"]
+    consolidating = _children(summaries[0], finished)
+    assert {"memstream.llm.consolidate", "memstream.store.commit_nodes"} <= set(consolidating)
     assert first_send.kind == trace.SpanKind.PRODUCER
     # The recall: the caller's span -> the API's server span -> one span per stage.
     server = next(s for s in finished if s.name == "POST /v1/recall")

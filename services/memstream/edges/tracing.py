@@ -13,24 +13,32 @@ closures) carries that span's context in its headers (`KafkaPublisher`), so the
 consolidator's span that writes the session, day, week or month summary is its child. A
 recall request runs in a SERVER span (parent: the caller's `traceparent`), with one child
 span per pipeline stage, placed from the stage timings the pipeline measures.
+
+Inside a batch span, child spans follow the work: `memstream.validate` (the edge decoding and
+checking the records), `memstream.reduce` (the segmenter's reducer pass, through the `phase`
+hook its constructor takes), and one span per call of a port (`traced_port`): the LLM, the
+embedder, the stores' writes and the publisher. The ports are wrapped in the composition root
+only when tracing is on, so the handlers import no OpenTelemetry and pay nothing when it is off.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, TypeVar, cast
 
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, SpanKind
 
-from memstream.contracts.records import Consumed
+from memstream.contracts.records import Consumed, RawEvent
 from memstream.recall.pipeline import RecallResult
 
 TRACER_NAME = "memstream"
 BatchHandler = Callable[[list[Consumed[Any]]], Awaitable[Any]]
 _Asgi = Callable[..., Awaitable[None]]
+P = TypeVar("P")
 
 
 def configure(endpoint: str, service_name: str) -> Callable[[], None] | None:
@@ -69,28 +77,30 @@ def _tracer() -> trace.Tracer:
     return trace.get_tracer(TRACER_NAME)
 
 
-def _context_of(item: Consumed[Any]) -> Context | None:
-    headers = {name: value.decode("latin-1") for name, value in item.raw.headers}
+def _context_of(raw: RawEvent) -> Context | None:
+    headers = {name: value.decode("latin-1") for name, value in raw.headers}
     if "traceparent" not in headers:
         return None
     return propagate.extract(headers)
 
 
-def traced_batches(stage: str, handle: BatchHandler) -> BatchHandler:
-    """`handle` run in a CONSUMER span joined to the traces its records carry; as it is when
-    tracing is off. `stage` names the span ("segmenter", "consolidator")."""
-    if not enabled():
-        return handle
+class BatchSpans:
+    """What the Faust edge opens when tracing is on (`edges.faust.app.BatchTracing`): a
+    CONSUMER span per batch joined to the traces its records carry, and child spans for the
+    phases inside it."""
 
-    async def run(batch: list[Consumed[Any]]) -> Any:
-        contexts = [c for c in map(_context_of, batch) if c is not None]
+    @contextmanager
+    def batch(self, stage: str, raws: Sequence[RawEvent]) -> Iterator[None]:
+        """The batch's span, named after `stage` ("segmenter", "consolidator"): its parent is
+        the first traced record of the batch, the other traced records are linked."""
+        contexts = [c for c in map(_context_of, raws) if c is not None]
         parent = contexts[0] if contexts else None
         links = [Link(trace.get_current_span(c).get_span_context()) for c in contexts[1:]]
         attributes: dict[str, str | int] = {
             "messaging.system": "kafka",
             "messaging.operation.type": "process",
-            "messaging.batch.message_count": len(batch),
-            "messaging.destination.name": batch[0].raw.topic if batch else "",
+            "messaging.batch.message_count": len(raws),
+            "messaging.destination.name": raws[0].topic if raws else "",
         }
         with _tracer().start_as_current_span(
             f"memstream.{stage}",
@@ -98,12 +108,83 @@ def traced_batches(stage: str, handle: BatchHandler) -> BatchHandler:
             kind=SpanKind.CONSUMER,
             links=links,
             attributes=attributes,
-        ) as span:
-            outcome = await handle(batch)
-            _describe(span, outcome)
-            return outcome
+        ):
+            yield
+
+    def phase(self, name: str) -> AbstractContextManager[None]:
+        return phase(name)
+
+
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    """A child span of the current one for a step of the work (`memstream.<name>`)."""
+    with _tracer().start_as_current_span(f"memstream.{name}"):
+        yield
+
+
+def batch_spans() -> BatchSpans | None:
+    """The edge's batch tracing, or None when tracing is off."""
+    return BatchSpans() if enabled() else None
+
+
+def traced_batches(stage: str, handle: BatchHandler) -> BatchHandler:
+    """`handle` with what it wrote added as events to the batch span the edge opened; as it
+    is when tracing is off. `stage` is kept as an attribute of that span."""
+    if not enabled():
+        return handle
+
+    async def run(batch: list[Consumed[Any]]) -> Any:
+        outcome = await handle(batch)
+        span = trace.get_current_span()
+        span.set_attribute("memstream.stage", stage)
+        _describe(span, outcome)
+        return outcome
 
     return run
+
+
+# The port calls that get a span each, by port: method -> span name. Reads of the stores are
+# left out: they are many and small, and a turn's way is told by what is written.
+EMBEDDER_CALLS = {"embed": "memstream.embed"}
+LANGUAGE_MODEL_CALLS = {
+    "write_segment": "memstream.llm.write_segment",
+    "consolidate": "memstream.llm.consolidate",
+}
+TREE_WRITES = {
+    "commit_user": "memstream.store.commit_user",
+    "commit_nodes": "memstream.store.commit_nodes",
+    "clear_outbox": "memstream.store.clear_outbox",
+}
+INDEX_WRITES = {"upsert": "memstream.store.upsert", "delete_points": "memstream.store.delete"}
+PUBLISHER_CALLS = {"publish": "memstream.publish"}
+
+
+class _TracedPort:
+    """A port whose named async methods each run in a child span of the current span."""
+
+    def __init__(self, port: object, calls: Mapping[str, str]) -> None:
+        self._port = port
+        self._calls = calls
+
+    def __getattr__(self, attribute: str) -> Any:
+        found = getattr(self._port, attribute)
+        name = self._calls.get(attribute)
+        if name is None:
+            return found
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if not trace.get_current_span().get_span_context().is_valid:
+                return await found(*args, **kwargs)  # outside any batch: no trace to join
+            with _tracer().start_as_current_span(name):
+                return await found(*args, **kwargs)
+
+        return call
+
+
+def traced_port(port: P, calls: Mapping[str, str]) -> P:
+    """`port` with a span around each call of a method named in `calls` (method -> span name);
+    put in place by the composition root only when tracing is on."""
+    return cast(P, _TracedPort(port, calls))
 
 
 def _describe(span: trace.Span, outcome: object) -> None:

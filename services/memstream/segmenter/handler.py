@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -117,7 +118,10 @@ class Segmenter:
         history_window: int = 3,
         step_size: int = 1024,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        phase: Callable[[str], AbstractContextManager[object]] | None = None,
     ) -> None:
+        """`phase(name)` is entered around a named step of the work (today "reduce", the
+        reducer pass): the composition root gives a span there when tracing is on."""
         self._tree = tree
         self._index = index
         self._embedder = embedder
@@ -131,6 +135,7 @@ class Segmenter:
             raise ValueError("step_size must be positive")
         self._step_size = step_size
         self._clock = clock
+        self._phase = phase or _unmarked
         self.handled = 0  # records fully processed by this instance, for progress checks
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
@@ -273,29 +278,31 @@ class Segmenter:
         seen: dict[str, int] = {}
         ready: list[SegmentReady] = []
         closures: list[WindowClosed] = []
-        for event in events:
-            if isinstance(event, ForgetRequested):
-                continue
-            if isinstance(event, Turn):
-                mark = content_mark(event)
-                first = seen.get(event.event_id, committed.get(event.event_id))
-                if first is not None:
-                    report.duplicates += 1
-                    if first not in (0, mark):  # 0: committed before marks existed
-                        report.conflicts.append(event.event_id)
-                        log.warning(
-                            "event %r of user %r seen before with other content; kept the first",
-                            event.event_id,
-                            user_id,
-                        )
+        with self._phase("reduce"):  # no await inside: the phase is the reducer's CPU time
+            for event in events:
+                if isinstance(event, ForgetRequested):
                     continue
-                seen[event.event_id] = mark
-            state, outputs = apply(state, event, now, self._rules)
-            for out in outputs:
-                if isinstance(out, SegmentReady):
-                    ready.append(out)
-                else:
-                    closures.append(out)
+                if isinstance(event, Turn):
+                    mark = content_mark(event)
+                    first = seen.get(event.event_id, committed.get(event.event_id))
+                    if first is not None:
+                        report.duplicates += 1
+                        if first not in (0, mark):  # 0: committed before marks existed
+                            report.conflicts.append(event.event_id)
+                            log.warning(
+                                "event %r of user %r seen before with other content; "
+                                "kept the first",
+                                event.event_id,
+                                user_id,
+                            )
+                        continue
+                    seen[event.event_id] = mark
+                state, outputs = apply(state, event, now, self._rules)
+                for out in outputs:
+                    if isinstance(out, SegmentReady):
+                        ready.append(out)
+                    else:
+                        closures.append(out)
 
         segments = await self._write_segments(user_id, ready, received)
         removed: list[MemoryNode] = []
@@ -437,6 +444,10 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(p) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+
+
+def _unmarked(name: str) -> AbstractContextManager[object]:
+    return nullcontext()
 
 
 def content_mark(turn: Turn) -> int:

@@ -22,6 +22,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar
@@ -53,6 +54,14 @@ class DeadLetter(Protocol):
     def __call__(
         self, raw: RawEvent, reason: str, field_path: str | None = None
     ) -> Awaitable[None]: ...
+
+
+class BatchTracing(Protocol):
+    """Spans around a batch and its phases (`edges.tracing.BatchSpans`; None when off)."""
+
+    def batch(self, stage: str, raws: Sequence[RawEvent]) -> AbstractContextManager[None]: ...
+
+    def phase(self, name: str) -> AbstractContextManager[None]: ...
 
 
 # Errors that mean "a dependency is down", not "this record is bad": wait and try again.
@@ -101,11 +110,13 @@ def build_faust_app(
     retry_budget_s: float = RETRY_BUDGET_S,
     max_event_skew_s: float | None = None,
     health: AgentHealth | None = None,
+    tracing: BatchTracing | None = None,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given; with `metrics`, the
     records it dead-letters are counted; with `health`, an agent that dies is recorded; with
-    `max_event_skew_s`, input events dated further ahead of the clock are dead-lettered."""
+    `max_event_skew_s`, input events dated further ahead of the clock are dead-lettered; with
+    `tracing`, each batch runs in a span of its own."""
     admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
     app = faust.App(
         app_id,
@@ -140,6 +151,7 @@ def build_faust_app(
                 counted,
                 _Batching(batch_size, batch_within_s, retry_budget_s),
                 health or AgentHealth(),
+                tracing,
             )
     return app
 
@@ -161,7 +173,9 @@ def _add_agent(
     on_rejected: Callable[[Rejected], None],
     batching: _Batching,
     health: AgentHealth,
+    tracing: BatchTracing | None,
 ) -> None:
+    stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
 
     @app.agent(topic, name=name)
@@ -170,14 +184,17 @@ def _add_agent(
         batches = stream.take_events(batching.size, within=batching.within_s)  # type: ignore[attr-defined]
         try:
             async for events in batches:
-                await consume_batch(
-                    list(_raw(events)),
-                    decoder,
-                    handler,
-                    dead_letter,
-                    on_rejected,
-                    retry_budget_s=batching.retry_budget_s,
-                )
+                raws = list(_raw(events))
+                with tracing.batch(stage, raws) if tracing else nullcontext():
+                    await consume_batch(
+                        raws,
+                        decoder,
+                        handler,
+                        dead_letter,
+                        on_rejected,
+                        retry_budget_s=batching.retry_budget_s,
+                        tracing=tracing,
+                    )
         except Exception as error:
             log.critical("agent %s died: %r", name, error, exc_info=True)
             health.died(name, error)
@@ -193,13 +210,15 @@ async def consume_batch(
     *,
     backoff_s: tuple[float, float] = BACKOFF_S,
     retry_budget_s: float = RETRY_BUDGET_S,
+    tracing: BatchTracing | None = None,
 ) -> None:
     """Decode each record once; dead-letter the invalid ones, deliver the rest.
 
     `on_rejected` is called once for every dead letter sent, whether the record failed
-    decoding or its handler.
+    decoding or its handler. With `tracing`, the decoding runs in a `validate` span.
     """
-    decoded = [decoder(raw) for raw in raws]
+    with tracing.phase("validate") if tracing else nullcontext():
+        decoded = [decoder(raw) for raw in raws]
     rejected = [d for d in decoded if isinstance(d, Rejected)]
     await _dead_letter_all(rejected, dead_letter, on_rejected, backoff_s=backoff_s)
     consumed = [d for d in decoded if not isinstance(d, Rejected)]
