@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -90,6 +90,7 @@ class Container:
 
     `priority` is set when the segmenter and the consolidator share the process (and the
     embedder): then the online path (segmenter, recall) embeds ahead of consolidation.
+    `clock` is the wall clock of the segmenter and the scheduler (a test moves it on).
     """
 
     settings: Settings
@@ -100,6 +101,7 @@ class Container:
     llm: LanguageModel
     publisher: KafkaPublisher
     priority: PriorityEmbedder | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     @property
     def online_embedder(self) -> Embedder:
@@ -262,6 +264,8 @@ def build_segmenter(c: Container) -> Segmenter:
         history_window=c.settings.history_window,
         step_size=c.settings.consume_step_size,
         phase=phase if tracing_enabled() else None,
+        clock=c.clock,
+        retention=timedelta(days=c.settings.retention_days) if c.settings.retention_days else None,
     )
 
 
@@ -286,6 +290,7 @@ def build_clock(c: Container) -> AsyncIOScheduler:
         turns_topic=c.catalog.turns.name,
         windows_topic=c.catalog.windows.name,
         retry_degraded=bool(c.settings.llm_base_url),
+        clock=c.clock,
     )
     return build_scheduler(ticker, c.settings.clock_interval_s)
 

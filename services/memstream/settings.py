@@ -125,6 +125,12 @@ class Settings(BaseSettings):
         default=3600.0, ge=0, description="Wall-clock wait past a day/week/month end."
     )
     clock_interval_s: float = Field(default=60.0, gt=0, description="How often the clock ticks.")
+    retention_days: float = Field(
+        default=0.0,
+        ge=0,
+        description="Longest a message is kept, from its own time (ts): then it is forgotten "
+        "like a message forget, as a turn's expires_at asks (0: kept until forgotten).",
+    )
     segment_messages: int = Field(
         default=2, ge=1, le=64, description="Most messages in one L1 segment."
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 import redis.asyncio as aioredis
@@ -12,7 +13,7 @@ from tests.unit.fakes import FakeTree
 from memstream.adapters.redis.tree import RedisTree
 from memstream.settings import Settings
 
-from .tree_contract import TreeContract, commit
+from .tree_contract import TreeContract, commit, node
 
 pytestmark = pytest.mark.integration
 
@@ -40,6 +41,15 @@ class TestRedisTree(TreeContract):
         assert len(await tree.degraded()) == 1
         await tree.delete_user("pipe|x")
         assert await tree.degraded() == []
+
+    async def test_l1s_written_before_the_message_index_are_indexed_on_first_use(
+        self, tree: RedisTree
+    ) -> None:
+        old = [replace(node(f"l{i}", end=i), source_ids=(f"q{i}", f"a{i}")) for i in range(3)]
+        await commit(tree, nodes=tuple(old))
+        await tree._r.delete(f"{tree._ns}:{{ana}}:sources")  # as an older version left them
+        assert await tree.leaves_citing("ana", ["a2", "q0"]) == ["l0", "l2"]
+        assert await tree._r.hlen(f"{tree._ns}:{{ana}}:sources") == 6
 
 
 async def test_markers_are_trimmed_past_the_replay_horizon_and_the_count_bound(

@@ -379,3 +379,50 @@ class TreeContract:
         # Work that began after the forget (a new turn of the user) writes as usual.
         assert await tree.commit_nodes("ana", [late], [], guard=Guard(tombstone=stone))
         assert [n.id for n in await tree.get_many("ana", ["s"])] == ["s"]
+
+    async def test_l1s_index_their_messages_through_rewrites_and_removals(
+        self, tree: TreeStore
+    ) -> None:
+        pair = replace(node("l1", parent="s"), source_ids=("q1", "a1"))
+        alone = replace(node("l2", parent="s", end=2), source_ids=("q2",))
+        session = replace(node("s", Level.SESSION), source_ids=("q1", "a1", "q2"))
+        await commit(tree, nodes=(pair, alone))
+        await tree.commit_nodes("ana", [StoredNode(session, "")], [])  # L2s index nothing
+        assert await tree.leaves_citing("ana", ["a1", "q2", "q1", "nope"]) == ["l1", "l2"]
+        assert await tree.leaves_citing("ana", []) == []
+        assert await tree.leaves_citing("mira", ["q1"]) == []
+        # q1 forgotten: l1 is written again from a1; l2 loses its only message and goes.
+        await tree.commit_user(
+            "ana",
+            state=state(),
+            seen=(),
+            nodes=[replace(pair, source_ids=("a1",), version=3)],
+            outbox=[],
+            due=None,
+            removed=[alone],
+            forgotten=["q1", "q2"],
+        )
+        assert await tree.leaves_citing("ana", ["q1", "q2"]) == []
+        assert await tree.leaves_citing("ana", ["a1"]) == ["l1"]
+        await tree.delete_user("ana")
+        assert await tree.leaves_citing("ana", ["a1"]) == []
+
+    async def test_message_deadlines_are_kept_per_user_earliest_first_until_forgotten(
+        self, tree: TreeStore
+    ) -> None:
+        deadlines = {"late": T0 + timedelta(days=2), "soon": T0, "mid": T0 + timedelta(hours=1)}
+        for user in ("an*", "an"):
+            await tree.commit_user(
+                user, state=state(), seen=(), nodes=[], outbox=[], due=T0, expiring=deadlines
+            )
+        expected = [(k, deadlines[k].timestamp()) for k in ("soon", "mid", "late")]
+        assert await tree.expiries("an*") == expected
+        assert await tree.expiries("an*", limit=1) == expected[:1]
+        await tree.commit_user(
+            "an*", state=state(), seen=(), nodes=[], outbox=[], due=None, forgotten=["soon"]
+        )
+        assert await tree.expiries("an*") == expected[1:]
+        assert await tree.expiries("an") == expected  # another user's schedule is its own
+        await tree.forget("an*", Tombstone(forgotten_at=T0.timestamp()), ttl_s=60)
+        assert await tree.expiries("an*") == []
+        assert await tree.expiries("an") == expected

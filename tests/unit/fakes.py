@@ -129,6 +129,8 @@ class FakeTree:
         self.degraded_nodes: set[tuple[str, str]] = set()
         self.tombstones: dict[str, Tombstone] = {}
         self.forgotten: dict[str, set[str]] = {}  # user -> forgotten event ids
+        self.sources: dict[str, dict[str, str]] = {}  # user -> message id -> L1 id
+        self.deadlines: dict[str, dict[str, float]] = {}  # user -> message id -> deadline
         self.get_many_calls = 0
         for n in nodes:
             self.add(n)
@@ -139,11 +141,16 @@ class FakeTree:
 
     def add(self, n: MemoryNode, fingerprint: str = "") -> None:
         self.stored[(n.user_id, n.id)] = StoredNode(n, fingerprint)
+        if n.level == Level.SEGMENT:
+            self.sources.setdefault(n.user_id, {}).update(dict.fromkeys(n.source_ids, n.id))
         if n.parent_id:
             self.children.setdefault((n.user_id, n.parent_id), set()).add(n.id)
 
     def remove(self, n: MemoryNode) -> None:
         self.stored.pop((n.user_id, n.id), None)
+        if n.level == Level.SEGMENT:
+            for message_id in n.source_ids:
+                self.sources.get(n.user_id, {}).pop(message_id, None)
         self.children.pop((n.user_id, n.id), None)
         if n.parent_id:
             self.children.get((n.user_id, n.parent_id), set()).discard(n.id)
@@ -152,6 +159,14 @@ class FakeTree:
     async def forgotten_messages(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
         mine = self.forgotten.get(user_id, set())
         return [e in mine for e in event_ids]
+
+    async def leaves_citing(self, user_id: str, message_ids: Sequence[str]) -> list[str]:
+        mine = self.sources.get(user_id, {})
+        return sorted({mine[m] for m in message_ids if m in mine})
+
+    async def expiries(self, user_id: str, limit: int = 100) -> list[tuple[str, float]]:
+        ranked = sorted(self.deadlines.get(user_id, {}).items(), key=lambda p: (p[1], p[0]))
+        return ranked[:limit]
 
     async def ping(self) -> bool:
         return True
@@ -180,17 +195,23 @@ class FakeTree:
         guard: Guard | None = None,
         removed: Sequence[MemoryNode] = (),
         forgotten: Sequence[str] = (),
+        expiring: Mapping[str, datetime] | None = None,
     ) -> bool:
         if guard is not None and not guard.allows(self.tombstones.get(user_id)):
             return False
         self.states[user_id] = json.dumps(state)
-        for n in removed:
-            self.remove(n)
-        self.forgotten.setdefault(user_id, set()).update(forgotten)  # never expires here
         marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in marks.items()})
         for n in nodes:
             self.add(n)
+        for n in removed:
+            self.remove(n)
+        self.forgotten.setdefault(user_id, set()).update(forgotten)  # never expires here
+        deadlines = self.deadlines.setdefault(user_id, {})
+        for message_id in forgotten:
+            deadlines.pop(message_id, None)
+            self.sources.get(user_id, {}).pop(message_id, None)
+        deadlines.update({e: at.timestamp() for e, at in (expiring or {}).items()})
         self.outboxes.setdefault((user_id, "segmenter"), []).extend(map(json.dumps, outbox))
         if due is None:
             self.due.pop(user_id, None)
@@ -297,6 +318,8 @@ class FakeTree:
             self.seen.pop(user_id, None) is not None
         )
         gone += self.forgotten.pop(user_id, None) is not None
+        gone += self.sources.pop(user_id, None) is not None
+        gone += self.deadlines.pop(user_id, None) is not None
         self.due.pop(user_id, None)
         self.degraded_nodes = {m for m in self.degraded_nodes if m[0] != user_id}
         return gone

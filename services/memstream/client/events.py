@@ -43,9 +43,11 @@ def turn_event(
     tz: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     event_id: str | None = None,
+    expires_at: datetime | str | None = None,
 ) -> dict[str, Any]:
     """A `turn.v1` value. The event id (the workers' dedup key) is a new uuid4 when not given:
-    build the value once and send that, so a retry sends the same id."""
+    build the value once and send that, so a retry sends the same id. With `expires_at`,
+    memstream forgets the message (and rewrites what was derived from it) at that time."""
     value: dict[str, Any] = {
         "type": "turn.v1",
         "event_id": event_id or str(uuid.uuid4()),
@@ -61,6 +63,8 @@ def turn_event(
         value["tz"] = tz
     if metadata:
         value["metadata"] = dict(metadata)
+    if expires_at is not None:
+        value["expires_at"] = _timestamp(expires_at)
     return value
 
 

@@ -132,8 +132,10 @@ class AsyncMemstreamProducer:
         tz: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         event_id: str | None = None,
+        expires_at: datetime | str | None = None,
     ) -> str:
-        """Queue one message of a conversation; returns its event id (a new uuid if not given)."""
+        """Queue one message of a conversation; returns its event id (a new uuid if not given).
+        With `expires_at`, memstream forgets the message at that time."""
         value = turn_event(
             user_id=user_id,
             session_id=session_id,
@@ -145,6 +147,7 @@ class AsyncMemstreamProducer:
             tz=tz,
             metadata=metadata,
             event_id=event_id,
+            expires_at=expires_at,
         )
         await self.publish(value)
         return str(value["event_id"])
@@ -222,6 +225,7 @@ class MemstreamProducer:
         tz: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         event_id: str | None = None,
+        expires_at: datetime | str | None = None,
     ) -> str:
         # Built here, in the caller's thread, so the id is fixed before anything is sent.
         value = turn_event(
@@ -235,6 +239,7 @@ class MemstreamProducer:
             tz=tz,
             metadata=metadata,
             event_id=event_id,
+            expires_at=expires_at,
         )
         self.publish(value)
         return str(value["event_id"])

@@ -49,6 +49,7 @@ def decode_input(value: dict[str, Any]) -> InputEvent:
             ts=parse_ts(value["ts"]),
             tz=value.get("tz"),
             metadata=value.get("metadata") or {},
+            expires_at=parse_ts(value["expires_at"]) if value.get("expires_at") else None,
         )
     if kind == "session_end.v1":
         return SessionEnded(value["user_id"], value["session_id"], parse_ts(value["ts"]))
@@ -75,6 +76,8 @@ def encode_turn(turn: Turn) -> dict[str, Any]:
         value["tz"] = turn.tz
     if turn.metadata:
         value["metadata"] = turn.metadata
+    if turn.expires_at is not None:
+        value["expires_at"] = turn.expires_at.isoformat()
     return value
 
 

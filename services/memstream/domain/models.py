@@ -51,6 +51,7 @@ class Turn:
     ts: datetime
     tz: str | None = None
     metadata: dict[str, object] = field(default_factory=dict)
+    expires_at: datetime | None = None  # when it must be forgotten (domain.expiry)
 
 
 @dataclass(frozen=True, slots=True)

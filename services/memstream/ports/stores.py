@@ -79,10 +79,13 @@ class TreeStore(Protocol):
         guard: Guard | None = None,
         removed: Sequence[MemoryNode] = (),
         forgotten: Sequence[str] = (),
+        expiring: Mapping[str, datetime] | None = None,
     ) -> bool:
         """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time;
         `removed` nodes go (their links and indexes too) and `forgotten` event ids get a
-        message tombstone (kept as long as the seen markers).
+        message tombstone (kept as long as the seen markers) and leave the expiry schedule;
+        `expiring` event ids join it with their deadlines. Each L1 written indexes its
+        messages (`leaves_citing`).
 
         With a `guard`, written only if the user's tombstone is still the guard's (checked
         inside the transaction); returns whether it was written."""
@@ -90,6 +93,16 @@ class TreeStore(Protocol):
 
     async def forgotten_messages(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
         """For each event id, whether a message tombstone holds it (a forgotten message)."""
+        ...
+
+    async def leaves_citing(self, user_id: str, message_ids: Sequence[str]) -> list[str]:
+        """Ids of the L1s holding any of `message_ids`, sorted: read from an index kept with
+        the L1s, so the cost follows the messages asked about, not the user's size."""
+        ...
+
+    async def expiries(self, user_id: str, limit: int = 100) -> list[tuple[str, float]]:
+        """The user's `limit` earliest message deadlines: (event id, epoch seconds), earliest
+        first (messages committed with a deadline and not forgotten since)."""
         ...
 
     # --- outboxes --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from memstream import faults
 from memstream.contracts.codec import (
@@ -30,6 +30,7 @@ from memstream.contracts.codec import (
     removed_event,
 )
 from memstream.contracts.records import Consumed, Outbound
+from memstream.domain.expiry import deadline, earliest, split_due
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
     ForgetRequested,
@@ -54,6 +55,9 @@ from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
 
 log = logging.getLogger(__name__)
 
+# Most expired messages one user's step forgets (a forget.v1's bound): more wait a tick.
+EXPIRY_BATCH = 100
+
 
 @dataclass(frozen=True, slots=True)
 class Topics:
@@ -77,6 +81,10 @@ class BatchReport:
     predating_forget: int = 0
     # Turns of forgotten messages (in this batch or held by a message tombstone): dropped.
     forgotten_turns: int = 0
+    # Turns whose deadline (`domain.expiry`) had passed when they arrived: stored nowhere.
+    expired_turns: int = 0
+    # Messages forgotten because their deadline passed.
+    expired: list[str] = field(default_factory=list)
     # Per L1 stored: seconds from the broker time of its newest message in this batch to the
     # commit that stored it. An L1 none of whose messages came in this batch (a lone message
     # flushed by a session end or the clock) waited by design and is not counted.
@@ -101,6 +109,7 @@ class _UserWork:
     guard: Guard
     removed: list[MemoryNode]  # L1s left with no message by a forget
     forgotten: list[str]  # event ids forgotten in this step: their message tombstones
+    expiring: dict[str, datetime]  # new messages with a deadline: the expiry schedule
 
 
 class Segmenter:
@@ -119,9 +128,12 @@ class Segmenter:
         step_size: int = 1024,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         phase: Callable[[str], AbstractContextManager[object]] | None = None,
+        retention: timedelta | None = None,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
-        reducer pass): the composition root gives a span there when tracing is on."""
+        reducer pass): the composition root gives a span there when tracing is on.
+        `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`)."""
+        self._retention = retention
         self._tree = tree
         self._index = index
         self._embedder = embedder
@@ -185,6 +197,7 @@ class Segmenter:
                 guard=w.guard,
                 removed=w.removed,
                 forgotten=w.forgotten,
+                expiring=w.expiring,
             )
             if not written:  # forgotten while this step ran: its L1s must not stay indexed
                 log.info("user forgotten during the step; dropping its writes")
@@ -245,6 +258,13 @@ class Segmenter:
             )
         )
         items = await self._without_forgotten(user_id, items, set(forget_ids), report)
+        now = self._clock()
+        items = self._unexpired(items, now, report)
+        expired, next_expiry = split_due(await self._tree.expiries(user_id, EXPIRY_BATCH), now)
+        if len(expired) == EXPIRY_BATCH:
+            next_expiry = now  # more may be due: the next tick takes them
+        report.expired += expired
+        forget_ids = list(dict.fromkeys([*forget_ids, *expired]))
         events = [c.event for c in items]
         stored = await self._tree.load_state(user_id)
         first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
@@ -274,7 +294,6 @@ class Segmenter:
             if isinstance(c.event, Turn) and c.raw.timestamp is not None:
                 received.setdefault(c.event.event_id, c.raw.timestamp)
 
-        now = self._clock()
         seen: dict[str, int] = {}
         ready: list[SegmentReady] = []
         closures: list[WindowClosed] = []
@@ -318,17 +337,40 @@ class Segmenter:
             gone = removed_event(user_id, [n.id for n in removed])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
+        expiring = {
+            t.event_id: at
+            for t in turns
+            if t.event_id in seen and (at := deadline(t, self._retention)) is not None
+        }
         return _UserWork(
             user_id,
             encode_state(state),
             seen,
             segments,
             outbox,
-            next_due(state, self._rules),
+            # The clock's tick for the user comes at its first window or message deadline.
+            earliest(next_due(state, self._rules), next_expiry, *expiring.values()),
             Guard(tombstone),
             removed,
             forget_ids,
+            expiring,
         )
+
+    def _unexpired(
+        self, items: list[Consumed[InputEvent]], now: datetime, report: BatchReport
+    ) -> list[Consumed[InputEvent]]:
+        """`items` without the turns whose deadline has already passed: stored nowhere."""
+        kept = [
+            c
+            for c in items
+            if not (
+                isinstance(c.event, Turn)
+                and (at := deadline(c.event, self._retention)) is not None
+                and at <= now
+            )
+        ]
+        report.expired_turns += len(items) - len(kept)
+        return kept
 
     async def _without_forgotten(
         self,
@@ -353,7 +395,10 @@ class Segmenter:
         id, version + 1) or, with none left, removed; and the closures that consolidate
         again, bottom-up, every stored ancestor of those L1s (as late data does)."""
         forgotten = set(message_ids)
-        leaves = [n for n in await self._all_leaves(user_id) if forgotten & set(n.source_ids)]
+        citing = await self._tree.leaves_citing(user_id, message_ids)
+        leaves = [
+            n for n in await self._tree.get_many(user_id, citing) if forgotten & set(n.source_ids)
+        ]
         rewritten: list[_Segment] = []
         removed: list[MemoryNode] = []
         for leaf in leaves:
@@ -385,15 +430,6 @@ class Segmenter:
             for n in sorted(ancestors.values(), key=lambda n: (n.level, n.t_start, n.id))
         ]
         return rewritten, removed, closures
-
-    async def _all_leaves(self, user_id: str, page: int = 500) -> list[MemoryNode]:
-        """Every L1 of the user (a forget looks for the few citing its messages)."""
-        leaves: list[MemoryNode] = []
-        offset = 0
-        while ids := await self._tree.level_ids(user_id, Level.SEGMENT, offset=offset, limit=page):
-            leaves += await self._tree.get_many(user_id, ids)
-            offset += len(ids)
-        return leaves
 
     async def _write_segments(
         self, user_id: str, ready: list[SegmentReady], received: dict[str, float]

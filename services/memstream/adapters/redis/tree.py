@@ -13,6 +13,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
     ms:{u}:level:<n>        sorted set of node ids by t_end (epoch seconds)
     ms:{u}:keys             set of the user's other key suffixes (node:<id>, children:<id>),
                             added in the transaction that creates each: what a forget deletes
+    ms:{u}:sources          hash: message (event) id -> id of the L1 holding it, written and
+                            removed with the L1s, so a message forget finds its L1 directly
+    ms:{u}:expiry           sorted set: message id -> its deadline (epoch s), `domain.expiry`
     ms:{u}:tombstone        JSON of the user's tombstone after a forget (expires; see
                             `domain.forgetting`); commits with a guard check it atomically
     ms:due                  sorted set: user -> earliest wall-clock time a tick may close something
@@ -140,6 +143,7 @@ class RedisTree:
         guard: Guard | None = None,
         removed: Sequence[MemoryNode] = (),
         forgotten: Sequence[str] = (),
+        expiring: Mapping[str, datetime] | None = None,
     ) -> bool:
         """Write one user's new state, nodes, markers and outgoing events atomically."""
         p = user_prefix(user_id, self._ns)
@@ -164,6 +168,10 @@ class RedisTree:
                 now_s = self._clock().timestamp()
                 pipe.zadd(p + "forgotten", dict.fromkeys(forgotten, now_s))
                 pipe.zremrangebyscore(p + "forgotten", "-inf", f"({now_s - self._seen_horizon_s}")
+                pipe.zrem(p + "expiry", *forgotten)
+                pipe.hdel(p + "sources", *forgotten)  # a rewritten L1 no longer holds them
+            if expiring:
+                pipe.zadd(p + "expiry", {e: at.timestamp() for e, at in expiring.items()})
             if outbox:
                 pipe.rpush(p + _OUTBOX_KEYS["segmenter"], *(json.dumps(e) for e in outbox))
             if due is None:
@@ -178,6 +186,32 @@ class RedisTree:
             return []
         scores = await _done(self._r.zmscore(self._key(user_id, "forgotten"), list(event_ids)))
         return [s is not None for s in scores]
+
+    async def leaves_citing(self, user_id: str, message_ids: Sequence[str]) -> list[str]:
+        if not message_ids:
+            return []
+        p = user_prefix(user_id, self._ns)
+        held = await _done(self._r.hmget(p + "sources", list(message_ids)))
+        if not any(held) and not await self._r.exists(p + "sources"):
+            await self._index_sources(user_id)  # L1s written before the index existed
+            held = await _done(self._r.hmget(p + "sources", list(message_ids)))
+        return sorted({_text(h) for h in held if h is not None})
+
+    async def _index_sources(self, user_id: str, page: int = 500) -> None:
+        """Index the messages of every L1 of a user whose L1s predate the index (once: the
+        index then exists whenever the user has an L1). Called by the segmenter, the one
+        writer of a user's L1s, so nothing changes them meanwhile."""
+        p = user_prefix(user_id, self._ns)
+        offset = 0
+        while ids := await self.level_ids(user_id, Level.SEGMENT, offset=offset, limit=page):
+            offset += len(ids)
+            mapping = {m: n.id for n in await self.get_many(user_id, ids) for m in n.source_ids}
+            if mapping:
+                await _done(self._r.hset(p + "sources", mapping=mapping))
+
+    async def expiries(self, user_id: str, limit: int = 100) -> list[tuple[str, float]]:
+        raw = await self._r.zrange(self._key(user_id, "expiry"), 0, limit - 1, withscores=True)
+        return [(_text(member), float(score)) for member, score in raw]
 
     async def _commit(self, user_id: str, queue: Any, guard: Guard | None) -> bool:
         """Run `queue`'s writes in one transaction; with a guard, only while the user's
@@ -261,6 +295,8 @@ class RedisTree:
             pipe.sadd(p + f"children:{node.parent_id}", node.id)
             registered.append(f"children:{node.parent_id}")
         pipe.sadd(p + "keys", *registered)
+        if node.level == Level.SEGMENT and node.source_ids:
+            pipe.hset(p + "sources", mapping=dict.fromkeys(node.source_ids, node.id))
 
     def _queue_removal(self, pipe: Any, node: MemoryNode) -> None:
         """A node and every link to it go: its key, its place in its level and its parent."""
@@ -270,6 +306,8 @@ class RedisTree:
         if node.parent_id:
             pipe.srem(p + f"children:{node.parent_id}", node.id)
         pipe.srem(p + "keys", f"node:{node.id}", f"children:{node.id}")
+        if node.level == Level.SEGMENT and node.source_ids:
+            pipe.hdel(p + "sources", *node.source_ids)
         member = _degraded_member(node.user_id, node.id)
         pipe.srem(self._degraded, member, _legacy_member(node.user_id, node.id))
 
@@ -407,7 +445,16 @@ class RedisTree:
 
 
 # Every per-user key whose name does not depend on a node (the levels are listed apart).
-_FIXED_SUFFIXES = ("state", "seen", "forgotten", "outbox", "outbox:consolidator", "keys")
+_FIXED_SUFFIXES = (
+    "state",
+    "seen",
+    "forgotten",
+    "outbox",
+    "outbox:consolidator",
+    "keys",
+    "sources",
+    "expiry",
+)
 
 
 def _text(raw: bytes | str) -> str:
