@@ -328,7 +328,9 @@ class Segmenter:
         if forget_ids:
             rewritten, removed, above = await self._forget_messages(user_id, forget_ids)
             segments += rewritten
-            closures += above
+            # Bottom-up across both: a window the clock closes now (a new day above a session
+            # this forget rewrites) is consolidated after its rewritten children.
+            closures = sorted([*closures, *above], key=lambda c: c.window.level)
         report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.

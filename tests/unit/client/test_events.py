@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from memstream.client.events import InvalidEvent, checked, session_end_event, turn_event
 from memstream.contracts.catalog import load_catalog
-from memstream.contracts.codec import decode_input
+from memstream.contracts.codec import decode_input, encode_turn
 from memstream.contracts.records import RawEvent, encode_value
+from memstream.domain.models import Turn
 from memstream.edges.faust.decoding import Rejected, record_decoder
 
 CATALOG = load_catalog("p.")
@@ -44,6 +47,7 @@ def test_each_turn_gets_its_own_event_id_unless_one_is_given() -> None:
         ({"user_id": "ann smith"}, "user_id"),
         ({"seq": "first"}, "seq"),
         ({"tz": "Mars/Olympus"}, "tz"),
+        ({"expires_at": "2024-06-01T00:00:00"}, "expires_at"),  # no offset
     ],
 )
 def test_bad_turns_are_refused_with_the_workers_reason(
@@ -59,6 +63,19 @@ def test_bad_turns_are_refused_with_the_workers_reason(
     assert isinstance(server, Rejected)
     assert str(refused.value) == server.reason
     assert refused.value.problems[0].field == field
+
+
+def test_a_turn_with_a_deadline_decodes_with_it() -> None:
+    value = _turn(expires_at=datetime(2024, 6, 1, tzinfo=UTC))
+
+    assert value["expires_at"] == "2024-06-01T00:00:00+00:00"
+    checked(CATALOG, value)
+    consumed = record_decoder(CATALOG.turns, decode_input)(RawEvent(encode_value(value)))
+    assert not isinstance(consumed, Rejected)
+    decoded = consumed.event
+    assert isinstance(decoded, Turn)
+    assert decoded.expires_at == datetime(2024, 6, 1, tzinfo=UTC)
+    assert encode_turn(decoded)["expires_at"] == value["expires_at"]
 
 
 def test_session_end_is_valid_with_a_default_time() -> None:

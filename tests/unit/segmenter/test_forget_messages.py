@@ -5,7 +5,7 @@ them; nothing of the message is left, and it stays forgotten when it comes again
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -112,7 +112,7 @@ class Rig:
         return "\n".join([*nodes, *payloads, self.tree.states.get(USER, ""), *outboxes])
 
 
-def rig() -> Rig:
+def rig(clock: Callable[[], datetime] = lambda: NOW, retention: timedelta | None = None) -> Rig:
     tree = FakeTree()
     index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
     writer = EchoWriter()
@@ -125,7 +125,8 @@ def rig() -> Rig:
         topics=TOPICS,
         forget=_no_user_forget,
         rules=WindowRules(),
-        clock=lambda: NOW,
+        clock=clock,
+        retention=retention,
     )
     consolidator = Consolidator(
         tree=tree,
