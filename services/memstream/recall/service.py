@@ -179,11 +179,14 @@ class MemoryService:
     async def message_forgotten(self, user_id: str, message_id: str) -> bool:
         """Whether forgetting the message is done: the segmenter has recorded its tombstone
         and no node of the user, at any level, still cites it (read from the tree store;
-        the index is written before the store at every step, so it is done too)."""
+        the index is written before the store at every step, so it is done too). The L1s,
+        most of the nodes, are asked through their message index; the levels above read."""
         [held] = await self._tree.forgotten_messages(user_id, [message_id])
-        if not held:
+        if not held or await self._tree.leaves_citing(user_id, [message_id]):
             return False
         for level in Level:
+            if level == Level.SEGMENT:
+                continue
             offset = 0
             while ids := await self._tree.level_ids(user_id, level, offset=offset, limit=500):
                 offset += len(ids)
