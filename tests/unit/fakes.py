@@ -311,14 +311,14 @@ class FakeTree:
         return counts
 
     async def delete_user(self, user_id: str) -> int:
-        """Counts nodes, outboxes, state and markers (not the index of children)."""
+        """Counts nodes, outboxes, state and markers (not the indexes: children, messages)."""
         _drop(self.children, user_id)
         gone = _drop(self.stored, user_id) + _drop(self.outboxes, user_id)
         gone += (self.states.pop(user_id, None) is not None) + (
             self.seen.pop(user_id, None) is not None
         )
         gone += self.forgotten.pop(user_id, None) is not None
-        gone += self.sources.pop(user_id, None) is not None
+        self.sources.pop(user_id, None)
         gone += self.deadlines.pop(user_id, None) is not None
         self.due.pop(user_id, None)
         self.degraded_nodes = {m for m in self.degraded_nodes if m[0] != user_id}
