@@ -25,12 +25,15 @@ def deadline(turn: Turn, retention: timedelta | None) -> datetime | None:
 
 
 def split_due(
-    deadlines: list[tuple[str, float]], now: datetime
+    deadlines: list[tuple[str, float]], now: datetime, limit: int
 ) -> tuple[list[str], datetime | None]:
-    """From (event id, deadline in epoch seconds) pairs, earliest first: the ids due at `now`
-    and the first deadline still to come (None: none)."""
+    """From (event id, deadline in epoch seconds) pairs, earliest first: the first `limit`
+    ids due at `now`, and when the next is due (`now` when more than `limit` are; None:
+    none is left)."""
     cutoff = now.timestamp()
     due = [event_id for event_id, at in deadlines if at <= cutoff]
+    if len(due) > limit:
+        return due[:limit], now
     later = next((at for _, at in deadlines if at > cutoff), None)
     return due, None if later is None else datetime.fromtimestamp(later, tz=now.tzinfo)
 

@@ -260,9 +260,7 @@ class Segmenter:
         items = await self._without_forgotten(user_id, items, set(forget_ids), report)
         now = self._clock()
         items = self._unexpired(items, now, report)
-        expired, next_expiry = split_due(await self._tree.expiries(user_id, EXPIRY_BATCH), now)
-        if len(expired) == EXPIRY_BATCH:
-            next_expiry = now  # more may be due: the next tick takes them
+        expired, next_expiry = await self._due_expiries(user_id, now)
         report.expired += expired
         forget_ids = list(dict.fromkeys([*forget_ids, *expired]))
         events = [c.event for c in items]
@@ -357,6 +355,14 @@ class Segmenter:
             forget_ids,
             expiring,
         )
+
+    async def _due_expiries(self, user_id: str, now: datetime) -> tuple[list[str], datetime | None]:
+        """The user's messages past their deadline (at most EXPIRY_BATCH) and when the next
+        one is due. Usually nothing is due: one read of the earliest deadline says so."""
+        earliest_one = await self._tree.expiries(user_id, 1)
+        if not earliest_one or earliest_one[0][1] > now.timestamp():
+            return split_due(earliest_one, now, EXPIRY_BATCH)
+        return split_due(await self._tree.expiries(user_id, EXPIRY_BATCH + 1), now, EXPIRY_BATCH)
 
     def _unexpired(
         self, items: list[Consumed[InputEvent]], now: datetime, report: BatchReport

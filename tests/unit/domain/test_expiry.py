@@ -32,9 +32,12 @@ def test_the_earlier_of_expires_at_and_the_retention_applies() -> None:
 def test_split_due_gives_what_is_due_and_the_next_deadline() -> None:
     now = TS
     pairs = [("a", now.timestamp() - 1), ("b", now.timestamp()), ("c", now.timestamp() + 60)]
-    assert split_due(pairs, now) == (["a", "b"], now + timedelta(seconds=60))
-    assert split_due(pairs[:2], now) == (["a", "b"], None)
-    assert split_due([], now) == ([], None)
+    assert split_due(pairs, now, 5) == (["a", "b"], now + timedelta(seconds=60))
+    assert split_due(pairs[:2], now, 5) == (["a", "b"], None)
+    assert split_due([], now, 5) == ([], None)
+    # More due than one step forgets: the rest is due at once, on the next tick.
+    assert split_due(pairs, now, 1) == (["a"], now)
+    assert split_due(pairs, now, 2) == (["a", "b"], now + timedelta(seconds=60))
 
 
 def test_earliest_ignores_missing_times() -> None:

@@ -22,6 +22,7 @@ from memstream.contracts.codec import decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.ids import segment_id
 from memstream.domain.models import ClockTicked, ForgetRequested, InputEvent, SessionEnded
+from memstream.segmenter.handler import EXPIRY_BATCH
 
 
 class Clock:
@@ -128,3 +129,22 @@ async def test_a_replay_of_an_expired_message_stays_out() -> None:
     await r.send(replace(CONVERSATION[0], expires_at=None))  # even if it came without one
     assert r.versions() == versions
     assert SECRET not in r.everywhere()
+
+
+async def test_more_messages_due_than_one_step_forgets_wait_for_the_next_tick() -> None:
+    clock = Clock(NOW)
+    r = rig(clock)
+    deadline = NOW + timedelta(minutes=1)
+    many = [
+        replace(CONVERSATION[i % 2], event_id=f"m{i}", seq=i, expires_at=deadline)
+        for i in range(EXPIRY_BATCH + 20)
+    ]
+    await r.send(*many)
+    assert len(await r.tree.expiries(USER, 1000)) == EXPIRY_BATCH + 20
+    clock.now = deadline
+    await ticked(r, deadline)
+    assert len(await r.tree.expiries(USER, 1000)) == 20
+    assert r.tree.due[USER] == deadline.timestamp()  # the rest at once, on the next tick
+    await ticked(r, deadline)
+    assert await r.tree.expiries(USER, 1000) == []
+    assert [i for (u, i) in r.tree.stored if u == USER] == []
