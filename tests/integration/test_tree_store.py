@@ -48,8 +48,11 @@ class TestRedisTree(TreeContract):
         old = [replace(node(f"l{i}", end=i), source_ids=(f"q{i}", f"a{i}")) for i in range(3)]
         await commit(tree, nodes=tuple(old))
         await tree._r.delete(f"{tree._ns}:{{ana}}:sources")  # as an older version left them
-        assert await tree.leaves_citing("ana", ["a2", "q0"]) == ["l0", "l2"]
-        assert await tree._r.hlen(f"{tree._ns}:{{ana}}:sources") == 6
+        new = replace(node("l3", end=3), source_ids=("q3",))
+        await commit(tree, nodes=(new,))  # written after the upgrade: indexed at once
+        assert await tree.leaves_citing("ana", ["a2", "q0", "q3"]) == ["l0", "l2", "l3"]
+        assert await tree._r.hlen(f"{tree._ns}:{{ana}}:sources") == 7 + 1  # and the mark
+        assert await tree.leaves_citing("ana", ["q1"]) == ["l1"]  # indexed once for all
 
 
 async def test_markers_are_trimmed_past_the_replay_horizon_and_the_count_bound(

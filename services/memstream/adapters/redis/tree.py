@@ -191,16 +191,19 @@ class RedisTree:
         if not message_ids:
             return []
         p = user_prefix(user_id, self._ns)
-        held = await _done(self._r.hmget(p + "sources", list(message_ids)))
-        if not any(held) and not await self._r.exists(p + "sources"):
-            await self._index_sources(user_id)  # L1s written before the index existed
+        *held, complete = await _done(
+            self._r.hmget(p + "sources", [*message_ids, _SOURCES_COMPLETE])
+        )
+        if complete is None:  # L1s written before the index existed may be missing from it
+            await self._index_sources(user_id)
             held = await _done(self._r.hmget(p + "sources", list(message_ids)))
         return sorted({_text(h) for h in held if h is not None})
 
     async def _index_sources(self, user_id: str, page: int = 500) -> None:
-        """Index the messages of every L1 of a user whose L1s predate the index (once: the
-        index then exists whenever the user has an L1). Called by the segmenter, the one
-        writer of a user's L1s, so nothing changes them meanwhile."""
+        """Index the messages of every L1 of the user, then mark the index complete: once
+        per user, on its first message forget (L1s written since are indexed as they are
+        written). Called by the segmenter, the one writer of a user's L1s, so nothing
+        changes them meanwhile."""
         p = user_prefix(user_id, self._ns)
         offset = 0
         while ids := await self.level_ids(user_id, Level.SEGMENT, offset=offset, limit=page):
@@ -208,6 +211,7 @@ class RedisTree:
             mapping = {m: n.id for n in await self.get_many(user_id, ids) for m in n.source_ids}
             if mapping:
                 await _done(self._r.hset(p + "sources", mapping=mapping))
+        await _done(self._r.hset(p + "sources", _SOURCES_COMPLETE, "1"))
 
     async def expiries(self, user_id: str, limit: int = 100) -> list[tuple[str, float]]:
         raw = await self._r.zrange(self._key(user_id, "expiry"), 0, limit - 1, withscores=True)
@@ -443,6 +447,10 @@ class RedisTree:
             tombstone_ttl_s=ttl_s if tombstone else None,
         )
 
+
+# A field of the message index no message id can be (ids are never empty): every L1 of the
+# user is in the index, those written before it existed included.
+_SOURCES_COMPLETE = ""
 
 # Every per-user key whose name does not depend on a node (the levels are listed apart).
 _FIXED_SUFFIXES = (
