@@ -39,6 +39,7 @@ GOOD: dict[str, dict[str, object]] = {
         "ts": TS,
         "tz": "Europe/Paris",
         "metadata": {"channel": "web"},
+        "expires_at": "2024-06-01T00:00:00Z",
     },
     "session_end.v1": {"type": "session_end.v1", "user_id": USER, "session_id": "s1", "ts": TS},
     "forget.v1": {"type": "forget.v1", "user_id": USER},
@@ -85,6 +86,7 @@ DROP = object()  # as a change: remove the field
 BAD = [
     ("turn.v1", {"ts": "2024-05-01T09:30:00"}, "ts", "bad timestamp"),
     ("turn.v1", {"ts": "2024-02-30T09:30:00Z"}, "ts", "bad timestamp"),
+    ("turn.v1", {"expires_at": "2024-06-01"}, "expires_at", "bad timestamp"),
     ("turn.v1", {"text": "x" * 16_001}, "text", "too long"),
     ("turn.v1", {"session_id": DROP}, "session_id", "missing field"),
     ("turn.v1", {"role": "bot"}, "role", "must be one of user, assistant, other"),
