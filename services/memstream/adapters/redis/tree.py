@@ -15,6 +15,7 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
                             added in the transaction that creates each: what a forget deletes
     ms:{u}:sources          hash: message (event) id -> id of the L1 holding it, written and
                             removed with the L1s, so a message forget finds its L1 directly
+                            (the field "" marks it complete: L1s older than it indexed too)
     ms:{u}:expiry           sorted set: message id -> its deadline (epoch s), `domain.expiry`
     ms:{u}:tombstone        JSON of the user's tombstone after a forget (expires; see
                             `domain.forgetting`); commits with a guard check it atomically
