@@ -160,7 +160,9 @@ async def connect(
         yield Container(
             settings=settings,
             catalog=load_catalog(settings.topic_prefix),
-            tree=RedisTree(redis, settings.redis_namespace),
+            tree=RedisTree(
+                redis, settings.redis_namespace, node_cache_size=settings.redis_node_cache
+            ),
             index=index,
             embedder=embedder,
             llm=build_language_model(
