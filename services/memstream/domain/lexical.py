@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -223,7 +224,13 @@ def _restore(stem: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased, stemmed content words of `text`, in order, stopwords removed."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    return list(_content_words(text))
+
+
+# The recall gate tokenizes the same memories' texts on every request that finds them.
+@lru_cache(maxsize=16_384)
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
 
 
 def term_id(token: str) -> int:
