@@ -178,6 +178,7 @@ BM25_AVG_DOC_TOKENS = 40.0
 _VOWELS = frozenset("aeiou")
 
 
+@lru_cache(maxsize=65_536)  # a vocabulary's words recur: stem each once
 def _stem(word: str) -> str:
     """A deliberately light stemmer: plurals and -ed/-ing, with the silent e put back.
 
