@@ -15,10 +15,11 @@ the servers from another source tree (e.g. an export of main) to compare in one 
 Each client keeps one connection and sends its next request when the last one answers, so
 the offered load is the clients' concurrency. Per level: a warm-up, then `--requests`
 requests (bounded), throughput over that span, latency percentiles (nearest rank), errors,
-the server's stage timings (`timings_ms`) at p50 and p95, and the CPU the API processes
-spent per request (their own, and their model processes'), read from /proc: on a shared,
-loaded machine CPU per request moves much less than wall time, so it is the figure to judge
-a change of the request's code by.
+the server's stage timings (`timings_ms`) at p50 and p95, and the CPU spent per request,
+read from /proc: by the API processes, by their model processes, and by this process with
+its other children (the load generator, Redis, the broker: `bench_cpu_ms_per_request`), all
+on the same cores. On a shared, loaded machine CPU per request moves much less than wall
+time, so it is the figure to judge a change of the request's code by.
 
 `--profile DIR` runs each API process under cProfile (main thread CPU time) and writes its
 profile there when it stops (`python -m pstats DIR/<config>-<round>-<worker>.prof`);
@@ -204,20 +205,34 @@ class Servers:
 
 
 async def load(
-    session: aiohttp.ClientSession, servers: Servers, asks: Sequence[str], clients: int, total: int
+    session: aiohttp.ClientSession,
+    servers: Servers,
+    asks: Sequence[str],
+    clients: int,
+    total: int,
+    rate: float | None = None,
 ) -> dict[str, Any]:
-    """`clients` concurrent request loops sharing `total` requests."""
+    """`clients` concurrent request loops sharing `total` requests: each asks again as soon
+    as it is answered or, with `rate`, at the next of a fixed schedule of `rate` requests a
+    second (open loop; a request's latency counts from its scheduled time, so time spent
+    waiting for a free client is not hidden)."""
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
     errors = 0
     next_ask = 0
+    start = 0.0  # set just before the clients start
 
     async def client() -> None:
         nonlocal next_ask, errors
         while next_ask < total:
             query = asks[next_ask % len(asks)]
-            next_ask += 1
             began = time.perf_counter()
+            if rate is not None:
+                began = start + next_ask / rate
+                next_ask += 1
+                await asyncio.sleep(max(0.0, began - time.perf_counter()))
+            else:
+                next_ask += 1
             try:
                 async with session.post(
                     servers.url + "/v1/recall", json={"user_id": USER, "query": query}
@@ -232,16 +247,19 @@ async def load(
             for stage, ms in body["timings_ms"].items():
                 stages.setdefault(stage, []).append(ms)
 
-    cpu_before = servers.cpu_seconds()
-    began = time.perf_counter()
+    cpu_before = servers.cpu_seconds(), cpu_seconds([os.getpid()])
+    start = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(clients)))
-    elapsed = time.perf_counter() - began
-    api_cpu, model_cpu = (
-        after - before for after, before in zip(servers.cpu_seconds(), cpu_before, strict=True)
-    )
+    elapsed = time.perf_counter() - start
+    cpu_after = servers.cpu_seconds(), cpu_seconds([os.getpid()])
+    api_cpu, model_cpu = (b - a for b, a in zip(cpu_after[0], cpu_before[0], strict=True))
+    # This process and its descendants, the servers' processes aside: the load generator,
+    # Redis and the broker, which share the machine's cores with the API.
+    rest_cpu = sum(cpu_after[1]) - sum(cpu_before[1]) - api_cpu - model_cpu
     answered = max(1, len(latencies))
     return {
         "clients": clients,
+        **({"offered_rps": rate} if rate is not None else {}),
         "requests": len(latencies),
         "errors": errors,
         "throughput_rps": round(len(latencies) / elapsed, 1),
@@ -251,13 +269,18 @@ async def load(
         "mean_ms": round(statistics.fmean(latencies), 1),
         "api_cpu_ms_per_request": round(api_cpu * 1000 / answered, 2),
         "model_cpu_ms_per_request": round(model_cpu * 1000 / answered, 2),
+        "bench_cpu_ms_per_request": round(rest_cpu * 1000 / answered, 2),
         "server_stage_p50_ms": {s: round(percentile(v, 50), 2) for s, v in sorted(stages.items())},
         "server_stage_p95_ms": {s: round(percentile(v, 95), 2) for s, v in sorted(stages.items())},
     }
 
 
 async def measure(
-    servers: Servers, levels: Sequence[int], requests: int, warm_up: int
+    servers: Servers,
+    levels: Sequence[int],
+    requests: int,
+    warm_up: int,
+    rates: Sequence[float] = (),
 ) -> dict[str, Any]:
     asks = queries(max(requests, 200))
     connector = aiohttp.TCPConnector(limit=max(levels), force_close=False)
@@ -270,6 +293,12 @@ async def measure(
             total = requests if clients > 1 else max(30, requests // 4)
             results[f"{clients}_clients"] = figures = await load(
                 session, servers, asks, clients, total
+            )
+            print(f"  {json.dumps(figures)}", flush=True)
+        for rate in rates:
+            # As many clients as the highest level, asking on a schedule instead of at once.
+            results[f"{rate:g}_rps_offered"] = figures = await load(
+                session, servers, asks, max(levels), requests, rate=rate
             )
             print(f"  {json.dumps(figures)}", flush=True)
     return results
@@ -325,7 +354,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     )
                     try:
                         figures = asyncio.run(
-                            measure(servers, args.clients, args.requests, args.warm_up)
+                            measure(
+                                servers,
+                                args.clients,
+                                args.requests,
+                                args.warm_up,
+                                args.rates,
+                            )
                         )
                     finally:
                         servers.stop()
@@ -365,6 +400,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, default=1000, help="Requests per level.")
     parser.add_argument("--warm-up", type=int, default=20)
     parser.add_argument(
+        "--rates",
+        type=float,
+        nargs="*",
+        default=[],
+        help="Also offer these fixed request rates (req/s, open loop) from the most clients.",
+    )
+    parser.add_argument(
         "--config",
         type=parse_config,
         nargs="+",
@@ -385,9 +427,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     _write(args.out, report)
     for name, rounds in report["configurations"].items():
         for figures in rounds:
-            levels = [f for k, f in figures.items() if k.endswith("_clients")]
+            levels = [f for k, f in figures.items() if k.endswith(("_clients", "_offered"))]
             summary = "  ".join(
-                f"{f['clients']}c {f['throughput_rps']} req/s p95 {f['p95_ms']} ms "
+                f"{f['clients']}c{' at ' + str(f['offered_rps']) if 'offered_rps' in f else ''}"
+                f" {f['throughput_rps']} req/s p95 {f['p95_ms']} ms "
                 f"cpu {f['api_cpu_ms_per_request']} ms/req"
                 for f in levels
             )
