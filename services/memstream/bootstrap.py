@@ -35,6 +35,7 @@ from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
 from memstream.adapters.qdrant.server import QdrantIndex
+from memstream.adapters.redis.connection import HiredisPackedConnection
 from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
@@ -151,7 +152,7 @@ async def connect(
     if not settings.redis_url or not settings.kafka_bootstrap:
         raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
     async with AsyncExitStack() as stack:
-        redis = aioredis.from_url(settings.redis_url)
+        redis = aioredis.from_url(settings.redis_url, connection_class=HiredisPackedConnection)
         stack.push_async_callback(redis.aclose)
         embedder = build_embedder(settings)
         index = await open_index(settings, settings.qdrant_collection, embedder.dim, stack)
@@ -162,7 +163,9 @@ async def connect(
         yield Container(
             settings=settings,
             catalog=load_catalog(settings.topic_prefix),
-            tree=RedisTree(redis, settings.redis_namespace),
+            tree=RedisTree(
+                redis, settings.redis_namespace, node_cache_size=settings.redis_node_cache
+            ),
             index=index,
             embedder=embedder,
             llm=build_language_model(

@@ -111,3 +111,30 @@ class TestFakeTree(TreeContract):
     @pytest.fixture
     def tree(self) -> FakeTree:
         return FakeTree()
+
+
+async def test_a_node_rewritten_after_a_read_is_read_anew(stack_settings: Settings) -> None:
+    """The decoded-node cache never hands back a node's earlier content."""
+    import dataclasses
+    from datetime import UTC, datetime
+
+    from memstream.domain.models import Level, MemoryNode
+
+    client = aioredis.from_url(stack_settings.redis_url)
+    namespace = f"cache-{uuid.uuid4().hex[:12]}"
+    tree = RedisTree(client, namespace, node_cache_size=8)
+    at = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
+    node = MemoryNode("n1", "ana", Level.SESSION, at, at, "Ana hiked.", version=1)
+    try:
+        await tree.save_node(node, fingerprint="")
+        assert await tree.get_many("ana", ["n1"]) == [node]
+        assert await tree.get_many("ana", ["n1"]) == [node]
+        assert tree.node_cache.hits == 1
+        rewritten = dataclasses.replace(node, text="Ana hiked twice.", version=2)
+        await tree.save_node(rewritten, fingerprint="")
+        assert await tree.get_many("ana", ["n1"]) == [rewritten]
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()

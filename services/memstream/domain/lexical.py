@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -177,6 +178,7 @@ BM25_AVG_DOC_TOKENS = 40.0
 _VOWELS = frozenset("aeiou")
 
 
+@lru_cache(maxsize=65_536)  # a vocabulary's words recur: stem each once
 def _stem(word: str) -> str:
     """A deliberately light stemmer: plurals and -ed/-ing, with the silent e put back.
 
@@ -223,7 +225,13 @@ def _restore(stem: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased, stemmed content words of `text`, in order, stopwords removed."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    return list(_content_words(text))
+
+
+# The recall gate tokenizes the same memories' texts on every request that finds them.
+@lru_cache(maxsize=16_384)
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
 
 
 def term_id(token: str) -> int:

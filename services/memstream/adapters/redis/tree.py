@@ -47,6 +47,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from redis.exceptions import WatchError
 
+from memstream.adapters.redis.node_cache import DEFAULT_SIZE, NodeDecodeCache
 from memstream.contracts.codec import decode_node, encode_node
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
@@ -81,8 +82,11 @@ class RedisTree:
         seen_horizon: timedelta = SEEN_HORIZON,
         seen_max: int = SEEN_MAX,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        node_cache_size: int = DEFAULT_SIZE,
     ) -> None:
         self._r = client
+        # Nodes read again are not decoded again (see node_cache.py: keyed by their bytes).
+        self.node_cache = NodeDecodeCache(node_cache_size)
         self._seen_horizon_s = int(seen_horizon.total_seconds())
         self._seen_max = seen_max
         self._clock = clock
@@ -329,7 +333,8 @@ class RedisTree:
             return []
         p = user_prefix(user_id, self._ns)
         raws = await self._r.mget([p + f"node:{i}" for i in node_ids])
-        return [decode_node(json.loads(r)) for r in raws if r is not None]
+        decode = self.node_cache.decode
+        return [decode(r) for r in raws if r is not None]
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         raw = await _done(self._r.smembers(self._key(user_id, f"children:{node_id}")))

@@ -102,7 +102,9 @@ class RecallParts:
 PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]
 
 
-def _parts(request: Request) -> RecallParts:
+async def _parts(request: Request) -> RecallParts:
+    # async: FastAPI runs a plain `def` dependency in its thread pool, a thread hop (and
+    # the GIL handed back and forth) on every request for one attribute read.
     parts: RecallParts = request.app.state.parts
     return parts
 

@@ -15,7 +15,15 @@ the servers from another source tree (e.g. an export of main) to compare in one 
 Each client keeps one connection and sends its next request when the last one answers, so
 the offered load is the clients' concurrency. Per level: a warm-up, then `--requests`
 requests (bounded), throughput over that span, latency percentiles (nearest rank), errors,
-and the server's stage timings (`timings_ms`) at p50 and p95.
+the server's stage timings (`timings_ms`) at p50 and p95, and the CPU spent per request,
+read from /proc: by the API processes, by their model processes, and by this process with
+its other children (the load generator, Redis, the broker: `bench_cpu_ms_per_request`), all
+on the same cores. On a shared, loaded machine CPU per request moves much less than wall
+time, so it is the figure to judge a change of the request's code by.
+
+`--profile DIR` runs each API process under cProfile (main thread CPU time) and writes its
+profile there when it stops (`python -m pstats DIR/<config>-<round>-<worker>.prof`);
+profiling slows the servers, so do not read its throughput.
 """
 
 from __future__ import annotations
@@ -71,6 +79,51 @@ async def build_tree(settings: Settings, memories: int, background_users: int) -
         return await container.index.count(USER)
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after "pid (comm)"; empty once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def cpu_seconds(pids: Sequence[int]) -> tuple[float, float]:
+    """CPU seconds so far (user + system) of the processes `pids` and, separately, of all
+    their descendants (the model processes). Linux only: zeros without /proc."""
+    if not Path("/proc/self/stat").exists():
+        return 0.0, 0.0
+    parents: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))):
+            # proc(5) fields 4 (ppid), 14 (utime), 15 (stime); here counted from field 3.
+            parents.setdefault(int(fields[1]), []).append(int(entry.name))
+            ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
+    own = sum(ticks.get(pid, 0) for pid in pids)
+    descendants = 0
+    pending = [c for pid in pids for c in parents.get(pid, [])]
+    while pending:
+        child = pending.pop()
+        descendants += ticks.get(child, 0)
+        pending += parents.get(child, [])
+    per_second = os.sysconf("SC_CLK_TCK")
+    return own / per_second, descendants / per_second
+
+
+def _server_command(profile_to: Path | None) -> list[str]:
+    run_app = "from memstream.entrypoints.cli import app; app()"
+    if profile_to is None:
+        return [sys.executable, "-c", run_app]
+    # The profile is written at exit: `serve` stops gracefully on SIGTERM. It counts the
+    # main thread's CPU time (the event loop's), not wall time, which a loaded machine
+    # inflates wherever the process happened to be preempted.
+    profiled = (
+        "import atexit, cProfile, time; profile = cProfile.Profile(time.thread_time); "
+        f"atexit.register(profile.dump_stats, {str(profile_to)!r}); profile.enable(); {run_app}"
+    )
+    return [sys.executable, "-c", profiled]
+
+
 class Servers:
     """`workers` API processes (`memstream serve`) on one port; each on its own data copy."""
 
@@ -83,6 +136,7 @@ class Servers:
         runtime: str,
         threads: int,
         code: Path | None,
+        profile_prefix: Path | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -112,9 +166,14 @@ class Servers:
                 env["MEMSTREAM_EMBED_RUNTIME"] = runtime
             if code is not None:
                 env["PYTHONPATH"] = str(code / "services")
-            command = [sys.executable, "-c", "from memstream.entrypoints.cli import app; app()"]
+            profile_to = None if profile_prefix is None else Path(f"{profile_prefix}-{n}.prof")
+            command = _server_command(profile_to)
             self._processes.append(subprocess.Popen([*command, "serve"], env=env))
         self._started = started
+
+    def cpu_seconds(self) -> tuple[float, float]:
+        """CPU seconds so far of the API processes, and of their model processes."""
+        return cpu_seconds([p.pid for p in self._processes])
 
     async def wait_ready(self, session: aiohttp.ClientSession) -> None:
         """Until every worker answers /readyz (each readiness probe may reach any worker, so
@@ -146,23 +205,37 @@ class Servers:
 
 
 async def load(
-    session: aiohttp.ClientSession, url: str, asks: Sequence[str], clients: int, total: int
+    session: aiohttp.ClientSession,
+    servers: Servers,
+    asks: Sequence[str],
+    clients: int,
+    total: int,
+    rate: float | None = None,
 ) -> dict[str, Any]:
-    """`clients` concurrent request loops sharing `total` requests."""
+    """`clients` concurrent request loops sharing `total` requests: each asks again as soon
+    as it is answered or, with `rate`, at the next of a fixed schedule of `rate` requests a
+    second (open loop; a request's latency counts from its scheduled time, so time spent
+    waiting for a free client is not hidden)."""
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
     errors = 0
     next_ask = 0
+    start = 0.0  # set just before the clients start
 
     async def client() -> None:
         nonlocal next_ask, errors
         while next_ask < total:
             query = asks[next_ask % len(asks)]
-            next_ask += 1
             began = time.perf_counter()
+            if rate is not None:
+                began = start + next_ask / rate
+                next_ask += 1
+                await asyncio.sleep(max(0.0, began - time.perf_counter()))
+            else:
+                next_ask += 1
             try:
                 async with session.post(
-                    url + "/v1/recall", json={"user_id": USER, "query": query}
+                    servers.url + "/v1/recall", json={"user_id": USER, "query": query}
                 ) as reply:
                     body = await reply.json() if reply.status == 200 else None
             except aiohttp.ClientError:
@@ -174,11 +247,19 @@ async def load(
             for stage, ms in body["timings_ms"].items():
                 stages.setdefault(stage, []).append(ms)
 
-    began = time.perf_counter()
+    cpu_before = servers.cpu_seconds(), cpu_seconds([os.getpid()])
+    start = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(clients)))
-    elapsed = time.perf_counter() - began
+    elapsed = time.perf_counter() - start
+    cpu_after = servers.cpu_seconds(), cpu_seconds([os.getpid()])
+    api_cpu, model_cpu = (b - a for b, a in zip(cpu_after[0], cpu_before[0], strict=True))
+    # This process and its descendants, the servers' processes aside: the load generator,
+    # Redis and the broker, which share the machine's cores with the API.
+    rest_cpu = sum(cpu_after[1]) - sum(cpu_before[1]) - api_cpu - model_cpu
+    answered = max(1, len(latencies))
     return {
         "clients": clients,
+        **({"offered_rps": rate} if rate is not None else {}),
         "requests": len(latencies),
         "errors": errors,
         "throughput_rps": round(len(latencies) / elapsed, 1),
@@ -186,13 +267,20 @@ async def load(
         "p95_ms": round(percentile(latencies, 95), 1),
         "p99_ms": round(percentile(latencies, 99), 1),
         "mean_ms": round(statistics.fmean(latencies), 1),
+        "api_cpu_ms_per_request": round(api_cpu * 1000 / answered, 2),
+        "model_cpu_ms_per_request": round(model_cpu * 1000 / answered, 2),
+        "bench_cpu_ms_per_request": round(rest_cpu * 1000 / answered, 2),
         "server_stage_p50_ms": {s: round(percentile(v, 50), 2) for s, v in sorted(stages.items())},
         "server_stage_p95_ms": {s: round(percentile(v, 95), 2) for s, v in sorted(stages.items())},
     }
 
 
 async def measure(
-    servers: Servers, levels: Sequence[int], requests: int, warm_up: int
+    servers: Servers,
+    levels: Sequence[int],
+    requests: int,
+    warm_up: int,
+    rates: Sequence[float] = (),
 ) -> dict[str, Any]:
     asks = queries(max(requests, 200))
     connector = aiohttp.TCPConnector(limit=max(levels), force_close=False)
@@ -201,10 +289,16 @@ async def measure(
         await servers.wait_ready(session)
         results: dict[str, Any] = {"time_to_ready_s": servers.ready_s}
         for clients in levels:
-            await load(session, servers.url, asks, clients, warm_up)
+            await load(session, servers, asks, clients, warm_up)
             total = requests if clients > 1 else max(30, requests // 4)
             results[f"{clients}_clients"] = figures = await load(
-                session, servers.url, asks, clients, total
+                session, servers, asks, clients, total
+            )
+            print(f"  {json.dumps(figures)}", flush=True)
+        for rate in rates:
+            # As many clients as the highest level, asking on a schedule instead of at once.
+            results[f"{rate:g}_rps_offered"] = figures = await load(
+                session, servers, asks, max(levels), requests, rate=rate
             )
             print(f"  {json.dumps(figures)}", flush=True)
     return results
@@ -252,10 +346,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         runtime=config["runtime"],
                         threads=config["threads"],
                         code=config["code"],
+                        profile_prefix=(
+                            None
+                            if args.profile is None
+                            else args.profile / f"{_slug(name)}-{round_ + 1}"
+                        ),
                     )
                     try:
                         figures = asyncio.run(
-                            measure(servers, args.clients, args.requests, args.warm_up)
+                            measure(
+                                servers,
+                                args.clients,
+                                args.requests,
+                                args.warm_up,
+                                args.rates,
+                            )
                         )
                     finally:
                         servers.stop()
@@ -277,6 +382,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_=" else "_" for c in name)
+
+
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, default=str) + "\n")
@@ -291,6 +400,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, default=1000, help="Requests per level.")
     parser.add_argument("--warm-up", type=int, default=20)
     parser.add_argument(
+        "--rates",
+        type=float,
+        nargs="*",
+        default=[],
+        help="Also offer these fixed request rates (req/s, open loop) from the most clients.",
+    )
+    parser.add_argument(
         "--config",
         type=parse_config,
         nargs="+",
@@ -298,14 +414,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="Server configurations, e.g. workers=2 runtime=onnx-int8 code=/tmp/main.",
     )
     parser.add_argument("--rounds", type=int, default=1, help="Alternate the configs N times.")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="Run the API processes under cProfile; write their profiles to this directory.",
+    )
     args = parser.parse_args(argv)
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
     report = run(args)
     _write(args.out, report)
     for name, rounds in report["configurations"].items():
         for figures in rounds:
-            levels = [f for k, f in figures.items() if k.endswith("_clients")]
+            levels = [f for k, f in figures.items() if k.endswith(("_clients", "_offered"))]
             summary = "  ".join(
-                f"{f['clients']}c {f['throughput_rps']} req/s p95 {f['p95_ms']} ms" for f in levels
+                f"{f['clients']}c{' at ' + str(f['offered_rps']) if 'offered_rps' in f else ''}"
+                f" {f['throughput_rps']} req/s p95 {f['p95_ms']} ms "
+                f"cpu {f['api_cpu_ms_per_request']} ms/req"
+                for f in levels
             )
             print(f"{name}: ready {figures['time_to_ready_s']} s  {summary}")
 
