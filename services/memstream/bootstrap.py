@@ -26,15 +26,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import faust
 import redis.asyncio as aioredis
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from fastapi import FastAPI
-from qdrant_client import AsyncQdrantClient
 
 from memstream import faults
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
-from memstream.adapters.qdrant.server import QdrantIndex
 from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
@@ -43,7 +40,6 @@ from memstream.domain.forgetting import Tombstone, lifetime_s
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_app
 from memstream.edges.faust.dead_letters import DeadLetters
-from memstream.edges.http.api import RecallParts, create_app
 from memstream.edges.instrumentation import (
     HttpMetricsMiddleware,
     InstrumentedConsolidator,
@@ -76,7 +72,11 @@ from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from memstream.adapters.qdrant.edge import EdgeIndex
+    from memstream.adapters.qdrant.server import QdrantIndex
+    from memstream.edges.http.api import RecallParts
 
     Index: TypeAlias = QdrantIndex | EdgeIndex
 
@@ -187,6 +187,12 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
     """
     index: Index
     if settings.qdrant_url:
+        # Imported here: a worker on the in-process engine never loads qdrant-client (most
+        # of a second of CPU at every start).
+        from qdrant_client import AsyncQdrantClient
+
+        from memstream.adapters.qdrant.server import QdrantIndex
+
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         client = AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
         stack.push_async_callback(client.close)
@@ -291,6 +297,8 @@ def build_clock(c: Container) -> AsyncIOScheduler:
 
 
 def build_recall(c: Container) -> RecallParts:
+    from memstream.edges.http.api import RecallParts
+
     return RecallParts(
         pipeline=RecallPipeline(
             tree=c.tree,
@@ -383,6 +391,9 @@ def recall_app(
     With `metrics`: requests and latency by route and status, recall stages, and `/metrics` serves
     its registry. While the app runs, `app.state.container` is the container it serves.
     """
+    # Imported here: the HTTP stack (fastapi, starlette) is no part of a worker's start-up.
+    from memstream.edges.http.api import create_app
+
     settings = source.settings if isinstance(source, Container) else source
 
     @asynccontextmanager

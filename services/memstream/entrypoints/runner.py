@@ -37,9 +37,9 @@ from memstream.bootstrap import (
 )
 from memstream.consolidator.handler import Consolidator
 from memstream.edges.faust.app import AgentHealth
-from memstream.edges.http.server import serve_until_cancelled
 from memstream.edges.instrumentation import BacklogCollector
 from memstream.edges.probes import process_registry, serve_probes
+from memstream.edges.startup import phase
 from memstream.edges.tracing import configure as configure_tracing
 from memstream.metrics import Metrics
 from memstream.segmenter.handler import Segmenter
@@ -103,6 +103,8 @@ class RunningProcess:
     clock: AsyncIOScheduler | None = None
     collector: asyncio.Task[None] | None = None
     api: asyncio.Task[None] | None = None
+    # The model's load and first run, under way while the consumer joins its group.
+    model: asyncio.Task[None] | None = None
     probes_port: int | None = None
     started: bool = False
     agents: AgentHealth = field(default_factory=AgentHealth)
@@ -160,6 +162,7 @@ async def run_parts(
     `on_started` runs once every part runs (with the api: once it accepts connections).
     """
     parts = frozenset(parts)
+    phase("imports and settings")
     metrics = metrics or Metrics(process_registry())
     async with AsyncExitStack() as stack:
         if isinstance(source, Container):
@@ -181,12 +184,15 @@ async def run_parts(
                     ready=running.ready,
                 )
             )
+        phase("connections")
         if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
-            # Load and run the model before consuming (and before /readyz turns true): the
-            # first batch after a start is then as fresh as the rest.
-            warm_up = getattr(container.embedder, "warm_up", None)
-            if warm_up is not None:
-                await warm_up()
+            # Load and run the model while the consumer joins its group (seconds each, the
+            # one in the model's process, the other waiting on the broker); `run_parts`
+            # yields, and /readyz turns true, only once both are done. A record that comes
+            # first waits for the model: the embedder's calls queue behind the warm-up.
+            running.model = _warming_up(container.embedder)
+            if running.model is not None:
+                stack.push_async_callback(_cancel, running.model)
         if Part.SEGMENTER in parts:
             running.segmenter = build_segmenter(container)
         if Part.CONSOLIDATOR in parts:
@@ -203,8 +209,9 @@ async def run_parts(
                 health=running.agents,
             )
             running.app.on_rebalance_complete.connect(_set_when_called(running.joined))
-            await running.app.start()
-            stack.push_async_callback(running.app.stop)
+            stack.push_async_callback(running.app.stop)  # also what a failed start began
+            await _unless_it_fails(running.model, running.app.start())
+            phase("consumer started")
         if Part.SCHEDULER in parts:
             running.clock = build_clock(container)
             running.clock.start()
@@ -219,7 +226,12 @@ async def run_parts(
                 collector.run(collect_interval_s), name="backlog-collector"
             )
             stack.push_async_callback(_cancel, running.collector)
+        if running.model is not None:
+            await running.model  # a model that cannot load stops the start here, as before
         if Part.API in parts:
+            # Imported here: the HTTP server (uvicorn, fastapi) is no part of a worker's start.
+            from memstream.edges.http.server import serve_until_cancelled
+
             app = recall_app(container, metrics)
             serving = serve_until_cancelled(
                 app,
@@ -234,18 +246,47 @@ async def run_parts(
         elif on_started is not None:
             on_started()
         running.started = True
+        phase("running")
         log.info("running %s", ", ".join(sorted(parts)))
         yield running
 
 
+def _warming_up(embedder: object) -> asyncio.Task[None] | None:
+    """The embedder's warm-up as a task (None for an embedder with nothing to load)."""
+    warm_up: Callable[[], Awaitable[None]] | None = getattr(embedder, "warm_up", None)
+    if warm_up is None:
+        return None
+
+    async def warmed() -> None:
+        await warm_up()
+        phase("model loaded and warmed up")
+
+    return asyncio.create_task(warmed(), name="model-warm-up")
+
+
+async def _unless_it_fails(warming: asyncio.Task[None] | None, work: Awaitable[None]) -> None:
+    """Await `work`; if `warming` fails first, give up on `work` and raise its error (a
+    model that cannot load should not wait for a group join to be reported)."""
+    task = asyncio.ensure_future(work)
+    pending: set[asyncio.Future[None]] = {task} if warming is None else {task, warming}
+    while not task.done():
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if warming in done and warming.exception() is not None:
+            await _cancel(task)
+            await warming  # raises the model's error
+    await task
+
+
 def _set_when_called(event: asyncio.Event) -> Callable[..., Awaitable[None]]:
     async def on_rebalance_complete(*_: Any, **__: Any) -> None:
+        if not event.is_set():
+            phase("partitions assigned")
         event.set()
 
     return on_rebalance_complete
 
 
-async def _cancel(task: asyncio.Task[None]) -> None:
+async def _cancel(task: asyncio.Future[None]) -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 
