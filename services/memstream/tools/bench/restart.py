@@ -167,6 +167,7 @@ async def restart_once(
     pending_at_stop = traffic.pending()
     worker.signal(signum)
     code = await worker.exited(timeout_s=60)
+    stop_s = time.monotonic() - stopped_at
     new = WorkerProcess(env, scratch / f"worker-{signum.name}.log")
     group = settings.consumer_group
     to_commit = await consuming_after(new, settings.kafka_bootstrap, group, partitions)
@@ -185,6 +186,7 @@ async def restart_once(
     figures = {
         "signal": signum.name,
         "exit_code": code,
+        "stop_s": round(stop_s, 2),
         "restart_to_first_batch_s": first_batch,
         "restart_to_commit_s": round(to_commit, 2),
         "phases": phases,
