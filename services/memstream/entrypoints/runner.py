@@ -133,8 +133,9 @@ class RunningProcess:
 
     async def ready(self) -> dict[str, bool]:
         """Per part: started and alive; and whether Redis answers (every part needs it).
-        `started` first: while the model warms up no part exists yet, and an empty set of
-        parts must not read as all of them ready."""
+        `started` first: it turns true once every part runs and the model is warm (the
+        parts start while it warms up), and an empty set of parts must not read as all of
+        them ready."""
         status = {"started": self.started}
         status |= {name: ok and self.started for name, ok in self.parts().items()}
         if self.app is not None:
