@@ -28,12 +28,14 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.bootstrap import (
     Container,
+    WritePathHandlers,
     build_clock,
     build_consolidator,
     build_segmenter,
     connect,
     recall_app,
     write_path_app,
+    write_path_handlers,
 )
 from memstream.consolidator.handler import Consolidator
 from memstream.edges.faust.app import AgentHealth
@@ -165,15 +167,26 @@ async def run_parts(
     parts = frozenset(parts)
     phase("imports and settings")
     metrics = metrics or Metrics(process_registry())
+    settings = source.settings if isinstance(source, Container) else source
+    health, joined = AgentHealth(), asyncio.Event()
     async with AsyncExitStack() as stack:
+        consumer: _StartingConsumer | None = None
+        if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
+            # The group join first: seconds of waiting on the broker (6 s on Tansu), which
+            # the connections and the model's warm-up below now fill. Records that come
+            # before the handlers wait for them.
+            options = {**(FAST_REBALANCE if fast_rebalance else {}), **(faust_options or {})}
+            consumer = _StartingConsumer.start(
+                settings, metrics, parts, options=options, health=health, joined=joined
+            )
+            stack.push_async_callback(consumer.stop)  # if connecting fails
         if isinstance(source, Container):
             container = source
         else:
             # One embedder for both consumers: the online path goes first (PriorityEmbedder).
             opened = connect(source, metrics, prioritise_online=_consumers_together(parts))
             container = await stack.enter_async_context(opened)
-        settings = container.settings
-        running = RunningProcess(container, metrics)
+        running = RunningProcess(container, metrics, agents=health, joined=joined)
         if probes_host is not None and Part.API not in parts:
             # First, so liveness answers while the parts are still starting.
             running.probes_port = await stack.enter_async_context(
@@ -186,7 +199,7 @@ async def run_parts(
                 )
             )
         phase("connections")
-        if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
+        if consumer is not None:
             # Load and run the model while the consumer joins its group (seconds each, the
             # one in the model's process, the other waiting on the broker); `run_parts`
             # yields, and /readyz turns true, only once both are done. A record that comes
@@ -194,24 +207,21 @@ async def run_parts(
             running.model = _warming_up(container.embedder)
             if running.model is not None:
                 stack.push_async_callback(_cancel, running.model)
-        if Part.SEGMENTER in parts:
-            running.segmenter = build_segmenter(container)
-        if Part.CONSOLIDATOR in parts:
-            running.consolidator = build_consolidator(container)
-        if running.segmenter is not None or running.consolidator is not None:
-            options = {**(FAST_REBALANCE if fast_rebalance else {}), **(faust_options or {})}
-            running.app = write_path_app(
-                container,
-                metrics,
-                segmenter=running.segmenter,
-                consolidator=running.consolidator,
-                app_id=consumer_group(settings, parts),
-                options=options,
-                health=running.agents,
+            if Part.SEGMENTER in parts:
+                running.segmenter = build_segmenter(container)
+            if Part.CONSOLIDATOR in parts:
+                running.consolidator = build_consolidator(container)
+            stack.push_async_callback(consumer.stop)  # before the connections close
+            consumer.handlers.set_result(
+                write_path_handlers(
+                    container,
+                    metrics,
+                    segmenter=running.segmenter,
+                    consolidator=running.consolidator,
+                )
             )
-            running.app.on_rebalance_complete.connect(_set_when_called(running.joined))
-            stack.push_async_callback(running.app.stop)  # also what a failed start began
-            await _unless_it_fails(running.model, running.app.start())
+            running.app = consumer.app
+            await _unless_it_fails(running.model, consumer.starting)
             phase("consumer started")
         if Part.SCHEDULER in parts:
             running.clock = build_clock(container)
@@ -250,6 +260,49 @@ async def run_parts(
         phase("running")
         log.info("running %s", ", ".join(sorted(parts)))
         yield running
+
+
+@dataclass
+class _StartingConsumer:
+    """The Faust app of the consuming parts, started before their handlers exist."""
+
+    app: faust.App
+    handlers: asyncio.Future[WritePathHandlers]
+    starting: asyncio.Task[None]
+    stopped: bool = False
+
+    @classmethod
+    def start(
+        cls,
+        settings: Settings,
+        metrics: Metrics,
+        parts: Collection[Part],
+        *,
+        options: Mapping[str, Any],
+        health: AgentHealth,
+        joined: asyncio.Event,
+    ) -> _StartingConsumer:
+        handlers: asyncio.Future[WritePathHandlers] = asyncio.get_running_loop().create_future()
+        app = write_path_app(
+            settings,
+            metrics,
+            handlers,
+            turns=Part.SEGMENTER in parts,
+            windows=Part.CONSOLIDATOR in parts,
+            app_id=consumer_group(settings, parts),
+            options=options,
+            health=health,
+        )
+        app.on_rebalance_complete.connect(_set_when_called(joined))
+        return cls(app, handlers, asyncio.create_task(app.start(), name="consumer-start"))
+
+    async def stop(self) -> None:
+        """Stop the app (once), and whatever of its start was under way."""
+        if self.stopped:
+            return
+        self.stopped = True
+        await _cancel(self.starting)
+        await self.app.stop()
 
 
 def _warming_up(embedder: object) -> asyncio.Task[None] | None:
