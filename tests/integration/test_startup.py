@@ -84,3 +84,18 @@ async def test_the_model_warms_up_while_the_consumer_joins_its_group(
         async with run_parts(warming, {Part.SEGMENTER}, fast_rebalance=True) as running:
             assert embedder.warmed and running.joined.is_set()
             assert all((await running.ready()).values())
+
+
+async def test_a_store_that_cannot_open_stops_the_consumer_that_started_first(
+    settings: Settings, tmp_path: Path
+) -> None:
+    # The consumer starts joining before the connections; when they fail, the start must
+    # end with their error, the consumer stopped, not hang on a join or leave it running.
+    (tmp_path / "qdrant-edge").write_text("a file where the engine wants its directory")
+    local = settings.model_copy(update={"data_dir": tmp_path})
+    with pytest.raises(NotADirectoryError):
+        async with asyncio.timeout(JOIN_DEADLINE_S):
+            async with run_parts(local, {Part.SEGMENTER}, fast_rebalance=True):
+                pass
+    left = [t.get_name() for t in asyncio.all_tasks() if t.get_name() == "consumer-start"]
+    assert left == []
