@@ -1,15 +1,19 @@
 """The composition root: settings and metrics in; adapters, handlers, the Faust app and the
 HTTP app out. Nothing built here is changed afterwards.
 
-    async with connect(settings, metrics) as container:   # the connected adapters
-        app = write_path_app(container, metrics, ...)       # or recall_app(container, metrics)
+    app = write_path_app(settings, metrics, handlers, ...)   # may start before the stores
+    async with connect(settings, metrics) as container:       # the connected adapters
+        handlers.set_result(write_path_handlers(container, metrics, ...))
+        # or: recall_app(container, metrics)
 
 Import rule: this module imports the adapters, the handlers (segmenter, consolidator,
 scheduler, recall), the contracts, and the edges it builds (`edges.faust.app`,
 `edges.http.api`, `edges.instrumentation`); the edges never import it. The modules that
 start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
 here imports `memstream.tools`. Packages that only development installs have (qdrant-edge,
-the local model) are imported where settings choose them, never at import time.
+the local model) are imported where settings choose them, never at import time; nor are
+the clients a worker does not use by default (qdrant-client's HTTP client, openai, the HTTP
+server): a worker's imports are on the path of every restart.
 """
 
 from __future__ import annotations
