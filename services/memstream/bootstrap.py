@@ -1,20 +1,25 @@
 """The composition root: settings and metrics in; adapters, handlers, the Faust app and the
 HTTP app out. Nothing built here is changed afterwards.
 
-    async with connect(settings, metrics) as container:   # the connected adapters
-        app = write_path_app(container, metrics, ...)       # or recall_app(container, metrics)
+    app = write_path_app(settings, metrics, handlers, ...)   # may start before the stores
+    async with connect(settings, metrics) as container:       # the connected adapters
+        handlers.set_result(write_path_handlers(container, metrics, ...))
+        # or: recall_app(container, metrics)
 
 Import rule: this module imports the adapters, the handlers (segmenter, consolidator,
 scheduler, recall), the contracts, and the edges it builds (`edges.faust.app`,
 `edges.http.api`, `edges.instrumentation`); the edges never import it. The modules that
 start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
 here imports `memstream.tools`. Packages that only development installs have (qdrant-edge,
-the local model) are imported where settings choose them, never at import time.
+the local model) are imported where settings choose them, never at import time; nor are
+the clients a worker does not use by default (qdrant-client's HTTP client, openai, the HTTP
+server): a worker's imports are on the path of every restart.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -26,25 +31,21 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import faust
 import redis.asyncio as aioredis
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from fastapi import FastAPI
-from qdrant_client import AsyncQdrantClient
 
 from memstream import faults
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
-from memstream.adapters.qdrant.server import QdrantIndex
 from memstream.adapters.redis.connection import HiredisPackedConnection
 from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
-from memstream.contracts.records import Consumed
+from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.forgetting import Tombstone, lifetime_s
 from memstream.domain.windows import WindowRules
-from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_app
+from memstream.edges.faust.app import AgentHealth, DeadLetter, RecordHandler, build_faust_app
 from memstream.edges.faust.dead_letters import DeadLetters
-from memstream.edges.http.api import RecallParts, create_app
 from memstream.edges.instrumentation import (
     HttpMetricsMiddleware,
     InstrumentedConsolidator,
@@ -77,7 +78,11 @@ from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from memstream.adapters.qdrant.edge import EdgeIndex
+    from memstream.adapters.qdrant.server import QdrantIndex
+    from memstream.edges.http.api import RecallParts
 
     Index: TypeAlias = QdrantIndex | EdgeIndex
 
@@ -191,19 +196,33 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
     `stack` closes either.
     """
     index: Index
+    # The adapter's module is imported in a thread: qdrant-client's models are half a second
+    # of CPU, during which the event loop goes on with what else is starting (the runner
+    # starts the consumer's group join before it connects).
+    adapter = "server" if settings.qdrant_url else "edge"
+    try:
+        await asyncio.to_thread(importlib.import_module, f"memstream.adapters.qdrant.{adapter}")
+    except ImportError as exc:
+        if settings.qdrant_url:
+            raise
+        raise RuntimeError(
+            "MEMSTREAM_QDRANT_URL is not set and Qdrant's in-process engine is not "
+            "installed (pip install 'memstream[embedded]')"
+        ) from exc
     if settings.qdrant_url:
+        # Imported here: a worker on the in-process engine never loads qdrant-client's HTTP
+        # client (most of a second of CPU at every start).
+        from qdrant_client import AsyncQdrantClient
+
+        from memstream.adapters.qdrant.server import QdrantIndex
+
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         client = AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
         stack.push_async_callback(client.close)
         index = QdrantIndex(client, collection, dim)
     else:
-        try:
-            from memstream.adapters.qdrant.edge import EdgeIndex
-        except ImportError as exc:
-            raise RuntimeError(
-                "MEMSTREAM_QDRANT_URL is not set and Qdrant's in-process engine is not "
-                "installed (pip install 'memstream[embedded]')"
-            ) from exc
+        from memstream.adapters.qdrant.edge import EdgeIndex
+
         # One shard directory per collection; loading reads its segments, so off the loop.
         path = qdrant_edge_dir(settings) / collection
         index = await asyncio.to_thread(EdgeIndex.open, path, dim)
@@ -299,6 +318,8 @@ def build_clock(c: Container) -> AsyncIOScheduler:
 
 
 def build_recall(c: Container) -> RecallParts:
+    from memstream.edges.http.api import RecallParts
+
     return RecallParts(
         pipeline=RecallPipeline(
             tree=c.tree,
@@ -321,17 +342,24 @@ def build_recall(c: Container) -> RecallParts:
 # --- the Faust app ----------------------------------------------------------------------
 
 
-def write_path_app(
+@dataclass(frozen=True)
+class WritePathHandlers:
+    """Where the Faust app hands its records: the handlers of a connected container."""
+
+    on_turns: RecordHandler | None
+    on_windows: RecordHandler | None
+    dead_letter: DeadLetter
+
+
+def write_path_handlers(
     c: Container,
     metrics: Metrics,
     *,
     segmenter: Segmenter | None,
     consolidator: Consolidator | None,
-    app_id: str,
-    options: Mapping[str, Any],
-    health: AgentHealth | None = None,
-) -> faust.App:
-    """A Faust app with an agent for each handler given, recording what they do in `metrics`."""
+) -> WritePathHandlers:
+    """The agents' handlers for `segmenter` and `consolidator`, recording what they do in
+    `metrics`; dead letters go through the container's publisher."""
     on_turns: RecordHandler | None = None
     on_windows: RecordHandler | None = None
     if segmenter is not None:
@@ -342,8 +370,41 @@ def write_path_app(
     if consolidator is not None:
         on_windows = InstrumentedConsolidator(consolidator, metrics).handle_records
         on_windows = traced_batches("consolidator", on_windows)
-    datadir = c.settings.data_dir / "faust" / app_id
-    settings = c.settings
+    return WritePathHandlers(on_turns, on_windows, dead_letters(c).send)
+
+
+def write_path_app(
+    settings: Settings,
+    metrics: Metrics,
+    handlers: asyncio.Future[WritePathHandlers],
+    *,
+    turns: bool,
+    windows: bool,
+    app_id: str,
+    options: Mapping[str, Any],
+    health: AgentHealth | None = None,
+) -> faust.App:
+    """A Faust app with an agent for the turns (`turns`) and one for the windows (`windows`).
+
+    Built from settings alone, so that it can start, and join its consumer group, while the
+    process still connects to its stores: `handlers` (`write_path_handlers`) may come later,
+    and a record that comes first waits for them.
+    """
+
+    def when_ready(pick: Callable[[WritePathHandlers], RecordHandler | None]) -> RecordHandler:
+        async def handle(batch: list[Consumed[Any]]) -> object:
+            handler = pick(await handlers)
+            if handler is None:
+                raise RuntimeError(f"{app_id}: no handler for these records")
+            return await handler(batch)
+
+        return handle
+
+    async def dead_letter(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
+        await (await handlers).dead_letter(raw, reason, field_path)
+
+    catalog = load_catalog(settings.topic_prefix)
+    datadir = settings.data_dir / "faust" / app_id
     membership: dict[str, Any] = {
         "broker_session_timeout": settings.kafka_session_timeout_s,
         "broker_heartbeat_interval": settings.kafka_heartbeat_interval_s,
@@ -353,17 +414,17 @@ def write_path_app(
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
-        bootstrap=c.settings.kafka_bootstrap,
-        turns=c.catalog.turns,
-        windows=c.catalog.windows,
-        on_turns=on_turns,
-        on_windows=on_windows,
-        dead_letter=dead_letters(c).send,
+        bootstrap=settings.kafka_bootstrap,
+        turns=catalog.turns,
+        windows=catalog.windows,
+        on_turns=when_ready(lambda h: h.on_turns) if turns else None,
+        on_windows=when_ready(lambda h: h.on_windows) if windows else None,
+        dead_letter=dead_letter,
         metrics=metrics,
-        batch_size=c.settings.consume_batch_size,
-        fetch_max_wait_ms=c.settings.kafka_fetch_max_wait_ms,
-        retry_budget_s=c.settings.record_retry_budget_s,
-        max_event_skew_s=c.settings.max_event_skew_s,
+        batch_size=settings.consume_batch_size,
+        fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,
+        retry_budget_s=settings.record_retry_budget_s,
+        max_event_skew_s=settings.max_event_skew_s,
         health=health,
         tracing=batch_spans(),
         datadir=str(datadir),
@@ -391,6 +452,9 @@ def recall_app(
     With `metrics`: requests and latency by route and status, recall stages, and `/metrics` serves
     its registry. While the app runs, `app.state.container` is the container it serves.
     """
+    # Imported here: the HTTP stack (fastapi, starlette) is no part of a worker's start-up.
+    from memstream.edges.http.api import create_app
+
     settings = source.settings if isinstance(source, Container) else source
 
     @asynccontextmanager

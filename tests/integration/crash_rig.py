@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -122,6 +123,9 @@ async def scenario_settings(stack: Settings, root: Path, name: str) -> Settings:
     return settings
 
 
+_RUNNING = re.compile(r"start-up: running at [\d.]+ s \(cpu (?P<cpu>[\d.]+) s\)")
+
+
 def _stamp(line: str) -> float:
     """Epoch seconds of a log line ("2026-11-23 22:42:15,608 INFO ..."), local time."""
     return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
@@ -193,6 +197,14 @@ class Worker:
         if asked is None or assigned is None:
             raise ValueError(f"no group join in the log\n{self.tail()}")
         return asked - self.started_at, assigned - asked
+
+    def start_cpu_s(self) -> float | None:
+        """CPU seconds the process had used once it ran every part (its `running` start-up
+        phase): what its start costs, whatever the machine's load did to the wall clock."""
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            if (found := _RUNNING.search(line)) is not None:
+                return float(found["cpu"])
+        return None
 
     def tail(self, lines: int = 30) -> str:
         self._log.flush()

@@ -58,12 +58,14 @@ async def clean_run(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, An
 
 def timings(worker: Worker, to_consuming_s: float) -> dict[str, float]:
     """Seconds from (re)start to consuming, split into the process's own start-up (imports,
-    connections) and the consumer group's wait (what membership settings govern)."""
+    connections) and the consumer group's wait (what membership settings govern); and the
+    CPU seconds the start took (what compares across loads: six workers start at once)."""
     starting, joining = worker.joined_s()
     return {
         "to_consuming_s": round(to_consuming_s, 1),
         "process_start_s": round(starting, 1),
         "group_join_s": round(joining, 1),
+        "start_cpu_s": worker.start_cpu_s(),
     }
 
 

@@ -13,13 +13,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
-
-from starlette.routing import compile_path
+from typing import TYPE_CHECKING, Any
 
 from memstream.adapters.kafka.lag import consumer_lag
 from memstream.adapters.llm.fallback import FallbackHook
-from memstream.adapters.llm.openai import UsageHook
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.contracts.records import Consumed
 from memstream.domain.models import InputEvent, Level, WindowClosed
@@ -32,6 +29,9 @@ from memstream.metrics import (
 from memstream.ports import TreeStore
 from memstream.recall.pipeline import RecallResult
 from memstream.segmenter.handler import BatchReport, Segmenter
+
+if TYPE_CHECKING:
+    from memstream.adapters.llm.openai import UsageHook
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +238,8 @@ class RouteTemplates:
             r.path for r in getattr(app, "routes", ()) if isinstance(getattr(r, "path", None), str)
         ]
         paths = dict.fromkeys([*self.methods, *plain])
+        from starlette.routing import compile_path  # the API's, not a worker's, start-up
+
         self._compiled = [(compile_path(path)[0], path) for path in paths]
 
     def template(self, path: str) -> str:

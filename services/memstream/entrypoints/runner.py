@@ -28,18 +28,20 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.bootstrap import (
     Container,
+    WritePathHandlers,
     build_clock,
     build_consolidator,
     build_segmenter,
     connect,
     recall_app,
     write_path_app,
+    write_path_handlers,
 )
 from memstream.consolidator.handler import Consolidator
 from memstream.edges.faust.app import AgentHealth
-from memstream.edges.http.server import serve_until_cancelled
 from memstream.edges.instrumentation import BacklogCollector
 from memstream.edges.probes import process_registry, serve_probes
+from memstream.edges.startup import phase
 from memstream.edges.tracing import configure as configure_tracing
 from memstream.metrics import Metrics
 from memstream.segmenter.handler import Segmenter
@@ -103,6 +105,8 @@ class RunningProcess:
     clock: AsyncIOScheduler | None = None
     collector: asyncio.Task[None] | None = None
     api: asyncio.Task[None] | None = None
+    # The model's load and first run, under way while the consumer joins its group.
+    model: asyncio.Task[None] | None = None
     probes_port: int | None = None
     started: bool = False
     agents: AgentHealth = field(default_factory=AgentHealth)
@@ -131,8 +135,9 @@ class RunningProcess:
 
     async def ready(self) -> dict[str, bool]:
         """Per part: started and alive; and whether Redis answers (every part needs it).
-        `started` first: while the model warms up no part exists yet, and an empty set of
-        parts must not read as all of them ready."""
+        `started` first: it turns true once every part runs and the model is warm (the
+        parts start while it warms up), and an empty set of parts must not read as all of
+        them ready."""
         status = {"started": self.started}
         status |= {name: ok and self.started for name, ok in self.parts().items()}
         if self.app is not None:
@@ -160,16 +165,28 @@ async def run_parts(
     `on_started` runs once every part runs (with the api: once it accepts connections).
     """
     parts = frozenset(parts)
+    phase("imports and settings")
     metrics = metrics or Metrics(process_registry())
+    settings = source.settings if isinstance(source, Container) else source
+    health, joined = AgentHealth(), asyncio.Event()
     async with AsyncExitStack() as stack:
+        consumer: _StartingConsumer | None = None
+        if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
+            # The group join first: seconds of waiting on the broker (6 s on Tansu), which
+            # the connections and the model's warm-up below now fill. Records that come
+            # before the handlers wait for them.
+            options = {**(FAST_REBALANCE if fast_rebalance else {}), **(faust_options or {})}
+            consumer = _StartingConsumer.start(
+                settings, metrics, parts, options=options, health=health, joined=joined
+            )
+            stack.push_async_callback(consumer.stop)  # if connecting fails
         if isinstance(source, Container):
             container = source
         else:
             # One embedder for both consumers: the online path goes first (PriorityEmbedder).
             opened = connect(source, metrics, prioritise_online=_consumers_together(parts))
             container = await stack.enter_async_context(opened)
-        settings = container.settings
-        running = RunningProcess(container, metrics)
+        running = RunningProcess(container, metrics, agents=health, joined=joined)
         if probes_host is not None and Part.API not in parts:
             # First, so liveness answers while the parts are still starting.
             running.probes_port = await stack.enter_async_context(
@@ -181,30 +198,31 @@ async def run_parts(
                     ready=running.ready,
                 )
             )
-        if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
-            # Load and run the model before consuming (and before /readyz turns true): the
-            # first batch after a start is then as fresh as the rest.
-            warm_up = getattr(container.embedder, "warm_up", None)
-            if warm_up is not None:
-                await warm_up()
-        if Part.SEGMENTER in parts:
-            running.segmenter = build_segmenter(container)
-        if Part.CONSOLIDATOR in parts:
-            running.consolidator = build_consolidator(container)
-        if running.segmenter is not None or running.consolidator is not None:
-            options = {**(FAST_REBALANCE if fast_rebalance else {}), **(faust_options or {})}
-            running.app = write_path_app(
-                container,
-                metrics,
-                segmenter=running.segmenter,
-                consolidator=running.consolidator,
-                app_id=consumer_group(settings, parts),
-                options=options,
-                health=running.agents,
+        phase("connections")
+        if consumer is not None:
+            # Load and run the model while the consumer joins its group (seconds each, the
+            # one in the model's process, the other waiting on the broker); `run_parts`
+            # yields, and /readyz turns true, only once both are done. A record that comes
+            # first waits for the model: the embedder's calls queue behind the warm-up.
+            running.model = _warming_up(container.embedder)
+            if running.model is not None:
+                stack.push_async_callback(_cancel, running.model)
+            if Part.SEGMENTER in parts:
+                running.segmenter = build_segmenter(container)
+            if Part.CONSOLIDATOR in parts:
+                running.consolidator = build_consolidator(container)
+            stack.push_async_callback(consumer.stop)  # before the connections close
+            consumer.handlers.set_result(
+                write_path_handlers(
+                    container,
+                    metrics,
+                    segmenter=running.segmenter,
+                    consolidator=running.consolidator,
+                )
             )
-            running.app.on_rebalance_complete.connect(_set_when_called(running.joined))
-            await running.app.start()
-            stack.push_async_callback(running.app.stop)
+            running.app = consumer.app
+            await _unless_it_fails(running.model, consumer.starting)
+            phase("consumer started")
         if Part.SCHEDULER in parts:
             running.clock = build_clock(container)
             running.clock.start()
@@ -219,7 +237,12 @@ async def run_parts(
                 collector.run(collect_interval_s), name="backlog-collector"
             )
             stack.push_async_callback(_cancel, running.collector)
+        if running.model is not None:
+            await running.model  # a model that cannot load stops the start here, as before
         if Part.API in parts:
+            # Imported here: the HTTP server (uvicorn, fastapi) is no part of a worker's start.
+            from memstream.edges.http.server import serve_until_cancelled
+
             app = recall_app(container, metrics)
             serving = serve_until_cancelled(
                 app,
@@ -234,18 +257,90 @@ async def run_parts(
         elif on_started is not None:
             on_started()
         running.started = True
+        phase("running")
         log.info("running %s", ", ".join(sorted(parts)))
         yield running
 
 
+@dataclass
+class _StartingConsumer:
+    """The Faust app of the consuming parts, started before their handlers exist."""
+
+    app: faust.App
+    handlers: asyncio.Future[WritePathHandlers]
+    starting: asyncio.Task[None]
+    stopped: bool = False
+
+    @classmethod
+    def start(
+        cls,
+        settings: Settings,
+        metrics: Metrics,
+        parts: Collection[Part],
+        *,
+        options: Mapping[str, Any],
+        health: AgentHealth,
+        joined: asyncio.Event,
+    ) -> _StartingConsumer:
+        handlers: asyncio.Future[WritePathHandlers] = asyncio.get_running_loop().create_future()
+        app = write_path_app(
+            settings,
+            metrics,
+            handlers,
+            turns=Part.SEGMENTER in parts,
+            windows=Part.CONSOLIDATOR in parts,
+            app_id=consumer_group(settings, parts),
+            options=options,
+            health=health,
+        )
+        app.on_rebalance_complete.connect(_set_when_called(joined))
+        return cls(app, handlers, asyncio.create_task(app.start(), name="consumer-start"))
+
+    async def stop(self) -> None:
+        """Stop the app (once), and whatever of its start was under way."""
+        if self.stopped:
+            return
+        self.stopped = True
+        await _cancel(self.starting)
+        await self.app.stop()
+
+
+def _warming_up(embedder: object) -> asyncio.Task[None] | None:
+    """The embedder's warm-up as a task (None for an embedder with nothing to load)."""
+    warm_up: Callable[[], Awaitable[None]] | None = getattr(embedder, "warm_up", None)
+    if warm_up is None:
+        return None
+
+    async def warmed() -> None:
+        await warm_up()
+        phase("model loaded and warmed up")
+
+    return asyncio.create_task(warmed(), name="model-warm-up")
+
+
+async def _unless_it_fails(warming: asyncio.Task[None] | None, work: Awaitable[None]) -> None:
+    """Await `work`; if `warming` fails first, give up on `work` and raise its error (a
+    model that cannot load should not wait for a group join to be reported)."""
+    task = asyncio.ensure_future(work)
+    pending: set[asyncio.Future[None]] = {task} if warming is None else {task, warming}
+    while not task.done():
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if warming in done and warming.exception() is not None:
+            await _cancel(task)
+            await warming  # raises the model's error
+    await task
+
+
 def _set_when_called(event: asyncio.Event) -> Callable[..., Awaitable[None]]:
     async def on_rebalance_complete(*_: Any, **__: Any) -> None:
+        if not event.is_set():
+            phase("partitions assigned")
         event.set()
 
     return on_rebalance_complete
 
 
-async def _cancel(task: asyncio.Task[None]) -> None:
+async def _cancel(task: asyncio.Future[None]) -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 

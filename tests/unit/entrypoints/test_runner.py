@@ -124,7 +124,9 @@ class ColdEmbedder:
         raise AssertionError("nothing may embed before the warm-up")
 
 
-async def test_a_consuming_part_warms_its_model_up_before_it_starts() -> None:
+async def test_a_model_that_cannot_load_stops_the_start_before_the_group_join() -> None:
+    # The warm-up runs while the consumer starts (no broker here: its start would fail
+    # with a connection error, later): the model's error is the one reported.
     container = dataclasses.replace(fake_container(SETTINGS, FakeTree()), embedder=ColdEmbedder())
     started: list[bool] = []
     with pytest.raises(RuntimeError, match="model failed to load"):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -28,16 +29,16 @@ from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
 import faust
-import httpx
 import redis.exceptions
 from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
-from qdrant_client.http.exceptions import ResponseHandlingException
+from faust.tables import TableManager
 
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
 from memstream.edges.faust.fetch import bound_fetch_wait
+from memstream.edges.startup import phase
 from memstream.metrics import Metrics, dlq_category
 
 log = logging.getLogger(__name__)
@@ -70,11 +71,27 @@ OUTAGES: tuple[type[BaseException], ...] = (
     redis.exceptions.TimeoutError,
     KafkaConnectionError,
     KafkaTimeoutError,
-    ResponseHandlingException,
-    httpx.TransportError,
     ConnectionError,
     TimeoutError,
 )
+# The same errors of the HTTP clients (a Qdrant server, an OpenAI-compatible endpoint): looked
+# up once the client is loaded, so that a worker that uses neither does not import them at
+# start-up (qdrant-client alone is most of a second of CPU). A client not loaded raised nothing.
+_CLIENT_OUTAGES = (
+    ("qdrant_client.http.exceptions", "ResponseHandlingException"),
+    ("httpx", "TransportError"),
+)
+
+
+def outages() -> tuple[type[BaseException], ...]:
+    """`OUTAGES` and the outage errors of the HTTP clients this process has loaded."""
+    found = []
+    for module, name in _CLIENT_OUTAGES:
+        if (loaded := sys.modules.get(module)) is not None:
+            found.append(getattr(loaded, name))
+    return OUTAGES + tuple(found)
+
+
 FAILED_ATTEMPTS = 3
 BACKOFF_S = (0.5, 30.0)  # first and longest wait between attempts
 RETRY_BUDGET_S = 10.0  # the most time one record's failures may take before its dead letter
@@ -127,6 +144,7 @@ def build_faust_app(
         topic_disable_leader=True,
         # memstream's state lives in Redis, so Faust keeps no tables or local data of its own.
         store="memory://",
+        TableManager=NoTablesManager,
         consumer_auto_offset_reset="earliest",
         topic_allow_declare=False,
         broker_commit_every=batch_size,
@@ -156,6 +174,17 @@ def build_faust_app(
     return app
 
 
+class NoTablesManager(TableManager):
+    """Faust's table manager without its start-up pause. Faust waits a second at every
+    start for tables to be declared before it subscribes; memstream declares none (its
+    state is in Redis), so that second was only a delay before the group join."""
+
+    async def on_start(self) -> None:
+        if not self.should_stop:
+            await self._update_channels()
+            await self.recovery.start()
+
+
 @dataclass(frozen=True, slots=True)
 class _Batching:
     size: int
@@ -182,8 +211,12 @@ def _add_agent(
     async def consume(stream: faust.StreamT[bytes]) -> None:
         # take_events (not take) keeps each record's topic, partition, offset and timestamp.
         batches = stream.take_events(batching.size, within=batching.within_s)  # type: ignore[attr-defined]
+        first = True
         try:
             async for events in batches:
+                if first:
+                    phase(f"first batch ({stage}, {len(events)} records)")
+                    first = False
                 raws = list(_raw(events))
                 with tracing.batch(stage, raws) if tracing else nullcontext():
                     await consume_batch(
@@ -326,7 +359,7 @@ async def _attempt(
         try:
             await handler(items)
             return None
-        except OUTAGES as outage:
+        except outages() as outage:
             log.warning("dependency unavailable (%r); retrying in %.1f s", outage, wait)
             await asyncio.sleep(wait)
         except Exception as error:
