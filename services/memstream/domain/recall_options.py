@@ -12,7 +12,11 @@ defaults differ from it, the LoCoMo evaluation measured why (README, "Recall qua
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
   crowded out by their own ancestors; summaries then take whatever the leaves leave;
-- a summary returned beside leaves carries only the facts they do not (`trim_repeats`).
+- a summary returned beside leaves carries only the facts they do not (`trim_repeats`),
+  and only those sharing a term with the query (`focus_summaries`); summaries take the place
+  of the weakest leaves rather than adding to them (`summaries_replace_leaves`);
+- a leaf is lifted by the share of the query's terms its session summary holds
+  (`summary_signal`), so the tree helps find leaves, not only follows them.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone. These are also the deployment's defaults: `Settings` takes
@@ -78,9 +82,10 @@ class RecallOptions:
     trim_repeats: bool = True
     # ... and of the facts sharing no content term with the query (needs trim_repeats).
     focus_summaries: bool = True
-    # Summaries only take the place of leaves: a recall never spends more than its leaves
-    # alone would (an ablation knob: the budget is a ceiling either way).
-    summaries_replace_leaves: bool = False
+    # Summaries only take the place of leaves: a recall never spends more tokens than its
+    # leaves alone would, so what a summary is worth is measured against the leaves it
+    # displaces, at the same tokens (the budget stays a ceiling).
+    summaries_replace_leaves: bool = True
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:

@@ -59,8 +59,6 @@ def trim_summary(
     repeats = [f for f in node.facts if is_repeat(f, covered) or not is_relevant(f, terms)]
     if not repeats:
         return node
-    if len(repeats) == len(node.facts):
-        return None
     text = node.text
     for fact in repeats:
         shorter = _without(text, fact.text)
@@ -68,6 +66,8 @@ def trim_summary(
             return node
         text = shorter
     kept = tuple(f for f in node.facts if f not in repeats)
+    if not kept:
+        return None
     return replace(node, text=_DANGLING_LABEL.sub("", text), facts=kept)
 
 

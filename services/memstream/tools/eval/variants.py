@@ -125,6 +125,12 @@ VARIANTS: tuple[Variant, ...] = (
         options=replace(SHIPPED, summary_signal=0.0),
     ),
     Variant(
+        "no-replace",
+        "default with summaries added in what the leaves leave of the budget, not only in "
+        "place of leaves",
+        options=replace(SHIPPED, summaries_replace_leaves=False),
+    ),
+    Variant(
         "pool-60",
         "default re-ranking 60 candidates instead of 100",
         options=replace(SHIPPED, leaf_pool=60),
@@ -144,12 +150,6 @@ VARIANTS: tuple[Variant, ...] = (
         "+session",
         "default + session support: +0.05 x summed score of the other leaves of the session",
         options=replace(SHIPPED, session_support=0.05),
-    ),
-    Variant(
-        "+replace",
-        "default with summaries only in place of leaves: never more tokens than the leaves "
-        "alone would take",
-        options=replace(SHIPPED, summaries_replace_leaves=True),
     ),
     Variant(
         "+summary-share",
