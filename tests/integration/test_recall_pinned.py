@@ -8,8 +8,9 @@ something to act on (speaker and time bonuses, the climb to every level, the gat
 budget). Every query runs twice, so the second answer comes through whatever a first read
 left cached.
 
-The pins were written by the code before the caches of the recall throughput work
-(issue #16). To pin again after an intended change of ranking:
+The pins were written by the code without the caches of the recall throughput work
+(issue #16), with the ranking of the summary-trimming work (issue #13).
+To pin again after an intended change of ranking:
 
     PYTHONPATH=services python tests/integration/test_recall_pinned.py
 """
@@ -120,9 +121,11 @@ async def test_recall_returns_what_was_pinned(settings: Settings, tmp_path: Path
     assert _exact(answers[half:]) == _exact(pinned)  # the second round, through warm caches
     assert _scores(answers[:half]) == pytest.approx(_scores(pinned), abs=SCORE_TOLERANCE)
     assert _scores(answers[half:]) == pytest.approx(_scores(pinned), abs=SCORE_TOLERANCE)
-    # The pins are not trivially empty: long answers, and summaries of every level.
+    # The pins are not trivially empty: long answers, and summaries above sessions. (Weeks
+    # and profiles are read by the climb but trimmed away here: their facts share no word
+    # with these queries beyond what the returned leaves already say.)
     assert any(len(a["memories"]) > 30 for a in pinned)
-    assert {level for a in pinned for _, level, _ in a["memories"]} == {1, 2, 3, 4, 5}
+    assert {level for a in pinned for _, level, _ in a["memories"]} >= {1, 2, 3}
 
 
 def _exact(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:

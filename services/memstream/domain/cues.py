@@ -2,6 +2,8 @@
 
 - Who: the people a query names, among the speakers of the candidate memories ("What did
   Caroline research?" is about what Caroline said, not about what Melanie said to her).
+- What: the query's content terms that can tell memories apart, not the names of the
+  people who speak (every memory of theirs carries their name).
 - How much: whether a query gathers facts scattered over the history ("What activities
   does Melanie partake in?", "Where has Melanie camped?", "How many times ...?") rather
   than asking for one fact. Such questions need more memories, so they deserve a larger
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from memstream.domain.lexical import tokenize
 
 # What|Which + a plural noun ("What activities", "Which books"), "what kinds of", "What are
 # X's hobbies", present perfect over the history ("Where has X camped?"), counts, "both".
@@ -41,3 +45,9 @@ def named_people(query: str, people: Iterable[str]) -> list[str]:
 def is_aggregative(query: str) -> bool:
     """Whether the query gathers several facts from across the history."""
     return _AGGREGATE.search(query) is not None
+
+
+def query_terms(query: str, people: Iterable[str]) -> frozenset[str]:
+    """The query's stemmed content terms, without the names of the given people."""
+    names = {t for person in people for t in tokenize(person)}
+    return frozenset(tokenize(query)) - names

@@ -59,7 +59,7 @@ def gate_candidates(
 ) -> list[str]:
     """Keep profiles and candidates sharing a discriminating content term with the query.
 
-    Complex queries keep everything (they favour recall over precision). Terms every candidate
+    Complex queries keep everything (they favour recall over precision). Terms every leaf
     contains (usually the person's name) cannot discriminate and are ignored. When no
     non-profile candidate would survive, the rule has found nothing to go on: keep all.
     """
@@ -68,8 +68,11 @@ def gate_candidates(
         return every
     terms = [set(tokenize(c.text)) for c in candidates]
     wanted = set(tokenize(query))
-    if len(candidates) > 2:
-        shared = set(terms[0]).intersection(*terms[1:])
+    # Shared by the leaves alone: summaries, long and varied, would hide a name every leaf
+    # holds, and the leaves kept would then depend on which summaries came along.
+    leaf_terms = [t for c, t in zip(candidates, terms, strict=True) if c.level is Level.SEGMENT]
+    if len(leaf_terms) > 2:
+        shared = set(leaf_terms[0]).intersection(*leaf_terms[1:])
         wanted = (wanted - shared) or wanted
     kept = [
         c.id for c, t in zip(candidates, terms, strict=True) if c.level is Level.MONTH or t & wanted

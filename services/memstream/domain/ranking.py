@@ -125,6 +125,11 @@ def fit_tokens(
     return [m for i, m in enumerate(memories) if i in kept], total
 
 
+def leaf_spend(memories: Sequence[RecalledMemory], max_tokens: int) -> int:
+    """What the leaves alone would take of `max_tokens` (`fit_tokens` without summaries)."""
+    return fit_tokens([m for m in memories if m.node.level is Level.SEGMENT], max_tokens)[1]
+
+
 _EPOCH = datetime(1970, 1, 1)
 
 

@@ -11,7 +11,12 @@ defaults differ from it, the LoCoMo evaluation measured why (README, "Recall qua
   gathers facts from across the history the whole of it (`domain/cues.py`);
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
-  crowded out by their own ancestors; summaries then take whatever the leaves leave.
+  crowded out by their own ancestors; summaries then take whatever the leaves leave;
+- a summary returned beside leaves carries only the facts they do not (`trim_repeats`),
+  and only those sharing a term with the query (`focus_summaries`); summaries take the place
+  of the weakest leaves rather than adding to them (`summaries_replace_leaves`);
+- a leaf is lifted by the share of the query's terms its session summary holds
+  (`summary_signal`), so the tree helps find leaves, not only follows them.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone. These are also the deployment's defaults: `Settings` takes
@@ -63,15 +68,24 @@ class RecallOptions:
     gating: bool = True
     ancestor_scoring: AncestorScoring = "max"
     # Leaf re-ranking (domain/rerank.py); a pool no deeper than leaf_top_k still re-ranks.
-    leaf_pool: int = 60
+    leaf_pool: int = 100
     speaker_boost: float = 0.2  # the query names one person: what that person said
     time_boost: float = 0.1  # inside the time range the query names (TSM)
     time_pad_days: float = 3.0  # a thing is often told a few days after it happened
     session_support: float = 0.0  # times the other candidates' score in the same session
+    summary_signal: float = 0.03  # times the share of the query's terms the session summary holds
     # Token budget.
     default_max_tokens: int = 1200  # the ceiling when a request names none
     focused_share: float = 0.375  # of max_tokens, for a question after one fact
     summary_share: float = 0.2  # of the budget L2-L5 may take while leaves still fit
+    # A summary returned beside leaves leaves out the facts they say (domain/summary_trim.py).
+    trim_repeats: bool = True
+    # ... and of the facts sharing no content term with the query (needs trim_repeats).
+    focus_summaries: bool = True
+    # Summaries only take the place of leaves: a recall never spends more tokens than its
+    # leaves alone would, so what a summary is worth is measured against the leaves it
+    # displaces, at the same tokens (the budget stays a ceiling).
+    summaries_replace_leaves: bool = True
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:

@@ -8,16 +8,22 @@ No LLM is needed for any of them:
 - time: a time expression in the query is resolved to a range (TSM's semantic time) and
   the memories inside it, or told a few days after it, get a bonus;
 - session support (off by default; the evaluation found no gain): each leaf gets a share of
-  the summed score of the other candidates under the same L2 session.
+  the summed score of the other candidates under the same L2 session;
+- summary signal: a leaf whose session summary (its parent) holds the query's terms gets a
+  bonus in proportion to the share of them it holds. The summary says what the session was
+  about, so a message that answers in its own words ("we went to Paris" to "Where did they
+  travel in May?") is still found through the session that speaks of the trip.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
-from memstream.domain.cues import named_people
+from memstream.domain.cues import named_people, query_terms
+from memstream.domain.lexical import tokenize
+from memstream.domain.models import MemoryNode
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.timeexpr import resolve_time_range
@@ -28,10 +34,17 @@ _TIME_SLACK_BEFORE = timedelta(days=1)
 
 
 def rerank(
-    query: str, query_time: datetime, pool: Sequence[RecalledMemory], options: RecallOptions
+    query: str,
+    query_time: datetime,
+    pool: Sequence[RecalledMemory],
+    options: RecallOptions,
+    parents: Mapping[str, MemoryNode] | None = None,
 ) -> list[RecalledMemory]:
-    """The pool with each bonus added to the fused score, best first."""
+    """The pool with each bonus added to the fused score, best first. `parents` maps the
+    pool's parent ids to their nodes (the summary signal reads them; none, no signal)."""
     scores = {m.node.id: m.score for m in pool}
+    for node_id, bonus in _summary_bonus(query, pool, parents or {}, options.summary_signal):
+        scores[node_id] += bonus
     for node_id, bonus in _speaker_bonus(query, pool, options.speaker_boost):
         scores[node_id] += bonus
     for node_id, bonus in _session_bonus(pool, options.session_support):
@@ -53,6 +66,28 @@ def _speaker_bonus(
     theirs = [m.node.id for m in pool if named[0] in m.node.speakers]
     # When every candidate is theirs the bonus would change nothing but the scale.
     return [(i, boost) for i in theirs] if len(theirs) < len(pool) else []
+
+
+def _summary_bonus(
+    query: str,
+    pool: Sequence[RecalledMemory],
+    parents: Mapping[str, MemoryNode],
+    weight: float,
+) -> list[tuple[str, float]]:
+    if not weight or not parents:
+        return []
+    terms = query_terms(query, [s for m in pool for s in m.node.speakers])
+    if not terms:
+        return []
+    share = {
+        pid: len(terms.intersection(tokenize(parent.text))) / len(terms)
+        for pid, parent in parents.items()
+    }
+    return [
+        (m.node.id, weight * share[m.node.parent_id])
+        for m in pool
+        if m.node.parent_id is not None and share.get(m.node.parent_id)
+    ]
 
 
 def _session_bonus(pool: Sequence[RecalledMemory], share: float) -> list[tuple[str, float]]:

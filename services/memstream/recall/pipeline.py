@@ -10,10 +10,12 @@ Decisions worth knowing:
   keywords are exactly those). Planner keywords are returned and given to the gate.
 - A caller who forces the complexity skips the LLM planner; keywords then come from the
   offline heuristic (`domain/query_heuristics.py`), which costs microseconds.
-- Leaves are fetched deeper than needed and re-ranked (speaker, time; `domain/rerank.py`).
+- Leaves are fetched deeper than needed and re-ranked (speaker, time, and the session
+  summary above each, read with one more MGET; `domain/rerank.py`).
 - `max_tokens` (`default_max_tokens` when a request names none) is a ceiling: a question
   after one fact spends `focused_share` of it, one that gathers facts spends all of it;
-  summaries may take `summary_share` of it.
+  summaries may take `summary_share` of it, and leave out the facts of the leaves returned
+  beside them (`domain/summary_trim.py`).
 - Ancestors are read from Redis, one MGET per level, by following `parent_id` upwards.
   Their score is derived from the recalled leaves below them (see `RecallOptions`).
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
@@ -47,6 +49,7 @@ from memstream.domain.ranking import (
     RecalledMemory,
     Support,
     fit_tokens,
+    leaf_spend,
     order,
     parent_support,
     prune,
@@ -54,6 +57,7 @@ from memstream.domain.ranking import (
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
+from memstream.domain.summary_trim import fit_without_repeats
 from memstream.ports import Embedder, LanguageModel, TreeStore, VectorIndex
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
@@ -126,7 +130,7 @@ class RecallPipeline:
         planning = asyncio.ensure_future(clock.time("plan", self._plan(request)))
         activating = asyncio.ensure_future(clock.time("leaves", self._activate(request, clock)))
         try:
-            plan, leaves = await asyncio.gather(planning, activating)
+            plan, (leaves, parents) = await asyncio.gather(planning, activating)
         except BaseException:
             # A failed store makes the plan useless (and vice versa): stop the sibling, and
             # let the original exception through (a TaskGroup would wrap it in a group).
@@ -135,7 +139,8 @@ class RecallPipeline:
             raise
         complexity = plan.complexity
         budgets = self.options.levels(complexity)
-        candidates = await clock.time("ancestors", self._climb(request.user_id, leaves, budgets))
+        climbing = self._climb(request.user_id, leaves, budgets, parents)
+        candidates = await clock.time("ancestors", climbing)
         kept, gate_failed = await clock.time("gate", self._gate(request, complexity, candidates))
         max_tokens = (
             request.max_tokens
@@ -144,7 +149,14 @@ class RecallPipeline:
         )
         order_start = time.perf_counter()
         budget = self.options.token_budget(max_tokens, is_aggregative(request.query))
-        fitted, tokens = fit_tokens(kept, budget, self.options.summary_share)
+        if self.options.summaries_replace_leaves:
+            budget = leaf_spend(kept, budget)
+        share = self.options.summary_share
+        if self.options.trim_repeats:
+            focus = request.query if self.options.focus_summaries else None
+            fitted, tokens = fit_without_repeats(kept, budget, share, focus)
+        else:
+            fitted, tokens = fit_tokens(kept, budget, share)
         memories = order(fitted, request.query_time or datetime.now(UTC))
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
@@ -170,8 +182,11 @@ class RecallPipeline:
             log.warning("recall planner failed; using the offline heuristic", exc_info=True)
             return dataclasses.replace(plan_query(request.query), degraded=True)
 
-    async def _activate(self, request: RecallRequest, clock: _Stopwatch) -> list[RecalledMemory]:
-        """The best L1 memories of the user: fused dense + lexical score, then re-ranked."""
+    async def _activate(
+        self, request: RecallRequest, clock: _Stopwatch
+    ) -> tuple[list[RecalledMemory], dict[str, MemoryNode]]:
+        """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
+        the session summaries read for that (the climb starts from them)."""
         [dense] = await clock.time("embed", self._embedder.embed([request.query]))
         hits = await clock.time(
             "search",
@@ -194,10 +209,24 @@ class RecallPipeline:
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
         when = request.query_time or datetime.now(UTC)
-        return rerank(request.query, when, pool, self.options)[: self.options.leaf_top_k]
+        parents = await self._parents(request.user_id, pool)
+        ranked = rerank(request.query, when, pool, self.options, parents)
+        return ranked[: self.options.leaf_top_k], parents
+
+    async def _parents(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
+        """The session summaries above the pool, for the summary signal (none when it is off)."""
+        if not self.options.summary_signal:
+            return {}
+        wanted = list(dict.fromkeys(m.node.parent_id for m in pool if m.node.parent_id))
+        found = await self._tree.get_many(user_id, wanted) if wanted else []
+        return {n.id: n for n in found if n.user_id == user_id}
 
     async def _climb(
-        self, user_id: str, leaves: list[RecalledMemory], budgets: dict[Level, int]
+        self,
+        user_id: str,
+        leaves: list[RecalledMemory],
+        budgets: dict[Level, int],
+        known: dict[str, MemoryNode],
     ) -> list[RecalledMemory]:
         """Leaves plus their ancestors at the budgeted levels, best first within each level."""
         support = {m.node.id: Support.of_leaf(m.score) for m in leaves}
@@ -211,7 +240,11 @@ class RecallPipeline:
             wanted = [pid for pid in parents if pid not in seen]
             if not wanted:
                 break
-            found = [n for n in await self._tree.get_many(user_id, wanted) if n.user_id == user_id]
+            found = [known[pid] for pid in wanted if pid in known]
+            missing = [pid for pid in wanted if pid not in known]
+            if missing:
+                read = await self._tree.get_many(user_id, missing)
+                found += [n for n in read if n.user_id == user_id]
             seen.update(wanted)
             support.update(parents)
             for node in found:

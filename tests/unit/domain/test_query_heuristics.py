@@ -56,3 +56,15 @@ def test_gate_keeps_matching_candidates_and_the_profile() -> None:
     # Complex questions favour recall.
     assert gate_candidates("Why pottery?", "complex", candidates) == ["a", "b", "c", "p"]
     assert gate_candidates("Why pottery?", "simple", []) == []
+
+
+def test_gate_reads_shared_terms_from_the_leaves_alone() -> None:
+    pottery = node("Melanie said Caroline liked the pottery bowl.", Level.SEGMENT, "a")
+    hiking = node("Melanie said Caroline went hiking.", Level.SEGMENT, "b")
+    taxes = node("Melanie said Caroline filed taxes.", Level.SEGMENT, "c")
+    session = node('Session on 8 May 2023 (Mon): Melanie: "I painted a lake."', Level.SESSION, "s")
+    # The summary does not name Caroline; every leaf does, so the name still decides nothing
+    # and the leaves kept are the same with or without the summary among the candidates.
+    query = "What pottery did Caroline like?"
+    assert gate_candidates(query, "simple", [pottery, hiking, taxes, session]) == ["a"]
+    assert gate_candidates(query, "simple", [pottery, hiking, taxes]) == ["a"]

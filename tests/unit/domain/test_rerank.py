@@ -13,7 +13,7 @@ from memstream.domain.rerank import rerank
 T0 = datetime(2023, 5, 1, 12, 0, tzinfo=UTC)
 NOW = datetime(2023, 8, 1, tzinfo=UTC)
 # Every bonus off; each test switches on the one it is about.
-NONE = RecallOptions(speaker_boost=0, time_boost=0, session_support=0)
+NONE = RecallOptions(speaker_boost=0, time_boost=0, session_support=0, summary_signal=0)
 
 
 def leaf(
@@ -81,3 +81,23 @@ def test_time_bonus_for_memories_inside_the_named_range_or_just_after() -> None:
     e = replace(NONE, time_boost=0.2, time_pad_days=3)
     ranked = rerank("What did Ann do in May 2023?", NOW, pool, e)
     assert ids(ranked) == ["inside", "told-later", "before", "long-after"]
+
+
+def session(node_id: str, text: str) -> MemoryNode:
+    return MemoryNode(id=node_id, user_id="u", level=Level.SESSION, t_start=T0, t_end=T0, text=text)
+
+
+def test_summary_signal_lifts_the_leaves_of_a_session_about_the_query() -> None:
+    trip = leaf("a", 0.50, "Caroline", session="s-trip")
+    other = leaf("b", 0.51, "Caroline", session="s-work")
+    parents = {
+        "s-trip": session("s-trip", 'Session: Caroline: "We drove to the coast for camping."'),
+        "s-work": session("s-work", 'Session: Caroline: "The new job starts in June."'),
+    }
+    on = replace(NONE, summary_signal=0.03)
+    query = "Where did Caroline go camping?"
+    assert ids(rerank(query, NOW, [trip, other], on, parents)) == ["a", "b"]
+    # The name every summary holds is no evidence; without parents or weight, no signal.
+    assert ids(rerank("What did Caroline say?", NOW, [trip, other], on, parents)) == ["b", "a"]
+    assert ids(rerank(query, NOW, [trip, other], on)) == ["b", "a"]
+    assert ids(rerank(query, NOW, [trip, other], NONE, parents)) == ["b", "a"]

@@ -29,7 +29,12 @@ def build(
         index=index or FakeIndex(tree),
         embedder=embedder or FakeEmbedder(),
         llm=llm,
-        options=replace(options or RecallOptions(), default_max_tokens=100_000),
+        # A ceiling nothing reaches, and summaries added to the leaves rather than in their
+        # place, so these tests see climbing, pruning and gating whole; the token rules have
+        # tests of their own.
+        options=replace(
+            options or RecallOptions(), default_max_tokens=100_000, summaries_replace_leaves=False
+        ),
     )
     return pipeline, tree, llm
 
@@ -248,3 +253,24 @@ async def test_a_failing_search_cancels_the_planner_and_propagates() -> None:
     with pytest.raises(ConnectionError):
         await pipeline.recall(RecallRequest("u1", "q"))
     assert time.perf_counter() - start < 1.0
+
+
+async def test_summaries_take_the_place_of_leaves_never_more_tokens() -> None:
+    def recall_with(options: RecallOptions) -> RecallPipeline:
+        tree = FakeTree(sample_tree())
+        return RecallPipeline(
+            tree=tree,  # type: ignore[arg-type]
+            index=FakeIndex(tree),
+            embedder=FakeEmbedder(),
+            llm=FakeLLM(),
+            options=options,
+        )
+
+    leaves_only = {c: {Level.SEGMENT: 35} for c in DEFAULT_BUDGETS}
+    for complexity in DEFAULT_BUDGETS:
+        request = RecallRequest("u1", "what happened", complexity=complexity)
+        adding = await recall_with(RecallOptions(summaries_replace_leaves=False)).recall(request)
+        replacing = await recall_with(RecallOptions()).recall(request)
+        leaves = await recall_with(RecallOptions(budgets=leaves_only)).recall(request)
+        assert any(m.node.level is not Level.SEGMENT for m in replacing.memories)
+        assert replacing.tokens <= leaves.tokens < adding.tokens

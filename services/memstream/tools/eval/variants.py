@@ -109,6 +109,33 @@ VARIANTS: tuple[Variant, ...] = (
         options=replace(SHIPPED, budgets=_budgets(LEAVES)),
     ),
     Variant(
+        "no-trim",
+        "default with summaries returned whole, repeating what the leaves beside them say",
+        options=replace(SHIPPED, trim_repeats=False),
+    ),
+    Variant(
+        "no-query-facts",
+        "default with summaries trimmed of repeats only, not of facts off the query's terms",
+        options=replace(SHIPPED, focus_summaries=False),
+    ),
+    Variant(
+        "no-signal",
+        "default without the summary signal (+0.03 x share of the query's terms the session "
+        "summary above a leaf holds)",
+        options=replace(SHIPPED, summary_signal=0.0),
+    ),
+    Variant(
+        "no-replace",
+        "default with summaries added in what the leaves leave of the budget, not only in "
+        "place of leaves",
+        options=replace(SHIPPED, summaries_replace_leaves=False),
+    ),
+    Variant(
+        "pool-60",
+        "default re-ranking 60 candidates instead of 100",
+        options=replace(SHIPPED, leaf_pool=60),
+    ),
+    Variant(
         "no-gate",
         "default without the offline relevance gate",
         options=replace(SHIPPED, gating=False),
