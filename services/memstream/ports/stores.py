@@ -16,6 +16,7 @@ from memstream.domain.models import (
     SparseVector,
     StoredNode,
 )
+from memstream.domain.rebuild import RebuildJob
 
 # Each handler relays its own outbox: the segmenter and the consolidator of one user run in
 # different processes, and one shared list would let each trim what the other published.
@@ -79,10 +80,12 @@ class TreeStore(Protocol):
         guard: Guard | None = None,
         removed: Sequence[MemoryNode] = (),
         forgotten: Sequence[str] = (),
+        rebuild: RebuildJob | None = None,
     ) -> bool:
         """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time;
         `removed` nodes go (their links and indexes too) and `forgotten` event ids get a
-        message tombstone (kept as long as the seen markers).
+        message tombstone (kept as long as the seen markers); `rebuild` is the user's rebuild
+        job as this write leaves it (listed as due for its next chunk while unfinished).
 
         With a `guard`, written only if the user's tombstone is still the guard's (checked
         inside the transaction); returns whether it was written."""
@@ -90,6 +93,28 @@ class TreeStore(Protocol):
 
     async def forgotten_messages(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
         """For each event id, whether a message tombstone holds it (a forgotten message)."""
+        ...
+
+    # --- rebuilds --------------------------------------------------------------------------
+
+    async def rebuild_job(self, user_id: str) -> RebuildJob | None:
+        """The user's latest rebuild job (kept until the next replaces it or a forget)."""
+        ...
+
+    async def rebuilds_due(self, now: float, limit: int) -> list[str]:
+        """Users whose unfinished rebuild may take its next chunk at `now` (epoch s)."""
+        ...
+
+    async def lease_rebuild(self, user_id: str, until: float) -> None:
+        """Not due again before `until` (its next chunk was asked for), if still listed."""
+        ...
+
+    async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
+        """Users with a rebuild job not yet settled (finished or not)."""
+        ...
+
+    async def settle_rebuild(self, user_id: str) -> None:
+        """The user's rebuild is finished and its windows consolidated: drop it from the list."""
         ...
 
     # --- outboxes --------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from memstream.contracts.codec import (
     removed_event,
 )
 from memstream.contracts.records import Consumed, Outbound
+from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
     ForgetRequested,
@@ -37,6 +38,7 @@ from memstream.domain.models import (
     InputEvent,
     Level,
     MemoryNode,
+    RebuildRequested,
     Turn,
     Window,
     WindowClosed,
@@ -47,10 +49,12 @@ from memstream.domain.nodes import (
     rewritten_leaf,
     segment_node,
 )
+from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
+from memstream.segmenter.rebuild import Rebuilder
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +105,7 @@ class _UserWork:
     guard: Guard
     removed: list[MemoryNode]  # L1s left with no message by a forget
     forgotten: list[str]  # event ids forgotten in this step: their message tombstones
+    rebuild: RebuildJob | None = None  # the user's rebuild job, advanced by this step
 
 
 class Segmenter:
@@ -119,6 +124,8 @@ class Segmenter:
         step_size: int = 1024,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         phase: Callable[[str], AbstractContextManager[object]] | None = None,
+        derivation: Derivation | None = None,
+        rebuild_chunk_leaves: int = 16,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on."""
@@ -136,6 +143,14 @@ class Segmenter:
         self._step_size = step_size
         self._clock = clock
         self._phase = phase or _unmarked
+        self._derivation = derivation  # recorded on every L1 written (`domain.derivation`)
+        self._rebuilder = Rebuilder(
+            tree=tree,
+            llm=llm,
+            derivation=derivation,
+            history_window=history_window,
+            chunk_leaves=rebuild_chunk_leaves,
+        )
         self.handled = 0  # records fully processed by this instance, for progress checks
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
@@ -173,6 +188,8 @@ class Segmenter:
         if segments:
             await self._store_vectors(segments, await ahead.vectors(index))
             faults.reach("l1.before_commit")
+        if any(w.rebuild is not None for w in work):
+            faults.reach("rebuild.before_commit")
         committed: list[_UserWork] = []
         for w in work:
             written = await self._tree.commit_user(
@@ -185,6 +202,7 @@ class Segmenter:
                 guard=w.guard,
                 removed=w.removed,
                 forgotten=w.forgotten,
+                rebuild=w.rebuild,
             )
             if not written:  # forgotten while this step ran: its L1s must not stay indexed
                 log.info("user forgotten during the step; dropping its writes")
@@ -280,7 +298,7 @@ class Segmenter:
         closures: list[WindowClosed] = []
         with self._phase("reduce"):  # no await inside: the phase is the reducer's CPU time
             for event in events:
-                if isinstance(event, ForgetRequested):
+                if isinstance(event, ForgetRequested | RebuildRequested):
                     continue
                 if isinstance(event, Turn):
                     mark = content_mark(event)
@@ -310,6 +328,15 @@ class Segmenter:
             rewritten, removed, above = await self._forget_messages(user_id, forget_ids)
             segments += rewritten
             closures += above
+        rebuild: RebuildJob | None = None
+        requests = [e for e in events if isinstance(e, RebuildRequested)]
+        if requests:  # one chunk per step; the newest request names the rebuild
+            written = {s.node.id for s in segments} | {n.id for n in removed}
+            step = await self._rebuilder.step(user_id, requests[-1], written)
+            if step is not None:
+                segments += [_Segment(node, texts, None) for node, texts in step.leaves]
+                closures += step.closures
+                rebuild = step.job
         report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
@@ -328,6 +355,7 @@ class Segmenter:
             Guard(tombstone),
             removed,
             forget_ids,
+            rebuild,
         )
 
     async def _without_forgotten(
@@ -363,7 +391,7 @@ class Segmenter:
                 continue
             history = await self._tree.recent(user_id, Level.SEGMENT, self._history, leaf.t_start)
             summary = await self._llm.write_segment(turns, history if self._history else [])
-            node = rewritten_leaf(leaf, turns, summary)
+            node = replace(rewritten_leaf(leaf, turns, summary), derivation=self._derivation)
             rewritten.append(_Segment(node, [t.text for t in turns], None))
         if removed:
             # Before the commit: a crash after it would leave the points with nothing to
@@ -406,7 +434,7 @@ class Segmenter:
             summary = await self._llm.write_segment(
                 seg.messages, history[-self._history :] if self._history else []
             )
-            node = segment_node(user_id, seg, summary)
+            node = replace(segment_node(user_id, seg, summary), derivation=self._derivation)
             history.append(node)
             times = [received[m.event_id] for m in seg.messages if m.event_id in received]
             segments.append(
