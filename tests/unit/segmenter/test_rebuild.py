@@ -24,6 +24,7 @@ from memstream.domain.models import (
     Turn,
 )
 from memstream.domain.windows import WindowRules
+from memstream.recall.rebuilds import pending_over_users, rebuild_progress
 from memstream.scheduler.rebuilds import RebuildPacer, pace
 from memstream.segmenter.handler import Segmenter, Topics
 
@@ -229,3 +230,19 @@ async def test_the_pacer_leases_whom_it_sent_and_skips_finished_jobs() -> None:
     assert await pacer.run_once() == 1
     assert r.tree.rebuilds == {USER: 40.0}  # leased: not sent again before then
     assert await pacer.run_once() == 0
+
+
+async def test_pending_windows_count_until_the_rebuild_is_done_then_it_is_settled() -> None:
+    r = await built()
+    r.deploy(SECOND, chunk=2)
+    windows = sum(1 for n in r.nodes().values() if n.level > 1)
+    await r.send(RebuildRequested(USER, "r1"))  # one chunk of three
+    assert await pending_over_users(r.tree) == windows
+    assert (await rebuild_progress(r.tree, USER, "r1")).status == "pending"
+
+    await r.rebuild(RebuildRequested(USER, "r1"))
+
+    progress = await rebuild_progress(r.tree, USER, "r1")
+    assert (progress.status, progress.windows_pending, progress.leaves_done) == ("done", 0, 6)
+    assert await pending_over_users(r.tree) == 0
+    assert r.tree.rebuilds == {}  # settled: off the list
