@@ -4,7 +4,7 @@ rewrites every node once (version + 1, same ids and links), an unchanged one not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeTree, FlakyPublisher
@@ -246,3 +246,17 @@ async def test_pending_windows_count_until_the_rebuild_is_done_then_it_is_settle
     assert (progress.status, progress.windows_pending, progress.leaves_done) == ("done", 0, 6)
     assert await pending_over_users(r.tree) == 0
     assert r.tree.rebuilds == {}  # settled: off the list
+
+
+async def test_a_new_embedder_indexes_every_node_again() -> None:
+    r = await built()
+    before = r.nodes()
+    upserts = len(r.index.upserted)
+    r.deploy(replace(FIRST, embedder="fake:8-v2"))
+
+    await r.rebuild(RebuildRequested(USER, "r1"))
+
+    again = [m.node for m in r.index.upserted[upserts:]]
+    assert sorted(n.id for n in again) == sorted(before)  # each node once
+    assert all(n.version == before[n.id].version + 1 for n in again)
+    assert {n.derivation.embedder for n in again if n.derivation} == {"fake:8-v2"}
