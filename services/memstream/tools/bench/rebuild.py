@@ -8,8 +8,8 @@ embedder), all phases against the same stores, in one process:
 1. **First ingest**: the LoCoMo conversations published, timed until every window is
    consolidated (and, as `tools.bench.ingest` reports it, until every message is in a stored
    L1).
-2. **Rebuild throughput**: the workers restarted with a new prompt version and an unbounded
-   rebuild rate; a `rebuild.v1` per user, timed until every rebuild is done (every leaf
+2. **Rebuild throughput**: the workers restarted with a new prompt version, an unbounded
+   rebuild rate and large chunks (`--throughput-chunk`); a `rebuild.v1` per user, timed until every rebuild is done (every leaf
    re-derived, every window above consolidated again). Its rate in messages/s over the first
    ingest's (to everything consolidated) is the figure of merit.
 3. **Live turns during a rebuild**: the workers restarted with another prompt version and the
@@ -114,7 +114,7 @@ async def _all_rebuilt(container: Container, ids: dict[str, str]) -> bool:
     return True
 
 
-async def run(files: list[Path], live_pace: float) -> dict[str, Any]:
+async def run(files: list[Path], live_pace: float, throughput_chunk: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as scratch:
         root = Path(scratch)
         first_file, second_file, third_file = (root / f"{n}.jsonl" for n in ("a", "b", "c"))
@@ -151,7 +151,11 @@ async def run(files: list[Path], live_pace: float) -> dict[str, Any]:
 
             # 2. Rebuild throughput: a new prompt version, no pace to speak of.
             unpaced = container.settings.model_copy(
-                update={"prompt_version": "b", "rebuild_leaves_per_s": 10_000.0}
+                update={
+                    "prompt_version": "b",
+                    "rebuild_leaves_per_s": 10_000.0,
+                    "rebuild_chunk_leaves": throughput_chunk,
+                }
             )
             async with _started(container, unpaced):
                 started = time.perf_counter()
@@ -196,10 +200,12 @@ async def run(files: list[Path], live_pace: float) -> dict[str, Any]:
             "seconds_to_done": round(rebuild_s, 2),
             "msgs_per_s": round(rebuild_rate, 1),
             "relative_to_first_ingest": round(rebuild_rate / ingest_rate, 3),
+            "rebuild_chunk_leaves": throughput_chunk,
             "leaf_versions_after": sorted(versions),
         },
         "live_during_rebuild": {
             "rebuild_leaves_per_s": live_pace,
+            "rebuild_chunk_leaves": paced.rebuild_chunk_leaves,
             "alone_msgs_per_s": round(alone_rate, 1),
             "during_rebuild_msgs_per_s": round(during_rate, 1),
             "ratio": round(during_rate / alone_rate, 3),
@@ -235,9 +241,15 @@ def main() -> None:
         default=Settings().rebuild_leaves_per_s,
         help="rebuild_leaves_per_s while live turns are measured (default: the setting's)",
     )
+    parser.add_argument(
+        "--throughput-chunk",
+        type=int,
+        default=256,
+        help="rebuild_chunk_leaves while the rebuild's own throughput is measured",
+    )
     args = parser.parse_args()
     files = conversation_files()[: args.conversations]
-    result = asyncio.run(run(files, args.pace))
+    result = asyncio.run(run(files, args.pace, args.throughput_chunk))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
