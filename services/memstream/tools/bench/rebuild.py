@@ -9,9 +9,10 @@ embedder), all phases against the same stores, in one process:
    consolidated (and, as `tools.bench.ingest` reports it, until every message is in a stored
    L1).
 2. **Rebuild throughput**: the workers restarted with a new prompt version, an unbounded
-   rebuild rate and large chunks (`--throughput-chunk`); a `rebuild.v1` per user, timed until every rebuild is done (every leaf
-   re-derived, every window above consolidated again). Its rate in messages/s over the first
-   ingest's (to everything consolidated) is the figure of merit.
+   rebuild rate and large chunks (`--throughput-chunk`); a `rebuild.v1` per user, timed
+   until every rebuild is done (every leaf re-derived, every window above consolidated
+   again). Its rate in messages/s over the first ingest's (to everything consolidated) is
+   the figure of merit.
 3. **Live turns during a rebuild**: the workers restarted with another prompt version and the
    deployment's rebuild pace (`rebuild_leaves_per_s`); the same conversations published for
    new users, timed until every message is in a stored L1, once alone and once while the
