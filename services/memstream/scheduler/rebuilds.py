@@ -70,8 +70,10 @@ class RebuildPacer:
             if job is None or job.finished:
                 continue
             events.append(Outbound(self._turns, user, encode_rebuild(user, job.rebuild_id)))
+        # The lease first: a chunk committed before a later lease would be leased anyway, and
+        # its next chunk would wait the whole lease. A publish that fails is sent again then.
+        for event in events:
+            await self._tree.lease_rebuild(event.key, now + self._lease)
         if events:
             await self._publisher.publish(events)
-            for event in events:
-                await self._tree.lease_rebuild(event.key, now + self._lease)
         return len(events)
