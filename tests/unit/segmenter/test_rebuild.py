@@ -16,6 +16,7 @@ from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import (
     ClockTicked,
+    ForgetRequested,
     InputEvent,
     Level,
     MemoryNode,
@@ -260,3 +261,18 @@ async def test_a_new_embedder_indexes_every_node_again() -> None:
     assert sorted(n.id for n in again) == sorted(before)  # each node once
     assert all(n.version == before[n.id].version + 1 for n in again)
     assert {n.derivation.embedder for n in again if n.derivation} == {"fake:8-v2"}
+
+
+async def test_a_forget_in_the_same_batch_as_a_rebuild_stays_forgotten() -> None:
+    r = await built()
+    r.deploy(SECOND, chunk=2)
+
+    await r.send(ForgetRequested(USER, ("d0q0",)), RebuildRequested(USER, "r1"))
+    await r.rebuild(RebuildRequested(USER, "r1"))
+
+    after = r.nodes()
+    assert not [n.id for n in after.values() if "d0q0" in n.source_ids]
+    assert not [n.id for n in after.values() for m in n.messages if m.event_id == "d0q0"]
+    assert {n.derivation for n in after.values()} == {SECOND}
+    job = await r.tree.rebuild_job(USER)
+    assert job is not None and job.finished
