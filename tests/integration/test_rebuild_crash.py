@@ -4,8 +4,8 @@ uninterrupted rebuild writes, node by node, versions and Qdrant payloads include
 Both runs build the crash rig's input (`crash_rig.synthetic_log`) with `memstream worker`,
 stop it, publish `rebuild.v1` for the kept user and start the worker again with a new prompt
 version and chunks of four leaves. The killed run's worker SIGKILLs itself when it reaches
-`rebuild.before_commit` the second time (a chunk's leaves indexed, the chunk and the job's
-progress not committed), and is started again without the fault point.
+`rebuild.before_commit` the third time (the plan and a chunk committed, the second chunk's
+leaves indexed, the chunk and the job's progress not), and is started again without the fault point.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from .crash_rig import (
 pytestmark = [pytest.mark.integration, pytest.mark.crash]
 
 UPGRADED = {"MEMSTREAM_PROMPT_VERSION": "crash-2", "MEMSTREAM_REBUILD_CHUNK_LEAVES": "4"}
-KILL_POINT = "rebuild.before_commit:2"
+KILL_POINT = "rebuild.before_commit:3"  # the plan, a chunk, and in the second chunk
 
 
 async def wait_rebuilt(

@@ -1,7 +1,8 @@
 """The segmenter's part of a rebuild (`domain.rebuild`): plan the job, re-derive a chunk.
 
 `Rebuilder.step` runs inside the segmenter's handling of a user's records, so it is the one
-writer of that user's tree: it reads the job (or plans it, for a new `rebuild_id`), writes
+writer of that user's tree: it plans the job for a new `rebuild_id` (nothing else: the
+scheduler asks for every chunk, at the deployment's pace), or reads it and writes
 again at most `chunk_leaves` leaves from their verbatim messages with the current derivation
 (leaves already derived that way are passed over, at most `chunk_leaves * SKIP_FACTOR` per
 chunk, so a rebuild that changes nothing still ends), and, with the last chunk, names the
@@ -59,6 +60,10 @@ class Rebuilder:
         job = await self._tree.rebuild_job(user_id)
         if job is None or job.rebuild_id != request.rebuild_id:
             job = await self._plan(user_id, request)  # a new id replaces an unfinished job
+            if job.leaves:
+                # Only planned: every chunk is asked for by the scheduler, at the deployment's
+                # pace (`rebuild --all` would otherwise re-derive a chunk per user at once).
+                return RebuildStep(job, [], [])
         elif job.finished:
             return None
         handled, leaves = await self._chunk_of(user_id, job, set(written))

@@ -154,7 +154,7 @@ async def test_a_new_derivation_rewrites_every_node_once_with_the_same_ids_and_s
     commands = await r.rebuild(RebuildRequested(USER, "r1"))
 
     after = r.nodes()
-    assert commands == 3  # six leaves, two a chunk
+    assert commands == 4  # the plan, then six leaves two a chunk
     assert shape(after) == shape(before)
     assert {i: n.version for i, n in after.items()} == {i: n.version + 1 for i, n in before.items()}
     assert all(n.derivation == SECOND for n in after.values())
@@ -237,7 +237,10 @@ async def test_pending_windows_count_until_the_rebuild_is_done_then_it_is_settle
     r = await built()
     r.deploy(SECOND, chunk=2)
     windows = sum(1 for n in r.nodes().values() if n.level > 1)
+    await r.send(RebuildRequested(USER, "r1"))  # planned
     await r.send(RebuildRequested(USER, "r1"))  # one chunk of three
+    job = await r.tree.rebuild_job(USER)
+    assert job is not None and (job.done, job.finished) == (2, False)
     assert await pending_over_users(r.tree) == windows
     assert (await rebuild_progress(r.tree, USER, "r1")).status == "pending"
 
