@@ -9,6 +9,9 @@ idempotency markers and outgoing events go to the tree store in one transaction 
 outbox); only then are the events published and the outbox cleared. A crash at any point
 replays the batch: ids are deterministic, markers skip what was committed, and an outbox a
 crash left behind is published before anything new.
+
+A `rebuild.v1` of a user plans or advances that user's rebuild by one chunk of leaves
+(`segmenter.rebuild`), written, indexed and committed with the step like any other L1s.
 """
 
 from __future__ import annotations
