@@ -111,9 +111,22 @@ class TreeContract:
         )
         assert await tree.rebuilds_due(LATER, 10) == []  # nothing left to send
         assert await tree.rebuilding_users() == ["ana"]  # its windows may still be pending
-        await tree.settle_rebuild("ana")
+        assert not await tree.settle_rebuild("ana", "r0")  # another rebuild's: it stays
+        assert await tree.rebuilding_users() == ["ana"]
+        assert await tree.settle_rebuild("ana", "r1")
         assert await tree.rebuilding_users() == []
         assert await tree.rebuild_job("ana") == finished  # the status stays readable
+
+    async def test_an_unfinished_rebuild_is_never_settled(self, tree: TreeStore) -> None:
+        old = RebuildJob("r1", None, None, tuple(Level), ("a",), (), 1, 1, True)
+        new = RebuildJob("r2", None, None, tuple(Level), ("a",), ())
+        for job in (old, new):  # a new rebuild committed after a reader saw the old one
+            await tree.commit_user(
+                "ana", state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=job
+            )
+        assert not await tree.settle_rebuild("ana", "r1")
+        assert not await tree.settle_rebuild("ana", "r2")
+        assert await tree.rebuilds_due(LATER, 10) == ["ana"]
 
     async def test_forgetting_a_user_drops_its_rebuild(self, tree: TreeStore) -> None:
         for user in ("an*", "an"):

@@ -297,8 +297,12 @@ class FakeTree:
     async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
         return [u for _, u in sorted((t, u) for u, t in self.rebuilds.items())][:limit]
 
-    async def settle_rebuild(self, user_id: str) -> None:
+    async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
+        job = await self.rebuild_job(user_id)
+        if job is not None and (job.rebuild_id != rebuild_id or not job.finished):
+            return False
         self.rebuilds.pop(user_id, None)
+        return True
 
     async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
         ranked = sorted((t, u) for u, t in self.due.items() if t <= now.timestamp())

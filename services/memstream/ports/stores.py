@@ -113,8 +113,10 @@ class TreeStore(Protocol):
         """Users with a rebuild job not yet settled (finished or not)."""
         ...
 
-    async def settle_rebuild(self, user_id: str) -> None:
-        """The user's rebuild is finished and its windows consolidated: drop it from the list."""
+    async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
+        """Drop the user from the list if its job is still `rebuild_id` and finished (its
+        windows seen consolidated), or if it has no job; atomically, so a new rebuild
+        committed meanwhile stays listed. Returns whether it was dropped."""
         ...
 
     # --- outboxes --------------------------------------------------------------------------

@@ -68,10 +68,11 @@ async def pending_over_users(tree: TreeStore) -> int:
     for user_id in await tree.rebuilding_users():
         job = await tree.rebuild_job(user_id)
         if job is None:
-            await tree.settle_rebuild(user_id)
+            await tree.settle_rebuild(user_id, None)
             continue
         pending = await pending_windows(tree, user_id, job)
         if job.finished and pending == 0:
-            await tree.settle_rebuild(user_id)
+            # Only if the job is still this one: a new rebuild committed since the read stays.
+            await tree.settle_rebuild(user_id, job.rebuild_id)
         total += pending
     return total

@@ -227,8 +227,21 @@ class RedisTree:
     async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
         return [_text(r) for r in await self._r.zrange(self._rebuilds, 0, limit - 1)]
 
-    async def settle_rebuild(self, user_id: str) -> None:
-        await self._r.zrem(self._rebuilds, user_id)
+    async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
+        key = self._key(user_id, "rebuild")
+        async with self._r.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)  # a new job committed before EXEC aborts the settling
+                raw = await pipe.get(key)
+                job = RebuildJob.from_json(json.loads(raw)) if raw else None
+                if job is not None and (job.rebuild_id != rebuild_id or not job.finished):
+                    return False
+                pipe.multi()
+                pipe.zrem(self._rebuilds, user_id)
+                await pipe.execute()
+                return True
+            except WatchError:
+                return False
 
     async def all_users(self, page: int = 1000) -> list[str]:
         """Every user with a window state, sorted: what `memstream rebuild --all` rebuilds.
