@@ -37,11 +37,13 @@ from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
+from memstream.adapters.llm.prompts import PROMPT_VERSION
 from memstream.adapters.redis.connection import HiredisPackedConnection
 from memstream.adapters.redis.tree import RedisTree
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Tombstone, lifetime_s
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.app import AgentHealth, DeadLetter, RecordHandler, build_faust_app
@@ -74,6 +76,7 @@ from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, Vecto
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.scheduler.clock import ClockTicker, build_scheduler
+from memstream.scheduler.rebuilds import RebuildPacer, pace
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 
@@ -234,6 +237,27 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
 # --- handlers ---------------------------------------------------------------------------
 
 
+def derivation(settings: Settings) -> Derivation:
+    """What this deployment derives memories with, as every node records it."""
+    online = bool(settings.llm_base_url)
+    return Derivation(
+        backend="openai" if online else "offline",
+        model=settings.llm_model if online else "rules",
+        prompt_version=settings.prompt_version or PROMPT_VERSION,
+        embedder=embedder_id(settings),
+    )
+
+
+def embedder_id(settings: Settings) -> str:
+    """Names what makes the dense vectors, with their size: a change means new vectors."""
+    dim = settings.embedding_dim
+    if settings.embedder == "hashing":
+        return f"hashing:{dim}"
+    if settings.embedder == "openai":
+        return f"openai:{settings.embedding_model}:{dim}"
+    return f"local:all-MiniLM-L6-v2:{settings.embed_runtime}:{dim}"
+
+
 def window_rules(settings: Settings) -> WindowRules:
     return WindowRules(
         segment_messages=settings.segment_messages,
@@ -288,6 +312,8 @@ def build_segmenter(c: Container) -> Segmenter:
         phase=phase if tracing_enabled() else None,
         clock=c.clock,
         retention=timedelta(days=c.settings.retention_days) if c.settings.retention_days else None,
+        derivation=derivation(c.settings),
+        rebuild_chunk_leaves=c.settings.rebuild_chunk_leaves,
     )
 
 
@@ -301,6 +327,7 @@ def build_consolidator(c: Container) -> Consolidator:
         publisher=ports.publisher,
         memories_topic=c.catalog.memories.name,
         history_window=c.settings.history_window,
+        derivation=derivation(c.settings),
     )
 
 
@@ -314,7 +341,14 @@ def build_clock(c: Container) -> AsyncIOScheduler:
         retry_degraded=bool(c.settings.llm_base_url),
         clock=c.clock,
     )
-    return build_scheduler(ticker, c.settings.clock_interval_s)
+    paced = pace(c.settings.rebuild_leaves_per_s, c.settings.rebuild_chunk_leaves)
+    pacer = RebuildPacer(
+        tree=c.tree,
+        publisher=c.publisher,
+        turns_topic=c.catalog.turns.name,
+        users_per_run=paced.users_per_run,
+    )
+    return build_scheduler(ticker, c.settings.clock_interval_s, pacer, paced.period_s)
 
 
 def build_recall(c: Container) -> RecallParts:

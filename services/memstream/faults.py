@@ -10,6 +10,8 @@ sleep could only guess. The points, in the order a record meets them:
     l1.before_publish         L1s and closures committed (outbox), nothing published
     consolidation.after_qdrant  summaries indexed, their nodes not yet committed
     forget.after_redis        a forget deleted the user's keys, not yet their points
+    rebuild.before_commit     a rebuild chunk's leaves re-derived and indexed, the chunk and
+                              the job's progress not yet committed
 
 This module sits below every layer (it needs only the standard library), so a handler may
 mark a point without knowing anything about processes.
@@ -24,7 +26,13 @@ import signal
 log = logging.getLogger(__name__)
 
 POINTS = frozenset(
-    {"l1.before_commit", "l1.before_publish", "consolidation.after_qdrant", "forget.after_redis"}
+    {
+        "l1.before_commit",
+        "l1.before_publish",
+        "consolidation.after_qdrant",
+        "forget.after_redis",
+        "rebuild.before_commit",
+    }
 )
 
 _armed: tuple[str, int] | None = None

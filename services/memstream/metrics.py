@@ -141,6 +141,12 @@ class Metrics:
             ["level"],
             registry=r,
         )
+        self.rebuild_pending_windows = Gauge(
+            "memstream_rebuild_pending_windows",
+            "Windows that running rebuilds have still to consolidate again (every window of "
+            "a rebuild whose leaves are not all re-derived yet).",
+            registry=r,
+        )
         self.consumer_lag = Gauge(
             "memstream_consumer_lag_messages",
             "Records a consumer group has not yet committed, by topic and partition.",

@@ -56,6 +56,28 @@ class Settings(BaseSettings):
         default=3, ge=0, le=10, description="Retries on transient LLM errors."
     )
 
+    prompt_version: str = Field(
+        default="",
+        max_length=64,
+        description="The prompts' version recorded in every node's derivation; empty: the "
+        "shipped prompts' own (set it when you change the prompts, then run a rebuild).",
+    )
+
+    # Rebuilds (`memstream rebuild`).
+    rebuild_leaves_per_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=10_000,
+        description="Leaves the deployment's rebuilds re-derive per second at most (the "
+        "scheduler paces their chunks; live turns never wait for them).",
+    )
+    rebuild_chunk_leaves: int = Field(
+        default=16,
+        ge=1,
+        le=1000,
+        description="Leaves re-derived per rebuild command: how long one holds its partition.",
+    )
+
     # Embeddings.
     embedder: str = Field(
         default="local",

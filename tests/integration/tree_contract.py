@@ -15,6 +15,7 @@ import pytest
 
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
+from memstream.domain.rebuild import RebuildJob
 from memstream.ports import TreeStore
 
 T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
@@ -84,7 +85,60 @@ async def save(tree: TreeStore, *nodes: MemoryNode, fingerprint: str = "fp") -> 
         await tree.commit_nodes(n.user_id, [StoredNode(n, fingerprint)], outbox=[])
 
 
+LATER = 4e9  # epoch seconds in 2096: past any commit of these tests
+
+
 class TreeContract:
+    # --- rebuilds --------------------------------------------------------------------------
+
+    async def test_a_rebuild_job_commits_with_the_user_and_is_listed_until_settled(
+        self, tree: TreeStore
+    ) -> None:
+        job = RebuildJob("r1", None, None, tuple(Level), ("a", "b"), ("w",), done=1)
+        assert await tree.rebuild_job("ana") is None
+        await tree.commit_user(
+            "ana", state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=job
+        )
+        assert await tree.rebuild_job("ana") == job
+        assert await tree.rebuilds_due(LATER, 10) == ["ana"]  # leaves left: due
+        await tree.lease_rebuild("ana", LATER + 100)
+        assert await tree.rebuilds_due(LATER, 10) == []
+        await tree.lease_rebuild("bo", 0)  # a user not listed stays unlisted
+        assert await tree.rebuilding_users() == ["ana"]
+        finished = replace(job, done=2, finished=True)
+        await tree.commit_user(
+            "ana", state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=finished
+        )
+        assert await tree.rebuilds_due(LATER, 10) == []  # nothing left to send
+        assert await tree.rebuilding_users() == ["ana"]  # its windows may still be pending
+        assert not await tree.settle_rebuild("ana", "r0")  # another rebuild's: it stays
+        assert await tree.rebuilding_users() == ["ana"]
+        assert await tree.settle_rebuild("ana", "r1")
+        assert await tree.rebuilding_users() == []
+        assert await tree.rebuild_job("ana") == finished  # the status stays readable
+
+    async def test_an_unfinished_rebuild_is_never_settled(self, tree: TreeStore) -> None:
+        old = RebuildJob("r1", None, None, tuple(Level), ("a",), (), 1, 1, True)
+        new = RebuildJob("r2", None, None, tuple(Level), ("a",), ())
+        for job in (old, new):  # a new rebuild committed after a reader saw the old one
+            await tree.commit_user(
+                "ana", state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=job
+            )
+        assert not await tree.settle_rebuild("ana", "r1")
+        assert not await tree.settle_rebuild("ana", "r2")
+        assert await tree.rebuilds_due(LATER, 10) == ["ana"]
+
+    async def test_forgetting_a_user_drops_its_rebuild(self, tree: TreeStore) -> None:
+        for user in ("an*", "an"):
+            job = RebuildJob("r1", None, None, tuple(Level), ("a",), ())
+            await tree.commit_user(
+                user, state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=job
+            )
+        await tree.forget("an*", Tombstone(1.0), None)
+        assert await tree.rebuild_job("an*") is None
+        assert await tree.rebuilding_users() == ["an"]
+        assert await tree.rebuild_job("an") is not None
+
     # --- segmenter state -------------------------------------------------------------------
 
     async def test_state_is_none_until_committed_then_the_last_committed(

@@ -24,6 +24,7 @@ from memstream.domain.models import (
     SparseVector,
     StoredNode,
 )
+from memstream.domain.rebuild import RebuildJob
 from memstream.ports import OutboxName
 from memstream.settings import Settings
 
@@ -131,6 +132,9 @@ class FakeTree:
         self.forgotten: dict[str, set[str]] = {}  # user -> forgotten event ids
         self.sources: dict[str, dict[str, str]] = {}  # user -> message id -> L1 id
         self.deadlines: dict[str, dict[str, float]] = {}  # user -> message id -> deadline
+        self.rebuild_jobs: dict[str, str] = {}  # user -> JSON of the job
+        self.rebuilds: dict[str, float] = {}  # user -> when its next chunk is due
+        self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.get_many_calls = 0
         for n in nodes:
             self.add(n)
@@ -196,9 +200,13 @@ class FakeTree:
         removed: Sequence[MemoryNode] = (),
         forgotten: Sequence[str] = (),
         expiring: Mapping[str, datetime] | None = None,
+        rebuild: RebuildJob | None = None,
     ) -> bool:
         if guard is not None and not guard.allows(self.tombstones.get(user_id)):
             return False
+        if rebuild is not None:
+            self.rebuild_jobs[user_id] = json.dumps(rebuild.to_json())
+            self.rebuilds[user_id] = float("inf") if rebuild.finished else self.now
         self.states[user_id] = json.dumps(state)
         marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in marks.items()})
@@ -295,6 +303,28 @@ class FakeTree:
         newest = await self.recent(user_id, Level.MONTH, 1)
         return newest[0] if newest else None
 
+    async def rebuild_job(self, user_id: str) -> RebuildJob | None:
+        raw = self.rebuild_jobs.get(user_id)
+        return RebuildJob.from_json(json.loads(raw)) if raw else None
+
+    async def rebuilds_due(self, now: float, limit: int) -> list[str]:
+        ranked = sorted((t, u) for u, t in self.rebuilds.items() if t <= now)
+        return [u for _, u in ranked[:limit]]
+
+    async def lease_rebuild(self, user_id: str, until: float) -> None:
+        if user_id in self.rebuilds:
+            self.rebuilds[user_id] = until
+
+    async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
+        return [u for _, u in sorted((t, u) for u, t in self.rebuilds.items())][:limit]
+
+    async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
+        job = await self.rebuild_job(user_id)
+        if job is not None and (job.rebuild_id != rebuild_id or not job.finished):
+            return False
+        self.rebuilds.pop(user_id, None)
+        return True
+
     async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
         ranked = sorted((t, u) for u, t in self.due.items() if t <= now.timestamp())
         return [u for _, u in ranked[:limit]]
@@ -320,6 +350,8 @@ class FakeTree:
         gone += self.forgotten.pop(user_id, None) is not None
         self.sources.pop(user_id, None)
         gone += self.deadlines.pop(user_id, None) is not None
+        gone += self.rebuild_jobs.pop(user_id, None) is not None
+        self.rebuilds.pop(user_id, None)
         self.due.pop(user_id, None)
         self.degraded_nodes = {m for m in self.degraded_nodes if m[0] != user_id}
         return gone

@@ -146,6 +146,7 @@ PANEL_TOPICS = (
     "llm errors",
     "recall latency",
     "dead",
+    "rebuild windows pending",
 )
 
 

@@ -13,10 +13,12 @@ import pytest
 import yaml
 from fastapi import APIRouter, FastAPI
 from prometheus_client import CollectorRegistry
+from tests.unit.fakes import FakeTree
 
 from memstream.consolidator.handler import Outcome
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
+from memstream.domain.rebuild import RebuildJob
 from memstream.edges.instrumentation import (
     BacklogCollector,
     HttpMetricsMiddleware,
@@ -196,6 +198,25 @@ async def test_backlog_collector_sets_lag_and_counts_its_failures(metrics: Metri
     errors = "memstream_collector_errors_total"
     assert value(metrics, errors, collector="windows_pending") == 1
     assert value(metrics, errors, collector="consumer_lag") == 0
+
+
+async def test_backlog_collector_sets_the_rebuilds_pending_windows(metrics: Metrics) -> None:
+    tree = FakeTree()
+    for user, windows in (("ana", ("w1", "w2")), ("bo", ("w3",))):
+        job = RebuildJob("r1", None, None, tuple(Level), ("l1",), windows)
+        await tree.commit_user(user, state={}, seen=[], nodes=[], outbox=[], due=None, rebuild=job)
+
+    async def no_lag(bootstrap: str, group: str, topics: Any) -> dict[tuple[str, int], int]:
+        return {}
+
+    collector = BacklogCollector(
+        metrics, tree=tree, bootstrap="kafka:9092", groups={}, lag_reader=no_lag
+    )
+    await collector.collect_once()
+    assert value(metrics, "memstream_rebuild_pending_windows") == 3
+    assert (
+        value(metrics, "memstream_collector_errors_total", collector="rebuild_pending_windows") == 0
+    )
 
 
 async def test_http_middleware_counts_every_route_by_template(metrics: Metrics) -> None:

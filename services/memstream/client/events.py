@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from memstream.contracts.catalog import Catalog, ValidationProblem
@@ -85,6 +85,28 @@ def forget_event(*, user_id: str, message_ids: Sequence[str] = ()) -> dict[str, 
     value: dict[str, Any] = {"type": "forget.v1", "user_id": user_id}
     if message_ids:
         value["message_ids"] = list(dict.fromkeys(message_ids))
+    return value
+
+
+def rebuild_event(
+    *,
+    user_id: str,
+    rebuild_id: str | None = None,
+    since: date | None = None,
+    levels: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """A `rebuild.v1` value: re-derive the user's memories from their stored messages with the
+    workers' current backend, prompts and embedder (only those ending on or after `since`, of
+    `levels`). The id (a new one when not given) names the rebuild."""
+    value: dict[str, Any] = {
+        "type": "rebuild.v1",
+        "user_id": user_id,
+        "rebuild_id": rebuild_id or uuid.uuid4().hex,
+    }
+    if since is not None:
+        value["from"] = since.isoformat()
+    if levels is not None and set(levels) != {1, 2, 3, 4, 5}:
+        value["levels"] = sorted(set(levels))
     return value
 
 

@@ -23,6 +23,15 @@ class MemoryFact(_Answer):
     source_ids: list[str]
 
 
+class MemoryDerivation(_Answer):
+    """What wrote a memory: the backend, model, prompt version and embedder."""
+
+    backend: str
+    model: str
+    prompt_version: str
+    embedder: str
+
+
 class Memory(_Answer):
     """One node of the user's memory tree (level 1 an exchange ... level 5 the profile)."""
 
@@ -40,6 +49,7 @@ class Memory(_Answer):
     degraded: bool
     score: float | None = None
     facts: list[MemoryFact] = []
+    derivation: MemoryDerivation | None = None  # in a memory's detail; in recall on request
 
 
 class Recall(_Answer):

@@ -34,7 +34,13 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError, UnknownError
 
-from memstream.client.events import checked, forget_event, session_end_event, turn_event
+from memstream.client.events import (
+    checked,
+    forget_event,
+    rebuild_event,
+    session_end_event,
+    turn_event,
+)
 from memstream.client.tracing import producing
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import encode_value
@@ -162,6 +168,13 @@ class AsyncMemstreamProducer:
         """Ask the workers to forget a user (the recall API's DELETE also clears the stores)."""
         await self.publish(forget_event(user_id=user_id))
 
+    async def rebuild(self, *, user_id: str, rebuild_id: str | None = None) -> str:
+        """Ask the workers to re-derive a user's memories; returns the rebuild's id (its
+        progress: `GET /v1/users/{user_id}/rebuilds/{id}` on the recall API)."""
+        value = rebuild_event(user_id=user_id, rebuild_id=rebuild_id)
+        await self.publish(value)
+        return str(value["rebuild_id"])
+
     async def flush(self) -> None:
         """Wait until the broker has acknowledged everything queued; raise the first failure."""
         pending, self._pending = self._pending, []
@@ -251,6 +264,11 @@ class MemstreamProducer:
 
     def forget(self, *, user_id: str) -> None:
         self.publish(forget_event(user_id=user_id))
+
+    def rebuild(self, *, user_id: str, rebuild_id: str | None = None) -> str:
+        value = rebuild_event(user_id=user_id, rebuild_id=rebuild_id)
+        self.publish(value)
+        return str(value["rebuild_id"])
 
     def flush(self) -> None:
         self._call(self._async.flush())

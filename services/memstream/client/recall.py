@@ -65,12 +65,15 @@ def _recall_body(
     query_time: datetime | None,
     complexity: str,
     max_tokens: int | None,
+    with_derivation: bool = False,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"user_id": user_id, "query": query, "complexity": complexity}
     if query_time is not None:
         body["query_time"] = query_time.isoformat()
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
+    if with_derivation:
+        body["with_derivation"] = True
     return body
 
 
@@ -158,9 +161,11 @@ class RecallClient(_Base):
         query_time: datetime | None = None,
         complexity: str = "auto",
         max_tokens: int | None = None,
+        with_derivation: bool = False,
     ) -> Recall:
-        """The memories that help answer `query` (as of `query_time`, within `max_tokens`)."""
-        body = _recall_body(user_id, query, query_time, complexity, max_tokens)
+        """The memories that help answer `query` (as of `query_time`, within `max_tokens`);
+        `with_derivation`: each memory says what wrote it (backend, model, prompts, embedder)."""
+        body = _recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
         return self._request(Recall, "POST", "/v1/recall", json=body)
 
     def profile(self, user_id: str) -> Profile:
@@ -246,8 +251,9 @@ class AsyncRecallClient(_Base):
         query_time: datetime | None = None,
         complexity: str = "auto",
         max_tokens: int | None = None,
+        with_derivation: bool = False,
     ) -> Recall:
-        body = _recall_body(user_id, query, query_time, complexity, max_tokens)
+        body = _recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
         return await self._request(Recall, "POST", "/v1/recall", json=body)
 
     async def profile(self, user_id: str) -> Profile:

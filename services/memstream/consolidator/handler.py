@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memstream import faults
 from memstream.consolidator.batch_view import BatchView
 from memstream.contracts.codec import memory_event, removed_event
 from memstream.contracts.records import Consumed, Outbound
+from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard
 from memstream.domain.models import IndexedMemory, MemoryNode, StoredNode, WindowClosed
 from memstream.domain.nodes import (
@@ -66,6 +67,7 @@ class Consolidator:
         publisher: Publisher,
         memories_topic: str,
         history_window: int = 3,
+        derivation: Derivation | None = None,
     ) -> None:
         self._tree = tree
         self._index = index
@@ -74,6 +76,7 @@ class Consolidator:
         self._publisher = publisher
         self._memories_topic = memories_topic
         self._history = history_window
+        self._derivation = derivation  # recorded on every node, part of its fingerprint
         self.handled = 0  # closures fully processed by this instance, for progress checks
 
     async def handle(self, closure: WindowClosed) -> Outcome:
@@ -139,7 +142,7 @@ class Consolidator:
                 await self._index.delete_points(user_id, [closure.node_id])
             return Outcome(closure, None, "no children")
         existing = await view.get(user_id, closure.node_id)
-        print_ = fingerprint(children)
+        print_ = fingerprint(children, self._derivation)
         if existing is not None and is_current(existing, print_):
             return Outcome(closure, existing.node, "unchanged")
 
@@ -148,7 +151,10 @@ class Consolidator:
             recent = await view.recent(user_id, window.level, self._history + 1, window.start)
             history = [h for h in recent if h.id != closure.node_id][-self._history :]
         summary = await self._llm.consolidate(window.level, window, children, history)
-        node = window_node(closure, children, summary, next_version(existing))
+        node = replace(
+            window_node(closure, children, summary, next_version(existing)),
+            derivation=self._derivation,
+        )
         if existing is not None and not changes(existing, node, print_):
             return Outcome(closure, existing.node, "unchanged")
         view.put(StoredNode(node, print_))

@@ -23,7 +23,7 @@ import re
 import zoneinfo
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,22 @@ def _is_time_zone(value: object) -> bool:
     return True
 
 
-_FAST_FORMATS = {"date-time": _is_datetime_with_offset, "iana-time-zone": _is_time_zone}
+@_FORMATS.checks("date")
+def _is_calendar_date(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+_FAST_FORMATS = {
+    "date-time": _is_datetime_with_offset,
+    "iana-time-zone": _is_time_zone,
+    "date": _is_calendar_date,
+}
 
 
 @dataclass(frozen=True, slots=True)

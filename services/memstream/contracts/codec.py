@@ -7,9 +7,10 @@ schema-valid value and only convert types.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
+from memstream.domain.derivation import Derivation
 from memstream.domain.models import (
     ClockTicked,
     Fact,
@@ -17,6 +18,7 @@ from memstream.domain.models import (
     InputEvent,
     Level,
     MemoryNode,
+    RebuildRequested,
     SessionEnded,
     SourceMessage,
     Turn,
@@ -26,6 +28,7 @@ from memstream.domain.models import (
 from memstream.domain.windows import OpenWindow, SessionInfo, UserWindows
 
 TURN_TYPE = "turn.v1"
+REBUILD_TYPE = "rebuild.v1"
 
 
 def parse_ts(value: str) -> datetime:
@@ -57,6 +60,15 @@ def decode_input(value: dict[str, Any]) -> InputEvent:
         return ForgetRequested(value["user_id"], tuple(value.get("message_ids") or ()))
     if kind == "tick.v1":
         return ClockTicked(value["user_id"], parse_ts(value["now"]))
+    if kind == REBUILD_TYPE:
+        since = value.get("from")
+        levels = value.get("levels")
+        return RebuildRequested(
+            value["user_id"],
+            value["rebuild_id"],
+            datetime.fromisoformat(since).replace(tzinfo=UTC) if since else None,
+            tuple(sorted(Level(int(n)) for n in levels)) if levels else tuple(Level),
+        )
     raise ValueError(f"unknown event type {kind!r}")
 
 
@@ -89,6 +101,21 @@ def encode_forget(user_id: str, message_ids: Sequence[str] = ()) -> dict[str, An
     value: dict[str, Any] = {"type": "forget.v1", "user_id": user_id}
     if message_ids:
         value["message_ids"] = list(dict.fromkeys(message_ids))
+    return value
+
+
+def encode_rebuild(
+    user_id: str,
+    rebuild_id: str,
+    since: date | None = None,
+    levels: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """A `rebuild.v1` value; `since` (a date, UTC) and `levels` only when they narrow it."""
+    value: dict[str, Any] = {"type": REBUILD_TYPE, "user_id": user_id, "rebuild_id": rebuild_id}
+    if since is not None:
+        value["from"] = since.isoformat()
+    if levels is not None and set(levels) != {int(level) for level in Level}:
+        value["levels"] = sorted({int(n) for n in levels})
     return value
 
 
@@ -135,6 +162,7 @@ def encode_node(node: MemoryNode) -> dict[str, Any]:
         "speakers": list(node.speakers),
         "messages": [encode_source_message(m) for m in node.messages],
         "facts": encode_facts(node.facts),
+        "derivation": node.derivation.to_json() if node.derivation else None,
     }
 
 
@@ -199,11 +227,16 @@ def decode_node(value: dict[str, Any]) -> MemoryNode:
         speakers=tuple(value.get("speakers", ())),
         messages=tuple(decode_source_message(m) for m in value.get("messages") or ()),
         facts=decode_facts(value.get("facts")),
+        derivation=decode_derivation(value.get("derivation")),
     )
 
 
+def decode_derivation(raw: Any) -> Derivation | None:
+    return Derivation.from_json(raw) if isinstance(raw, dict) else None
+
+
 # The memories topic announces nodes; their verbatim messages and facts stay in the stores.
-_NOT_ANNOUNCED = frozenset({"children", "messages", "facts"})
+_NOT_ANNOUNCED = frozenset({"children", "messages", "facts", "derivation"})
 
 
 def memory_event(node: MemoryNode) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import IntEnum
 from typing import Literal, get_args
 
+from memstream.domain.derivation import Derivation
+
 Role = Literal["user", "assistant", "other"]
 ClosureReason = Literal["session_end", "new_session", "idle", "watermark", "clock", "late_data"]
 # How much of the tree a query needs: leaves and sessions, + days, + weeks (the planner's call).
@@ -84,7 +86,19 @@ class ClockTicked:
     now: datetime
 
 
-InputEvent = Turn | SessionEnded | ForgetRequested | ClockTicked
+@dataclass(frozen=True, slots=True)
+class RebuildRequested:
+    """Re-derive a user's tree from the stored messages (`rebuild.v1`): the leaves (ending on
+    or after `since`, of `levels`) with the current backend, prompts and embedder, then the
+    windows above them. The same `rebuild_id` again continues that rebuild."""
+
+    user_id: str
+    rebuild_id: str
+    since: datetime | None = None
+    levels: tuple[Level, ...] = tuple(Level)
+
+
+InputEvent = Turn | SessionEnded | ForgetRequested | ClockTicked | RebuildRequested
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +166,7 @@ class MemoryNode:
     speakers: tuple[str, ...] = ()
     messages: tuple[SourceMessage, ...] = ()  # L1 only: its source messages, verbatim
     facts: tuple[Fact, ...] = ()  # L2-L5: the text's facts with their provenance
+    derivation: Derivation | None = None  # what wrote it (None: written before it was kept)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from memstream.domain.calendar import to_utc
+from memstream.domain.derivation import Derivation
 from memstream.domain.ids import segment_id
 from memstream.domain.models import (
     Level,
@@ -84,11 +85,14 @@ def window_node(
     )
 
 
-def fingerprint(children: Sequence[MemoryNode]) -> str:
-    """Identifies a set of children by id and version (and whether they were degraded)."""
+def fingerprint(children: Sequence[MemoryNode], derivation: Derivation | None = None) -> str:
+    """Identifies a set of children by id and version (and whether they were degraded), and
+    what would consolidate them: a new derivation makes the node's inputs new."""
     digest = hashlib.sha256()
     for child in sorted(children, key=lambda c: c.id):
         digest.update(f"{child.id}:{child.version}:{int(child.degraded)};".encode())
+    if derivation is not None:
+        digest.update(f"derivation:{derivation.key()}".encode())
     return digest.hexdigest()[:32]
 
 

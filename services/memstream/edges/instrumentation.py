@@ -28,6 +28,7 @@ from memstream.metrics import (
 )
 from memstream.ports import TreeStore
 from memstream.recall.pipeline import RecallResult
+from memstream.recall.rebuilds import pending_over_users
 from memstream.segmenter.handler import BatchReport, Segmenter
 
 if TYPE_CHECKING:
@@ -292,11 +293,15 @@ class BacklogCollector:
         if counts.get(int(Level.SEGMENT)):
             log.warning("open L1 windows in the state: %d", counts[int(Level.SEGMENT)])
 
+    async def collect_rebuilds(self) -> None:
+        self._metrics.rebuild_pending_windows.set(await pending_over_users(self._tree))
+
     async def collect_once(self) -> None:
-        """Both collections; a failure is counted and logged, never raised."""
+        """Every collection; a failure is counted and logged, never raised."""
         for name, collect in (
             ("consumer_lag", self.collect_lag),
             ("windows_pending", self.collect_pending),
+            ("rebuild_pending_windows", self.collect_rebuilds),
         ):
             try:
                 await collect()

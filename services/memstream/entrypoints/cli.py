@@ -16,6 +16,7 @@ import typer
 
 from memstream.entrypoints.mcp_command import mcp
 from memstream.entrypoints.process_commands import serve, worker
+from memstream.entrypoints.rebuild_command import rebuild
 from memstream.entrypoints.recall_command import recall
 from memstream.entrypoints.topics_commands import topics_app
 
@@ -29,6 +30,7 @@ app.command("worker")(worker)
 app.command("serve")(serve)
 app.command("recall")(recall)
 app.command("mcp")(mcp)
+app.command("rebuild")(rebuild)
 
 # A tool gets the rest of the command line untouched, options and `--help` included.
 tool_command = functools.partial(

@@ -16,6 +16,7 @@ from memstream.domain.models import (
     SparseVector,
     StoredNode,
 )
+from memstream.domain.rebuild import RebuildJob
 
 # Each handler relays its own outbox: the segmenter and the consolidator of one user run in
 # different processes, and one shared list would let each trim what the other published.
@@ -80,12 +81,14 @@ class TreeStore(Protocol):
         removed: Sequence[MemoryNode] = (),
         forgotten: Sequence[str] = (),
         expiring: Mapping[str, datetime] | None = None,
+        rebuild: RebuildJob | None = None,
     ) -> bool:
         """The segmenter's write: state, seen markers, L1 nodes, its outbox and due time;
         `removed` nodes go (their links and indexes too) and `forgotten` event ids get a
         message tombstone (kept as long as the seen markers) and leave the expiry schedule;
         `expiring` event ids join it with their deadlines. Each L1 written indexes its
-        messages (`leaves_citing`).
+        messages (`leaves_citing`). `rebuild` is the user's rebuild job as this write leaves
+        it (listed as due for its next chunk while unfinished).
 
         With a `guard`, written only if the user's tombstone is still the guard's (checked
         inside the transaction); returns whether it was written."""
@@ -103,6 +106,30 @@ class TreeStore(Protocol):
     async def expiries(self, user_id: str, limit: int = 100) -> list[tuple[str, float]]:
         """The user's `limit` earliest message deadlines: (event id, epoch seconds), earliest
         first (messages committed with a deadline and not forgotten since)."""
+        ...
+
+    # --- rebuilds --------------------------------------------------------------------------
+
+    async def rebuild_job(self, user_id: str) -> RebuildJob | None:
+        """The user's latest rebuild job (kept until the next replaces it or a forget)."""
+        ...
+
+    async def rebuilds_due(self, now: float, limit: int) -> list[str]:
+        """Users whose unfinished rebuild may take its next chunk at `now` (epoch s)."""
+        ...
+
+    async def lease_rebuild(self, user_id: str, until: float) -> None:
+        """Not due again before `until` (its next chunk was asked for), if still listed."""
+        ...
+
+    async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
+        """Users with a rebuild job not yet settled (finished or not)."""
+        ...
+
+    async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
+        """Drop the user from the list if its job is still `rebuild_id` and finished (its
+        windows seen consolidated), or if it has no job; atomically, so a new rebuild
+        committed meanwhile stays listed. Returns whether it was dropped."""
         ...
 
     # --- outboxes --------------------------------------------------------------------------

@@ -22,14 +22,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
-from memstream.contracts.codec import encode_forget
+from memstream.contracts.codec import encode_forget, encode_rebuild
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, MemoryNode
 from memstream.ports import Publisher, TreeStore
+from memstream.recall.rebuilds import RebuildProgress, rebuild_progress
 
 # The tree has five levels; ancestors beyond that would mean a cycle in the links.
 MAX_DEPTH = len(Level)
@@ -196,6 +198,23 @@ class MemoryService:
                     ):
                         return False
         return True
+
+    async def rebuild(
+        self,
+        user_id: str,
+        since: date | None = None,
+        levels: Sequence[int] | None = None,
+        rebuild_id: str | None = None,
+    ) -> str:
+        """Publish `rebuild.v1` for the user (the segmenter re-derives its tree from the
+        stored messages, in order with its turns); returns the rebuild's id."""
+        rebuild_id = rebuild_id or uuid.uuid4().hex
+        value = encode_rebuild(user_id, rebuild_id, since, levels)
+        await self._publisher.publish([Outbound(self._turns_topic, user_id, value)])
+        return rebuild_id
+
+    async def rebuild_progress(self, user_id: str, rebuild_id: str) -> RebuildProgress:
+        return await rebuild_progress(self._tree, user_id, rebuild_id)
 
     async def forget(self, user_id: str) -> ForgetReport:
         removed = await self._forget_user(user_id)

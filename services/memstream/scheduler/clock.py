@@ -20,6 +20,7 @@ from memstream.contracts.codec import encode_tick, encode_window
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, Window, WindowClosed
 from memstream.ports import Publisher, TreeStore
+from memstream.scheduler.rebuilds import RebuildPacer
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +77,14 @@ class ClockTicker:
             log.info("clock: ticked %d users, re-queued %d degraded nodes", ticked, retried)
 
 
-def build_scheduler(ticker: ClockTicker, interval_s: float) -> AsyncIOScheduler:
-    """An APScheduler that runs the ticker every `interval_s`, never two runs at once."""
+def build_scheduler(
+    ticker: ClockTicker,
+    interval_s: float,
+    rebuilds: RebuildPacer | None = None,
+    rebuild_period_s: float = 1.0,
+) -> AsyncIOScheduler:
+    """An APScheduler that runs the ticker every `interval_s` (and the rebuilds' pacer every
+    `rebuild_period_s`), never two runs of one at once."""
     scheduler = AsyncIOScheduler(timezone=UTC)
     scheduler.add_job(
         ticker.run_once,
@@ -88,4 +95,13 @@ def build_scheduler(ticker: ClockTicker, interval_s: float) -> AsyncIOScheduler:
         next_run_time=datetime.now(UTC),
         id="memstream-clock",
     )
+    if rebuilds is not None:
+        scheduler.add_job(
+            rebuilds.run_once,
+            "interval",
+            seconds=rebuild_period_s,
+            max_instances=1,
+            coalesce=True,
+            id="memstream-rebuilds",
+        )
     return scheduler

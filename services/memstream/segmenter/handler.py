@@ -9,6 +9,9 @@ idempotency markers and outgoing events go to the tree store in one transaction 
 outbox); only then are the events published and the outbox cleared. A crash at any point
 replays the batch: ids are deterministic, markers skip what was committed, and an outbox a
 crash left behind is published before anything new.
+
+A `rebuild.v1` of a user plans or advances that user's rebuild by one chunk of leaves
+(`segmenter.rebuild`), written, indexed and committed with the step like any other L1s.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from memstream.contracts.codec import (
     removed_event,
 )
 from memstream.contracts.records import Consumed, Outbound
+from memstream.domain.derivation import Derivation
 from memstream.domain.expiry import deadline, earliest, split_due
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
@@ -38,6 +42,7 @@ from memstream.domain.models import (
     InputEvent,
     Level,
     MemoryNode,
+    RebuildRequested,
     Turn,
     Window,
     WindowClosed,
@@ -48,10 +53,12 @@ from memstream.domain.nodes import (
     rewritten_leaf,
     segment_node,
 )
+from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
+from memstream.segmenter.rebuild import Rebuilder
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +117,7 @@ class _UserWork:
     removed: list[MemoryNode]  # L1s left with no message by a forget
     forgotten: list[str]  # event ids forgotten in this step: their message tombstones
     expiring: dict[str, datetime]  # new messages with a deadline: the expiry schedule
+    rebuild: RebuildJob | None = None  # the user's rebuild job, advanced by this step
 
 
 class Segmenter:
@@ -129,6 +137,8 @@ class Segmenter:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         phase: Callable[[str], AbstractContextManager[object]] | None = None,
         retention: timedelta | None = None,
+        derivation: Derivation | None = None,
+        rebuild_chunk_leaves: int = 16,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on.
@@ -148,6 +158,14 @@ class Segmenter:
         self._step_size = step_size
         self._clock = clock
         self._phase = phase or _unmarked
+        self._derivation = derivation  # recorded on every L1 written (`domain.derivation`)
+        self._rebuilder = Rebuilder(
+            tree=tree,
+            llm=llm,
+            derivation=derivation,
+            history_window=history_window,
+            chunk_leaves=rebuild_chunk_leaves,
+        )
         self.handled = 0  # records fully processed by this instance, for progress checks
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
@@ -185,6 +203,8 @@ class Segmenter:
         if segments:
             await self._store_vectors(segments, await ahead.vectors(index))
             faults.reach("l1.before_commit")
+        if any(w.rebuild is not None for w in work):
+            faults.reach("rebuild.before_commit")
         committed: list[_UserWork] = []
         for w in work:
             written = await self._tree.commit_user(
@@ -198,6 +218,7 @@ class Segmenter:
                 removed=w.removed,
                 forgotten=w.forgotten,
                 expiring=w.expiring,
+                rebuild=w.rebuild,
             )
             if not written:  # forgotten while this step ran: its L1s must not stay indexed
                 log.info("user forgotten during the step; dropping its writes")
@@ -297,7 +318,7 @@ class Segmenter:
         closures: list[WindowClosed] = []
         with self._phase("reduce"):  # no await inside: the phase is the reducer's CPU time
             for event in events:
-                if isinstance(event, ForgetRequested):
+                if isinstance(event, ForgetRequested | RebuildRequested):
                     continue
                 if isinstance(event, Turn):
                     mark = content_mark(event)
@@ -326,9 +347,19 @@ class Segmenter:
         if forget_ids:
             rewritten, removed, above = await self._forget_messages(user_id, forget_ids)
             segments += rewritten
-            # Bottom-up across both: a window the clock closes now (a new day above a session
-            # this forget rewrites) is consolidated after its rewritten children.
-            closures = sorted([*closures, *above], key=lambda c: c.window.level)
+            closures += above
+        rebuild: RebuildJob | None = None
+        requests = [e for e in events if isinstance(e, RebuildRequested)]
+        if requests:  # one chunk per step; the newest request names the rebuild
+            written = {s.node.id for s in segments} | {n.id for n in removed}
+            step = await self._rebuilder.step(user_id, requests[-1], written)
+            if step is not None:
+                segments += [_Segment(node, texts, None) for node, texts in step.leaves]
+                closures += step.closures
+                rebuild = step.job
+        # Bottom-up across all: a window the clock closes now (a new day above a session a
+        # forget or a rebuild rewrites) is consolidated after its rewritten children.
+        closures.sort(key=lambda c: c.window.level)
         report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
@@ -354,6 +385,7 @@ class Segmenter:
             removed,
             forget_ids,
             expiring,
+            rebuild,
         )
 
     async def _due_expiries(self, user_id: str, now: datetime) -> tuple[list[str], datetime | None]:
@@ -416,7 +448,7 @@ class Segmenter:
                 continue
             history = await self._tree.recent(user_id, Level.SEGMENT, self._history, leaf.t_start)
             summary = await self._llm.write_segment(turns, history if self._history else [])
-            node = rewritten_leaf(leaf, turns, summary)
+            node = replace(rewritten_leaf(leaf, turns, summary), derivation=self._derivation)
             rewritten.append(_Segment(node, [t.text for t in turns], None))
         if removed:
             # Before the commit: a crash after it would leave the points with nothing to
@@ -450,7 +482,7 @@ class Segmenter:
             summary = await self._llm.write_segment(
                 seg.messages, history[-self._history :] if self._history else []
             )
-            node = segment_node(user_id, seg, summary)
+            node = replace(segment_node(user_id, seg, summary), derivation=self._derivation)
             history.append(node)
             times = [received[m.event_id] for m in seg.messages if m.event_id in received]
             segments.append(

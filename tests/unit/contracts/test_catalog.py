@@ -44,6 +44,13 @@ GOOD: dict[str, dict[str, object]] = {
     "session_end.v1": {"type": "session_end.v1", "user_id": USER, "session_id": "s1", "ts": TS},
     "forget.v1": {"type": "forget.v1", "user_id": USER},
     "tick.v1": {"type": "tick.v1", "user_id": USER, "now": "2024-05-02T00:00:00Z"},
+    "rebuild.v1": {
+        "type": "rebuild.v1",
+        "user_id": USER,
+        "rebuild_id": "r1",
+        "from": "2024-05-01",
+        "levels": [1, 2],
+    },
     "window.v1": {
         "type": "window.v1",
         "user_id": USER,

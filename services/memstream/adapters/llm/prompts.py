@@ -14,6 +14,10 @@ from memstream.domain.models import Complexity, Level, MemoryNode, Turn, Window
 
 Message = dict[str, str]
 
+# The version of these prompts, recorded in every node's derivation: change it with any change
+# to a prompt's wording, so `memstream rebuild` writes the memories again (and only then).
+PROMPT_VERSION = "2024.1"
+
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
 _FACTS_REPLY = (
     'Reply with one JSON object: {"facts": [{"text": "<one fact>", "source_ids": '

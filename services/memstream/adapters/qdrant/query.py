@@ -31,6 +31,7 @@ from typing import Any
 from qdrant_client import models
 
 from memstream.contracts.codec import (
+    decode_derivation,
     decode_facts,
     decode_source_message,
     encode_facts,
@@ -93,6 +94,7 @@ def node_payload(node: MemoryNode) -> dict[str, Any]:
         "degraded": node.degraded,
         "messages": [encode_source_message(m) for m in node.messages],
         "facts": encode_facts(node.facts),
+        "derivation": node.derivation.to_json() if node.derivation else None,
     }
 
 
@@ -113,6 +115,7 @@ def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
         speakers=tuple(payload.get("speakers") or ()),
         messages=tuple(decode_source_message(m) for m in payload.get("messages") or ()),
         facts=decode_facts(payload.get("facts")),
+        derivation=decode_derivation(payload.get("derivation")),
     )
 
 

@@ -19,7 +19,10 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE):
     ms:{u}:expiry           sorted set: message id -> its deadline (epoch s), `domain.expiry`
     ms:{u}:tombstone        JSON of the user's tombstone after a forget (expires; see
                             `domain.forgetting`); commits with a guard check it atomically
+    ms:{u}:rebuild          JSON of the user's latest rebuild job (`domain.rebuild`)
     ms:due                  sorted set: user -> earliest wall-clock time a tick may close something
+    ms:rebuilds             sorted set: user -> when its rebuild may take its next chunk (+inf:
+                            its leaves are done, its windows not yet seen consolidated)
     ms:degraded             set of JSON ["user", "node id"] written by the offline fallback
 
 `RedisTree` implements `memstream.ports.TreeStore`.
@@ -51,6 +54,7 @@ from memstream.adapters.redis.node_cache import DEFAULT_SIZE, NodeDecodeCache
 from memstream.contracts.codec import decode_node, encode_node
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
+from memstream.domain.rebuild import RebuildJob
 from memstream.ports import OutboxName
 
 T = TypeVar("T")
@@ -94,6 +98,7 @@ class RedisTree:
         self._ns = namespace
         self._due = f"{namespace}:due"
         self._degraded = f"{namespace}:degraded"
+        self._rebuilds = f"{namespace}:rebuilds"
 
     def _key(self, user_id: str, suffix: str) -> str:
         return user_prefix(user_id, self._ns) + suffix
@@ -149,6 +154,7 @@ class RedisTree:
         removed: Sequence[MemoryNode] = (),
         forgotten: Sequence[str] = (),
         expiring: Mapping[str, datetime] | None = None,
+        rebuild: RebuildJob | None = None,
     ) -> bool:
         """Write one user's new state, nodes, markers and outgoing events atomically."""
         p = user_prefix(user_id, self._ns)
@@ -179,6 +185,11 @@ class RedisTree:
                 pipe.zadd(p + "expiry", {e: at.timestamp() for e, at in expiring.items()})
             if outbox:
                 pipe.rpush(p + _OUTBOX_KEYS["segmenter"], *(json.dumps(e) for e in outbox))
+            if rebuild is not None:
+                pipe.set(p + "rebuild", json.dumps(rebuild.to_json()))
+                # Unfinished: due now (the scheduler paces it); finished: listed until settled.
+                score = float("inf") if rebuild.finished else self._clock().timestamp()
+                pipe.zadd(self._rebuilds, {user_id: score})
             if due is None:
                 pipe.zrem(self._due, user_id)
             else:
@@ -244,6 +255,46 @@ class RedisTree:
                     return True
                 except WatchError:
                     continue
+
+    async def rebuild_job(self, user_id: str) -> RebuildJob | None:
+        raw = await self._r.get(self._key(user_id, "rebuild"))
+        return RebuildJob.from_json(json.loads(raw)) if raw else None
+
+    async def rebuilds_due(self, now: float, limit: int) -> list[str]:
+        raw = await self._r.zrangebyscore(self._rebuilds, "-inf", now, start=0, num=limit)
+        return [_text(r) for r in raw]
+
+    async def lease_rebuild(self, user_id: str, until: float) -> None:
+        await self._r.zadd(self._rebuilds, {user_id: until}, xx=True)
+
+    async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
+        return [_text(r) for r in await self._r.zrange(self._rebuilds, 0, limit - 1)]
+
+    async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
+        key = self._key(user_id, "rebuild")
+        async with self._r.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)  # a new job committed before EXEC aborts the settling
+                raw = await pipe.get(key)
+                job = RebuildJob.from_json(json.loads(raw)) if raw else None
+                if job is not None and (job.rebuild_id != rebuild_id or not job.finished):
+                    return False
+                pipe.multi()
+                pipe.zrem(self._rebuilds, user_id)
+                await pipe.execute()
+                return True
+            except WatchError:
+                return False
+
+    async def all_users(self, page: int = 1000) -> list[str]:
+        """Every user with a window state, sorted: what `memstream rebuild --all` rebuilds.
+        (A SCAN of the keyspace: an operator's command, never on a per-user path.)"""
+        prefix, suffix = f"{self._ns}:{{", "}:state"
+        users = {
+            _text(key)[len(prefix) : -len(suffix)]
+            async for key in self._r.scan_iter(match=f"{prefix}*{suffix}", count=page)
+        }
+        return sorted(users)
 
     async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
         raw = await _done(self._r.lrange(self._key(user_id, _OUTBOX_KEYS[name]), 0, -1))
@@ -436,6 +487,7 @@ class RedisTree:
                     pipe.multi()
                     pipe.delete(*keys)
                     pipe.zrem(self._due, user_id)
+                    pipe.zrem(self._rebuilds, user_id)
                     if tombstone is not None:
                         doc = json.dumps(tombstone.to_json())
                         pipe.set(p + "tombstone", doc, ex=ttl_s)
@@ -468,6 +520,7 @@ _FIXED_SUFFIXES = (
     "keys",
     "sources",
     "expiry",
+    "rebuild",
 )
 
 

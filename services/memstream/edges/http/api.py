@@ -52,6 +52,9 @@ from memstream.edges.http.schemas import (
     Problem,
     ProfileResponse,
     Readiness,
+    RebuildRequest,
+    RebuildResponse,
+    RebuildStatus,
     RecallRequestBase,
     RecallResponse,
     Text,
@@ -237,7 +240,10 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             user_id=request.user_id,
             complexity=result.complexity,
             keywords=list(result.keywords),
-            memories=[Memory.of(m.node, m.score) for m in result.memories],
+            memories=[
+                Memory.of(m.node, m.score, with_derivation=body.with_derivation)
+                for m in result.memories
+            ],
             tokens=result.tokens,
             timings_ms=result.timings_ms,
             degraded=result.degraded,
@@ -304,7 +310,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
         if detail is None:
             raise HTTPException(status_code=404, detail="no such memory for this user")
         return MemoryDetailResponse(
-            memory=Memory.of(detail.node),
+            memory=Memory.of(detail.node, with_derivation=True),
             children=[Memory.of(c) for c in detail.children],
             ancestors=[Memory.of(a) for a in detail.ancestors],
             source_ids=list(detail.node.source_ids),
@@ -326,7 +332,62 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
         )
 
     _message_routes(router)
+    _rebuild_routes(router)
     return router
+
+
+def _rebuild_routes(router: APIRouter) -> None:
+    """Re-deriving a user's tree: the request is published, the progress read from the
+    stores (`recall.rebuilds`)."""
+    rebuild_id_path = Path(
+        min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$", description="Rebuild id."
+    )
+
+    @router.post(
+        "/users/{user_id}/rebuild",
+        status_code=202,
+        response_model=RebuildResponse,
+        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
+        tags=["memories"],
+    )
+    async def rebuild(
+        user_id: UserIdPath, parts: Parts, body: RebuildRequest | None = None
+    ) -> RebuildResponse:
+        """Re-derive the user's memories from the stored messages with the workers' current
+        backend, prompts and embedder; nothing changes where nothing would."""
+        request = body or RebuildRequest()
+        try:
+            rebuild_id = await parts.service.rebuild(user_id, request.from_date, request.levels)
+        except Exception as exc:
+            log.error("rebuild of %s: %s", user_id, exc, exc_info=exc)
+            raise HTTPException(status_code=503, detail="not published; retry") from exc
+        return RebuildResponse(
+            user_id=user_id,
+            rebuild_id=rebuild_id,
+            status="pending",
+            handle=f"/v1/users/{user_id}/rebuilds/{rebuild_id}",
+        )
+
+    @router.get(
+        "/users/{user_id}/rebuilds/{rebuild_id}",
+        response_model=RebuildStatus,
+        tags=["memories"],
+    )
+    async def rebuild_status(
+        user_id: UserIdPath, rebuild_id: Annotated[str, rebuild_id_path], parts: Parts
+    ) -> RebuildStatus:
+        """pending or done, with the leaves and windows counted."""
+        progress = await parts.service.rebuild_progress(user_id, rebuild_id)
+        return RebuildStatus(
+            user_id=user_id,
+            rebuild_id=rebuild_id,
+            status=progress.status,
+            leaves=progress.leaves,
+            leaves_done=progress.leaves_done,
+            leaves_rewritten=progress.leaves_rewritten,
+            windows=progress.windows,
+            windows_pending=progress.windows_pending,
+        )
 
 
 def _message_routes(router: APIRouter) -> None:

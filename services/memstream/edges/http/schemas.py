@@ -8,7 +8,7 @@ served OpenAPI spec then states the limits this deployment enforces.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,6 +21,7 @@ from pydantic import (
     create_model,
 )
 
+from memstream.domain.derivation import Derivation
 from memstream.domain.models import Complexity, Fact, Level, MemoryNode, RequestedComplexity
 from memstream.settings import Settings
 
@@ -108,6 +109,9 @@ class RecallRequestBase(BaseModel):
         description="Most tokens the recalled memories may take (a server default if absent). "
         "A question after a single fact spends only a share of it.",
     )
+    with_derivation: bool = Field(
+        default=False, description="Give each memory's derivation (what wrote it)."
+    )
 
 
 def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
@@ -121,6 +125,17 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
             Field(default=None, ge=1, le=settings.recall_max_tokens_limit),
         ),
     )
+
+
+class MemoryDerivation(BaseModel):
+    backend: str = Field(description="offline (deterministic rules) or openai (an endpoint).")
+    model: str
+    prompt_version: str
+    embedder: str = Field(description="What made the dense vector, with its size.")
+
+    @classmethod
+    def of(cls, derivation: Derivation | None) -> MemoryDerivation | None:
+        return cls(**derivation.to_json()) if derivation is not None else None
 
 
 class MemoryFact(BaseModel):
@@ -145,9 +160,17 @@ class Memory(BaseModel):
     facts: list[MemoryFact] = Field(
         default_factory=list, description="L2-L5: each fact of the text with its sources."
     )
+    derivation: MemoryDerivation | None = Field(
+        default=None,
+        description="What wrote it (backend, model, prompt version, embedder): in a memory's "
+        "detail, and in recall when asked (`with_derivation`); null otherwise, or when it was "
+        "written before derivations were kept.",
+    )
 
     @classmethod
-    def of(cls, node: MemoryNode, score: float | None = None) -> Memory:
+    def of(
+        cls, node: MemoryNode, score: float | None = None, *, with_derivation: bool = False
+    ) -> Memory:
         return cls(
             id=node.id,
             user_id=node.user_id,
@@ -163,6 +186,7 @@ class Memory(BaseModel):
             degraded=node.degraded,
             score=score,
             facts=[MemoryFact(text=f.text, source_ids=list(f.source_ids)) for f in node.facts],
+            derivation=MemoryDerivation.of(node.derivation) if with_derivation else None,
         )
 
     def to_node(self) -> MemoryNode:
@@ -243,6 +267,43 @@ class MessageForgetStatus(BaseModel):
     status: Literal["pending", "done"] = Field(
         description="done: the message is tombstoned and no memory of the user cites it."
     )
+
+
+class RebuildRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    from_date: date | None = Field(
+        default=None,
+        alias="from",
+        description="Only memories ending on or after this date (UTC); absent: all history.",
+    )
+    levels: list[Annotated[int, Field(ge=1, le=5)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=5,
+        description="Levels to re-derive (1-5); absent: all. The windows above a re-derived "
+        "memory are consolidated again whatever their level.",
+    )
+
+
+class RebuildResponse(BaseModel):
+    user_id: str
+    rebuild_id: str
+    status: Literal["pending", "done"]
+    handle: str = Field(description="GET it for the rebuild's progress.")
+
+
+class RebuildStatus(BaseModel):
+    user_id: str
+    rebuild_id: str
+    status: Literal["pending", "done"] = Field(
+        description="done: every leaf re-derived and every window above consolidated again."
+    )
+    leaves: int = Field(description="Leaves in the rebuild (0 until the workers plan it).")
+    leaves_done: int
+    leaves_rewritten: int = Field(description="Of those done, written again (others current).")
+    windows: int
+    windows_pending: int
 
 
 class Problem(BaseModel):

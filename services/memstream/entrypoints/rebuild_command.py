@@ -1,0 +1,172 @@
+"""`memstream rebuild`: re-derive users' trees with the current backend, prompts and embedder.
+
+It publishes one `rebuild.v1` per user on the turns topic (the workers do the work, in order
+with each user's turns, at the deployment's rebuild rate) and follows the progress in Redis
+with a progress bar until every rebuild is done: its leaves re-derived and the windows above
+consolidated again. `--all` lists the users from the store; `--no-wait` only publishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated
+
+import typer
+
+from memstream.contracts.codec import encode_rebuild
+from memstream.contracts.records import Outbound
+from memstream.ports import Publisher, TreeStore
+from memstream.recall.rebuilds import RebuildProgress, rebuild_progress
+from memstream.settings import Settings
+
+_LEVEL = re.compile(r"^[Ll]?([1-5])$")
+
+
+def parse_levels(text: str) -> list[int]:
+    """ "L1..L5", "L2-L5", "1,3", "L1" -> the level numbers, sorted."""
+    levels: set[int] = set()
+    for part in text.replace(" ", "").split(","):
+        bounds = re.split(r"\.\.|-", part)
+        numbers = [_LEVEL.match(b) for b in bounds]
+        if len(bounds) > 2 or not all(numbers):
+            raise typer.BadParameter(f"{part!r}: levels are L1..L5 (e.g. L1..L5, L2-L5, 1,3)")
+        low, high = int(numbers[0].group(1)), int(numbers[-1].group(1))  # type: ignore[union-attr]
+        if low > high:
+            raise typer.BadParameter(f"{part!r}: the range goes down")
+        levels.update(range(low, high + 1))
+    return sorted(levels)
+
+
+@dataclass(frozen=True, slots=True)
+class Requested:
+    user_id: str
+    rebuild_id: str
+
+
+async def request_rebuilds(
+    publisher: Publisher,
+    turns_topic: str,
+    users: Sequence[str],
+    since: date | None,
+    levels: Sequence[int] | None,
+) -> list[Requested]:
+    """One `rebuild.v1` per user, keyed by user, in one publish."""
+    requested = [Requested(u, uuid.uuid4().hex) for u in users]
+    await publisher.publish(
+        [
+            Outbound(turns_topic, r.user_id, encode_rebuild(r.user_id, r.rebuild_id, since, levels))
+            for r in requested
+        ]
+    )
+    return requested
+
+
+async def follow(
+    tree: TreeStore,
+    requested: Sequence[Requested],
+    on_progress: Callable[[list[RebuildProgress]], None],
+    *,
+    poll_s: float = 0.5,
+    timeout_s: float | None = None,
+) -> list[RebuildProgress]:
+    """Poll every rebuild's progress until all are done (or `timeout_s` passes: TimeoutError)."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        states = [await rebuild_progress(tree, r.user_id, r.rebuild_id) for r in requested]
+        on_progress(states)
+        if all(s.status == "done" for s in states):
+            return states
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"rebuilds not done after {timeout_s} s")
+        await asyncio.sleep(poll_s)
+
+
+def work_done(states: Sequence[RebuildProgress]) -> tuple[int, int]:
+    """(done, total) units of work over the rebuilds: leaves re-derived and windows written."""
+    total = sum(s.leaves + s.windows for s in states)
+    done = sum(s.leaves_done + s.windows - s.windows_pending for s in states)
+    return done, total
+
+
+def rebuild(
+    user: Annotated[list[str] | None, typer.Option("--user", help="A user to rebuild.")] = None,
+    all_users: Annotated[bool, typer.Option("--all", help="Every user in the store.")] = False,
+    since: Annotated[
+        str | None, typer.Option("--from", help="Only memories ending on or after this date.")
+    ] = None,
+    levels: Annotated[
+        str | None, typer.Option("--levels", help="Levels to re-derive, e.g. L1..L5 or L2-L5.")
+    ] = None,
+    wait: Annotated[bool, typer.Option(help="Follow the progress until done.")] = True,
+) -> None:
+    """Re-derive users' memories from their stored messages with the current backend,
+    prompts and embedder (nothing changes where nothing would)."""
+    if bool(user) == all_users:
+        raise typer.BadParameter("name users with --user, or pass --all")
+    try:
+        start = date.fromisoformat(since) if since else None
+    except ValueError as exc:
+        raise typer.BadParameter(f"--from {since!r}: not a date (YYYY-MM-DD)") from exc
+    chosen = parse_levels(levels) if levels else None
+    settings = Settings()
+    if not settings.redis_url or not settings.kafka_bootstrap:
+        typer.echo(
+            "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "
+            "(as `memstream up` prints them)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    asyncio.run(_run(settings, user or [], all_users, start, chosen, wait))
+
+
+async def _run(
+    settings: Settings,
+    users: list[str],
+    all_users: bool,
+    since: date | None,
+    levels: list[int] | None,
+    wait: bool,
+) -> None:
+    import redis.asyncio as aioredis
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from memstream.adapters.kafka.producer import KafkaPublisher
+    from memstream.adapters.redis.tree import RedisTree
+    from memstream.contracts.catalog import load_catalog
+
+    client = aioredis.from_url(settings.redis_url)
+    tree = RedisTree(client, settings.redis_namespace)
+    publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+    await publisher.start()
+    try:
+        if all_users:
+            users = await tree.all_users()
+        turns = load_catalog(settings.topic_prefix).turns.name
+        requested = await request_rebuilds(publisher, turns, users, since, levels)
+        typer.echo(f"rebuild requested for {len(requested)} user(s)")
+        if not wait or not requested:
+            return
+        columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns) as bar:
+            task = bar.add_task("leaves and windows", total=None)
+
+            def show(states: list[RebuildProgress]) -> None:
+                done, total = work_done(states)
+                finished = sum(s.status == "done" for s in states)
+                bar.update(
+                    task,
+                    completed=done,
+                    total=total or None,
+                    description=f"{finished}/{len(states)} users done",
+                )
+
+            await follow(tree, requested, show)
+    finally:
+        await publisher.stop()
+        await client.aclose()
