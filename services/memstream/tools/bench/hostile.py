@@ -47,9 +47,9 @@ from memstream.tools.bench.recall_latency import _sentence, percentile
 from memstream.tools.bench.worker_process import (
     WorkerProcess,
     consuming_after,
+    standalone_stack,
     worker_environment,
 )
-from memstream.tools.embedded.background import BackgroundStack
 
 POLL_S = 0.01
 USERS = 5
@@ -246,19 +246,8 @@ async def _publish_one(settings: Settings) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="memstream-hostile-") as tmp:
-        scratch = Path(tmp)
-        base = Settings(data_dir=scratch / "stack", kafka_bootstrap="", redis_url="")
-        with BackgroundStack(base) as stack:
-            uid = uuid.uuid4().hex[:8]
-            settings = stack.settings().model_copy(
-                update={
-                    "consumer_group": f"memstream-hostile-{uid}",
-                    "redis_namespace": f"hostile-{uid}",
-                    "data_dir": scratch / "worker",
-                }
-            )
-            report = asyncio.run(measure(settings, scratch, args))
+    with standalone_stack("hostile") as (settings, scratch):
+        report = asyncio.run(measure(settings, scratch, args))
     report["setup"] = {
         "worker": "memstream worker --role all, offline LLM",
         "embedder": args.embedder,

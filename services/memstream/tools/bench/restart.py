@@ -47,9 +47,9 @@ from memstream.tools.bench.recall_latency import _sentence, percentile
 from memstream.tools.bench.worker_process import (
     WorkerProcess,
     consuming_after,
+    standalone_stack,
     worker_environment,
 )
-from memstream.tools.embedded.background import BackgroundStack
 
 TARGET = "restart to consuming < 10 s after SIGKILL"
 POLL_S = 0.2
@@ -249,19 +249,8 @@ async def measure(settings: Settings, scratch: Path, args: argparse.Namespace) -
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="memstream-restart-") as tmp:
-        scratch = Path(tmp)
-        base = Settings(data_dir=scratch / "stack", kafka_bootstrap="", redis_url="")
-        with BackgroundStack(base) as stack:
-            uid = uuid.uuid4().hex[:8]
-            settings = stack.settings().model_copy(
-                update={
-                    "consumer_group": f"memstream-restart-{uid}",
-                    "redis_namespace": f"restart-{uid}",
-                    "data_dir": scratch / "worker",
-                }
-            )
-            report = asyncio.run(measure(settings, scratch, args))
+    with standalone_stack("restart") as (settings, scratch):
+        report = asyncio.run(measure(settings, scratch, args))
     report["setup"] = {
         "worker": "memstream worker --role all, static group membership, offline LLM",
         "embedder": args.embedder,

@@ -13,13 +13,39 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from memstream.settings import Settings
+from memstream.tools.embedded.background import BackgroundStack
+
+
+@contextmanager
+def standalone_stack(name: str) -> Iterator[tuple[Settings, Path]]:
+    """A standalone broker and Redis for one benchmark run, and the settings of a worker on
+    them with a consumer group and Redis namespace of its own; with a scratch directory that
+    goes when the run ends."""
+    with tempfile.TemporaryDirectory(prefix=f"memstream-{name}-") as tmp:
+        scratch = Path(tmp)
+        base = Settings(data_dir=scratch / "stack", kafka_bootstrap="", redis_url="")
+        with BackgroundStack(base) as stack:
+            uid = uuid.uuid4().hex[:8]
+            settings = stack.settings().model_copy(
+                update={
+                    "consumer_group": f"memstream-{name}-{uid}",
+                    "redis_namespace": f"{name}-{uid}",
+                    "data_dir": scratch / "worker",
+                }
+            )
+            yield settings, scratch
+
 
 _PHASE = re.compile(r"start-up: (?P<name>.+) at (?P<wall>[\d.]+) s \(cpu (?P<cpu>[\d.]+) s\)")
 
