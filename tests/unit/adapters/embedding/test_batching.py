@@ -147,3 +147,13 @@ async def test_a_cancelled_caller_does_not_spoil_the_batch_for_the_others() -> N
     with pytest.raises(asyncio.CancelledError):
         await gone
     assert model.calls == [["running"], ["kept"]]
+
+
+async def test_bulk_pieces_group_texts_by_words_and_marks_not_characters() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=2, bulk_pieces=1)
+    # Long in characters but one word each, and short in characters but many marks.
+    words = ["incomprehensibilities", "electroencephalograph"]
+    marks = ["a, b; c!", "x. y? z"]
+    await batcher.embed([words[0], marks[0], words[1], marks[1]])
+    assert {frozenset(call) for call in model.calls} == {frozenset(words), frozenset(marks)}
