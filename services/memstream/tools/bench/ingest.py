@@ -18,7 +18,8 @@ during the run (shared cores do) does not tilt the ratio either way.
 Wall-clock rates on shared cores move with whatever else runs, so the JSON also gives the
 CPU each process spent per message while the pipeline ran (`pipeline_cpu_ms_per_msg`: the
 event loop, the model's process, the broker, Redis; see `cpu`), and the model's CPU per
-message when it embeds alone (`raw_embedder_cpu_ms_per_msg`). `--profile DIR` writes a
+message when it embeds alone (`raw_embedder_cpu_ms_per_msg`). `model_idle_share` is the share of
+the pipeline's time during which the model had nothing to embed. `--profile DIR` writes a
 cProfile of the event loop over the pipeline (one `.prof` per run) and prints its top lines.
 """
 
@@ -39,11 +40,13 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from memstream.adapters.embedding import model_process
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.domain.models import Level
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
 from memstream.tools.bench.cpu import CpuSpan, snapshot
+from memstream.tools.bench.model_busy import ModelBusy
 from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
 from memstream.tools.ingest import publish_file
@@ -109,15 +112,17 @@ async def run(
             cpu_before = snapshot()
             if profiler:
                 profiler.enable()
-            started = time.perf_counter()
-            published = await publish_file(
-                events_file,
-                catalog=container.catalog,
-                bootstrap=container.settings.kafka_bootstrap,
-                show_progress=False,
-            )
-            await _until(lambda: segmenter.handled >= published)
-            elapsed = time.perf_counter() - started
+            # The model's processes (one per model and settings; the embedder above started it).
+            with ModelBusy(list(model_process._children.values())) as busy:
+                started = time.perf_counter()
+                published = await publish_file(
+                    events_file,
+                    catalog=container.catalog,
+                    bootstrap=container.settings.kafka_bootstrap,
+                    show_progress=False,
+                )
+                await _until(lambda: segmenter.handled >= published)
+                elapsed = time.perf_counter() - started
             if profiler:
                 profiler.disable()
             pipeline_cpu = CpuSpan.between(cpu_before, snapshot())
@@ -151,6 +156,8 @@ async def run(
         # CPU per message while the pipeline ran (processes by kind; the event loop's
         # includes the benchmark's publisher, which shares its process).
         "pipeline_cpu_ms_per_msg": pipeline_cpu.per_record_ms(len(texts)),
+        # The share of the pipeline's time the model had no call to work on (`model_busy`).
+        "model_idle_share": round(busy.idle_share(), 3),
         "raw_embedder_cpu_ms_per_msg": round(1000 * raw_model_cpu_s / (2 * len(texts)), 3),
         "seconds_until_all_consolidated": round(caught_up, 2),
         "ratio_until_all_consolidated": round(len(texts) / caught_up / raw_rate, 3),
