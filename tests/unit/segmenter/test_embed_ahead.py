@@ -1,4 +1,4 @@
-"""Embedding a batch's steps ahead: in order, one call at a time, without waiting for readers."""
+"""Embedding a batch's steps ahead: in order, two calls at a time, without waiting for readers."""
 
 from __future__ import annotations
 
@@ -39,13 +39,14 @@ class RecordingEmbedder:
 
 async def test_every_chunk_is_embedded_in_order_before_anyone_asks() -> None:
     embedder = RecordingEmbedder()
-    ahead = EmbeddingsAhead(embedder, [["a"], ["bb", "ccc"], ["dddd"]])
+    ahead = EmbeddingsAhead(embedder, [["a"], ["bb", "ccc"], ["dddd"], ["e"]])
     async with asyncio.timeout(5):
-        while len(embedder.calls) < 3 or embedder.running:
+        while len(embedder.calls) < 4 or embedder.running:
             embedder.finished.clear()
             await embedder.finished.wait()
-    assert embedder.calls == [["a"], ["bb", "ccc"], ["dddd"]]
-    assert embedder.most_running == 1  # one call at a time: they would fight over the cores
+    assert embedder.calls == [["a"], ["bb", "ccc"], ["dddd"], ["e"]]
+    # The next chunk waits at the embedder while one runs; never more.
+    assert embedder.most_running == 2
     assert await ahead.vectors(1) == {"bb": [2.0], "ccc": [3.0]}
     assert await ahead.vectors(0) == {"a": [1.0]}
     await ahead.close()
@@ -53,20 +54,20 @@ async def test_every_chunk_is_embedded_in_order_before_anyone_asks() -> None:
 
 async def test_a_failed_chunk_fails_it_and_every_later_one() -> None:
     embedder = RecordingEmbedder(fail_on="bad")
-    ahead = EmbeddingsAhead(embedder, [["ok"], ["bad"], ["later"]])
+    ahead = EmbeddingsAhead(embedder, [["ok"], ["bad"], ["later"], ["never"]])
     assert await ahead.vectors(0) == {"ok": [2.0]}
-    for step in (1, 2):
+    for step in (1, 2, 3):
         with pytest.raises(RuntimeError, match="cannot embed bad"):
             await ahead.vectors(step)
-    assert ["later"] not in embedder.calls
+    assert ["never"] not in embedder.calls  # at most one chunk past the failed one was sent
     await ahead.close()
 
 
 async def test_close_stops_what_no_step_will_read(caplog: pytest.LogCaptureFixture) -> None:
     embedder = RecordingEmbedder(fail_on="bad")
-    ahead = EmbeddingsAhead(embedder, [["ok"], ["bad"], ["never"]])
+    ahead = EmbeddingsAhead(embedder, [["ok"], ["bad"], ["later"], ["never"]])
     await ahead.vectors(0)
-    await ahead.close()  # step 1 failed unread and step 2 never ran: neither may complain
+    await ahead.close()  # step 1 failed unread and step 3 never ran: neither may complain
     del ahead
     gc.collect()  # asyncio reports an unread error when its future is collected
     assert ["never"] not in embedder.calls
@@ -83,12 +84,14 @@ async def test_close_cancels_a_chunk_still_being_embedded() -> None:
             return [[0.0] for _ in texts]
 
     embedder = SlowEmbedder()
-    ahead = EmbeddingsAhead(embedder, [["a"], ["b"]])
-    await asyncio.sleep(0)
-    assert embedder.calls == [["a"]]
+    ahead = EmbeddingsAhead(embedder, [["a"], ["b"], ["c"]])
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert embedder.calls == [["a"], ["b"]]
     await ahead.close()
     release.set()
     await asyncio.sleep(0)
-    assert embedder.calls == [["a"]]  # the second chunk was never started
-    with pytest.raises(asyncio.CancelledError):
-        await ahead.vectors(1)
+    assert embedder.calls == [["a"], ["b"]]  # the third chunk was never started
+    for step in (0, 1, 2):
+        with pytest.raises(asyncio.CancelledError):
+            await ahead.vectors(step)

@@ -12,10 +12,18 @@ sent to it as one batch:
   front of it.
 - Small calls (up to `max_texts` texts, e.g. queries) go before bulk work. A bulk call (a
   write-path step of a thousand messages) is cut into pieces of `max_texts`, texts of
-  similar length together (little padding), and up to `bulk_pieces` pieces make a batch; a
-  query arriving meanwhile waits for the batch that is running, not for the whole call.
-  Why not one piece per batch: each batch is a round trip through the event loop, which
-  in a worker is busy storing the previous step, and the model would idle in between.
+  similar length together (little padding), and up to `bulk_pieces` pieces make a batch.
+  Length is counted in words and punctuation marks (`approximate_tokens`), what the model's
+  tokenizer splits first, which ranks texts by tokens far better than characters do: over
+  LoCoMo's messages in steps of 1,024, 4% fewer padded tokens and 6% less attention work
+  than by characters, for 3 us a text here; the ONNX model then sorts each batch by its
+  exact token counts (`onnx_model`).
+- Bulk batches go to the model `bulk_depth` at a time (two): the model's process takes the
+  next from its queue the moment it finishes one. With one at a time, every batch was a
+  round trip through the event loop, which in a worker is busy reducing and storing, and
+  the faster int8 model idled in between. A small call goes when no batch is running, so a
+  query arriving during bulk work waits for the bulk batches already sent (two of two
+  pieces: as many texts as one batch of four pieces before), not for the whole call.
 - A failed batch fails every call in it with the same error; a caller who gives up
   (cancelled) leaves the others' batch alone.
 """
@@ -23,12 +31,20 @@ sent to it as one batch:
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 Vectors = list[list[float]]
 EmbedMany = Callable[[list[str]], Awaitable[Vectors]]
+
+_WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
+
+
+def approximate_tokens(text: str) -> int:
+    """Words and punctuation marks: a lower bound of a WordPiece model's token count."""
+    return len(_WORD_OR_MARK.findall(text))
 
 
 @dataclass
@@ -38,17 +54,26 @@ class _Piece:
 
 
 class MicroBatcher:
-    """Queue `embed` calls and hand `embed_many` one batch at a time (see the module doc)."""
+    """Queue `embed` calls and hand `embed_many` batches (see the module doc)."""
 
-    def __init__(self, embed_many: EmbedMany, *, max_texts: int = 64, bulk_pieces: int = 4) -> None:
-        if max_texts <= 0 or bulk_pieces <= 0:
-            raise ValueError("max_texts and bulk_pieces must be positive")
+    def __init__(
+        self,
+        embed_many: EmbedMany,
+        *,
+        max_texts: int = 64,
+        bulk_pieces: int = 2,
+        bulk_depth: int = 2,
+    ) -> None:
+        if max_texts <= 0 or bulk_pieces <= 0 or bulk_depth <= 0:
+            raise ValueError("max_texts, bulk_pieces and bulk_depth must be positive")
         self._embed_many = embed_many
         self._max = max_texts
         self._bulk_pieces = bulk_pieces
+        self._bulk_depth = bulk_depth
         self._small: deque[_Piece] = deque()
         self._bulk: deque[_Piece] = deque()
         self._drain: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()  # new work queued or a batch finished
         self.batches = 0  # forward passes requested so far (for tests and benchmarks)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
@@ -64,7 +89,8 @@ class MicroBatcher:
 
     async def _embed_bulk(self, texts: list[str]) -> Vectors:
         loop = asyncio.get_running_loop()
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        lengths = [approximate_tokens(text) for text in texts]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
         pieces = [
             _Piece([texts[i] for i in order[lo : lo + self._max]], loop.create_future())
             for lo in range(0, len(order), self._max)
@@ -83,20 +109,28 @@ class MicroBatcher:
         return vectors
 
     def _wake(self) -> None:
+        self._changed.set()
         if self._drain is None or self._drain.done():
             self._drain = asyncio.create_task(self._run(), name="embed-micro-batches")
 
-    def _next_batch(self) -> list[_Piece]:
-        batch: list[_Piece] = []
-        count = 0
-        while self._small and count + len(self._small[0].texts) <= self._max:
-            piece = self._small.popleft()
-            if not piece.done.done():  # a cancelled caller's texts are not worth a pass
-                batch.append(piece)
-                count += len(piece.texts)
-        if batch:
+    def _next_batch(self, running: int) -> list[_Piece]:
+        """The next batch to send while `running` batches are in the model, or none yet."""
+        while self._small and self._small[0].done.done():
+            self._small.popleft()  # a cancelled caller's texts are not worth a pass
+        if self._small:
+            # Queries go alone and first: not behind a bulk batch sent after them.
+            if running:
+                return []
+            batch: list[_Piece] = []
+            count = 0
+            while self._small and count + len(self._small[0].texts) <= self._max:
+                piece = self._small.popleft()
+                if not piece.done.done():
+                    batch.append(piece)
+                    count += len(piece.texts)
             return batch
-        while self._bulk and len(batch) < self._bulk_pieces:
+        batch = []
+        while self._bulk and running < self._bulk_depth and len(batch) < self._bulk_pieces:
             piece = self._bulk.popleft()
             if not piece.done.done():
                 batch.append(piece)
@@ -104,24 +138,43 @@ class MicroBatcher:
 
     async def _run(self) -> None:
         await asyncio.sleep(0)  # calls made in this same moment join the first batch
-        while batch := self._next_batch():
-            texts = [text for piece in batch for text in piece.texts]
-            self.batches += 1
-            try:
-                vectors = await self._embed_many(texts)
-            except Exception as exc:
-                for piece in batch:
-                    if not piece.done.done():
-                        piece.done.set_exception(exc)
-                continue
-            except BaseException:
-                # The loop is going away: nobody is left to serve the waiting calls.
-                for piece in [*batch, *self._small, *self._bulk]:
-                    piece.done.cancel()
-                raise
-            start = 0
+        running: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                self._changed.clear()
+                while batch := self._next_batch(len(running)):
+                    self.batches += 1
+                    task = asyncio.create_task(self._serve(batch))
+                    task.add_done_callback(lambda _: self._changed.set())
+                    running.add(task)
+                if not running and not self._small and not self._bulk:
+                    return
+                await self._changed.wait()
+                running = {task for task in running if not task.done()}
+        except BaseException:
+            # The loop is going away: nobody is left to serve the waiting calls.
+            for task in running:
+                task.cancel()
+            for piece in [*self._small, *self._bulk]:
+                piece.done.cancel()
+            raise
+
+    async def _serve(self, batch: list[_Piece]) -> None:
+        texts = [text for piece in batch for text in piece.texts]
+        try:
+            vectors = await self._embed_many(texts)
+        except Exception as exc:
             for piece in batch:
-                end = start + len(piece.texts)
                 if not piece.done.done():
-                    piece.done.set_result(vectors[start:end])
-                start = end
+                    piece.done.set_exception(exc)
+            return
+        except BaseException:
+            for piece in batch:
+                piece.done.cancel()
+            raise
+        start = 0
+        for piece in batch:
+            end = start + len(piece.texts)
+            if not piece.done.done():
+                piece.done.set_result(vectors[start:end])
+            start = end

@@ -38,6 +38,7 @@ from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
 from memstream.edges.faust.fetch import bound_fetch_wait
+from memstream.edges.faust.take import take_batches
 from memstream.edges.startup import phase
 from memstream.metrics import Metrics, dlq_category
 
@@ -95,6 +96,9 @@ def outages() -> tuple[type[BaseException], ...]:
 FAILED_ATTEMPTS = 3
 BACKOFF_S = (0.5, 30.0)  # first and longest wait between attempts
 RETRY_BUDGET_S = 10.0  # the most time one record's failures may take before its dead letter
+# A batch goes once no record has come for this long (see `take`): fetched records reach
+# the stream within milliseconds, so this only needs to outlast a fetch round trip.
+BATCH_IDLE_S = 0.05
 
 
 class AgentHealth:
@@ -190,6 +194,7 @@ class _Batching:
     size: int
     within_s: float
     retry_budget_s: float
+    idle_s: float = BATCH_IDLE_S
 
 
 def _add_agent(
@@ -209,8 +214,10 @@ def _add_agent(
 
     @app.agent(topic, name=name)
     async def consume(stream: faust.StreamT[bytes]) -> None:
-        # take_events (not take) keeps each record's topic, partition, offset and timestamp.
-        batches = stream.take_events(batching.size, within=batching.within_s)  # type: ignore[attr-defined]
+        # Events (not values) keep each record's topic, partition, offset and timestamp.
+        batches = take_batches(
+            stream, batching.size, within=batching.within_s, idle_s=batching.idle_s
+        )
         first = True
         try:
             async for events in batches:

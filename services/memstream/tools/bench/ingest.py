@@ -14,15 +14,25 @@ same local embedder) from the first publish until every message is in a stored L
 ratio is the figure of merit: how much of the embedder's speed the pipeline keeps. The
 embedder's rate is the mean of its two runs, so a machine that speeds up or slows down
 during the run (shared cores do) does not tilt the ratio either way.
+
+Wall-clock rates on shared cores move with whatever else runs, so the JSON also gives the
+CPU each process spent per message while the pipeline ran (`pipeline_cpu_ms_per_msg`: the
+event loop, the model's process, the broker, Redis; see `cpu`), and the model's CPU per
+message when it embeds alone (`raw_embedder_cpu_ms_per_msg`). `model_idle_share` is the share of
+the pipeline's time during which the model had nothing to embed. `--profile DIR` writes a
+cProfile of the event loop over the pipeline (one `.prof` per run) and prints its top lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import json
 import os
 import platform
+import pstats
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,10 +40,13 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from memstream.adapters.embedding import model_process
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.domain.models import Level
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
+from memstream.tools.bench.cpu import CpuSpan, snapshot
+from memstream.tools.bench.model_busy import ModelBusy
 from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
 from memstream.tools.ingest import publish_file
@@ -54,17 +67,26 @@ def _write_events(files: list[Path], out: Path) -> tuple[list[str], list[str]]:
     return users, texts
 
 
-async def _raw_embedder_rate(texts: list[str], batch: int, settings: Settings) -> float:
-    # The model process as a worker runs it (runtime, threads), alone.
+async def _raw_embedder_rate(
+    texts: list[str], batch: int, settings: Settings
+) -> tuple[float, CpuSpan]:
+    """Messages/s of the model process as a worker runs it (runtime, threads), alone, and
+    the CPU it took."""
     embedder = build_embedder(settings.model_copy(update={"embed_batch_size": batch}))
     await embedder.embed(texts[:batch])  # load the model and warm up outside the timing
+    cpu_before = snapshot()
     started = time.perf_counter()
     await embedder.embed(texts)
-    return len(texts) / (time.perf_counter() - started)
+    rate = len(texts) / (time.perf_counter() - started)
+    return rate, CpuSpan.between(cpu_before, snapshot())
 
 
 async def run(
-    files: list[Path], batch: int, runtime: str, model_cache: Path | None = None
+    files: list[Path],
+    batch: int,
+    runtime: str,
+    model_cache: Path | None = None,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as scratch:
         events_file = Path(scratch) / "events.jsonl"
@@ -78,7 +100,8 @@ async def run(
             clock_interval_s=0.5,
             clock_grace_s=0.0,
         )
-        raw_before = await _raw_embedder_rate(texts, batch, settings)
+        raw_before, raw_cpu_before = await _raw_embedder_rate(texts, batch, settings)
+        profiler = cProfile.Profile() if profile else None
         async with AsyncExitStack() as running:
             stack = await running.enter_async_context(EmbeddedStack(settings))
             workers = run_parts(stack.settings(), WRITE_PATH, fast_rebalance=True)
@@ -86,22 +109,35 @@ async def run(
             container, segmenter = process.container, process.segmenter
             assert segmenter is not None
             await container.embedder.embed(["warm up"])
-            started = time.perf_counter()
-            published = await publish_file(
-                events_file,
-                catalog=container.catalog,
-                bootstrap=container.settings.kafka_bootstrap,
-                show_progress=False,
-            )
-            await _until(lambda: segmenter.handled >= published)
-            elapsed = time.perf_counter() - started
+            cpu_before = snapshot()
+            if profiler:
+                profiler.enable()
+            # The model's processes (one per model and settings; the embedder above started it).
+            with ModelBusy(list(model_process._children.values())) as busy:
+                started = time.perf_counter()
+                published = await publish_file(
+                    events_file,
+                    catalog=container.catalog,
+                    bootstrap=container.settings.kafka_bootstrap,
+                    show_progress=False,
+                )
+                await _until(lambda: segmenter.handled >= published)
+                elapsed = time.perf_counter() - started
+            if profiler:
+                profiler.disable()
+            pipeline_cpu = CpuSpan.between(cpu_before, snapshot())
             await wait_caught_up(container, users, timeout_s=1800, poll_s=0.25)
             caught_up = time.perf_counter() - started
             nodes = {
                 user: {level.label: await container.tree.count(user, level) for level in Level}
                 for user in users
             }
-        raw_after = await _raw_embedder_rate(texts, batch, settings)
+        raw_after, raw_cpu_after = await _raw_embedder_rate(texts, batch, settings)
+    if profiler and profile:
+        _write_profile(profiler, profile, runtime)
+    raw_model_cpu_s = sum(
+        span.seconds.get("model", 0.0) for span in (raw_cpu_before, raw_cpu_after)
+    )
     raw_rate = (raw_before + raw_after) / 2
     pipeline_rate = len(texts) / elapsed
     return {
@@ -117,12 +153,28 @@ async def run(
         "pipeline_msgs_per_s": round(pipeline_rate, 1),
         "pipeline_seconds": round(elapsed, 2),
         "ratio": round(pipeline_rate / raw_rate, 3),
+        # CPU per message while the pipeline ran (processes by kind; the event loop's
+        # includes the benchmark's publisher, which shares its process).
+        "pipeline_cpu_ms_per_msg": pipeline_cpu.per_record_ms(len(texts)),
+        # The share of the pipeline's time the model had no call to work on (`model_busy`).
+        "model_idle_share": round(busy.idle_share(), 3),
+        "raw_embedder_cpu_ms_per_msg": round(1000 * raw_model_cpu_s / (2 * len(texts)), 3),
         "seconds_until_all_consolidated": round(caught_up, 2),
         "ratio_until_all_consolidated": round(len(texts) / caught_up / raw_rate, 3),
         "target_ratio": 0.8,
         "nodes": nodes,
         "machine": {"python": platform.python_version(), "cpus": _cpus()},
     }
+
+
+def _write_profile(profiler: cProfile.Profile, directory: Path, runtime: str) -> None:
+    """The event loop's profile over the pipeline, to a file and its top lines to stdout."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"ingest-{runtime}-{time.strftime('%H%M%S')}.prof"
+    profiler.dump_stats(path)
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(40)
+    print(f"profile of the event loop: {path}\n{text.getvalue()}", flush=True)
 
 
 async def _until(done: Callable[[], bool], poll_s: float = 0.05) -> None:
@@ -148,13 +200,18 @@ def main() -> None:
         help="Embedder runtimes to measure, in turn (alternated --rounds times).",
     )
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="Write a cProfile of the event loop here."
+    )
     args = parser.parse_args()
     files = conversation_files()[: args.conversations]
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="memstream-models-") as models:
         for _ in range(args.rounds):
             for runtime in args.runtimes:
-                runs.append(asyncio.run(run(files, args.batch, runtime, Path(models))))
+                runs.append(
+                    asyncio.run(run(files, args.batch, runtime, Path(models), args.profile))
+                )
                 print(json.dumps(runs[-1]), flush=True)
     result = runs[0] if len(runs) == 1 else {"benchmark": "ingest", "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -69,23 +69,48 @@ async def test_a_batch_never_exceeds_max_texts() -> None:
     assert sum(len(call) for call in model.calls) == 18
 
 
-async def test_a_query_waits_for_one_batch_of_bulk_work_not_for_all_of_it() -> None:
+async def test_a_query_waits_for_the_bulk_batches_already_sent_not_for_all_of_it() -> None:
     model = RecordingModel()
-    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=2)
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=2, bulk_depth=2)
     model.gate.clear()
     bulk_texts = [f"message {'x' * (i % 7)} {i}" for i in range(40)]
     bulk = asyncio.create_task(batcher.embed(bulk_texts))
     await model.entered.wait()  # the first batch is in the model
     query = asyncio.create_task(batcher.embed(["where did I hike?"]))
     await _settle()
+    assert len(model.calls) == 2  # two bulk batches sent, the query held back
     model.gate.set()
     vectors = await bulk
     await query
-    # The batch that was running (two pieces), then the query, then the rest of the bulk.
-    assert len(model.calls[0]) == 8
-    assert model.calls[1] == ["where did I hike?"]
-    assert len(model.calls) == 1 + 1 + 4 and all(len(c) <= 8 for c in model.calls)
+    # The two batches that were sent (two pieces each), then the query, then the rest.
+    assert [len(c) for c in model.calls[:2]] == [8, 8]
+    assert model.calls[2] == ["where did I hike?"]
+    assert len(model.calls) == 2 + 1 + 3 and all(len(c) <= 8 for c in model.calls)
     assert vectors == [model.inner.embed_one(t) for t in bulk_texts]  # back in order
+
+
+async def test_the_next_bulk_batch_is_in_the_model_before_the_running_one_returns() -> None:
+    # The model's process must find its next batch queued, not wait for the event loop.
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=1, bulk_depth=2)
+    model.gate.clear()
+    bulk = asyncio.create_task(batcher.embed([f"text {i}" for i in range(16)]))
+    await _settle()
+    assert len(model.calls) == 2  # two sent, neither finished
+    model.gate.set()
+    await bulk
+    assert batcher.batches == 4
+
+
+async def test_bulk_batches_go_one_at_a_time_with_depth_one() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=1, bulk_depth=1)
+    model.gate.clear()
+    bulk = asyncio.create_task(batcher.embed([f"text {i}" for i in range(16)]))
+    await _settle()
+    assert len(model.calls) == 1
+    model.gate.set()
+    await bulk
 
 
 async def test_a_failed_batch_fails_its_callers_and_the_next_batch_runs() -> None:
@@ -122,3 +147,13 @@ async def test_a_cancelled_caller_does_not_spoil_the_batch_for_the_others() -> N
     with pytest.raises(asyncio.CancelledError):
         await gone
     assert model.calls == [["running"], ["kept"]]
+
+
+async def test_bulk_pieces_group_texts_by_words_and_marks_not_characters() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=2, bulk_pieces=1)
+    # Long in characters but one word each, and short in characters but many marks.
+    words = ["incomprehensibilities", "electroencephalograph"]
+    marks = ["a, b; c!", "x. y? z"]
+    await batcher.embed([words[0], marks[0], words[1], marks[1]])
+    assert {frozenset(call) for call in model.calls} == {frozenset(words), frozenset(marks)}

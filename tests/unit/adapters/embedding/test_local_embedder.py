@@ -72,6 +72,16 @@ async def test_concurrent_calls_share_a_forward_pass_and_get_their_own_vectors(
         assert _cos(one, batched) > 0.99999
 
 
+async def test_onnx_passes_group_texts_by_tokens_and_return_them_in_order(cache_dir: Path) -> None:
+    # A short text of rare words is long in tokens: grouped by tokens, padded per pass.
+    texts = [*SENTENCES, "Xylophonist Zbigniew's quizzical tchotchkes", "ok", SENTENCES[0]]
+    embedder = LocalEmbedder(batch_size=2, runtime="onnx-fp32", cache_dir=cache_dir)
+    together = await embedder.embed(texts)
+    for text, vector in zip(texts, together, strict=True):
+        [alone] = await embedder.embed([text])
+        assert _cos(alone, vector) > 0.99999
+
+
 PARENT = """
 import asyncio
 from memstream.adapters.embedding.embedders import LocalEmbedder
