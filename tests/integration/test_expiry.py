@@ -34,6 +34,7 @@ from .test_forget_message import (
     USER,
     all_nodes,
     conversation,
+    leaf_and_ancestors,
     mentions,
     qdrant_points,
     redis_values,
@@ -121,9 +122,7 @@ async def test_a_message_past_its_deadline_is_forgotten_everywhere(
         after = {n.id: n for n in await all_nodes(runtime)}
 
     leaf = segment_id(USER, [FORGOTTEN, "d0-a0"])
-    chain = [leaf]
-    while (parent := before[chain[-1]].parent_id) is not None:
-        chain.append(parent)
+    chain = leaf_and_ancestors(before, leaf)
     assert after.keys() == before.keys()
     changed = {i for i in after if after[i].version != before[i].version}
     assert changed == set(chain)

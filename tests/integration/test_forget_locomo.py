@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memstream.bootstrap import Container, build_recall, connect
+from memstream.bootstrap import Container, build_recall
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.sparse import document_vector
@@ -40,7 +40,13 @@ from memstream.tools.locomo import (
     message_text,
 )
 
-from .test_forget_message import free_port, qdrant_points, redis_values, wait_done
+from .test_forget_message import (
+    api_runtime,
+    leaf_and_ancestors,
+    qdrant_points,
+    redis_values,
+    wait_done,
+)
 
 CONVERSATION = "30"
 USER = f"locomo-{CONVERSATION}"
@@ -52,16 +58,7 @@ SESSIONS = 6
 
 @pytest.fixture
 async def runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Container]:
-    local = settings.model_copy(
-        update={
-            "data_dir": tmp_path,
-            "clock_grace_s": 0.0,
-            "clock_interval_s": 0.5,
-            "recall_auth_disabled": True,
-            "api_port": free_port(),
-        }
-    )
-    async with connect(local, prioritise_online=True) as rt:
+    async with api_runtime(settings, tmp_path) as rt:
         yield rt
 
 
@@ -129,10 +126,8 @@ async def test_forgetting_a_locomo_message_removes_it_from_every_store_and_recal
         before = await all_nodes(runtime)
         leaf = segment_id(USER, [MESSAGE])
         assert before[leaf].source_ids == (MESSAGE,)
-        chain = [before[leaf].parent_id]
-        while (parent := before[chain[-1]].parent_id) is not None:  # type: ignore[index]
-            chain.append(parent)
-        assert [before[i].level for i in chain] == [2, 3, 4, 5]  # type: ignore[index]
+        chain = leaf_and_ancestors(before, leaf)[1:]  # the windows above the leaf
+        assert [before[i].level for i in chain] == [2, 3, 4, 5]
         ids = list(before)
         assert PHRASE in await redis_values(runtime)  # the checks can see it
         assert leaf in mentioning(await qdrant_points(runtime, ids), before)

@@ -13,6 +13,7 @@ import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -90,8 +91,9 @@ def free_port() -> int:
         return port
 
 
-@pytest.fixture
-async def runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Container]:
+@asynccontextmanager
+async def api_runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Container]:
+    """A runtime whose clock closes windows at once and whose API answers without a key."""
     local = settings.model_copy(
         update={
             "data_dir": tmp_path,
@@ -103,6 +105,20 @@ async def runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Container
     )
     async with connect(local, prioritise_online=True) as rt:
         yield rt
+
+
+@pytest.fixture
+async def runtime(settings: Settings, tmp_path: Path) -> AsyncIterator[Container]:
+    async with api_runtime(settings, tmp_path) as rt:
+        yield rt
+
+
+def leaf_and_ancestors(nodes: dict[str, MemoryNode], leaf: str) -> list[str]:
+    """The leaf's id and the ids above it, bottom-up, as `nodes` link them."""
+    chain = [leaf]
+    while (parent := nodes[chain[-1]].parent_id) is not None:
+        chain.append(parent)
+    return chain
 
 
 async def all_nodes(rt: Container) -> list[MemoryNode]:
@@ -197,9 +213,7 @@ async def test_forgetting_one_message_removes_it_everywhere_and_a_replay_keeps_i
         after = {n.id: n for n in await all_nodes(runtime)}
 
         leaf = segment_id(USER, [FORGOTTEN, "d0-a0"])
-        chain = [leaf]
-        while (parent := before[chain[-1]].parent_id) is not None:
-            chain.append(parent)
+        chain = leaf_and_ancestors(before, leaf)
         assert [before[i].level for i in chain] == list(Level)
         assert after.keys() == before.keys()
         changed = {i for i in after if after[i].version != before[i].version}

@@ -57,6 +57,7 @@ from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
+from memstream.segmenter.ancestry import stored_ancestors
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
 from memstream.segmenter.rebuild import Rebuilder
 
@@ -454,12 +455,7 @@ class Segmenter:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
             await self._index.delete_points(user_id, [n.id for n in removed])
-        ancestors: dict[str, MemoryNode] = {}
-        parents = {leaf.parent_id for leaf in leaves if leaf.parent_id}
-        while parents:
-            found = await self._tree.get_many(user_id, sorted(parents - set(ancestors)))
-            ancestors.update((n.id, n) for n in found)
-            parents = {n.parent_id for n in found if n.parent_id and n.parent_id not in ancestors}
+        ancestors = await stored_ancestors(self._tree, user_id, leaves)
         closures = [
             WindowClosed(
                 Window(user_id, n.level, n.t_start, n.t_end, n.session_id),

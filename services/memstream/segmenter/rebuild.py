@@ -20,6 +20,7 @@ from memstream.domain.models import Level, MemoryNode, RebuildRequested, WindowC
 from memstream.domain.nodes import remaining_turns, rewritten_leaf
 from memstream.domain.rebuild import RebuildJob, closures, needs_rederiving, plan_job
 from memstream.ports import LanguageModel, TreeStore
+from memstream.segmenter.ancestry import stored_ancestors
 
 # A chunk reads up to this many times its size of leaves that are already current.
 SKIP_FACTOR = 8
@@ -112,12 +113,7 @@ class Rebuilder:
             if Level.SEGMENT in request.levels
             else []
         )
-        ancestors: dict[str, MemoryNode] = {}
-        parents = {n.parent_id for n in leaves if n.parent_id}
-        while parents:
-            found = await self._tree.get_many(user_id, sorted(parents - set(ancestors)))
-            ancestors.update((n.id, n) for n in found)
-            parents = {n.parent_id for n in found if n.parent_id and n.parent_id not in ancestors}
+        ancestors = await stored_ancestors(self._tree, user_id, leaves)
         upper: list[MemoryNode] = []
         for level in request.levels:
             if level != Level.SEGMENT:
