@@ -44,22 +44,21 @@ from memstream.domain.models import (
     MemoryNode,
     RebuildRequested,
     Turn,
-    Window,
     WindowClosed,
 )
 from memstream.domain.nodes import (
     mean_direction,
     remaining_turns,
-    rewritten_leaf,
     segment_node,
 )
 from memstream.domain.rebuild import RebuildJob
+from memstream.domain.rebuild import closures as late_data_closures
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
-from memstream.segmenter.ancestry import stored_ancestors
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
 from memstream.segmenter.rebuild import Rebuilder
+from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
 
 log = logging.getLogger(__name__)
 
@@ -447,25 +446,21 @@ class Segmenter:
             if not turns:
                 removed.append(leaf)
                 continue
-            history = await self._tree.recent(user_id, Level.SEGMENT, self._history, leaf.t_start)
-            summary = await self._llm.write_segment(turns, history if self._history else [])
-            node = replace(rewritten_leaf(leaf, turns, summary), derivation=self._derivation)
+            node = await leaf_written_again(
+                self._tree,
+                self._llm,
+                leaf,
+                turns,
+                history_window=self._history,
+                derivation=self._derivation,
+            )
             rewritten.append(_Segment(node, [t.text for t in turns], None))
         if removed:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
             await self._index.delete_points(user_id, [n.id for n in removed])
         ancestors = await stored_ancestors(self._tree, user_id, leaves)
-        closures = [
-            WindowClosed(
-                Window(user_id, n.level, n.t_start, n.t_end, n.session_id),
-                "late_data",
-                n.id,
-                n.parent_id,
-            )
-            for n in sorted(ancestors.values(), key=lambda n: (n.level, n.t_start, n.id))
-        ]
-        return rewritten, removed, closures
+        return rewritten, removed, late_data_closures(ancestors.values())
 
     async def _write_segments(
         self, user_id: str, ready: list[SegmentReady], received: dict[str, float]

@@ -12,15 +12,15 @@ advanced job in one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from dataclasses import dataclass
 
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level, MemoryNode, RebuildRequested, WindowClosed
-from memstream.domain.nodes import remaining_turns, rewritten_leaf
+from memstream.domain.nodes import remaining_turns
 from memstream.domain.rebuild import RebuildJob, closures, needs_rederiving, plan_job
 from memstream.ports import LanguageModel, TreeStore
-from memstream.segmenter.ancestry import stored_ancestors
+from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
 
 # A chunk reads up to this many times its size of leaves that are already current.
 SKIP_FACTOR = 8
@@ -92,17 +92,20 @@ class Rebuilder:
                 if leaf is None or leaf_id in written:
                     continue
                 if needs_rederiving(leaf, self._derivation):
-                    rewritten.append(await self._rederive(user_id, leaf))
+                    rewritten.append(await self._rederive(leaf))
         return handled, rewritten
 
-    async def _rederive(self, user_id: str, leaf: MemoryNode) -> tuple[MemoryNode, list[str]]:
+    async def _rederive(self, leaf: MemoryNode) -> tuple[MemoryNode, list[str]]:
         """`leaf` written again from its verbatim messages: same id and parent, version + 1."""
         turns = remaining_turns(leaf, ())
-        history: Sequence[MemoryNode] = []
-        if self._history:
-            history = await self._tree.recent(user_id, Level.SEGMENT, self._history, leaf.t_start)
-        summary = await self._llm.write_segment(turns, history)
-        node = replace(rewritten_leaf(leaf, turns, summary), derivation=self._derivation)
+        node = await leaf_written_again(
+            self._tree,
+            self._llm,
+            leaf,
+            turns,
+            history_window=self._history,
+            derivation=self._derivation,
+        )
         return node, [t.text for t in turns]
 
     async def _plan(self, user_id: str, request: RebuildRequested) -> RebuildJob:

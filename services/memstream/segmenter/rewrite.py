@@ -1,0 +1,43 @@
+"""Writing a stored leaf again and finding the stored windows above leaves: what a message
+forget and a rebuild both do to a user's tree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from memstream.domain.derivation import Derivation
+from memstream.domain.models import Level, MemoryNode, Turn
+from memstream.domain.nodes import rewritten_leaf
+from memstream.ports import LanguageModel, TreeStore
+
+
+async def stored_ancestors(
+    tree: TreeStore, user_id: str, nodes: Iterable[MemoryNode]
+) -> dict[str, MemoryNode]:
+    """Every stored node above `nodes`, by id: one read per level climbed."""
+    ancestors: dict[str, MemoryNode] = {}
+    parents = {n.parent_id for n in nodes if n.parent_id}
+    while parents:
+        found = await tree.get_many(user_id, sorted(parents - set(ancestors)))
+        ancestors.update((n.id, n) for n in found)
+        parents = {n.parent_id for n in found if n.parent_id and n.parent_id not in ancestors}
+    return ancestors
+
+
+async def leaf_written_again(
+    tree: TreeStore,
+    llm: LanguageModel,
+    leaf: MemoryNode,
+    turns: Sequence[Turn],
+    *,
+    history_window: int,
+    derivation: Derivation | None,
+) -> MemoryNode:
+    """`leaf` written from `turns` (its verbatim messages, or those a forget left) with the
+    current backend: same id and parent, version + 1, the current derivation."""
+    history: Sequence[MemoryNode] = []
+    if history_window:
+        history = await tree.recent(leaf.user_id, Level.SEGMENT, history_window, leaf.t_start)
+    summary = await llm.write_segment(turns, history)
+    return replace(rewritten_leaf(leaf, turns, summary), derivation=derivation)
