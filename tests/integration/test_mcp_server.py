@@ -124,6 +124,15 @@ async def test_mcp_over_stdio_and_http(settings: Settings, tmp_path: Path) -> No
                 ann, "My sister Ines moves to Lisbon in June.", "Lisbon is lovely in June!"
             )
             ann_recall = await _recalled(ann, "Where is Ines moving?", "Lisbon")
+            expired = await ann.call_tool(
+                "remember",
+                {"text": "My locker code is 4711.", "expires_at": "2001-01-01T00:00:00Z"},
+            )
+            # The same user's turns are consumed in order: once the next one is recallable,
+            # the expired one has been handled (and stored nowhere).
+            await _converse(ann, "I bought a red kayak.", "A kayak, how fun!")
+            await _recalled(ann, "What did I buy?", "kayak")
+            on_locker = await ann.call_tool("recall", {"query": "What is my locker code?"})
 
         async with _http_server(stack) as url:
             async with _http_client(url, "bob-key") as bob:
@@ -137,6 +146,8 @@ async def test_mcp_over_stdio_and_http(settings: Settings, tmp_path: Path) -> No
                 await asyncio.wait_for(_list_tools(_http_client(url, "not-a-key")), 30)
 
     assert tools == TOOLS and http_tools == TOOLS
+    assert not expired.is_error, expired.content
+    assert all("4711" not in m["text"] for m in on_locker.structured_content["memories"])
     assert stored["seq"] == 0 and stored["session_id"].startswith("mcp-")
     text = ann_recall.content[0].text
     assert "Lisbon" in text and text.startswith("What you remember")

@@ -155,11 +155,13 @@ def build_server(backends: Backends) -> MCPServer:
         speaker: str | None = None,
         session_id: str | None = None,
         ts: datetime | None = None,
+        expires_at: datetime | None = None,
     ) -> RememberOutput:
         """Store one message of the conversation (role `user`, `assistant` or `other`).
 
         Messages of one `session_id` form one conversation (default: this server's session);
-        `ts` defaults to now.
+        `ts` defaults to now. With `expires_at`, memstream forgets the message at that time
+        (a one-time code, a temporary address); one already past is stored nowhere.
         """
         user = user_of(ctx, config)
         session = session_id or config.session_id
@@ -174,6 +176,7 @@ def build_server(backends: Backends) -> MCPServer:
                 role=role,
                 speaker=speaker,
                 ts=ts,
+                expires_at=expires_at,
             )
         except InvalidEvent as bad:
             raise ToolError(f"not stored: {bad}") from bad
