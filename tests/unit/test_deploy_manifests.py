@@ -37,8 +37,12 @@ def k8s_docs() -> list[tuple[Path, dict[str, Any]]]:
     return [(p, doc) for p in sorted((ROOT / "k8s").glob("*.yaml")) for doc in load_yaml_docs(p)]
 
 
+WORKLOADS = ("Deployment", "StatefulSet")
+
+
 def deployments() -> dict[str, dict[str, Any]]:
-    return {d["metadata"]["name"]: d for _, d in k8s_docs() if d["kind"] == "Deployment"}
+    """Every workload that runs memstream's pods (Deployments and StatefulSets), by name."""
+    return {d["metadata"]["name"]: d for _, d in k8s_docs() if d["kind"] in WORKLOADS}
 
 
 def promtool() -> str:
@@ -198,10 +202,10 @@ def test_every_manifest_validates_against_the_kubernetes_api() -> None:
         except kubernetes_validate.ValidationError as exc:
             pytest.fail(f"{path.name} {doc['kind']}: {exc.message} at {list(exc.path)}")
         validated.append(doc["kind"])
-    expected = {"Namespace", "ConfigMap", "Job", "Deployment", "Service"}
+    expected = {"Namespace", "ConfigMap", "Job", "Deployment", "StatefulSet", "Service"}
     expected |= {"PodDisruptionBudget", "HorizontalPodAutoscaler"}
     assert expected <= set(validated)
-    assert validated.count("Deployment") == 4
+    assert validated.count("Deployment") == 2 and validated.count("StatefulSet") == 2
     # The custom resources are not skipped silently: each is checked against what it scales.
     assert [d["kind"] for d in custom] == ["ScaledObject"]
     for doc in custom:
@@ -210,7 +214,13 @@ def test_every_manifest_validates_against_the_kubernetes_api() -> None:
 
 def check_scaled_object(doc: dict[str, Any]) -> None:
     spec = doc["spec"]
-    target = deployments()[spec["scaleTargetRef"]["name"]]
+    ref = spec["scaleTargetRef"]
+    target = deployments()[ref["name"]]
+    # KEDA assumes a Deployment unless told: the ref must name the target's kind.
+    assert (ref.get("apiVersion"), ref.get("kind", "Deployment")) == (
+        target["apiVersion"],
+        target["kind"],
+    )
     assert "replicas" not in target["spec"], "KEDA owns the consolidator's replica count"
     assert 1 <= spec["minReplicaCount"] <= spec["maxReplicaCount"]
     catalog = load_catalog()
@@ -254,6 +264,30 @@ def test_the_recall_api_requires_its_keys_secret_and_never_disables_auth() -> No
     assert ref["name"] == "memstream-recall" and ref.get("optional", False) is False
     for path, doc in k8s_docs():
         assert "MEMSTREAM_RECALL_AUTH_DISABLED" not in yaml.safe_dump(doc), path.name
+
+
+def test_kafka_consumers_are_stateful_sets_whose_pod_name_is_the_instance_id() -> None:
+    """A static member needs a name that outlives its pod: a StatefulSet's ordinal name."""
+    headless = {
+        d["metadata"]["name"]: d["spec"]
+        for _, d in k8s_docs()
+        if d["kind"] == "Service" and d["spec"].get("clusterIP") == "None"
+    }
+    consumers = []
+    for name, workload in deployments().items():
+        [container] = workload["spec"]["template"]["spec"]["containers"]
+        env = {e["name"]: e for e in container.get("env", [])}
+        if "MEMSTREAM_KAFKA_GROUP_INSTANCE_ID" not in env:
+            continue
+        consumers.append(container["args"][-1])
+        assert workload["kind"] == "StatefulSet", name
+        field = env["MEMSTREAM_KAFKA_GROUP_INSTANCE_ID"]["valueFrom"]["fieldRef"]
+        assert field["fieldPath"] == "metadata.name", name
+        assert workload["spec"]["podManagementPolicy"] == "Parallel", name
+        service = headless[workload["spec"]["serviceName"]]
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        assert service["selector"].items() <= labels.items(), name
+    assert sorted(consumers) == ["consolidator", "segmenter"]
 
 
 def test_the_scheduler_is_a_single_replica_replaced_by_recreate() -> None:
