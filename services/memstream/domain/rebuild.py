@@ -28,7 +28,8 @@ from datetime import datetime
 from typing import Any
 
 from memstream.domain.derivation import Derivation
-from memstream.domain.models import Level, MemoryNode, RebuildRequested, Window, WindowClosed
+from memstream.domain.models import Level, MemoryNode, RebuildRequested
+from memstream.domain.windows import bottom_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,22 +118,3 @@ def plan_job(
 def needs_rederiving(node: MemoryNode, derivation: Derivation | None) -> bool:
     """A node derived otherwise than `derivation` (or before derivations were kept)."""
     return node.derivation != derivation
-
-
-def bottom_up(nodes: Iterable[MemoryNode]) -> list[MemoryNode]:
-    """Lower levels first, then by time: every window after the windows below it."""
-    return sorted(nodes, key=lambda n: (n.level, n.t_start, n.id))
-
-
-def closures(nodes: Iterable[MemoryNode]) -> list[WindowClosed]:
-    """The late-data closures that consolidate these stored windows again, bottom-up."""
-    return [
-        WindowClosed(
-            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id),
-            "late_data",
-            n.id,
-            n.parent_id,
-        )
-        for n in bottom_up(nodes)
-        if n.level != Level.SEGMENT
-    ]

@@ -22,6 +22,7 @@ Rules (see DESIGN.md, "Temporal Memory Tree"):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -31,6 +32,7 @@ from memstream.domain.models import (
     ClockTicked,
     ClosureReason,
     Level,
+    MemoryNode,
     SessionEnded,
     Turn,
     Window,
@@ -385,3 +387,23 @@ def _remember(sessions: dict[str, SessionInfo], info: SessionInfo) -> dict[str, 
 def _remember_closed(closed: tuple[str, ...], key: str) -> tuple[str, ...]:
     kept = (*(k for k in closed if k != key), key)
     return kept[-MAX_REMEMBERED_CLOSED:]
+
+
+def bottom_up(nodes: Iterable[MemoryNode]) -> list[MemoryNode]:
+    """Lower levels first, then by time: every window after the windows below it."""
+    return sorted(nodes, key=lambda n: (n.level, n.t_start, n.id))
+
+
+def late_data_closures(nodes: Iterable[MemoryNode]) -> list[WindowClosed]:
+    """The closures that consolidate these stored windows again, bottom-up (a forget or a
+    rebuild changed what lies below them)."""
+    return [
+        WindowClosed(
+            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id),
+            "late_data",
+            n.id,
+            n.parent_id,
+        )
+        for n in bottom_up(nodes)
+        if n.level != Level.SEGMENT
+    ]

@@ -52,9 +52,15 @@ from memstream.domain.nodes import (
     segment_node,
 )
 from memstream.domain.rebuild import RebuildJob
-from memstream.domain.rebuild import closures as late_data_closures
 from memstream.domain.sparse import document_vector
-from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
+from memstream.domain.windows import (
+    SegmentReady,
+    WindowRules,
+    apply,
+    initial_state,
+    late_data_closures,
+    next_due,
+)
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
 from memstream.segmenter.rebuild import Rebuilder

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level, MemoryNode, RebuildRequested, WindowClosed
 from memstream.domain.nodes import remaining_turns
-from memstream.domain.rebuild import RebuildJob, closures, needs_rederiving, plan_job
+from memstream.domain.rebuild import RebuildJob, needs_rederiving, plan_job
+from memstream.domain.windows import late_data_closures
 from memstream.ports import LanguageModel, TreeStore
 from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
 
@@ -71,7 +72,7 @@ class Rebuilder:
         job = job.advanced(handled, len(leaves))
         above: list[WindowClosed] = []
         if job.finished:
-            above = closures(await self._tree.get_many(user_id, list(job.windows)))
+            above = late_data_closures(await self._tree.get_many(user_id, list(job.windows)))
         return RebuildStep(job, leaves, above)
 
     async def _chunk_of(

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level, MemoryNode, RebuildRequested
-from memstream.domain.rebuild import RebuildJob, closures, needs_rederiving, plan_job
+from memstream.domain.rebuild import RebuildJob, needs_rederiving, plan_job
+from memstream.domain.windows import late_data_closures
 
 T0 = datetime(2024, 5, 6, tzinfo=UTC)
 DERIVED = Derivation("offline", "rules", "1", "hashing:8")
@@ -58,7 +59,7 @@ def test_a_node_needs_rederiving_unless_derived_the_current_way() -> None:
 
 
 def test_closures_are_late_data_bottom_up_and_never_for_leaves() -> None:
-    found = closures([UPPER[2], LEAVES[0], UPPER[1], UPPER[0]])
+    found = late_data_closures([UPPER[2], LEAVES[0], UPPER[1], UPPER[0]])
     assert [c.node_id for c in found] == ["s0", "s1", "w"]
     assert {c.reason for c in found} == {"late_data"}
     assert found[0].window.start == UPPER[0].t_start and found[0].parent_id == "w"
