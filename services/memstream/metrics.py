@@ -18,6 +18,10 @@ from prometheus_client.core import REGISTRY
 
 from memstream.domain.models import ClosureReason, Level
 
+# prometheus_client's switch to multiprocess mode: set (to an empty directory) before the
+# processes that share one scrape endpoint start, as `memstream serve` does for its workers.
+MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+
 CONSOLIDATED_LEVELS = tuple(level.label for level in Level if level > Level.SEGMENT)
 CLOSURE_REASONS: tuple[str, ...] = get_args(ClosureReason)
 # A conflict is a duplicate event id with other content: the first copy is kept.

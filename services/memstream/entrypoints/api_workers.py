@@ -8,7 +8,9 @@ recall-under-load figures). This process only supervises: it passes SIGINT/SIGTE
 when one worker dies it stops the others and exits with that worker's code, so the
 orchestrator restarts the pod whole rather than leave it serving at part strength.
 
-Each worker serves its own `/metrics`: a scrape reaches one of them. The workers need a
+A scrape reaches one worker, so the workers keep their metrics in prometheus_client's
+multiprocess files (a fresh directory under the data directory) and each worker's `/metrics`
+answers with the sum over all of them. The workers need a
 shared Qdrant (`MEMSTREAM_QDRANT_URL`): the in-process engine's shard belongs to one process.
 """
 
@@ -17,12 +19,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import FrameType
 
+from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.settings import Settings
 
 _PR_SET_PDEATHSIG = 1
@@ -37,10 +42,21 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def worker_environment(settings: Settings) -> dict[str, str]:
-    """The environment of one worker: this one's, bound to the same address, one worker."""
+def metrics_directory(settings: Settings) -> Path:
+    """Where the workers write their metrics; emptied at every start, since the files of
+    processes gone would be counted again (prometheus_client keeps no owner in them)."""
+    directory = settings.data_dir / "api-metrics"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    return directory
+
+
+def worker_environment(settings: Settings, metrics_dir: Path) -> dict[str, str]:
+    """The environment of one worker: this one's, bound to the same address, one worker,
+    its metrics in `metrics_dir` beside the others'."""
     return {
         **os.environ,
+        MULTIPROCESS_DIR_VARIABLE: str(metrics_dir),
         "MEMSTREAM_API_WORKERS": "1",
         "MEMSTREAM_API_REUSE_PORT": "true",
         "MEMSTREAM_API_HOST": settings.api_host,
@@ -55,7 +71,7 @@ def run_workers(settings: Settings) -> int:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs MEMSTREAM_QDRANT_URL")
     if settings.api_port == 0:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs a fixed MEMSTREAM_API_PORT")
-    env = worker_environment(settings)
+    env = worker_environment(settings, metrics_directory(settings))
     workers = [
         subprocess.Popen([sys.executable, *WORKER_COMMAND], env=env, preexec_fn=_die_with_parent)
         for _ in range(settings.api_workers)

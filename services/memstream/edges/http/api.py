@@ -20,6 +20,7 @@ the field without echoing it. Any input gets a 4xx, never a 5xx.
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from memstream.edges.http.schemas import (
     recall_request_model,
     valid_user_id,
 )
+from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor, MemoryService
 from memstream.settings import Settings
@@ -450,6 +452,20 @@ def _message_routes(router: APIRouter) -> None:
         )
 
 
+def exposition(registry: CollectorRegistry) -> bytes:
+    """What `/metrics` answers: this process's registry, or, when `serve` runs several API
+    processes on one port (`PROMETHEUS_MULTIPROC_DIR` set by its supervisor), the sum over
+    all of them: a scrape reaches one process, and each must answer for the pod, or counters
+    would jump between the processes' values and `rate()` would read the jumps as resets."""
+    if not os.environ.get(MULTIPROCESS_DIR_VARIABLE):
+        return generate_latest(registry)
+    from prometheus_client import multiprocess
+
+    pod = CollectorRegistry()
+    multiprocess.MultiProcessCollector(pod)
+    return generate_latest(pod)
+
+
 def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
     # Probes and scrapers stay lenient: a scraper may add its own parameters.
     router = APIRouter(tags=["operations"])
@@ -474,7 +490,7 @@ def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
     @router.get("/metrics", response_class=PlainTextResponse)
     async def metrics() -> PlainTextResponse:
         """Prometheus metrics."""
-        return PlainTextResponse(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+        return PlainTextResponse(exposition(registry), media_type=CONTENT_TYPE_LATEST)
 
     return router
 

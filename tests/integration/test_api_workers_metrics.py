@@ -1,0 +1,122 @@
+"""Two `memstream serve` processes on one port, as `MEMSTREAM_API_WORKERS=2` runs them: a
+scrape reaches one of them, and whichever it is, it counts the requests of both."""
+
+from __future__ import annotations
+
+import http.client
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from memstream.entrypoints.api_workers import WORKER_COMMAND, metrics_directory, worker_environment
+from memstream.settings import Settings
+from memstream.tools.embedded.processes import free_port
+
+pytestmark = pytest.mark.integration
+
+WORKERS = 2
+REQUESTS = 40
+SCRAPES = 12
+PROFILE_ROUTE = "/v1/users/{user_id}/profile"
+
+
+def _get(port: int, path: str) -> tuple[int, bytes]:
+    """One request on a connection of its own: the kernel picks a process per connection."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", path)
+        reply = connection.getresponse()
+        return reply.status, reply.read()
+    finally:
+        connection.close()
+
+
+def _profile_requests(exposition: bytes) -> float:
+    """Profile requests the scraped process reports, summed over statuses."""
+    for family in text_string_to_metric_families(exposition.decode()):
+        if family.name == "memstream_http_requests":
+            return sum(
+                s.value
+                for s in family.samples
+                if s.name.endswith("_total") and s.labels.get("route") == PROFILE_ROUTE
+            )
+    return 0.0
+
+
+@contextmanager
+def _serving(settings: Settings, scratch: Path, port: int) -> Iterator[list[subprocess.Popen]]:
+    on_port = settings.model_copy(
+        update={"api_host": "127.0.0.1", "api_port": port, "data_dir": scratch}
+    )
+    env = worker_environment(on_port, metrics_directory(on_port)) | {
+        "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+        "MEMSTREAM_REDIS_URL": settings.redis_url,
+        "MEMSTREAM_REDIS_NAMESPACE": settings.redis_namespace,
+        "MEMSTREAM_TOPIC_PREFIX": settings.topic_prefix,
+        "MEMSTREAM_QDRANT_URL": "",  # each its own in-process engine: no search is made here
+        "MEMSTREAM_EMBEDDER": "hashing",
+        "MEMSTREAM_RECALL_AUTH_DISABLED": "true",
+        "MEMSTREAM_LOG_LEVEL": "WARNING",
+    }
+    workers = []
+    for n in range(WORKERS):
+        data = scratch / f"worker-{n}"
+        log = (scratch / f"worker-{n}.log").open("wb")
+        workers.append(
+            subprocess.Popen(
+                [sys.executable, *WORKER_COMMAND],
+                env=env | {"MEMSTREAM_DATA_DIR": str(data)},
+                stderr=log,
+            )
+        )
+    try:
+        yield workers
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(timeout=30)
+
+
+def _until_both_answer(port: int, workers: list[subprocess.Popen], timeout_s: float) -> None:
+    """Until /healthz answers as many times in a row as there are workers, twice over (each
+    answer may come from either)."""
+    deadline = time.monotonic() + timeout_s
+    in_a_row = 0
+    while in_a_row < 2 * WORKERS:
+        if any(w.poll() is not None for w in workers):
+            raise RuntimeError("a worker exited during start-up")
+        if time.monotonic() > deadline:
+            raise TimeoutError("the workers did not answer")
+        try:
+            in_a_row = in_a_row + 1 if _get(port, "/healthz")[0] == 200 else 0
+        except OSError:
+            in_a_row = 0
+            time.sleep(0.1)  # a poll with a deadline: nothing listens yet
+
+
+def test_each_scrape_counts_the_requests_of_every_worker(
+    settings: Settings, tmp_path: Path
+) -> None:
+    port = free_port()
+    with _serving(settings, tmp_path, port) as workers:
+        _until_both_answer(port, workers, timeout_s=120)
+        statuses = {_get(port, "/v1/users/metrics-user/profile")[0] for _ in range(REQUESTS)}
+        counts = []
+        for _ in range(SCRAPES):
+            status, body = _get(port, "/metrics")
+            assert status == 200
+            counts.append(_profile_requests(body))
+        files = sorted(p.name for p in (tmp_path / "api-metrics").iterdir())
+
+    assert statuses <= {200, 404}
+    # One process alone would report its share (about half) in about half the scrapes.
+    assert counts == [REQUESTS] * SCRAPES
+    # Both processes wrote their series, so both served (the kernel spread the connections).
+    assert len({name.rsplit("_", 1)[-1] for name in files if name.startswith("counter_")}) == 2
