@@ -9,7 +9,9 @@ An expression that names one day or one month ("yesterday", "three days ago", "l
 month", "next year") resolves to it. One whose exact span English leaves open ("last week"
 may be the week before or the days just past; "last Friday" may be the Friday of this week
 or of the one before) is anchored instead of guessed: "the week before 9 June 2023", "the
-Friday before 15 July 2023". Pure functions, standard library only.
+Friday before 15 July 2023". "Today" and "tonight" are left alone: every level prints the
+date a fact was said beside it (a session's header, a week's day labels, a profile bullet's
+date). Pure functions, standard library only.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
         ("day_before", r"\b(?:yesterday|last night)\b"),
-        ("same_day", r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b"),
         ("day_after", r"\btomorrow\b"),
         ("days_ago", rf"\b{_COUNT}\s+days?\s+ago\b"),
         ("weeks_ago", rf"\b{_COUNT}\s+(?P<unit>weeks?|weekends?)\s+ago\b"),
@@ -105,8 +106,6 @@ def _resolve(kind: str, match: re.Match[str], at: datetime) -> str | None:
     day = spelled_day(at)
     if kind == "day_before":
         return spelled_day(at - timedelta(days=1))
-    if kind == "same_day":
-        return day
     if kind == "day_after":
         return spelled_day(at + timedelta(days=1))
     if kind == "days_ago":

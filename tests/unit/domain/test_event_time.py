@@ -18,7 +18,6 @@ SAID = datetime(2023, 7, 15, 13, 0)
         ("I went to a support group yesterday.", "yesterday", "14 July 2023"),
         ("We watched a movie last night.", "last night", "14 July 2023"),
         ("The opening is tomorrow!", "tomorrow", "16 July 2023"),
-        ("I'm baking tonight.", "tonight", "15 July 2023"),
         ("It broke two days ago.", "two days ago", "13 July 2023"),
         ("I moved 3 months ago.", "3 months ago", "April 2023"),
         ("I started surfing five years ago.", "five years ago", "2018"),
@@ -60,6 +59,7 @@ def test_words_that_only_look_relative_are_left_alone() -> None:
         "I read a few days ago.",  # vague: no date to give
         "Last month's rent was high.",  # still resolved: the month is named by the phrase
         "The sunset was lovely.",
+        "I'm baking tonight.",  # the day it was said, which every summary prints beside it
         "This monthly meetup is fun.",
     ]:
         found = resolve_relative_times(text, SAID)
