@@ -1,15 +1,18 @@
 """L2-L5 text without a language model: what people disclosed, attributed, dated, in budget.
 
-A summary is made of facts: sentences of its messages, quoted as spoken and attributed
-(`Caroline: "I went to a support group yesterday."`), each with the ids of the messages it
-comes from. A sentence is a fact when it tells something of the speaker's life (it speaks in
-the first person, names someone or something, or gives a number or a date) and is not a
-question, a greeting, thanks, praise of the listener or an assistant's pleasantry. Facts
-near-identical to one already kept are merged into it (their sources joined). The facts
-that carry the most rare content per token fill the level's budget, in time order under a
-header that dates the window; a week dates each day, and the monthly profile groups facts by
-person and topic, carries the previous profile's facts forward and marks the month's new
-ones with "+". Pure rules, standard library only.
+A summary is made of facts: sentences of its messages, quoted as spoken and attributed, then
+dated where they speak of time relatively (`Caroline: "I went to a support group
+yesterday." (yesterday: 7 May 2023)`, see `domain/event_time.py`), each with the ids of the
+messages it comes from. A sentence is a fact when it tells something of the speaker's life
+(it speaks in the first person, names someone or something, or gives a number or a date)
+and is not a question, a greeting, thanks, praise of the listener or an assistant's
+pleasantry. Facts near-identical to one already kept are merged into it (their sources
+joined). The facts that carry the most rare content per token fill the level's budget, in
+time order under a header that dates the window; a week dates each day, and the monthly
+profile groups facts by person and topic, carries the previous profile's facts forward and
+marks the month's new ones with "+". A session also keeps, beyond its budget, the dated
+facts the budget left out, cut to the words around their times: once "yesterday" has
+passed, the leaf no longer says when. Pure rules, standard library only.
 """
 
 from __future__ import annotations
@@ -96,12 +99,8 @@ class _Candidate:
     note: str = ""  # what the sentence's relative times resolve to (domain/event_time.py)
 
     @property
-    def quoted(self) -> str:
-        return f'{self.speaker}: "{self.said}"' if self.speaker else self.said
-
-    @property
     def text(self) -> str:
-        return f"{self.quoted} {self.note}" if self.note else self.quoted
+        return fact_text(self.speaker, self.said, self.note)
 
 
 def fact_text(speaker: str | None, said: str, note: str = "") -> str:
@@ -240,7 +239,6 @@ def _informativeness(pool: Sequence[_Candidate]) -> dict[int, float]:
     scores: dict[int, float] = {}
     for c in pool:
         rarity = sum(math.log((n + 1) / df[t]) + 0.5 for t in c.terms if t not in _CHATTER)
-        # A resolved time makes a fact as concrete as a number does: it dates an event.
         concrete = 1.25 if _NUMBER.search(c.said) or _NAME_INSIDE.search(c.said) else 1.0
         concrete *= DATED_BONUS if c.note else 1.0
         scores[c.order] = concrete * rarity / math.sqrt(count_tokens(c.text))
