@@ -23,9 +23,12 @@ from datetime import datetime, timedelta
 from memstream.domain.calendar import MONTH_NAMES, spelled_day
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-# "Fri", "Tues", "Thurs": people abbreviate weekdays in chat.
+# A weekday in full, in any case, or abbreviated as people do in chat ("last Fri", "last
+# tues"); "Mon", "Wed", "Sat" and "Sun" only capitalised, as "when I last sat down" is no
+# Saturday. The pattern is matched case-sensitively (the flags are scoped).
 _WEEKDAY = (
-    r"(?P<weekday>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|sday|rsday|urday)?"
+    r"(?P<weekday>(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|tue|tues|thu|thur|thurs|fri)|Mon|Wed|Sat|Sun)"
 )
 _COUNT_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -36,7 +39,7 @@ _COUNT = (
 )
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
+    (kind, re.compile(pattern, 0 if kind == "last_weekday" else re.IGNORECASE))
     for kind, pattern in (
         ("day_before", r"\b(?:yesterday|last night)\b"),
         ("day_after", r"\btomorrow\b"),
@@ -44,7 +47,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("weeks_ago", rf"\b{_COUNT}\s+(?P<unit>weeks?|weekends?)\s+ago\b"),
         ("months_ago", rf"\b{_COUNT}\s+months?\s+ago\b"),
         ("years_ago", rf"\b{_COUNT}\s+years?\s+ago\b"),
-        ("last_weekday", rf"\blast\s+{_WEEKDAY}\b"),
+        ("last_weekday", rf"\b(?i:last)\s+{_WEEKDAY}\b"),
         ("last_span", r"\b(?:last|this past|this last|past)\s+(?P<unit>week|weekend)\b"),
         ("this_span", r"\bthis\s+(?P<unit>week|weekend)\b"),
         ("next_span", r"\bnext\s+(?P<unit>week|weekend)\b"),

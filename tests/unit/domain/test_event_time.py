@@ -23,6 +23,9 @@ SAID = datetime(2023, 7, 15, 13, 0)
         ("I started surfing five years ago.", "five years ago", "2018"),
         ("Last Fri I took my kids to the museum.", "Last Fri", "the Friday before 15 July 2023"),
         ("I joined a group last Tues.", "last Tues", "the Tuesday before 15 July 2023"),
+        ("We met last tuesday.", "last tuesday", "the Tuesday before 15 July 2023"),
+        ("I won the tourney last Sat!", "last Sat", "the Saturday before 15 July 2023"),
+        ("Last Sunday we baked.", "Last Sunday", "the Sunday before 15 July 2023"),
         ("I dyed my hair last week.", "last week", "the week before 15 July 2023"),
         ("A roadtrip this past weekend!", "this past weekend", "the weekend before 15 July 2023"),
         ("We camped two weekends ago.", "two weekends ago", "2 weekends before 15 July 2023"),
@@ -61,6 +64,8 @@ def test_words_that_only_look_relative_are_left_alone() -> None:
         "The sunset was lovely.",
         "I'm baking tonight.",  # the day it was said, which every summary prints beside it
         "This monthly meetup is fun.",
+        "It was the best seat since I last sat in a theatre.",  # no Saturday
+        "The last sun of the evening.",
     ]:
         found = resolve_relative_times(text, SAID)
         assert [t.phrase for t in found] == (["Last month"] if "month's" in text else [])
