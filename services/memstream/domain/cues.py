@@ -4,6 +4,8 @@
   Caroline research?" is about what Caroline said, not about what Melanie said to her).
 - What: the query's content terms that can tell memories apart, not the names of the
   people who speak (every memory of theirs carries their name).
+- When: whether a query asks for a time ("When did ...", "How long ago ...", "What
+  year ..."), so that a summary's resolved dates are worth returning beside their leaves.
 - How much: whether a query gathers facts scattered over the history ("What activities
   does Melanie partake in?", "Where has Melanie camped?", "How many times ...?") rather
   than asking for one fact. Such questions need more memories, so they deserve a larger
@@ -30,6 +32,17 @@ _AGGREGATE = re.compile(
       |\bin\s+what\s+ways\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+
+
+_WHEN = re.compile(
+    r"\bwhen\b|\bhow\s+long\s+ago\b|\b(?:what|which)\s+(?:date|day|week|weekend|month|year|time)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks when something happened (or will)."""
+    return _WHEN.search(query) is not None
 
 
 def named_people(query: str, people: Iterable[str]) -> list[str]:

@@ -82,6 +82,9 @@ class RecallOptions:
     trim_repeats: bool = True
     # ... and of the facts sharing no content term with the query (needs trim_repeats).
     focus_summaries: bool = True
+    # ... but a fact dating a relative time its leaf leaves open stays, for a query asking
+    # when (domain/event_time.py).
+    dated_repeats: bool = True
     # Summaries only take the place of leaves: a recall never spends more tokens than its
     # leaves alone would, so what a summary is worth is measured against the leaves it
     # displaces, at the same tokens (the budget stays a ceiling).

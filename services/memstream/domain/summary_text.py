@@ -1,15 +1,18 @@
 """L2-L5 text without a language model: what people disclosed, attributed, dated, in budget.
 
-A summary is made of facts: sentences of its messages, quoted as spoken and attributed
-(`Caroline: "I went to a support group yesterday."`), each with the ids of the messages it
-comes from. A sentence is a fact when it tells something of the speaker's life (it speaks in
-the first person, names someone or something, or gives a number or a date) and is not a
-question, a greeting, thanks, praise of the listener or an assistant's pleasantry. Facts
-near-identical to one already kept are merged into it (their sources joined). The facts
-that carry the most rare content per token fill the level's budget, in time order under a
-header that dates the window; a week dates each day, and the monthly profile groups facts by
-person and topic, carries the previous profile's facts forward and marks the month's new
-ones with "+". Pure rules, standard library only.
+A summary is made of facts: sentences of its messages, quoted as spoken and attributed, then
+dated where they speak of time relatively (`Caroline: "I went to a support group
+yesterday." (yesterday: 7 May 2023)`, see `domain/event_time.py`), each with the ids of the
+messages it comes from. A sentence is a fact when it tells something of the speaker's life
+(it speaks in the first person, names someone or something, or gives a number or a date)
+and is not a question, a greeting, thanks, praise of the listener or an assistant's
+pleasantry. Facts near-identical to one already kept are merged into it (their sources
+joined). The facts that carry the most rare content per token fill the level's budget, in
+time order under a header that dates the window; a week dates each day, and the monthly
+profile groups facts by person and topic, carries the previous profile's facts forward and
+marks the month's new ones with "+". A session also keeps, beyond its budget, the dated
+facts the budget left out, cut to the words around their times: once "yesterday" has
+passed, the leaf no longer says when. Pure rules, standard library only.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memstream.domain.calendar import MONTH_NAMES, spelled_day
+from memstream.domain.event_time import annotation
 from memstream.domain.lexical import tokenize
 from memstream.domain.models import Fact, Level, MemoryNode, Summary, Window
 from memstream.domain.segment_text import SENTENCE_BREAK, dated
@@ -46,11 +50,19 @@ PROFILE_CARRY_SHARE = 0.5
 DUPLICATE_SIMILARITY = 0.7
 # A fact needs this many content words that are not chatter.
 MIN_CONTENT_TERMS = 3
+# A fact that dates an event by a relative time ("yesterday") is worth this much more: read
+# later, its leaf no longer says when; the summary is where it gets its date.
+DATED_BONUS = 1.25
+# Tokens a session summary may add beyond its budget for dated facts the budget left out.
+DATED_BUDGET = 60
 
-_QUOTED = re.compile(r'^(?P<speaker>[^:"\n]{1,80}): "(?P<said>.*)"$', re.DOTALL)
+# A fact may end with what its relative times resolve to (`(yesterday: 7 May 2023)`); it is
+# derived from the sentence and its time, so levels above read the sentence and derive it again.
+_NOTE = r'(?: (?P<note>\([^()"]+: [^()"]+\)))?'
+_QUOTED = re.compile(r'^(?P<speaker>[^:"\n]{1,80}): "(?P<said>.*)"' + _NOTE + "$", re.DOTALL)
 # A profile bullet: `Caroline, plans: "..." (+8 May 2023)`.
 _PROFILE_LINE = re.compile(
-    r'^(?P<speaker>[^,:"\n]{1,80}), [a-z]+: "(?P<said>.*)" \([^)]*\)$', re.DOTALL
+    r'^(?P<speaker>[^,:"\n]{1,80}), [a-z]+: "(?P<said>.*)"' + _NOTE + r" \([^)]*\)$", re.DOTALL
 )
 # "We" and "our" tell what the speaker did with others; "us" alone is mostly in maxims.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|we|we're|we've|our)\b", re.I)
@@ -84,15 +96,50 @@ class _Candidate:
     sources: tuple[str, ...]
     terms: Counter[str]
     carried: bool = False
+    note: str = ""  # what the sentence's relative times resolve to (domain/event_time.py)
 
     @property
     def text(self) -> str:
-        return f'{self.speaker}: "{self.said}"' if self.speaker else self.said
+        return fact_text(self.speaker, self.said, self.note)
 
 
-def fact_text(speaker: str | None, said: str) -> str:
-    """The canonical text of an offline fact: `Speaker: "sentence"`."""
-    return f'{speaker}: "{said}"' if speaker else said
+def fact_text(speaker: str | None, said: str, note: str = "") -> str:
+    """The canonical text of an offline fact: `Speaker: "sentence"`, then what its relative
+    times name, if any: `(yesterday: 7 May 2023)`."""
+    quoted = f'{speaker}: "{said}"' if speaker else said
+    return f"{quoted} {note}" if note else quoted
+
+
+# Words kept before the first and after the last relative time of an excerpt.
+EXCERPT_BEFORE = 6
+EXCERPT_AFTER = 3
+
+
+def dated_excerpt(text: str) -> str | None:
+    """A fact that dates relative times, cut to the words around them and their dates:
+    `Caroline: "...went to a support group yesterday." (yesterday: 7 May 2023)`. What to
+    return beside the leaf that quotes the whole sentence: the dates are what it adds. None
+    for a fact without dates."""
+    quoted = _PROFILE_LINE.match(text) or _QUOTED.match(text)
+    if quoted is None or not quoted["note"]:
+        return None
+    said, note = quoted["said"], quoted["note"]
+    return f'{quoted["speaker"]}: "{_clip(said, note)}" {note}'
+
+
+def _clip(said: str, note: str) -> str:
+    """The words of `said` around the relative times its note names."""
+    phrases = [item.split(": ", 1)[0] for item in note[1:-1].split("; ")]
+    lowered = said.lower()
+    spans = [(at, at + len(p)) for p in phrases if (at := lowered.find(p.lower())) >= 0]
+    if not spans:
+        return said
+    words = list(re.finditer(r"\S+", said))
+    inside = [i for i, w in enumerate(words) for a, b in spans if w.start() < b and a < w.end()]
+    first = max(0, min(inside) - EXCERPT_BEFORE)
+    last = min(len(words), max(inside) + 1 + EXCERPT_AFTER)
+    clip = " ".join(w.group() for w in words[first:last])
+    return ("..." if first > 0 else "") + clip + ("..." if last < len(words) else "")
 
 
 def names_in(texts: Sequence[str]) -> frozenset[str]:
@@ -153,13 +200,24 @@ def _from_child(child: MemoryNode, names: frozenset[str]) -> list[_Item]:
 
 
 def _collect(
-    nodes: Sequence[MemoryNode], start: int = 0, *, carried: bool = False
+    nodes: Sequence[MemoryNode], window: Window, start: int = 0, *, carried: bool = False
 ) -> list[_Candidate]:
     ordered = sorted(nodes, key=lambda n: (n.t_start, n.t_end, n.id))
     names = names_in([m.text for node in ordered for m in node.messages])
     found = [item for node in ordered for item in _from_child(node, names)]
     return [
-        _Candidate(speaker, said, at, start + n, sources, Counter(tokenize(said)), carried)
+        _Candidate(
+            speaker,
+            said,
+            at,
+            start + n,
+            sources,
+            Counter(tokenize(said)),
+            carried,
+            # Only what a person said is dated by its own time; an unquoted line may be an
+            # LLM's fact, already written in absolute terms.
+            annotation(said, _local(at, window)) if speaker else "",
+        )
         for n, (speaker, said, at, sources) in enumerate(found)
     ]
 
@@ -182,6 +240,7 @@ def _informativeness(pool: Sequence[_Candidate]) -> dict[int, float]:
     for c in pool:
         rarity = sum(math.log((n + 1) / df[t]) + 0.5 for t in c.terms if t not in _CHATTER)
         concrete = 1.25 if _NUMBER.search(c.said) or _NAME_INSIDE.search(c.said) else 1.0
+        concrete *= DATED_BONUS if c.note else 1.0
         scores[c.order] = concrete * rarity / math.sqrt(count_tokens(c.text))
     return scores
 
@@ -304,11 +363,34 @@ def _profile_lines(kept: Sequence[_Candidate], window: Window) -> list[tuple[str
         mark = "" if c.carried else "+"
         when = spelled_day(_local(c.at, window))
         who = f"{c.speaker}, {topic_of(c.said)}" if c.speaker else topic_of(c.said)
-        lines.append((f'{who}: "{c.said}" ({mark}{when})', c))
+        said = f'"{c.said}" {c.note}' if c.note else f'"{c.said}"'
+        lines.append((f"{who}: {said} ({mark}{when})", c))
     return lines
 
 
 PROFILE_LINE_COST = 9  # ", topic" and " (+8 May 2023)" around a fact's own text
+
+
+def _dated_beyond_budget(
+    pool: Sequence[_Candidate], kept: Sequence[_Candidate]
+) -> list[_Candidate]:
+    """The session's dated facts the budget left out, cut to the words around their
+    relative times, within `DATED_BUDGET`: a session is the last level that sees each
+    message, and an event's date is what its leaf cannot tell once "yesterday" has passed."""
+    said = {s for c in kept for s in c.sources}
+    left = DATED_BUDGET
+    out: list[_Candidate] = []
+    for c in pool:
+        if not c.note or said.intersection(c.sources):
+            continue
+        short = replace(c, said=_clip(c.said, c.note))
+        cost = count_tokens(short.text)
+        if cost > left:
+            continue
+        out.append(short)
+        said.update(c.sources)
+        left -= cost
+    return out
 
 
 def consolidate_summary(
@@ -321,8 +403,8 @@ def consolidate_summary(
     header = _header(level, window)
     budget = LEVEL_BUDGETS[level] - count_tokens(header)
     previous = _latest(history, Level.MONTH) if level is Level.MONTH else None
-    carried = _collect([previous], carried=True) if previous is not None else []
-    fresh = _collect(children, start=len(carried))
+    carried = _collect([previous], window, carried=True) if previous is not None else []
+    fresh = _collect(children, window, start=len(carried))
     pool = carried + fresh
     if not pool:
         return Summary(text=f"{header} Nothing was disclosed.")
@@ -342,6 +424,8 @@ def consolidate_summary(
     # A week spans days: each fact may need a "9 May (Tue):" label (about 5 tokens).
     label_cost = 5 if level is Level.WEEK else 0
     _select(pool, value, budget, kept, extra_cost=label_cost)
+    if level is Level.SESSION:
+        kept += _dated_beyond_budget(pool, kept)
     kept.sort(key=lambda c: (c.at, c.order))
     facts = tuple(Fact(c.text, c.sources, c.at) for c in kept)
     if level is not Level.WEEK:

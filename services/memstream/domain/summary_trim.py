@@ -6,6 +6,11 @@ cites one of that leaf's messages repeats what the reader already has, at the su
 cost: such facts are taken out of the returned text, and a summary left with no fact of its
 own is not returned at all. The stored node is untouched; only the recalled copy is trimmed.
 
+One exception: a fact that dates its relative times (`(yesterday: 7 May 2023)`, see
+`domain/event_time.py`) says something its leaf does not, the date itself. For a query that
+asks when, it stays beside the leaf, cut to the words around those times and their dates
+(`summary_text.dated_excerpt`).
+
 Nodes without facts (written before facts were kept) are returned whole. A fact's text is
 taken out of the node's text where it stands, so the level's layout (a week's day labels,
 a profile's bullets) survives; a day label left with no fact after it goes too.
@@ -21,6 +26,7 @@ from memstream.domain.cues import query_terms
 from memstream.domain.lexical import tokenize
 from memstream.domain.models import Fact, Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory, fit_tokens
+from memstream.domain.summary_text import dated_excerpt
 
 # Fitting again after a trim frees tokens for more leaves, which may repeat more facts;
 # in practice the second pass settles it.
@@ -49,26 +55,31 @@ def is_relevant(fact: Fact, terms: Set[str]) -> bool:
 
 
 def trim_summary(
-    node: MemoryNode, covered: Set[str], terms: Set[str] = frozenset()
+    node: MemoryNode, covered: Set[str], terms: Set[str] = frozenset(), keep_dates: bool = False
 ) -> MemoryNode | None:
-    """The summary without the facts the covered messages say, or that share no term with
-    the query; None when nothing is left. Leaves and nodes without facts come back
-    unchanged."""
+    """The summary without the facts the covered messages say (but those dating relative
+    times, with `keep_dates`), or that share no term with the query; None when nothing is
+    left. Leaves and nodes without facts come back unchanged."""
     if node.level is Level.SEGMENT or not node.facts:
         return node
-    repeats = [f for f in node.facts if is_repeat(f, covered) or not is_relevant(f, terms)]
-    if not repeats:
-        return node
     text = node.text
-    for fact in repeats:
-        shorter = _without(text, fact.text)
+    kept: list[Fact] = []
+    for fact in node.facts:
+        if is_relevant(fact, terms) and not is_repeat(fact, covered):
+            kept.append(fact)
+            continue
+        excerpt = dated_excerpt(fact.text) if keep_dates and is_relevant(fact, terms) else None
+        shorter = _without(text, fact.text, excerpt or "")
         if shorter is None:  # the text was not written from these facts: keep it whole
             return node
         text = shorter
-    kept = tuple(f for f in node.facts if f not in repeats)
+        if excerpt is not None:
+            kept.append(replace(fact, text=excerpt))
+    if len(kept) == len(node.facts) and text == node.text:
+        return node
     if not kept:
         return None
-    return replace(node, text=_DANGLING_LABEL.sub("", text), facts=kept)
+    return replace(node, text=_DANGLING_LABEL.sub("", text), facts=tuple(kept))
 
 
 def fit_without_repeats(
@@ -76,11 +87,14 @@ def fit_without_repeats(
     max_tokens: int,
     summary_share: float,
     query: str | None = None,
+    keep_dates: bool = False,
 ) -> tuple[list[RecalledMemory], int]:
     """`fit_tokens`, with every summary trimmed of what is returned below it: the fitted
     leaves, and the facts of the fitted summaries of lower levels (a day repeats its
-    sessions' best facts). Given the query, facts sharing no term with it go too. The
-    tokens this frees go to the next memories by score; fitted again until it settles."""
+    sessions' best facts). Given the query, facts sharing no term with it go too. With
+    `keep_dates` (the query asks when), facts dating relative times stay beside their
+    leaves. The tokens this frees go to the next memories by score; fitted again until it
+    settles."""
     people = {p for m in memories for p in m.node.speakers}
     terms = query_terms(query, people) if query is not None else frozenset()
     focused = [
@@ -90,7 +104,7 @@ def fit_without_repeats(
     ]
     fitted, tokens = fit_tokens(focused, max_tokens, summary_share)
     for _ in range(_MAX_REFITS):
-        trimmed = _trimmed_below(focused, fitted)
+        trimmed = _trimmed_below(focused, fitted, keep_dates)
         ids = [m.node.id for m in fitted]
         fitted, tokens = fit_tokens(trimmed, max_tokens, summary_share)
         if [m.node.id for m in fitted] == ids:
@@ -99,7 +113,7 @@ def fit_without_repeats(
 
 
 def _trimmed_below(
-    candidates: Sequence[RecalledMemory], fitted: Sequence[RecalledMemory]
+    candidates: Sequence[RecalledMemory], fitted: Sequence[RecalledMemory], keep_dates: bool
 ) -> list[RecalledMemory]:
     """The candidates, each summary trimmed of what the fitted memories below it say."""
     returned = {m.node.id for m in fitted}
@@ -110,7 +124,7 @@ def _trimmed_below(
         for m in candidates:
             if m.node.level is not level:
                 continue
-            node = trim_summary(m.node, covered)
+            node = trim_summary(m.node, covered, keep_dates=keep_dates)
             if node is None:
                 continue
             out.append(RecalledMemory(node, m.score))
@@ -120,15 +134,16 @@ def _trimmed_below(
     return out
 
 
-def _without(text: str, part: str) -> str | None:
+def _without(text: str, part: str, instead: str = "") -> str | None:
     """`text` without `part` and the separator before it (a space or a bullet's line), where
-    `part` stands whole (followed by a separator or the end)."""
+    `part` stands whole (followed by a separator or the end); `instead` takes its place
+    (after the same separator) when given."""
     for separator in ("\n- ", " "):
         needle = separator + part
         at = text.find(needle)
         while at >= 0:
             end = at + len(needle)
             if end == len(text) or text[end] in " \n":
-                return text[:at] + text[end:]
+                return text[:at] + (separator + instead if instead else "") + text[end:]
             at = text.find(needle, at + 1)
     return None

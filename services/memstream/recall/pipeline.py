@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from memstream.domain.cues import is_aggregative
+from memstream.domain.cues import asks_when, is_aggregative
 from memstream.domain.models import (
     REQUESTED_COMPLEXITIES,
     Complexity,
@@ -154,7 +154,8 @@ class RecallPipeline:
         share = self.options.summary_share
         if self.options.trim_repeats:
             focus = request.query if self.options.focus_summaries else None
-            fitted, tokens = fit_without_repeats(kept, budget, share, focus)
+            dates = self.options.dated_repeats and asks_when(request.query)
+            fitted, tokens = fit_without_repeats(kept, budget, share, focus, dates)
         else:
             fitted, tokens = fit_tokens(kept, budget, share)
         memories = order(fitted, request.query_time or datetime.now(UTC))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstream.domain.cues import is_aggregative, named_people
+from memstream.domain.cues import asks_when, is_aggregative, named_people
 
 
 def test_named_people_matches_whole_first_names() -> None:
@@ -44,3 +44,24 @@ def test_aggregative_questions(query: str) -> None:
 )
 def test_one_fact_questions(query: str) -> None:
     assert not is_aggregative(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "When did Caroline go to the LGBTQ support group?",
+        "How long ago was Caroline's 18th birthday?",
+        "What year did John start surfing?",
+        "In which month did Gina open her store?",
+    ],
+)
+def test_questions_asking_for_a_time(query: str) -> None:
+    assert asks_when(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What did Caroline research?", "How long has Melanie been painting?", "Whenever is fine"],
+)
+def test_questions_not_asking_for_a_time(query: str) -> None:
+    assert not asks_when(query)

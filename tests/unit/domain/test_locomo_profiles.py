@@ -20,7 +20,11 @@ from memstream.domain.summary_text import consolidate_summary
 from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
 
 FILES = conversation_files()
-BULLET = re.compile(r'^- [^,:"]+, [a-z]+: "(?P<said>.+)" \(\+?\d{1,2} [A-Z][a-z]+ \d{4}\)$')
+# A bullet may date its relative times before its own date: `(last week: the week before ...)`.
+BULLET = re.compile(
+    r'^- [^,:"]+, [a-z]+: "(?P<said>.+)"(?: \([^()"]+: [^()"]+\))?'
+    r" \(\+?\d{1,2} [A-Z][a-z]+ \d{4}\)$"
+)
 FILLER = re.compile(
     r"\b(?:hi|hey|hello|thanks|thank you|bye|good to see you|talk soon|take care|"
     r"congrats|congratulations|proud of you|you're|you are)\b",

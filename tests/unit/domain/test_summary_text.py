@@ -1,14 +1,17 @@
 """L2-L5 text without a model: disclosed facts, attributed, dated, with their sources."""
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memstream.domain.models import Fact, Level, MemoryNode, Role, SourceMessage, Window
 from memstream.domain.summary_text import (
+    DATED_BUDGET,
     LEVEL_BUDGETS,
     consolidate_summary,
     consolidate_text,
+    dated_excerpt,
     is_fact,
     topic_of,
 )
@@ -105,7 +108,8 @@ def test_near_duplicates_across_children_merge_their_sources() -> None:
     again = summary(Level.DAY, MAY_8 + timedelta(days=2), [Fact(text, ("m9",), MAY_8)], "d2")
     monday = datetime(2023, 5, 8, tzinfo=UTC)
     result = consolidate_summary(Level.WEEK, window(Level.WEEK, monday, 7), [first, again], [])
-    assert result.facts == (Fact(text, ("m1", "m9"), MAY_8),)
+    resolved = f"{text} (last month: April 2023)"
+    assert result.facts == (Fact(resolved, ("m1", "m9"), MAY_8),)
 
 
 def test_week_labels_each_day() -> None:
@@ -148,7 +152,8 @@ def test_profile_groups_by_person_and_topic_carries_facts_and_marks_new_ones() -
     assert lines[1:] == [
         '- Caroline, plans: "I\'m starting a counseling course in September." (+8 May 2023)',
         '- Caroline, likes: "I love hiking in the Rockies." (3 April 2023)',
-        '- Melanie, activities: "I started pottery classes last month." (+8 May 2023)',
+        '- Melanie, activities: "I started pottery classes last month." '
+        "(last month: April 2023) (+8 May 2023)",
     ]
     assert {s for f in result.facts for s in f.source_ids} == {"old1", "m6", "m7"}
 
@@ -195,3 +200,68 @@ def test_next_months_profile_reads_this_months_bullets_back() -> None:
         '- Caroline, likes: "I love hiking in the Rockies." (8 May 2023)',
         '- Melanie, people: "I adopted a dog named Oscar." (+5 June 2023)',
     ]
+
+
+def test_a_fact_carries_the_dates_its_relative_times_name() -> None:
+    result = consolidate_summary(Level.SESSION, window(Level.SESSION, MAY_8, 1), chat_leaves(), [])
+    group = next(f for f in result.facts if f.source_ids == ("m2",))
+    assert group.text == (
+        'Caroline: "I went to a support group for trans people yesterday and it changed my'
+        ' week." (yesterday: 7 May 2023)'
+    )
+    assert group.text in result.text
+
+
+def test_a_day_reads_a_sessions_dated_fact_back_and_dates_it_again() -> None:
+    session = consolidate_summary(Level.SESSION, window(Level.SESSION, MAY_8, 1), chat_leaves(), [])
+    node = summary(Level.SESSION, MAY_8, list(session.facts), "s1")
+    day = consolidate_summary(Level.DAY, window(Level.DAY, MAY_8, 1), [node], [])
+    dated = [f.text for f in day.facts if "(yesterday: 7 May 2023)" in f.text]
+    assert len(dated) == 1 and dated[0].count("(yesterday") == 1
+
+
+DATED_NEWS = [
+    "My sister Lena moved to Berlin last week for her new nursing job at the clinic.",
+    "I ran the Lisbon half marathon last Sunday in under two hours with my coach.",
+    "We adopted a grey kitten called Miso from the animal shelter yesterday afternoon.",
+    "My grandfather Tomas turned ninety last month and we threw him a surprise party.",
+    "I started learning Portuguese with an online tutor from Recife two weeks ago.",
+    "Our band played its first gig at the Blue Note bar last Saturday night downtown.",
+    "I finally fixed the leaking roof of the old garden shed last weekend by myself.",
+    "My boss Clara promoted me to team lead of the data group three days ago.",
+]
+
+
+def test_dated_facts_the_budget_leaves_out_come_as_excerpts_beyond_it() -> None:
+    leaves = [leaf("Ana", text, n) for n, text in enumerate(DATED_NEWS)]
+    result = consolidate_summary(Level.SESSION, window(Level.SESSION, MAY_8, 1), leaves, [])
+    told = {f: DATED_NEWS[int(f.source_ids[0][1:])] for f in result.facts}
+    whole = [f for f in result.facts if told[f] in f.text]
+    cut = [f for f in result.facts if told[f] not in f.text]
+    assert whole and cut
+    header = count_tokens("Session on 8 May 2023 (Mon):")
+    assert header + sum(count_tokens(f.text) for f in whole) <= LEVEL_BUDGETS[Level.SESSION]
+    assert sum(count_tokens(f.text) for f in cut) <= DATED_BUDGET
+    for fact in cut:  # the words around the relative time, then its date
+        said = re.fullmatch(
+            r'Ana: "(?:\.\.\.)?([^"]+?)(?:\.\.\.)?" \([^():]+: [^():]+ 2023\)', fact.text
+        )
+        assert said is not None and said[1] in told[fact]
+        assert fact.text in result.text
+    # No message is told twice.
+    sources = [s for f in result.facts for s in f.source_ids]
+    assert len(sources) == len(set(sources))
+
+
+def test_an_excerpt_keeps_the_words_around_the_dates_and_the_dates() -> None:
+    text = (
+        'Mia: "Big news from the team is that we finally shipped the app last week and'
+        ' everyone celebrated with pizza at the office." (last week: the week before 8 May 2023)'
+    )
+    assert dated_excerpt(text) == (
+        'Mia: "...that we finally shipped the app last week and everyone celebrated..."'
+        " (last week: the week before 8 May 2023)"
+    )
+    bullet = 'Mia, plans: "I move next month." (next month: June 2023) (+8 May 2023)'
+    assert dated_excerpt(bullet) == 'Mia: "I move next month." (next month: June 2023)'
+    assert dated_excerpt('Mia: "I work in Oslo."') is None

@@ -130,3 +130,49 @@ def test_leaf_spend_is_what_the_leaves_alone_take() -> None:
     memories = [RecalledMemory(a, 0.9), RecalledMemory(SESSION, 0.8), RecalledMemory(b, 0.7)]
     assert leaf_spend(memories, 1000) == count_tokens(a.text) + count_tokens(b.text)
     assert leaf_spend(memories, count_tokens(a.text)) == count_tokens(a.text)
+
+
+DATED = Fact(
+    'Caroline: "Guess what, I went to a support group for trans people yesterday and it'
+    ' was powerful." (yesterday: 7 May 2023)',
+    ("D1:3",),
+    T0,
+)
+DATED_SESSION = summary(
+    Level.SESSION, f"Session on 8 May 2023 (Mon): {DATED.text} {PAINT.text}", DATED, PAINT
+)
+
+
+def test_for_a_question_asking_when_a_dated_repeat_stays_as_its_dates() -> None:
+    kept = trim_summary(DATED_SESSION, {"D1:3", "D1:8"}, keep_dates=True)
+    assert kept is not None
+    excerpt = (
+        'Caroline: "...a support group for trans people yesterday and it was..."'
+        " (yesterday: 7 May 2023)"
+    )
+    assert kept.text == f"Session on 8 May 2023 (Mon): {excerpt}"
+    assert [(f.text, f.source_ids) for f in kept.facts] == [(excerpt, ("D1:3",))]
+    # Otherwise it goes like any repeat.
+    assert trim_summary(DATED_SESSION, {"D1:3", "D1:8"}) is None
+
+
+def test_a_dated_repeat_the_query_does_not_ask_after_still_goes() -> None:
+    assert trim_summary(DATED_SESSION, {"D1:3"}, frozenset({"paint"}), keep_dates=True) == (
+        trim_summary(DATED_SESSION, {"D1:3"}, frozenset({"paint"}))
+    )
+
+
+def test_fitting_keeps_the_dates_only_when_asked() -> None:
+    group_leaf = leaf(
+        "l1",
+        "D1:3",
+        '8 May 2023, Caroline: "Guess what, I went to a support group for trans people'
+        ' yesterday and it was powerful."',
+    )
+    memories = [RecalledMemory(group_leaf, 0.9), RecalledMemory(DATED_SESSION, 0.9)]
+    query = "When did Caroline go to the support group?"
+    fitted, _ = fit_without_repeats(memories, 200, 1.0, query, keep_dates=True)
+    assert [m.node.id for m in fitted] == ["l1", "s"]
+    assert fitted[1].node.text.endswith("(yesterday: 7 May 2023)")
+    fitted, _ = fit_without_repeats(memories, 200, 1.0, query)
+    assert [m.node.id for m in fitted] == ["l1"]

@@ -16,7 +16,8 @@ Message = dict[str, str]
 
 # The version of these prompts, recorded in every node's derivation: change it with any change
 # to a prompt's wording, so `memstream rebuild` writes the memories again (and only then).
-PROMPT_VERSION = "2024.1"
+# The offline backend records it too: 2024.2 is also its summaries dating relative times.
+PROMPT_VERSION = "2024.2"
 
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
 _FACTS_REPLY = (
@@ -98,7 +99,8 @@ def consolidation_prompt(
         f"You keep memories for a conversational assistant. {_LEVEL_TASKS[level]} A fact is "
         "something a person told about their life: an event, a plan, a preference, a "
         "relationship, a place, a date, a number. Name the person and give the date in each "
-        "fact. Leave out greetings, thanks, compliments, questions and an assistant's "
+        "fact, turning relative times ('yesterday', 'last Friday') into dates counted from "
+        "the line's date. Leave out greetings, thanks, compliments, questions and an assistant's "
         f"pleasantries. At most {LEVEL_FACTS[level]} facts, one short sentence each, using "
         "only the lines given. " + _FACTS_REPLY
     )

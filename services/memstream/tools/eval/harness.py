@@ -55,7 +55,7 @@ from memstream.tools.eval.methods import (
     run_memstream,
 )
 from memstream.tools.eval.metrics import by_category, percentile
-from memstream.tools.eval.records import RECORDS_FILE, RecordLog
+from memstream.tools.eval.records import RECORDS_FILE, Record, RecordLog
 from memstream.tools.eval.report import MethodResult, Report, write_report
 from memstream.tools.eval.variants import PRIMARY, Variant, select
 
@@ -224,16 +224,25 @@ def _results(
     """Summaries over this run's questions only (the log may hold others from earlier runs)."""
     asked = {(q.sample, q.index) for c in split for q in c.questions}
 
+    def records(method: str, fingerprint: str) -> list[Record]:
+        return [r for r in ctx.log.records(method, fingerprint) if (r.sample, r.index) in asked]
+
     def summaries(method: str, fingerprint: str) -> dict[str, Any] | None:
-        records = [r for r in ctx.log.records(method, fingerprint) if (r.sample, r.index) in asked]
-        return by_category([r.outcome() for r in records]) if records else None
+        found = records(method, fingerprint)
+        return by_category([r.outcome() for r in found]) if found else None
 
     out: list[MethodResult] = []
     for v in variants:
         if found := summaries(v.method, v.fingerprint):
+            coverages = {
+                (r.sample, r.index): r.coverage
+                for r in records(v.method, v.fingerprint)
+                if r.coverage is not None
+            }
+            primary = v.name == PRIMARY
             out.append(
                 MethodResult(
-                    v.method, "memstream", v.description, found, v.fingerprint, v.name == PRIMARY
+                    v.method, "memstream", v.description, found, v.fingerprint, primary, coverages
                 )
             )
     for f in flats:

@@ -6,6 +6,15 @@ When all users are caught up, the L1 count of each is written to `ingested.json`
 run skips a conversation whose marker entry matches what Redis and Qdrant still hold; any
 other conversation is published again, which is safe: node ids are deterministic, so a
 replay overwrites instead of duplicating.
+
+Two ingests of the same data build the same tree. The workers' clock (the segmenter's and
+the scheduler's) stands at the replay's first instant until every event is published, then
+follows the wall clock: while the replay streams in, windows close only by what the events
+say (a session's end, a turn past a day, week or month), in the order they were published;
+the wall clock then closes the last windows of each user, whose ticks land after every
+event. A wall clock running from the start would close a day, week or month the moment its
+known sessions were done, and its later sessions would reopen it as late data, so which
+profile a month was refined from would depend on the timing of the run.
 """
 
 from __future__ import annotations
@@ -15,11 +24,13 @@ import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 
 from memstream.bootstrap import Container, open_index
+from memstream.contracts.codec import parse_ts
 from memstream.domain.models import Level
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.tools.caught_up import wait_caught_up
@@ -73,6 +84,20 @@ async def open_deployment(
     return Deployment(segment_messages, view, f"-seg{segment_messages}")
 
 
+class ReplayClock:
+    """Reads `start` until released, then the wall clock."""
+
+    def __init__(self, start: datetime) -> None:
+        self._start = start
+        self._released = False
+
+    def release(self) -> None:
+        self._released = True
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) if self._released else self._start
+
+
 async def pending(
     deployment: Deployment, split: Sequence[EvalConversation], out_dir: Path
 ) -> list[EvalConversation]:
@@ -96,18 +121,23 @@ async def ingest(
     """Publish the conversations, wait until every window is consolidated; returns seconds."""
     if not convs:
         return 0.0
-    container = deployment.container
     events_path = out_dir / EVENTS_FILE
     users = [deployment.user(c) for c in convs]
+    first: datetime | None = None
     with events_path.open("w", encoding="utf-8") as sink:
         for conv, user in zip(convs, users, strict=True):
             for event in conversation_events(conv.conversation, user):
+                at = parse_ts(event["ts"])
+                first = at if first is None else min(first, at)
                 sink.write(dumps_event(event) + "\n")
+    clock = ReplayClock(first or datetime.now(UTC))
+    container = replace(deployment.container, clock=clock)
     started = time.perf_counter()
     async with run_parts(container, WRITE_PATH, fast_rebalance=True):
         await publish_file(
             events_path, catalog=container.catalog, bootstrap=container.settings.kafka_bootstrap
         )
+        clock.release()
         status = f"{deployment.label}: consolidating sessions to months"
         with console.status(status):
             await wait_caught_up(container, users, timeout_s=CATCH_UP_TIMEOUT_S)

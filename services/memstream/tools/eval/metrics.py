@@ -11,8 +11,10 @@ measures (it still counts for tokens, latency and answer accuracy).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import random
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 CATEGORY_NAMES: Mapping[int, str] = {
     1: "multi-hop",
@@ -117,3 +119,35 @@ def by_category(outcomes: Sequence[Outcome]) -> dict[str, Summary]:
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+# Resamples of the paired bootstrap: the 95% interval's ends move by about 0.001 between seeds.
+BOOTSTRAP_RESAMPLES = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class PairedDifference:
+    """Mean per-question difference of two methods on the same questions, with its 95%
+    bootstrap interval (the questions resampled with replacement, a fixed seed)."""
+
+    questions: int
+    mean: float
+    low: float
+    high: float
+
+
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def paired_difference(
+    a: Mapping[_Key, float], b: Mapping[_Key, float], resamples: int = BOOTSTRAP_RESAMPLES
+) -> PairedDifference | None:
+    """a - b over the questions both scored; None when they share none."""
+    diffs = [a[k] - b[k] for k in a if k in b]
+    if not diffs:
+        return None
+    rng = random.Random(0)
+    n = len(diffs)
+    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
+    low, high = means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+    return PairedDifference(n, sum(diffs) / n, low, high)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from memstream.tools.eval.metrics import CATEGORY_NAMES, OVERALL, Summary
+from memstream.tools.eval.metrics import CATEGORY_NAMES, OVERALL, Summary, paired_difference
 
 MethodKind = Literal["memstream", "flat", "mem0"]
 RESULTS_JSON = "results.json"
@@ -52,6 +52,8 @@ class MethodResult:
     summaries: Mapping[str, Summary]
     fingerprint: str = ""
     primary: bool = False
+    # Answer coverage per (conversation, question index), for paired comparisons.
+    coverages: Mapping[tuple[str, int], float] = field(default_factory=dict)
 
     def recall(self, category: str = OVERALL) -> float | None:
         found = self.summaries.get(category)
@@ -107,7 +109,9 @@ class Report:
     def coverage_bar(self) -> dict[str, Any]:
         """Per memstream variant: answer coverage against the best flat baseline at the same
         tokens (interpolated along each flat method's top-k curve), overall and multi-hop,
-        and against the `no-summaries` variant (what the summaries' tokens buy)."""
+        and against the `no-summaries` variant (what the summaries' tokens buy), with the
+        paired per-question difference and its 95% bootstrap interval: both variants recall
+        from the same stores, so what one ingest's noise moves, moves both."""
         flats = [m for m in self.methods if m.kind == "flat"]
         plain = next((m for m in self.methods if m.name == NO_SUMMARIES), None)
         verdicts: dict[str, dict[str, Any]] = {}
@@ -126,6 +130,13 @@ class Report:
                 row["beats_no_summaries"] = (
                     _beats(m.coverage(), plain.coverage()) and m.tokens <= plain.tokens
                 )
+                paired = paired_difference(m.coverages, plain.coverages)
+                if paired is not None:
+                    row["versus_no_summaries"] = {
+                        "questions": paired.questions,
+                        "mean": round(paired.mean, 4),
+                        "ci95": [round(paired.low, 4), round(paired.high, 4)],
+                    }
             verdicts[m.name] = row
         return verdicts
 
@@ -163,6 +174,13 @@ def write_report(report: Report, out_dir: Path) -> list[Path]:
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _paired(versus: Mapping[str, Any] | None) -> str:
+    if versus is None:
+        return "-"
+    low, high = versus["ci95"]
+    return f"{versus['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def _beats(value: float | None, reference: float | None) -> bool:
@@ -229,8 +247,8 @@ def markdown(report: Report) -> str:
             f"along its top-k curve) and against `{NO_SUMMARIES}`:",
             "",
             "| variant | tokens/query | overall | best flat | multi-hop | best flat | "
-            "beats flat | beats no-summaries |",
-            "|---|---|---|---|---|---|---|---|",
+            "beats flat | beats no-summaries | paired difference [95% CI] |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for name, v in bar["coverage"].items():
             versus = v.get("beats_no_summaries")
@@ -238,7 +256,8 @@ def markdown(report: Report) -> str:
                 f"| {name} | {v['tokens_per_query']:.0f} | {_fmt(v['overall'])} | "
                 f"{_fmt(v['best_flat_overall'])} | {_fmt(v['multi_hop'])} | "
                 f"{_fmt(v['best_flat_multi_hop'])} | {'yes' if v['beats_flat'] else 'no'} | "
-                f"{'-' if versus is None else 'yes' if versus else 'no'} |"
+                f"{'-' if versus is None else 'yes' if versus else 'no'} | "
+                f"{_paired(v.get('versus_no_summaries'))} |"
             )
         out.append("")
     described = [m for m in report.methods if m.description]

@@ -119,6 +119,12 @@ VARIANTS: tuple[Variant, ...] = (
         options=replace(SHIPPED, focus_summaries=False),
     ),
     Variant(
+        "no-dated-repeats",
+        "default with summary facts that date a relative time trimmed like any repeat of a "
+        "returned leaf, also for questions asking when",
+        options=replace(SHIPPED, dated_repeats=False),
+    ),
+    Variant(
         "no-signal",
         "default without the summary signal (+0.03 x share of the query's terms the session "
         "summary above a leaf holds)",

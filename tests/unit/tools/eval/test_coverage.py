@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from memstream.tools.eval.coverage import answer_coverage, content_terms
-from memstream.tools.eval.metrics import Outcome, by_category
-from memstream.tools.eval.report import MethodResult, Report, best_flat_at, interpolate
+from memstream.tools.eval.metrics import Outcome, by_category, paired_difference
+from memstream.tools.eval.report import (
+    NO_SUMMARIES,
+    MethodResult,
+    Report,
+    best_flat_at,
+    interpolate,
+)
 
 
 def test_dates_agree_whatever_the_order_ordinals_or_abbreviations() -> None:
@@ -66,3 +72,25 @@ def test_coverage_bar_compares_with_the_best_flat_curve_and_no_summaries() -> No
     assert bar["memstream:default"]["beats_no_summaries"] is True
     assert bar["memstream:no-summaries"]["beats_flat"] is False
     assert "beats_no_summaries" not in bar["memstream:no-summaries"]
+
+
+def test_the_paired_difference_with_no_summaries_has_a_bootstrap_interval() -> None:
+    def method(name: str, scores: list[float]) -> MethodResult:
+        outcomes = [Outcome(4, ("a",), ("a",), 100, 1.0, coverage=s) for s in scores]
+        per_question = {("26", i): s for i, s in enumerate(scores)}
+        return MethodResult(name, "memstream", name, by_category(outcomes), coverages=per_question)
+
+    plain = [0.5, 0.0, 1.0, 0.5] * 25
+    better = [s + 0.1 if i % 2 else s for i, s in enumerate(plain)]  # +0.05 on average
+    bar = Report([method("memstream:default", better), method(NO_SUMMARIES, plain)])
+    versus = bar.coverage_bar()["memstream:default"]["versus_no_summaries"]
+    assert versus["questions"] == 100
+    assert abs(versus["mean"] - 0.05) < 1e-9
+    low, high = versus["ci95"]
+    assert 0.0 < low < 0.05 < high < 0.1
+
+
+def test_no_shared_question_means_no_paired_difference() -> None:
+    assert paired_difference({"a": 1.0}, {"b": 0.0}) is None
+    same = paired_difference({"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0})
+    assert same is not None and (same.mean, same.low, same.high) == (0.0, 0.0, 0.0)

@@ -1,0 +1,80 @@
+"""Relative times in what people said, resolved against when they said it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from memstream.domain.event_time import annotation, resolve_relative_times
+
+# A Saturday.
+SAID = datetime(2023, 7, 15, 13, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "resolved"),
+    [
+        ("I went to a support group yesterday.", "yesterday", "14 July 2023"),
+        ("We watched a movie last night.", "last night", "14 July 2023"),
+        ("The opening is tomorrow!", "tomorrow", "16 July 2023"),
+        ("It broke two days ago.", "two days ago", "13 July 2023"),
+        ("I moved 3 months ago.", "3 months ago", "April 2023"),
+        ("I started surfing five years ago.", "five years ago", "2018"),
+        ("Last Fri I took my kids to the museum.", "Last Fri", "the Friday before 15 July 2023"),
+        ("I joined a group last Tues.", "last Tues", "the Tuesday before 15 July 2023"),
+        ("We met last tuesday.", "last tuesday", "the Tuesday before 15 July 2023"),
+        ("I won the tourney last Sat!", "last Sat", "the Saturday before 15 July 2023"),
+        ("Last Sunday we baked.", "Last Sunday", "the Sunday before 15 July 2023"),
+        ("I dyed my hair last week.", "last week", "the week before 15 July 2023"),
+        ("A roadtrip this past weekend!", "this past weekend", "the weekend before 15 July 2023"),
+        ("We camped two weekends ago.", "two weekends ago", "2 weekends before 15 July 2023"),
+        ("I'm hiking this weekend.", "this weekend", "the weekend of 15 July 2023"),
+        ("The show is next month.", "next month", "August 2023"),
+        ("I hurt my knee last month.", "last month", "June 2023"),
+        ("We went to Pride last year.", "last year", "2022"),
+        ("Max and I camped last summer.", "last summer", "summer 2022"),
+        ("I'll visit next summer.", "next summer", "summer 2024"),
+    ],
+)
+def test_a_relative_time_resolves_against_when_it_was_said(
+    text: str, phrase: str, resolved: str
+) -> None:
+    [found] = resolve_relative_times(text, SAID)
+    assert (found.phrase, found.resolved) == (phrase, resolved)
+
+
+def test_a_summer_not_over_yet_is_not_the_last_one() -> None:
+    autumn = datetime(2023, 10, 2)
+    assert resolve_relative_times("last summer", autumn)[0].resolved == "summer 2023"
+    assert resolve_relative_times("last summer", SAID)[0].resolved == "summer 2022"
+
+
+def test_every_expression_is_dated_in_the_order_spoken() -> None:
+    text = "I saw them last night and will again tomorrow, like last year."
+    assert annotation(text, SAID) == (
+        "(last night: 14 July 2023; tomorrow: 16 July 2023; last year: 2022)"
+    )
+
+
+def test_words_that_only_look_relative_are_left_alone() -> None:
+    for text in [
+        "I read a few days ago.",  # vague: no date to give
+        "Last month's rent was high.",  # still resolved: the month is named by the phrase
+        "The sunset was lovely.",
+        "I'm baking tonight.",  # the day it was said, which every summary prints beside it
+        "This monthly meetup is fun.",
+        "It was the best seat since I last sat in a theatre.",  # no Saturday
+        "The last sun of the evening.",
+    ]:
+        found = resolve_relative_times(text, SAID)
+        assert [t.phrase for t in found] == (["Last month"] if "month's" in text else [])
+
+
+def test_a_sentence_without_relative_times_has_no_annotation() -> None:
+    assert annotation("I work as a nurse in Boston.", SAID) == ""
+
+
+def test_a_month_back_crosses_the_year() -> None:
+    january = datetime(2023, 1, 10)
+    assert annotation("I quit last month.", january) == "(last month: December 2022)"
