@@ -255,7 +255,7 @@ def build_embedder(settings: Settings) -> LocalEmbedder | OpenAIEmbedder | Hashi
             request_dimensions=settings.embedding_model.startswith("text-embedding-3"),
         )
     cores = len(os.sched_getaffinity(0))
-    processes = settings.embed_processes or default_model_processes(cores)
+    processes = settings.embed_processes or default_model_processes(cores, settings.embed_runtime)
     return LocalEmbedder(
         batch_size=settings.embed_batch_size,
         dim=settings.embedding_dim,
@@ -267,6 +267,8 @@ def build_embedder(settings: Settings) -> LocalEmbedder | OpenAIEmbedder | Hashi
     )
 
 
-def default_model_processes(cores: int) -> int:
-    """Model processes when the settings leave it open: two wherever there are two cores."""
-    return min(cores, 2)
+def default_model_processes(cores: int, runtime: str) -> int:
+    """Model processes when the settings leave it open: two ONNX Runtime copies wherever
+    there are two cores (11% less model CPU per message than one copy on two threads), one
+    torch copy (as much CPU either way, and a second copy costs about 470 MB)."""
+    return 1 if runtime == "torch" else min(cores, 2)
