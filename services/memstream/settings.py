@@ -101,8 +101,17 @@ class Settings(BaseSettings):
         default=0,
         ge=0,
         le=64,
-        description="Threads of the local model, set inside the process that runs it; 0: "
-        "one in the recall API (its event loop needs the other core), every core in a worker.",
+        description="Threads of each local model process, set inside it; 0: one in the recall "
+        "API (its event loop needs the other core), in a worker the cores shared out between "
+        "its model processes.",
+    )
+    embed_processes: int = Field(
+        default=0,
+        ge=0,
+        le=16,
+        description="Processes that each hold a copy of the local model and take batches side "
+        "by side (each copy about 370 MB with onnx-int8); 0: one in the recall API and with "
+        "torch, two in a worker with two cores or more.",
     )
     model_cache_dir: Path | None = Field(
         default=None, description="Where exported ONNX graphs are kept; empty: data_dir/models."

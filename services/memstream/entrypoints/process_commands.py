@@ -94,6 +94,9 @@ def serve(
         # One model thread per API process: with two, the idle one competed with the event
         # loop for the cores (query embedding p95 533 ms against 14 ms under load).
         settings = settings.model_copy(update={"embed_threads": 1})
+    if settings.embed_processes == 0:
+        # Queries go to the model one batch at a time: a second copy would sit idle.
+        settings = settings.model_copy(update={"embed_processes": 1})
     if settings.api_workers > 1:
         from memstream.entrypoints.api_workers import run_workers
 

@@ -11,43 +11,58 @@ reaches the child. The child sets them before it imports either, and `OMP_WAIT_P
 so idle threads sleep rather than spin on cores the event loop needs (on shared cores a
 two-thread encode took p95 533 ms against 14 ms with one thread).
 
-One child serves every `LocalEmbedder` of a process with the same model and settings, so a test
-session or an evaluation loads the model once. The children are started with `spawn`
-(never `fork`: the parent runs threads), ignore Ctrl-C, which the parent handles, and exit
-when the parent does, however it ends.
+A worker may run the model in several processes (`ModelSpec.processes`), each with its own
+copy of the model, taking whole batches: data parallel. With one process of two intra-op
+threads, a pass waits for its slower thread, so anything else on either core (the event
+loop, the broker) stalls both; with two single-threaded processes it slows one of them.
+The cost is a second copy of the model in memory (see README "Configuration").
+
+One set of children serves every `LocalEmbedder` of a process with the same model and
+settings, so a test session or an evaluation loads the model once. The children are started
+with `spawn` (never `fork`: the parent runs threads), ignore Ctrl-C, which the parent
+handles, and exit when the parent does, however it ends.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.process
 import os
 import signal
 import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 RUNTIMES = ("torch", "onnx-fp32", "onnx-int8")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Which model the child runs, how, and where an exported ONNX graph is cached."""
+    """Which model the children run, how (threads each, how many children), and where an
+    exported ONNX graph is cached."""
 
     path: str
     runtime: str = "torch"
     threads: int = 1
     device: str = "cpu"
     cache_dir: str = ""
+    processes: int = 1
 
     def __post_init__(self) -> None:
         if self.runtime not in RUNTIMES:
             raise ValueError(f"runtime must be one of {RUNTIMES}, not {self.runtime!r}")
-        if self.threads <= 0:
-            raise ValueError("threads must be positive")
+        if self.threads <= 0 or self.processes <= 0:
+            raise ValueError("threads and processes must be positive")
 
     def process_key(self) -> ModelSpec:
         """What tells two model processes apart: not where the graph is cached (the same
@@ -128,30 +143,106 @@ def encode(spec: ModelSpec, texts: list[str], batch_size: int) -> Any:
     return _loaded(spec).encode(texts, batch_size)
 
 
-_children: dict[ModelSpec, ProcessPoolExecutor] = {}
-_children_lock = threading.Lock()
+def warm(spec: ModelSpec, texts: list[str], batch_size: int) -> int:
+    """In the child: load the model, run `texts` through it once (a first pass allocates
+    and, with ONNX Runtime, plans) and return its vector size."""
+    encode(spec, texts, batch_size)
+    return dimension(spec)
 
 
-def model_process(spec: ModelSpec) -> ProcessPoolExecutor:
-    """The child that holds the model `spec` names, started on first use."""
+class ModelProcesses:
+    """The `spec.processes` children that hold the model `spec` names, one call queue each.
+
+    A call goes to the child with the fewest calls outstanding, so two batches sent together
+    run side by side. A child that dies (killed for memory, say) is replaced, and the call
+    tried once more on its replacement.
+    """
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self._threads = spec.threads
+        self._lock = threading.Lock()
+        self._children = [self._start() for _ in range(spec.processes)]
+        self._outstanding = [0] * spec.processes
+
+    def _start(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_child,
+            initargs=(self._threads,),
+        )
+
+    @property
+    def executors(self) -> list[ProcessPoolExecutor]:
+        """One executor per child (the benchmark counts the model's idle time on them)."""
+        with self._lock:
+            return list(self._children)
+
+    async def call(self, function: Callable[..., T], *args: object) -> T:
+        """`function(*args)` in the least busy child."""
+        with self._lock:
+            index = min(range(len(self._children)), key=self._outstanding.__getitem__)
+        return await self._call_on(index, function, *args)
+
+    async def call_each(self, function: Callable[..., T], *args: object) -> list[T]:
+        """`function(*args)` in every child: in the first, then in the others together (a
+        first call may export the ONNX graph, which the others then find cached)."""
+        first = await self._call_on(0, function, *args)
+        rest = [self._call_on(i, function, *args) for i in range(1, len(self._children))]
+        return [first, *await asyncio.gather(*rest)]
+
+    async def _call_on(self, index: int, function: Callable[..., T], *args: object) -> T:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            child = self._children[index]
+            self._outstanding[index] += 1
+        try:
+            try:
+                return await loop.run_in_executor(child, function, *args)
+            except BrokenProcessPool:
+                # The arguments are still here: try once more, in a new child.
+                log.warning("an embedding model process died; starting a new one")
+                child = self._replace(index, child)
+                return await loop.run_in_executor(child, function, *args)
+        finally:
+            with self._lock:
+                self._outstanding[index] -= 1
+
+    def _replace(self, index: int, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._children[index] is broken:  # not already replaced by a concurrent call
+                self._children[index] = self._start()
+            replacement = self._children[index]
+        broken.shutdown(wait=False, cancel_futures=True)
+        return replacement
+
+
+_processes: dict[ModelSpec, ModelProcesses] = {}
+_processes_lock = threading.Lock()
+
+
+def model_processes(spec: ModelSpec) -> ModelProcesses:
+    """The children that hold the model `spec` names, started on first use."""
     key = spec.process_key()
-    with _children_lock:
-        child = _children.get(key)
-        if child is None:
-            child = ProcessPoolExecutor(
-                max_workers=1,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_child,
-                initargs=(spec.threads,),
-            )
-            _children[key] = child
-        return child
+    with _processes_lock:
+        found = _processes.get(key)
+        if found is None:
+            found = _processes[key] = ModelProcesses(spec)
+        return found
 
 
-def forget_model_process(spec: ModelSpec, broken: ProcessPoolExecutor) -> None:
-    """Drop a child that died (killed for memory, say), so the next call starts a new one."""
-    key = spec.process_key()
-    with _children_lock:
-        if _children.get(key) is broken:
-            del _children[key]
-    broken.shutdown(wait=False, cancel_futures=True)
+def running_model_executors() -> list[ProcessPoolExecutor]:
+    """Every model child of this process (for the benchmark's idle count)."""
+    with _processes_lock:
+        return [executor for found in _processes.values() for executor in found.executors]
+
+
+def stop_model_processes() -> None:
+    """Stop every model child of this process and forget them: the next call starts new ones
+    (the benchmark measures each configuration from a clean slate)."""
+    with _processes_lock:
+        stopping = list(_processes.values())
+        _processes.clear()
+    for processes in stopping:
+        for executor in processes.executors:
+            executor.shutdown(wait=True, cancel_futures=True)

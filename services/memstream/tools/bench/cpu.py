@@ -15,7 +15,12 @@ from dataclasses import dataclass
 import psutil
 
 # What a child's command line says it is (the first name that matches wins).
-_KINDS = (("tansu", "broker"), ("redis-server", "redis"), ("multiprocessing", "model"))
+_KINDS = (
+    ("tansu", "broker"),
+    ("redis-server", "redis"),
+    ("bench.publisher", "publisher"),
+    ("multiprocessing", "model"),
+)
 
 
 def _kind(process: psutil.Process) -> str:
@@ -61,8 +66,27 @@ class CpuSpan:
             seconds[kind] = seconds.get(kind, 0.0) + max(0.0, total - before)
         return cls(seconds)
 
+    def total_per_record(self, records: int) -> float:
+        """CPU seconds per record, all processes together."""
+        return sum(self.seconds.values()) / records
+
     def per_record_ms(self, records: int) -> dict[str, float]:
         """Milliseconds of CPU per record, per kind of process and in all."""
         per = {k: round(1000 * s / records, 3) for k, s in sorted(self.seconds.items())}
         per["total"] = round(1000 * sum(self.seconds.values()) / records, 3)
         return per
+
+
+def memory_mb() -> dict[str, float]:
+    """Proportional set size (shared pages split between their users, so the figures add up
+    as a container's memory does) of this process and its descendants, in MB, by kind."""
+    me = psutil.Process(os.getpid())
+    found: dict[str, float] = {}
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            kind = "event_loop" if process.pid == me.pid else _kind(process)
+            pss = float(getattr(process.memory_full_info(), "pss", 0.0))
+        except psutil.Error:
+            continue
+        found[kind] = found.get(kind, 0.0) + pss / 2**20
+    return {kind: round(mb) for kind, mb in sorted(found.items())}

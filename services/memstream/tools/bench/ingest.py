@@ -5,7 +5,10 @@
 
 `--runtimes` measures each embedder runtime in turn (alternated `--rounds` times), each
 against its own raw rate: the ratio says how much of its embedder the pipeline keeps, the
-absolute rates say which runtime ingests faster on this machine in this run.
+absolute rates say which runtime ingests faster on this machine in this run. `--processes`
+and `--publisher` alternate, within each runtime, the model processes (as
+`MEMSTREAM_EMBED_PROCESSES`; the embedder alone runs the same ones) and who publishes (the
+benchmark's event loop, or a process of its own as producers are other services).
 
 One run measures both figures on the same machine: the local embedder alone over the raw
 message texts (batch 64, the ceiling), once before and once after the pipeline, and between
@@ -19,7 +22,8 @@ Wall-clock rates on shared cores move with whatever else runs, so the JSON also 
 CPU each process spent per message while the pipeline ran (`pipeline_cpu_ms_per_msg`: the
 event loop, the model's process, the broker, Redis; see `cpu`), and the model's CPU per
 message when it embeds alone (`raw_embedder_cpu_ms_per_msg`). `model_idle_share` is the share of
-the pipeline's time during which the model had nothing to embed. `--profile DIR` writes a
+the pipeline's time during which the model had nothing to embed; `memory_mb` each kind of
+process's memory (PSS) once the messages are in. `--profile DIR` writes a
 cProfile of the event loop over the pipeline (one `.prof` per run) and prints its top lines.
 """
 
@@ -33,19 +37,22 @@ import json
 import os
 import platform
 import pstats
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 from memstream.adapters.embedding import model_process
 from memstream.adapters.embedding.embedders import build_embedder
+from memstream.contracts.catalog import load_catalog
 from memstream.domain.models import Level
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
-from memstream.tools.bench.cpu import CpuSpan, snapshot
+from memstream.tools.bench.cpu import CpuSpan, memory_mb, snapshot
 from memstream.tools.bench.model_busy import ModelBusy
 from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
@@ -70,10 +77,11 @@ def _write_events(files: list[Path], out: Path) -> tuple[list[str], list[str]]:
 async def _raw_embedder_rate(
     texts: list[str], batch: int, settings: Settings
 ) -> tuple[float, CpuSpan]:
-    """Messages/s of the model process as a worker runs it (runtime, threads), alone, and
+    """Messages/s of the model as a worker runs it (runtime, threads, processes), alone, and
     the CPU it took."""
     embedder = build_embedder(settings.model_copy(update={"embed_batch_size": batch}))
-    await embedder.embed(texts[:batch])  # load the model and warm up outside the timing
+    # Every model process loaded and warm outside the timing, as a worker is before it is ready.
+    await embedder.embed(texts[:batch])
     cpu_before = snapshot()
     started = time.perf_counter()
     await embedder.embed(texts)
@@ -87,6 +95,8 @@ async def run(
     runtime: str,
     model_cache: Path | None = None,
     profile: Path | None = None,
+    processes: int = 0,
+    publisher: str = "loop",
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as scratch:
         events_file = Path(scratch) / "events.jsonl"
@@ -96,6 +106,7 @@ async def run(
             data_dir=Path(scratch) / "data",
             embed_batch_size=batch,
             embed_runtime=runtime,
+            embed_processes=processes,
             model_cache_dir=model_cache or Path(scratch) / "models",
             clock_interval_s=0.5,
             clock_grace_s=0.0,
@@ -109,23 +120,22 @@ async def run(
             container, segmenter = process.container, process.segmenter
             assert segmenter is not None
             await container.embedder.embed(["warm up"])
+            publish = await _publisher(publisher, events_file, container.settings)
             cpu_before = snapshot()
             if profiler:
                 profiler.enable()
-            # The model's processes (one per model and settings; the embedder above started it).
-            with ModelBusy(list(model_process._children.values())) as busy:
+            # The model's processes (one set per model and settings; the embedder started them).
+            with ModelBusy(model_process.running_model_executors()) as busy:
                 started = time.perf_counter()
-                published = await publish_file(
-                    events_file,
-                    catalog=container.catalog,
-                    bootstrap=container.settings.kafka_bootstrap,
-                    show_progress=False,
-                )
+                published, publisher_cpu_s = await publish()
                 await _until(lambda: segmenter.handled >= published)
                 elapsed = time.perf_counter() - started
             if profiler:
                 profiler.disable()
             pipeline_cpu = CpuSpan.between(cpu_before, snapshot())
+            if publisher_cpu_s:  # it has exited: it reported its own
+                pipeline_cpu.seconds["publisher"] = publisher_cpu_s
+            memory = memory_mb()
             await wait_caught_up(container, users, timeout_s=1800, poll_s=0.25)
             caught_up = time.perf_counter() - started
             nodes = {
@@ -133,11 +143,13 @@ async def run(
                 for user in users
             }
         raw_after, raw_cpu_after = await _raw_embedder_rate(texts, batch, settings)
+        model_process.stop_model_processes()  # the next configuration starts its own
     if profiler and profile:
         _write_profile(profiler, profile, runtime)
     raw_model_cpu_s = sum(
         span.seconds.get("model", 0.0) for span in (raw_cpu_before, raw_cpu_after)
     )
+    raw_cpu_per_msg = raw_model_cpu_s / (2 * len(texts))
     raw_rate = (raw_before + raw_after) / 2
     pipeline_rate = len(texts) / elapsed
     return {
@@ -148,22 +160,84 @@ async def run(
         "messages": len(texts),
         "conversations": len(files),
         "embed_batch_size": batch,
+        "model": _model_layout(settings),
+        "publisher": publisher,
         "raw_embedder_msgs_per_s": round(raw_rate, 1),
         "raw_embedder_runs_msgs_per_s": [round(raw_before, 1), round(raw_after, 1)],
         "pipeline_msgs_per_s": round(pipeline_rate, 1),
         "pipeline_seconds": round(elapsed, 2),
         "ratio": round(pipeline_rate / raw_rate, 3),
-        # CPU per message while the pipeline ran (processes by kind; the event loop's
-        # includes the benchmark's publisher, which shares its process).
+        # CPU per message while the pipeline ran (processes by kind; with `--publisher loop`
+        # the event loop's includes the benchmark's publisher, which shares its process).
         "pipeline_cpu_ms_per_msg": pipeline_cpu.per_record_ms(len(texts)),
         # The share of the pipeline's time the model had no call to work on (`model_busy`).
         "model_idle_share": round(busy.idle_share(), 3),
-        "raw_embedder_cpu_ms_per_msg": round(1000 * raw_model_cpu_s / (2 * len(texts)), 3),
+        # Memory of each kind of process once every message is in (PSS, MB).
+        "memory_mb": memory,
+        "raw_embedder_cpu_ms_per_msg": round(1000 * raw_cpu_per_msg, 3),
+        # The ratio by CPU: the model's CPU per message alone over all the pipeline's. What
+        # the ratio would be if the pipeline got as many cores as the embedder alone did; on
+        # saturated cores it bounds the ratio, and other load barely moves it.
+        "cpu_ratio": round(raw_cpu_per_msg / pipeline_cpu.total_per_record(len(texts)), 3),
         "seconds_until_all_consolidated": round(caught_up, 2),
         "ratio_until_all_consolidated": round(len(texts) / caught_up / raw_rate, 3),
         "target_ratio": 0.8,
         "nodes": nodes,
         "machine": {"python": platform.python_version(), "cpus": _cpus()},
+    }
+
+
+async def _publisher(
+    mode: str, events: Path, settings: Settings
+) -> Callable[[], Awaitable[tuple[int, float]]]:
+    """What publishes the events once the clock starts, returning their count and the CPU
+    seconds of a publisher process: this process (`loop`, counted in the event loop), or a
+    process of its own, started now (`process`, see `publisher`)."""
+    if mode == "loop":
+        catalog = load_catalog(settings.topic_prefix)
+        bootstrap = settings.kafka_bootstrap
+
+        async def publish_here() -> tuple[int, float]:
+            count = await publish_file(
+                events, catalog=catalog, bootstrap=bootstrap, show_progress=False
+            )
+            return count, 0.0
+
+        return publish_here
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "memstream.tools.bench.publisher",
+        str(events),
+        "--bootstrap",
+        settings.kafka_bootstrap,
+        "--prefix",
+        settings.topic_prefix,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    stdin, stdout = child.stdin, child.stdout
+    if await stdout.readline() != b"ready\n":
+        raise RuntimeError("the publisher process did not start")
+
+    async def publish() -> tuple[int, float]:
+        stdin.write(b"go\n")
+        await stdin.drain()
+        count, cpu_seconds = (await stdout.readline()).split()
+        if await child.wait() != 0:
+            raise RuntimeError(f"the publisher process exited with {child.returncode}")
+        return int(count), float(cpu_seconds)
+
+    return publish
+
+
+def _model_layout(settings: Settings) -> dict[str, int]:
+    """How the worker (and so both measurements) ran the model: processes, threads each."""
+    embedder = build_embedder(settings)
+    return {
+        "processes": getattr(embedder, "processes", 0),
+        "threads": getattr(embedder, "threads", 0),
     }
 
 
@@ -201,18 +275,48 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument(
+        "--publisher",
+        nargs="+",
+        default=["loop"],
+        choices=["loop", "process"],
+        help="Who publishes the events: the benchmark's event loop (its CPU counted in the "
+        "loop's) or a process of its own, as producers are other services (in turn).",
+    )
+    parser.add_argument(
+        "--processes",
+        nargs="+",
+        type=int,
+        default=[0],
+        help="Model processes (MEMSTREAM_EMBED_PROCESSES; 0: the default) to measure, in turn "
+        "within each runtime.",
+    )
+    parser.add_argument(
         "--profile", type=Path, default=None, help="Write a cProfile of the event loop here."
     )
     args = parser.parse_args()
     files = conversation_files()[: args.conversations]
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="memstream-models-") as models:
+        for runtime in {r for r in args.runtimes if r != "torch"}:
+            # Exported in a process of its own: a model process that exported would hold
+            # torch in memory for the rest of its run.
+            export = [sys.executable, "-m", "memstream.adapters.embedding.onnx_model"]
+            subprocess.run([*export, "--cache-dir", models, "--runtime", runtime], check=True)
         for _ in range(args.rounds):
             for runtime in args.runtimes:
-                runs.append(
-                    asyncio.run(run(files, args.batch, runtime, Path(models), args.profile))
-                )
-                print(json.dumps(runs[-1]), flush=True)
+                for processes in args.processes:
+                    for publisher in args.publisher:
+                        measured = run(
+                            files,
+                            args.batch,
+                            runtime,
+                            Path(models),
+                            args.profile,
+                            processes,
+                            publisher,
+                        )
+                        runs.append(asyncio.run(measured))
+                        print(json.dumps(runs[-1]), flush=True)
     result = runs[0] if len(runs) == 1 else {"benchmark": "ingest", "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any
 
@@ -24,7 +24,7 @@ class ModelBusy:
     """Wraps the `submit` of executors for the span of a `with` block, and counts the
     seconds during which none of them had a call outstanding."""
 
-    def __init__(self, executors: list[Executor]) -> None:
+    def __init__(self, executors: Sequence[Executor]) -> None:
         self._executors = executors
         self._lock = threading.Lock()
         self._outstanding = 0

@@ -275,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             qdrant_collection="bench_recall",
             log_level="WARNING",
             embed_threads=1,  # as `memstream serve` runs its model
+            embed_processes=1,
         )
         report = run(settings, args.sizes, args.background_users, args.queries, args.seconds)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,7 @@
 import math
 
+import pytest
+
 from memstream.adapters.embedding.embedders import (
     HashingEmbedder,
     LocalEmbedder,
@@ -46,3 +48,21 @@ def test_build_embedder_follows_settings_without_loading_anything() -> None:
         Settings(embedder="openai", embedding_base_url="http://127.0.0.1:9/v1", embedding_dim=8)
     )
     assert isinstance(remote, OpenAIEmbedder) and remote.dim == 8
+
+
+def test_a_worker_shares_its_cores_out_between_its_model_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda _: {0, 1, 2, 3})
+    default = build_embedder(Settings(embedder="local"))
+    assert isinstance(default, LocalEmbedder)
+    assert (default.processes, default.threads) == (2, 2)
+    one = build_embedder(Settings(embedder="local", embed_processes=1))
+    assert isinstance(one, LocalEmbedder) and (one.processes, one.threads) == (1, 4)
+    set_both = build_embedder(Settings(embedder="local", embed_processes=3, embed_threads=1))
+    assert isinstance(set_both, LocalEmbedder) and (set_both.processes, set_both.threads) == (3, 1)
+    torch = build_embedder(Settings(embedder="local", embed_runtime="torch"))
+    assert isinstance(torch, LocalEmbedder) and (torch.processes, torch.threads) == (1, 4)
+    monkeypatch.setattr("os.sched_getaffinity", lambda _: {0})
+    single = build_embedder(Settings(embedder="local"))
+    assert isinstance(single, LocalEmbedder) and (single.processes, single.threads) == (1, 1)

@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from memstream.adapters.embedding.embedders import LocalEmbedder
+from memstream.adapters.embedding.model_process import encode
 
 pytestmark = pytest.mark.integration
 
@@ -85,9 +86,10 @@ async def test_onnx_passes_group_texts_by_tokens_and_return_them_in_order(cache_
 PARENT = """
 import asyncio
 from memstream.adapters.embedding.embedders import LocalEmbedder
+from memstream.adapters.embedding.model_process import encode
 
 async def main():
-    await LocalEmbedder().embed(["hello"])
+    await LocalEmbedder(processes=2).embed(["hello"])  # warms both processes
     print("embedded", flush=True)
     await asyncio.sleep(600)
 
@@ -95,7 +97,7 @@ asyncio.run(main())
 """
 
 
-async def test_the_model_process_exits_when_its_parent_is_killed() -> None:
+async def test_the_model_processes_exit_when_their_parent_is_killed() -> None:
     parent = await asyncio.create_subprocess_exec(
         sys.executable, "-c", PARENT, stdout=asyncio.subprocess.PIPE
     )
@@ -105,7 +107,7 @@ async def test_the_model_process_exits_when_its_parent_is_killed() -> None:
             assert await parent.stdout.readline() == b"embedded\n"
         children = psutil.Process(parent.pid).children(recursive=True)
         model = [c for c in children if "spawn_main" in " ".join(c.cmdline())]
-        assert len(model) == 1
+        assert len(model) == 2
         parent.send_signal(signal.SIGKILL)  # no atexit, no pool shutdown: only the watch
         async with asyncio.timeout(60):  # the child holds the pipe: wait() returns when it goes
             await parent.wait()
@@ -135,6 +137,7 @@ EMBED_WITHOUT_TORCH = """
 import asyncio, json, sys
 from pathlib import Path
 from memstream.adapters.embedding.embedders import LocalEmbedder
+from memstream.adapters.embedding.model_process import encode
 
 async def main():
     embedder = LocalEmbedder(runtime="onnx-int8", cache_dir=Path(sys.argv[1]))
@@ -175,3 +178,25 @@ def test_an_exported_graph_runs_without_torch(cache_dir: Path, tmp_path: Path) -
         [sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True
     )
     assert "blocked" in blocked.stderr
+
+
+def _holds_onnx_runtime(pid: int) -> bool:
+    maps = psutil.Process(pid).memory_maps()
+    return any("onnxruntime" in Path(m.path).name for m in maps)
+
+
+async def test_every_model_process_is_warm_after_warm_up_and_embeds_alike(cache_dir: Path) -> None:
+    embedder = LocalEmbedder(runtime="onnx-int8", processes=2, cache_dir=cache_dir)
+    await embedder.warm_up()  # what a worker awaits before it reports ready
+    spec, processes = embedder._model_processes()
+    pids = await processes.call_each(os.getpid)
+    assert len(set(pids)) == 2
+    assert all(_holds_onnx_runtime(pid) for pid in pids)
+    # The same texts in each process: the same vectors (one model, two copies).
+    first, second = await processes.call_each(encode, spec, SENTENCES, 4)
+    assert np.allclose(first, second, atol=1e-6)
+    # A bulk call runs in both processes and its vectors come back in the texts' order
+    # (int8 activations are quantized per batch: close, not equal, to a text embedded alone).
+    alone = await embedder.embed(SENTENCES)
+    bulk = await embedder.embed(SENTENCES * 60)
+    assert min(_cos(a, b) for a, b in zip(alone * 60, bulk, strict=True)) > 0.98
