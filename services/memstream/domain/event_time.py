@@ -57,6 +57,25 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
+# The word each kind of expression cannot do without: a sentence without any is skipped
+# before the thirteen patterns run (they cost 0.4 us a character together).
+_TRIGGERS: dict[str, frozenset[str]] = {
+    "day_before": frozenset({"yesterday", "night"}),
+    "day_after": frozenset({"tomorrow"}),
+    "days_ago": frozenset({"ago"}),
+    "weeks_ago": frozenset({"ago"}),
+    "months_ago": frozenset({"ago"}),
+    "years_ago": frozenset({"ago"}),
+    "last_weekday": frozenset({"last"}),
+    "last_span": frozenset({"last", "past"}),
+    "this_span": frozenset({"this"}),
+    "next_span": frozenset({"next"}),
+    "month": frozenset({"month"}),
+    "year": frozenset({"year"}),
+    "season": frozenset({"spring", "summer", "autumn", "fall", "winter"}),
+}
+_TRIGGER_WORDS = frozenset().union(*_TRIGGERS.values())
+
 
 @dataclass(frozen=True, slots=True)
 class ResolvedTime:
@@ -69,7 +88,13 @@ def resolve_relative_times(text: str, said_at: datetime) -> tuple[ResolvedTime, 
     names when said at `said_at` (a local time: its calendar day is the speaker's)."""
     found: list[tuple[int, ResolvedTime]] = []
     taken: list[tuple[int, int]] = []
+    # Substring tests for the words every expression needs (most sentences have none) cost
+    # a fraction of one regex pass; a word inside another ("agony") only costs a search.
+    lowered = text.lower()
+    present = {word for word in _TRIGGER_WORDS if word in lowered}
     for kind, pattern in _PATTERNS:
+        if present.isdisjoint(_TRIGGERS[kind]):
+            continue
         for match in pattern.finditer(text):
             span = match.span()
             if any(span[0] < end and start < span[1] for start, end in taken):

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from unittest import mock
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from memstream.domain import event_time
 from memstream.domain.event_time import annotation, resolve_relative_times
 
 # A Saturday.
@@ -78,3 +82,21 @@ def test_a_sentence_without_relative_times_has_no_annotation() -> None:
 def test_a_month_back_crosses_the_year() -> None:
     january = datetime(2023, 1, 10)
     assert annotation("I quit last month.", january) == "(last month: December 2022)"
+
+
+# Words of every expression, words that contain them ("agony", "thistle") and others.
+_WORDS = [
+    "yesterday", "last", "night", "tomorrow", "ago", "agony", "two", "a", "couple", "of",
+    "days", "weeks", "weekend", "months", "years", "this", "thistle", "past", "next", "month",
+    "year", "summer", "fall", "winter", "Friday", "Fri", "Sat", "sat", "tues", "week", "I",
+    "we", "went", "moved", ",", ".",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_WORDS), max_size=25))
+def test_skipping_patterns_without_their_trigger_word_changes_nothing(words: list[str]) -> None:
+    text = " ".join(words)
+    every_pattern = {kind: frozenset({""}) for kind in event_time._TRIGGERS}
+    with mock.patch.multiple(event_time, _TRIGGERS=every_pattern, _TRIGGER_WORDS={""}):
+        reference = resolve_relative_times(text, SAID)
+    assert resolve_relative_times(text, SAID) == reference
