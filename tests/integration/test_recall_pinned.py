@@ -121,11 +121,12 @@ async def test_recall_returns_what_was_pinned(settings: Settings, tmp_path: Path
     assert _exact(answers[half:]) == _exact(pinned)  # the second round, through warm caches
     assert _scores(answers[:half]) == pytest.approx(_scores(pinned), abs=SCORE_TOLERANCE)
     assert _scores(answers[half:]) == pytest.approx(_scores(pinned), abs=SCORE_TOLERANCE)
-    # The pins are not trivially empty: long answers, and summaries above sessions. (Weeks
-    # and profiles are read by the climb but trimmed away here: their facts share no word
-    # with these queries beyond what the returned leaves already say.)
+    # The pins are not trivially empty: long answers, and summaries. (Days, weeks and
+    # profiles are read by the climb but trimmed away here: their facts share no word with
+    # these queries beyond what the returned leaves already say, and with summaries held to
+    # 15% of the budget the sessions fill it.)
     assert any(len(a["memories"]) > 30 for a in pinned)
-    assert {level for a in pinned for _, level, _ in a["memories"]} >= {1, 2, 3}
+    assert {level for a in pinned for _, level, _ in a["memories"]} >= {1, 2}
 
 
 def _exact(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -32,9 +32,10 @@ from memstream.domain.segment_text import SENTENCE_BREAK, dated
 from memstream.domain.tokens import count_tokens
 
 # Token budgets of consolidated texts, header included, counted as recall counts them.
-# Recall lets summaries take a fifth of a query's budget while leaves still fit (90 of the
-# 450 tokens of a single-fact question, 240 of 1200 otherwise), so a session summary that
-# fits in 90 tokens travels with its best leaf; wider windows get somewhat more room, for
+# Recall lets summaries take 15% of a query's budget while leaves still fit (67 of the 450
+# tokens of a single-fact question, 180 of 1200 otherwise) and trims a recalled summary to
+# the facts its leaves do not already say, so a session summary travels with its best
+# leaf; wider windows get somewhat more room, for
 # questions that gather facts, but far less than their children together: each level
 # compresses the one below it.
 LEVEL_BUDGETS: dict[Level, int] = {
