@@ -3,6 +3,7 @@ off, and an error never costs the client its keep-alive connection (issue 15).""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import time
@@ -14,7 +15,7 @@ from tests.unit.fakes import FakeTree, fake_container, sample_tree
 
 from memstream.bootstrap import recall_app
 from memstream.domain.models import MemoryNode
-from memstream.edges.http.server import BackgroundServer
+from memstream.edges.http.server import MAX_HEAD_BYTES, BackgroundServer
 from memstream.settings import Settings
 
 KEY = "connections-key"
@@ -96,6 +97,28 @@ def test_an_idle_connection_and_a_slow_body_are_cut_off(server: BackgroundServer
     finally:
         idle.close()
         slow_body.close()
+
+
+def test_a_request_head_over_the_limit_is_refused_and_the_server_goes_on(
+    server: BackgroundServer,
+) -> None:
+    # uvicorn takes httptools when it is installed (as it is with memstream), else h11.
+    sock = connect(server)
+    try:
+        head = f"GET /v1/users/u1/profile HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n"
+        # The server may answer and close before it has read all of this.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(head.encode() + b"X-Big: " + b"a" * (2 * MAX_HEAD_BYTES) + b"\r\n\r\n")
+        answer = sock.recv(1024)
+    finally:
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 400")
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    try:
+        conn.request("GET", "/v1/users/u1/profile", headers=AUTH)
+        assert conn.getresponse().status == 200
+    finally:
+        conn.close()
 
 
 def test_a_client_within_the_timeout_is_served_again_and_again(server: BackgroundServer) -> None:

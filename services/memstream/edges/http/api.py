@@ -195,6 +195,10 @@ def create_app(
         version="1",
         description="Recall memories from a user's Temporal Memory Tree.",
         lifespan=lifespan,
+        # FastAPI's own OpenTelemetry hooks are off: recall is traced by `edges.tracing` (one
+        # SERVER span with a child per stage) and measured by Prometheus; left on, they
+        # looked the providers up in the environment on every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     ring = KeyRing([key.get_secret_value() for key in keys])
     _store_errors(app)

@@ -91,6 +91,41 @@ def read_deadline(base: type[asyncio.Protocol], timeout_s: float) -> type[asynci
     return ReadDeadline
 
 
+def bounded_head(base: type[asyncio.Protocol], max_bytes: int) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol `base`, refusing (400, connection closed) a request whose
+    target and headers pass `max_bytes`.
+
+    h11 holds the head to `h11_max_incomplete_event_size`; httptools, which uvicorn takes
+    when it is installed, has no such limit and would buffer headers for as long as the read
+    deadline lets a client send them. The count is kept in httptools' parser callbacks, so
+    it is inert under h11.
+    """
+
+    class BoundedHead(base):  # type: ignore[valid-type,misc]
+        _head_bytes = 0
+
+        def on_message_begin(self) -> None:
+            self._head_bytes = 0
+            super().on_message_begin()
+
+        def on_url(self, url: bytes) -> None:
+            self._count(len(url))
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._count(len(name) + len(value))
+            super().on_header(name, value)
+
+        def _count(self, size: int) -> None:
+            self._head_bytes += size
+            if self._head_bytes > max_bytes:
+                # httptools turns a callback's exception into a parser error: uvicorn
+                # answers 400 and closes the connection.
+                raise ValueError(f"request head over {max_bytes} bytes")
+
+    return BoundedHead
+
+
 def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Config:
     # The app carries the settings it was built with (`create_app`); a bare app gets defaults.
     settings = getattr(app.state, "settings", None) or Settings()
@@ -100,12 +135,29 @@ def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Confi
         port=port,
         log_level=log_level.lower(),
         lifespan="on",
-        http=read_deadline(AutoHTTPProtocol, settings.api_read_timeout_s),
+        http=read_deadline(
+            bounded_head(AutoHTTPProtocol, MAX_HEAD_BYTES), settings.api_read_timeout_s
+        ),
         timeout_keep_alive=settings.api_keep_alive_timeout_s,
         limit_concurrency=settings.api_max_connections,
-        # Bytes uvicorn buffers while waiting for a complete request head (h11 only).
+        # Bytes uvicorn buffers while waiting for a complete request head (h11; httptools:
+        # `bounded_head`).
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
     )
+
+
+def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop when it is installed, else None (asyncio's own loop).
+
+    The API's process spends much of a request's CPU in the event loop (sockets, callbacks,
+    wake-ups from the engine's threads); uvloop does that work in C.
+    """
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
 
 
 def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
