@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 from schemathesis import GenerationMode
@@ -179,6 +179,13 @@ def server(
         yield running
 
 
+def vanishes_on_the_wire(case: schemathesis.Case) -> bool:
+    """Whether a query parameter of the case is not sent at all: an empty list or None has no
+    encoding in a query string, so a negative case resting on it (an unknown parameter
+    `"": []`, say) reaches the server as the valid request it is without it."""
+    return any(value is None or value == [] for value in (case.query or {}).values())
+
+
 def fuzz(
     server: BackgroundServer,
     strategies: list[st.SearchStrategy[Any]],
@@ -194,6 +201,7 @@ def fuzz(
         suppress_health_check=list(HealthCheck),
     )
     def honours_spec(case: schemathesis.Case) -> None:
+        assume(not vanishes_on_the_wire(case))
         response = case.call_and_validate(
             base_url=server.url, headers=AUTH, checks=checks, timeout=30
         )
