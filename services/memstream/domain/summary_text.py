@@ -34,10 +34,9 @@ from memstream.domain.tokens import count_tokens
 # Token budgets of consolidated texts, header included, counted as recall counts them.
 # Recall lets summaries take 15% of a query's budget while leaves still fit (67 of the 450
 # tokens of a single-fact question, 180 of 1200 otherwise) and trims a recalled summary to
-# the facts its leaves do not already say, so a session summary travels with its best
-# leaf; wider windows get somewhat more room, for
-# questions that gather facts, but far less than their children together: each level
-# compresses the one below it.
+# the facts its leaves do not already say, so a session summary travels with its best leaf;
+# wider windows get somewhat more room, for questions that gather facts, but far less than
+# their children together: each level compresses the one below it.
 LEVEL_BUDGETS: dict[Level, int] = {
     Level.SESSION: 140,
     Level.DAY: 185,
@@ -124,8 +123,8 @@ def dated_excerpt(text: str) -> str | None:
     quoted = _PROFILE_LINE.match(text) or _QUOTED.match(text)
     if quoted is None or not quoted["note"]:
         return None
-    said, note = quoted["said"], quoted["note"]
-    return f'{quoted["speaker"]}: "{_clip(said, note)}" {note}'
+    note = quoted["note"]
+    return fact_text(quoted["speaker"], _clip(quoted["said"], note), note)
 
 
 def _clip(said: str, note: str) -> str:

@@ -65,10 +65,11 @@ def trim_summary(
     text = node.text
     kept: list[Fact] = []
     for fact in node.facts:
-        if is_relevant(fact, terms) and not is_repeat(fact, covered):
+        relevant = is_relevant(fact, terms)
+        if relevant and not is_repeat(fact, covered):
             kept.append(fact)
             continue
-        excerpt = dated_excerpt(fact.text) if keep_dates and is_relevant(fact, terms) else None
+        excerpt = dated_excerpt(fact.text) if keep_dates and relevant else None
         shorter = _without(text, fact.text, excerpt or "")
         if shorter is None:  # the text was not written from these facts: keep it whole
             return node

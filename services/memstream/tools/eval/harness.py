@@ -233,18 +233,22 @@ def _results(
 
     out: list[MethodResult] = []
     for v in variants:
-        if found := summaries(v.method, v.fingerprint):
-            coverages = {
-                (r.sample, r.index): r.coverage
-                for r in records(v.method, v.fingerprint)
-                if r.coverage is not None
-            }
-            primary = v.name == PRIMARY
-            out.append(
-                MethodResult(
-                    v.method, "memstream", v.description, found, v.fingerprint, primary, coverages
-                )
+        if not (logged := records(v.method, v.fingerprint)):
+            continue
+        per_category = by_category([r.outcome() for r in logged])
+        coverages = {(r.sample, r.index): r.coverage for r in logged if r.coverage is not None}
+        primary = v.name == PRIMARY
+        out.append(
+            MethodResult(
+                v.method,
+                "memstream",
+                v.description,
+                per_category,
+                v.fingerprint,
+                primary,
+                coverages,
             )
+        )
     for f in flats:
         if found := summaries(f.name, FLAT_FINGERPRINT):
             described = _FLAT_DESCRIPTIONS[f.kind]
