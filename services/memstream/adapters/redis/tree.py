@@ -89,7 +89,7 @@ class RedisTree:
         node_cache_size: int = DEFAULT_SIZE,
     ) -> None:
         self._r = client
-        # Nodes read again are not decoded again (see node_cache.py: keyed by their bytes).
+        # Nodes read again are not decoded again (see node_cache.py: a hit needs equal bytes).
         self.node_cache = NodeDecodeCache(node_cache_size)
         self._seen_horizon_s = int(seen_horizon.total_seconds())
         self._seen_max = seen_max
@@ -383,9 +383,10 @@ class RedisTree:
         if not node_ids:
             return []
         p = user_prefix(user_id, self._ns)
-        raws = await self._r.mget([p + f"node:{i}" for i in node_ids])
+        keys = [p + f"node:{i}" for i in node_ids]
+        raws = await self._r.mget(keys)
         decode = self.node_cache.decode
-        return [decode(r) for r in raws if r is not None]
+        return [decode(r, k) for k, r in zip(keys, raws, strict=True) if r is not None]
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         raw = await _done(self._r.smembers(self._key(user_id, f"children:{node_id}")))
