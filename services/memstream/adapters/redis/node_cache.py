@@ -53,6 +53,12 @@ class NodeDecodeCache:
     def __len__(self) -> int:
         return len(self._nodes)
 
+    def peek(self, key: Hashable) -> MemoryNode | None:
+        """The node last decoded under `key`, if still held: what it was, maybe not what it
+        is (a guess of what to read, never an answer: see `RedisTree.get_with_ancestors`)."""
+        entry = self._nodes.get(key)
+        return None if entry is None else entry[1]
+
     def decode(self, raw: bytes | str, key: Hashable | None = None) -> MemoryNode:
         """The node `raw` holds; `key` names where it was read from (None: `raw` itself)."""
         slot = raw if key is None else key
