@@ -278,6 +278,21 @@ class TreeContract:
         assert await tree.get_many("ana", []) == []
         assert await tree.get_many("mira", ["a"]) == []
 
+    async def test_get_with_ancestors_reads_the_whole_line_up_fresh(self, tree: TreeStore) -> None:
+        month, week = node("m", Level.MONTH), node("w", Level.WEEK, parent="m")
+        day, session = node("d", Level.DAY, parent="w"), node("s", Level.SESSION, parent="d")
+        await save(tree, month, week, day, session, node("s2", Level.SESSION, parent="d"))
+        got = await tree.get_with_ancestors("ana", ["s2", "missing", "s"])
+        assert [n.id for n in got[:2]] == ["s2", "s"]  # the nodes asked for first
+        assert sorted(n.id for n in got) == ["d", "m", "s", "s2", "w"], [n.id for n in got]
+        # Read again after the day moved to another week: the new line, never the one seen.
+        other = node("w2", Level.WEEK, parent="m", end=1)
+        await save(tree, other, replace(day, parent_id="w2", version=2))
+        again = {n.id: n for n in await tree.get_with_ancestors("ana", ["s"])}
+        assert sorted(again) == ["d", "m", "s", "w2"]
+        assert again["d"].version == 2
+        assert await tree.get_with_ancestors("mira", ["s"]) == []
+
     async def test_children_are_the_nodes_stored_under_a_parent(self, tree: TreeStore) -> None:
         await save(tree, node("b", parent="p"), node("a", parent="p"), node("c", parent="q"))
         await commit(tree, nodes=(node("d", parent="p"),))

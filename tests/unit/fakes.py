@@ -264,6 +264,20 @@ class FakeTree:
         self.get_many_calls += 1
         return [self.stored[(user_id, i)].node for i in node_ids if (user_id, i) in self.stored]
 
+    async def get_with_ancestors(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
+        self.get_many_calls += 1
+        found: dict[str, MemoryNode] = {}
+        pending = list(node_ids)
+        while pending:
+            for i in pending:
+                if i not in found and (user_id, i) in self.stored:
+                    found[i] = self.stored[(user_id, i)].node
+            pending = [
+                n.parent_id for n in found.values() if n.parent_id and n.parent_id not in found
+            ]
+            pending = [i for i in pending if (user_id, i) in self.stored]
+        return list(found.values())
+
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         return sorted(self.children.get((user_id, node_id), ()))
 

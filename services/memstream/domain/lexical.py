@@ -236,6 +236,14 @@ def _content_words(text: str) -> tuple[str, ...]:
     return tuple(_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
 
 
+# Recall matches the query's terms against the same summaries on every request that reads
+# them: a set built once per text, not a list per request to intersect with.
+@lru_cache(maxsize=16_384)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct words `tokenize(text)` gives."""
+    return frozenset(_content_words(text))
+
+
 def term_id(token: str) -> int:
     """A stable 31-bit id for a token (same on every run and machine)."""
     return zlib.crc32(token.encode()) & 0x7FFFFFFF

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memstream.domain.lexical import STOPWORDS, tokenize
+from memstream.domain.lexical import STOPWORDS, term_set, tokenize
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan
 
 _COMPLEX = re.compile(
@@ -66,7 +66,7 @@ def gate_candidates(
     every = [c.id for c in candidates]
     if complexity == "complex" or not candidates:
         return every
-    terms = [set(tokenize(c.text)) for c in candidates]
+    terms = [term_set(c.text) for c in candidates]
     wanted = set(tokenize(query))
     # Shared by the leaves alone: summaries, long and varied, would hide a name every leaf
     # holds, and the leaves kept would then depend on which summaries came along.

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from memstream.domain.cues import named_people, query_terms
-from memstream.domain.lexical import tokenize
+from memstream.domain.lexical import term_set
 from memstream.domain.models import MemoryNode
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
@@ -80,8 +80,7 @@ def _summary_bonus(
     if not terms:
         return []
     share = {
-        pid: len(terms.intersection(tokenize(parent.text))) / len(terms)
-        for pid, parent in parents.items()
+        pid: len(terms & term_set(parent.text)) / len(terms) for pid, parent in parents.items()
     }
     return [
         (m.node.id, weight * share[m.node.parent_id])

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence, Set
 from dataclasses import replace
 
 from memstream.domain.cues import query_terms
-from memstream.domain.lexical import tokenize
+from memstream.domain.lexical import term_set
 from memstream.domain.models import Fact, Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory, fit_tokens
 from memstream.domain.summary_text import dated_excerpt
@@ -51,7 +51,7 @@ def is_repeat(fact: Fact, covered: Set[str]) -> bool:
 def is_relevant(fact: Fact, terms: Set[str]) -> bool:
     """Whether the fact shares a content term with the query (any fact, for a query with
     no term to go by)."""
-    return not terms or not terms.isdisjoint(tokenize(fact.text))
+    return not terms or not terms.isdisjoint(term_set(fact.text))
 
 
 def trim_summary(

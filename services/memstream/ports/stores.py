@@ -163,6 +163,11 @@ class TreeStore(Protocol):
         """The nodes that exist among `node_ids`, in the given order."""
         ...
 
+    async def get_with_ancestors(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
+        """The nodes that exist among `node_ids` and every ancestor of theirs (by
+        `parent_id`), each once, the nodes asked for first; all read by this call."""
+        ...
+
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         """Ids of the nodes stored with `node_id` as parent, sorted."""
         ...

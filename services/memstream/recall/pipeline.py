@@ -16,8 +16,10 @@ Decisions worth knowing:
   after one fact spends `focused_share` of it, one that gathers facts spends all of it;
   summaries may take `summary_share` of it, and leave out the facts of the leaves returned
   beside them (`domain/summary_trim.py`).
-- Ancestors are read from Redis, one MGET per level, by following `parent_id` upwards.
-  Their score is derived from the recalled leaves below them (see `RecallOptions`).
+- Ancestors are read from Redis by following `parent_id` upwards: with the session
+  summaries, in one MGET when the store has seen them before (`get_with_ancestors`), else
+  one MGET per level. Their score is derived from the recalled leaves below them (see
+  `RecallOptions`).
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
   score 0: it is the first memory dropped when the token budget is short.
 - The gate may only remove memories. When it cannot decide (LLM failure) the ungated set
@@ -187,7 +189,7 @@ class RecallPipeline:
         self, request: RecallRequest, clock: _Stopwatch
     ) -> tuple[list[RecalledMemory], dict[str, MemoryNode]]:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
-        the session summaries read for that (the climb starts from them)."""
+        the summaries read for that, with their ancestors (the climb starts from them)."""
         [dense] = await clock.time("embed", self._embedder.embed([request.query]))
         hits = await clock.time(
             "search",
@@ -210,17 +212,24 @@ class RecallPipeline:
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
         when = request.query_time or datetime.now(UTC)
-        parents = await self._parents(request.user_id, pool)
+        parents, lineage = await self._parents(request.user_id, pool)
         ranked = rerank(request.query, when, pool, self.options, parents)
-        return ranked[: self.options.leaf_top_k], parents
+        return ranked[: self.options.leaf_top_k], lineage
 
-    async def _parents(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
-        """The session summaries above the pool, for the summary signal (none when it is off)."""
+    async def _parents(
+        self, user_id: str, pool: list[RecalledMemory]
+    ) -> tuple[dict[str, MemoryNode], dict[str, MemoryNode]]:
+        """The session summaries above the pool, for the summary signal, and those with all
+        their ancestors, which the climb starts from (none when the signal is off).
+
+        The ancestors are read with the sessions: the store can read them all in one round
+        trip, where the climb reads one level a round trip."""
         if not self.options.summary_signal:
-            return {}
+            return {}, {}
         wanted = list(dict.fromkeys(m.node.parent_id for m in pool if m.node.parent_id))
-        found = await self._tree.get_many(user_id, wanted) if wanted else []
-        return {n.id: n for n in found if n.user_id == user_id}
+        found = await self._tree.get_with_ancestors(user_id, wanted) if wanted else []
+        lineage = {n.id: n for n in found if n.user_id == user_id}
+        return {i: lineage[i] for i in wanted if i in lineage}, lineage
 
     async def _climb(
         self,

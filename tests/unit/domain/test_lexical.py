@@ -13,6 +13,7 @@ from memstream.domain.lexical import (
     document_weights,
     query_weights,
     term_id,
+    term_set,
     tokenize,
 )
 
@@ -43,6 +44,11 @@ def test_inflections_of_a_word_share_one_token() -> None:
 def test_tokenize_drops_stopwords(words: list[str], separator: str) -> None:
     assert tokenize(separator.join(words)) == []
     assert tokenize(separator.join(w.upper() for w in words)) == []
+
+
+def test_term_set_holds_the_distinct_tokens() -> None:
+    text = "Ana hiked, then hiking again with the hikers"
+    assert term_set(text) == frozenset(tokenize(text))
 
 
 def test_term_ids_are_stable() -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from memstream.domain.models import Level
 from memstream.domain.ranking import (
     RecalledMemory,
     Support,
+    _seconds,
     fit_tokens,
     order,
     parent_support,
@@ -89,3 +91,14 @@ def test_summaries_take_what_the_leaves_leave() -> None:
     memories = [memory(0, 0.1, ten, Level.MONTH), memory(1, 0.9, ten)]
     kept, _ = fit_tokens(memories, 100, summary_share=0.0)
     assert len(kept) == 2
+
+
+def test_seconds_tell_the_two_sides_of_a_clock_change_apart() -> None:
+    """Equal wall times of one zone across a DST fold compare (and hash) equal, but are an
+    hour apart: the cached epoch seconds must not hand one the other's value."""
+    zone = ZoneInfo("America/New_York")
+    first = datetime(2024, 11, 3, 1, 30, tzinfo=zone)
+    second = first.replace(fold=1)
+    assert first == second
+    assert _seconds(first) == first.timestamp()
+    assert _seconds(second) - _seconds(first) == 3600

@@ -82,8 +82,14 @@ async def test_sum_scoring_favours_ancestors_with_more_recalled_leaves() -> None
     assert weeks == [(0.9, "u1-w0"), (1.0, "u1-w1")]
 
 
-async def test_ancestors_are_read_with_one_batch_per_level() -> None:
+async def test_ancestors_are_read_with_the_sessions_in_one_batch() -> None:
     pipeline, tree, _ = build()
+    await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    assert tree.get_many_calls == 2  # the leaves, then L2 with L3, L4, L5 above
+
+
+async def test_without_the_summary_signal_ancestors_are_read_one_batch_per_level() -> None:
+    pipeline, tree, _ = build(options=RecallOptions(summary_signal=0.0))
     await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
     assert tree.get_many_calls == 5  # the leaves, then L2, L3, L4, L5
 

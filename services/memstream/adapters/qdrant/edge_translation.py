@@ -37,14 +37,27 @@ def edge_request(request: models.QueryRequest) -> QueryRequest:
     if not isinstance(request.with_payload, bool) or not isinstance(request.with_vector, bool):
         raise TypeError("qdrant-edge translation covers with_payload/with_vector as booleans")
     _check_fields(query, "formula", "defaults")
+    # The leaf query puts one filter object on the top and on each prefetch: translated once.
+    filters: dict[int, Filter] = {}
     return QueryRequest(
         limit=request.limit,
-        prefetches=[_edge_prefetch(p) for p in prefetch],
+        prefetches=[_edge_prefetch(p, filters) for p in prefetch],
         query=Formula(_edge_expression(query.formula), defaults=query.defaults),
-        filter=None if request.filter is None else edge_filter(request.filter),
+        filter=_edge_filter_once(request.filter, filters),
         with_payload=request.with_payload,
         with_vector=request.with_vector,
     )
+
+
+def _edge_filter_once(flt: models.Filter | None, done: dict[int, Filter]) -> Filter | None:
+    """`edge_filter(flt)`, reusing what `done` holds for the same object (keyed by its id,
+    valid while the request holding `flt` lives)."""
+    if flt is None:
+        return None
+    translated = done.get(id(flt))
+    if translated is None:
+        translated = done[id(flt)] = edge_filter(flt)
+    return translated
 
 
 def edge_filter(flt: models.Filter) -> Filter:
@@ -75,14 +88,14 @@ def edge_index_schema(
     return schema_type
 
 
-def _edge_prefetch(prefetch: models.Prefetch) -> Prefetch:
+def _edge_prefetch(prefetch: models.Prefetch, filters: dict[int, Filter]) -> Prefetch:
     _check_fields(prefetch, "query", "using", "filter", "limit")
     if prefetch.limit is None:
         raise TypeError("a qdrant-edge prefetch needs a limit")
     return Prefetch(
         limit=prefetch.limit,
         query=Query.Nearest(_edge_vector(prefetch.query), using=prefetch.using),
-        filter=None if prefetch.filter is None else edge_filter(prefetch.filter),
+        filter=_edge_filter_once(prefetch.filter, filters),
     )
 
 

@@ -142,8 +142,10 @@ def leaf_query(
         raise ValueError("dense_weight must be in [0, 1]")
     flt = user_filter(user_id, level)
     depth = max(limit * PREFETCH_FACTOR, MIN_PREFETCH)
-    # The filter goes on each prefetch as well as on top: the limits must apply to this
-    # user's candidates, whatever the engine's filter propagation does.
+    # The filter goes on each prefetch: the limits must apply to this user's candidates,
+    # whatever the engine's filter propagation does. Not on top as well: the formula ranks
+    # only what the prefetches found, all of which passed it, and checking them again cost
+    # about a tenth of the search (0.4 of 3.8 ms on qdrant-edge, 10k points of one user).
     prefetch = [models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=depth)]
     terms: list[models.Expression] = [
         models.MultExpression(mult=[float(dense_weight), "$score[0]"])
@@ -168,7 +170,6 @@ def leaf_query(
             # agrees).
             defaults={"$score[0]": 0.0, "$score[1]": 0.0},
         ),
-        filter=flt,
         limit=limit,
         with_payload=False,
         with_vector=False,

@@ -7,6 +7,11 @@ not decoded again: the bytes are still fetched from Redis every time, and the ca
 those bytes to what decoding them gives. A node rewritten in Redis has other bytes, so an
 entry is never stale; what a hit saves is the decode, never the read.
 
+A reader that knows where the bytes came from (the node's Redis key) passes it as `key`:
+the entry is found by that short key and is a hit only when its bytes equal the bytes read
+now (a length check, then memcmp), instead of hashing the several KB of every node on every
+read, which the lookup by bytes did.
+
 Nodes are frozen dataclasses of immutable values, so the one decoded instance is shared by
 every request that reads those bytes. Least recently used entries go first once `size`
 entries are held; size 0 keeps nothing.
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from memstream.contracts.codec import decode_node
@@ -28,7 +33,8 @@ DEFAULT_SIZE = 10_000
 
 
 class NodeDecodeCache:
-    """`cache.decode(raw)` is `decode_node(json.loads(raw))`, remembered by `raw`."""
+    """`cache.decode(raw, key)` is `decode_node(json.loads(raw))`, remembered by `key` and
+    `raw`."""
 
     def __init__(
         self,
@@ -39,23 +45,33 @@ class NodeDecodeCache:
             raise ValueError("size must not be negative")
         self._size = size
         self._decode = decode
-        self._nodes: OrderedDict[bytes | str, MemoryNode] = OrderedDict()
+        # key -> (the bytes the node was decoded from, the node)
+        self._nodes: OrderedDict[Hashable, tuple[bytes | str, MemoryNode]] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
     def __len__(self) -> int:
         return len(self._nodes)
 
-    def decode(self, raw: bytes | str) -> MemoryNode:
-        node = self._nodes.get(raw)
-        if node is not None:
-            self._nodes.move_to_end(raw)
+    def peek(self, key: Hashable) -> MemoryNode | None:
+        """The node last decoded under `key`, if still held: what it was, maybe not what it
+        is (a guess of what to read, never an answer: see `RedisTree.get_with_ancestors`)."""
+        entry = self._nodes.get(key)
+        return None if entry is None else entry[1]
+
+    def decode(self, raw: bytes | str, key: Hashable | None = None) -> MemoryNode:
+        """The node `raw` holds; `key` names where it was read from (None: `raw` itself)."""
+        slot = raw if key is None else key
+        entry = self._nodes.get(slot)
+        if entry is not None and entry[0] == raw:
+            self._nodes.move_to_end(slot)
             self.hits += 1
-            return node
+            return entry[1]
         self.misses += 1
         node = self._decode(json.loads(raw))
         if self._size:
-            self._nodes[raw] = node
+            self._nodes[slot] = (raw, node)
+            self._nodes.move_to_end(slot)  # a rewritten node's slot may be an old one
             if len(self._nodes) > self._size:
                 self._nodes.popitem(last=False)
         return node

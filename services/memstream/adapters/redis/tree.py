@@ -71,6 +71,15 @@ async def _done(result: Awaitable[T] | T) -> T:
     return await result if inspect.isawaitable(result) else result
 
 
+def _line_up(node_ids: Sequence[str], found: Mapping[str, MemoryNode]) -> list[MemoryNode]:
+    """The found nodes among `node_ids`, in that order, then their found ancestors."""
+    line = {i: found[i] for i in node_ids if i in found}
+    for node in list(line.values()):
+        while (parent := node.parent_id) is not None and parent in found and parent not in line:
+            node = line[parent] = found[parent]
+    return list(line.values())
+
+
 def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
     return f"{namespace}:{{{user_id}}}:"
 
@@ -89,7 +98,7 @@ class RedisTree:
         node_cache_size: int = DEFAULT_SIZE,
     ) -> None:
         self._r = client
-        # Nodes read again are not decoded again (see node_cache.py: keyed by their bytes).
+        # Nodes read again are not decoded again (see node_cache.py: a hit needs equal bytes).
         self.node_cache = NodeDecodeCache(node_cache_size)
         self._seen_horizon_s = int(seen_horizon.total_seconds())
         self._seen_max = seen_max
@@ -383,9 +392,44 @@ class RedisTree:
         if not node_ids:
             return []
         p = user_prefix(user_id, self._ns)
-        raws = await self._r.mget([p + f"node:{i}" for i in node_ids])
+        keys = [p + f"node:{i}" for i in node_ids]
+        raws = await self._r.mget(keys)
         decode = self.node_cache.decode
-        return [decode(r) for r in raws if r is not None]
+        return [decode(r, k) for k, r in zip(keys, raws, strict=True) if r is not None]
+
+    async def get_with_ancestors(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
+        """The nodes among `node_ids` and all their ancestors, read in one MGET when this
+        process has read them before.
+
+        Recall climbs from the leaves' sessions to the profile, one level a round trip (four
+        MGETs). The decoded-node cache remembers each ancestor's parent from an earlier read,
+        so the ancestors are guessed and read in the same MGET as the nodes asked for. A guess
+        only picks keys: every node returned is decoded from bytes read by this call, and an
+        ancestor the guess missed (a new or moved parent) is read by another MGET.
+        """
+        p = user_prefix(user_id, self._ns)
+        found: dict[str, MemoryNode] = {}
+        asked: set[str] = set()
+        line: list[MemoryNode] = []
+        pending = list(dict.fromkeys(node_ids))
+        while pending:
+            wanted = dict.fromkeys(pending)
+            for node_id in pending:
+                guess = self.node_cache.peek(p + f"node:{node_id}")
+                # Each step adds a new id, so even a cycle of stale parents ends.
+                while guess is not None and guess.parent_id and guess.parent_id not in wanted:
+                    if guess.parent_id in asked:
+                        break
+                    wanted[guess.parent_id] = None
+                    guess = self.node_cache.peek(p + f"node:{guess.parent_id}")
+            asked.update(wanted)
+            for node in await self.get_many(user_id, list(wanted)):
+                found.setdefault(node.id, node)
+            line = _line_up(node_ids, found)  # a wrong guess read a node that is not on it
+            pending = list(
+                dict.fromkeys(n.parent_id for n in line if n.parent_id and n.parent_id not in asked)
+            )
+        return line
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         raw = await _done(self._r.smembers(self._key(user_id, f"children:{node_id}")))

@@ -37,6 +37,17 @@ def test_a_rewritten_node_is_decoded_from_its_new_bytes() -> None:
     assert cache.misses == 2
 
 
+def test_by_key_a_hit_needs_the_same_bytes() -> None:
+    cache = NodeDecodeCache(4)
+    key = "ms:{ana}:node:a"
+    first = cache.decode(stored("a"), key)
+    assert cache.decode(stored("a"), key) is first
+    rewritten = cache.decode(stored("a", "Ana went hiking twice."), key)
+    assert rewritten.text == "Ana went hiking twice."
+    assert cache.decode(stored("a", "Ana went hiking twice."), key) is rewritten
+    assert (cache.hits, cache.misses, len(cache)) == (2, 2, 1)
+
+
 def test_the_least_recently_used_entry_goes_first() -> None:
     cache = NodeDecodeCache(2)
     cache.decode(stored("a"))
