@@ -9,7 +9,9 @@ budget). Every query runs twice, so the second answer comes through whatever a f
 left cached.
 
 The pins were written by the code without the caches of the recall throughput work
-(issue #16), with the ranking of the summary-trimming work (issue #13).
+(issue #16), with the ranking of the summary-trimming work (issue #13). Their scores were
+pinned again when the edge shard began to store float16 vectors (issue #16): every memory,
+rank and token count stayed as it was, and no score moved by more than 1.5e-4.
 To pin again after an intended change of ranking:
 
     PYTHONPATH=services python tests/integration/test_recall_pinned.py
