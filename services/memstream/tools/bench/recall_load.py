@@ -12,14 +12,16 @@ own copy of the in-process Qdrant shard, which one process owns. `--server-code 
 the servers from another source tree (e.g. an export of main) to compare in one run;
 `--rounds` alternates the configurations that many times.
 
-Each client keeps one connection and sends its next request when the last one answers, so
-the offered load is the clients' concurrency. Per level: a warm-up, then `--requests`
-requests (bounded), throughput over that span, latency percentiles (nearest rank), errors,
-the server's stage timings (`timings_ms`) at p50 and p95, and the CPU spent per request,
-read from /proc: by the API processes, by their model processes, and by this process with
-its other children (the load generator, Redis, the broker: `bench_cpu_ms_per_request`), all
-on the same cores. On a shared, loaded machine CPU per request moves much less than wall
-time, so it is the figure to judge a change of the request's code by.
+Each client keeps one connection (a minimal HTTP/1.1 client, `KeepAliveConnection`: the
+load generator's CPU is taken from the cores the API runs on) and sends its next request
+when the last one answers, so the offered load is the clients' concurrency. Per level: a
+warm-up, then `--requests` requests (bounded), throughput over that span, latency
+percentiles (nearest rank), errors, the server's stage timings (`timings_ms`) at p50 and
+p95, and the CPU spent per request, read from /proc: by the API processes, by their model
+processes, and by this process with its other children (the load generator, Redis, the
+broker: `bench_cpu_ms_per_request`), all on the same cores. On a shared, loaded machine CPU
+per request moves much less than wall time, so it is the figure to judge a change of the
+request's code by.
 
 `--profile DIR` runs each API process under cProfile (main thread CPU time) and writes its
 profile there when it stops (`python -m pstats DIR/<config>-<round>-<worker>.prof`);
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -64,7 +67,6 @@ from memstream.tools.embedded.background import BackgroundStack
 CLIENTS = (1, 10, 50)
 COLLECTION = "bench_recall_load"
 READY_TIMEOUT_S = 300.0
-JSON_BODY = {"Content-Type": "application/json"}
 TARGETS = {"50_clients": ">= 200 req/s, p95 < 100 ms", "1_client": "p95 < 50 ms"}
 
 
@@ -208,8 +210,54 @@ class Servers:
                 process.wait()
 
 
+class KeepAliveConnection:
+    """One client's HTTP/1.1 connection to the API: it POSTs a JSON body and reads the
+    answer by its Content-Length (uvicorn sends one with every JSON answer), reconnecting
+    after an error. The load generator shares the two cores with the server it measures, so
+    its own CPU per request should be as small as it can be; aiohttp's client builds a
+    response object, header multidicts and timers for every request."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self._address = (host, port)
+        self._head = (
+            f"POST {{path}} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        )
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        """The status and body of the answer; ConnectionError if there was none."""
+        try:
+            if self._streams is None:
+                self._streams = await asyncio.open_connection(*self._address)
+            reader, writer = self._streams
+            head = self._head.format(path=path)
+            writer.write(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            headers = await reader.readuntil(b"\r\n\r\n")
+            status = int(headers[9:12])
+            length = _content_length(headers)
+            return status, await reader.readexactly(length)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as e:
+            await self.close()
+            raise ConnectionError(f"no answer from {self._address}: {e!r}") from e
+
+    async def close(self) -> None:
+        if self._streams is not None:
+            writer = self._streams[1]
+            self._streams = None
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+def _content_length(headers: bytes) -> int:
+    for line in headers.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    raise ValueError("an answer without Content-Length")
+
+
 async def load(
-    session: aiohttp.ClientSession,
     servers: Servers,
     asks: Sequence[str],
     clients: int,
@@ -230,6 +278,14 @@ async def load(
 
     async def client() -> None:
         nonlocal next_ask, errors
+        connection = KeepAliveConnection("127.0.0.1", servers.port)
+        try:
+            await asking(connection)
+        finally:
+            await connection.close()
+
+    async def asking(connection: KeepAliveConnection) -> None:
+        nonlocal next_ask, errors
         while next_ask < total:
             query = bodies[next_ask % len(bodies)]
             began = time.perf_counter()
@@ -240,11 +296,9 @@ async def load(
             else:
                 next_ask += 1
             try:
-                async with session.post(
-                    servers.url + "/v1/recall", data=query, headers=JSON_BODY
-                ) as reply:
-                    body = json.loads(await reply.read()) if reply.status == 200 else None
-            except aiohttp.ClientError:
+                status, answer = await connection.post("/v1/recall", query)
+                body = json.loads(answer) if status == 200 else None
+            except ConnectionError:
                 body = None
             latencies.append((time.perf_counter() - began) * 1000)
             if body is None:
@@ -295,16 +349,14 @@ async def measure(
         await servers.wait_ready(session)
         results: dict[str, Any] = {"time_to_ready_s": servers.ready_s}
         for clients in levels:
-            await load(session, servers, asks, clients, warm_up)
+            await load(servers, asks, clients, warm_up)
             total = requests if clients > 1 else max(30, requests // 4)
-            results[f"{clients}_clients"] = figures = await load(
-                session, servers, asks, clients, total
-            )
+            results[f"{clients}_clients"] = figures = await load(servers, asks, clients, total)
             print(f"  {json.dumps(figures)}", flush=True)
         for rate in rates:
             # As many clients as the highest level, asking on a schedule instead of at once.
             results[f"{rate:g}_rps_offered"] = figures = await load(
-                session, servers, asks, max(levels), requests, rate=rate
+                servers, asks, max(levels), requests, rate=rate
             )
             print(f"  {json.dumps(figures)}", flush=True)
     return results
