@@ -367,6 +367,8 @@ def parse_json(value: object) -> tuple[object, ValidationProblem | None]:
             return None, ValidationProblem("", f"not JSON: nested deeper than {MAX_JSON_DEPTH}")
         except ValueError as exc:
             return None, ValidationProblem("", f"not JSON: {exc}")
+        if _plainly_representable(text):
+            return value, None
     problem = unrepresentable(value)
     return (None, problem) if problem is not None else (value, None)
 
@@ -374,6 +376,19 @@ def parse_json(value: object) -> tuple[object, ValidationProblem | None]:
 # JSON objects and arrays nest at most this deep in any event (a turn's metadata included).
 MAX_JSON_DEPTH = 32
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+# A lone surrogate reaches a parsed value only as itself in the text or as a \uD800-\uDFFF
+# escape (UTF-8 bytes cannot hold one); a value nests no deeper than the text has brackets.
+_SURROGATE_OR_ESCAPE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+
+
+def _plainly_representable(text: str) -> bool:
+    """Whether a JSON text's value needs no walk by `unrepresentable` (most do not: the walk
+    visited every value of every record a worker read). May say False for a value that
+    passes (a surrogate pair's escape, brackets in strings), never True for one that fails."""
+    brackets = text.count("[") + text.count("{")
+    return brackets <= MAX_JSON_DEPTH and _SURROGATE_OR_ESCAPE.search(text) is None
 
 
 def unrepresentable(value: object) -> ValidationProblem | None:
