@@ -184,6 +184,11 @@ class TopicSpec:
         obj, problem = parse_json(value)
         if problem is not None:
             return [problem]
+        return self.validate_parsed(obj)
+
+    def validate_parsed(self, obj: object) -> list[ValidationProblem]:
+        """Problems of a value `parse_json` returned (it checked what JSON alone can hold):
+        a consumer that parsed the record validates it without walking it again."""
         if not isinstance(obj, dict):
             return [ValidationProblem("", "value must be a JSON object")]
         value_type = obj.get("type")
@@ -246,7 +251,7 @@ class Catalog:
         if spec is None and isinstance(value_type, str):
             return [ValidationProblem("type", f"unknown type {value_type!r}")]
         # Without a usable type, any topic gives the same "missing/not an object" answer.
-        return (spec or self.turns).validate(obj)
+        return (spec or self.turns).validate_parsed(obj)
 
 
 def default_catalog_dir() -> Path:
