@@ -101,8 +101,11 @@ def node_payload(node: MemoryNode) -> dict[str, Any]:
         "speakers": list(node.speakers),
         "version": node.version,
         "degraded": node.degraded,
-        "messages": json.dumps([encode_source_message(m) for m in node.messages]),
-        "facts": json.dumps(encode_facts(node.facts)),
+        # Unescaped (ensure_ascii=False): whoever reads or searches the payload finds the words.
+        "messages": json.dumps(
+            [encode_source_message(m) for m in node.messages], ensure_ascii=False
+        ),
+        "facts": json.dumps(encode_facts(node.facts), ensure_ascii=False),
         "derivation": json.dumps(node.derivation.to_json()) if node.derivation else None,
     }
 
