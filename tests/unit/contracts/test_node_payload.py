@@ -5,7 +5,6 @@ from datetime import UTC, datetime
 
 from memstream.adapters.qdrant.query import node_from_payload, node_payload
 from memstream.contracts.codec import decode_node, encode_node, memory_event
-from memstream.domain.derivation import Derivation
 from memstream.domain.models import Fact, Level, MemoryNode, SourceMessage
 
 MAY_8 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -19,7 +18,6 @@ LEAF = MemoryNode(
     source_ids=("m1",),
     messages=(SourceMessage("m1", "Ana", "user", "Look!", MAY_8, caption="a dog"),),
 )
-DERIVED = Derivation("offline", "rules", "3", "hashing:384")
 LEAF_MESSAGE = {
     "event_id": "m1",
     "speaker": "Ana",
@@ -37,7 +35,6 @@ SESSION = MemoryNode(
     text='Session on 8 May 2023 (Mon): Ana: "I adopted a dog."',
     source_ids=("m1", "m2"),
     facts=(Fact('Ana: "I adopted a dog."', ("m1", "m2"), MAY_8),),
-    derivation=DERIVED,
 )
 
 
@@ -52,23 +49,21 @@ def test_the_vector_payload_keeps_messages_and_facts() -> None:
     assert json.loads(node_payload(LEAF)["messages"]) == [LEAF_MESSAGE]
 
 
-def test_the_vector_payload_holds_messages_facts_and_derivation_as_json_text() -> None:
-    # One string value each: the engine converts a payload value by value.
+def test_the_vector_payload_holds_messages_and_facts_as_json_text() -> None:
+    # One string field each: the engine converts a payload field by field.
     payload = node_payload(SESSION)
-    assert all(isinstance(payload[k], str) for k in ("messages", "facts", "derivation"))
-    assert json.loads(payload["derivation"]) == DERIVED.to_json()
+    assert isinstance(payload["messages"], str) and isinstance(payload["facts"], str)
     assert json.loads(payload["facts"]) == [
         {"text": 'Ana: "I adopted a dog."', "source_ids": ["m1", "m2"], "at": MAY_8.isoformat()}
     ]
 
 
-def test_points_written_with_lists_and_objects_are_still_read() -> None:
+def test_points_written_with_message_and_fact_lists_are_still_read() -> None:
     # The payload before it carried them as JSON text.
     for node in (LEAF, SESSION):
         earlier = node_payload(node)
         earlier["messages"] = json.loads(earlier["messages"])
         earlier["facts"] = json.loads(earlier["facts"])
-        earlier["derivation"] = earlier["derivation"] and json.loads(earlier["derivation"])
         assert node_from_payload(node.id, earlier) == node
     assert node_from_payload(LEAF.id, {**node_payload(LEAF), "messages": None}).messages == ()
 

@@ -9,12 +9,11 @@ cosine) and a named sparse vector ("lexical", BM25 term-frequency weights; Qdran
 IDF through `Modifier.IDF`, over the whole collection).
 
 The payload carries the node whole, so the tree could be derived again from the index alone,
-but no query reads an L1's verbatim messages, a summary's facts or a node's derivation (the
-tree store serves them): each is stored as one JSON text rather than as lists and objects.
-qdrant-edge converts a payload value by value in the worker's event loop, 2-5 us each
-whatever its nesting (measured), and an L1's quoted messages (six values each) and its
-derivation (four) were about half of its values. Points written before, with the lists and
-objects, are read all the same.
+but no query reads an L1's verbatim messages or a summary's facts (the tree store serves
+them): they are stored as one JSON text each rather than as lists of objects. qdrant-edge
+converts a payload value by value in the worker's event loop, 2-5 us each whatever the
+nesting (measured), and an L1's quoted messages (six values each) were the largest part of
+its values. Points written before, with the lists, are read all the same.
 
 Leaf search fuses both channels inside Qdrant in one query: a dense and a lexical prefetch,
 each filtered on the user, rescored by a formula
@@ -106,7 +105,8 @@ def node_payload(node: MemoryNode) -> dict[str, Any]:
             [encode_source_message(m) for m in node.messages], ensure_ascii=False
         ),
         "facts": json.dumps(encode_facts(node.facts), ensure_ascii=False),
-        "derivation": json.dumps(node.derivation.to_json()) if node.derivation else None,
+        # An object still: four short values, and an operator may filter points by it.
+        "derivation": node.derivation.to_json() if node.derivation else None,
     }
 
 
@@ -127,18 +127,16 @@ def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
         speakers=tuple(payload.get("speakers") or ()),
         messages=tuple(decode_source_message(m) for m in _json_list(payload.get("messages"))),
         facts=decode_facts(_json_list(payload.get("facts"))),
-        derivation=decode_derivation(_json_value(payload.get("derivation"))),
+        derivation=decode_derivation(payload.get("derivation")),
     )
 
 
 def _json_list(stored: str | list[Any] | None) -> list[Any]:
-    decoded: list[Any] = _json_value(stored) or []
-    return decoded
-
-
-def _json_value(stored: object) -> Any:
-    # JSON text since the payload was slimmed; the value itself in points written before.
-    return json.loads(stored) if isinstance(stored, str) else stored
+    # JSON text since the payload was slimmed; a list in points written before.
+    if isinstance(stored, str):
+        decoded: list[Any] = json.loads(stored)
+        return decoded
+    return stored or []
 
 
 def _from_payload_time(payload: dict[str, Any], key: str) -> datetime:
