@@ -184,6 +184,11 @@ class TopicSpec:
         obj, problem = parse_json(value)
         if problem is not None:
             return [problem]
+        return self.validate_parsed(obj)
+
+    def validate_parsed(self, obj: object) -> list[ValidationProblem]:
+        """Problems of a value `parse_json` returned (it checked what JSON alone can hold):
+        a consumer that parsed the record validates it without walking it again."""
         if not isinstance(obj, dict):
             return [ValidationProblem("", "value must be a JSON object")]
         value_type = obj.get("type")
@@ -246,7 +251,7 @@ class Catalog:
         if spec is None and isinstance(value_type, str):
             return [ValidationProblem("type", f"unknown type {value_type!r}")]
         # Without a usable type, any topic gives the same "missing/not an object" answer.
-        return (spec or self.turns).validate(obj)
+        return (spec or self.turns).validate_parsed(obj)
 
 
 def default_catalog_dir() -> Path:
@@ -367,6 +372,8 @@ def parse_json(value: object) -> tuple[object, ValidationProblem | None]:
             return None, ValidationProblem("", f"not JSON: nested deeper than {MAX_JSON_DEPTH}")
         except ValueError as exc:
             return None, ValidationProblem("", f"not JSON: {exc}")
+        if _plainly_representable(text):
+            return value, None
     problem = unrepresentable(value)
     return (None, problem) if problem is not None else (value, None)
 
@@ -374,6 +381,19 @@ def parse_json(value: object) -> tuple[object, ValidationProblem | None]:
 # JSON objects and arrays nest at most this deep in any event (a turn's metadata included).
 MAX_JSON_DEPTH = 32
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+# A lone surrogate reaches a parsed value only as itself in the text or as a \uD800-\uDFFF
+# escape (UTF-8 bytes cannot hold one); a value nests no deeper than the text has brackets.
+_SURROGATE_OR_ESCAPE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+
+
+def _plainly_representable(text: str) -> bool:
+    """Whether a JSON text's value needs no walk by `unrepresentable` (most do not: the walk
+    visited every value of every record a worker read). May say False for a value that
+    passes (a surrogate pair's escape, brackets in strings), never True for one that fails."""
+    brackets = text.count("[") + text.count("{")
+    return brackets <= MAX_JSON_DEPTH and _SURROGATE_OR_ESCAPE.search(text) is None
 
 
 def unrepresentable(value: object) -> ValidationProblem | None:

@@ -147,6 +147,17 @@ def decode_window(value: dict[str, Any]) -> WindowClosed:
 
 def encode_node(node: MemoryNode) -> dict[str, Any]:
     return {
+        **_announced(node),
+        "children": list(node.children),
+        "messages": [encode_source_message(m) for m in node.messages],
+        "facts": encode_facts(node.facts),
+        "derivation": node.derivation.to_json() if node.derivation else None,
+    }
+
+
+def _announced(node: MemoryNode) -> dict[str, Any]:
+    """The fields the memories topic announces; the stores keep the rest too."""
+    return {
         "id": node.id,
         "user_id": node.user_id,
         "level": int(node.level),
@@ -154,15 +165,11 @@ def encode_node(node: MemoryNode) -> dict[str, Any]:
         "t_end": node.t_end.isoformat(),
         "text": node.text,
         "parent_id": node.parent_id,
-        "children": list(node.children),
         "source_ids": list(node.source_ids),
         "version": node.version,
         "degraded": node.degraded,
         "session_id": node.session_id,
         "speakers": list(node.speakers),
-        "messages": [encode_source_message(m) for m in node.messages],
-        "facts": encode_facts(node.facts),
-        "derivation": node.derivation.to_json() if node.derivation else None,
     }
 
 
@@ -235,13 +242,10 @@ def decode_derivation(raw: Any) -> Derivation | None:
     return Derivation.from_json(raw) if isinstance(raw, dict) else None
 
 
-# The memories topic announces nodes; their verbatim messages and facts stay in the stores.
-_NOT_ANNOUNCED = frozenset({"children", "messages", "facts", "derivation"})
-
-
 def memory_event(node: MemoryNode) -> dict[str, Any]:
-    fields = encode_node(node).items()
-    return {"type": "memory.v1", **{k: v for k, v in fields if k not in _NOT_ANNOUNCED}}
+    """The memories topic announces a node; its children, verbatim messages, facts and
+    derivation stay in the stores (so they are not encoded for it either)."""
+    return {"type": "memory.v1", **_announced(node)}
 
 
 def removed_event(user_id: str, node_ids: Sequence[str]) -> dict[str, Any]:

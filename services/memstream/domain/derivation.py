@@ -8,7 +8,7 @@ makes every node it reaches differ, so it is written again (same id, version + 1
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -24,7 +24,13 @@ class Derivation:
         return "\x1f".join((self.backend, self.model, self.prompt_version, self.embedder))
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Spelled out: `dataclasses.asdict` deep-copies every field, several times per L1.
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "embedder": self.embedder,
+        }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Derivation:

@@ -33,8 +33,13 @@ from memstream.domain.windows import SegmentReady
 EMBEDDED_SUMMARY_WORDS = 64
 
 
-def segment_node(user_id: str, segment: SegmentReady, summary: Summary) -> MemoryNode:
-    """The L1 memory of a segment's messages, as `summary` wrote it."""
+def segment_node(
+    user_id: str,
+    segment: SegmentReady,
+    summary: Summary,
+    derivation: Derivation | None = None,
+) -> MemoryNode:
+    """The L1 memory of a segment's messages, as `summary` wrote it (and `derivation` says)."""
     messages = segment.messages
     return MemoryNode(
         id=segment_id(user_id, [m.event_id for m in messages]),
@@ -49,6 +54,7 @@ def segment_node(user_id: str, segment: SegmentReady, summary: Summary) -> Memor
         session_id=messages[0].session_id,
         speakers=tuple(dict.fromkeys(m.speaker for m in messages)),
         messages=tuple(source_message(m) for m in messages),
+        derivation=derivation,
     )
 
 

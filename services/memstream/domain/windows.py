@@ -139,7 +139,8 @@ def _on_turn(
     state: UserWindows, turn: Turn, received_at: datetime, rules: WindowRules
 ) -> tuple[UserWindows, list[Output]]:
     tz = turn.tz or state.tz or rules.default_tz
-    state = replace(state, tz=tz)
+    if tz != state.tz:  # (each `replace` copies the whole state: one per turn where it can)
+        state = replace(state, tz=tz)
     known = state.sessions.get(turn.session_id)
     if known is not None and known.closed:
         return _on_late_turn(state, turn, known, rules)
@@ -155,19 +156,21 @@ def _on_turn(
         state = _open_session_windows(state, known)
     info = replace(known, last_ts=max(known.last_ts, turn.ts), last_received=received_at)
     sessions = _remember(state.sessions, info)
-    if state.pending and not _continues(state.pending, turn, rules):
-        outputs.append(_segment(state, state.pending))
-        state = replace(state, pending=())
+    pending = state.pending
+    if pending and not _continues(pending, turn, rules):
+        outputs.append(_segment(state, pending))
+        pending = ()
+    pending = (*pending, turn)
+    complete = len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
     state = replace(
         state,
         open_session=turn.session_id,
         sessions=sessions,
-        pending=(*state.pending, turn),
+        pending=() if complete else pending,
         watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
     )
-    if len(state.pending) >= rules.segment_messages or not _may_grow(state.pending, rules):
-        outputs.append(_segment(state, state.pending))
-        state = replace(state, pending=())
+    if complete:
+        outputs.append(_segment(state, pending))
     state, closed = _close_due(state, state.watermark, "watermark")
     return state, outputs + closed
 
@@ -282,8 +285,11 @@ def _close_due(
     state: UserWindows, now: datetime | None, reason: ClosureReason
 ) -> tuple[UserWindows, list[Output]]:
     """Close every calendar window that time has passed and whose children are all closed."""
-    if now is None:
-        return state, []
+    if now is None or not any(
+        ow.window.level > Level.SESSION and ow.window.end <= now
+        for ow in state.open_windows.values()
+    ):
+        return state, []  # the usual case, after every turn: one pass says so
     outputs: list[Output] = []
     for level in (Level.DAY, Level.WEEK, Level.MONTH):
         busy_parents = {ow.parent_key for ow in state.open_windows.values()}

@@ -479,7 +479,7 @@ class Segmenter:
             summary = await self._llm.write_segment(
                 seg.messages, history[-self._history :] if self._history else []
             )
-            node = replace(segment_node(user_id, seg, summary), derivation=self._derivation)
+            node = segment_node(user_id, seg, summary, self._derivation)
             history.append(node)
             times = [received[m.event_id] for m in seg.messages if m.event_id in received]
             segments.append(

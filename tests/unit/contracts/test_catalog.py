@@ -20,6 +20,8 @@ from memstream.contracts.catalog import (  # the reference validator, for compar
     _problems,
     default_catalog_dir,
     load_catalog,
+    parse_json,
+    unrepresentable,
 )
 from memstream.entrypoints.cli import app
 
@@ -318,3 +320,31 @@ def test_the_fast_check_accepts_only_what_jsonschema_accepts(
     # The reference: jsonschema alone, as the catalog would run it without the fast check.
     reference = Draft202012Validator(spec.values[value_type], format_checker=_FORMATS)
     assert spec.validate(value) == _problems(reference, value)
+
+
+# Lone surrogates and the characters the fast path looks for, among any others.
+AWKWARD = st.sampled_from(["\ud800", "\udfff", "\ud83d", "\ude00", "[", "{", "\\", "u"])
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.lists(AWKWARD | st.characters(), max_size=8).map("".join),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=40,
+)
+
+
+@given(JSON_VALUES, st.integers(min_value=0, max_value=40))
+def test_parse_json_skips_the_walk_only_where_it_would_find_nothing(
+    value: object, depth: int
+) -> None:
+    for _ in range(depth):
+        value = [value]
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False)):
+        try:
+            text.encode()
+        except UnicodeEncodeError:  # a lone surrogate written as itself: only text can hold it
+            pass
+        else:
+            assert parse_json(text.encode())[1] == unrepresentable(json.loads(text))
+        assert parse_json(text)[1] == unrepresentable(json.loads(text))

@@ -1,5 +1,6 @@
 """An L1's verbatim messages and a summary's facts survive the stores' encoding."""
 
+import json
 from datetime import UTC, datetime
 
 from memstream.adapters.qdrant.query import node_from_payload, node_payload
@@ -17,6 +18,14 @@ LEAF = MemoryNode(
     source_ids=("m1",),
     messages=(SourceMessage("m1", "Ana", "user", "Look!", MAY_8, caption="a dog"),),
 )
+LEAF_MESSAGE = {
+    "event_id": "m1",
+    "speaker": "Ana",
+    "role": "user",
+    "text": "Look!",
+    "ts": MAY_8.isoformat(),
+    "caption": "a dog",
+}
 SESSION = MemoryNode(
     id="s1",
     user_id="u1",
@@ -37,16 +46,26 @@ def test_the_tree_store_encoding_keeps_messages_and_facts() -> None:
 def test_the_vector_payload_keeps_messages_and_facts() -> None:
     for node in (LEAF, SESSION):
         assert node_from_payload(node.id, node_payload(node)) == node
-    assert node_payload(LEAF)["messages"] == [
-        {
-            "event_id": "m1",
-            "speaker": "Ana",
-            "role": "user",
-            "text": "Look!",
-            "ts": MAY_8.isoformat(),
-            "caption": "a dog",
-        }
+    assert json.loads(node_payload(LEAF)["messages"]) == [LEAF_MESSAGE]
+
+
+def test_the_vector_payload_holds_messages_and_facts_as_json_text() -> None:
+    # One string field each: the engine converts a payload field by field.
+    payload = node_payload(SESSION)
+    assert isinstance(payload["messages"], str) and isinstance(payload["facts"], str)
+    assert json.loads(payload["facts"]) == [
+        {"text": 'Ana: "I adopted a dog."', "source_ids": ["m1", "m2"], "at": MAY_8.isoformat()}
     ]
+
+
+def test_points_written_with_message_and_fact_lists_are_still_read() -> None:
+    # The payload before it carried them as JSON text.
+    for node in (LEAF, SESSION):
+        earlier = node_payload(node)
+        earlier["messages"] = json.loads(earlier["messages"])
+        earlier["facts"] = json.loads(earlier["facts"])
+        assert node_from_payload(node.id, earlier) == node
+    assert node_from_payload(LEAF.id, {**node_payload(LEAF), "messages": None}).messages == ()
 
 
 def test_the_memories_topic_announces_the_node_without_them() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 
 from memstream.domain.derivation import Derivation
@@ -63,3 +63,9 @@ def test_closures_are_late_data_bottom_up_and_never_for_leaves() -> None:
     assert [c.node_id for c in found] == ["s0", "s1", "w"]
     assert {c.reason for c in found} == {"late_data"}
     assert found[0].window.start == UPPER[0].t_start and found[0].parent_id == "w"
+
+
+def test_a_derivation_round_trips_through_json_with_every_field() -> None:
+    derivation = Derivation("openai", "gpt-x", "7", "local:all-MiniLM-L6-v2:onnx-int8:384")
+    assert derivation.to_json() == asdict(derivation)  # a field added must be written too
+    assert Derivation.from_json(derivation.to_json()) == derivation

@@ -37,3 +37,13 @@ def test_a_span_with_no_call_is_all_idle() -> None:
         while time.monotonic() - started < 0.01:
             pass
     assert busy.idle_share() == 1.0
+
+
+def test_restart_counts_from_then_on_only() -> None:
+    with ThreadPoolExecutor(max_workers=1) as executor, ModelBusy([executor]) as busy:
+        time.sleep(0.05)  # idle before the restart: a worker starting, not measured
+        busy.restart()
+        assert busy.idle_seconds == 0.0
+        executor.submit(time.sleep, 0.05).result(timeout=5)  # busy for most of the span
+    assert busy.idle_seconds < 0.04
+    assert busy.idle_share() < 0.5

@@ -8,6 +8,13 @@ Each point is one memory node (point id = node id), with a named dense vector ("
 cosine) and a named sparse vector ("lexical", BM25 term-frequency weights; Qdrant applies
 IDF through `Modifier.IDF`, over the whole collection).
 
+The payload carries the node whole, so the tree could be derived again from the index alone,
+but no query reads an L1's verbatim messages or a summary's facts (the tree store serves
+them): they are stored as one JSON text each rather than as lists of objects. qdrant-edge
+converts a payload value by value in the worker's event loop, 2-5 us each whatever the
+nesting (measured), and an L1's quoted messages (six values each) were the largest part of
+its values. Points written before, with the lists, are read all the same.
+
 Leaf search fuses both channels inside Qdrant in one query: a dense and a lexical prefetch,
 each filtered on the user, rescored by a formula
 
@@ -24,6 +31,7 @@ lexical prefetch, and its score is the dense term alone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -92,8 +100,12 @@ def node_payload(node: MemoryNode) -> dict[str, Any]:
         "speakers": list(node.speakers),
         "version": node.version,
         "degraded": node.degraded,
-        "messages": [encode_source_message(m) for m in node.messages],
-        "facts": encode_facts(node.facts),
+        # Unescaped (ensure_ascii=False): whoever reads or searches the payload finds the words.
+        "messages": json.dumps(
+            [encode_source_message(m) for m in node.messages], ensure_ascii=False
+        ),
+        "facts": json.dumps(encode_facts(node.facts), ensure_ascii=False),
+        # An object still: four short values, and an operator may filter points by it.
         "derivation": node.derivation.to_json() if node.derivation else None,
     }
 
@@ -113,10 +125,18 @@ def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
         degraded=bool(payload.get("degraded", False)),
         session_id=payload.get("session_id"),
         speakers=tuple(payload.get("speakers") or ()),
-        messages=tuple(decode_source_message(m) for m in payload.get("messages") or ()),
-        facts=decode_facts(payload.get("facts")),
+        messages=tuple(decode_source_message(m) for m in _json_list(payload.get("messages"))),
+        facts=decode_facts(_json_list(payload.get("facts"))),
         derivation=decode_derivation(payload.get("derivation")),
     )
+
+
+def _json_list(stored: str | list[Any] | None) -> list[Any]:
+    # JSON text since the payload was slimmed; a list in points written before.
+    if isinstance(stored, str):
+        decoded: list[Any] = json.loads(stored)
+        return decoded
+    return stored or []
 
 
 def _from_payload_time(payload: dict[str, Any], key: str) -> datetime:

@@ -178,8 +178,7 @@ class RedisTree:
                 expired = (now - self._seen_horizon_s) << MARK_BITS
                 pipe.zremrangebyscore(p + "seen", "-inf", f"({expired}")
                 pipe.zremrangebyrank(p + "seen", 0, -(self._seen_max + 1))
-            for node in nodes:
-                self._queue_node(pipe, node, fingerprint="")
+            self._queue_nodes(pipe, user_id, [(node, "") for node in nodes])
             for node in removed:
                 self._queue_removal(pipe, node)
             if forgotten:
@@ -333,8 +332,8 @@ class RedisTree:
                 raise ValueError(f"node {stored.node.id} belongs to another user")
 
         def queue(pipe: Any) -> None:
+            self._queue_nodes(pipe, user_id, [(s.node, s.fingerprint) for s in nodes])
             for stored in nodes:
-                self._queue_node(pipe, stored.node, stored.fingerprint)
                 marker = _degraded_member(user_id, stored.node.id)
                 if stored.node.degraded:
                     pipe.sadd(self._degraded, marker)
@@ -354,18 +353,42 @@ class RedisTree:
         """One node, no event (for tools and tests that build a tree directly)."""
         await self.commit_nodes(node.user_id, [StoredNode(node, fingerprint)], outbox=[])
 
-    def _queue_node(self, pipe: Any, node: MemoryNode, fingerprint: str) -> None:
-        p = user_prefix(node.user_id, self._ns)
-        doc = encode_node(node) | {"fingerprint": fingerprint}
-        pipe.set(p + f"node:{node.id}", json.dumps(doc))
-        pipe.zadd(p + f"level:{int(node.level)}", {node.id: node.t_end.timestamp()})
-        registered = [f"node:{node.id}"]
-        if node.parent_id:
-            pipe.sadd(p + f"children:{node.parent_id}", node.id)
-            registered.append(f"children:{node.parent_id}")
+    def _queue_nodes(
+        self, pipe: Any, user_id: str, nodes: Sequence[tuple[MemoryNode, str]]
+    ) -> None:
+        """One user's nodes (with their fingerprints), their links and indexes, in a few
+        commands whatever their number: packing and answering each command costs the event
+        loop more than Redis spends on it, and a step writes an L1 per exchange. (Within the
+        transaction the order does not matter; a later node of the same id wins, as it did
+        with a command per node.)"""
+        if not nodes:
+            return
+        p = user_prefix(user_id, self._ns)
+        docs: dict[str, str] = {}
+        levels: dict[int, dict[str, float]] = {}
+        children: dict[str, list[str]] = {}
+        registered: dict[str, None] = {}
+        sources: dict[str, str] = {}
+        for node, fingerprint in nodes:
+            if node.user_id != user_id:  # its keys would be another user's (another slot)
+                raise ValueError(f"node {node.id} belongs to another user")
+            doc = encode_node(node) | {"fingerprint": fingerprint}
+            docs[p + f"node:{node.id}"] = json.dumps(doc)
+            levels.setdefault(int(node.level), {})[node.id] = node.t_end.timestamp()
+            registered[f"node:{node.id}"] = None
+            if node.parent_id:
+                children.setdefault(node.parent_id, []).append(node.id)
+                registered[f"children:{node.parent_id}"] = None
+            if node.level == Level.SEGMENT:
+                sources.update(dict.fromkeys(node.source_ids, node.id))
+        pipe.mset(docs)
+        for level, scores in levels.items():
+            pipe.zadd(p + f"level:{level}", scores)
+        for parent_id, ids in children.items():
+            pipe.sadd(p + f"children:{parent_id}", *ids)
         pipe.sadd(p + "keys", *registered)
-        if node.level == Level.SEGMENT and node.source_ids:
-            pipe.hset(p + "sources", mapping=dict.fromkeys(node.source_ids, node.id))
+        if sources:
+            pipe.hset(p + "sources", mapping=sources)
 
     def _queue_removal(self, pipe: Any, node: MemoryNode) -> None:
         """A node and every link to it go: its key, its place in its level and its parent."""

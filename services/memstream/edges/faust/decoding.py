@@ -41,7 +41,7 @@ def record_decoder(
 
     def decode_record(raw: RawEvent) -> Consumed[E] | Rejected:
         value, not_json = parse_json(raw.value)
-        problems = [not_json] if not_json is not None else spec.validate(value)
+        problems = [not_json] if not_json is not None else spec.validate_parsed(value)
         if problems:
             reason = "; ".join(str(p) for p in problems)
             return Rejected(raw, reason, problems[0].field or None)

@@ -40,6 +40,14 @@ class ModelBusy:
             executor.submit = self._counted(executor.submit)  # type: ignore[method-assign]
         return self
 
+    def restart(self) -> None:
+        """Count from now on only (what came before, a worker's start, is not measured)."""
+        with self._lock:
+            self._started = time.monotonic()
+            self._idle = 0.0
+            if self._idle_since is not None:
+                self._idle_since = self._started
+
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             self._ended = time.monotonic()
