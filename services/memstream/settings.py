@@ -33,8 +33,8 @@ class Settings(BaseSettings):
     redis_node_cache: int = Field(
         default=10_000,
         ge=0,
-        description="Decoded memory nodes a process keeps, keyed by the bytes Redis returns "
-        "for them (never stale: a rewritten node has other bytes); 0: decode every read.",
+        description="Decoded memory nodes a process keeps, by Redis key with the bytes they "
+        "were decoded from (never stale: a rewritten node has other bytes); 0: decode every read.",
     )
     qdrant_url: str = Field(default="", description="Qdrant URL; empty: local mode in data_dir.")
     qdrant_api_key: SecretStr | None = Field(default=None, description="Qdrant API key.")

@@ -1,16 +1,13 @@
-"""Decoded memory nodes by the exact bytes Redis returned for them.
+"""Decoded memory nodes by where Redis returned them from, held while their bytes stay the same.
 
 Recall reads about 170 nodes per request (the leaf candidates and their ancestors), and
 decoding each (JSON, then the dataclasses, timestamps parsed) was the largest share of a
 request's CPU. The same hot nodes come back request after request, so a node read again is
-not decoded again: the bytes are still fetched from Redis every time, and the cache maps
-those bytes to what decoding them gives. A node rewritten in Redis has other bytes, so an
-entry is never stale; what a hit saves is the decode, never the read.
-
-A reader that knows where the bytes came from (the node's Redis key) passes it as `key`:
-the entry is found by that short key and is a hit only when its bytes equal the bytes read
-now (a length check, then memcmp), instead of hashing the several KB of every node on every
-read, which the lookup by bytes did.
+not decoded again: the bytes are still fetched from Redis every time, and the cache keeps,
+under the node's Redis key, the bytes it decoded and the node they gave. A read is a hit
+only when its bytes equal the kept ones (a length check, then memcmp: no hashing of several
+KB a node, which keying by the bytes themselves cost), so a node rewritten in Redis is
+decoded anew and an entry is never stale; what a hit saves is the decode, never the read.
 
 Nodes are frozen dataclasses of immutable values, so the one decoded instance is shared by
 every request that reads those bytes. Least recently used entries go first once `size`
@@ -33,8 +30,8 @@ DEFAULT_SIZE = 10_000
 
 
 class NodeDecodeCache:
-    """`cache.decode(raw, key)` is `decode_node(json.loads(raw))`, remembered by `key` and
-    `raw`."""
+    """`cache.decode(raw, key)` is `decode_node(json.loads(raw))`, remembered under `key`
+    with `raw`."""
 
     def __init__(
         self,
@@ -59,19 +56,18 @@ class NodeDecodeCache:
         entry = self._nodes.get(key)
         return None if entry is None else entry[1]
 
-    def decode(self, raw: bytes | str, key: Hashable | None = None) -> MemoryNode:
-        """The node `raw` holds; `key` names where it was read from (None: `raw` itself)."""
-        slot = raw if key is None else key
-        entry = self._nodes.get(slot)
+    def decode(self, raw: bytes | str, key: Hashable) -> MemoryNode:
+        """The node `raw` holds; `key` names where it was read from (its Redis key)."""
+        entry = self._nodes.get(key)
         if entry is not None and entry[0] == raw:
-            self._nodes.move_to_end(slot)
+            self._nodes.move_to_end(key)
             self.hits += 1
             return entry[1]
         self.misses += 1
         node = self._decode(json.loads(raw))
         if self._size:
-            self._nodes[slot] = (raw, node)
-            self._nodes.move_to_end(slot)  # a rewritten node's slot may be an old one
+            self._nodes[key] = (raw, node)
+            self._nodes.move_to_end(key)  # a rewritten node's key may be an old entry
             if len(self._nodes) > self._size:
                 self._nodes.popitem(last=False)
         return node
