@@ -19,7 +19,6 @@ recall API serves them on its own port. The heavy modules load inside the comman
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import sys
 from collections.abc import Callable, Collection
@@ -29,20 +28,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from memstream.entrypoints.collector import collect_less_often, freeze_start_up
+
 if TYPE_CHECKING:
     from memstream.entrypoints.runner import Part
     from memstream.settings import Settings
 
 log = logging.getLogger(__name__)
-
-# The recall API's cyclic garbage collector: generation 0 is collected after 50,000 net
-# allocations of container objects instead of Python's 700. A request allocates thousands
-# (nodes' lists, dicts, coroutines), almost all freed by reference counting; at 700 the
-# collector ran a few times a request, and its older generations, which walk the decoded
-# nodes' cache, cost a request about 1 ms of CPU at 50 clients (a sixth of it). And once
-# the API accepts connections, what start-up built (modules, the app, the clients) is frozen
-# out of every collection (`gc.freeze`): it lives as long as the process.
-SERVING_GC_THRESHOLDS = (50_000, 20, 100)
 
 
 class Role(StrEnum):
@@ -73,7 +65,15 @@ def worker(
 
     faults.arm(settings.fault_point)  # off unless a test set MEMSTREAM_FAULT_POINT
     parts = role_parts(role)
-    raise typer.Exit(_run(settings, parts, probes_host=host, collect_interval_s=collect_interval))
+    collect_less_often()
+    code = _run(
+        settings,
+        parts,
+        probes_host=host,
+        collect_interval_s=collect_interval,
+        on_started=freeze_start_up,
+    )
+    raise typer.Exit(code)
 
 
 def serve(
@@ -118,8 +118,8 @@ def serve(
     from memstream.edges.http.server import event_loop_factory
     from memstream.entrypoints.runner import Part
 
-    gc.set_threshold(*SERVING_GC_THRESHOLDS)
-    code = _run(settings, {Part.API}, loop_factory=event_loop_factory(), on_started=gc.freeze)
+    collect_less_often()
+    code = _run(settings, {Part.API}, loop_factory=event_loop_factory(), on_started=freeze_start_up)
     raise typer.Exit(code)
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import json
 import logging
@@ -68,6 +69,7 @@ from memstream.contracts.catalog import load_catalog
 from memstream.domain.models import Level
 from memstream.edges.startup import PREFIX
 from memstream.edges.startup import log as startup_log
+from memstream.entrypoints.collector import collect_less_often, freeze_start_up
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
 from memstream.tools.bench.cpu import CpuSpan, memory_mb, snapshot
@@ -144,7 +146,10 @@ async def run(
                     publish = await _publisher(publisher, events_file, stack.settings())
                     published, _ = await publish()
                     running.enter_context(_on_partitions_assigned(span.start))
-                workers = run_parts(stack.settings(), WRITE_PATH, fast_rebalance=True)
+                # Collected as `memstream worker` collects (`entrypoints/collector.py`).
+                workers = run_parts(
+                    stack.settings(), WRITE_PATH, fast_rebalance=True, on_started=freeze_start_up
+                )
                 process = await running.enter_async_context(workers)
                 container, segmenter = process.container, process.segmenter
                 assert segmenter is not None
@@ -169,6 +174,7 @@ async def run(
                 user: {level.label: await container.tree.count(user, level) for level in Level}
                 for user in users
             }
+        gc.unfreeze()  # the next configuration's start-up freezes its own
         raw_after, raw_cpu_after = await _raw_embedder_rate(texts, batch, settings)
         model_process.stop_model_processes()  # the next configuration starts its own
     if profiler and profile:
@@ -376,6 +382,7 @@ def main() -> None:
         "--profile", type=Path, default=None, help="Write a cProfile of the event loop here."
     )
     args = parser.parse_args()
+    collect_less_often()  # as `memstream worker` does
     files = conversation_files()[: args.conversations]
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="memstream-models-") as models:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import platform
@@ -52,7 +51,7 @@ import aiohttp
 
 from memstream.bootstrap import connect, qdrant_edge_dir
 from memstream.edges.http.server import event_loop_factory
-from memstream.entrypoints.process_commands import SERVING_GC_THRESHOLDS
+from memstream.entrypoints.collector import collect_less_often
 from memstream.settings import Settings
 from memstream.tools.bench.recall_latency import (
     BACKGROUND_L1,
@@ -482,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     # The load generator's own collector, tuned as the API's is (it shares the cores).
-    gc.set_threshold(*SERVING_GC_THRESHOLDS)
+    collect_less_often()
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
     report = run(args)

@@ -14,6 +14,7 @@ from aiokafka.errors import KafkaError
 from rich.console import Console
 from rich.table import Table
 
+from memstream.entrypoints.collector import collect_less_often, freeze_start_up
 from memstream.settings import Settings
 from memstream.tools.embedded.stack import EmbeddedStack
 
@@ -84,9 +85,11 @@ def up(
 
     def ready() -> None:
         # After the endpoints, once the recall API accepts connections.
+        freeze_start_up()
         console.print("Ready. Press Ctrl+C to stop.")
         console.file.flush()
 
+    collect_less_often()  # a long-running process, as `memstream worker` and `serve` are
     try:
         code = asyncio.run(run_up(settings, lambda stack: print_endpoints(stack, console), ready))
     except (RuntimeError, OSError, KafkaError) as exc:
