@@ -65,15 +65,7 @@ def worker(
 
     faults.arm(settings.fault_point)  # off unless a test set MEMSTREAM_FAULT_POINT
     parts = role_parts(role)
-    collect_less_often()
-    code = _run(
-        settings,
-        parts,
-        probes_host=host,
-        collect_interval_s=collect_interval,
-        on_started=freeze_start_up,
-    )
-    raise typer.Exit(code)
+    raise typer.Exit(_run(settings, parts, probes_host=host, collect_interval_s=collect_interval))
 
 
 def serve(
@@ -118,9 +110,7 @@ def serve(
     from memstream.edges.http.server import event_loop_factory
     from memstream.entrypoints.runner import Part
 
-    collect_less_often()
-    code = _run(settings, {Part.API}, loop_factory=event_loop_factory(), on_started=freeze_start_up)
-    raise typer.Exit(code)
+    raise typer.Exit(_run(settings, {Part.API}, loop_factory=event_loop_factory()))
 
 
 def _configured(settings: Settings, command: str) -> Settings:
@@ -146,13 +136,19 @@ def _run(
     loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
     **options: Any,
 ) -> int:
+    """Run `parts` in this process until a stop signal; the process is collected as a
+    long-running one (`entrypoints/collector.py`)."""
     from memstream.entrypoints.runner import run_until_stopped, stop_on_signals
     from memstream.entrypoints.shutdown import bounded_by
 
     async def main() -> int:
         with stop_on_signals() as stopping:
             async with bounded_by(stopping, settings.shutdown_grace_s):
-                return await run_until_stopped(settings, parts, stopping, **options)
+                return await run_until_stopped(
+                    settings, parts, stopping, on_started=freeze_start_up, **options
+                )
+
+    collect_less_often()
 
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import typer
 
-from memstream.entrypoints import process_commands
+from memstream.entrypoints import process_commands, runner
 from memstream.entrypoints.collector import (
     LONG_RUNNING_THRESHOLDS,
     collect_less_often,
@@ -35,16 +35,16 @@ def stores(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _captured_run(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Replace the command's `_run`; the dict gets the collector's thresholds when the parts
-    would have started, and the options they would have started with."""
+    """Replace the runner the commands start their parts with; the dict gets the collector's
+    thresholds when the parts would have started, and the options they would have run with."""
     seen: dict[str, Any] = {}
 
-    def run(settings: Any, parts: Any, **options: Any) -> int:
+    async def run_until_stopped(settings: Any, parts: Any, stopping: Any, **options: Any) -> int:
         seen["thresholds"] = gc.get_threshold()
         seen["options"] = options
         return 0
 
-    monkeypatch.setattr(process_commands, "_run", run)
+    monkeypatch.setattr(runner, "run_until_stopped", run_until_stopped)
     return seen
 
 
