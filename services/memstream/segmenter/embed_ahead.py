@@ -16,8 +16,8 @@ cores; a third is not needed, and would only add work to throw away after a fail
 from __future__ import annotations
 
 import asyncio
-from collections import deque
-from collections.abc import Sequence
+from collections import ChainMap, deque
+from collections.abc import Mapping, Sequence
 
 from memstream.ports import Embedder
 
@@ -65,6 +65,14 @@ class EmbeddingsAhead:
     async def vectors(self, step: int) -> Vectors:
         """The vectors of the texts of chunk `step`, once they are all embedded."""
         return await asyncio.shield(self._ready[step])
+
+    async def through(self, step: int) -> Mapping[str, list[float]]:
+        """The vectors of the texts of chunks 0 to `step` (the later chunk's where a text is
+        in two), once they are all embedded: a message held over from an earlier step of the
+        batch (a question waiting for its reply) is found there, not embedded again."""
+        own = await self.vectors(step)
+        # Embedded in order: every earlier chunk is done (or failed, and so is this one).
+        return ChainMap(own, *(self._ready[k].result() for k in reversed(range(step))))
 
     async def close(self) -> None:
         """Stop embedding what no step will ask for (after a failure or cancellation)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -62,7 +62,7 @@ from memstream.domain.windows import (
     next_due,
 )
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
-from memstream.segmenter.embed_ahead import EmbeddingsAhead, Vectors
+from memstream.segmenter.embed_ahead import EmbeddingsAhead
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
 
@@ -207,7 +207,7 @@ class Segmenter:
         work = [w for w in results if w is not None]
         segments = [s for w in work for s in w.segments]
         if segments:
-            await self._store_vectors(segments, await ahead.vectors(index))
+            await self._store_vectors(segments, await ahead.through(index))
             faults.reach("l1.before_commit")
         if any(w.rebuild is not None for w in work):
             faults.reach("rebuild.before_commit")
@@ -487,20 +487,23 @@ class Segmenter:
             )
         return segments
 
-    async def _store_vectors(self, segments: list[_Segment], embedded: Vectors) -> None:
+    async def _store_vectors(
+        self, segments: list[_Segment], embedded: Mapping[str, list[float]]
+    ) -> None:
         """Index the new L1s; each dense vector is the mean of its messages' embeddings.
 
         The memory's text (dated, third person) feeds the lexical channel and readers; the
         dense channel encodes the messages as the speakers wrote them, closer to how people
         phrase questions, at exactly the embedder's cost for the raw messages.
         """
-        # A message that waited in the window state since an earlier step (a question
+        # A message that waited in the window state since an earlier batch (a question
         # waiting for its reply) was embedded then: embed it again rather than keep vectors.
+        # (From an earlier step of this batch, `embedded` has it.) It waits behind the bulk
+        # work already sent to the model, up to a second under load.
         missing = list(dict.fromkeys(t for s in segments for t in s.texts if t not in embedded))
         if missing:
-            embedded = embedded | dict(
-                zip(missing, await self._embedder.embed(missing), strict=True)
-            )
+            again = zip(missing, await self._embedder.embed(missing), strict=True)
+            embedded = {**embedded, **dict(again)}
         await self._index.upsert(
             [
                 IndexedMemory(

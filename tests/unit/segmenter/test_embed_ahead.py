@@ -52,6 +52,15 @@ async def test_every_chunk_is_embedded_in_order_before_anyone_asks() -> None:
     await ahead.close()
 
 
+async def test_through_a_step_finds_the_texts_of_every_step_up_to_it() -> None:
+    ahead = EmbeddingsAhead(RecordingEmbedder(), [["a", "bb"], ["ccc"], ["dddd"]])
+    async with asyncio.timeout(5):
+        through = await ahead.through(1)
+    assert dict(through) == {"a": [1.0], "bb": [2.0], "ccc": [3.0]}
+    assert "dddd" not in through  # a later step's texts are not found before their step
+    await ahead.close()
+
+
 async def test_a_failed_chunk_fails_it_and_every_later_one() -> None:
     embedder = RecordingEmbedder(fail_on="bad")
     ahead = EmbeddingsAhead(embedder, [["ok"], ["bad"], ["later"], ["never"]])

@@ -241,16 +241,32 @@ async def test_a_crash_between_commit_and_publish_is_recovered_by_the_next_batch
     assert [e["id"] for e in r.published()] == [first, second]
 
 
-async def test_a_message_held_over_from_an_earlier_step_is_embedded_again() -> None:
+async def test_a_message_held_over_from_an_earlier_step_is_not_embedded_again() -> None:
     r = rig(step_size=3)
     q0, a0 = exchange(0)
     q1, a1 = exchange(1)
-    await r.segmenter.handle_batch(consumed([q0, a0, q1, a1]))  # steps [q0 a0 q1] [a1]
+    q2, a2 = exchange(2)
+    await r.segmenter.handle_batch(consumed([q0, a0, q1, a1, q2, a2]))  # [q0 a0 q1] [a1 q2 a2]
+    assert [m.node.source_ids for m in r.index.upserted] == [
+        ("q0", "a0"),
+        ("q1", "a1"),
+        ("q2", "a2"),
+    ]
+    # The question held in the window state across the steps was embedded with step 1.
+    assert r.embedder.calls == [[q0.text, a0.text, q1.text], [a1.text, q2.text, a2.text]]
+
+
+async def test_a_message_held_over_from_an_earlier_batch_is_embedded_again() -> None:
+    r = rig(step_size=3)
+    q0, a0 = exchange(0)
+    q1, a1 = exchange(1)
+    await r.segmenter.handle_batch(consumed([q0, a0, q1]))
+    await r.segmenter.handle_batch(consumed([a1]))
     assert [m.node.source_ids for m in r.index.upserted] == [("q0", "a0"), ("q1", "a1")]
     assert r.embedder.calls == [
-        [q0.text, a0.text, q1.text],  # step 1, ahead
-        [a1.text],  # step 2, ahead
-        [q1.text],  # the question held in the window state across the steps
+        [q0.text, a0.text, q1.text],
+        [a1.text],
+        [q1.text],  # the question held in the window state across the batches
     ]
 
 
