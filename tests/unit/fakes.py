@@ -117,7 +117,8 @@ class FakeTree:
     """An in-memory `TreeStore`, held to RedisTree's contract by tests/integration/tree_contract.
 
     Nodes given to the constructor (or `add`) are stored as the consolidator would store them.
-    `get_many_calls` counts reads, for tests of how recall batches them.
+    `get_many_calls` counts reads, for tests of how recall batches them; `read_ids` lists
+    the nodes they returned.
     """
 
     def __init__(self, nodes: Sequence[MemoryNode] = ()) -> None:
@@ -136,6 +137,7 @@ class FakeTree:
         self.rebuilds: dict[str, float] = {}  # user -> when its next chunk is due
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.get_many_calls = 0
+        self.read_ids: list[str] = []
         for n in nodes:
             self.add(n)
 
@@ -262,7 +264,9 @@ class FakeTree:
 
     async def get_many(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
         self.get_many_calls += 1
-        return [self.stored[(user_id, i)].node for i in node_ids if (user_id, i) in self.stored]
+        found = [self.stored[(user_id, i)].node for i in node_ids if (user_id, i) in self.stored]
+        self.read_ids += [n.id for n in found]
+        return found
 
     async def get_with_ancestors(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
         self.get_many_calls += 1
@@ -276,6 +280,7 @@ class FakeTree:
                 n.parent_id for n in found.values() if n.parent_id and n.parent_id not in found
             ]
             pending = [i for i in pending if (user_id, i) in self.stored]
+        self.read_ids += list(found)
         return list(found.values())
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:

@@ -16,10 +16,10 @@ Decisions worth knowing:
   after one fact spends `focused_share` of it, one that gathers facts spends all of it;
   summaries may take `summary_share` of it, and leave out the facts of the leaves returned
   beside them (`domain/summary_trim.py`).
-- Ancestors are read from Redis by following `parent_id` upwards: with the session
-  summaries, in one MGET when the store has seen them before (`get_with_ancestors`), else
-  one MGET per level. Their score is derived from the recalled leaves below them (see
-  `RecallOptions`).
+- The session summaries above the leaf pool are read in one MGET (for the re-rank); the
+  ancestors of the leaves kept, by following `parent_id` upwards, in one more MGET when the
+  store has seen them before (`get_with_ancestors`), else one MGET per level. An
+  ancestor's score is derived from the recalled leaves below it (see `RecallOptions`).
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
   score 0: it is the first memory dropped when the token budget is short.
 - The gate may only remove memories. When it cannot decide (LLM failure) the ungated set
@@ -212,24 +212,35 @@ class RecallPipeline:
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
         when = request.query_time or datetime.now(UTC)
-        parents, lineage = await self._parents(request.user_id, pool)
-        ranked = rerank(request.query, when, pool, self.options, parents)
-        return ranked[: self.options.leaf_top_k], lineage
+        sessions = await self._sessions(request.user_id, pool)
+        ranked = rerank(request.query, when, pool, self.options, sessions)
+        leaves = ranked[: self.options.leaf_top_k]
+        return leaves, await self._lineage(request.user_id, leaves, sessions)
 
-    async def _parents(
-        self, user_id: str, pool: list[RecalledMemory]
-    ) -> tuple[dict[str, MemoryNode], dict[str, MemoryNode]]:
-        """The session summaries above the pool, for the summary signal, and those with all
-        their ancestors, which the climb starts from (none when the signal is off).
-
-        The ancestors are read with the sessions: the store can read them all in one round
-        trip, where the climb reads one level a round trip."""
+    async def _sessions(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
+        """The session summaries above the pool, for the summary signal (none when it is
+        off)."""
         if not self.options.summary_signal:
-            return {}, {}
+            return {}
         wanted = list(dict.fromkeys(m.node.parent_id for m in pool if m.node.parent_id))
+        found = await self._tree.get_many(user_id, wanted) if wanted else []
+        return {n.id: n for n in found if n.user_id == user_id}
+
+    async def _lineage(
+        self, user_id: str, leaves: list[RecalledMemory], sessions: dict[str, MemoryNode]
+    ) -> dict[str, MemoryNode]:
+        """Every ancestor of the leaves kept, which the climb starts from.
+
+        The store reads them in one round trip where the climb reads one level a round trip.
+        Only the kept leaves' (a tenth of the pool): reading the whole pool's, as the summary
+        signal reads its sessions, was the largest part of a request's node reads."""
+        above = [m.node.parent_id for m in leaves if m.node.parent_id]
+        known = {i: sessions[i] for i in above if i in sessions}
+        # A session in hand is not read again: its parent is.
+        starts = [known[i].parent_id if i in known else i for i in above]
+        wanted = list(dict.fromkeys(i for i in starts if i))
         found = await self._tree.get_with_ancestors(user_id, wanted) if wanted else []
-        lineage = {n.id: n for n in found if n.user_id == user_id}
-        return {i: lineage[i] for i in wanted if i in lineage}, lineage
+        return known | {n.id: n for n in found if n.user_id == user_id}
 
     async def _climb(
         self,
