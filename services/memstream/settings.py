@@ -281,6 +281,11 @@ class Settings(BaseSettings):
         description="Bind the API port with SO_REUSEPORT so several processes share it "
         "(`serve` sets it for its workers).",
     )
+    api_start_together: Path | None = Field(
+        default=None,
+        description="A directory where the API processes of one `serve` wait for each other: "
+        "each opens the port only once every one is warm (`serve` sets it for its workers).",
+    )
 
     # Observability.
     otlp_traces_endpoint: str = Field(

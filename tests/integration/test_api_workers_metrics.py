@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from memstream.entrypoints.api_workers import WORKER_COMMAND, metrics_directory, worker_environment
+from memstream.entrypoints.api_workers import (
+    WORKER_COMMAND,
+    metrics_directory,
+    start_directory,
+    worker_environment,
+)
 from memstream.settings import Settings
 from memstream.tools.embedded.processes import free_port
 
@@ -54,7 +59,8 @@ def _serving(settings: Settings, scratch: Path, port: int) -> Iterator[list[subp
     on_port = settings.model_copy(
         update={"api_host": "127.0.0.1", "api_port": port, "data_dir": scratch}
     )
-    env = worker_environment(on_port, metrics_directory(on_port)) | {
+    started = start_directory(on_port, WORKERS)
+    env = worker_environment(on_port, metrics_directory(on_port), started) | {
         "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
         "MEMSTREAM_REDIS_URL": settings.redis_url,
         "MEMSTREAM_REDIS_NAMESPACE": settings.redis_namespace,

@@ -8,6 +8,13 @@ recall-under-load figures). This process only supervises: it passes SIGINT/SIGTE
 when one worker dies it stops the others and exits with that worker's code, so the
 orchestrator restarts the pod whole rather than leave it serving at part strength.
 
+The workers open the port together. Each listens only once its model is warm, and the
+first to listen answers /readyz for the whole pod, so a worker that warmed up alone would
+take every connection made meanwhile: the orchestrator's readiness probe passes, agents
+open their keep-alive connections, and they all stay on that one process, the other cores
+idle, until they are closed. So each worker, once warm, marks itself in a start directory
+the supervisor empties at every start and waits until all have (`wait_for_each_other`).
+
 A scrape reaches one worker, so the workers keep their metrics in prometheus_client's
 multiprocess files (a fresh directory under the data directory) and each worker's `/metrics`
 answers with the sum over all of them. The workers need a
@@ -16,23 +23,31 @@ shared Qdrant (`MEMSTREAM_QDRANT_URL`): the in-process engine's shard belongs to
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import FrameType
 
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.settings import Settings
 
+log = logging.getLogger(__name__)
+
 _PR_SET_PDEATHSIG = 1
 WORKER_COMMAND = ("-c", "from memstream.entrypoints.cli import app; app()", "serve")
 STOP_GRACE_S = 25.0
+EXPECTED_FILE = "expected"  # in the start directory: how many workers open the port
+WARM_PREFIX = "warm-"  # then the worker's pid: one file each, once its model is warm
+START_POLL_S = 0.05
 
 
 def _die_with_parent() -> None:
@@ -51,11 +66,53 @@ def metrics_directory(settings: Settings) -> Path:
     return directory
 
 
-def worker_environment(settings: Settings, metrics_dir: Path) -> dict[str, str]:
+def start_directory(settings: Settings, workers: int) -> Path:
+    """Where `workers` workers wait for each other before they open the port; emptied at
+    every start (a marker of a process gone would count as warm)."""
+    directory = settings.data_dir / "api-start"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    (directory / EXPECTED_FILE).write_text(str(workers))
+    return directory
+
+
+async def wait_for_each_other(
+    directory: Path, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+) -> None:
+    """Mark this process warm in `directory`, then return once every worker it expects has.
+
+    No deadline of its own: a worker that fails to warm up exits, and the supervisor then
+    stops the others; one that hangs leaves the port closed, which the orchestrator's start-up
+    probe sees as it would for a single process."""
+    expected = _mark_warm(directory)
+    waiting = True
+    while (warm := _warm_workers(directory)) < expected:
+        if waiting:
+            log.info("warm; waiting for %d more API process(es) to open the port", expected - warm)
+            waiting = False
+        await sleep(START_POLL_S)  # a poll of the directory: other processes write it
+
+
+# Blocking file calls in an async start-up: a few microseconds on a local directory, once.
+def _mark_warm(directory: Path) -> int:
+    """Mark this process warm; return how many workers the start expects."""
+    (directory / f"{WARM_PREFIX}{os.getpid()}").touch()
+    return int((directory / EXPECTED_FILE).read_text())
+
+
+def _warm_workers(directory: Path) -> int:
+    return sum(1 for _ in directory.glob(f"{WARM_PREFIX}*"))
+
+
+def worker_environment(
+    settings: Settings, metrics_dir: Path, start_dir: Path | None = None
+) -> dict[str, str]:
     """The environment of one worker: this one's, bound to the same address, one worker,
-    its metrics in `metrics_dir` beside the others'."""
+    its metrics in `metrics_dir` beside the others', waiting for them in `start_dir`."""
+    together = {} if start_dir is None else {"MEMSTREAM_API_START_TOGETHER": str(start_dir)}
     return {
         **os.environ,
+        **together,
         MULTIPROCESS_DIR_VARIABLE: str(metrics_dir),
         "MEMSTREAM_API_WORKERS": "1",
         "MEMSTREAM_API_REUSE_PORT": "true",
@@ -71,7 +128,9 @@ def run_workers(settings: Settings) -> int:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs MEMSTREAM_QDRANT_URL")
     if settings.api_port == 0:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs a fixed MEMSTREAM_API_PORT")
-    env = worker_environment(settings, metrics_directory(settings))
+    env = worker_environment(
+        settings, metrics_directory(settings), start_directory(settings, settings.api_workers)
+    )
     workers = [
         subprocess.Popen([sys.executable, *WORKER_COMMAND], env=env, preexec_fn=_die_with_parent)
         for _ in range(settings.api_workers)

@@ -43,6 +43,7 @@ from memstream.edges.instrumentation import BacklogCollector
 from memstream.edges.probes import process_registry, serve_probes
 from memstream.edges.startup import phase
 from memstream.edges.tracing import configure as configure_tracing
+from memstream.entrypoints.api_workers import wait_for_each_other
 from memstream.metrics import Metrics
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
@@ -223,6 +224,12 @@ async def run_parts(
             running.app = consumer.app
             await _unless_it_fails(running.model, consumer.starting)
             phase("consumer started")
+        if Part.API in parts and running.model is None:
+            # Warm before the port opens, so that the wait below (and `on_started`) comes
+            # after it; the app's own start-up then finds the model warm.
+            running.model = _warming_up(container.embedder)
+            if running.model is not None:
+                stack.push_async_callback(_cancel, running.model)
         if Part.SCHEDULER in parts:
             running.clock = build_clock(container)
             running.clock.start()
@@ -239,6 +246,10 @@ async def run_parts(
             stack.push_async_callback(_cancel, running.collector)
         if running.model is not None:
             await running.model  # a model that cannot load stops the start here, as before
+        if Part.API in parts and settings.api_start_together is not None:
+            # The pod is ready once every API process is: they open the port together.
+            await wait_for_each_other(settings.api_start_together)
+            phase("every API process warm")
         if Part.API in parts:
             # Imported here: the HTTP server (uvicorn, fastapi) is no part of a worker's start.
             from memstream.edges.http.server import serve_until_cancelled

@@ -51,6 +51,7 @@ import aiohttp
 
 from memstream.bootstrap import connect, qdrant_edge_dir
 from memstream.edges.http.server import event_loop_factory
+from memstream.entrypoints.api_workers import start_directory
 from memstream.entrypoints.collector import collect_less_often
 from memstream.settings import Settings
 from memstream.tools.bench.recall_latency import (
@@ -148,6 +149,8 @@ class Servers:
         self._processes: list[subprocess.Popen[bytes]] = []
         self.ready_s = 0.0
         started = time.perf_counter()
+        # As `serve` starts its workers: they open the port together, once all are warm.
+        start_dir = start_directory(settings.model_copy(update={"data_dir": scratch}), workers)
         for n in range(workers):
             data = scratch / f"worker-{n}"
             shutil.copytree(qdrant_edge_dir(settings), data / "qdrant-edge")
@@ -163,6 +166,7 @@ class Servers:
                 "MEMSTREAM_API_PORT": str(self.port),
                 "MEMSTREAM_API_WORKERS": "1",
                 "MEMSTREAM_API_REUSE_PORT": "true" if workers > 1 else "false",
+                "MEMSTREAM_API_START_TOGETHER": str(start_dir),
                 "MEMSTREAM_RECALL_AUTH_DISABLED": "true",
                 "MEMSTREAM_EMBED_THREADS": str(threads),
                 "MEMSTREAM_LOG_LEVEL": "WARNING",
@@ -181,8 +185,10 @@ class Servers:
         return cpu_seconds([p.pid for p in self._processes])
 
     async def wait_ready(self, session: aiohttp.ClientSession) -> None:
-        """Until every worker answers /readyz (each readiness probe may reach any worker, so
-        poll until as many ready answers in a row as there are workers, twice over)."""
+        """Until every worker answers /readyz. The workers open the port together, once all
+        are warm (`MEMSTREAM_API_START_TOGETHER`), so the first ready answer says so; the
+        answers in a row (as many as there are workers, twice over) are for a server of
+        older code that opened the port as each worker warmed up."""
         deadline = time.monotonic() + READY_TIMEOUT_S
         in_a_row = 0
         while in_a_row < 2 * len(self._processes):
