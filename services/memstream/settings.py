@@ -116,6 +116,12 @@ class Settings(BaseSettings):
     model_cache_dir: Path | None = Field(
         default=None, description="Where exported ONNX graphs are kept; empty: data_dir/models."
     )
+    embed_server: Path | None = Field(
+        default=None,
+        description="The Unix socket of a model server to embed through instead of model "
+        "processes of this process's own (`serve` sets it for its workers with "
+        "MEMSTREAM_API_SHARED_MODEL).",
+    )
     kafka_fetch_max_wait_ms: int = Field(
         default=100,
         ge=1,
@@ -280,6 +286,12 @@ class Settings(BaseSettings):
         default=False,
         description="Bind the API port with SO_REUSEPORT so several processes share it "
         "(`serve` sets it for its workers).",
+    )
+    api_shared_model: bool = Field(
+        default=True,
+        description="With more than one API worker: they embed through one model server "
+        "process (`<data dir>/model.sock`) instead of a model process each (half the model's "
+        "memory, less CPU a request: README, recall under load).",
     )
     api_start_together: Path | None = Field(
         default=None,

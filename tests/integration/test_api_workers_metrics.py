@@ -1,9 +1,11 @@
 """Two `memstream serve` processes on one port, as `MEMSTREAM_API_WORKERS=2` runs them: a
-scrape reaches one of them, and whichever it is, it counts the requests of both."""
+scrape reaches one of them, and whichever it is, it counts the requests of both; with a
+shared model server, neither has a model process of its own."""
 
 from __future__ import annotations
 
 import http.client
+import json
 import subprocess
 import sys
 import time
@@ -11,12 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from memstream.entrypoints.api_workers import (
     WORKER_COMMAND,
     metrics_directory,
+    model_server_command,
     start_directory,
     worker_environment,
 )
@@ -55,7 +59,9 @@ def _profile_requests(exposition: bytes) -> float:
 
 
 @contextmanager
-def _serving(settings: Settings, scratch: Path, port: int) -> Iterator[list[subprocess.Popen]]:
+def _serving(
+    settings: Settings, scratch: Path, port: int, extra: dict[str, str] | None = None
+) -> Iterator[list[subprocess.Popen]]:
     on_port = settings.model_copy(
         update={"api_host": "127.0.0.1", "api_port": port, "data_dir": scratch}
     )
@@ -69,6 +75,7 @@ def _serving(settings: Settings, scratch: Path, port: int) -> Iterator[list[subp
         "MEMSTREAM_EMBEDDER": "hashing",
         "MEMSTREAM_RECALL_AUTH_DISABLED": "true",
         "MEMSTREAM_LOG_LEVEL": "WARNING",
+        **(extra or {}),
     }
     workers = []
     for n in range(WORKERS):
@@ -126,3 +133,51 @@ def test_each_scrape_counts_the_requests_of_every_worker(
     assert counts == [REQUESTS] * SCRAPES
     # Both processes wrote their series, so both served (the kernel spread the connections).
     assert len({name.rsplit("_", 1)[-1] for name in files if name.startswith("counter_")}) == 2
+
+
+def test_workers_that_share_a_model_server_answer_recall_without_a_model_of_their_own(
+    settings: Settings, tmp_path: Path
+) -> None:
+    # What `serve` runs with MEMSTREAM_API_SHARED_MODEL: the model server first, then the
+    # workers, told where it listens. Each recall embeds its query through the server.
+    port = free_port()
+    models = settings.data_dir / "models"  # the session's: the graph is exported once
+    shared = settings.model_copy(
+        update={
+            "data_dir": tmp_path,
+            "model_cache_dir": models,
+            "embedder": "local",
+            "embed_runtime": "onnx-int8",
+        }
+    )
+    command, socket_path = model_server_command(shared)
+    server = subprocess.Popen(command, stderr=(tmp_path / "model-server.log").open("wb"))
+    try:
+        extra = {
+            "MEMSTREAM_EMBEDDER": "local",
+            "MEMSTREAM_EMBED_RUNTIME": "onnx-int8",
+            "MEMSTREAM_MODEL_CACHE_DIR": str(models),
+            "MEMSTREAM_EMBED_SERVER": str(socket_path),
+        }
+        with _serving(settings, tmp_path, port, extra) as workers:
+            _until_both_answer(port, workers, timeout_s=300)
+            statuses = [_recall(port, f"Where did Ana move in week {n}?") for n in range(8)]
+            children = {w.pid: psutil.Process(w.pid).children() for w in workers}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    assert statuses == [200] * 8
+    assert children == {w.pid: [] for w in workers}  # no model process of their own
+
+
+def _recall(port: int, query: str) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        body = json.dumps({"user_id": "nobody-yet", "query": query})
+        connection.request("POST", "/v1/recall", body, {"Content-Type": "application/json"})
+        reply = connection.getresponse()
+        reply.read()
+        return reply.status
+    finally:
+        connection.close()

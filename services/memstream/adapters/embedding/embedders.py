@@ -25,6 +25,8 @@ from memstream.settings import Settings
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
+    from memstream.adapters.embedding.model_client import ModelServerClient
+
 LOCAL_MODEL_DIM = 384
 
 
@@ -63,6 +65,7 @@ class LocalEmbedder:
         threads: int = 1,
         processes: int = 1,
         cache_dir: Path | None = None,
+        server: Path | None = None,
     ) -> None:
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
@@ -80,6 +83,12 @@ class LocalEmbedder:
         self._cache_dir = cache_dir
         self._checked = False
         self._batchers: dict[asyncio.AbstractEventLoop, MicroBatcher] = {}
+        # With a model server, the model runs there (its runtime and threads are its own).
+        self._server: ModelServerClient | None = None
+        if server is not None:
+            from memstream.adapters.embedding.model_client import ModelServerClient
+
+            self._server = ModelServerClient(server, dim)
 
     @property
     def dim(self) -> int:
@@ -96,6 +105,10 @@ class LocalEmbedder:
     @property
     def threads(self) -> int:
         return self._threads
+
+    def model_path(self) -> Path:
+        """The model's directory (the wheel's, unless given)."""
+        return self._path()
 
     def _path(self) -> Path:
         if self._model_path is not None:
@@ -121,10 +134,14 @@ class LocalEmbedder:
     async def warm_up(self) -> None:
         """Start every model process, load the model in each and run it once, now (a few
         seconds): the first real call is then as fast as the rest, whichever process takes it."""
-        spec, processes = self._model_processes()
-        dimensions = await processes.call_each(
-            model_process_functions.warm, spec, _WARM_UP_TEXTS, self._batch_size
-        )
+        if self._server is not None:
+            # Waits for the server to bind its socket, which it does once its model is warm.
+            dimensions = [(await self._server.encode(_WARM_UP_TEXTS)).shape[1]]
+        else:
+            spec, processes = self._model_processes()
+            dimensions = await processes.call_each(
+                model_process_functions.warm, spec, _WARM_UP_TEXTS, self._batch_size
+            )
         for actual in dimensions:
             if actual != self._dim:
                 raise ValueError(f"{self._path()} embeds in {actual} dimensions, not {self._dim}")
@@ -145,10 +162,13 @@ class LocalEmbedder:
         return batcher
 
     async def _encode(self, texts: list[str]) -> list[list[float]]:
-        spec, processes = self._model_processes()
-        vectors = await processes.call(
-            model_process_functions.encode, spec, texts, self._batch_size
-        )
+        if self._server is not None:
+            vectors = await self._server.encode(texts)
+        else:
+            spec, processes = self._model_processes()
+            vectors = await processes.call(
+                model_process_functions.encode, spec, texts, self._batch_size
+            )
         rows: list[list[float]] = vectors.tolist()
         return rows
 
@@ -256,6 +276,8 @@ def build_embedder(settings: Settings) -> LocalEmbedder | OpenAIEmbedder | Hashi
         )
     cores = len(os.sched_getaffinity(0))
     processes = settings.embed_processes or default_model_processes(cores, settings.embed_runtime)
+    if settings.embed_server is not None:
+        processes = 1  # one server, taking one batch at a time
     return LocalEmbedder(
         batch_size=settings.embed_batch_size,
         dim=settings.embedding_dim,
@@ -264,7 +286,30 @@ def build_embedder(settings: Settings) -> LocalEmbedder | OpenAIEmbedder | Hashi
         threads=settings.embed_threads or max(1, cores // processes),
         processes=processes,
         cache_dir=settings.model_cache_dir or settings.data_dir / "models",
+        server=settings.embed_server,
     )
+
+
+def model_server_arguments(settings: Settings) -> list[str]:
+    """The command-line arguments of `model_server` for the local model `settings` name:
+    one process of `embed_threads` threads (0: one, as an API's model runs)."""
+    embedder = build_embedder(settings.model_copy(update={"embed_server": None}))
+    if not isinstance(embedder, LocalEmbedder):
+        raise ValueError("a model server runs the local model (MEMSTREAM_EMBEDDER=local)")
+    return [
+        "--model",
+        str(embedder.model_path()),
+        "--runtime",
+        settings.embed_runtime,
+        "--cache-dir",
+        str(settings.model_cache_dir or settings.data_dir / "models"),
+        "--threads",
+        str(settings.embed_threads or 1),
+        "--batch-size",
+        str(settings.embed_batch_size),
+        "--log-level",
+        settings.log_level,
+    ]
 
 
 def default_model_processes(cores: int, runtime: str) -> int:

@@ -75,6 +75,12 @@ class ModelSpec:
 _model: Any = None
 
 
+def configure_model_process(threads: int) -> None:
+    """In a process that is to run the model, before torch or onnxruntime is imported:
+    their thread settings, and Ctrl-C left to the parent (see the module doc)."""
+    _start_child(threads)
+
+
 def _start_child(threads: int) -> None:
     # Before torch or onnxruntime is imported (they load on the first call): both read these.
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -6,11 +6,13 @@ concurrent clients, for one user with 10k memories among others.
 Setup: the embedded stack's broker and Redis in this process; the tree is the synthetic one
 of `recall_latency` (one measured user among `--background-users` others, synthetic stored
 vectors), written once. The API runs as `memstream serve` in its own processes (as deployed,
-so the load generator here does not share its interpreter), on loopback; `--workers N`
-starts N of them on one port (SO_REUSEPORT, as `MEMSTREAM_API_WORKERS` does), each on its
-own copy of the in-process Qdrant shard, which one process owns. `--server-code DIR` runs
-the servers from another source tree (e.g. an export of main) to compare in one run;
-`--rounds` alternates the configurations that many times.
+so the load generator here does not share its interpreter), on loopback; `--config
+workers=N` starts N of them on one port (SO_REUSEPORT, as `MEMSTREAM_API_WORKERS` does),
+each on its own copy of the in-process Qdrant shard, which one process owns, and, as `serve`
+does, one model server for them all (`shared_model=0`: a model process each). `code=DIR`
+runs the servers from another source tree (e.g. an export of main) to compare in one run;
+`--rounds` alternates the configurations that many times. The JSON also has each
+configuration's time to ready and memory (PSS of the API's and the model's processes).
 
 Each client keeps one connection (a minimal HTTP/1.1 client, `KeepAliveConnection`: the
 load generator's CPU is taken from the cores the API runs on) and sends its next request
@@ -48,10 +50,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import psutil
 
 from memstream.bootstrap import connect, qdrant_edge_dir
 from memstream.edges.http.server import event_loop_factory
-from memstream.entrypoints.api_workers import start_directory
+from memstream.entrypoints.api_workers import model_server_command, start_directory
 from memstream.entrypoints.collector import collect_less_often
 from memstream.settings import Settings
 from memstream.tools.bench.recall_latency import (
@@ -142,15 +145,24 @@ class Servers:
         runtime: str,
         threads: int,
         code: Path | None,
+        shared_model: bool = False,
         profile_prefix: Path | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._processes: list[subprocess.Popen[bytes]] = []
+        self._model_server: subprocess.Popen[bytes] | None = None
         self.ready_s = 0.0
         started = time.perf_counter()
         # As `serve` starts its workers: they open the port together, once all are warm.
         start_dir = start_directory(settings.model_copy(update={"data_dir": scratch}), workers)
+        shared: dict[str, str] = {}
+        # As `serve` does (MEMSTREAM_API_SHARED_MODEL): one model server for its workers; not
+        # for one worker, nor for code from before the model server.
+        has_server = code is None or (code / _MODEL_SERVER_MODULE).exists()
+        if shared_model and workers > 1 and has_server:
+            self._model_server, socket_path = self._start_model_server(scratch, runtime, threads)
+            shared["MEMSTREAM_EMBED_SERVER"] = str(socket_path)
         for n in range(workers):
             data = scratch / f"worker-{n}"
             shutil.copytree(qdrant_edge_dir(settings), data / "qdrant-edge")
@@ -170,6 +182,7 @@ class Servers:
                 "MEMSTREAM_RECALL_AUTH_DISABLED": "true",
                 "MEMSTREAM_EMBED_THREADS": str(threads),
                 "MEMSTREAM_LOG_LEVEL": "WARNING",
+                **shared,
             }
             if runtime:
                 env["MEMSTREAM_EMBED_RUNTIME"] = runtime
@@ -180,9 +193,37 @@ class Servers:
             self._processes.append(subprocess.Popen([*command, "serve"], env=env))
         self._started = started
 
+    @staticmethod
+    def _start_model_server(
+        scratch: Path, runtime: str, threads: int
+    ) -> tuple[subprocess.Popen[bytes], Path]:
+        settings = Settings(
+            data_dir=scratch,
+            model_cache_dir=scratch / "models",
+            embed_threads=threads,
+            log_level="WARNING",
+        )
+        if runtime:
+            settings = settings.model_copy(update={"embed_runtime": runtime})
+        command, socket_path = model_server_command(settings)
+        return subprocess.Popen(command), socket_path
+
+    def memory_mb(self) -> dict[str, int]:
+        """Proportional set size (shared pages split between their users, as a container
+        counts them) of the API processes and of the model's processes, in MB."""
+        api = [psutil.Process(p.pid) for p in self._processes]
+        model = [c for p in api for c in p.children(recursive=True)]
+        if self._model_server is not None:
+            model.append(psutil.Process(self._model_server.pid))
+        return {"api": _pss_mb(api), "model": _pss_mb(model)}
+
     def cpu_seconds(self) -> tuple[float, float]:
-        """CPU seconds so far of the API processes, and of their model processes."""
-        return cpu_seconds([p.pid for p in self._processes])
+        """CPU seconds so far of the API processes, and of their model processes (the
+        shared model server's, when there is one)."""
+        api, model = cpu_seconds([p.pid for p in self._processes])
+        if self._model_server is not None:
+            model += sum(cpu_seconds([self._model_server.pid]))
+        return api, model
 
     async def wait_ready(self, session: aiohttp.ClientSession) -> None:
         """Until every worker answers /readyz. The workers open the port together, once all
@@ -213,6 +254,9 @@ class Servers:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        if self._model_server is not None:
+            self._model_server.terminate()
+            self._model_server.wait(timeout=30)
 
 
 class KeepAliveConnection:
@@ -364,13 +408,29 @@ async def measure(
                 servers, asks, max(levels), requests, rate=rate
             )
             print(f"  {json.dumps(figures)}", flush=True)
+    results["memory_mb"] = servers.memory_mb()
     return results
 
 
+_MODEL_SERVER_MODULE = Path("services/memstream/adapters/embedding/model_server.py")
+
+
+def _pss_mb(processes: Sequence[psutil.Process]) -> int:
+    return round(sum(float(p.memory_full_info().pss) for p in processes) / 2**20)
+
+
 def parse_config(text: str) -> dict[str, Any]:
-    """`workers=2,runtime=onnx-int8,threads=1,code=/path` -> a configuration."""
+    """`workers=2,runtime=onnx-int8,threads=1,shared_model=0,code=/path` -> a configuration
+    (`shared_model=0`: a model process per worker instead of one model server for all, as
+    `MEMSTREAM_API_SHARED_MODEL=false`)."""
     # runtime "" and threads 0: what the server chooses by default.
-    config: dict[str, Any] = {"workers": 1, "runtime": "", "threads": 0, "code": None}
+    config: dict[str, Any] = {
+        "workers": 1,
+        "runtime": "",
+        "threads": 0,
+        "shared_model": 1,
+        "code": None,
+    }
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
         if key not in config:
@@ -409,6 +469,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         runtime=config["runtime"],
                         threads=config["threads"],
                         code=config["code"],
+                        shared_model=bool(config["shared_model"]),
                         profile_prefix=(
                             None
                             if args.profile is None

@@ -200,3 +200,32 @@ async def test_every_model_process_is_warm_after_warm_up_and_embeds_alike(cache_
     alone = await embedder.embed(SENTENCES)
     bulk = await embedder.embed(SENTENCES * 60)
     assert min(_cos(a, b) for a, b in zip(alone * 60, bulk, strict=True)) > 0.98
+
+
+async def test_a_model_server_embeds_as_the_embedders_own_model_process(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    # What `serve` runs with MEMSTREAM_API_SHARED_MODEL: the model in a server process, the
+    # API processes' embedders its clients, none with a model process of its own.
+    from memstream.entrypoints.api_workers import model_server_command
+    from memstream.settings import Settings
+
+    settings = Settings(data_dir=tmp_path, model_cache_dir=cache_dir, embed_runtime="onnx-int8")
+    command, socket_path = model_server_command(settings)
+    before = {c.pid for c in psutil.Process().children()}  # earlier tests' model processes
+    server = subprocess.Popen(command)  # noqa: ASYNC220 - started once, stopped in finally
+    try:
+        through_server = LocalEmbedder(runtime="onnx-int8", cache_dir=cache_dir, server=socket_path)
+        await through_server.warm_up()  # waits for the socket, bound once the model is warm
+        served = [(await through_server.embed([text]))[0] for text in SENTENCES]
+        together = await asyncio.gather(*(through_server.embed([s]) for s in SENTENCES))
+        # No model process of the embedder's own: the server is this process's only new child.
+        assert {c.pid for c in psutil.Process().children()} - before == {server.pid}
+        own = LocalEmbedder(runtime="onnx-int8", cache_dir=cache_dir)
+        for text, one, [batched] in zip(SENTENCES, served, together, strict=True):
+            [local] = await own.embed([text])
+            assert np.allclose(one, local, atol=1e-6)  # one text a pass either way
+            assert _cos(local, batched) > 0.97  # int8: quantized per pass, close, not equal
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

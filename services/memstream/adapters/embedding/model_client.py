@@ -1,0 +1,149 @@
+"""The API process's side of `model_server`: requests over the Unix socket, on the event loop.
+
+One connection per event loop, several requests in flight on it (each answer names its
+request). Nothing runs on another thread: a request is one write and its answer one read
+when the loop sees it, where a call to a model process of one's own goes through two
+threads of `concurrent.futures` and their wake-ups.
+
+A server that is not there yet (it binds its socket once its model is warm) is polled for
+until `connect_timeout_s`: that is a start. One that goes away later fails the requests in
+flight with ConnectionError, and the next request tries to connect once, failing at once
+if it cannot (the supervisor restarts the pod; a recall fails fast meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memstream.adapters.embedding.model_server import (
+    HEADER,
+    OK,
+    STATUS,
+    request_frame,
+)
+
+CONNECT_POLL_S = 0.1
+
+
+class ModelServerError(RuntimeError):
+    """The server read the request and could not embed it."""
+
+
+class _Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._waiting: dict[int, asyncio.Future[tuple[int, bytes]]] = {}
+        self._ids = itertools.count(1)
+        self.closed = False
+        self._reading = asyncio.ensure_future(self._read_answers(reader))
+
+    async def request(self, texts: Sequence[str]) -> tuple[int, bytes]:
+        if self.closed:
+            raise ConnectionError("the model server connection is closed")
+        request_id = next(self._ids) & 0xFFFFFFFF
+        answer = self._waiting[request_id] = asyncio.get_running_loop().create_future()
+        self._writer.write(request_frame(request_id, texts))
+        try:
+            return await answer
+        finally:
+            self._waiting.pop(request_id, None)
+
+    async def _read_answers(self, reader: asyncio.StreamReader) -> None:
+        error: BaseException = ConnectionError("the model server closed the connection")
+        try:
+            while True:
+                length, request_id = HEADER.unpack(await reader.readexactly(HEADER.size))
+                body = await reader.readexactly(length - 4)
+                waiting = self._waiting.get(request_id)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result((STATUS.unpack_from(body)[0], body[STATUS.size :]))
+        except (asyncio.IncompleteReadError, OSError) as exc:
+            error = ConnectionError(f"the model server connection failed: {exc!r}")
+        finally:
+            self.closed = True
+            for waiting in self._waiting.values():
+                if not waiting.done():
+                    waiting.set_exception(error)
+            self._writer.close()
+
+    async def close(self) -> None:
+        self.closed = True
+        self._reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reading
+
+
+class ModelServerClient:
+    """`await client.encode(texts)`: the server's unit vectors, a float32 array."""
+
+    def __init__(self, path: Path, dim: int, *, connect_timeout_s: float = 300.0) -> None:
+        self._path = path
+        self._dim = dim
+        self._connect_timeout_s = connect_timeout_s
+        self._started = False  # connected once: no more waiting for a server to come up
+        # Streams belong to one event loop; a client shared by two (a test and a server
+        # thread) keeps a connection per loop. Calls that find none wait for one opening.
+        self._connections: dict[asyncio.AbstractEventLoop, asyncio.Task[_Connection]] = {}
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    async def encode(self, texts: Sequence[str]) -> Any:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        connection = await self._connection()
+        status, payload = await connection.request(texts)
+        if status != OK:
+            raise ModelServerError(payload.decode("utf-8", "replace"))
+        vectors = np.frombuffer(payload, dtype=np.float32)
+        if vectors.size != len(texts) * self._dim:
+            raise ModelServerError(
+                f"{vectors.size} numbers for {len(texts)} texts of {self._dim} dimensions"
+            )
+        return vectors.reshape(len(texts), self._dim)
+
+    async def _connection(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        opening = self._connections.get(loop)
+        if (
+            opening is not None
+            and opening.done()
+            and (opening.exception() is not None or opening.result().closed)
+        ):
+            opening = None  # failed or gone: open anew
+        if opening is None:
+            self._connections = {lp: c for lp, c in self._connections.items() if not lp.is_closed()}
+            opening = self._connections[loop] = asyncio.ensure_future(self._open())
+        # Shielded: a caller that gives up leaves the connection to the others.
+        return await asyncio.shield(opening)
+
+    async def _open(self) -> _Connection:
+        deadline = time.monotonic() + self._connect_timeout_s
+        while True:
+            try:
+                reader, writer = await asyncio.open_unix_connection(str(self._path))
+                self._started = True
+                return _Connection(reader, writer)
+            except OSError as exc:  # not bound yet: the server is still loading its model
+                if self._started or time.monotonic() > deadline:
+                    raise ConnectionError(f"no model server at {self._path}: {exc}") from exc
+                await asyncio.sleep(CONNECT_POLL_S)  # a poll with a deadline
+
+    async def close(self) -> None:
+        """Close this event loop's connection (the next request opens another)."""
+        opening = self._connections.pop(asyncio.get_running_loop(), None)
+        if opening is None:
+            return
+        if not opening.done():
+            opening.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+            await (await opening).close()
