@@ -17,9 +17,10 @@ the supervisor empties at every start and waits until all have (`wait_for_each_o
 The workers share one model: the supervisor first starts a model server
 (`adapters/embedding/model_server`) on `<data dir>/model.sock`, and the workers embed
 through it; it is watched like a worker. Against a model process per worker
-(`MEMSTREAM_API_SHARED_MODEL=false`), measured on two cores: half the model's memory, about
-a tenth less of the API's CPU a request (no `concurrent.futures` threads in the worker),
-half the p50 latency at 80 requests/s, and a faster start (one model loads, not two at once).
+(`MEMSTREAM_API_SHARED_MODEL=false`), measured on two cores: half the model's memory, a
+faster start (one model loads, not two at once) and, below saturation, about a tenth less of
+the API's CPU a request (no `concurrent.futures` threads in the worker) and half the p50
+latency at 80 requests/s; at saturation the two did not differ beyond noise.
 
 A scrape reaches one worker, so the workers keep their metrics in prometheus_client's
 multiprocess files (a fresh directory under the data directory) and each worker's `/metrics`

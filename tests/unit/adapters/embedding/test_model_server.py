@@ -106,11 +106,33 @@ async def test_concurrent_requests_are_answered_each_with_its_own_vectors(
     for texts, vectors in zip(asks, answers, strict=True):
         assert vectors.shape == (len(texts), DIM)
         assert vectors.tolist() == [vector_of(t) for t in texts]
-    # Requests that came together shared passes, of at most max_texts texts each.
-    assert all(len(p) <= 3 for p in stand_in.passes)
+    assert all(len(p) <= 3 for p in stand_in.passes)  # max_texts
     assert sorted(t for p in stand_in.passes for t in p) == sorted(t for a in asks for t in a)
-    assert len(stand_in.passes) < 4  # one per request would be four
     await client.close()
+
+
+def test_requests_waiting_together_share_passes_and_are_answered_in_order(
+    path: Path, stand_in: StandIn
+) -> None:
+    server = ModelServer(listen(path), stand_in, max_texts=3)
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(str(path))
+    asks = [["alpha"], ["be", "gamma"], ["delta", "e", "zeta", "eta"], ["theta"]]
+    client.sendall(b"".join(request_frame(n, texts) for n, texts in enumerate(asks)))
+    assert server.serve_once(timeout=5) == 0  # the connection is accepted
+    assert server.serve_once(timeout=5) == 4  # all four requests, read together
+
+    # Their eight texts in passes of at most three, in the order they came.
+    assert stand_in.passes == [["alpha", "be", "gamma"], ["delta", "e", "zeta"], ["eta", "theta"]]
+    buffer = bytearray()
+    while len(answers := split_frames(bytearray(buffer))) < len(asks):
+        buffer += client.recv(1 << 16)
+    for (request_id, body), texts in zip(answers, asks, strict=True):
+        vectors = np.frombuffer(body[1:], dtype=np.float32).reshape(len(texts), DIM)
+        assert body[0] == 0 and vectors.tolist() == [vector_of(t) for t in texts]
+        assert request_id == asks.index(texts)
+    client.close()
+    server.close()
 
 
 async def test_a_failed_pass_fails_its_requests_and_the_next_pass_works(
