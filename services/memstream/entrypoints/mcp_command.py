@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from enum import StrEnum
 from typing import Annotated
 
@@ -35,6 +34,8 @@ def mcp(
     Whose memories: --user-id fixes the user of every call; without it (HTTP only) each
     session's bearer key names its user (MEMSTREAM_MCP_USER_KEYS). Tools never take a user id.
     """
+    import asyncio
+
     from memstream.edges.tracing import configure as configure_tracing
     from memstream.entrypoints.mcp_server import McpConfig, serve_http, serve_stdio
     from memstream.settings import Settings
