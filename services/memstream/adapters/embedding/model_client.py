@@ -93,10 +93,6 @@ class ModelServerClient:
         # thread) keeps a connection per loop. Calls that find none wait for one opening.
         self._connections: dict[asyncio.AbstractEventLoop, asyncio.Task[_Connection]] = {}
 
-    @property
-    def path(self) -> Path:
-        return self._path
-
     async def encode(self, texts: Sequence[str]) -> Any:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)

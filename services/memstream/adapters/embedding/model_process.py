@@ -76,12 +76,8 @@ _model: Any = None
 
 
 def configure_model_process(threads: int) -> None:
-    """In a process that is to run the model, before torch or onnxruntime is imported:
-    their thread settings, and Ctrl-C left to the parent (see the module doc)."""
-    _start_child(threads)
-
-
-def _start_child(threads: int) -> None:
+    """In a process that is to run the model (a child, or the model server), before torch
+    or onnxruntime is imported: their thread settings, and Ctrl-C left to the parent."""
     # Before torch or onnxruntime is imported (they load on the first call): both read these.
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(threads)
@@ -174,7 +170,7 @@ class ModelProcesses:
         return ProcessPoolExecutor(
             max_workers=1,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_child,
+            initializer=configure_model_process,
             initargs=(self._threads,),
         )
 
