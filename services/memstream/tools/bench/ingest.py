@@ -21,9 +21,10 @@ during the run (shared cores do) does not tilt the ratio either way.
 Two modes (`--mode`, in turn within each runtime; the JSON says which as `mode`):
 
 - `live` (the default, and the mode of every figure the README quotes): the workers run and
-  are warm, then the events are published; the clock runs from the first publish until
-  every message is in a stored L1. The consumer takes what has arrived, so its batches are
-  as small as the publisher's pace makes them.
+  are warm, then the events are published; the clock runs from the first publish until every
+  message is in a stored L1 (reading and validating the file and connecting the producer
+  come before it, as a producer service is connected before its users talk). The consumer
+  takes what has arrived, so its batches are as small as the publisher's pace makes them.
 - `backlog`: every event is published first, with no worker running (neither timed nor
   counted), then the workers start; the clock, the CPU figures, the model's idle count and
   the profile run from the workers' partition assignment (their `partitions assigned`
@@ -76,7 +77,7 @@ from memstream.tools.bench.cpu import CpuSpan, memory_mb, snapshot
 from memstream.tools.bench.model_busy import ModelBusy
 from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
-from memstream.tools.ingest import publish_file
+from memstream.tools.ingest import file_publisher
 from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
 
 
@@ -143,7 +144,7 @@ async def run(
                 publisher_cpu_s = 0.0
                 if mode == "backlog":
                     # All of it before any worker runs: not timed, its CPU not counted.
-                    publish = await _publisher(publisher, events_file, stack.settings())
+                    publish = await _publisher(publisher, events_file, stack.settings(), running)
                     published, _ = await publish()
                     running.enter_context(_on_partitions_assigned(span.start))
                 # Collected as `memstream worker` collects (`entrypoints/collector.py`).
@@ -155,7 +156,7 @@ async def run(
                 assert segmenter is not None
                 if mode == "live":
                     await container.embedder.embed(["warm up"])
-                    publish = await _publisher(publisher, events_file, container.settings)
+                    publish = await _publisher(publisher, events_file, container.settings, running)
                     span.start()
                     published, publisher_cpu_s = await publish()
                 elif not span.started:
@@ -267,20 +268,20 @@ def _on_partitions_assigned(then: Callable[[], None]) -> Iterator[None]:
 
 
 async def _publisher(
-    mode: str, events: Path, settings: Settings
+    mode: str, events: Path, settings: Settings, running: AsyncExitStack
 ) -> Callable[[], Awaitable[tuple[int, float]]]:
     """What publishes the events once the clock starts, returning their count and the CPU
     seconds of a publisher process: this process (`loop`, counted in the event loop), or a
-    process of its own, started now (`process`, see `publisher`)."""
+    process of its own, started now (`process`, see `publisher`). Either way the events are
+    read and validated and the producer connected before: the clock starts at the first
+    send. The loop's producer stays open until `running` closes."""
     if mode == "loop":
         catalog = load_catalog(settings.topic_prefix)
-        bootstrap = settings.kafka_bootstrap
+        ready = file_publisher(events, catalog=catalog, bootstrap=settings.kafka_bootstrap)
+        send = await running.enter_async_context(ready)
 
         async def publish_here() -> tuple[int, float]:
-            count = await publish_file(
-                events, catalog=catalog, bootstrap=bootstrap, show_progress=False
-            )
-            return count, 0.0
+            return await send(False), 0.0
 
         return publish_here
     child = await asyncio.create_subprocess_exec(

@@ -1,10 +1,10 @@
 """The ingest benchmark's producer in a process of its own (`--publisher process`).
 
 In production the producers are other services; publishing from the benchmark's own process
-puts the producer's CPU in the event loop's figures. This process connects first, says
-`ready`, waits for `go` on stdin (the benchmark starts its clock then), publishes the file
-and prints how many events it sent and the CPU seconds it took (it has exited by the time
-the benchmark takes its CPU figures, so it reports its own).
+puts the producer's CPU in the event loop's figures. This process reads and validates the
+file and connects first, says `ready`, waits for `go` on stdin (the benchmark starts its
+clock then), publishes the file and prints how many events it sent and the CPU seconds it
+took (it has exited by the time the benchmark takes its CPU figures, so it reports its own).
 
     python -m memstream.tools.bench.publisher EVENTS.jsonl --bootstrap HOST:PORT --prefix P
 """
@@ -18,16 +18,17 @@ import time
 from pathlib import Path
 
 from memstream.contracts.catalog import load_catalog
-from memstream.tools.ingest import publish_file
+from memstream.tools.ingest import file_publisher
 
 
 async def _publish(events: Path, bootstrap: str, prefix: str) -> tuple[int, float]:
     catalog = load_catalog(prefix)
-    print("ready", flush=True)
-    await asyncio.to_thread(sys.stdin.readline)
-    cpu_before = time.process_time()
-    count = await publish_file(events, catalog=catalog, bootstrap=bootstrap, show_progress=False)
-    return count, time.process_time() - cpu_before
+    async with file_publisher(events, catalog=catalog, bootstrap=bootstrap) as send:
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        cpu_before = time.process_time()
+        count = await send(False)
+        return count, time.process_time() - cpu_before
 
 
 def main() -> None:
