@@ -138,8 +138,7 @@ class Settings(BaseSettings):
         default=1024,
         gt=0,
         le=10_000,
-        description="Records the segmenter stores together; the next step embeds meanwhile "
-        "(a batch's last steps are halved down to 128, so the model waits less at its end).",
+        description="Records the segmenter stores together; the next step embeds meanwhile.",
     )
     record_retry_budget_s: float = Field(
         default=10.0,

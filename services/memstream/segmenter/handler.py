@@ -176,7 +176,8 @@ class Segmenter:
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         report = BatchReport(events=len(batch))
-        steps = [batch[lo:hi] for lo, hi in tapered_steps(len(batch), self._step_size)]
+        size = self._step_size
+        steps = [batch[i : i + size] for i in range(0, len(batch), size)]
         # The messages' embeddings do not depend on the window state, so every step's texts
         # go to the embedder now; a step waits only for its own.
         ahead = EmbeddingsAhead(self._embedder, [_texts(step) for step in steps])
@@ -519,26 +520,6 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(p) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
-
-
-def tapered_steps(count: int, size: int, smallest: int = 128) -> list[tuple[int, int]]:
-    """Bounds of the steps of a batch of `count` records: `size` each, but the last `size`
-    or fewer are halved and halved again down to `smallest`.
-
-    The model idles while the last step of a batch is stored (nothing is left to embed
-    ahead, and the next batch's texts arrive only once this one is done): the smaller that
-    step, the shorter the wait. 978 records in steps of 1,024 are 489, 245, 122 and 122."""
-    bounds: list[tuple[int, int]] = []
-    start = 0
-    while count - start > size:
-        bounds.append((start, start + size))
-        start += size
-    while (left := count - start) > smallest:
-        bounds.append((start, start + (left + 1) // 2))
-        start = bounds[-1][1]
-    if start < count:
-        bounds.append((start, count))
-    return bounds
 
 
 def _unmarked(name: str) -> AbstractContextManager[object]:
