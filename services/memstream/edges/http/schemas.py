@@ -18,6 +18,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
     create_model,
 )
 
@@ -73,6 +75,19 @@ def rfc3339_text(value: Any) -> Any:
     return value
 
 
+_FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def iso_date_text(value: Any) -> Any:
+    """Only a full date (YYYY-MM-DD) is a date here: pydantic alone would also take a number
+    (seconds since 1970, so `0` was 1970-01-01) or a date-time, which the spec does not allow."""
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or not _FULL_DATE.fullmatch(value):
+        raise ValueError("expected a date as YYYY-MM-DD, e.g. 2024-05-01")
+    return value
+
+
 # The pattern goes into the spec as it is; the check runs in Python (pydantic's own regex
 # engine has no lookahead and reads escapes differently).
 UserId = Annotated[
@@ -90,9 +105,12 @@ DateTime = Annotated[
     BeforeValidator(rfc3339_text),
     Field(json_schema_extra={"pattern": DATE_TIME_PATTERN}),
 ]
+Date = Annotated[date, BeforeValidator(iso_date_text)]
 
 
 class RecallRequestBase(BaseModel):
+    # Numbers and booleans are JSON's own (StrictInt, StrictBool): pydantic alone would take
+    # "5" or true as an integer and "yes" or 1 as a boolean, which the spec refuses.
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
@@ -104,12 +122,12 @@ class RecallRequestBase(BaseModel):
     complexity: RequestedComplexity = Field(
         default="auto", description="Force the recall scope instead of letting the planner choose."
     )
-    max_tokens: int | None = Field(
+    max_tokens: StrictInt | None = Field(
         default=None,
         description="Most tokens the recalled memories may take (a server default if absent). "
         "A question after a single fact spends only a share of it.",
     )
-    with_derivation: bool = Field(
+    with_derivation: StrictBool = Field(
         default=False, description="Give each memory's derivation (what wrote it)."
     )
 
@@ -121,7 +139,7 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
         __base__=RecallRequestBase,
         query=(Text, Field(min_length=1, max_length=settings.recall_max_query_chars)),
         max_tokens=(
-            int | None,
+            StrictInt | None,
             Field(default=None, ge=1, le=settings.recall_max_tokens_limit),
         ),
     )
@@ -272,12 +290,12 @@ class MessageForgetStatus(BaseModel):
 class RebuildRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    from_date: date | None = Field(
+    from_date: Date | None = Field(
         default=None,
         alias="from",
         description="Only memories ending on or after this date (UTC); absent: all history.",
     )
-    levels: list[Annotated[int, Field(ge=1, le=5)]] | None = Field(
+    levels: list[Annotated[StrictInt, Field(ge=1, le=5)]] | None = Field(
         default=None,
         min_length=1,
         max_length=5,

@@ -99,6 +99,11 @@ async def test_probes_and_metrics_need_no_key(client: httpx.AsyncClient) -> None
         ({"user_id": "a b"}, "user_id"),
         ({"query_time": "2024-03-04T10:00:00"}, "query_time"),
         ({"extra": 1}, "extra"),
+        # JSON's own types only: pydantic alone took these as 5 and as true.
+        ({"max_tokens": "5"}, "max_tokens"),
+        ({"max_tokens": True}, "max_tokens"),
+        ({"with_derivation": "yes"}, "with_derivation"),
+        ({"with_derivation": 1}, "with_derivation"),
     ],
 )
 async def test_bad_input_gets_422_naming_the_field(

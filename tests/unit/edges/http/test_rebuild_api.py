@@ -37,7 +37,17 @@ async def test_post_publishes_rebuild_and_answers_202_with_a_handle() -> None:
 async def test_bad_bodies_are_refused() -> None:
     publisher = FakePublisher()
     async with serving(FakeTree(), publisher) as client:
-        for body in ({"levels": [6]}, {"levels": []}, {"from": "2024-02-30"}, {"to": 1}):
+        for body in (
+            {"levels": [6]},
+            {"levels": []},
+            {"from": "2024-02-30"},
+            {"to": 1},
+            {"from": 0},  # pydantic alone read a number as seconds since 1970
+            {"from": "1700000000"},
+            {"from": "2024-03-01T00:00:00Z"},
+            {"levels": ["1"]},
+            {"levels": [True]},
+        ):
             reply = await client.post("/v1/users/u1/rebuild", json=body)
             assert reply.status_code == 422, body
     assert publisher.sent == []
