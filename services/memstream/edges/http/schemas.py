@@ -19,7 +19,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictInt,
     create_model,
 )
 
@@ -75,6 +74,14 @@ def rfc3339_text(value: Any) -> Any:
     return value
 
 
+def json_integer(value: Any) -> Any:
+    """An integer as JSON Schema has it, a number with no fraction (5 or 5.0): pydantic alone
+    would also take "5" or true."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("expected an integer")
+    return value
+
+
 _FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -106,10 +113,13 @@ DateTime = Annotated[
     Field(json_schema_extra={"pattern": DATE_TIME_PATTERN}),
 ]
 Date = Annotated[date, BeforeValidator(iso_date_text)]
+# Bounds on a JsonInt go inside it, before the check (Annotated[int, Field(ge=...), check]):
+# put on the outside, they reach the spec as "ge"/"le", which JSON Schema does not know.
+JsonInt = Annotated[int, BeforeValidator(json_integer)]
 
 
 class RecallRequestBase(BaseModel):
-    # Numbers and booleans are JSON's own (StrictInt, StrictBool): pydantic alone would take
+    # Numbers and booleans are JSON's own (JsonInt, StrictBool): pydantic alone would take
     # "5" or true as an integer and "yes" or 1 as a boolean, which the spec refuses.
     model_config = ConfigDict(extra="forbid")
 
@@ -122,7 +132,7 @@ class RecallRequestBase(BaseModel):
     complexity: RequestedComplexity = Field(
         default="auto", description="Force the recall scope instead of letting the planner choose."
     )
-    max_tokens: StrictInt | None = Field(
+    max_tokens: JsonInt | None = Field(
         default=None,
         description="Most tokens the recalled memories may take (a server default if absent). "
         "A question after a single fact spends only a share of it.",
@@ -139,8 +149,13 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
         __base__=RecallRequestBase,
         query=(Text, Field(min_length=1, max_length=settings.recall_max_query_chars)),
         max_tokens=(
-            StrictInt | None,
-            Field(default=None, ge=1, le=settings.recall_max_tokens_limit),
+            Annotated[
+                int,
+                Field(ge=1, le=settings.recall_max_tokens_limit),
+                BeforeValidator(json_integer),
+            ]
+            | None,
+            Field(default=None),
         ),
     )
 
@@ -295,7 +310,7 @@ class RebuildRequest(BaseModel):
         alias="from",
         description="Only memories ending on or after this date (UTC); absent: all history.",
     )
-    levels: list[Annotated[StrictInt, Field(ge=1, le=5)]] | None = Field(
+    levels: list[Annotated[int, Field(ge=1, le=5), BeforeValidator(json_integer)]] | None = Field(
         default=None,
         min_length=1,
         max_length=5,

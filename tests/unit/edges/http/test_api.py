@@ -116,6 +116,15 @@ async def test_bad_input_gets_422_naming_the_field(
     assert [field] == [e["loc"][-1] for e in reply.json()["detail"]]
 
 
+async def test_an_integer_may_be_written_with_a_zero_fraction(client: httpx.AsyncClient) -> None:
+    # JSON Schema's integer is any number without a fraction: 100.0 is one, 100.5 is not.
+    body = {"user_id": "u1", "query": "q"}
+    whole = await client.post("/v1/recall", json=body | {"max_tokens": 100.0}, headers=AUTH)
+    assert whole.status_code == 200
+    part = await client.post("/v1/recall", json=body | {"max_tokens": 100.5}, headers=AUTH)
+    assert part.status_code == 422
+
+
 async def test_an_unknown_user_gets_empty_answers(client: httpx.AsyncClient) -> None:
     reply = await client.post("/v1/recall", json={"user_id": "ghost", "query": "q"}, headers=AUTH)
     assert reply.status_code == 200 and reply.json()["memories"] == []
