@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 LOCAL_MODEL_DIM = 384
 
 
-# A long and a short text: a first pass of each shape allocates and (ONNX Runtime) plans.
-_WARM_UP_TEXTS = ["warm up", " ".join(["warm up the model"] * 40)]
-
-
 def _normalise(vector: Sequence[float]) -> list[float]:
     norm = math.sqrt(sum(v * v for v in vector))
     if norm == 0.0:
@@ -133,11 +129,16 @@ class LocalEmbedder:
         seconds): the first real call is then as fast as the rest, whichever process takes it."""
         if self._server is not None:
             # Waits for the server to bind its socket, which it does once its model is warm.
-            dimensions = [(await self._server.encode(_WARM_UP_TEXTS)).shape[1]]
+            dimensions = [
+                (await self._server.encode(model_process_functions.WARM_UP_TEXTS)).shape[1]
+            ]
         else:
             spec, processes = self._model_processes()
             dimensions = await processes.call_each(
-                model_process_functions.warm, spec, _WARM_UP_TEXTS, self._batch_size
+                model_process_functions.warm,
+                spec,
+                model_process_functions.WARM_UP_TEXTS,
+                self._batch_size,
             )
         for actual in dimensions:
             if actual != self._dim:

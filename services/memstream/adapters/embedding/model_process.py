@@ -155,6 +155,10 @@ def encode(spec: ModelSpec, texts: list[str], batch_size: int) -> Any:
     return _loaded(spec).encode(texts, batch_size)
 
 
+# A long and a short text: a first pass of each shape allocates and (ONNX Runtime) plans.
+WARM_UP_TEXTS = ["warm up", " ".join(["warm up the model"] * 40)]
+
+
 def warm(spec: ModelSpec, texts: list[str], batch_size: int) -> int:
     """In the child: load the model, run `texts` through it once (a first pass allocates
     and, with ONNX Runtime, plans) and return its vector size."""

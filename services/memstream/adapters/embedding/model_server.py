@@ -46,7 +46,6 @@ HEADER = struct.Struct(">II")  # length (of what follows it), request id
 STATUS = struct.Struct(">B")
 OK, FAILED = 0, 1
 MAX_FRAME = 16 * 1024 * 1024  # a request of this many bytes is a broken client, not texts
-WARM_UP_TEXTS = ["warm up", " ".join(["warm up the model"] * 40)]
 
 Encode = Callable[[list[str]], Any]  # texts -> float32 array, one row per text
 
@@ -197,7 +196,7 @@ def listen(path: Path) -> socket.socket:
 
 def run(spec: ModelSpec, path: Path, max_texts: int) -> None:
     """Load and warm the model, then serve it at `path` until the process ends."""
-    model_process.warm(spec, WARM_UP_TEXTS, max_texts)  # before the socket exists
+    model_process.warm(spec, model_process.WARM_UP_TEXTS, max_texts)  # before the socket exists
     server = ModelServer(
         listen(path), lambda texts: model_process.encode(spec, texts, max_texts), max_texts
     )

@@ -85,8 +85,16 @@ def memory_mb() -> dict[str, float]:
     for process in [me, *me.children(recursive=True)]:
         try:
             kind = "event_loop" if process.pid == me.pid else _kind(process)
-            pss = float(getattr(process.memory_full_info(), "pss", 0.0))
         except psutil.Error:
             continue
-        found[kind] = found.get(kind, 0.0) + pss / 2**20
+        if (mb := pss_mb(process)) is not None:
+            found[kind] = found.get(kind, 0.0) + mb
     return {kind: round(mb) for kind, mb in sorted(found.items())}
+
+
+def pss_mb(process: psutil.Process) -> float | None:
+    """A process's proportional set size in MB; None once it is gone."""
+    try:
+        return float(getattr(process.memory_full_info(), "pss", 0.0)) / 2**20
+    except psutil.Error:
+        return None

@@ -57,6 +57,7 @@ from memstream.edges.http.server import event_loop_factory
 from memstream.entrypoints.api_workers import model_server_command, start_directory
 from memstream.entrypoints.collector import collect_less_often
 from memstream.settings import Settings
+from memstream.tools.bench.cpu import pss_mb
 from memstream.tools.bench.recall_latency import (
     BACKGROUND_L1,
     USER,
@@ -416,7 +417,7 @@ _MODEL_SERVER_MODULE = Path("services/memstream/adapters/embedding/model_server.
 
 
 def _pss_mb(processes: Sequence[psutil.Process]) -> int:
-    return round(sum(float(p.memory_full_info().pss) for p in processes) / 2**20)
+    return round(sum(pss_mb(p) or 0.0 for p in processes))
 
 
 def parse_config(text: str) -> dict[str, Any]:
