@@ -11,13 +11,20 @@ instead of waiting for the event loop to read step k's result and send step k+1 
 int8 model, those waits at step boundaries were a tenth of the run). The local embedder
 queues concurrent calls and runs them in order (`batching`), so they do not fight over the
 cores; a third is not needed, and would only add work to throw away after a failure.
+
+A step may need texts that none of the batch's chunks holds: a message held over in the
+window state from an earlier batch (a question waiting for its reply), or the remaining
+messages of a leaf written again. Its vectors were not kept (the state is what survives a
+crash, not vectors), so they are embedded again, and as soon as the step knows them
+(`also`), not once its own chunk is back: a small call goes ahead of the chunks still
+queued, and is back before the step needs it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import ChainMap, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from memstream.ports import Embedder
 
@@ -35,8 +42,11 @@ class EmbeddingsAhead:
         if depth <= 0:
             raise ValueError("depth must be positive")
         loop = asyncio.get_running_loop()
+        self._embedder = embedder
+        self._chunks = chunks
         self._ready: list[asyncio.Future[Vectors]] = [loop.create_future() for _ in chunks]
         self._task = asyncio.create_task(self._run(embedder, chunks, depth))
+        self._also: dict[int, asyncio.Task[Vectors]] = {}
 
     async def _run(self, embedder: Embedder, chunks: Sequence[Sequence[str]], depth: int) -> None:
         calls: deque[tuple[int, asyncio.Task[list[list[float]]]]] = deque()
@@ -62,6 +72,17 @@ class EmbeddingsAhead:
                 call.cancel()
             await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
 
+    def also(self, step: int, texts: Iterable[str]) -> None:
+        """Start embedding now those of `texts` that no chunk up to `step` holds; `through`
+        of that step includes them. Called at most once per step."""
+        known = set().union(*self._chunks[: step + 1])
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        if missing:
+            self._also[step] = asyncio.create_task(self._embed(missing))
+
+    async def _embed(self, texts: list[str]) -> Vectors:
+        return dict(zip(texts, await self._embedder.embed(texts), strict=True))
+
     async def vectors(self, step: int) -> Vectors:
         """The vectors of the texts of chunk `step`, once they are all embedded."""
         return await asyncio.shield(self._ready[step])
@@ -72,12 +93,15 @@ class EmbeddingsAhead:
         batch (a question waiting for its reply) is found there, not embedded again."""
         own = await self.vectors(step)
         # Embedded in order: every earlier chunk is done (or failed, and so is this one).
-        return ChainMap(own, *(self._ready[k].result() for k in reversed(range(step))))
+        earlier = [self._ready[k].result() for k in reversed(range(step))]
+        extra = self._also.get(step)
+        return ChainMap(own, *earlier, *([await asyncio.shield(extra)] if extra else []))
 
     async def close(self) -> None:
         """Stop embedding what no step will ask for (after a failure or cancellation)."""
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
+        for task in (self._task, *self._also.values()):
+            task.cancel()
+        await asyncio.gather(self._task, *self._also.values(), return_exceptions=True)
         for ready in self._ready:
             if not ready.done():
                 ready.cancel()

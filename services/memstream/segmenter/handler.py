@@ -207,6 +207,7 @@ class Segmenter:
         work = [w for w in results if w is not None]
         segments = [s for w in work for s in w.segments]
         if segments:
+            ahead.also(index, (text for s in segments for text in s.texts))
             await self._store_vectors(segments, await ahead.through(index))
             faults.reach("l1.before_commit")
         if any(w.rebuild is not None for w in work):
@@ -490,20 +491,13 @@ class Segmenter:
     async def _store_vectors(
         self, segments: list[_Segment], embedded: Mapping[str, list[float]]
     ) -> None:
-        """Index the new L1s; each dense vector is the mean of its messages' embeddings.
+        """Index the new L1s; each dense vector is the mean of its messages' embeddings
+        (`embedded` holds every one: `EmbeddingsAhead.through`, with `also`).
 
         The memory's text (dated, third person) feeds the lexical channel and readers; the
         dense channel encodes the messages as the speakers wrote them, closer to how people
         phrase questions, at exactly the embedder's cost for the raw messages.
         """
-        # A message that waited in the window state since an earlier batch (a question
-        # waiting for its reply) was embedded then: embed it again rather than keep vectors.
-        # (From an earlier step of this batch, `embedded` has it.) It waits behind the bulk
-        # work already sent to the model, up to a second under load.
-        missing = list(dict.fromkeys(t for s in segments for t in s.texts if t not in embedded))
-        if missing:
-            again = zip(missing, await self._embedder.embed(missing), strict=True)
-            embedded = {**embedded, **dict(again)}
         await self._index.upsert(
             [
                 IndexedMemory(

@@ -104,3 +104,46 @@ async def test_close_cancels_a_chunk_still_being_embedded() -> None:
     for step in (0, 1, 2):
         with pytest.raises(asyncio.CancelledError):
             await ahead.vectors(step)
+
+
+async def test_texts_a_step_also_needs_are_embedded_at_once_and_found_through_it() -> None:
+    release = asyncio.Event()
+
+    class HeldEmbedder(RecordingEmbedder):
+        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            if "held over" not in texts:  # the chunks wait; the held-over text does not
+                await release.wait()
+            return await super().embed(texts)
+
+    embedder = HeldEmbedder()
+    ahead = EmbeddingsAhead(embedder, [["a", "bb"], ["ccc"]])
+    await asyncio.sleep(0)
+    # Step 1's L1s cite "held over" (from an earlier batch) and "a" (from step 0).
+    ahead.also(1, ["held over", "a", "ccc", "held over"])
+    for _ in range(5):
+        await asyncio.sleep(0)  # let the tasks run as far as they can (no wall-clock wait)
+    assert ["held over"] in embedder.calls  # sent while the chunks are still embedding
+    assert not release.is_set() and embedder.running == 0  # ... and already back
+    release.set()
+    async with asyncio.timeout(5):
+        through = await ahead.through(1)
+    assert dict(through) == {"a": [1.0], "bb": [2.0], "ccc": [3.0], "held over": [9.0]}
+    assert sum(call.count("held over") for call in embedder.calls) == 1
+    await ahead.close()
+
+
+async def test_close_cancels_texts_a_step_also_needed() -> None:
+    release = asyncio.Event()
+
+    class StuckEmbedder(RecordingEmbedder):
+        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            self.calls.append(list(texts))
+            await release.wait()
+            return [[0.0] for _ in texts]
+
+    ahead = EmbeddingsAhead(StuckEmbedder(), [["a"]])
+    ahead.also(0, ["held over"])
+    await asyncio.sleep(0)
+    await ahead.close()
+    with pytest.raises(asyncio.CancelledError):
+        await ahead.through(0)

@@ -82,10 +82,11 @@ async def test_a_query_waits_for_the_bulk_batches_already_sent_not_for_all_of_it
     model.gate.set()
     vectors = await bulk
     await query
-    # The two batches that were sent (two pieces each), then the query, then the rest.
+    # The two batches that were sent (two pieces each), then the query, then the rest: two
+    # batches of two pieces, and the last two pieces a batch each (spread over the slots).
     assert [len(c) for c in model.calls[:2]] == [8, 8]
     assert model.calls[2] == ["where did I hike?"]
-    assert len(model.calls) == 2 + 1 + 3 and all(len(c) <= 8 for c in model.calls)
+    assert [len(c) for c in model.calls[3:]] == [8, 8, 4, 4]
     assert vectors == [model.inner.embed_one(t) for t in bulk_texts]  # back in order
 
 
@@ -157,3 +158,84 @@ async def test_bulk_pieces_group_texts_by_words_and_marks_not_characters() -> No
     marks = ["a, b; c!", "x. y? z"]
     await batcher.embed([words[0], marks[0], words[1], marks[1]])
     assert {frozenset(call) for call in model.calls} == {frozenset(words), frozenset(marks)}
+
+
+class GatedModel:
+    """Each call waits for its own release, so a test can finish calls one at a time."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(32)
+        self.calls: list[list[str]] = []
+        self.releases: list[asyncio.Event] = []
+
+    async def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        release = asyncio.Event()
+        self.releases.append(release)
+        await release.wait()
+        return await self.inner.embed(texts)
+
+
+async def test_a_query_takes_the_first_free_slot_not_the_end_of_every_running_batch() -> None:
+    model = GatedModel()
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=1, bulk_depth=2)
+    bulk = asyncio.create_task(batcher.embed([f"text {i}" for i in range(16)]))
+    await _settle()
+    query = asyncio.create_task(batcher.embed(["where did I hike?"]))
+    await _settle()
+    assert len(model.calls) == 2  # both slots taken by bulk: the query waits
+    model.releases[0].set()  # one bulk batch returns; the other still runs
+    await _settle()
+    assert model.calls[2] == ["where did I hike?"]
+    for release in model.releases[1:]:
+        release.set()
+    while not (bulk.done() and query.done()):
+        await _settle()
+        for release in model.releases:
+            release.set()
+    assert await query == [model.inner.embed_one("where did I hike?")]
+
+
+async def test_bulk_keeps_the_free_slots_while_a_query_waits_for_the_one_before_it() -> None:
+    # A held-over message embedded again in a worker is a small call: bulk pieces must not
+    # stop going to idle model processes while it waits.
+    model = GatedModel()
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=1, bulk_depth=4)
+    first = asyncio.create_task(batcher.embed(["first query"]))
+    await _settle()
+    second = asyncio.create_task(batcher.embed(["second query"]))
+    bulk = asyncio.create_task(batcher.embed([f"text {i}" for i in range(16)]))
+    await _settle()
+    # The first query runs, the second waits for it, and bulk fills the other three slots.
+    assert model.calls[0] == ["first query"]
+    assert len(model.calls) == 4 and ["second query"] not in model.calls
+    model.releases[0].set()
+    await _settle()
+    assert model.calls[4] == ["second query"]  # the next free slot is the query's
+    while not all(task.done() for task in (first, second, bulk)):
+        for release in model.releases:
+            release.set()
+        await _settle()
+
+
+async def test_a_short_bulk_call_is_spread_over_the_slots() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=4, bulk_pieces=2, bulk_depth=4)
+    model.gate.clear()
+    call = asyncio.create_task(batcher.embed([f"text {i}" for i in range(8)]))
+    await _settle()
+    assert [len(c) for c in model.calls] == [4, 4]  # two processes, a piece each
+    model.gate.set()
+    await call
+
+
+async def test_a_bulk_call_sends_its_longest_texts_first() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=2, bulk_pieces=1, bulk_depth=1)
+    texts = ["one", "one two three four five", "one two", "one two three four"]
+    vectors = await batcher.embed(texts)
+    assert model.calls == [
+        ["one two three four five", "one two three four"],
+        ["one two", "one"],
+    ]
+    assert vectors == [model.inner.embed_one(t) for t in texts]  # back in the call's order
