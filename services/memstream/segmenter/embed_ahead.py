@@ -89,8 +89,9 @@ class EmbeddingsAhead:
 
     async def through(self, step: int) -> Mapping[str, list[float]]:
         """The vectors of the texts of chunks 0 to `step` (the later chunk's where a text is
-        in two), once they are all embedded: a message held over from an earlier step of the
-        batch (a question waiting for its reply) is found there, not embedded again."""
+        in two), and of the texts `also` added for `step`, once they are all embedded: a
+        message held over from an earlier step of the batch (a question waiting for its
+        reply) is found there, not embedded again."""
         own = await self.vectors(step)
         # Embedded in order: every earlier chunk is done (or failed, and so is this one).
         earlier = [self._ready[k].result() for k in reversed(range(step))]

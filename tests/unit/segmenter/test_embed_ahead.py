@@ -37,6 +37,19 @@ class RecordingEmbedder:
             self.finished.set()
 
 
+class StuckEmbedder(RecordingEmbedder):
+    """Notes each call, then answers only once `release` is set."""
+
+    def __init__(self, release: asyncio.Event) -> None:
+        super().__init__()
+        self.release = release
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        await self.release.wait()
+        return [[0.0] for _ in texts]
+
+
 async def test_every_chunk_is_embedded_in_order_before_anyone_asks() -> None:
     embedder = RecordingEmbedder()
     ahead = EmbeddingsAhead(embedder, [["a"], ["bb", "ccc"], ["dddd"], ["e"]])
@@ -85,14 +98,7 @@ async def test_close_stops_what_no_step_will_read(caplog: pytest.LogCaptureFixtu
 
 async def test_close_cancels_a_chunk_still_being_embedded() -> None:
     release = asyncio.Event()
-
-    class SlowEmbedder(RecordingEmbedder):
-        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-            self.calls.append(list(texts))
-            await release.wait()
-            return [[0.0] for _ in texts]
-
-    embedder = SlowEmbedder()
+    embedder = StuckEmbedder(release)
     ahead = EmbeddingsAhead(embedder, [["a"], ["b"], ["c"]])
     for _ in range(3):
         await asyncio.sleep(0)
@@ -133,15 +139,7 @@ async def test_texts_a_step_also_needs_are_embedded_at_once_and_found_through_it
 
 
 async def test_close_cancels_texts_a_step_also_needed() -> None:
-    release = asyncio.Event()
-
-    class StuckEmbedder(RecordingEmbedder):
-        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-            self.calls.append(list(texts))
-            await release.wait()
-            return [[0.0] for _ in texts]
-
-    ahead = EmbeddingsAhead(StuckEmbedder(), [["a"]])
+    ahead = EmbeddingsAhead(StuckEmbedder(asyncio.Event()), [["a"]])
     ahead.also(0, ["held over"])
     await asyncio.sleep(0)
     await ahead.close()

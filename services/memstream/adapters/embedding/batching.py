@@ -126,8 +126,7 @@ class MicroBatcher:
     def _next_batch(self, running: int, running_small: bool) -> tuple[list[_Piece], bool]:
         """The next batch to send while `running` batches are in the model (one of them of
         small calls if `running_small`), and whether it is of small calls; or no batch yet."""
-        free = self._bulk_depth - running
-        if free <= 0:
+        if running >= self._bulk_depth:
             return [], False
         while self._small and self._small[0].done.done():
             self._small.popleft()  # a cancelled caller's texts are not worth a pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -175,6 +176,13 @@ class GatedModel:
         await release.wait()
         return await self.inner.embed(texts)
 
+    async def finish(self, *tasks: asyncio.Future[Any]) -> None:
+        """Release every call, those the tasks make meanwhile too, until the tasks are done."""
+        while not all(task.done() for task in tasks):
+            for release in self.releases:
+                release.set()
+            await _settle()
+
 
 async def test_a_query_takes_the_first_free_slot_not_the_end_of_every_running_batch() -> None:
     model = GatedModel()
@@ -187,12 +195,7 @@ async def test_a_query_takes_the_first_free_slot_not_the_end_of_every_running_ba
     model.releases[0].set()  # one bulk batch returns; the other still runs
     await _settle()
     assert model.calls[2] == ["where did I hike?"]
-    for release in model.releases[1:]:
-        release.set()
-    while not (bulk.done() and query.done()):
-        await _settle()
-        for release in model.releases:
-            release.set()
+    await model.finish(bulk, query)
     assert await query == [model.inner.embed_one("where did I hike?")]
 
 
@@ -212,10 +215,7 @@ async def test_bulk_keeps_the_free_slots_while_a_query_waits_for_the_one_before_
     model.releases[0].set()
     await _settle()
     assert model.calls[4] == ["second query"]  # the next free slot is the query's
-    while not all(task.done() for task in (first, second, bulk)):
-        for release in model.releases:
-            release.set()
-        await _settle()
+    await model.finish(first, second, bulk)
 
 
 async def test_a_short_bulk_call_is_spread_over_the_slots() -> None:
