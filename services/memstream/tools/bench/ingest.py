@@ -8,7 +8,10 @@ against its own raw rate: the ratio says how much of its embedder the pipeline k
 absolute rates say which runtime ingests faster on this machine in this run. `--processes`
 and `--publisher` alternate, within each runtime, the model processes (as
 `MEMSTREAM_EMBED_PROCESSES`; the embedder alone runs the same ones) and who publishes (the
-benchmark's event loop, or a process of its own as producers are other services).
+benchmark's event loop, or a process of its own as producers are other services). With
+more than one run, the JSON's `summary` gives each configuration's median ratio, its range
+and how many runs reached 0.8: the same code moves by 0.05-0.1 from run to run on shared
+cores, so the median of a few rounds is the figure to read.
 
 One run measures both figures on the same machine: the local embedder alone over the raw
 message texts (batch 64, the ceiling), once before and once after the pipeline, and between
@@ -54,6 +57,7 @@ import logging
 import os
 import platform
 import pstats
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,6 +83,9 @@ from memstream.tools.caught_up import wait_caught_up
 from memstream.tools.embedded.stack import EmbeddedStack
 from memstream.tools.ingest import file_publisher
 from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
+
+# The issue's bar: the pipeline keeps at least this share of the embedder's own rate.
+TARGET_RATIO = 0.8
 
 
 def _write_events(files: list[Path], out: Path) -> tuple[list[str], list[str]]:
@@ -216,7 +223,7 @@ async def run(
         "cpu_ratio": round(raw_cpu_per_msg / pipeline_cpu.total_per_record(len(texts)), 3),
         "seconds_until_all_consolidated": round(caught_up, 2),
         "ratio_until_all_consolidated": round(len(texts) / caught_up / raw_rate, 3),
-        "target_ratio": 0.8,
+        "target_ratio": TARGET_RATIO,
         "nodes": nodes,
         "machine": {"python": platform.python_version(), "cpus": _cpus()},
     }
@@ -337,6 +344,39 @@ async def _until(done: Callable[[], bool], poll_s: float = 0.05) -> None:
         await asyncio.sleep(poll_s)
 
 
+def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each configuration's runs in one line: the ratio's median and range, and how many
+    runs reached the target.
+
+    The same code's ratio moves by 0.05-0.1 from run to run on shared cores, so whether the
+    pipeline keeps 0.8 of its embedder is read off the median of several runs, not one.
+    """
+    groups: dict[tuple[str, int, str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        key = (r["runtime"], r["model"]["processes"], r["publisher"], r["mode"])
+        groups.setdefault(key, []).append(r)
+    summary = []
+    for (runtime, processes, publisher, mode), group in groups.items():
+        ratios = [r["ratio"] for r in group]
+        summary.append(
+            {
+                "runtime": runtime,
+                "processes": processes,
+                "publisher": publisher,
+                "mode": mode,
+                "runs": len(group),
+                "ratio_median": round(statistics.median(ratios), 3),
+                "ratio_range": [min(ratios), max(ratios)],
+                "runs_at_target": sum(ratio >= TARGET_RATIO for ratio in ratios),
+                "cpu_ratio_median": round(statistics.median(r["cpu_ratio"] for r in group), 3),
+                "pipeline_msgs_per_s_median": round(
+                    statistics.median(r["pipeline_msgs_per_s"] for r in group), 1
+                ),
+            }
+        )
+    return summary
+
+
 def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
@@ -409,7 +449,10 @@ def main() -> None:
                             )
                             runs.append(asyncio.run(measured))
                             print(json.dumps(runs[-1]), flush=True)
-    result = runs[0] if len(runs) == 1 else {"benchmark": "ingest", "runs": runs}
+    if len(runs) == 1:
+        result = runs[0]
+    else:
+        result = {"benchmark": "ingest", "summary": summarize(runs), "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
