@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -62,7 +63,7 @@ from memstream.domain.windows import (
     next_due,
 )
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
-from memstream.segmenter.embed_ahead import EmbeddingsAhead
+from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
 
@@ -176,8 +177,8 @@ class Segmenter:
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         report = BatchReport(events=len(batch))
-        size = self._step_size
-        steps = [batch[i : i + size] for i in range(0, len(batch), size)]
+        bounds = [0, *itertools.accumulate(step_sizes(len(batch), self._step_size))]
+        steps = [batch[lo:hi] for lo, hi in itertools.pairwise(bounds)]
         # The messages' embeddings do not depend on the window state, so every step's texts
         # go to the embedder now; a step waits only for its own.
         ahead = EmbeddingsAhead(self._embedder, [_texts(step) for step in steps])

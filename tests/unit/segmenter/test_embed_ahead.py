@@ -7,8 +7,10 @@ import gc
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memstream.segmenter.embed_ahead import EmbeddingsAhead
+from memstream.segmenter.embed_ahead import LAST_STEP, EmbeddingsAhead, step_sizes
 
 
 class RecordingEmbedder:
@@ -145,3 +147,23 @@ async def test_close_cancels_texts_a_step_also_needed() -> None:
     await ahead.close()
     with pytest.raises(asyncio.CancelledError):
         await ahead.through(0)
+
+
+@given(st.integers(min_value=0, max_value=20_000), st.integers(min_value=1, max_value=4096))
+def test_a_batch_goes_in_steps_of_at_most_step_size_that_shrink_at_its_end(
+    count: int, step_size: int
+) -> None:
+    sizes = step_sizes(count, step_size)
+    assert sum(sizes) == count
+    assert all(0 < n <= step_size for n in sizes)
+    after_the_first = sizes[1:]
+    assert after_the_first == sorted(after_the_first, reverse=True)
+    if len(sizes) > 1:
+        assert sizes[-1] == min(LAST_STEP, step_size)
+
+
+def test_a_large_batch_ends_with_a_small_step() -> None:
+    # Steps of 1,024 ended this batch with 730 records to store after the model was done.
+    assert step_sizes(2778, 1024) == [218, 1024, 1024, 384, 128]
+    assert step_sizes(100, 1024) == [100]  # a batch no larger than the last step: one
+    assert step_sizes(6, 3) == [3, 3]

@@ -11,8 +11,13 @@ sent to it as one batch:
   batch runs form the next batch. A small call therefore waits for at most the batch in
   front of it.
 - Small calls (up to `max_texts` texts, e.g. queries) go before bulk work. A bulk call (a
-  write-path step of a thousand messages) is cut into pieces of `max_texts`, texts of
-  similar length together (little padding), and up to `bulk_pieces` pieces make a batch.
+  write-path step of a thousand messages) is cut into as many pieces as pieces of
+  `max_texts` would make, texts of similar length together (little padding), each piece
+  of about the same modelled cost (`passes.text_cost`), so a piece of long texts
+  holds fewer of them; up to `bulk_pieces` pieces make a batch, and the model cuts its
+  forward passes within a batch. Equal counts made equal work only for equal lengths: a
+  worker's first batch of 110 messages went as the 64 longest and the 46 shortest, and one
+  model process took 0.44 s over its piece while the other finished in 0.15 s and waited.
   The longest go first: with several model processes the last batches of a call are then
   the cheapest, and the processes finish it at nearly the same time (sent shortest first,
   one process was still on the costliest batch while the other waited).
@@ -41,10 +46,14 @@ sent to it as one batch:
 from __future__ import annotations
 
 import asyncio
+import bisect
+import itertools
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+
+from memstream.adapters.embedding.passes import text_cost
 
 Vectors = list[list[float]]
 EmbedMany = Callable[[list[str]], Awaitable[Vectors]]
@@ -55,6 +64,25 @@ _WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
 def approximate_tokens(text: str) -> int:
     """Words and punctuation marks: a lower bound of a WordPiece model's token count."""
     return len(_WORD_OR_MARK.findall(text))
+
+
+def even_cuts(costs: Sequence[float], pieces: int) -> list[int]:
+    """Where to cut a run of items of these `costs` into `pieces` contiguous, non-empty
+    pieces of about equal cost: `pieces + 1` bounds, from 0 to `len(costs)`. Each cut is the
+    item boundary nearest its share of the total (as far as every piece keeps an item)."""
+    if not 0 < pieces <= len(costs):
+        raise ValueError("pieces must be between 1 and the number of items")
+    before = [0.0, *itertools.accumulate(costs)]  # before[i]: the cost of items 0..i-1
+    bounds = [0]
+    for k in range(1, pieces):
+        target = before[-1] * k / pieces
+        nearest = bisect.bisect_left(before, target)
+        if nearest > 0 and target - before[nearest - 1] <= before[nearest] - target:
+            nearest -= 1  # the boundary before the target is the nearer one
+        lowest, highest = bounds[-1] + 1, len(costs) - (pieces - k)
+        bounds.append(min(max(nearest, lowest), highest))
+    bounds.append(len(costs))
+    return bounds
 
 
 @dataclass
@@ -101,9 +129,12 @@ class MicroBatcher:
         loop = asyncio.get_running_loop()
         lengths = [approximate_tokens(text) for text in texts]
         order = sorted(range(len(texts)), key=lengths.__getitem__, reverse=True)
+        # Words and marks, and the two tokens the tokenizer adds to every text.
+        costs = [text_cost(lengths[i] + 2) for i in order]
+        bounds = even_cuts(costs, -(-len(texts) // self._max))
         pieces = [
-            _Piece([texts[i] for i in order[lo : lo + self._max]], loop.create_future())
-            for lo in range(0, len(order), self._max)
+            _Piece([texts[i] for i in order[lo:hi]], loop.create_future())
+            for lo, hi in itertools.pairwise(bounds)
         ]
         self._bulk.extend(pieces)
         self._wake()

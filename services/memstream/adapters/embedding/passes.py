@@ -24,7 +24,13 @@ QUADRATIC_TOKENS = 440.0
 
 def pass_cost(texts: int, longest: int) -> float:
     """The modelled cost of one forward pass over `texts` texts padded to `longest` tokens."""
-    return PASS_OVERHEAD_TOKENS + texts * longest * (1.0 + longest / QUADRATIC_TOKENS)
+    return PASS_OVERHEAD_TOKENS + texts * text_cost(longest)
+
+
+def text_cost(tokens: int) -> float:
+    """The modelled cost of one text of `tokens` tokens within a pass (no padding, no
+    share of the pass's fixed cost)."""
+    return tokens * (1.0 + tokens / QUADRATIC_TOKENS)
 
 
 def forward_passes(lengths: Sequence[int], max_texts: int) -> list[list[int]]:
@@ -38,8 +44,7 @@ def forward_passes(lengths: Sequence[int], max_texts: int) -> list[list[int]]:
     best = [0.0] * (len(order) + 1)
     cut = [0] * (len(order) + 1)
     for end in range(1, len(order) + 1):
-        longest = lengths[order[end - 1]]
-        per_text = longest * (1.0 + longest / QUADRATIC_TOKENS)
+        per_text = text_cost(lengths[order[end - 1]])
         start = min(
             range(max(0, end - max_texts), end),
             key=lambda s: best[s] + (end - s) * per_text,

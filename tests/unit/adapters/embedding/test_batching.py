@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memstream.adapters.embedding.batching import MicroBatcher
+from memstream.adapters.embedding.batching import MicroBatcher, even_cuts
 from memstream.adapters.embedding.embedders import HashingEmbedder
 
 
@@ -74,7 +77,8 @@ async def test_a_query_waits_for_the_bulk_batches_already_sent_not_for_all_of_it
     model = RecordingModel()
     batcher = MicroBatcher(model, max_texts=4, bulk_pieces=2, bulk_depth=2)
     model.gate.clear()
-    bulk_texts = [f"message {'x' * (i % 7)} {i}" for i in range(40)]
+    # Texts of one token count (three), so the pieces hold four each.
+    bulk_texts = [f"message {'x' * (1 + i % 7)} {i}" for i in range(40)]
     bulk = asyncio.create_task(batcher.embed(bulk_texts))
     await model.entered.wait()  # the first batch is in the model
     query = asyncio.create_task(batcher.embed(["where did I hike?"]))
@@ -151,14 +155,28 @@ async def test_a_cancelled_caller_does_not_spoil_the_batch_for_the_others() -> N
     assert model.calls == [["running"], ["kept"]]
 
 
-async def test_bulk_pieces_group_texts_by_words_and_marks_not_characters() -> None:
+async def test_bulk_pieces_order_texts_by_words_and_marks_not_characters() -> None:
     model = RecordingModel()
-    batcher = MicroBatcher(model, max_texts=2, bulk_pieces=1)
+    batcher = MicroBatcher(model, max_texts=2, bulk_pieces=1, bulk_depth=1)
     # Long in characters but one word each, and short in characters but many marks.
     words = ["incomprehensibilities", "electroencephalograph"]
     marks = ["a, b; c!", "x. y? z"]
     await batcher.embed([words[0], marks[0], words[1], marks[1]])
-    assert {frozenset(call) for call in model.calls} == {frozenset(words), frozenset(marks)}
+    assert set(model.calls[0]) <= set(marks)  # the most tokens go first
+    assert set(words) <= set(model.calls[-1])
+
+
+async def test_bulk_pieces_are_of_equal_cost_not_of_equal_count() -> None:
+    # A worker's first batch: as many pieces as pieces of max_texts would make (two, one
+    # per model process), but the long texts' piece holds fewer of them, so that both
+    # processes finish together.
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=8, bulk_pieces=1, bulk_depth=2)
+    long = [" ".join(["word"] * 30) + f" {i}" for i in range(5)]
+    short = [f"short {i}" for i in range(10)]
+    await batcher.embed(long + short)
+    assert [len(call) for call in model.calls] == [3, 12]
+    assert set(model.calls[0]) <= set(long)
 
 
 class GatedModel:
@@ -234,8 +252,35 @@ async def test_a_bulk_call_sends_its_longest_texts_first() -> None:
     batcher = MicroBatcher(model, max_texts=2, bulk_pieces=1, bulk_depth=1)
     texts = ["one", "one two three four five", "one two", "one two three four"]
     vectors = await batcher.embed(texts)
+    # Two pieces of about equal cost: the longest text alone, then the three others.
     assert model.calls == [
-        ["one two three four five", "one two three four"],
-        ["one two", "one"],
+        ["one two three four five"],
+        ["one two three four", "one two", "one"],
     ]
     assert vectors == [model.inner.embed_one(t) for t in texts]  # back in the call's order
+
+
+costs_lists = st.lists(st.floats(min_value=0.5, max_value=100.0), min_size=1, max_size=200)
+
+
+@given(costs_lists, st.data())
+def test_even_cuts_make_the_pieces_asked_for_none_empty(costs: list[float], data: Any) -> None:
+    pieces = data.draw(st.integers(min_value=1, max_value=len(costs)))
+    bounds = even_cuts(costs, pieces)
+    assert len(bounds) == pieces + 1
+    assert bounds[0] == 0 and bounds[-1] == len(costs)
+    assert all(lo < hi for lo, hi in itertools.pairwise(bounds))
+
+
+# Many items, none dearer than twice another: no piece is forced by the ones around it.
+similar_costs = st.lists(st.floats(min_value=1.0, max_value=2.0), min_size=32, max_size=200)
+
+
+@given(similar_costs, st.integers(min_value=1, max_value=8))
+def test_even_cuts_keep_each_piece_within_an_item_of_its_share(
+    costs: list[float], pieces: int
+) -> None:
+    share = sum(costs) / pieces
+    bounds = even_cuts(costs, pieces)
+    for lo, hi in itertools.pairwise(bounds):
+        assert abs(sum(costs[lo:hi]) - share) <= 2 * max(costs) + 1e-9
