@@ -138,7 +138,8 @@ class Settings(BaseSettings):
         default=1024,
         gt=0,
         le=10_000,
-        description="Records the segmenter stores together; the next step embeds meanwhile.",
+        description="Most records the segmenter stores together (a batch's last steps are "
+        "smaller); the next step embeds meanwhile.",
     )
     record_retry_budget_s: float = Field(
         default=10.0,

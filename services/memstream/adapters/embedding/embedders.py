@@ -155,7 +155,10 @@ class LocalEmbedder:
             # Two bulk batches queued per process: each takes its next batch the moment it
             # finishes one, not after a round trip through a busy event loop.
             batcher = self._batchers[loop] = MicroBatcher(
-                self._encode, max_texts=self._batch_size, bulk_depth=2 * self._processes
+                self._encode,
+                max_texts=self._batch_size,
+                bulk_depth=2 * self._processes,
+                even_cost=self._processes > 1,  # pieces that keep every process as busy
             )
         return batcher
 

@@ -166,17 +166,22 @@ async def test_bulk_pieces_order_texts_by_words_and_marks_not_characters() -> No
     assert set(words) <= set(model.calls[-1])
 
 
-async def test_bulk_pieces_are_of_equal_cost_not_of_equal_count() -> None:
+async def test_bulk_pieces_for_several_processes_are_of_equal_cost_not_count() -> None:
     # A worker's first batch: as many pieces as pieces of max_texts would make (two, one
-    # per model process), but the long texts' piece holds fewer of them, so that both
-    # processes finish together.
-    model = RecordingModel()
-    batcher = MicroBatcher(model, max_texts=8, bulk_pieces=1, bulk_depth=2)
+    # per model process of two), but the long texts' piece holds fewer of them, so that
+    # both processes finish together.
     long = [" ".join(["word"] * 30) + f" {i}" for i in range(5)]
     short = [f"short {i}" for i in range(10)]
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=8, bulk_pieces=1, bulk_depth=4, even_cost=True)
     await batcher.embed(long + short)
     assert [len(call) for call in model.calls] == [3, 12]
     assert set(model.calls[0]) <= set(long)
+    # One model process: pieces of max_texts, as its passes are.
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=8, bulk_pieces=1, bulk_depth=2)
+    await batcher.embed(long + short)
+    assert [len(call) for call in model.calls] == [8, 7]
 
 
 class GatedModel:
@@ -252,10 +257,9 @@ async def test_a_bulk_call_sends_its_longest_texts_first() -> None:
     batcher = MicroBatcher(model, max_texts=2, bulk_pieces=1, bulk_depth=1)
     texts = ["one", "one two three four five", "one two", "one two three four"]
     vectors = await batcher.embed(texts)
-    # Two pieces of about equal cost: the longest text alone, then the three others.
     assert model.calls == [
-        ["one two three four five"],
-        ["one two three four", "one two", "one"],
+        ["one two three four five", "one two three four"],
+        ["one two", "one"],
     ]
     assert vectors == [model.inner.embed_one(t) for t in texts]  # back in the call's order
 
