@@ -15,6 +15,7 @@ def _run(runtime: str, ratio: float, *, mode: str = "live") -> dict[str, Any]:
         "mode": mode,
         "ratio": ratio,
         "cpu_ratio": ratio + 0.05,
+        "cpu_use": ratio / (ratio + 0.05),
         "pipeline_msgs_per_s": 400 * ratio,
     }
 
@@ -29,6 +30,7 @@ def test_runs_of_one_configuration_are_summarized_by_their_median() -> None:
     assert int8["ratio_range"] == [0.78, 0.86]
     assert int8["runs_at_target"] == 2
     assert int8["cpu_ratio_median"] == 0.86
+    assert int8["cpu_use_median"] == round(0.81 / 0.86, 3)
     assert int8["pipeline_msgs_per_s_median"] == 324.0
     assert torch["ratio_median"] == 0.88
 

@@ -39,10 +39,12 @@ Two modes (`--mode`, in turn within each runtime; the JSON says which as `mode`)
 Wall-clock rates on shared cores move with whatever else runs, so the JSON also gives the
 CPU each process spent per message while the pipeline ran (`pipeline_cpu_ms_per_msg`: the
 event loop, the model's process, the broker, Redis; see `cpu`), and the model's CPU per
-message when it embeds alone (`raw_embedder_cpu_ms_per_msg`). `model_idle_share` is the share of
-the pipeline's time during which the model had nothing to embed; `memory_mb` each kind of
-process's memory (PSS) once the messages are in. `--profile DIR` writes a
-cProfile of the event loop over the pipeline (one `.prof` per run) and prints its top lines.
+message when it embeds alone (`raw_embedder_cpu_ms_per_msg`); `cpu_ratio` is the ratio
+those give, and `cpu_use` the ratio over it (below 1: cores left unused, the model idle
+while the loop works). `model_idle_share` is the share of the pipeline's time during which
+the model had nothing to embed; `memory_mb` each kind of process's memory (PSS) once the
+messages are in. `--profile DIR` writes a cProfile of the event loop over the pipeline (one
+`.prof` per run) and prints its top lines.
 """
 
 from __future__ import annotations
@@ -221,6 +223,15 @@ async def run(
         # the ratio would be if the pipeline got as many cores as the embedder alone did; on
         # saturated cores it bounds the ratio, and other load barely moves it.
         "cpu_ratio": round(raw_cpu_per_msg / pipeline_cpu.total_per_record(len(texts)), 3),
+        # The ratio over the ratio by CPU: the CPU the pipeline used a second over what the
+        # embedder alone used. Below 1, the cores had time the pipeline left unused (the
+        # model idle, waiting for the loop); at 1, only less CPU a message raises the ratio.
+        "cpu_use": round(
+            pipeline_rate
+            * pipeline_cpu.total_per_record(len(texts))
+            / (raw_rate * raw_cpu_per_msg),
+            3,
+        ),
         "seconds_until_all_consolidated": round(caught_up, 2),
         "ratio_until_all_consolidated": round(len(texts) / caught_up / raw_rate, 3),
         "target_ratio": TARGET_RATIO,
@@ -369,6 +380,7 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "ratio_range": [min(ratios), max(ratios)],
                 "runs_at_target": sum(ratio >= TARGET_RATIO for ratio in ratios),
                 "cpu_ratio_median": round(statistics.median(r["cpu_ratio"] for r in group), 3),
+                "cpu_use_median": round(statistics.median(r["cpu_use"] for r in group), 3),
                 "pipeline_msgs_per_s_median": round(
                     statistics.median(r["pipeline_msgs_per_s"] for r in group), 1
                 ),
