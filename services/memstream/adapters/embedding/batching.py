@@ -13,13 +13,15 @@ sent to it as one batch:
 - Small calls (up to `max_texts` texts, e.g. queries) go before bulk work. A bulk call (a
   write-path step of a thousand messages) is cut into pieces of `max_texts`, texts of
   similar length together (little padding), and up to `bulk_pieces` pieces make a batch.
-  With `even_cost` (several model processes), the pieces are as many but each of about the
-  same modelled cost (`passes.text_cost`), so a piece of long texts holds fewer of them
-  (the model cuts its forward passes within a batch). Equal counts made equal work only
-  for equal lengths: a worker's first batch of 110 messages went as the 64 longest and the
-  46 shortest, and one model process took 0.44 s over its piece while the other finished
-  in 0.15 s and waited. One process (torch's layout) has nothing to balance, and its
-  model took 8-11% more CPU a message over the uneven pieces, so it keeps equal counts.
+  With `spread` model processes (more than one), a call of `MIN_SPREAD_PIECE` texts a
+  process or more is bulk too, and its pieces are a multiple of `spread` in number, each
+  of about the same modelled cost (`passes.text_cost`), so a piece of long texts holds
+  fewer of them (the model cuts its forward passes within a batch). Equal counts made equal
+  work only for equal lengths: a worker's first batch of 110 messages went as the 64
+  longest and the 46 shortest, and one model process took 0.44 s over its piece while the
+  other finished in 0.15 s and waited. One process (torch's layout) has nothing to balance,
+  and its model took 8-11% more CPU a message over the uneven pieces, so it keeps equal
+  counts.
   The longest go first: with several model processes the last batches of a call are then
   the cheapest, and the processes finish it at nearly the same time (sent shortest first,
   one process was still on the costliest batch while the other waited).
@@ -68,6 +70,12 @@ def approximate_tokens(text: str) -> int:
     return len(_WORD_OR_MARK.findall(text))
 
 
+# With several model processes, a call of at least this many texts a process is spread
+# over them (bulk), not sent to one as a small call: a worker's first batch of 62 messages
+# ran 0.34 s on one process while the other waited.
+MIN_SPREAD_PIECE = 16
+
+
 def even_cuts(costs: Sequence[float], pieces: int) -> list[int]:
     """Where to cut a run of items of these `costs` into `pieces` contiguous, non-empty
     pieces of about equal cost: `pieces + 1` bounds, from 0 to `len(costs)`. Each cut is the
@@ -103,15 +111,15 @@ class MicroBatcher:
         max_texts: int = 64,
         bulk_pieces: int = 2,
         bulk_depth: int = 2,
-        even_cost: bool = False,
+        spread: int = 1,
     ) -> None:
-        if max_texts <= 0 or bulk_pieces <= 0 or bulk_depth <= 0:
-            raise ValueError("max_texts, bulk_pieces and bulk_depth must be positive")
+        if min(max_texts, bulk_pieces, bulk_depth, spread) <= 0:
+            raise ValueError("max_texts, bulk_pieces, bulk_depth and spread must be positive")
         self._embed_many = embed_many
         self._max = max_texts
         self._bulk_pieces = bulk_pieces
         self._bulk_depth = bulk_depth
-        self._even_cost = even_cost
+        self._spread = spread
         self._small: deque[_Piece] = deque()
         self._bulk: deque[_Piece] = deque()
         self._drain: asyncio.Task[None] | None = None
@@ -122,7 +130,7 @@ class MicroBatcher:
         if not texts:
             return []
         loop = asyncio.get_running_loop()
-        if len(texts) <= self._max:
+        if len(texts) <= self._max and len(texts) < self._spread * MIN_SPREAD_PIECE:
             piece = _Piece(list(texts), loop.create_future())
             self._small.append(piece)
             self._wake()
@@ -133,10 +141,13 @@ class MicroBatcher:
         loop = asyncio.get_running_loop()
         lengths = [approximate_tokens(text) for text in texts]
         order = sorted(range(len(texts)), key=lengths.__getitem__, reverse=True)
-        pieces_count = -(-len(texts) // self._max)
-        if self._even_cost:
+        if self._spread > 1:
+            # As many pieces as pieces of max_texts would make, rounded up to a multiple of
+            # the processes, so that each process gets as much of the call.
+            rounds = -(-len(texts) // (self._max * self._spread))
+            count = min(len(texts), rounds * self._spread)
             # Words and marks, and the two tokens the tokenizer adds to every text.
-            bounds = even_cuts([text_cost(lengths[i] + 2) for i in order], pieces_count)
+            bounds = even_cuts([text_cost(lengths[i] + 2) for i in order], count)
         else:
             bounds = [*range(0, len(texts), self._max), len(texts)]
         pieces = [

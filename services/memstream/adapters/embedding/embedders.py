@@ -158,7 +158,7 @@ class LocalEmbedder:
                 self._encode,
                 max_texts=self._batch_size,
                 bulk_depth=2 * self._processes,
-                even_cost=self._processes > 1,  # pieces that keep every process as busy
+                spread=self._processes,  # pieces that keep every process as busy
             )
         return batcher
 

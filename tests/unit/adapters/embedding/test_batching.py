@@ -167,21 +167,35 @@ async def test_bulk_pieces_order_texts_by_words_and_marks_not_characters() -> No
 
 
 async def test_bulk_pieces_for_several_processes_are_of_equal_cost_not_count() -> None:
-    # A worker's first batch: as many pieces as pieces of max_texts would make (two, one
-    # per model process of two), but the long texts' piece holds fewer of them, so that
-    # both processes finish together.
-    long = [" ".join(["word"] * 30) + f" {i}" for i in range(5)]
-    short = [f"short {i}" for i in range(10)]
+    # A worker's first batch: one piece per model process of two, but the long texts' piece
+    # holds fewer of them, so that both processes finish together.
+    long = [" ".join(["word"] * 30) + f" {i}" for i in range(20)]
+    short = [f"short {i}" for i in range(40)]
     model = RecordingModel()
-    batcher = MicroBatcher(model, max_texts=8, bulk_pieces=1, bulk_depth=4, even_cost=True)
+    batcher = MicroBatcher(model, max_texts=64, bulk_pieces=1, bulk_depth=4, spread=2)
     await batcher.embed(long + short)
-    assert [len(call) for call in model.calls] == [3, 12]
+    assert [len(call) for call in model.calls] == [12, 48]
     assert set(model.calls[0]) <= set(long)
-    # One model process: pieces of max_texts, as its passes are.
+    # One model process: the same 60 texts are one small call, as its passes are cut anyway.
     model = RecordingModel()
-    batcher = MicroBatcher(model, max_texts=8, bulk_pieces=1, bulk_depth=2)
+    batcher = MicroBatcher(model, max_texts=64, bulk_pieces=1, bulk_depth=2)
     await batcher.embed(long + short)
-    assert [len(call) for call in model.calls] == [8, 7]
+    assert [len(call) for call in model.calls] == [60]
+
+
+async def test_a_call_of_a_few_dozen_texts_is_spread_but_queries_still_share_a_batch() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_texts=64, bulk_pieces=1, bulk_depth=4, spread=2)
+    model.gate.clear()
+    step = asyncio.create_task(batcher.embed([f"message {i}" for i in range(40)]))
+    await _settle()
+    assert [len(call) for call in model.calls] == [20, 20]  # both processes at once
+    model.gate.set()
+    await step
+    model.calls.clear()
+    queries = [f"where did I go on day {i}?" for i in range(40)]
+    await asyncio.gather(*(batcher.embed([q]) for q in queries))
+    assert [len(call) for call in model.calls] == [40]  # one forward pass, as before
 
 
 class GatedModel:
