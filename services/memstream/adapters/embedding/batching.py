@@ -130,7 +130,8 @@ class MicroBatcher:
         if not texts:
             return []
         loop = asyncio.get_running_loop()
-        if len(texts) <= self._max and len(texts) < self._spread * MIN_SPREAD_PIECE:
+        spread = self._spread > 1 and len(texts) >= self._spread * MIN_SPREAD_PIECE
+        if len(texts) <= self._max and not spread:
             piece = _Piece(list(texts), loop.create_future())
             self._small.append(piece)
             self._wake()

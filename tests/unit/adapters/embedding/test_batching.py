@@ -176,11 +176,16 @@ async def test_bulk_pieces_for_several_processes_are_of_equal_cost_not_count() -
     await batcher.embed(long + short)
     assert [len(call) for call in model.calls] == [12, 48]
     assert set(model.calls[0]) <= set(long)
-    # One model process: the same 60 texts are one small call, as its passes are cut anyway.
+    # One model process: the same 60 texts are one small call, ahead of any bulk.
     model = RecordingModel()
-    batcher = MicroBatcher(model, max_texts=64, bulk_pieces=1, bulk_depth=2)
-    await batcher.embed(long + short)
-    assert [len(call) for call in model.calls] == [60]
+    batcher = MicroBatcher(model, max_texts=64, bulk_pieces=1, bulk_depth=1)
+    model.gate.clear()
+    bulk = asyncio.create_task(batcher.embed([f"text {i}" for i in range(256)]))
+    await model.entered.wait()
+    small = asyncio.create_task(batcher.embed(long + short))
+    model.gate.set()
+    await asyncio.gather(bulk, small)
+    assert [len(call) for call in model.calls[:2]] == [64, 60]  # next after the running one
 
 
 async def test_a_call_of_a_few_dozen_texts_is_spread_but_queries_still_share_a_batch() -> None:
