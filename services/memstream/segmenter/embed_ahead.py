@@ -49,15 +49,16 @@ def step_sizes(count: int, step_size: int) -> list[int]:
     """
     if count <= 0:
         return []
+    last = min(LAST_STEP, step_size)
     tail: list[int] = []  # from the last step backwards
-    size = min(LAST_STEP, step_size)
+    size = last
     covered = 0
     while covered + size < count:
         tail.append(size)
         covered += size
         size = min(size * STEP_GROWTH, step_size)
     front = count - covered
-    if tail and front < min(LAST_STEP, step_size) and tail[-1] + front <= step_size:
+    if tail and front < last and tail[-1] + front <= step_size:
         tail[-1] += front  # no step of a handful of records at the head
         front = 0
     return [n for n in (front, *reversed(tail)) if n]

@@ -195,6 +195,8 @@ async def run(
     raw_cpu_per_msg = raw_model_cpu_s / (2 * len(texts))
     raw_rate = (raw_before + raw_after) / 2
     pipeline_rate = len(texts) / elapsed
+    ratio = pipeline_rate / raw_rate
+    cpu_ratio = raw_cpu_per_msg / pipeline_cpu.total_per_record(len(texts))
     return {
         # "ingested" = every message is in a stored, searchable L1 memory; consolidation of
         # the windows the replay closed runs concurrently and competes for the same cores.
@@ -210,7 +212,7 @@ async def run(
         "raw_embedder_runs_msgs_per_s": [round(raw_before, 1), round(raw_after, 1)],
         "pipeline_msgs_per_s": round(pipeline_rate, 1),
         "pipeline_seconds": round(elapsed, 2),
-        "ratio": round(pipeline_rate / raw_rate, 3),
+        "ratio": round(ratio, 3),
         # CPU per message while the pipeline ran (processes by kind; with `--publisher loop`
         # the event loop's includes the benchmark's publisher, which shares its process).
         "pipeline_cpu_ms_per_msg": pipeline_cpu.per_record_ms(len(texts)),
@@ -222,16 +224,11 @@ async def run(
         # The ratio by CPU: the model's CPU per message alone over all the pipeline's. What
         # the ratio would be if the pipeline got as many cores as the embedder alone did; on
         # saturated cores it bounds the ratio, and other load barely moves it.
-        "cpu_ratio": round(raw_cpu_per_msg / pipeline_cpu.total_per_record(len(texts)), 3),
+        "cpu_ratio": round(cpu_ratio, 3),
         # The ratio over the ratio by CPU: the CPU the pipeline used a second over what the
         # embedder alone used. Below 1, the cores had time the pipeline left unused (the
         # model idle, waiting for the loop); at 1, only less CPU a message raises the ratio.
-        "cpu_use": round(
-            pipeline_rate
-            * pipeline_cpu.total_per_record(len(texts))
-            / (raw_rate * raw_cpu_per_msg),
-            3,
-        ),
+        "cpu_use": round(ratio / cpu_ratio, 3),
         "seconds_until_all_consolidated": round(caught_up, 2),
         "ratio_until_all_consolidated": round(len(texts) / caught_up / raw_rate, 3),
         "target_ratio": TARGET_RATIO,
