@@ -171,9 +171,7 @@ async def connect(
         yield Container(
             settings=settings,
             catalog=load_catalog(settings.topic_prefix),
-            tree=RedisTree(
-                redis, settings.redis_namespace, node_cache_size=settings.redis_node_cache
-            ),
+            tree=redis_tree(redis, settings),
             index=index,
             embedder=embedder,
             llm=build_language_model(
@@ -184,6 +182,16 @@ async def connect(
             publisher=publisher,
             priority=PriorityEmbedder(embedder) if prioritise_online else None,
         )
+
+
+def redis_tree(redis: aioredis.Redis, settings: Settings) -> RedisTree:
+    """The tree store on `redis`, with the settings' namespace and node-cache bounds."""
+    return RedisTree(
+        redis,
+        settings.redis_namespace,
+        node_cache_size=settings.redis_node_cache,
+        node_cache_bytes=settings.redis_node_cache_mb * 1024 * 1024,
+    )
 
 
 def qdrant_edge_dir(settings: Settings) -> Path:

@@ -30,11 +30,18 @@ class Settings(BaseSettings):
         pattern=r"^[A-Za-z0-9._-]{1,64}$",
         description="Prefix of every Redis key (deployments may share one Redis).",
     )
-    redis_node_cache: int = Field(
-        default=10_000,
+    redis_node_cache_mb: int = Field(
+        default=48,
         ge=0,
-        description="Decoded memory nodes a process keeps, by Redis key with the bytes they "
-        "were decoded from (never stale: a rewritten node has other bytes); 0: decode every read.",
+        description="Memory (MiB) a process may hold in decoded memory nodes, kept by Redis "
+        "key with the bytes they were decoded from (never stale: a rewritten node has other "
+        "bytes); 0: decode every read.",
+    )
+    redis_node_cache: int | None = Field(
+        default=None,
+        ge=0,
+        description="At most this many decoded nodes as well (unset: memory alone bounds "
+        "them; 0: decode every read).",
     )
     qdrant_url: str = Field(default="", description="Qdrant URL; empty: local mode in data_dir.")
     qdrant_api_key: SecretStr | None = Field(default=None, description="Qdrant API key.")

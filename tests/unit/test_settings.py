@@ -3,8 +3,10 @@
 from dataclasses import replace
 
 import pytest
+import redis.asyncio as aioredis
 from pydantic import SecretStr, ValidationError
 
+from memstream.bootstrap import redis_tree
 from memstream.domain.recall_options import RecallOptions
 from memstream.settings import Settings
 
@@ -50,3 +52,15 @@ def test_auth_is_required_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings().recall_auth_disabled is False
     monkeypatch.delenv("MEMSTREAM_RECALL_AUTH_DISABLED")
     assert Settings().recall_auth_disabled is False
+
+
+def test_the_node_cache_is_bounded_by_memory_and_by_a_count_only_when_one_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = aioredis.from_url("redis://127.0.0.1:1")  # never connected: only built
+    default = redis_tree(client, Settings()).node_cache
+    assert default.bounds == (48 * 1024 * 1024, None)
+    monkeypatch.setenv("MEMSTREAM_REDIS_NODE_CACHE_MB", "8")
+    monkeypatch.setenv("MEMSTREAM_REDIS_NODE_CACHE", "500")
+    bounded = redis_tree(client, Settings()).node_cache
+    assert bounded.bounds == (8 * 1024 * 1024, 500)

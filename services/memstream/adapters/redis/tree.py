@@ -50,7 +50,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from redis.exceptions import WatchError
 
-from memstream.adapters.redis.node_cache import DEFAULT_SIZE, NodeDecodeCache
+from memstream.adapters.redis.node_cache import DEFAULT_MAX_BYTES, NodeDecodeCache
 from memstream.contracts.codec import decode_node, encode_node
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
@@ -95,11 +95,12 @@ class RedisTree:
         seen_horizon: timedelta = SEEN_HORIZON,
         seen_max: int = SEEN_MAX,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        node_cache_size: int = DEFAULT_SIZE,
+        node_cache_size: int | None = None,
+        node_cache_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self._r = client
         # Nodes read again are not decoded again (see node_cache.py: a hit needs equal bytes).
-        self.node_cache = NodeDecodeCache(node_cache_size)
+        self.node_cache = NodeDecodeCache(node_cache_size, max_bytes=node_cache_bytes)
         self._seen_horizon_s = int(seen_horizon.total_seconds())
         self._seen_max = seen_max
         self._clock = clock
