@@ -117,8 +117,8 @@ class Settings(BaseSettings):
         ge=0,
         le=16,
         description="Processes that each hold a copy of the local model and take batches side "
-        "by side (each copy about 370 MB with onnx-int8); 0: one in the recall API and with "
-        "torch, two in a worker with two cores or more.",
+        "by side (each copy about 370 MB with onnx-int8, 600 MB with torch); 0: one in the "
+        "recall API, two in a worker with two cores or more.",
     )
     model_cache_dir: Path | None = Field(
         default=None, description="Where exported ONNX graphs are kept; empty: data_dir/models."

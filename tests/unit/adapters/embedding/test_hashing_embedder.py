@@ -62,7 +62,7 @@ def test_a_worker_shares_its_cores_out_between_its_model_processes(
     set_both = build_embedder(Settings(embedder="local", embed_processes=3, embed_threads=1))
     assert isinstance(set_both, LocalEmbedder) and (set_both.processes, set_both.threads) == (3, 1)
     torch = build_embedder(Settings(embedder="local", embed_runtime="torch"))
-    assert isinstance(torch, LocalEmbedder) and (torch.processes, torch.threads) == (1, 4)
+    assert isinstance(torch, LocalEmbedder) and (torch.processes, torch.threads) == (2, 2)
     monkeypatch.setattr("os.sched_getaffinity", lambda _: {0})
     single = build_embedder(Settings(embedder="local"))
     assert isinstance(single, LocalEmbedder) and (single.processes, single.threads) == (1, 1)
