@@ -322,5 +322,3 @@ def default_model_processes(cores: int) -> int:
     two-thread copy's threads wait for each other whenever the event loop takes a core. A
     second torch copy costs about 400 MB."""
     return min(cores, 2)
-
-
