@@ -19,9 +19,9 @@ sent to it as one batch:
   fewer of them (the model cuts its forward passes within a batch). Equal counts made equal
   work only for equal lengths: a worker's first batch of 110 messages went as the 64
   longest and the 46 shortest, and one model process took 0.44 s over its piece while the
-  other finished in 0.15 s and waited. One process (torch's layout) has nothing to balance,
-  and its model took 8-11% more CPU a message over the uneven pieces, so it keeps equal
-  counts.
+  other finished in 0.15 s and waited. One process (torch's layout before it ran two
+  copies, or `MEMSTREAM_EMBED_PROCESSES=1`) has nothing to balance, and its model took 8-11%
+  more CPU a message over the uneven pieces, so it keeps equal counts.
   The longest go first: with several model processes the last batches of a call are then
   the cheapest, and the processes finish it at nearly the same time (sent shortest first,
   one process was still on the costliest batch while the other waited).

@@ -1,13 +1,14 @@
 """Decoded memory nodes by where Redis returned them from, held while their bytes stay the same.
 
-Recall reads about 170 nodes per request (the leaf candidates and their ancestors), and
-decoding each (JSON, then the dataclasses, timestamps parsed) was the largest share of a
-request's CPU. The same hot nodes come back request after request, so a node read again is
-not decoded again: the bytes are still fetched from Redis every time, and the cache keeps,
-under the node's Redis key, the bytes it decoded and the node they gave. A read is a hit
-only when its bytes equal the kept ones (a length check, then memcmp: no hashing of several
-KB a node, which keying by the bytes themselves cost), so a node rewritten in Redis is
-decoded anew and an entry is never stale; what a hit saves is the decode, never the read.
+Recall reads about 270 nodes per request (the leaf candidates, their sessions and the
+ancestors of the leaves kept), and decoding each (JSON, then the dataclasses, timestamps
+parsed) was the largest share of a request's CPU. The same hot nodes come back request after
+request, so a node read again is not decoded again: the bytes are still fetched from Redis
+every time, and the cache keeps, under the node's Redis key, the bytes it decoded and the
+node they gave. A read is a hit only when its bytes equal the kept ones (a length check,
+then memcmp: no hashing of several KB a node, which keying by the bytes themselves cost), so
+a node rewritten in Redis is decoded anew and an entry is never stale; what a hit saves is
+the decode, never the read.
 
 Nodes are frozen dataclasses of immutable values, so the one decoded instance is shared by
 every request that reads those bytes.
