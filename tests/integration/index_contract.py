@@ -111,7 +111,7 @@ class IndexContract:
         await index.upsert([await indexed(again)])  # a replayed event
         assert await index.count("alice") == 1
         payloads = await index.get([first.id])
-        assert payloads[first.id]["version"] == 2
+        assert node_from_payload(first.id, payloads[first.id]).version == 2
         assert node_from_payload(first.id, payloads[first.id]) == again
 
     async def test_users_are_isolated(self, index: Index) -> None:

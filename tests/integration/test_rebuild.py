@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from memstream.adapters.qdrant.query import node_from_payload
 from memstream.bootstrap import Container, derivation
 from memstream.domain.models import MemoryNode
 from memstream.entrypoints.rebuild_command import _run as run_command
@@ -94,8 +95,8 @@ async def test_a_new_prompt_version_rewrites_every_node_once_and_again_changes_n
         }
         assert {n.derivation for n in after.values()} == {new}
         payloads = await qdrant_points(runtime, list(after))
-        assert {json.dumps(dict(p.payload)["derivation"]) for p in payloads.values()} == {
-            json.dumps(new.to_json())
+        assert {node_from_payload(i, dict(p.payload)).derivation for i, p in payloads.items()} == {
+            new
         }
         detail = await client.get(f"/v1/memories/{next(iter(after))}", params={"user_id": USER})
         assert detail.json()["memory"]["derivation"] == new.to_json()

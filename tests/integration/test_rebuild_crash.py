@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
+from memstream.adapters.qdrant.query import node_from_payload
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_rebuild
 from memstream.recall.rebuilds import rebuild_progress
@@ -93,5 +94,6 @@ async def test_a_worker_killed_mid_rebuild_ends_with_the_tree_of_an_uninterrupte
     # Every node written again once, the tree's shape (levels, sources, parents) kept.
     assert {i: v[2] for i, v in clean.nodes.items()} == {i: v[2] + 1 for i, v in kept.items()}
     assert {i: v[4:] for i, v in clean.nodes.items()} == {i: v[4:] for i, v in kept.items()}
-    assert {p["derivation"]["prompt_version"] for p in clean.payloads.values()} == {"crash-2"}
+    derived = [node_from_payload(i, p).derivation for i, p in clean.payloads.items()]
+    assert {d.prompt_version if d else None for d in derived} == {"crash-2"}
     assert differences(clean, killed) == []

@@ -2,8 +2,9 @@
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
-from memstream.adapters.qdrant.query import node_from_payload, node_payload
+from memstream.adapters.qdrant.query import NODE_FIELDS, node_from_payload, node_payload
 from memstream.contracts.codec import decode_node, encode_node, memory_event
 from memstream.domain.models import Fact, Level, MemoryNode, SourceMessage
 
@@ -46,26 +47,36 @@ def test_the_tree_store_encoding_keeps_messages_and_facts() -> None:
 def test_the_vector_payload_keeps_messages_and_facts() -> None:
     for node in (LEAF, SESSION):
         assert node_from_payload(node.id, node_payload(node)) == node
-    assert json.loads(node_payload(LEAF)["messages"]) == [LEAF_MESSAGE]
+    assert json.loads(node_payload(LEAF)[NODE_FIELDS])["messages"] == [LEAF_MESSAGE]
 
 
-def test_the_vector_payload_holds_messages_and_facts_as_json_text() -> None:
-    # One string field each: the engine converts a payload field by field.
+def test_the_vector_payload_holds_what_filters_use_and_the_rest_as_one_json_text() -> None:
+    # The engine converts a payload value by value, about 2 us a string.
     payload = node_payload(SESSION)
-    assert isinstance(payload["messages"], str) and isinstance(payload["facts"], str)
-    assert json.loads(payload["facts"]) == [
+    assert set(payload) == {"user_id", "level", "t_start", "t_end", "text", NODE_FIELDS}
+    assert payload["user_id"] == "u1" and payload["level"] == 2
+    assert payload["t_end"] == MAY_8.timestamp()
+    assert json.loads(payload[NODE_FIELDS])["facts"] == [
         {"text": 'Ana: "I adopted a dog."', "source_ids": ["m1", "m2"], "at": MAY_8.isoformat()}
     ]
 
 
-def test_points_written_with_message_and_fact_lists_are_still_read() -> None:
-    # The payload before it carried them as JSON text.
+def unpacked(node: MemoryNode) -> dict[str, Any]:
+    """The payload as points were written before the packing: every field on its own."""
+    payload = node_payload(node)
+    packed = json.loads(payload.pop(NODE_FIELDS))
+    return {**payload, **packed}
+
+
+def test_points_written_before_the_packing_are_still_read() -> None:
     for node in (LEAF, SESSION):
-        earlier = node_payload(node)
-        earlier["messages"] = json.loads(earlier["messages"])
-        earlier["facts"] = json.loads(earlier["facts"])
+        assert node_from_payload(node.id, unpacked(node)) == node
+        # Earlier still, the messages and facts were JSON texts of their own.
+        earlier = unpacked(node)
+        earlier["messages"] = json.dumps(earlier["messages"])
+        earlier["facts"] = json.dumps(earlier["facts"])
         assert node_from_payload(node.id, earlier) == node
-    assert node_from_payload(LEAF.id, {**node_payload(LEAF), "messages": None}).messages == ()
+    assert node_from_payload(LEAF.id, {**unpacked(LEAF), "messages": None}).messages == ()
 
 
 def test_the_memories_topic_announces_the_node_without_them() -> None:

@@ -52,7 +52,7 @@ from qdrant_edge import (
 from memstream.adapters.qdrant.edge_translation import (
     edge_filter,
     edge_index_schema,
-    edge_point,
+    edge_memory_point,
     edge_request,
 )
 from memstream.adapters.qdrant.query import (
@@ -61,7 +61,6 @@ from memstream.adapters.qdrant.query import (
     LEXICAL_HALF_SCORE,
     PAYLOAD_INDEXES,
     leaf_query,
-    memory_point,
     user_filter,
 )
 from memstream.domain.models import IndexedMemory, Level, ScoredId, SparseVector
@@ -152,7 +151,7 @@ class EdgeIndex:
         """Write or overwrite nodes by id (same id -> same point, so replays never duplicate)."""
         if not memories:
             return
-        points = [edge_point(memory_point(m)) for m in memories]
+        points = [edge_memory_point(m) for m in memories]
         operation = UpdateOperation.upsert_points(points)
         if len(points) > _INLINE_UPSERT_POINTS:
             await asyncio.to_thread(self._shard.update, operation)

@@ -8,12 +8,15 @@ Each point is one memory node (point id = node id), with a named dense vector ("
 cosine) and a named sparse vector ("lexical", BM25 term-frequency weights; Qdrant applies
 IDF through `Modifier.IDF`, over the whole collection).
 
-The payload carries the node whole, so the tree could be derived again from the index alone,
-but no query reads an L1's verbatim messages or a summary's facts (the tree store serves
-them): they are stored as one JSON text each rather than as lists of objects. qdrant-edge
-converts a payload value by value in the worker's event loop, 2-5 us each whatever the
-nesting (measured), and an L1's quoted messages (six values each) were the largest part of
-its values. Points written before, with the lists, are read all the same.
+The payload carries the node whole, so the tree could be derived again from the index alone.
+Only five of its values stand on their own: the user, level and times that filters and
+payload indexes use, and the text, for whoever reads points. The rest of the node (its
+sources, session, version, verbatim messages, facts, derivation, ...) is one JSON text under
+`node`, read back by `node_from_payload`; no query reads it (the tree store serves it).
+qdrant-edge converts a payload value by value in the worker's event loop, about 2 us a
+string whatever its length, and the L1 payload of 16 values and a derivation object took
+half the loop's time for a point (56 of 88 us with the engine's write, measured). Points
+written before, with every field on its own, are read all the same.
 
 Leaf search fuses both channels inside Qdrant in one query: a dense and a lexical prefetch,
 each filtered on the user, rescored by a formula
@@ -63,6 +66,8 @@ PAYLOAD_INDEXES: dict[str, models.PayloadSchemaType | models.KeywordIndexParams]
     "level": models.PayloadSchemaType.INTEGER,
     "t_end": models.PayloadSchemaType.FLOAT,
 }
+# The payload key of the node's fields other than those above and its text, as JSON text.
+NODE_FIELDS = "node"
 
 
 def user_filter(user_id: str, level: Level | None = None) -> models.Filter:
@@ -85,33 +90,41 @@ def memory_point(memory: IndexedMemory) -> models.PointStruct:
 
 
 def node_payload(node: MemoryNode) -> dict[str, Any]:
-    """The payload stored with a node: epoch seconds for range filters, ISO for people."""
+    """The payload stored with a node: what filters use and the text on their own (epoch
+    seconds for range filters), the rest of the node as one JSON text."""
     return {
         "user_id": node.user_id,
         "level": int(node.level),
         "t_start": node.t_start.timestamp(),
         "t_end": node.t_end.timestamp(),
-        "t_start_iso": node.t_start.isoformat(),
-        "t_end_iso": node.t_end.isoformat(),
         "text": node.text,
-        "parent_id": node.parent_id,
-        "source_ids": list(node.source_ids),
-        "session_id": node.session_id,
-        "speakers": list(node.speakers),
-        "version": node.version,
-        "degraded": node.degraded,
         # Unescaped (ensure_ascii=False): whoever reads or searches the payload finds the words.
-        "messages": json.dumps(
-            [encode_source_message(m) for m in node.messages], ensure_ascii=False
+        NODE_FIELDS: json.dumps(
+            {
+                # ISO for people and the user's offset (epoch seconds lose it).
+                "t_start_iso": node.t_start.isoformat(),
+                "t_end_iso": node.t_end.isoformat(),
+                "parent_id": node.parent_id,
+                "source_ids": list(node.source_ids),
+                "session_id": node.session_id,
+                "speakers": list(node.speakers),
+                "version": node.version,
+                "degraded": node.degraded,
+                "messages": [encode_source_message(m) for m in node.messages],
+                "facts": encode_facts(node.facts),
+                "derivation": node.derivation.to_json() if node.derivation else None,
+            },
+            ensure_ascii=False,
         ),
-        "facts": json.dumps(encode_facts(node.facts), ensure_ascii=False),
-        # An object still: four short values, and an operator may filter points by it.
-        "derivation": node.derivation.to_json() if node.derivation else None,
     }
 
 
 def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
     """Rebuild a node from its payload; children live in Redis, so they come back empty."""
+    packed = payload.get(NODE_FIELDS)
+    if isinstance(packed, str):
+        payload = {**payload, **json.loads(packed)}
+    # else a point written before the rest was packed: every field on its own.
     return MemoryNode(
         id=node_id,
         user_id=payload["user_id"],
@@ -132,7 +145,8 @@ def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
 
 
 def _json_list(stored: str | list[Any] | None) -> list[Any]:
-    # JSON text since the payload was slimmed; a list in points written before.
+    # A list inside the packed fields, and in the first points; JSON text of its own in the
+    # points written between.
     if isinstance(stored, str):
         decoded: list[Any] = json.loads(stored)
         return decoded

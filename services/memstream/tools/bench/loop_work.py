@@ -33,9 +33,8 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
+from memstream.adapters.qdrant import edge_translation
 from memstream.adapters.qdrant.edge import EdgeIndex
-from memstream.adapters.qdrant.edge_translation import edge_point
-from memstream.adapters.qdrant.query import memory_point
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.catalog import load_catalog, parse_json
 from memstream.contracts.codec import decode_input, encode_state, memory_event
@@ -103,6 +102,18 @@ async def _nodes(ready: list[tuple[str, SegmentReady]]) -> list[MemoryNode]:
     return nodes
 
 
+def _point_maker() -> Callable[[IndexedMemory], object]:
+    """What builds a qdrant-edge point of a memory in this checkout (before
+    `edge_memory_point`, the qdrant-client point translated)."""
+    made = getattr(edge_translation, "edge_memory_point", None)
+    if made is not None:
+        return made
+    from memstream.adapters.qdrant.query import memory_point
+
+    translate = edge_translation.edge_point  # type: ignore[attr-defined]
+    return lambda m: translate(memory_point(m))
+
+
 async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str, Any]:
     records = _records(conversations)
     events = _decode_all(records)
@@ -118,9 +129,11 @@ async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str,
         index = EdgeIndex.open(Path(scratch) / "shard", DIM)
         await index.ensure_collection()
 
+        point = _point_maker()
+
         async def points() -> None:
             for step in steps:
-                [edge_point(memory_point(m)) for m in step]
+                [point(m) for m in step]
 
         async def upserts() -> None:
             for step in steps:

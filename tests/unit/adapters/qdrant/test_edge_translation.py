@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from qdrant_client import models
+from qdrant_edge import SparseVector as EdgeSparseVector
 
-from memstream.adapters.qdrant.edge_translation import edge_filter, edge_request
-from memstream.adapters.qdrant.query import leaf_query, user_filter
-from memstream.domain.models import Level, SparseVector
+from memstream.adapters.qdrant.edge_translation import (
+    edge_filter,
+    edge_memory_point,
+    edge_request,
+)
+from memstream.adapters.qdrant.query import DENSE, LEXICAL, leaf_query, memory_point, user_filter
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, SparseVector
 
 
 def request(sparse: SparseVector) -> models.QueryRequest:
@@ -44,3 +51,25 @@ def test_a_model_it_does_not_translate_is_refused() -> None:
         edge_request(fusion)
     with pytest.raises(TypeError, match="should"):
         edge_filter(models.Filter(must=user_filter("alice").must, should=[]))
+
+
+def test_a_point_made_for_the_edge_is_the_point_the_builder_makes() -> None:
+    node = MemoryNode(
+        id="0b3a4b7e-5d6f-4c1e-9a7b-1234567890ab",
+        user_id="alice",
+        level=Level.SEGMENT,
+        t_start=datetime(2023, 5, 8, 13, 0, tzinfo=UTC),
+        t_end=datetime(2023, 5, 8, 13, 5, tzinfo=UTC),
+        text="Caroline went to a pottery class.",
+        source_ids=("e1",),
+    )
+    memory = IndexedMemory(node=node, dense=(0.5, 0.25), sparse=SparseVector((3, 17), (1.0, 2.5)))
+    built, made = memory_point(memory), edge_memory_point(memory)
+    assert isinstance(built.vector, dict)
+    assert str(made.id) == built.id
+    assert made.payload == built.payload
+    assert set(made.vector) == set(built.vector) == {DENSE, LEXICAL}
+    assert made.vector[DENSE] == built.vector[DENSE]
+    sparse, lexical = made.vector[LEXICAL], built.vector[LEXICAL]
+    assert isinstance(sparse, EdgeSparseVector) and isinstance(lexical, models.SparseVector)
+    assert (sparse.indices, sparse.values) == (lexical.indices, lexical.values)
