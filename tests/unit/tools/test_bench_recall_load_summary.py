@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstream.tools.bench.recall_load import summarize
+from memstream.tools.bench.recall_load import summarize, targets_text
 
 
 def _level(p95: float, rps: float, *, offered: float | None = None) -> dict[str, Any]:
@@ -53,3 +53,10 @@ def test_an_offered_rate_not_kept_up_with_misses_however_fast_the_answers() -> N
     [levels] = summarize({"workers=2": rounds}).values()
 
     assert levels["200_rps_offered"]["rounds_at_target"] == 0  # 180 of 200; 100 ms is not < 100
+
+
+def test_the_setup_states_the_targets_the_summary_counts() -> None:
+    assert targets_text() == {
+        "1_clients": "p95 < 50 ms",
+        "200_rps_offered": "p95 < 100 ms, answered at >= 97% of it",
+    }

@@ -1,9 +1,10 @@
 """A redis-py asyncio connection that packs commands with hiredis (C).
 
 redis-py's asyncio connection builds each command in a Python loop over its arguments; a
-recall's MGETs carry about 170 keys, and packing them was the largest single item of its
-CPU profile after decoding. hiredis (installed with `redis[hiredis]`, already the reply
-parser) packs the same bytes in one call; the synchronous client uses it the same way.
+recall's MGETs carried about 170 keys then (about 270 since), and packing them was the
+largest single item of its CPU profile after decoding. hiredis (installed with
+`redis[hiredis]`, already the reply parser) packs the same bytes in one call; the
+synchronous client uses it the same way.
 Commands with other than str and bytes arguments (numbers: scores, limits) keep redis-py's
 packing, whose number formatting the server has always seen.
 

@@ -74,13 +74,21 @@ from memstream.tools.embedded.background import BackgroundStack
 CLIENTS = (1, 10, 50)
 COLLECTION = "bench_recall_load"
 READY_TIMEOUT_S = 300.0
-TARGETS = {"50_clients": ">= 200 req/s, p95 < 100 ms", "1_client": "p95 < 50 ms"}
 # The targets per level, as `summarize` counts them: fifty closed-loop clients cannot see a
 # p95 under 100 ms below 500 req/s (their mean latency is clients over throughput), so the
 # 50-client target is read at 200 req/s offered from 50 clients, answered at this share of it
 # or more (an open load counted over a bounded window answers slightly under what it offers).
 P95_TARGETS_MS = {"1_clients": 50.0, "200_rps_offered": 100.0}
 KEEPS_UP = 0.97
+
+
+def targets_text() -> dict[str, str]:
+    """The targets as the JSON's setup states them: the ones `summarize` counts."""
+    return {
+        level: f"p95 < {ms:g} ms"
+        + (f", answered at >= {KEEPS_UP:.0%} of it" if level.endswith("_offered") else "")
+        for level, ms in P95_TARGETS_MS.items()
+    }
 
 
 def free_port() -> int:
@@ -510,7 +518,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "store": "qdrant-edge in-process (one copy per API process), redis-server",
             "stored_dense_vectors": "hashing embedder (synthetic dense scores)",
             "planner_and_gate": "offline",
-            "targets_2_cores": TARGETS,
+            "targets_2_cores": targets_text(),
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "note": "shared machines: compare configurations of the same run only",
