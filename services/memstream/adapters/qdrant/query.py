@@ -66,7 +66,8 @@ PAYLOAD_INDEXES: dict[str, models.PayloadSchemaType | models.KeywordIndexParams]
     "level": models.PayloadSchemaType.INTEGER,
     "t_end": models.PayloadSchemaType.FLOAT,
 }
-# The payload key of the node's fields other than those above and its text, as JSON text.
+# The payload key of the node's other fields (all but the user, level, times and text), as
+# one JSON text.
 NODE_FIELDS = "node"
 
 
