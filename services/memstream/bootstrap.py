@@ -202,13 +202,14 @@ def qdrant_edge_dir(settings: Settings) -> Path:
 async def open_index(settings: Settings, collection: str, dim: int, stack: AsyncExitStack) -> Index:
     """QdrantIndex on the configured server, else an in-process qdrant-edge shard in data_dir.
 
-    qdrant-client's local mode filters in Python (about 1 s per query at 10k memories);
-    qdrant-edge is Qdrant's own engine in-process (milliseconds), from the `embedded` extra.
+    qdrant-client's local mode filters in Python over every point, too slow for recall once a
+    user has thousands of memories; qdrant-edge is Qdrant's own engine in-process, from the
+    `embedded` extra.
     `stack` closes either.
     """
     index: Index
-    # The adapter's module is imported in a thread: qdrant-client's models are half a second
-    # of CPU, during which the event loop goes on with what else is starting (the runner
+    # The adapter's module is imported in a thread: qdrant-client's models are slow to import,
+    # and meanwhile the event loop goes on with what else is starting (the runner
     # starts the consumer's group join before it connects).
     adapter = "server" if settings.qdrant_url else "edge"
     try:

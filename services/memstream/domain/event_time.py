@@ -58,7 +58,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 # The word each kind of expression cannot do without: a sentence without any is skipped
-# before the thirteen patterns run (they cost 0.4 us a character together).
+# before the thirteen patterns run, which together cost far more than a lookup per word.
 _TRIGGERS: dict[str, frozenset[str]] = {
     "day_before": frozenset({"yesterday", "night"}),
     "day_after": frozenset({"tomorrow"}),

@@ -179,7 +179,7 @@ _VOWELS = frozenset("aeiou")
 
 
 # Conversations reuse a small vocabulary: stemming a word again costs more than looking it
-# up (document vectors of the write path took 45 us a memory, 25 with the cache).
+# up, and the write path stems every word of every memory it indexes.
 @lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A deliberately light stemmer: plurals and -ed/-ing, with the silent e put back.

@@ -1,7 +1,7 @@
 """Recall tunables: leaf depth and re-ranking, channel weight, level budgets, token shares.
 
 The backbone follows DESIGN.md and TiMem's recall configuration (appendix B.3). Where the
-defaults differ from it, the LoCoMo evaluation measured why (README, "Recall quality"):
+defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory-quality.md):
 
 - leaves are fused with `dense_weight` 0.5 rather than 0.9 (names, places and dates are
   what questions share with their evidence, and the lexical channel sees them);

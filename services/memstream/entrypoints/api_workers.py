@@ -17,10 +17,10 @@ the supervisor empties at every start and waits until all have (`wait_for_each_o
 The workers share one model: the supervisor first starts a model server
 (`adapters/embedding/model_server`) on `<data dir>/model.sock`, and the workers embed
 through it; it is watched like a worker. Against a model process per worker
-(`MEMSTREAM_API_SHARED_MODEL=false`), measured on two cores: half the model's memory, a
-faster start (one model loads, not two at once) and, below saturation, about a tenth less of
-the API's CPU a request (no `concurrent.futures` threads in the worker) and half the p50
-latency at 80 requests/s; at saturation the two did not differ beyond noise.
+(`MEMSTREAM_API_SHARED_MODEL=false`): one copy of the model in memory, not one per worker,
+a faster start (one model loads, not two at once) and, below saturation, less of the API's
+CPU a request (no `concurrent.futures` threads in the worker) and a lower median latency;
+at saturation the two do not differ beyond noise (docs/figures/recall-under-load.md).
 
 A scrape reaches one worker, so the workers keep their metrics in prometheus_client's
 multiprocess files (a fresh directory under the data directory) and each worker's `/metrics`

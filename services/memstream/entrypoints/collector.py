@@ -5,11 +5,9 @@ request or a batch of turns allocates thousands (decoded records, nodes' lists a
 coroutines, futures), almost all freed by reference counting, so at 700 the collector ran
 several times a request or a batch, and its older generations walk every object the process
 holds: the decoded-node cache in the API, the model client, Faust's and aiokafka's state in
-a worker. In the API that cost about 1 ms of CPU a request at 50 clients (a sixth of it); in
-the process of the ingest benchmark (the write path, 2,760 messages, the embedder alone
-twice), 0.5 s against 0.1 s so tuned (`python -m memstream.tools.bench.ingest`): small
-beside the loop's 1.7 s over the same messages, and a worker's heap only grows with its
-caches and its partitions.
+a worker. In the API that was a sizeable share of a request's CPU under load; in a worker
+it was small beside the event loop's own work, and a worker's heap only grows with its
+caches and its partitions (the figures: docs/figures/from-code-comments.md).
 
 So both kinds of process collect generation 0 after 50,000 net allocations, and once they
 run, what start-up built (modules, the apps, the clients, the loaded model's client) is

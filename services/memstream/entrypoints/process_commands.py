@@ -94,7 +94,7 @@ def serve(
         raise typer.Exit(2) from refused
     if settings.embed_threads == 0:
         # One model thread per API process: with two, the idle one competed with the event
-        # loop for the cores (query embedding p95 533 ms against 14 ms under load).
+        # loop for the cores, and query embedding's tail latency under load grew many-fold.
         settings = settings.model_copy(update={"embed_threads": 1})
     if settings.embed_processes == 0:
         # Queries go to the model one batch at a time: a second copy would sit idle.

@@ -173,7 +173,8 @@ async def run_parts(
     async with AsyncExitStack() as stack:
         consumer: _StartingConsumer | None = None
         if Part.SEGMENTER in parts or Part.CONSOLIDATOR in parts:
-            # The group join first: seconds of waiting on the broker (6 s on Tansu), which
+            # The group join first: seconds of waiting on the broker (Tansu holds a static
+            # member's join for a fixed pause), which
             # the connections and the model's warm-up below now fill. Records that come
             # before the handlers wait for them.
             options = {**(FAST_REBALANCE if fast_rebalance else {}), **(faust_options or {})}

@@ -45,7 +45,8 @@ def step_sizes(count: int, step_size: int) -> list[int]:
 
     Nothing overlaps the store of a batch's last step: the model has embedded everything by
     then and waits for the event loop to store and commit that step before the next batch.
-    In steps of 1,024 the model idled 0.3-0.5 s there, at the end of every large batch.
+    With steps all of one size the model idled there at the end of every large batch, so
+    the last steps shrink.
     """
     if count <= 0:
         return []

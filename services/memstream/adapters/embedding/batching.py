@@ -1,8 +1,8 @@
 """Micro-batching: concurrent embed calls share one forward pass.
 
 Recall embeds one short query per request. Embedded one after another, fifty concurrent
-queries queue behind each other (the issue measured the embed stage at 1.2 s p50 with 50
-clients, while search took 4 ms); a forward pass over fifty short texts costs little more
+queries queue behind each other, and the embed stage, not the search, set the latency under
+load; a forward pass over fifty short texts costs little more
 than over one. So calls are queued, and whenever the model is free, everything waiting is
 sent to it as one batch:
 
@@ -17,19 +17,17 @@ sent to it as one batch:
   process or more is bulk too, and its pieces are a multiple of `spread` in number, each
   of about the same modelled cost (`passes.text_cost`), so a piece of long texts holds
   fewer of them (the model cuts its forward passes within a batch). Equal counts made equal
-  work only for equal lengths: a worker's first batch of 110 messages went as the 64
-  longest and the 46 shortest, and one model process took 0.44 s over its piece while the
-  other finished in 0.15 s and waited. One process (torch's layout before it ran two
-  copies, or `MEMSTREAM_EMBED_PROCESSES=1`) has nothing to balance, and its model took 8-11%
-  more CPU a message over the uneven pieces, so it keeps equal counts.
+  work only for equal lengths: a piece of the longest texts kept one model process busy
+  long after the other had finished its piece of short ones. One process
+  (`MEMSTREAM_EMBED_PROCESSES=1`) has nothing to balance, and its model spent more CPU a
+  message over the uneven pieces, so it keeps equal counts.
   The longest go first: with several model processes the last batches of a call are then
   the cheapest, and the processes finish it at nearly the same time (sent shortest first,
   one process was still on the costliest batch while the other waited).
   Length is counted in words and punctuation marks (`approximate_tokens`), what the model's
-  tokenizer splits first, which ranks texts by tokens far better than characters do: over
-  LoCoMo's messages in steps of 1,024, 4% fewer padded tokens and 6% less attention work
-  than by characters, for 3 us a text here; the ONNX model then sorts each batch by its
-  exact token counts (`onnx_model`).
+  tokenizer splits first, which ranks texts by tokens better than characters do (fewer
+  padded tokens and less attention work, for a regex pass per text); the ONNX model then
+  sorts each batch by its exact token counts (`onnx_model`).
 - Bulk batches go to the model `bulk_depth` at a time (two per model process): a process
   takes the next from its queue the moment it finishes one. With one at a time, every batch
   was a round trip through the event loop, which in a worker is busy reducing and storing,
@@ -71,8 +69,8 @@ def approximate_tokens(text: str) -> int:
 
 
 # With several model processes, a call of at least this many texts a process is spread
-# over them (bulk), not sent to one as a small call: a worker's first batch of 62 messages
-# ran 0.34 s on one process while the other waited.
+# over them (bulk), not sent to one as a small call: a worker's first batch, a few dozen
+# messages, otherwise ran on one process while the other waited.
 MIN_SPREAD_PIECE = 16
 
 

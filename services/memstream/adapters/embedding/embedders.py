@@ -316,9 +316,8 @@ def model_server_arguments(settings: Settings) -> list[str]:
 
 def default_model_processes(cores: int) -> int:
     """Model processes when the settings leave it open: two copies wherever there are two
-    cores, whatever the runtime. Against one copy on two threads, in a worker on two cores:
-    ONNX Runtime 11% less model CPU a message; torch 24% faster alone (310 against 250
-    msg/s) and in the pipeline 0.81 of that against 0.74 (254 against 187 msg/s), since a
-    two-thread copy's threads wait for each other whenever the event loop takes a core. A
-    second torch copy costs about 400 MB."""
+    cores, whatever the runtime. Against one copy on two threads, in a worker on two cores,
+    both runtimes spend less model CPU a message and torch ingests faster, since a two-thread
+    copy's threads wait for each other whenever the event loop takes a core; the price is a
+    second copy of the model in memory (docs/figures/ingest.md, "Torch on two copies")."""
     return min(cores, 2)

@@ -9,13 +9,14 @@ Thread settings belong to the child, the process that runs the model: torch and 
 read `OMP_NUM_THREADS` when they load, and a `torch.set_num_threads` in the parent never
 reaches the child. The child sets them before it imports either, and `OMP_WAIT_POLICY=PASSIVE`
 so idle threads sleep rather than spin on cores the event loop needs (on shared cores a
-two-thread encode took p95 533 ms against 14 ms with one thread).
+two-thread encode's tail latency was many times one thread's).
 
 A worker may run the model in several processes (`ModelSpec.processes`), each with its own
 copy of the model, taking whole batches: data parallel. With one process of two intra-op
 threads, a pass waits for its slower thread, so anything else on either core (the event
 loop, the broker) stalls both; with two single-threaded processes it slows one of them.
-The cost is a second copy of the model in memory (see README "Configuration").
+The cost is a second copy of the model in memory (see `MEMSTREAM_EMBED_PROCESSES` in
+docs/configuration.md).
 
 One set of children serves every `LocalEmbedder` of a process with the same model and
 settings, so a test session or an evaluation loads the model once. The children are started

@@ -2,12 +2,12 @@
 
 A pass over `k` texts padded to `n` tokens costs about `overhead + k * n * (1 + n / quadratic)`
 token-units: the per-token work of the layers, the attention's part that grows with the
-square of the length, and a fixed cost per pass. Measured for all-MiniLM-L6-v2 int8 on
-ONNX Runtime with one thread on the 2-core machine (`docs/figures/ingest.md`): about 0.09 ms
-a token, the attention's square term as much again at 440 tokens, and 0.7 ms a pass, the
-price of 8 tokens. Padding, not the per-pass cost, is what a mixed batch wastes: LoCoMo's
-messages run from 16 to 52 tokens (p10 to p90, 100 at most), so 64 of them in one pass
-padded to their longest cost two to three times the tokens they hold.
+square of the length, and a fixed cost per pass. The two constants are fitted to
+all-MiniLM-L6-v2 int8 on ONNX Runtime with one thread (the fit: `docs/figures/ingest.md`):
+the square term equals the per-token work at `QUADRATIC_TOKENS`, and a pass costs what
+`PASS_OVERHEAD_TOKENS` tokens cost. Padding, not the per-pass cost, is what a mixed batch
+wastes: chat messages vary severalfold in length, so a pass of mixed ones padded to its
+longest costs a multiple of the tokens it holds.
 
 `forward_passes` sorts the texts by length and cuts the sorted run where that is cheaper,
 by dynamic programming over the cut points: exact for this cost model, and a few

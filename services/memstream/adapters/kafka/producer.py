@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from opentelemetry import propagate  # imported here, not at the first publish (~50 ms)
+from opentelemetry import propagate  # imported here: a slow import, not for the first publish
 
 from memstream.contracts.records import Outbound, encode_value
 

@@ -4,7 +4,7 @@ It sends what `query.py` builds for `QdrantIndex` (the same filters and fused le
 translated one to one from qdrant-client models into `qdrant-edge-py` objects by
 `edge_translation.py`, and the same points, which that module builds straight from the
 memory); the calls are the only difference. Local-mode qdrant-client evaluates
-every filter in Python over every point (about 1 s per recall at 17k points); the edge engine
+every filter in Python over every point, too slow for recall at thousands; the edge engine
 filters through a tenant payload index and scores in Rust.
 
 - One shard per collection, in its own directory. The shard owns that directory: one open
@@ -15,20 +15,19 @@ filters through a tenant payload index and scores in Rust.
   a server. As on a server, deleted points go on counting there until an optimisation vacuums
   them; overwrites do not.
 - The engine is synchronous and releases the GIL for much of its work (a thread running
-  upserts left the main thread about 70% of its pace). Calls measured at more than about 1 ms run
-  in a worker thread so the event loop keeps serving: a search (~3 ms for a user with 10k
-  points among 20k), a count (~1.5 ms at 10k), a delete, a large upsert, flush. Reads by id
-  (~0.1 ms for 10) and small upserts (~0.05 ms a point) run inline, where a thread hop would
+  upserts leaves the main thread most of its pace). Calls that take long against a thread hop
+  run in a worker thread so the event loop keeps serving: a search, a count, a delete, a
+  large upsert, flush. Reads by id and small upserts run inline, where a thread hop would
   cost more than the call.
 - New shards store the dense vectors as float16. A search scans every vector of the user
   (below), and that scan is bound by memory reads: 10k points of 384 float32 are 15 MB a
-  query. At half the bytes the dense search took 0.86 ms against 1.39 ms (10k of 30k points,
-  the same top 100 for 200 queries); a score moves in its fourth decimal. A shard written
+  query. Half the bytes make the dense search markedly faster with the same top 100; a
+  score moves in its fourth decimal. A shard written
   before keeps the datatype it was created with (read from its config file), since the
   engine refuses to open one with another.
 - Nothing calls `optimize()`: without it every point stays in plain segments, searched exactly
   over the user's points found through the `user_id` payload index, which is fast enough at
-  this scale (without that index a search scans the whole shard: ~130 ms at 20k points).
+  this scale (without that index a search scans the whole shard, every user's points).
 """
 
 from __future__ import annotations
@@ -75,8 +74,8 @@ _DATATYPES = {
     "float32": VectorStorageDatatype.Float32,
     "float16": VectorStorageDatatype.Float16,
 }
-# Upserts of more points than this go to a worker thread (measured: ~0.1 ms a point, ~0.05
-# since the payload was packed; the bound was left where it was).
+# Upserts of more points than this go to a worker thread: below it the thread hop would cost
+# more than the upsert (the bound predates the packed payload, which made points cheaper).
 _INLINE_UPSERT_POINTS = 8
 
 

@@ -13,10 +13,10 @@ Only five of its values stand on their own: the user, level and times that filte
 payload indexes use, and the text, for whoever reads points. The rest of the node (its
 sources, session, version, verbatim messages, facts, derivation, ...) is one JSON text under
 `node`, read back by `node_from_payload`; no query reads it (the tree store serves it).
-qdrant-edge converts a payload value by value in the worker's event loop, about 2 us a
-string whatever its length, and the L1 payload of 16 values and a derivation object took
-half the loop's time for a point (56 of 88 us with the engine's write, measured). Points
-written before, with every field on its own, are read all the same.
+qdrant-edge converts a payload value by value in the worker's event loop, at a cost per
+value whatever its length, so a payload of many small values (an L1 had 16 and a derivation
+object) made converting it most of the loop's work for a point. Points written before, with
+every field on its own, are read all the same.
 
 Leaf search fuses both channels inside Qdrant in one query: a dense and a lexical prefetch,
 each filtered on the user, rescored by a formula
@@ -179,8 +179,8 @@ def leaf_query(
     depth = max(limit * PREFETCH_FACTOR, MIN_PREFETCH)
     # The filter goes on each prefetch: the limits must apply to this user's candidates,
     # whatever the engine's filter propagation does. Not on top as well: the formula ranks
-    # only what the prefetches found, all of which passed it, and checking them again cost
-    # about a tenth of the search (0.4 of 3.8 ms on qdrant-edge, 10k points of one user).
+    # only what the prefetches found, all of which passed it, and checking them again was a
+    # noticeable share of the search, for nothing.
     prefetch = [models.Prefetch(query=list(dense), using=DENSE, filter=flt, limit=depth)]
     terms: list[models.Expression] = [
         models.MultExpression(mult=[float(dense_weight), "$score[0]"])

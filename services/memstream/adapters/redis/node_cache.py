@@ -16,14 +16,14 @@ every request that reads those bytes.
 The cache is bounded by memory (`max_bytes`), and optionally by a count (`size`): least
 recently used entries go first while either is over. A node's size varies tenfold (a
 synthetic one-line L1, an L1 with its verbatim messages, a summary with its facts), so a
-count alone either wastes memory or holds too few: at 10,000 entries, a 10k-leaf tree of
-small nodes missed about 13 of the 270 nodes a recall reads, and those 13 decodes took
-three quarters as much of the request's CPU as the other 257 reads' hits (py-spy).
+count alone either wastes memory or holds too few: a count bound sized for real nodes held
+a large tree of small nodes only in part, and the few decodes each recall then missed cost
+about as much CPU as all its hits together.
 
 An entry is charged `entry_bytes`: the bytes kept, the decoded node (about as large again,
 its strings being the same text) and its objects' overhead.
 `tests/unit/adapters/redis/test_node_cache.py` holds the charge above what tracemalloc
-measures an entry to hold, for small, message-bearing and long nodes (12-16% above).
+measures an entry to hold, for small, message-bearing and long nodes.
 A bound of 0 keeps nothing.
 """
 
@@ -42,7 +42,7 @@ from memstream.domain.models import MemoryNode
 DEFAULT_MAX_BYTES = 48 * 1024 * 1024
 # Beyond the text, held twice: the node's own objects (its dataclass, tuples, datetimes and
 # the ordered dict's slot), and as much again for each verbatim message or fact it carries
-# (measured with tracemalloc: about 300 and 200-330 bytes).
+# (both above what tracemalloc finds them to hold; the unit test keeps them so).
 ENTRY_OVERHEAD = 512
 PART_OVERHEAD = 512
 

@@ -4,10 +4,10 @@ and that gather while the previous batch is handled.
 Faust's `Stream.take_events(max_, within)` yields a batch when it holds `max_` events, and
 otherwise only when `within` has passed since it began to wait; and it takes no record in
 while the caller handles a batch. A worker catching up on a backlog smaller than `max_`
-therefore drained the whole backlog through Faust's stream (about 0.1 ms of the event
-loop per record) and then waited out the rest of `within` (0.25 s) after every batch, and
-the embedding model idled all that time: with the int8 model, a tenth of a replay. A live
-turn waited for it too.
+therefore drained the whole backlog through Faust's stream (event-loop work for every
+record) and then waited out the rest of `within` (0.25 s by default) after every batch, and
+the embedding model idled all that time, a share of a replay that grows as the model gets
+faster. A live turn waited for it too.
 
 `take_batches` is `take_events` (same buffering of events, same acks: a batch's events are
 acked only when the caller asks for the next batch, that is once it has handled this one)
