@@ -2,7 +2,7 @@
 
 In a worker thread the model shares the interpreter lock with the event loop: every one of
 the hundreds of small Python steps of a forward pass waits for the loop to let go of it, and
-while the loop validates, stores and publishes a batch the model ran at half speed. A child
+while the loop validates, stores and publishes a batch the model ran far slower. A child
 process has its own interpreter, so the two only share the cores.
 
 Thread settings belong to the child, the process that runs the model: torch and onnxruntime

@@ -164,7 +164,7 @@ def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socke
     """A TCP socket bound to `host:port`. `reuse_port`: several processes (the API's
     workers) bind the same port and the kernel spreads connections over them."""
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and
-    # without it every response waits ~40 ms for a delayed ACK (Nagle).
+    # without it every response waits for the client's delayed ACK (Nagle).
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

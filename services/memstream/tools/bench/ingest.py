@@ -23,8 +23,8 @@ during the run (shared cores do) does not tilt the ratio either way.
 
 Two modes (`--mode`, in turn within each runtime; the JSON says which as `mode`):
 
-- `live` (the default, and the mode of every figure the README quotes): the workers run and
-  are warm, then the events are published; the clock runs from the first publish until every
+- `live` (the default, and the mode of every figure in docs/figures/ingest.md): the workers run
+  and are warm, then the events are published; the clock runs from the first publish until every
   message is in a stored L1 (reading and validating the file and connecting the producer
   come before it, as a producer service is connected before its users talk). The consumer
   takes what has arrived, so its batches are as small as the publisher's pace makes them.

@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--rate",
         type=float,
         default=1.0,
-        # Above about 2/s consolidation never finds the pause in the turns it waits for (README:
+        # Much faster turns leave consolidation no pause in the turns to run in (docs/design.md:
         # "The online path first"), and the lag measured would be that, not the restart's.
         help="Turns per second.",
     )
