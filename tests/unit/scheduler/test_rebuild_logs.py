@@ -11,7 +11,12 @@ from tests.unit.segmenter.test_rebuild import SECOND, USER, built
 
 from memstream.contracts.codec import decode_input
 from memstream.domain.models import RebuildRequested
-from memstream.scheduler.clock import ClockTicker, build_scheduler
+from memstream.scheduler.clock import (
+    JOB_RUNS_LOGGER,
+    ClockTicker,
+    build_scheduler,
+    quieten_job_runs,
+)
 from memstream.scheduler.rebuilds import RebuildPacer
 
 # APScheduler's "Adding job" lines and its start, at most; nothing that repeats.
@@ -56,3 +61,18 @@ async def test_a_paced_rebuild_of_a_small_user_writes_a_bounded_number_of_info_l
     info = [rec for rec in caplog.records if rec.levelno == logging.INFO]
     assert len(info) <= MOST_INFO_LINES, [f"{rec.name}: {rec.getMessage()}" for rec in info]
     assert not [rec for rec in info if "executed successfully" in rec.getMessage()]
+
+
+def test_job_runs_are_left_out_at_info_and_shown_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    quieten_job_runs()
+    runs = logging.getLogger(JOB_RUNS_LOGGER)
+    caplog.set_level(logging.INFO)
+    runs.info('Running job "a"')
+    runs.warning('Run time of job "a" was missed')
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", 'Run time of job "a" was missed')
+    ]
+    caplog.clear()
+    caplog.set_level(logging.DEBUG, logger=JOB_RUNS_LOGGER)
+    runs.info('Running job "a"')
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("DEBUG", 'Running job "a"')]
