@@ -19,7 +19,8 @@ from memstream.scheduler.clock import (
 )
 from memstream.scheduler.rebuilds import RebuildPacer
 
-# APScheduler's "Adding job" lines and its start, at most; nothing that repeats.
+# APScheduler's start-up lines (each job added, twice, then "Scheduler started"), once.
+# Nothing that repeats with the pacer's runs or the windows rewritten.
 MOST_INFO_LINES = 5
 PERIOD_S = 0.01
 
