@@ -151,14 +151,13 @@ def qdrant_edge_dir(settings: Settings) -> Path:
 async def open_index(settings: Settings, collection: str, dim: int, stack: AsyncExitStack) -> Index:
     """QdrantIndex on the configured server, else an in-process qdrant-edge shard in data_dir.
 
-    qdrant-client's local mode filters in Python (about 1 s per query at 10k memories);
-    qdrant-edge is Qdrant's own engine in-process (milliseconds), from the `embedded` extra.
-    `stack` closes either.
+    qdrant-client's local mode filters in Python, point by point; qdrant-edge is Qdrant's own
+    engine in-process, from the `embedded` extra. `stack` closes either.
     """
     index: Index
-    # The adapter's module is imported in a thread: qdrant-client's models are half a second
-    # of CPU, during which the event loop goes on with what else is starting (the runner
-    # starts the consumer's group join before it connects).
+    # The adapter's module is imported in a thread: importing qdrant-client's models is CPU
+    # work the event loop need not wait for; it goes on with what else is starting (the
+    # runner starts the consumer's group join before it connects).
     adapter = "server" if settings.qdrant_url else "edge"
     try:
         await asyncio.to_thread(importlib.import_module, f"memstream.adapters.qdrant.{adapter}")
@@ -171,7 +170,7 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
         ) from exc
     if settings.qdrant_url:
         # Imported here: a worker on the in-process engine never loads qdrant-client's HTTP
-        # client (most of a second of CPU at every start).
+        # client, a large import on the path of every start.
         from qdrant_client import AsyncQdrantClient
 
         from memstream.adapters.qdrant.server import QdrantIndex
