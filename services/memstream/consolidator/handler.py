@@ -158,7 +158,8 @@ class Consolidator:
         if existing is not None and not changes(existing, node, print_):
             return Outcome(closure, existing.node, "unchanged")
         view.put(StoredNode(node, print_))
-        log.info(
+        # Debug: one line per window written, and a replay or a rebuild writes every window.
+        log.debug(
             "consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason
         )
         return Outcome(closure, node, fingerprint=print_)

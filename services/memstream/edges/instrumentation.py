@@ -4,7 +4,8 @@ The handlers stay untouched: `InstrumentedSegmenter` and `InstrumentedConsolidat
 them with the same call signature and turn their reports into metrics; `usage_hook` and
 `fallback_hook` plug into the LLM backend; `recall_observer` and `HttpMetricsMiddleware`
 instrument the recall API; `BacklogCollector` polls what no handler sees (consumer lag,
-open windows). The composition root (`memstream.bootstrap`) plugs them in.
+open windows). `edges.handler_chain` puts the handlers' wrappers in place; the composition
+root (`memstream.bootstrap`) plugs the rest in.
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ span per pipeline stage, placed from the stage timings the pipeline measures.
 Inside a batch span, child spans follow the work: `memstream.validate` (the edge decoding and
 checking the records), `memstream.reduce` (the segmenter's reducer pass, through the `phase`
 hook its constructor takes), and one span per call of a port (`traced_port`): the LLM, the
-embedder, the stores' writes and the publisher. The ports are wrapped in the composition root
-only when tracing is on, so the handlers import no OpenTelemetry and pay nothing when it is off.
+embedder, the stores' writes and the publisher. The ports are wrapped where the handlers are
+built (`wiring.handlers`) only when tracing is on, so the handlers import no OpenTelemetry
+and pay nothing when it is off.
 """
 
 from __future__ import annotations
@@ -183,7 +184,7 @@ class _TracedPort:
 
 def traced_port(port: P, calls: Mapping[str, str]) -> P:
     """`port` with a span around each call of a method named in `calls` (method -> span name);
-    put in place by the composition root only when tracing is on."""
+    put in place where the handlers are built (`wiring.handlers`) only when tracing is on."""
     return cast(P, _TracedPort(port, calls))
 
 

@@ -74,7 +74,8 @@ class ClockTicker:
         ticked = await self.tick_due_users()
         retried = await self.reconsolidate_degraded()
         if ticked or retried:
-            log.info("clock: ticked %d users, re-queued %d degraded nodes", ticked, retried)
+            # Debug: a busy deployment has users due at every tick.
+            log.debug("clock: ticked %d users, re-queued %d degraded nodes", ticked, retried)
 
 
 def build_scheduler(
@@ -85,6 +86,7 @@ def build_scheduler(
 ) -> AsyncIOScheduler:
     """An APScheduler that runs the ticker every `interval_s` (and the rebuilds' pacer every
     `rebuild_period_s`), never two runs of one at once."""
+    quieten_job_runs()
     scheduler = AsyncIOScheduler(timezone=UTC)
     scheduler.add_job(
         ticker.run_once,
@@ -105,3 +107,27 @@ def build_scheduler(
             id="memstream-rebuilds",
         )
     return scheduler
+
+
+# The logger APScheduler's default executor reports each run of a job on.
+JOB_RUNS_LOGGER = "apscheduler.executors.default"
+
+
+class JobRunsAtDebug(logging.Filter):
+    """APScheduler's lines for each run of a job ("Running job", "executed successfully") at
+    DEBUG instead of INFO: the rebuild pacer runs every fraction of a second, and those two
+    lines a run were most of a worker's log. Warnings (a missed run) and errors stay as they
+    are."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+def quieten_job_runs() -> None:
+    """Put `JobRunsAtDebug` on APScheduler's executor logger (once per process)."""
+    runs = logging.getLogger(JOB_RUNS_LOGGER)
+    if not any(isinstance(f, JobRunsAtDebug) for f in runs.filters):
+        runs.addFilter(JobRunsAtDebug())

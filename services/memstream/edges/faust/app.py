@@ -31,14 +31,12 @@ from typing import Any, Protocol, TypeVar
 import faust
 import redis.exceptions
 from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
-from faust.tables import TableManager
 
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
-from memstream.edges.faust.fetch import bound_fetch_wait
-from memstream.edges.faust.take import take_batches
+from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
 from memstream.edges.startup import phase
 from memstream.metrics import Metrics, dlq_category
 
@@ -176,17 +174,6 @@ def build_faust_app(
                 tracing,
             )
     return app
-
-
-class NoTablesManager(TableManager):
-    """Faust's table manager without its start-up pause. Faust waits a second at every
-    start for tables to be declared before it subscribes; memstream declares none (its
-    state is in Redis), so that second was only a delay before the group join."""
-
-    async def on_start(self) -> None:
-        if not self.should_stop:
-            await self._update_channels()
-            await self.recovery.start()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,113 @@
+"""The wrappers around a write-path handler, assembled here and nowhere else.
+
+The Faust agents call a `RecordHandler` per batch. Between the agent and the handler
+(`Segmenter.handle_batch`, `Consolidator.handle_records`) sit small wrappers, each a
+function from a handler to a handler with the same call signature, composed in this fixed
+order, outermost first:
+
+1. `when_ready` (readiness): the Faust app starts, and joins its consumer group, before the
+   process has connected to its stores; a batch that comes first waits for the handlers.
+2. `holding_background_off` (turns only, when the segmenter shares its embedder with the
+   consolidator): the online path embeds ahead of consolidation while a batch of turns runs.
+3. `traced_batches` (`edges.tracing`): what the batch wrote as events of the batch span
+   that the Faust edge opened; not put in place when tracing is off.
+4. `instrumented_segmenter` / `instrumented_consolidator` (`edges.instrumentation`): the
+   metrics of each batch, its duration and its failures.
+
+Readiness is outermost because nothing inside it exists before the handlers do; the
+hold-off wraps the whole handler, so background embedding stays off during the batch's
+reduce and store steps as well as its embed calls (`PriorityEmbedder.online`). The batch
+span itself is opened by the Faust edge around the decoding and the handler
+(`edges.faust.app`), not here. `segmenter_chain` and `consolidator_chain` build 2-4 once
+the handlers exist; the composition root puts `when_ready` around them when it builds the
+Faust app from settings alone (`bootstrap.write_path_app`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from memstream.consolidator.handler import Consolidator
+from memstream.contracts.records import Consumed, RawEvent
+from memstream.edges.faust.app import DeadLetter, RecordHandler
+from memstream.edges.instrumentation import InstrumentedConsolidator, InstrumentedSegmenter
+from memstream.edges.tracing import traced_batches
+from memstream.metrics import Metrics
+from memstream.segmenter.handler import Segmenter
+
+# Holds the background embedder off while it is open (`PriorityEmbedder.online`).
+OnlineWindow = Callable[[], AbstractAsyncContextManager[object]]
+
+
+@dataclass(frozen=True)
+class WritePathHandlers:
+    """Where the Faust app hands its records: the handlers of a connected container."""
+
+    on_turns: RecordHandler | None
+    on_windows: RecordHandler | None
+    dead_letter: DeadLetter
+
+
+def segmenter_chain(
+    segmenter: Segmenter, metrics: Metrics, *, online: OnlineWindow | None = None
+) -> RecordHandler:
+    """The segmenter's batches, instrumented, traced, and with `online` (when the embedder
+    is shared) open around each."""
+    handle = instrumented_segmenter(segmenter, metrics)
+    handle = traced_batches("segmenter", handle)
+    if online is not None:
+        handle = holding_background_off(online, handle)
+    return handle
+
+
+def consolidator_chain(consolidator: Consolidator, metrics: Metrics) -> RecordHandler:
+    """The consolidator's batches, instrumented and traced."""
+    handle = instrumented_consolidator(consolidator, metrics)
+    return traced_batches("consolidator", handle)
+
+
+def instrumented_segmenter(segmenter: Segmenter, metrics: Metrics) -> RecordHandler:
+    return InstrumentedSegmenter(segmenter, metrics).handle_batch
+
+
+def instrumented_consolidator(consolidator: Consolidator, metrics: Metrics) -> RecordHandler:
+    return InstrumentedConsolidator(consolidator, metrics).handle_records
+
+
+def holding_background_off(online: OnlineWindow, handle: RecordHandler) -> RecordHandler:
+    """`handle` with `online` open while it runs."""
+
+    async def handle_online(batch: list[Consumed[Any]]) -> object:
+        async with online():
+            return await handle(batch)
+
+    return handle_online
+
+
+def when_ready(
+    handlers: Awaitable[WritePathHandlers],
+    pick: Callable[[WritePathHandlers], RecordHandler | None],
+    app_id: str,
+) -> RecordHandler:
+    """A handler that waits for `handlers`, then hands each batch to the one `pick` chooses;
+    a batch for a handler that `handlers` lacks is an error of the app's wiring."""
+
+    async def handle(batch: list[Consumed[Any]]) -> object:
+        handler = pick(await handlers)
+        if handler is None:
+            raise RuntimeError(f"{app_id}: no handler for these records")
+        return await handler(batch)
+
+    return handle
+
+
+def dead_letter_when_ready(handlers: Awaitable[WritePathHandlers]) -> DeadLetter:
+    """The dead-letter sender of `handlers`, once they exist."""
+
+    async def dead_letter(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
+        await (await handlers).dead_letter(raw, reason, field_path)
+
+    return dead_letter

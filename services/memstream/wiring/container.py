@@ -1,0 +1,190 @@
+"""The adapters of one process: `connect` opens the Redis, Qdrant and broker clients that
+settings name and hands them over as a `Container`, closing them all on exit.
+
+Packages that only development installs have (qdrant-edge, the local model) are imported
+where settings choose them, never at import time; nor are the clients a worker does not use
+by default (qdrant-client's HTTP client, openai): a worker's imports are on the path of
+every restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
+
+import redis.asyncio as aioredis
+
+from memstream import faults
+from memstream.adapters.embedding.embedders import build_embedder
+from memstream.adapters.embedding.priority import PriorityEmbedder
+from memstream.adapters.kafka.producer import KafkaPublisher
+from memstream.adapters.llm.fallback import build_language_model
+from memstream.adapters.redis.connection import HiredisPackedConnection
+from memstream.adapters.redis.tree import RedisTree
+from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.domain.forgetting import Tombstone, lifetime_s
+from memstream.edges.instrumentation import fallback_hook, usage_hook
+from memstream.metrics import Metrics
+from memstream.ports import Embedder, LanguageModel
+from memstream.settings import Settings
+
+if TYPE_CHECKING:
+    from memstream.adapters.qdrant.edge import EdgeIndex
+    from memstream.adapters.qdrant.server import QdrantIndex
+
+    Index: TypeAlias = QdrantIndex | EdgeIndex
+
+
+@dataclass(frozen=True)
+class Container:
+    """The connected adapters of one process, shared by every part it runs.
+
+    `priority` is set when the segmenter and the consolidator share the process (and the
+    embedder): then the online path (segmenter, recall) embeds ahead of consolidation.
+    `clock` is the wall clock of the segmenter and the scheduler (a test moves it on).
+    """
+
+    settings: Settings
+    catalog: Catalog
+    tree: RedisTree
+    index: Index
+    embedder: Embedder
+    llm: LanguageModel
+    publisher: KafkaPublisher
+    priority: PriorityEmbedder | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @property
+    def online_embedder(self) -> Embedder:
+        return self.priority.urgent if self.priority is not None else self.embedder
+
+    @property
+    def background_embedder(self) -> Embedder:
+        return self.priority.background if self.priority is not None else self.embedder
+
+    async def forget_user(self, user_id: str, tombstone: Tombstone | None = None) -> dict[str, int]:
+        """Remove a user from both stores and leave a tombstone; returns what went where.
+
+        Redis first, tombstone included, then Qdrant: from the tombstone on no commit can
+        write the user again, and a consolidation that indexed its points before the Qdrant
+        delete loses them there, one that indexed them after deletes them itself when its
+        guarded commit is refused. The tombstone lasts as long as a replay could bring back
+        something older than the forget (`domain.forgetting`).
+        """
+        stone = tombstone or Tombstone(forgotten_at=time.time())
+        ttl_s = lifetime_s(self.catalog.turns.retention_ms, self.catalog.windows.retention_ms)
+        forgotten = await self.tree.forget(user_id, stone, ttl_s)
+        faults.reach("forget.after_redis")
+        points = await self.index.delete_user(user_id)
+        return {
+            "qdrant_points": points,
+            "redis_keys": forgotten.redis_keys,
+            "nodes": forgotten.nodes,
+            # -1: the tombstone stays, as a topic keeps its records forever
+            "tombstone_ttl_s": -1 if ttl_s is None else ttl_s,
+        }
+
+
+@asynccontextmanager
+async def connect(
+    settings: Settings,
+    metrics: Metrics | None = None,
+    *,
+    producer: bool = True,
+    prioritise_online: bool = False,
+) -> AsyncIterator[Container]:
+    """Connect to the Redis, Qdrant and broker `settings` name; close them all on exit.
+
+    With `metrics`, the LLM reports its usage and fallbacks there. `producer=False` leaves
+    the publisher unstarted (a reader that never publishes). `prioritise_online`: see
+    `Container`.
+    """
+    if not settings.redis_url or not settings.kafka_bootstrap:
+        raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
+    async with AsyncExitStack() as stack:
+        redis = aioredis.from_url(settings.redis_url, connection_class=HiredisPackedConnection)
+        stack.push_async_callback(redis.aclose)
+        embedder = build_embedder(settings)
+        index = await open_index(settings, settings.qdrant_collection, embedder.dim, stack)
+        publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+        if producer:
+            await publisher.start()
+            stack.push_async_callback(publisher.stop)
+        yield Container(
+            settings=settings,
+            catalog=load_catalog(settings.topic_prefix),
+            tree=redis_tree(redis, settings),
+            index=index,
+            embedder=embedder,
+            llm=build_language_model(
+                settings,
+                on_usage=usage_hook(metrics) if metrics else None,
+                on_fallback=fallback_hook(metrics) if metrics else None,
+            ),
+            publisher=publisher,
+            priority=PriorityEmbedder(embedder) if prioritise_online else None,
+        )
+
+
+def redis_tree(redis: aioredis.Redis, settings: Settings) -> RedisTree:
+    """The tree store on `redis`, with the settings' namespace and node-cache bounds."""
+    return RedisTree(
+        redis,
+        settings.redis_namespace,
+        node_cache_size=settings.redis_node_cache,
+        node_cache_bytes=settings.redis_node_cache_mb * 1024 * 1024,
+    )
+
+
+def qdrant_edge_dir(settings: Settings) -> Path:
+    """Where the in-process Qdrant engine (qdrant-edge) keeps its shards without `qdrant_url`."""
+    return settings.data_dir.resolve() / "qdrant-edge"
+
+
+async def open_index(settings: Settings, collection: str, dim: int, stack: AsyncExitStack) -> Index:
+    """QdrantIndex on the configured server, else an in-process qdrant-edge shard in data_dir.
+
+    qdrant-client's local mode filters in Python, point by point; qdrant-edge is Qdrant's own
+    engine in-process, from the `embedded` extra. `stack` closes either.
+    """
+    index: Index
+    # The adapter's module is imported in a thread: importing qdrant-client's models is CPU
+    # work the event loop need not wait for; it goes on with what else is starting (the
+    # runner starts the consumer's group join before it connects).
+    adapter = "server" if settings.qdrant_url else "edge"
+    try:
+        await asyncio.to_thread(importlib.import_module, f"memstream.adapters.qdrant.{adapter}")
+    except ImportError as exc:
+        if settings.qdrant_url:
+            raise
+        raise RuntimeError(
+            "MEMSTREAM_QDRANT_URL is not set and Qdrant's in-process engine is not "
+            "installed (pip install 'memstream[embedded]')"
+        ) from exc
+    if settings.qdrant_url:
+        # Imported here: a worker on the in-process engine never loads qdrant-client's HTTP
+        # client, a large import on the path of every start.
+        from qdrant_client import AsyncQdrantClient
+
+        from memstream.adapters.qdrant.server import QdrantIndex
+
+        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        client = AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
+        stack.push_async_callback(client.close)
+        index = QdrantIndex(client, collection, dim)
+    else:
+        from memstream.adapters.qdrant.edge import EdgeIndex
+
+        # One shard directory per collection; loading reads its segments, so off the loop.
+        path = qdrant_edge_dir(settings) / collection
+        index = await asyncio.to_thread(EdgeIndex.open, path, dim)
+        stack.push_async_callback(index.close)
+    await index.ensure_collection()
+    return index

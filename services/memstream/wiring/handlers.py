@@ -1,0 +1,177 @@
+"""The handlers of a connected `Container`: the segmenter, the consolidator, the clock and
+the recall parts, each given the container's adapters and the settings' choices.
+
+When tracing is on, a write-path handler's port calls are wrapped here (`_HandlerPorts`),
+so that the handlers import no OpenTelemetry and pay nothing when it is off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from memstream.adapters.llm.prompts import PROMPT_VERSION
+from memstream.consolidator.handler import Consolidator
+from memstream.domain.derivation import Derivation
+from memstream.domain.windows import WindowRules
+from memstream.edges.faust.dead_letters import DeadLetters
+from memstream.edges.tracing import (
+    EMBEDDER_CALLS,
+    INDEX_WRITES,
+    LANGUAGE_MODEL_CALLS,
+    PUBLISHER_CALLS,
+    TREE_WRITES,
+    phase,
+    traced_port,
+)
+from memstream.edges.tracing import enabled as tracing_enabled
+from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
+from memstream.recall.pipeline import RecallPipeline
+from memstream.recall.service import MemoryService
+from memstream.scheduler.clock import ClockTicker, build_scheduler
+from memstream.scheduler.rebuilds import RebuildPacer, pace
+from memstream.segmenter.handler import Segmenter, Topics
+from memstream.settings import Settings
+from memstream.wiring.container import Container
+
+if TYPE_CHECKING:
+    from memstream.edges.http.api import RecallParts
+
+
+def derivation(settings: Settings) -> Derivation:
+    """What this deployment derives memories with, as every node records it."""
+    online = bool(settings.llm_base_url)
+    return Derivation(
+        backend="openai" if online else "offline",
+        model=settings.llm_model if online else "rules",
+        prompt_version=settings.prompt_version or PROMPT_VERSION,
+        embedder=embedder_id(settings),
+    )
+
+
+def embedder_id(settings: Settings) -> str:
+    """Names what makes the dense vectors, with their size: a change means new vectors."""
+    dim = settings.embedding_dim
+    if settings.embedder == "hashing":
+        return f"hashing:{dim}"
+    if settings.embedder == "openai":
+        return f"openai:{settings.embedding_model}:{dim}"
+    return f"local:all-MiniLM-L6-v2:{settings.embed_runtime}:{dim}"
+
+
+def window_rules(settings: Settings) -> WindowRules:
+    return WindowRules(
+        segment_messages=settings.segment_messages,
+        segment_by_exchange=settings.segment_by == "exchange",
+        session_idle=timedelta(seconds=settings.session_idle_timeout_s),
+        clock_grace=timedelta(seconds=settings.clock_grace_s),
+        default_tz=settings.default_tz,
+    )
+
+
+def dead_letters(c: Container) -> DeadLetters:
+    return DeadLetters(c.publisher, c.catalog.dlq.name)
+
+
+@dataclass(frozen=True)
+class _HandlerPorts:
+    """The ports a write-path handler is given: each call in a span of its own when tracing
+    is on (the handler's batch span is their parent), the container's own ones when off."""
+
+    tree: TreeStore
+    index: VectorIndex
+    embedder: Embedder
+    llm: LanguageModel
+    publisher: Publisher
+
+    @classmethod
+    def of(cls, c: Container, embedder: Embedder) -> _HandlerPorts:
+        if not tracing_enabled():
+            return cls(c.tree, c.index, embedder, c.llm, c.publisher)
+        return cls(
+            traced_port(c.tree, TREE_WRITES),
+            traced_port(c.index, INDEX_WRITES),
+            traced_port(embedder, EMBEDDER_CALLS),
+            traced_port(c.llm, LANGUAGE_MODEL_CALLS),
+            traced_port(c.publisher, PUBLISHER_CALLS),
+        )
+
+
+def build_segmenter(c: Container) -> Segmenter:
+    ports = _HandlerPorts.of(c, c.online_embedder)
+    return Segmenter(
+        tree=ports.tree,
+        index=ports.index,
+        embedder=ports.embedder,
+        llm=ports.llm,
+        publisher=ports.publisher,
+        topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
+        forget=c.forget_user,
+        rules=window_rules(c.settings),
+        history_window=c.settings.history_window,
+        step_size=c.settings.consume_step_size,
+        phase=phase if tracing_enabled() else None,
+        clock=c.clock,
+        retention=timedelta(days=c.settings.retention_days) if c.settings.retention_days else None,
+        derivation=derivation(c.settings),
+        rebuild_chunk_leaves=c.settings.rebuild_chunk_leaves,
+    )
+
+
+def build_consolidator(c: Container) -> Consolidator:
+    ports = _HandlerPorts.of(c, c.background_embedder)
+    return Consolidator(
+        tree=ports.tree,
+        index=ports.index,
+        embedder=ports.embedder,
+        llm=ports.llm,
+        publisher=ports.publisher,
+        memories_topic=c.catalog.memories.name,
+        history_window=c.settings.history_window,
+        derivation=derivation(c.settings),
+    )
+
+
+def build_clock(c: Container) -> AsyncIOScheduler:
+    """The wall clock: closes windows of users who went quiet, retries degraded nodes."""
+    ticker = ClockTicker(
+        tree=c.tree,
+        publisher=c.publisher,
+        turns_topic=c.catalog.turns.name,
+        windows_topic=c.catalog.windows.name,
+        retry_degraded=bool(c.settings.llm_base_url),
+        clock=c.clock,
+    )
+    paced = pace(c.settings.rebuild_leaves_per_s, c.settings.rebuild_chunk_leaves)
+    pacer = RebuildPacer(
+        tree=c.tree,
+        publisher=c.publisher,
+        turns_topic=c.catalog.turns.name,
+        users_per_run=paced.users_per_run,
+    )
+    return build_scheduler(ticker, c.settings.clock_interval_s, pacer, paced.period_s)
+
+
+def build_recall(c: Container) -> RecallParts:
+    from memstream.edges.http.api import RecallParts
+
+    return RecallParts(
+        pipeline=RecallPipeline(
+            tree=c.tree,
+            index=c.index,
+            # Recall is on an agent's critical path: ahead of consolidation's batches.
+            embedder=c.online_embedder,
+            llm=c.llm,
+            options=c.settings.recall_options(),
+        ),
+        service=MemoryService(
+            tree=c.tree,
+            forget_user=c.forget_user,
+            publisher=c.publisher,
+            turns_topic=c.catalog.turns.name,
+        ),
+        checks={"redis": c.tree.ping, "qdrant": c.index.ping},
+    )

@@ -1,0 +1,60 @@
+"""The Faust overrides are for the faust-streaming they were written against.
+
+They replace private parts of Faust (`edges/faust/overrides.py`), which a new version may
+change without notice: these tests make a version change a decision, not an accident.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+from faust.streams import Stream
+from faust.tables import TableManager
+from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread, Consumer, Transport
+
+from memstream.edges.faust import overrides
+
+
+def test_the_installed_faust_is_the_one_the_overrides_were_written_for() -> None:
+    installed = version("faust-streaming")
+    assert installed == overrides.WRITTEN_FOR, (
+        f"faust-streaming is {installed}, but the overrides in "
+        f"services/memstream/edges/faust/overrides.py were written for "
+        f"{overrides.WRITTEN_FOR}. Re-check each override against the new Faust source: "
+        "AIOKafkaConsumerThread._create_worker_consumer (does it still hard-code "
+        "fetch_max_wait_ms?), Consumer._new_consumer_thread, TableManager.on_start (is the "
+        "start-up sleep still there, are _update_channels and recovery still its steps?), "
+        "and Stream.take_events with the internals take_batches uses; then set WRITTEN_FOR "
+        "to the new version."
+    )
+
+
+# The private names each override calls or replaces, by the class that has them in
+# `WRITTEN_FOR`: a missing one would fail only at run time, in a worker.
+INTERNALS = [
+    (AIOKafkaConsumerThread, "_create_worker_consumer"),
+    (Consumer, "_new_consumer_thread"),
+    (Transport, "Consumer"),
+    (TableManager, "on_start"),
+    (TableManager, "_update_channels"),
+    (Stream, "take_events"),
+    (Stream, "add_processor"),
+    (Stream, "_enable_passive"),
+    (Stream, "wait_for_stopped"),
+    (Stream, "ack"),
+    (Stream, "crash"),
+]
+
+
+@pytest.mark.parametrize(("owner", "name"), INTERNALS, ids=lambda x: getattr(x, "__name__", x))
+def test_the_internals_the_overrides_use_are_there(owner: type, name: str) -> None:
+    assert hasattr(owner, name), (
+        f"{owner.__module__}.{owner.__name__}.{name} is gone: the Faust overrides in "
+        "services/memstream/edges/faust/overrides.py need re-writing for this faust-streaming"
+    )
+
+
+def test_the_overrides_replace_what_they_name() -> None:
+    assert issubclass(overrides.BoundedWaitTransport.Consumer, Consumer)
+    assert overrides.NoTablesManager.on_start is not TableManager.on_start
