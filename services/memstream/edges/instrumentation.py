@@ -280,6 +280,7 @@ class BacklogCollector:
         self._bootstrap = bootstrap
         self._groups = groups  # consumer group -> the topics it consumes
         self._lag_reader = lag_reader
+        self._open_leaves_logged = 0
 
     async def collect_lag(self) -> None:
         for group, topics in self._groups.items():
@@ -291,8 +292,15 @@ class BacklogCollector:
         counts = await self._tree.open_window_counts()
         for level in CONSOLIDATED_LEVELS:
             self._metrics.windows_pending.labels(level).set(counts.get(int(level[1:]), 0))
-        if counts.get(int(Level.SEGMENT)):
-            log.warning("open L1 windows in the state: %d", counts[int(Level.SEGMENT)])
+        # Said when the count changes, not at every collection: a collector runs on a timer,
+        # and a log is read by people (the gauge has the series).
+        open_leaves = counts.get(int(Level.SEGMENT), 0)
+        if open_leaves != self._open_leaves_logged:
+            if open_leaves:
+                log.warning("open L1 windows in the state: %d", open_leaves)
+            else:
+                log.info("no open L1 windows in the state any more")
+            self._open_leaves_logged = open_leaves
 
     async def collect_rebuilds(self) -> None:
         self._metrics.rebuild_pending_windows.set(await pending_over_users(self._tree))

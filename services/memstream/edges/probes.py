@@ -76,13 +76,27 @@ async def serve_probes(
     async def healthz(_: web.Request) -> web.Response:
         return _answer("live", live())
 
+    # A probe is polled on a timer: the first failure is logged with its traceback, repeats
+    # only at DEBUG, and the recovery once, so a long outage is a few lines, not thousands.
+    failing = False
+
     async def readyz(_: web.Request) -> web.Response:
+        nonlocal failing
         status: Status
         try:
             status = await asyncio.wait_for(ready(), timeout=READY_TIMEOUT_S)
         except Exception:
-            log.warning("readiness check failed", exc_info=True)
+            log.log(
+                logging.DEBUG if failing else logging.WARNING,
+                "readiness check failed",
+                exc_info=True,
+            )
+            failing = True
             status = False
+        else:
+            if failing:
+                log.info("readiness check answers again")
+            failing = False
         return _answer("ready", status)
 
     app = web.Application()
