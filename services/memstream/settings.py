@@ -1,353 +1,218 @@
-"""All configuration, read once from the environment (prefix `MEMSTREAM_`) and passed down."""
+"""All configuration, read once from the environment (prefix `MEMSTREAM_`) and passed down.
+
+Settings are grouped (`settings.redis.url`), while each value keeps its one flat variable
+(`MEMSTREAM_REDIS_URL`): a group names each field's variable, and `Settings` reads every
+variable itself. Keyword arguments, to `Settings(...)` and to `model_copy(update=...)`, are named
+like the variables without the prefix (`Settings(redis_url=...)`), so a test writes what an
+operator sets; a group's own model is accepted too (`Settings(redis=RedisSettings(...))`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Self
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from memstream.domain.recall_options import RecallOptions
+from memstream.settings_groups import (
+    ApiSettings,
+    BrokerSettings,
+    EmbeddingSettings,
+    Handoff,
+    LifecycleSettings,
+    LlmSettings,
+    McpSettings,
+    ObservabilitySettings,
+    QdrantSettings,
+    RebuildSettings,
+    RecallSettings,
+    RedisSettings,
+    WorkerSettings,
+    variables,
+)
 
-# Recall's defaults live with its options; settings only let a deployment override them.
-_RECALL_DEFAULTS = RecallOptions()
+__all__ = [
+    "ApiSettings",
+    "BrokerSettings",
+    "EmbeddingSettings",
+    "Handoff",
+    "LifecycleSettings",
+    "LlmSettings",
+    "McpSettings",
+    "ObservabilitySettings",
+    "QdrantSettings",
+    "RebuildSettings",
+    "RecallSettings",
+    "RedisSettings",
+    "Settings",
+    "WorkerSettings",
+]
+
+PREFIX = "MEMSTREAM_"
 
 
 class Settings(BaseSettings):
     """memstream's settings. Empty URLs mean "start the embedded part instead"."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMSTREAM_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(extra="forbid", validate_by_name=True)
 
-    # Broker and stores.
-    kafka_bootstrap: str = Field(
-        default="", description="Kafka bootstrap servers; empty: embedded Tansu broker."
-    )
-    topic_prefix: str = Field(default="", description="Prefix for every topic name.")
-    consumer_group: str = Field(default="memstream", description="Kafka consumer group id.")
-    redis_url: str = Field(default="", description="Redis URL; empty: embedded redis-server.")
-    redis_namespace: str = Field(
-        default="ms",
-        pattern=r"^[A-Za-z0-9._-]{1,64}$",
-        description="Prefix of every Redis key (deployments may share one Redis).",
-    )
-    redis_node_cache_mb: int = Field(
-        default=48,
-        ge=0,
-        description="Memory (MiB) a process may hold in decoded memory nodes, kept by Redis "
-        "key with the bytes they were decoded from (never stale: a rewritten node has other "
-        "bytes); 0: decode every read.",
-    )
-    redis_node_cache: int | None = Field(
-        default=None,
-        ge=0,
-        description="At most this many decoded nodes as well (unset: memory alone bounds "
-        "them; 0: decode every read).",
-    )
-    qdrant_url: str = Field(default="", description="Qdrant URL; empty: local mode in data_dir.")
-    qdrant_api_key: SecretStr | None = Field(default=None, description="Qdrant API key.")
-    qdrant_collection: str = Field(
-        default="memstream_memories", description="The one collection for all users."
-    )
     data_dir: Path = Field(
-        default=Path(".memstream"), description="Files of the embedded Redis and Qdrant."
+        default=Path(".memstream"),
+        validation_alias="MEMSTREAM_DATA_DIR",
+        description="Files of the embedded Redis and Qdrant (and of exported models).",
     )
+    broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    qdrant: QdrantSettings = Field(default_factory=QdrantSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
+    rebuild: RebuildSettings = Field(default_factory=RebuildSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
+    # Not an operator's: what a parent process (`serve`, a test's harness) hands its children.
+    handoff: Handoff = Field(default_factory=Handoff)
 
-    # LLM: empty base URL -> the deterministic offline backend.
-    llm_base_url: str = Field(
-        default="", description="OpenAI-compatible endpoint; empty: offline backend."
-    )
-    llm_model: str = Field(default="gpt-4o-mini", description="Chat model name.")
-    llm_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the LLM endpoint.")
-    llm_timeout_s: float = Field(default=30.0, gt=0, description="Per-request LLM timeout.")
-    llm_max_retries: int = Field(
-        default=3, ge=0, le=10, description="Retries on transient LLM errors."
-    )
+    def __init__(self, **values: Any) -> None:
+        # Keywords are named like the variables (`redis_url=`), not like the fields: declared
+        # here so type checkers take any keyword and validation names a wrong one.
+        super().__init__(**values)
 
-    prompt_version: str = Field(
-        default="",
-        max_length=64,
-        description="The prompts' version recorded in every node's derivation; empty: the "
-        "shipped prompts' own (set it when you change the prompts, then run a rebuild).",
-    )
-
-    # Rebuilds (`memstream rebuild`).
-    rebuild_leaves_per_s: float = Field(
-        default=20.0,
-        gt=0,
-        le=10_000,
-        description="Leaves the deployment's rebuilds re-derive per second at most (the "
-        "scheduler paces their chunks; live turns never wait for them).",
-    )
-    rebuild_chunk_leaves: int = Field(
-        default=16,
-        ge=1,
-        le=1000,
-        description="Leaves re-derived per rebuild command: how long one holds its partition.",
-    )
-
-    # Embeddings.
-    embedder: str = Field(
-        default="local",
-        pattern="^(local|openai|hashing)$",
-        description="local (MiniLM shipped in a wheel), openai, or hashing (tests only).",
-    )
-    embedding_base_url: str = Field(default="", description="Endpoint for embedder=openai.")
-    embedding_model: str = Field(default="text-embedding-3-small", description="Embedding model.")
-    embedding_api_key: SecretStr = Field(
-        default=SecretStr(""), description="Key for the embeddings endpoint."
-    )
-    embedding_dim: int = Field(default=384, gt=0, description="Dense vector size.")
-    embed_batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
-    embed_runtime: str = Field(
-        default="onnx-int8",
-        pattern="^(torch|onnx-fp32|onnx-int8)$",
-        description="How embedder=local runs the model: torch (sentence-transformers) or "
-        "ONNX Runtime (exported from the same weights on first use; int8 is quantized).",
-    )
-    embed_threads: int = Field(
-        default=0,
-        ge=0,
-        le=64,
-        description="Threads of each local model process, set inside it; 0: one in the recall "
-        "API (its event loop needs the other core), in a worker the cores shared out between "
-        "its model processes.",
-    )
-    embed_processes: int = Field(
-        default=0,
-        ge=0,
-        le=16,
-        description="Processes that each hold a copy of the local model and take batches side "
-        "by side (each copy about 370 MB with onnx-int8, 600 MB with torch); 0: one in the "
-        "recall API, two in a worker with two cores or more.",
-    )
-    model_cache_dir: Path | None = Field(
-        default=None, description="Where exported ONNX graphs are kept; empty: data_dir/models."
-    )
-    embed_server: Path | None = Field(
-        default=None,
-        description="The Unix socket of a model server to embed through instead of model "
-        "processes of this process's own (`serve` sets it for its workers with "
-        "MEMSTREAM_API_SHARED_MODEL).",
-    )
-    kafka_fetch_max_wait_ms: int = Field(
-        default=100,
-        ge=1,
-        le=10_000,
-        description="Longest a consumer's fetch waits at the broker for new records.",
-    )
-    consume_batch_size: int = Field(
-        default=4096,
-        gt=0,
-        le=10_000,
-        description="Most records a worker takes from its topic at once.",
-    )
-    consume_step_size: int = Field(
-        default=1024,
-        gt=0,
-        le=10_000,
-        description="Most records the segmenter stores together (a batch's last steps are "
-        "smaller); the next step embeds meanwhile.",
-    )
-    record_retry_budget_s: float = Field(
-        default=10.0,
-        gt=0,
-        description="Most time one failing record may take before it is dead-lettered "
-        "(outages of a store or the broker are waited out instead).",
-    )
-    max_event_skew_s: float = Field(
-        default=86_400.0,
-        gt=0,
-        description="An event dated further than this ahead of the wall clock is "
-        "dead-lettered: it would move its user's watermark into the future.",
-    )
-    shutdown_grace_s: float = Field(
-        default=25.0,
-        gt=0,
-        description="After SIGTERM, a worker that has not stopped in this long kills its "
-        "children and exits (keep it below the pod's terminationGracePeriodSeconds).",
-    )
-
-    # Windows and segments.
-    default_tz: str = Field(default="UTC", description="Zone for users whose turns carry no tz.")
-    session_idle_timeout_s: float = Field(
-        default=1800.0, gt=0, description="A session with no new turn for this long closes."
-    )
-    clock_grace_s: float = Field(
-        default=3600.0, ge=0, description="Wall-clock wait past a day/week/month end."
-    )
-    clock_interval_s: float = Field(default=60.0, gt=0, description="How often the clock ticks.")
-    retention_days: float = Field(
-        default=0.0,
-        ge=0,
-        description="Longest a message is kept, from its own time (ts): then it is forgotten "
-        "like a message forget, as a turn's expires_at asks (0: kept until forgotten).",
-    )
-    segment_messages: int = Field(
-        default=2, ge=1, le=64, description="Most messages in one L1 segment."
-    )
-    segment_by: str = Field(
-        default="exchange",
-        pattern="^(exchange|count)$",
-        description="exchange: a user message and the assistant's reply (a message between "
-        "people stands alone); count: every segment_messages messages.",
-    )
-    history_window: int = Field(
-        default=3, ge=0, le=20, description="Same-level memories given as context."
-    )
-
-    # Recall.
-    recall_api_keys: list[SecretStr] = Field(
-        default_factory=list,
-        description="Bearer keys of the recall API (JSON list); required unless "
-        "recall_auth_disabled.",
-    )
-    recall_auth_disabled: bool = Field(
-        default=False,
-        description="With no keys, serve the recall API unauthenticated (local development).",
-    )
-    recall_leaf_top_k: int = Field(
-        default=_RECALL_DEFAULTS.leaf_top_k,
-        gt=0,
-        le=200,
-        description="L1 leaves kept after re-ranking.",
-    )
-    recall_dense_weight: float = Field(
-        default=_RECALL_DEFAULTS.dense_weight,
-        ge=0,
-        le=1,
-        description="Weight of the dense score in leaf fusion.",
-    )
-    recall_max_query_chars: int = Field(default=2000, gt=0, description="Longest query accepted.")
-    recall_default_max_tokens: int = Field(
-        default=_RECALL_DEFAULTS.default_max_tokens,
-        gt=0,
-        description="Token ceiling when a request names none.",
-    )
-    recall_max_tokens_limit: int = Field(
-        default=16_000, gt=0, description="Largest max_tokens a request may ask for."
-    )
-    api_host: str = Field(default="127.0.0.1", description="Recall API bind address.")
-    api_port: int = Field(default=8080, ge=0, le=65535, description="Recall API port.")
-    api_max_body_bytes: int = Field(
-        default=65_536,
-        ge=1024,
-        le=16 * 1024 * 1024,
-        description="Largest request body the recall API reads; larger ones get 413 unread.",
-    )
-    api_read_timeout_s: float = Field(
-        default=10.0,
-        gt=0,
-        le=300,
-        description="Time a client has to send a whole request, headers and body (from "
-        "connecting, or from the previous response), before the recall API hangs up.",
-    )
-    api_keep_alive_timeout_s: int = Field(
-        default=5, ge=1, le=300, description="Idle keep-alive connections close after this."
-    )
-    api_max_connections: int = Field(
-        default=1000,
-        ge=1,
-        description="Connections and requests in progress beyond which the recall API "
-        "answers 503 at once.",
-    )
-
-    # The MCP server (`memstream mcp`).
-    mcp_user_keys: dict[str, SecretStr] = Field(
-        default_factory=dict,
-        description="Over HTTP: user id -> the key that user's MCP client sends as a bearer "
-        "token (JSON object); the key decides whose memories a session reaches.",
-    )
-
-    # Consumer group membership (see README "Restarts"): a stable instance id per process
-    # (a StatefulSet pod name) makes the group static (KIP-345) where the broker honours it.
-    kafka_group_instance_id: str = Field(
-        default="",
-        max_length=249,
-        description="group.instance.id of this worker; empty: dynamic membership.",
-    )
-    kafka_session_timeout_s: float = Field(
-        default=6.0,
-        gt=0,
-        description="A member silent this long leaves the group (a killed worker's partitions "
-        "wait this long).",
-    )
-    kafka_heartbeat_interval_s: float = Field(
-        default=1.0, gt=0, description="Heartbeat period; at most a third of the session."
-    )
-    kafka_rebalance_timeout_s: float = Field(
-        default=6.0, gt=0, description="How long a rebalance waits for members to rejoin."
-    )
-    fault_point: str = Field(
-        default="",
-        description="Tests only: 'point:n' makes the process SIGKILL itself the n-th time it "
-        "reaches the point (memstream.faults).",
-    )
-
-    api_workers: int = Field(
-        default=1,
-        ge=1,
-        le=64,
-        description="Recall API processes sharing the port, each with its own model process "
-        "(more than one needs MEMSTREAM_QDRANT_URL: the in-process engine is not shared).",
-    )
-    api_reuse_port: bool = Field(
-        default=False,
-        description="Bind the API port with SO_REUSEPORT so several processes share it "
-        "(`serve` sets it for its workers).",
-    )
-    api_shared_model: bool = Field(
-        default=True,
-        description="With more than one API worker: they embed through one model server "
-        "process (`<data dir>/model.sock`) instead of a model process each (half the model's "
-        "memory, less CPU a request: README, recall under load).",
-    )
-    api_start_together: Path | None = Field(
-        default=None,
-        description="A directory where the API processes of one `serve` wait for each other: "
-        "each opens the port only once every one is warm (`serve` sets it for its workers).",
-    )
-
-    # Observability.
-    otlp_traces_endpoint: str = Field(
-        default="",
-        validation_alias=AliasChoices(
-            "MEMSTREAM_OTLP_TRACES_ENDPOINT",
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-        ),
-        description="OTLP/HTTP endpoint for traces (the standard OTEL_ variables work too); "
-        "empty: no tracing.",
-    )
-    metrics_port: int = Field(
-        default=9108, ge=0, le=65535, description="Workers' /metrics and probes port."
-    )
-    log_level: str = Field(default="INFO", description="Python log level.")
-
-    @field_validator("recall_api_keys")
     @classmethod
-    def _no_blank_keys(cls, keys: list[SecretStr]) -> list[SecretStr]:
-        # A blank key would match a blank bearer token: refuse it rather than guess.
-        if any(not key.get_secret_value().strip() for key in keys):
-            raise ValueError("MEMSTREAM_RECALL_API_KEYS holds an empty or blank key")
-        return keys
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Keywords first, then the flat variables; no .env file and no secrets directory.
+        return init_settings, _Environment(settings_cls)
 
-    def required_recall_keys(self) -> list[SecretStr]:
-        """The recall API's keys; empty only where auth is explicitly disabled and no key set.
+    @model_validator(mode="before")
+    @classmethod
+    def _group_keywords(cls, data: Any) -> Any:
+        return _grouped(cls, data) if isinstance(data, Mapping) else data
 
-        Raises ValueError when there are no keys and auth is not disabled, so the API
-        refuses to start rather than serve every user's memories to anyone.
-        """
-        if not self.recall_api_keys and not self.recall_auth_disabled:
-            raise ValueError(
-                "the recall API needs keys: set MEMSTREAM_RECALL_API_KEYS (a JSON list), or "
-                "MEMSTREAM_RECALL_AUTH_DISABLED=true to serve it unauthenticated"
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with `update`'s values, named like the constructor's keywords, validated."""
+        if not update:
+            return super().model_copy(deep=deep)
+        current = {name: getattr(self, name) for name in type(self).model_fields}
+        return type(self).model_validate({**current, **update})
+
+
+def documented_groups() -> dict[str, type[BaseModel]]:
+    """The groups an operator sets, by attribute name, in the order `Settings` declares them."""
+    groups: dict[str, type[BaseModel]] = {}
+    for name, field in Settings.model_fields.items():
+        kind = field.annotation
+        if name != "handoff" and isinstance(kind, type) and issubclass(kind, BaseModel):
+            groups[name] = kind
+    return groups
+
+
+def _routes(settings_cls: type[BaseModel]) -> dict[str, tuple[str | None, str]]:
+    """Keyword (a variable without the prefix, lower case) -> (group or None, variable)."""
+    routes: dict[str, tuple[str | None, str]] = {}
+    for name, field in settings_cls.model_fields.items():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            for variable in variables(kind).values():
+                routes[variable[0].removeprefix(PREFIX).lower()] = (name, variable[0])
+        else:
+            alias = field.validation_alias
+            assert isinstance(alias, str), name
+            routes[alias.removeprefix(PREFIX).lower()] = (None, alias)
+    return routes
+
+
+def _grouped(settings_cls: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """`data` with flat keywords moved into their groups, keyed by variable so an error names
+    it; a keyword beats the environment's value (the environment's come keyed by variable)."""
+    routes = _routes(settings_cls)
+    out: dict[str, Any] = {}
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in routes and routes[key][0] is not None:
+            flat[key] = value
+        elif key in routes:
+            out[routes[key][1]] = value
+        elif key in settings_cls.model_fields and isinstance(value, Mapping):
+            out[key] = _by_variable(settings_cls.model_fields[key].annotation, value)
+        else:
+            out[key] = value
+    for key, value in flat.items():
+        group, variable = routes[key]
+        assert group is not None
+        existing = out.get(group)
+        if isinstance(existing, BaseModel):
+            kind = type(existing)
+            existing = _by_variable(
+                kind, {name: getattr(existing, name) for name in kind.model_fields}
             )
-        return list(self.recall_api_keys)  # configured keys apply even with the flag on
+        out[group] = {**(existing or {}), variable: value}
+    return out
 
-    def recall_options(self) -> RecallOptions:
-        """Recall's options: the shipped defaults with this deployment's overrides."""
-        return RecallOptions(
-            leaf_top_k=self.recall_leaf_top_k,
-            dense_weight=self.recall_dense_weight,
-            default_max_tokens=self.recall_default_max_tokens,
-        )
+
+def _by_variable(group: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A group's values keyed by variable, a field's name taking precedence over it."""
+    if not (isinstance(group, type) and issubclass(group, BaseModel)):
+        return dict(values)
+    names = variables(group)
+    out = {key: value for key, value in values.items() if key not in names}
+    for name, choices in names.items():
+        if name in values:
+            for variable in choices:
+                out.pop(variable, None)
+            out[choices[0]] = values[name]
+    return out
+
+
+class _Environment(PydanticBaseSettingsSource):
+    """Every documented variable that is set, grouped; case does not matter."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        raise NotImplementedError  # __call__ reads the variables itself
+
+    def __call__(self) -> dict[str, Any]:
+        import json
+        import os
+
+        environ = {key.upper(): value for key, value in os.environ.items()}
+        out: dict[str, Any] = {}
+        for name, field in self.settings_cls.model_fields.items():
+            kind = field.annotation
+            if not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+                alias = field.validation_alias
+                if isinstance(alias, str) and alias in environ:
+                    out[alias] = environ[alias]
+                continue
+            found: dict[str, Any] = {}
+            for field_name, choices in variables(kind).items():
+                variable = next((v for v in choices if v in environ), None)
+                if variable is None:
+                    continue
+                raw = environ[variable]
+                if _is_json(kind.model_fields[field_name].annotation):
+                    try:
+                        found[choices[0]] = json.loads(raw)
+                    except json.JSONDecodeError as bad:
+                        raise ValueError(f"{variable} is not valid JSON: {bad}") from bad
+                else:
+                    found[choices[0]] = raw
+            if found:
+                out[name] = found
+        return out
+
+
+def _is_json(annotation: Any) -> bool:
+    """Lists and mappings are given as JSON, as pydantic-settings reads them."""
+    origin = getattr(annotation, "__origin__", None)
+    return origin in (list, dict)
