@@ -157,20 +157,20 @@ async def connect(
     the publisher unstarted (a reader that never publishes). `prioritise_online`: see
     `Container`.
     """
-    if not settings.redis_url or not settings.kafka_bootstrap:
+    if not settings.redis.url or not settings.broker.bootstrap:
         raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
     async with AsyncExitStack() as stack:
-        redis = aioredis.from_url(settings.redis_url, connection_class=HiredisPackedConnection)
+        redis = aioredis.from_url(settings.redis.url, connection_class=HiredisPackedConnection)
         stack.push_async_callback(redis.aclose)
         embedder = build_embedder(settings)
-        index = await open_index(settings, settings.qdrant_collection, embedder.dim, stack)
-        publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+        index = await open_index(settings, settings.qdrant.collection, embedder.dim, stack)
+        publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
         if producer:
             await publisher.start()
             stack.push_async_callback(publisher.stop)
         yield Container(
             settings=settings,
-            catalog=load_catalog(settings.topic_prefix),
+            catalog=load_catalog(settings.broker.topic_prefix),
             tree=redis_tree(redis, settings),
             index=index,
             embedder=embedder,
@@ -188,9 +188,9 @@ def redis_tree(redis: aioredis.Redis, settings: Settings) -> RedisTree:
     """The tree store on `redis`, with the settings' namespace and node-cache bounds."""
     return RedisTree(
         redis,
-        settings.redis_namespace,
-        node_cache_size=settings.redis_node_cache,
-        node_cache_bytes=settings.redis_node_cache_mb * 1024 * 1024,
+        settings.redis.namespace,
+        node_cache_size=settings.redis.node_cache,
+        node_cache_bytes=settings.redis.node_cache_mb * 1024 * 1024,
     )
 
 
@@ -210,25 +210,25 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
     # The adapter's module is imported in a thread: qdrant-client's models are half a second
     # of CPU, during which the event loop goes on with what else is starting (the runner
     # starts the consumer's group join before it connects).
-    adapter = "server" if settings.qdrant_url else "edge"
+    adapter = "server" if settings.qdrant.url else "edge"
     try:
         await asyncio.to_thread(importlib.import_module, f"memstream.adapters.qdrant.{adapter}")
     except ImportError as exc:
-        if settings.qdrant_url:
+        if settings.qdrant.url:
             raise
         raise RuntimeError(
             "MEMSTREAM_QDRANT_URL is not set and Qdrant's in-process engine is not "
             "installed (pip install 'memstream[embedded]')"
         ) from exc
-    if settings.qdrant_url:
+    if settings.qdrant.url:
         # Imported here: a worker on the in-process engine never loads qdrant-client's HTTP
         # client (most of a second of CPU at every start).
         from qdrant_client import AsyncQdrantClient
 
         from memstream.adapters.qdrant.server import QdrantIndex
 
-        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        client = AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
+        key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
+        client = AsyncQdrantClient(url=settings.qdrant.url, api_key=key)
         stack.push_async_callback(client.close)
         index = QdrantIndex(client, collection, dim)
     else:
@@ -247,32 +247,32 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
 
 def derivation(settings: Settings) -> Derivation:
     """What this deployment derives memories with, as every node records it."""
-    online = bool(settings.llm_base_url)
+    online = bool(settings.llm.base_url)
     return Derivation(
         backend="openai" if online else "offline",
-        model=settings.llm_model if online else "rules",
-        prompt_version=settings.prompt_version or PROMPT_VERSION,
+        model=settings.llm.model if online else "rules",
+        prompt_version=settings.llm.prompt_version or PROMPT_VERSION,
         embedder=embedder_id(settings),
     )
 
 
 def embedder_id(settings: Settings) -> str:
     """Names what makes the dense vectors, with their size: a change means new vectors."""
-    dim = settings.embedding_dim
-    if settings.embedder == "hashing":
+    dim = settings.embedding.dim
+    if settings.embedding.backend == "hashing":
         return f"hashing:{dim}"
-    if settings.embedder == "openai":
-        return f"openai:{settings.embedding_model}:{dim}"
-    return f"local:all-MiniLM-L6-v2:{settings.embed_runtime}:{dim}"
+    if settings.embedding.backend == "openai":
+        return f"openai:{settings.embedding.model}:{dim}"
+    return f"local:all-MiniLM-L6-v2:{settings.embedding.runtime}:{dim}"
 
 
 def window_rules(settings: Settings) -> WindowRules:
     return WindowRules(
-        segment_messages=settings.segment_messages,
-        segment_by_exchange=settings.segment_by == "exchange",
-        session_idle=timedelta(seconds=settings.session_idle_timeout_s),
-        clock_grace=timedelta(seconds=settings.clock_grace_s),
-        default_tz=settings.default_tz,
+        segment_messages=settings.lifecycle.segment_messages,
+        segment_by_exchange=settings.lifecycle.segment_by == "exchange",
+        session_idle=timedelta(seconds=settings.lifecycle.session_idle_timeout_s),
+        clock_grace=timedelta(seconds=settings.lifecycle.clock_grace_s),
+        default_tz=settings.lifecycle.default_tz,
     )
 
 
@@ -315,13 +315,15 @@ def build_segmenter(c: Container) -> Segmenter:
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
         forget=c.forget_user,
         rules=window_rules(c.settings),
-        history_window=c.settings.history_window,
-        step_size=c.settings.consume_step_size,
+        history_window=c.settings.lifecycle.history_window,
+        step_size=c.settings.worker.consume_step_size,
         phase=phase if tracing_enabled() else None,
         clock=c.clock,
-        retention=timedelta(days=c.settings.retention_days) if c.settings.retention_days else None,
+        retention=timedelta(days=c.settings.lifecycle.retention_days)
+        if c.settings.lifecycle.retention_days
+        else None,
         derivation=derivation(c.settings),
-        rebuild_chunk_leaves=c.settings.rebuild_chunk_leaves,
+        rebuild_chunk_leaves=c.settings.rebuild.chunk_leaves,
     )
 
 
@@ -334,7 +336,7 @@ def build_consolidator(c: Container) -> Consolidator:
         llm=ports.llm,
         publisher=ports.publisher,
         memories_topic=c.catalog.memories.name,
-        history_window=c.settings.history_window,
+        history_window=c.settings.lifecycle.history_window,
         derivation=derivation(c.settings),
     )
 
@@ -346,17 +348,17 @@ def build_clock(c: Container) -> AsyncIOScheduler:
         publisher=c.publisher,
         turns_topic=c.catalog.turns.name,
         windows_topic=c.catalog.windows.name,
-        retry_degraded=bool(c.settings.llm_base_url),
+        retry_degraded=bool(c.settings.llm.base_url),
         clock=c.clock,
     )
-    paced = pace(c.settings.rebuild_leaves_per_s, c.settings.rebuild_chunk_leaves)
+    paced = pace(c.settings.rebuild.leaves_per_s, c.settings.rebuild.chunk_leaves)
     pacer = RebuildPacer(
         tree=c.tree,
         publisher=c.publisher,
         turns_topic=c.catalog.turns.name,
         users_per_run=paced.users_per_run,
     )
-    return build_scheduler(ticker, c.settings.clock_interval_s, pacer, paced.period_s)
+    return build_scheduler(ticker, c.settings.lifecycle.clock_interval_s, pacer, paced.period_s)
 
 
 def build_recall(c: Container) -> RecallParts:
@@ -369,7 +371,7 @@ def build_recall(c: Container) -> RecallParts:
             # Recall is on an agent's critical path: ahead of consolidation's batches.
             embedder=c.online_embedder,
             llm=c.llm,
-            options=c.settings.recall_options(),
+            options=c.settings.recall.options(),
         ),
         service=MemoryService(
             tree=c.tree,
@@ -445,28 +447,28 @@ def write_path_app(
     async def dead_letter(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
         await (await handlers).dead_letter(raw, reason, field_path)
 
-    catalog = load_catalog(settings.topic_prefix)
+    catalog = load_catalog(settings.broker.topic_prefix)
     datadir = settings.data_dir / "faust" / app_id
     membership: dict[str, Any] = {
-        "broker_session_timeout": settings.kafka_session_timeout_s,
-        "broker_heartbeat_interval": settings.kafka_heartbeat_interval_s,
-        "broker_rebalance_timeout": settings.kafka_rebalance_timeout_s,
-        "consumer_group_instance_id": settings.kafka_group_instance_id or None,
+        "broker_session_timeout": settings.broker.session_timeout_s,
+        "broker_heartbeat_interval": settings.broker.heartbeat_interval_s,
+        "broker_rebalance_timeout": settings.broker.rebalance_timeout_s,
+        "consumer_group_instance_id": settings.broker.group_instance_id or None,
     }
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
-        bootstrap=settings.kafka_bootstrap,
+        bootstrap=settings.broker.bootstrap,
         turns=catalog.turns,
         windows=catalog.windows,
         on_turns=when_ready(lambda h: h.on_turns) if turns else None,
         on_windows=when_ready(lambda h: h.on_windows) if windows else None,
         dead_letter=dead_letter,
         metrics=metrics,
-        batch_size=settings.consume_batch_size,
-        fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,
-        retry_budget_s=settings.record_retry_budget_s,
-        max_event_skew_s=settings.max_event_skew_s,
+        batch_size=settings.worker.consume_batch_size,
+        fetch_max_wait_ms=settings.broker.fetch_max_wait_ms,
+        retry_budget_s=settings.worker.record_retry_budget_s,
+        max_event_skew_s=settings.worker.max_event_skew_s,
         health=health,
         tracing=batch_spans(),
         datadir=str(datadir),
