@@ -9,6 +9,8 @@ operator sets; a group's own model is accepted too (`Settings(redis=RedisSetting
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
@@ -124,8 +126,8 @@ def _routes(settings_cls: type[BaseModel]) -> dict[str, tuple[str | None, str]]:
     for name, field in settings_cls.model_fields.items():
         kind = field.annotation
         if isinstance(kind, type) and issubclass(kind, BaseModel):
-            for variable in variables(kind).values():
-                routes[variable[0].removeprefix(PREFIX).lower()] = (name, variable[0])
+            for choices in variables(kind).values():
+                routes[choices[0].removeprefix(PREFIX).lower()] = (name, choices[0])
         else:
             alias = field.validation_alias
             assert isinstance(alias, str), name
@@ -134,23 +136,24 @@ def _routes(settings_cls: type[BaseModel]) -> dict[str, tuple[str | None, str]]:
 
 
 def _grouped(settings_cls: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
-    """`data` with flat keywords moved into their groups, keyed by variable so an error names
-    it; a keyword beats the environment's value (the environment's come keyed by variable)."""
+    """`data` with keywords moved into their groups, keyed by variable so an error names it.
+
+    The environment's values come keyed by variable already; a keyword beats them."""
     routes = _routes(settings_cls)
     out: dict[str, Any] = {}
-    flat: dict[str, Any] = {}
+    keywords: dict[str, Any] = {}
     for key, value in data.items():
-        if key in routes and routes[key][0] is not None:
-            flat[key] = value
-        elif key in routes:
-            out[routes[key][1]] = value
+        if key in routes:
+            keywords[key] = value
         elif key in settings_cls.model_fields and isinstance(value, Mapping):
             out[key] = _by_variable(settings_cls.model_fields[key].annotation, value)
         else:
             out[key] = value
-    for key, value in flat.items():
+    for key, value in keywords.items():
         group, variable = routes[key]
-        assert group is not None
+        if group is None:
+            out[variable] = value
+            continue
         existing = out.get(group)
         if isinstance(existing, BaseModel):
             kind = type(existing)
@@ -176,15 +179,13 @@ def _by_variable(group: Any, values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Environment(PydanticBaseSettingsSource):
-    """Every documented variable that is set, grouped; case does not matter."""
+    """The variables of every field that are set, grouped, keyed by variable (the first of a
+    field's choices that is set); their case does not matter, as in pydantic-settings."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         raise NotImplementedError  # __call__ reads the variables itself
 
     def __call__(self) -> dict[str, Any]:
-        import json
-        import os
-
         environ = {key.upper(): value for key, value in os.environ.items()}
         out: dict[str, Any] = {}
         for name, field in self.settings_cls.model_fields.items():

@@ -131,7 +131,9 @@ class QdrantSettings(BaseModel):
 
     model_config = _group("QDRANT_")
 
-    url: str = Field(default="", description="Qdrant URL; empty: local mode in data_dir.")
+    url: str = Field(
+        default="", description="Qdrant URL; empty: local mode in `MEMSTREAM_DATA_DIR`."
+    )
     api_key: SecretStr | None = Field(default=None, description="Qdrant API key.")
     collection: str = Field(
         default="memstream_memories", description="The one collection for all users."
@@ -172,7 +174,7 @@ class EmbeddingSettings(BaseModel):
     base_url: str = Field(
         default="",
         validation_alias="MEMSTREAM_EMBEDDING_BASE_URL",
-        description="Endpoint for embedder=openai.",
+        description="Endpoint for `MEMSTREAM_EMBEDDER=openai`.",
     )
     model: str = Field(
         default="text-embedding-3-small",
@@ -193,7 +195,7 @@ class EmbeddingSettings(BaseModel):
     batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
     runtime: EmbedRuntime = Field(
         default="onnx-int8",
-        description="How embedder=local runs the model: torch (sentence-transformers), "
+        description="How `MEMSTREAM_EMBEDDER=local` runs the model: torch (sentence-transformers), "
         "onnx-fp32 or onnx-int8 (ONNX Runtime; the graph is exported from the shipped weights "
         "on first use, int8 quantized).",
     )
@@ -216,7 +218,7 @@ class EmbeddingSettings(BaseModel):
     model_cache_dir: Path | None = Field(
         default=None,
         validation_alias="MEMSTREAM_MODEL_CACHE_DIR",
-        description="Where exported ONNX graphs are kept; empty: `data_dir/models`.",
+        description="Where exported ONNX graphs are kept; empty: `<data dir>/models`.",
     )
 
 
@@ -283,7 +285,7 @@ class LifecycleSettings(BaseModel):
     segment_by: SegmentBy = Field(
         default="exchange",
         description="exchange: a user message and the assistant's reply (a message between "
-        "people stands alone); count: every segment_messages messages.",
+        "people stands alone); count: every `MEMSTREAM_SEGMENT_MESSAGES` messages.",
     )
     history_window: int = Field(
         default=3, ge=0, le=20, description="Same-level memories given as context."
@@ -356,7 +358,7 @@ class ApiSettings(BaseModel):
         default_factory=list,
         validation_alias="MEMSTREAM_RECALL_API_KEYS",
         description="Bearer keys of the recall API (JSON list); required unless "
-        "recall_auth_disabled.",
+        "`MEMSTREAM_RECALL_AUTH_DISABLED`.",
     )
     auth_disabled: bool = Field(
         default=False,
@@ -476,7 +478,7 @@ class Handoff(BaseModel):
         default=None,
         description="The Unix socket of a model server to embed through instead of model "
         "processes of this process's own (`serve` sets it for its workers with "
-        "MEMSTREAM_API_SHARED_MODEL).",
+        "`MEMSTREAM_API_SHARED_MODEL`).",
     )
     api_reuse_port: bool = Field(
         default=False,

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, ValidationError
+from typer.testing import CliRunner
 
+from memstream.entrypoints.cli import app
 from memstream.entrypoints.configuration_doc import markdown
 from memstream.settings import Settings, documented_groups
 from memstream.settings_groups import Handoff, variables
@@ -112,7 +114,9 @@ def test_keywords_are_named_like_the_variables_and_beat_the_environment(
 ) -> None:
     monkeypatch.setenv("MEMSTREAM_REDIS_URL", "redis://from-env")
     monkeypatch.setenv("MEMSTREAM_REDIS_NAMESPACE", "env")
-    settings = Settings(redis_url="redis://from-keyword", embed_threads=2)
+    monkeypatch.setenv("MEMSTREAM_DATA_DIR", "/from-env")
+    settings = Settings(redis_url="redis://from-keyword", embed_threads=2, data_dir=Path("/kw"))
+    assert settings.data_dir == Path("/kw")
     assert settings.redis.url == "redis://from-keyword"
     assert settings.redis.namespace == "env"  # the group's other values still come from it
     assert settings.embedding.threads == 2
@@ -141,6 +145,14 @@ def test_a_value_outside_a_closed_set_fails_at_start_naming_its_variable(
     with pytest.raises(ValidationError, match=variable) as refused:
         Settings()
     assert "Input should be" in str(refused.value)
+
+
+def test_a_worker_with_a_bad_value_stops_before_connecting_and_names_the_variable() -> None:
+    env = {"MEMSTREAM_SEGMENT_BY": "words", "MEMSTREAM_KAFKA_BOOTSTRAP": "127.0.0.1:9"}
+    result = CliRunner().invoke(app, ["worker"], env=env)
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ValidationError)
+    assert "MEMSTREAM_SEGMENT_BY" in str(result.exception)
 
 
 def test_a_list_that_is_not_json_fails_naming_its_variable(
