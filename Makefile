@@ -38,4 +38,4 @@ demo: $(STAMP)
 
 # docs/configuration.md is written from the settings' descriptions; a unit test checks it.
 config-doc: $(STAMP)
-	python -m memstream.entrypoints.configuration_doc > docs/configuration.md
+	python -m memstream.settings.doc > docs/configuration.md

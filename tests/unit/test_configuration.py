@@ -10,9 +10,9 @@ from pydantic import BaseModel, ValidationError
 from typer.testing import CliRunner
 
 from memstream.entrypoints.cli import app
-from memstream.entrypoints.configuration_doc import markdown
 from memstream.settings import Settings, documented_groups
-from memstream.settings_groups import Handoff, variables
+from memstream.settings.doc import markdown
+from memstream.settings.groups import Handoff, variables
 
 ROOT = Path(__file__).parents[2]
 CONFIGURATION = ROOT / "docs" / "configuration.md"

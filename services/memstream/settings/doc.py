@@ -1,6 +1,6 @@
 """Writes docs/configuration.md from the settings' own descriptions, so the two never differ.
 
-    python -m memstream.entrypoints.configuration_doc > docs/configuration.md   (make config-doc)
+    python -m memstream.settings.doc > docs/configuration.md   (make config-doc)
 
 A unit test compares the committed file with what this writes.
 """
@@ -15,7 +15,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from memstream.settings import Settings, documented_groups
-from memstream.settings_groups import variables
+from memstream.settings.groups import variables
 
 HEADER = """\
 # Configuration
@@ -24,7 +24,7 @@ memstream reads its settings once, from environment variables named `MEMSTREAM_*
 them down; in code they are grouped (`settings.redis.url` is `MEMSTREAM_REDIS_URL`). Lists and
 mappings are given as JSON. Empty URLs mean "start the embedded part instead".
 
-This page is generated from the settings' descriptions (`services/memstream/settings_groups.py`):
+This page is generated from the settings' descriptions (`services/memstream/settings/groups.py`):
 edit those, then run `make config-doc`. A test fails when the two differ.
 """
 
