@@ -9,6 +9,7 @@ operator sets; a group's own model is accepted too (`Settings(redis=RedisSetting
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
@@ -103,6 +104,8 @@ class Settings(BaseSettings):
         if not update:
             return super().model_copy(deep=deep)
         current = {name: getattr(self, name) for name in type(self).model_fields}
+        if deep:
+            current = copy.deepcopy(current)
         return type(self).model_validate({**current, **update})
 
 
