@@ -3,7 +3,7 @@ VENV ?= .venv
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup test lint typecheck unit integration bench demo
+.PHONY: setup test lint typecheck unit integration bench demo config-doc
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	VENV=$(VENV) scripts/setup.sh
@@ -35,3 +35,7 @@ bench: $(STAMP)
 
 demo: $(STAMP)
 	memstream demo
+
+# docs/configuration.md is written from the settings' descriptions; a unit test checks it.
+config-doc: $(STAMP)
+	python -m memstream.settings.doc > docs/configuration.md

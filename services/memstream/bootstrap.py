@@ -125,28 +125,28 @@ def write_path_app(
     process still connects to its stores: `handlers` (`write_path_handlers`) may come later,
     and a record that comes first waits for them.
     """
-    catalog = load_catalog(settings.topic_prefix)
+    catalog = load_catalog(settings.broker.topic_prefix)
     datadir = settings.data_dir / "faust" / app_id
     membership: dict[str, Any] = {
-        "broker_session_timeout": settings.kafka_session_timeout_s,
-        "broker_heartbeat_interval": settings.kafka_heartbeat_interval_s,
-        "broker_rebalance_timeout": settings.kafka_rebalance_timeout_s,
-        "consumer_group_instance_id": settings.kafka_group_instance_id or None,
+        "broker_session_timeout": settings.broker.session_timeout_s,
+        "broker_heartbeat_interval": settings.broker.heartbeat_interval_s,
+        "broker_rebalance_timeout": settings.broker.rebalance_timeout_s,
+        "consumer_group_instance_id": settings.broker.group_instance_id or None,
     }
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
-        bootstrap=settings.kafka_bootstrap,
+        bootstrap=settings.broker.bootstrap,
         turns=catalog.turns,
         windows=catalog.windows,
         on_turns=when_ready(handlers, lambda h: h.on_turns, app_id) if turns else None,
         on_windows=when_ready(handlers, lambda h: h.on_windows, app_id) if windows else None,
         dead_letter=dead_letter_when_ready(handlers),
         metrics=metrics,
-        batch_size=settings.consume_batch_size,
-        fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,
-        retry_budget_s=settings.record_retry_budget_s,
-        max_event_skew_s=settings.max_event_skew_s,
+        batch_size=settings.worker.consume_batch_size,
+        fetch_max_wait_ms=settings.broker.fetch_max_wait_ms,
+        retry_budget_s=settings.worker.record_retry_budget_s,
+        max_event_skew_s=settings.worker.max_event_skew_s,
         health=health,
         tracing=batch_spans(),
         datadir=str(datadir),

@@ -1,7 +1,7 @@
 """Fault injection for the crash suite: a process kills itself at a named point.
 
 Off unless armed. `memstream worker` arms it from `MEMSTREAM_FAULT_POINT` (settings
-`fault_point`), "name:n": the n-th time the process reaches the point named `name`, it sends
+`handoff.fault_point`), "name:n": the n-th time the process reaches the point named `name`, it sends
 itself SIGKILL, as the kernel's OOM killer or a node failure would: no clean-up, no flush,
 no offset commit. Tests use it to stop a worker at an exact step of the write path, where a
 sleep could only guess. The points, in the order a record meets them:

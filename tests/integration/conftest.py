@@ -60,10 +60,10 @@ async def settings(stack_settings: Settings) -> Settings:
             "redis_namespace": f"test-{uid}",
         }
     )
-    await ensure_topics(unique.kafka_bootstrap, load_catalog(unique.topic_prefix).topics)
+    await ensure_topics(unique.broker.bootstrap, load_catalog(unique.broker.topic_prefix).topics)
     return unique
 
 
 @pytest.fixture
 def catalog(settings: Settings) -> Catalog:
-    return load_catalog(settings.topic_prefix)
+    return load_catalog(settings.broker.topic_prefix)

@@ -95,8 +95,8 @@ def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
 
 
 async def publish(settings: Settings, events: list[tuple[str, dict[str, Any]]]) -> None:
-    catalog = load_catalog(settings.topic_prefix)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all")
+    catalog = load_catalog(settings.broker.topic_prefix)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.broker.bootstrap, acks="all")
     await producer.start()
     try:
         for user, event in events:
@@ -119,7 +119,9 @@ async def scenario_settings(stack: Settings, root: Path, name: str) -> Settings:
         }
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    await ensure_topics(settings.kafka_bootstrap, load_catalog(settings.topic_prefix).topics)
+    await ensure_topics(
+        settings.broker.bootstrap, load_catalog(settings.broker.topic_prefix).topics
+    )
     return settings
 
 
@@ -140,12 +142,12 @@ class Worker:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
         env |= {
             "PYTHONPATH": str(SERVICES),
-            "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-            "MEMSTREAM_REDIS_URL": settings.redis_url,
-            "MEMSTREAM_TOPIC_PREFIX": settings.topic_prefix,
-            "MEMSTREAM_CONSUMER_GROUP": settings.consumer_group,
-            "MEMSTREAM_REDIS_NAMESPACE": settings.redis_namespace,
-            "MEMSTREAM_QDRANT_COLLECTION": settings.qdrant_collection,
+            "MEMSTREAM_KAFKA_BOOTSTRAP": settings.broker.bootstrap,
+            "MEMSTREAM_REDIS_URL": settings.redis.url,
+            "MEMSTREAM_TOPIC_PREFIX": settings.broker.topic_prefix,
+            "MEMSTREAM_CONSUMER_GROUP": settings.broker.consumer_group,
+            "MEMSTREAM_REDIS_NAMESPACE": settings.redis.namespace,
+            "MEMSTREAM_QDRANT_COLLECTION": settings.qdrant.collection,
             "MEMSTREAM_DATA_DIR": str(settings.data_dir),
             "MEMSTREAM_EMBEDDER": "hashing",
             "MEMSTREAM_CLOCK_GRACE_S": "0",
@@ -153,7 +155,7 @@ class Worker:
             "MEMSTREAM_CONSUME_BATCH_SIZE": str(BATCH),
             "MEMSTREAM_METRICS_PORT": "0",
             # The group's identity across restarts: what a StatefulSet pod name gives.
-            "MEMSTREAM_KAFKA_GROUP_INSTANCE_ID": f"{settings.consumer_group}-0",
+            "MEMSTREAM_KAFKA_GROUP_INSTANCE_ID": f"{settings.broker.consumer_group}-0",
             "MEMSTREAM_FAULT_POINT": fault_point,
         } | (extra or {})
         self.log_path = settings.data_dir / f"worker-{time.monotonic_ns()}.log"
@@ -212,13 +214,13 @@ class Worker:
 
 
 def topics(settings: Settings) -> list[str]:
-    catalog: Catalog = load_catalog(settings.topic_prefix)
+    catalog: Catalog = load_catalog(settings.broker.topic_prefix)
     return [catalog.turns.name, catalog.windows.name]
 
 
 async def wait_settled(settings: Settings, worker: Worker, timeout_s: float = 90.0) -> None:
     """Until both topics are consumed and KEPT has no open window, twice in a row."""
-    tree = RedisTree(aioredis.from_url(settings.redis_url), settings.redis_namespace)
+    tree = RedisTree(aioredis.from_url(settings.redis.url), settings.redis.namespace)
     deadline = time.monotonic() + timeout_s
     quiet = 0
     try:
@@ -229,7 +231,7 @@ async def wait_settled(settings: Settings, worker: Worker, timeout_s: float = 90
                 raise TimeoutError(f"not settled after {timeout_s:.0f} s\n{worker.tail()}")
             await asyncio.sleep(0.5)
             lag = await consumer_lag(
-                settings.kafka_bootstrap, settings.consumer_group, topics(settings)
+                settings.broker.bootstrap, settings.broker.consumer_group, topics(settings)
             )
             state = await tree.load_state(KEPT)
             still_open = len(state["open_windows"]) if state else 1
@@ -240,14 +242,14 @@ async def wait_settled(settings: Settings, worker: Worker, timeout_s: float = 90
 
 async def committed(admin: AIOKafkaAdminClient, settings: Settings) -> int:
     """The group's committed offsets over both topics, summed."""
-    catalog = load_catalog(settings.topic_prefix)
+    catalog = load_catalog(settings.broker.topic_prefix)
     partitions = [
         TopicPartition(spec.name, p)
         for spec in (catalog.turns, catalog.windows)
         for p in range(spec.partitions)
     ]
     offsets = await admin.list_consumer_group_offsets(
-        settings.consumer_group, partitions=partitions
+        settings.broker.consumer_group, partitions=partitions
     )
     return sum(max(m.offset, 0) for m in offsets.values())
 
@@ -255,7 +257,7 @@ async def committed(admin: AIOKafkaAdminClient, settings: Settings) -> int:
 async def consuming_after(settings: Settings, worker: Worker, timeout_s: float = 60.0) -> float:
     """Seconds from the worker's start until its group commits beyond where it stood: the
     restart, the group join and the first batch handled (commits go every second)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.broker.bootstrap)
     await admin.start()
     try:
         before = await committed(admin, settings)
@@ -280,8 +282,8 @@ class Snapshot:
 
 
 async def snapshot(settings: Settings) -> Snapshot:
-    client = aioredis.from_url(settings.redis_url)
-    tree = RedisTree(client, settings.redis_namespace)
+    client = aioredis.from_url(settings.redis.url)
+    tree = RedisTree(client, settings.redis.namespace)
     nodes: dict[str, tuple[Any, ...]] = {}
     points: dict[str, int] = {}
     keys: dict[str, list[str]] = {}
@@ -289,7 +291,7 @@ async def snapshot(settings: Settings) -> Snapshot:
     async with AsyncExitStack() as stack:
         stack.push_async_callback(client.aclose)
         index = await open_index(
-            settings, settings.qdrant_collection, settings.embedding_dim, stack
+            settings, settings.qdrant.collection, settings.embedding.dim, stack
         )
         for user in (KEPT, GONE):
             ids: list[str] = []
@@ -299,7 +301,7 @@ async def snapshot(settings: Settings) -> Snapshot:
                 nodes[n.id] = (user, int(n.level), n.version, n.text, n.source_ids, n.parent_id)
             payloads |= await index.get(ids, user_id=user)
             points[user] = await index.count(user)
-            prefix = f"{settings.redis_namespace}:{{{user}}}:"
+            prefix = f"{settings.redis.namespace}:{{{user}}}:"
             found = [k.decode() async for k in client.scan_iter(match=prefix + "*")]
             keys[user] = sorted(
                 k.removeprefix(prefix) for k in found if not k.endswith(":tombstone")

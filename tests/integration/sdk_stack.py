@@ -24,7 +24,7 @@ class Served:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.settings.api_port}"
+        return f"http://127.0.0.1:{self.settings.api.port}"
 
 
 @asynccontextmanager

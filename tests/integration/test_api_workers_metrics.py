@@ -67,10 +67,10 @@ def _serving(
     )
     started = start_directory(on_port, WORKERS)
     env = worker_environment(on_port, metrics_directory(on_port), started) | {
-        "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-        "MEMSTREAM_REDIS_URL": settings.redis_url,
-        "MEMSTREAM_REDIS_NAMESPACE": settings.redis_namespace,
-        "MEMSTREAM_TOPIC_PREFIX": settings.topic_prefix,
+        "MEMSTREAM_KAFKA_BOOTSTRAP": settings.broker.bootstrap,
+        "MEMSTREAM_REDIS_URL": settings.redis.url,
+        "MEMSTREAM_REDIS_NAMESPACE": settings.redis.namespace,
+        "MEMSTREAM_TOPIC_PREFIX": settings.broker.topic_prefix,
         "MEMSTREAM_QDRANT_URL": "",  # each its own in-process engine: no search is made here
         "MEMSTREAM_EMBEDDER": "hashing",
         "MEMSTREAM_RECALL_AUTH_DISABLED": "true",

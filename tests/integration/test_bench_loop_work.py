@@ -11,12 +11,12 @@ from memstream.tools.bench.loop_work import measure
 async def test_every_stage_is_measured_and_its_redis_keys_are_removed(
     stack_settings: Settings,
 ) -> None:
-    result = await measure(conversations=1, repeats=1, redis_url=stack_settings.redis_url)
+    result = await measure(conversations=1, repeats=1, redis_url=stack_settings.redis.url)
     stages = result["cpu_ms_per_msg"]
     assert result["messages"] > 0 and result["l1_nodes"] > 0
     assert set(stages) >= {"qdrant_points", "qdrant_upserts", "redis_commits"}
     assert all(ms > 0 for name, ms in stages.items() if name != "l1_nodes")
-    client = aioredis.Redis.from_url(stack_settings.redis_url)
+    client = aioredis.Redis.from_url(stack_settings.redis.url)
     try:
         assert [k async for k in client.scan_iter(match="bench-loop-work-*")] == []
     finally:

@@ -30,8 +30,8 @@ async def test_produce_recall_and_forget_through_the_sdk(
 ) -> None:
     async with serving_everything(settings, tmp_path) as stack:
         with MemstreamProducer(
-            stack.settings.kafka_bootstrap,
-            topic_prefix=stack.settings.topic_prefix,
+            stack.settings.broker.bootstrap,
+            topic_prefix=stack.settings.broker.topic_prefix,
             idempotent=False,  # the embedded broker (Tansu) hands out no producer ids
         ) as producer:
             ids = [
@@ -71,7 +71,7 @@ async def test_produce_recall_and_forget_through_the_sdk(
 
 def test_a_broker_without_producer_ids_is_reported(settings: Settings) -> None:
     with pytest.raises(RuntimeError, match="idempotent=False"):
-        MemstreamProducer(settings.kafka_bootstrap, topic_prefix=settings.topic_prefix)
+        MemstreamProducer(settings.broker.bootstrap, topic_prefix=settings.broker.topic_prefix)
 
 
 async def test_a_wrong_key_fails_at_once_and_a_down_server_is_retried(

@@ -46,7 +46,7 @@ async def test_endpoints_serve(embedded_stack: EmbeddedStack) -> None:
     ends, settings = embedded_stack.endpoints, embedded_stack.settings()
 
     assert ends.embedded == {"kafka", "redis", "qdrant"}
-    assert (settings.kafka_bootstrap, settings.redis_url) == (ends.kafka_bootstrap, ends.redis_url)
+    assert (settings.broker.bootstrap, settings.redis.url) == (ends.kafka_bootstrap, ends.redis_url)
     client = aioredis.from_url(ends.redis_url)
     try:
         assert await client.ping()  # type: ignore[misc]  # typed for sync and async clients
@@ -147,7 +147,7 @@ async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
 
 async def _index_of_another_size(settings: Settings) -> None:
     async with AsyncExitStack() as stack:
-        await open_index(settings, settings.qdrant_collection, settings.embedding_dim + 1, stack)
+        await open_index(settings, settings.qdrant.collection, settings.embedding.dim + 1, stack)
 
 
 async def _until_ready(url: str, timeout_s: float) -> None:

@@ -99,7 +99,7 @@ async def test_a_message_past_its_deadline_is_forgotten_everywhere(
     settings = runtime.settings
     async with run_parts(runtime, WRITE_PATH, fast_rebalance=True):
         await publish_file(
-            path, catalog=runtime.catalog, bootstrap=settings.kafka_bootstrap, show_progress=False
+            path, catalog=runtime.catalog, bootstrap=settings.broker.bootstrap, show_progress=False
         )
         await wait_caught_up(runtime, [USER], timeout_s=120)
         before = {n.id: n for n in await all_nodes(runtime)}

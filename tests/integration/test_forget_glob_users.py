@@ -62,7 +62,7 @@ def conversation(user: str) -> list[dict[str, Any]]:
 
 async def keys_of(c: Container, user: str) -> list[str]:
     """The user's key suffixes, by an exact prefix test (so the check cannot mix users)."""
-    prefix = f"{c.settings.redis_namespace}:{{{user}}}:"
+    prefix = f"{c.settings.redis.namespace}:{{{user}}}:"
     found = [k.decode() async for k in c.tree._r.scan_iter(count=1000)]  # type: ignore[attr-defined]
     return sorted(k.removeprefix(prefix) for k in found if k.startswith(prefix))
 
@@ -82,7 +82,7 @@ async def test_forgetting_glob_like_ids_through_the_workers_touches_no_other_use
         run_parts(c, WRITE_PATH, fast_rebalance=True),
     ):
         await publish_file(
-            path, catalog=c.catalog, bootstrap=local.kafka_bootstrap, show_progress=False
+            path, catalog=c.catalog, bootstrap=local.broker.bootstrap, show_progress=False
         )
         await wait_caught_up(c, FORGOTTEN + KEPT, timeout_s=120)
         before = {u: await keys_of(c, u) for u in FORGOTTEN + KEPT}

@@ -113,13 +113,13 @@ async def test_forgetting_a_locomo_message_removes_it_from_every_store_and_recal
     started = asyncio.Event()
     async with (
         run_parts(runtime, WRITE_PATH | {Part.API}, fast_rebalance=True, on_started=started.set),
-        httpx.AsyncClient(base_url=f"http://127.0.0.1:{settings.api_port}", timeout=30) as api,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{settings.api.port}", timeout=30) as api,
     ):
         await asyncio.wait_for(started.wait(), 60)
         await publish_file(
             path,
             catalog=runtime.catalog,
-            bootstrap=settings.kafka_bootstrap,
+            bootstrap=settings.broker.bootstrap,
             show_progress=False,
         )
         await wait_caught_up(runtime, [USER], timeout_s=240)
@@ -157,7 +157,9 @@ async def test_forgetting_a_locomo_message_removes_it_from_every_store_and_recal
         versions = {i: n.version for i, n in after.items()}
 
     # A new consumer group reads the turns topic from the start: the message stays gone.
-    replay = settings.model_copy(update={"consumer_group": settings.consumer_group + "-replay"})
+    replay = settings.model_copy(
+        update={"consumer_group": settings.broker.consumer_group + "-replay"}
+    )
     async with run_parts(
         replace(runtime, settings=replay), WRITE_PATH, fast_rebalance=True
     ) as running:

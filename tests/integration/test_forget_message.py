@@ -132,7 +132,7 @@ async def redis_values(rt: Container) -> str:
     """Every value of every key in this test's Redis namespace, as text."""
     client = rt.tree._r  # type: ignore[attr-defined]
     found: list[str] = []
-    async for key in client.scan_iter(match=f"{rt.settings.redis_namespace}:*"):
+    async for key in client.scan_iter(match=f"{rt.settings.redis.namespace}:*"):
         kind = (await client.type(key)).decode()
         if kind == "string":
             found.append((await client.get(key)).decode())
@@ -188,14 +188,14 @@ async def test_forgetting_one_message_removes_it_everywhere_and_a_replay_keeps_i
     path.write_text("".join(json.dumps(e) + "\n" for e in conversation()))
     started = asyncio.Event()
     settings = runtime.settings
-    base = f"http://127.0.0.1:{settings.api_port}"
+    base = f"http://127.0.0.1:{settings.api.port}"
     async with (
         run_parts(runtime, WRITE_PATH | {Part.API}, fast_rebalance=True, on_started=started.set),
         httpx.AsyncClient(base_url=base, timeout=30) as client,
     ):
         await asyncio.wait_for(started.wait(), 60)
         await publish_file(
-            path, catalog=runtime.catalog, bootstrap=settings.kafka_bootstrap, show_progress=False
+            path, catalog=runtime.catalog, bootstrap=settings.broker.bootstrap, show_progress=False
         )
         await wait_caught_up(runtime, [USER], timeout_s=120)
         before = {n.id: n for n in await all_nodes(runtime)}
@@ -253,7 +253,9 @@ async def test_forgetting_one_message_removes_it_everywhere_and_a_replay_keeps_i
 
     # Replay the turns topic from the start in a new consumer group: nothing comes back.
     # (The same container, its clients shared: the edge shard opens once per process.)
-    replay = settings.model_copy(update={"consumer_group": settings.consumer_group + "-replay"})
+    replay = settings.model_copy(
+        update={"consumer_group": settings.broker.consumer_group + "-replay"}
+    )
     async with run_parts(
         replace(runtime, settings=replay), WRITE_PATH, fast_rebalance=True
     ) as running:

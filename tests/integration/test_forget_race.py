@@ -72,12 +72,12 @@ async def settled(c: Container, group: str, timeout_s: float = 90.0) -> None:
         quiet = 0
         while quiet < 3:
             await asyncio.sleep(0.5)
-            lag = await consumer_lag(c.settings.kafka_bootstrap, group, topics)
+            lag = await consumer_lag(c.settings.broker.bootstrap, group, topics)
             quiet = quiet + 1 if sum(lag.values()) == 0 else 0
 
 
 async def user_keys(c: Container) -> list[str]:
-    prefix = f"{c.settings.redis_namespace}:{{{USER}}}:"
+    prefix = f"{c.settings.redis.namespace}:{{{USER}}}:"
     return sorted(
         [k.decode().removeprefix(prefix) async for k in c.tree._r.scan_iter(prefix + "*")]
     )
@@ -94,7 +94,7 @@ async def test_a_forget_during_consolidation_leaves_nothing_of_the_user(
         c = dataclasses.replace(plain, llm=racing)
         await publish(local, [(u, e) for u, e in synthetic_log() if u == USER])
         async with run_parts(c, WRITE_PATH, fast_rebalance=True):
-            await settled(c, local.consumer_group)
+            await settled(c, local.broker.consumer_group)
             assert racing.raced == 1
             assert await c.tree.tombstone(USER) is not None
             for level in Level:
@@ -106,10 +106,12 @@ async def test_a_forget_during_consolidation_leaves_nothing_of_the_user(
             assert found.memories == []
 
         # A new consumer group reads the turns topic from the start: the user stays gone.
-        replay = local.model_copy(update={"consumer_group": local.consumer_group + "-replay"})
+        replay = local.model_copy(
+            update={"consumer_group": local.broker.consumer_group + "-replay"}
+        )
         again = dataclasses.replace(c, settings=replay, llm=plain.llm)
         async with run_parts(again, WRITE_PATH, fast_rebalance=True):
-            await settled(again, replay.consumer_group)
+            await settled(again, replay.broker.consumer_group)
         assert await c.index.count(USER) == 0
         assert await user_keys(c) == ["tombstone"]
 
@@ -125,7 +127,7 @@ async def test_forgetting_an_id_with_glob_characters_touches_no_other_user(
             await write_nodes(c, nodes)
 
         async def keys_of(user: str) -> list[str]:
-            prefix = f"{c.settings.redis_namespace}:{{{user}}}:"
+            prefix = f"{c.settings.redis.namespace}:{{{user}}}:"
             # Exact prefix test, so the check itself cannot confuse users.
             found = [k.decode() async for k in c.tree._r.scan_iter(count=1000)]
             return sorted(k.removeprefix(prefix) for k in found if k.startswith(prefix))

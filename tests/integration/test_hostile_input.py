@@ -83,7 +83,7 @@ async def dead_letters(runtime: Container, until: set[str]) -> list[dict[str, ob
     and then a little longer (so a second letter about one record would be seen too)."""
     consumer = AIOKafkaConsumer(
         runtime.catalog.dlq.name,
-        bootstrap_servers=runtime.settings.kafka_bootstrap,
+        bootstrap_servers=runtime.settings.broker.bootstrap,
         auto_offset_reset="earliest",
     )
     await consumer.start()

@@ -98,8 +98,8 @@ class Collected:
 
 @pytest.fixture
 async def tree(settings: Settings) -> AsyncIterator[RedisTree]:
-    client = aioredis.from_url(settings.redis_url)
-    yield RedisTree(client, settings.redis_namespace)
+    client = aioredis.from_url(settings.redis.url)
+    yield RedisTree(client, settings.redis.namespace)
     await client.aclose()
 
 

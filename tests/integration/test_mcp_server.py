@@ -34,8 +34,8 @@ def _env(stack: Served) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMSTREAM_", "OTEL_"))}
     env |= {
         "PYTHONPATH": str(ROOT / "services"),
-        "MEMSTREAM_KAFKA_BOOTSTRAP": stack.settings.kafka_bootstrap,
-        "MEMSTREAM_TOPIC_PREFIX": stack.settings.topic_prefix,
+        "MEMSTREAM_KAFKA_BOOTSTRAP": stack.settings.broker.bootstrap,
+        "MEMSTREAM_TOPIC_PREFIX": stack.settings.broker.topic_prefix,
         "MEMSTREAM_RECALL_API_KEYS": json.dumps([API_KEY]),
         "MEMSTREAM_MCP_USER_KEYS": json.dumps({"mcp-bob": "bob-key"}),
     }

@@ -201,7 +201,7 @@ async def test_prometheus_scrapes_the_pipeline_and_the_dashboard_and_alerts_eval
             await publish_file(
                 DEMO_FILE,
                 catalog=container.catalog,
-                bootstrap=local.kafka_bootstrap,
+                bootstrap=local.broker.bootstrap,
                 show_progress=False,
             )
             await wait_caught_up(container, demo_users(), timeout_s=180)
@@ -282,11 +282,11 @@ def entry_command(
 def container_env(settings: Settings, data_dir: Path, **extra: str) -> dict[str, str]:
     own = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
     return own | {
-        "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-        "MEMSTREAM_REDIS_URL": settings.redis_url,
-        "MEMSTREAM_TOPIC_PREFIX": settings.topic_prefix,
-        "MEMSTREAM_CONSUMER_GROUP": settings.consumer_group,
-        "MEMSTREAM_QDRANT_COLLECTION": settings.qdrant_collection,
+        "MEMSTREAM_KAFKA_BOOTSTRAP": settings.broker.bootstrap,
+        "MEMSTREAM_REDIS_URL": settings.redis.url,
+        "MEMSTREAM_TOPIC_PREFIX": settings.broker.topic_prefix,
+        "MEMSTREAM_CONSUMER_GROUP": settings.broker.consumer_group,
+        "MEMSTREAM_QDRANT_COLLECTION": settings.qdrant.collection,
         # Qdrant local mode: one data directory per process, as each pod has its own.
         "MEMSTREAM_DATA_DIR": str(data_dir),
         "MEMSTREAM_EMBEDDER": "hashing",

@@ -60,7 +60,7 @@ async def test_a_new_prompt_version_rewrites_every_node_once_and_again_changes_n
     async with run_parts(runtime, WRITE_PATH, fast_rebalance=True, on_started=started.set):
         await asyncio.wait_for(started.wait(), 60)
         await publish_file(
-            path, catalog=runtime.catalog, bootstrap=settings.kafka_bootstrap, show_progress=False
+            path, catalog=runtime.catalog, bootstrap=settings.broker.bootstrap, show_progress=False
         )
         await wait_caught_up(runtime, [USER], timeout_s=120)
     before = {n.id: n for n in await all_nodes(runtime)}
@@ -72,7 +72,7 @@ async def test_a_new_prompt_version_rewrites_every_node_once_and_again_changes_n
     new = derivation(upgraded)
     assert new != derivation(settings)
     started = asyncio.Event()
-    base = f"http://127.0.0.1:{settings.api_port}"
+    base = f"http://127.0.0.1:{settings.api.port}"
     async with (
         run_parts(
             replace(runtime, settings=upgraded),

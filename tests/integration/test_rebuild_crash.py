@@ -45,7 +45,7 @@ KILL_POINT = "rebuild.before_commit:3"  # the plan, a chunk, and in the second c
 async def wait_rebuilt(
     settings: Settings, worker: Worker, rebuild_id: str, timeout_s: float = 120
 ) -> None:
-    tree = RedisTree(aioredis.from_url(settings.redis_url), settings.redis_namespace)
+    tree = RedisTree(aioredis.from_url(settings.redis.url), settings.redis.namespace)
     deadline = time.monotonic() + timeout_s
     try:
         while (await rebuild_progress(tree, KEPT, rebuild_id)).status != "done":

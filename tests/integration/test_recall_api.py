@@ -189,9 +189,9 @@ def test_zz_delete_forgets_the_user_everywhere(api: Api) -> None:
 
     container = container_of(api.server)
     assert api.server.call(lambda: container.index.count(USER)) == 0
-    store = redis.Redis.from_url(api.settings.redis_url)
+    store = redis.Redis.from_url(api.settings.redis.url)
     try:
-        ns = api.settings.redis_namespace
+        ns = api.settings.redis.namespace
         # What is left of the user is the tombstone that stops a replay bringing it back.
         left = list(store.scan_iter(match=f"{ns}:*{USER}*", count=1000))
         assert left == [f"{ns}:{{{USER}}}:tombstone".encode()]

@@ -88,7 +88,7 @@ def test_forgetting_one_user_leaves_no_trace_and_keeps_the_others(server: Backgr
     nodes = user_tree(gone, [["hiking paris"], ["dance chess"]])
     nodes += user_tree(kept, [["hiking garden"]])
     server.call(lambda: write_nodes(container, nodes))
-    store = redis.Redis.from_url(container.settings.redis_url)
+    store = redis.Redis.from_url(container.settings.redis.url)
     try:
         with httpx.Client(base_url=server.url, timeout=30) as client:
             removed = client.delete(f"/v1/users/{quote(gone, safe='')}").json()

@@ -78,7 +78,7 @@ async def test_sigterm_stops_a_stuck_worker_and_its_model_process_within_the_gra
         MEMSTREAM_LOG_LEVEL="INFO",
     )
     log_path = tmp_path / "worker.log"
-    publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
     try:
         with entry_command(["worker", "--role", "all"], env, log_path) as worker:

@@ -173,7 +173,7 @@ async def test_an_api_process_opens_its_port_once_every_api_process_of_its_pod_i
                 await asyncio.wait_for(waiting.wait(), JOIN_DEADLINE_S)
                 assert await _refused(port) and not serving.is_set()  # warm, the sibling not
 
-                (local.api_start_together / "warm-1").touch()  # the sibling is warm
+                (local.handoff.api_start_together / "warm-1").touch()  # the sibling is warm
                 await asyncio.wait_for(serving.wait(), JOIN_DEADLINE_S)
                 async with (
                     aiohttp.ClientSession() as session,

@@ -40,13 +40,13 @@ def _turn(event_id: str, user_id: str, **changes: object) -> dict[str, object]:
 
 async def test_create_topics_is_idempotent(stack_settings: Settings) -> None:
     catalog = load_catalog(f"idem-{uuid.uuid4().hex[:8]}.")
-    first = await ensure_topics(stack_settings.kafka_bootstrap, catalog.topics)
-    second = await ensure_topics(stack_settings.kafka_bootstrap, catalog.topics)
+    first = await ensure_topics(stack_settings.broker.bootstrap, catalog.topics)
+    second = await ensure_topics(stack_settings.broker.bootstrap, catalog.topics)
 
     assert [s.state for s in first] == ["created"] * len(catalog.topics)
     assert [s.state for s in second] == ["exists"] * len(catalog.topics)
     assert [s.partitions for s in second] == [spec.partitions for spec in catalog]
-    async with admin_client(stack_settings.kafka_bootstrap) as admin:
+    async with admin_client(stack_settings.broker.bootstrap) as admin:
         resource = ConfigResource(ConfigResourceType.TOPIC, catalog.turns.name)
         [response] = await admin.describe_configs([resource])
     configs = {entry[0]: entry[1] for entry in response.resources[0][4]}
@@ -56,7 +56,7 @@ async def test_create_topics_is_idempotent(stack_settings: Settings) -> None:
 
 def test_cli_create_reports_created_then_existing(stack_settings: Settings) -> None:
     env = {
-        "MEMSTREAM_KAFKA_BOOTSTRAP": stack_settings.kafka_bootstrap,
+        "MEMSTREAM_KAFKA_BOOTSTRAP": stack_settings.broker.bootstrap,
         "MEMSTREAM_TOPIC_PREFIX": f"cli-{uuid.uuid4().hex[:8]}.",
         "COLUMNS": "200",  # rich wraps tables to 80 columns when not on a terminal
     }
@@ -105,7 +105,7 @@ def _bundled_librdkafka() -> Path | None:
 async def test_events_from_aiokafka_and_kcat_round_trip(
     settings: Settings, catalog: Catalog, kcat: tuple[str, dict[str, str]]
 ) -> None:
-    topic, bootstrap, user = catalog.turns.name, settings.kafka_bootstrap, "user-42"
+    topic, bootstrap, user = catalog.turns.name, settings.broker.bootstrap, "user-42"
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
     try:

@@ -62,8 +62,8 @@ async def test_one_trace_from_producer_to_summary_and_through_recall(
 ) -> None:
     async with serving_everything(settings, tmp_path) as stack:
         producer = AsyncMemstreamProducer(
-            stack.settings.kafka_bootstrap,
-            topic_prefix=stack.settings.topic_prefix,
+            stack.settings.broker.bootstrap,
+            topic_prefix=stack.settings.broker.topic_prefix,
             idempotent=False,
         )
         async with producer:

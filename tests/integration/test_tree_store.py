@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 class TestRedisTree(TreeContract):
     @pytest.fixture
     async def tree(self, stack_settings: Settings) -> AsyncIterator[RedisTree]:
-        client = aioredis.from_url(stack_settings.redis_url)
+        client = aioredis.from_url(stack_settings.redis.url)
         namespace = f"contract-{uuid.uuid4().hex[:12]}"  # no other test sees these keys
         try:
             yield RedisTree(client, namespace)
@@ -60,7 +60,7 @@ async def test_markers_are_trimmed_past_the_replay_horizon_and_the_count_bound(
 ) -> None:
     from datetime import UTC, datetime, timedelta
 
-    client = aioredis.from_url(stack_settings.redis_url)
+    client = aioredis.from_url(stack_settings.redis.url)
     namespace = f"horizon-{uuid.uuid4().hex[:12]}"
     now = [datetime(2024, 5, 1, tzinfo=UTC)]
     tree = RedisTree(
@@ -87,7 +87,7 @@ async def test_markers_are_trimmed_past_the_replay_horizon_and_the_count_bound(
 async def test_markers_an_older_version_kept_as_a_set_are_still_read(
     stack_settings: Settings,
 ) -> None:
-    client = aioredis.from_url(stack_settings.redis_url)
+    client = aioredis.from_url(stack_settings.redis.url)
     namespace = f"legacy-{uuid.uuid4().hex[:12]}"
     tree = RedisTree(client, namespace)
     try:
@@ -120,7 +120,7 @@ async def test_a_node_rewritten_after_a_read_is_read_anew(stack_settings: Settin
 
     from memstream.domain.models import Level, MemoryNode
 
-    client = aioredis.from_url(stack_settings.redis_url)
+    client = aioredis.from_url(stack_settings.redis.url)
     namespace = f"cache-{uuid.uuid4().hex[:12]}"
     tree = RedisTree(client, namespace, node_cache_size=8)
     at = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)

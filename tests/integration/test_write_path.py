@@ -49,7 +49,7 @@ async def ingest_and_wait(runtime: Container, path: Path, users: list[str]) -> N
     await publish_file(
         path,
         catalog=runtime.catalog,
-        bootstrap=runtime.settings.kafka_bootstrap,
+        bootstrap=runtime.settings.broker.bootstrap,
         show_progress=False,
     )
     await wait_caught_up(runtime, users, timeout_s=120)
@@ -170,7 +170,7 @@ async def test_invalid_events_go_to_the_dlq_and_the_rest_is_processed(
 
 async def read_topic(runtime: Container, topic: str, expected: int) -> list[dict[str, object]]:
     consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=runtime.settings.kafka_bootstrap, auto_offset_reset="earliest"
+        topic, bootstrap_servers=runtime.settings.broker.bootstrap, auto_offset_reset="earliest"
     )
     await consumer.start()
     try:

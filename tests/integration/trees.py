@@ -49,7 +49,9 @@ def module_settings(stack_settings: Settings, data_dir: Path, **updates: Any) ->
             **updates,
         }
     )
-    asyncio.run(ensure_topics(settings.kafka_bootstrap, load_catalog(settings.topic_prefix).topics))
+    asyncio.run(
+        ensure_topics(settings.broker.bootstrap, load_catalog(settings.broker.topic_prefix).topics)
+    )
     return settings
 
 
@@ -64,7 +66,7 @@ async def build_locomo_tree(settings: Settings, conversation: str, user: str) ->
         await publish_file(
             locomo_file(conversation),
             catalog=running.container.catalog,
-            bootstrap=fast.kafka_bootstrap,
+            bootstrap=fast.broker.bootstrap,
             show_progress=False,
         )
         await wait_caught_up(running.container, [user], timeout_s=180)
@@ -142,9 +144,9 @@ async def forget_events(
     settings: Settings, user: str, timeout_s: float = 20.0
 ) -> list[dict[str, Any]]:
     """The `forget.v1` events for `user` on the turns topic, read from the beginning."""
-    topic = load_catalog(settings.topic_prefix).turns.name
+    topic = load_catalog(settings.broker.topic_prefix).turns.name
     consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=settings.kafka_bootstrap, auto_offset_reset="earliest"
+        topic, bootstrap_servers=settings.broker.bootstrap, auto_offset_reset="earliest"
     )
     await consumer.start()
     found: list[dict[str, Any]] = []

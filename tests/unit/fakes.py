@@ -513,7 +513,7 @@ def fake_container(
 ) -> Container:
     return Container(
         settings=settings,
-        catalog=load_catalog(settings.topic_prefix),
+        catalog=load_catalog(settings.broker.topic_prefix),
         tree=tree,  # type: ignore[arg-type]
         index=FakeIndex(tree),  # type: ignore[arg-type]
         embedder=FakeEmbedder(),

@@ -8,7 +8,6 @@ from pathlib import Path
 from typer.main import get_command
 
 from memstream.entrypoints.cli import app
-from memstream.settings import Settings
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text()
@@ -20,9 +19,9 @@ MARKDOWN = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s#]*)(?:#[^)\s]*)?\)")
 
 
-def test_every_setting_is_documented() -> None:
-    missing = [n for n in Settings.model_fields if f"MEMSTREAM_{n.upper()}" not in CONFIGURATION]
-    assert missing == []
+def test_the_settings_are_one_link_away() -> None:
+    # Every setting's variable is checked against docs/configuration.md (test_configuration).
+    assert "(docs/configuration.md)" in README
 
 
 def test_documented_commands_exist() -> None:

@@ -14,17 +14,17 @@ from memstream.settings import Settings
 def test_recall_defaults_are_the_options_defaults() -> None:
     settings = Settings()
     defaults = RecallOptions()
-    assert settings.recall_leaf_top_k == defaults.leaf_top_k
-    assert settings.recall_dense_weight == defaults.dense_weight
-    assert settings.recall_default_max_tokens == defaults.default_max_tokens
-    assert settings.recall_options() == defaults
+    assert settings.recall.leaf_top_k == defaults.leaf_top_k
+    assert settings.recall.dense_weight == defaults.dense_weight
+    assert settings.recall.default_max_tokens == defaults.default_max_tokens
+    assert settings.recall.options() == defaults
 
 
 def test_a_deployment_overrides_recall_options() -> None:
     settings = Settings(
         recall_leaf_top_k=12, recall_dense_weight=0.9, recall_default_max_tokens=500
     )
-    assert settings.recall_options() == replace(
+    assert settings.recall.options() == replace(
         RecallOptions(), leaf_top_k=12, dense_weight=0.9, default_max_tokens=500
     )
 
@@ -40,18 +40,18 @@ def test_an_empty_or_blank_api_key_is_refused_at_start_up(
 
 def test_the_recall_api_requires_keys_unless_auth_is_explicitly_disabled() -> None:
     with pytest.raises(ValueError, match="MEMSTREAM_RECALL_API_KEYS") as refused:
-        Settings().required_recall_keys()
+        Settings().api.required_keys()
     assert "MEMSTREAM_RECALL_AUTH_DISABLED" in str(refused.value)
-    assert Settings(recall_auth_disabled=True).required_recall_keys() == []
+    assert Settings(recall_auth_disabled=True).api.required_keys() == []
     keys = Settings(recall_api_keys=[SecretStr("k")], recall_auth_disabled=True)
-    assert [k.get_secret_value() for k in keys.required_recall_keys()] == ["k"]
+    assert [k.get_secret_value() for k in keys.api.required_keys()] == ["k"]
 
 
 def test_auth_is_required_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMSTREAM_RECALL_AUTH_DISABLED", "false")
-    assert Settings().recall_auth_disabled is False
+    assert Settings().api.auth_disabled is False
     monkeypatch.delenv("MEMSTREAM_RECALL_AUTH_DISABLED")
-    assert Settings().recall_auth_disabled is False
+    assert Settings().api.auth_disabled is False
 
 
 def test_the_node_cache_is_bounded_by_memory_and_by_a_count_only_when_one_is_set(

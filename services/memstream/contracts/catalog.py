@@ -1,7 +1,7 @@
 """The topic catalog: what every Kafka topic is called, how it is configured, what its values are.
 
 The canonical files are `topics/*.json` at the repository root, one per topic. Code never
-spells a topic name: it asks the catalog (`load_catalog(settings.topic_prefix).turns.name`).
+spells a topic name: it asks the catalog (`load_catalog(settings.broker.topic_prefix).turns.name`).
 
 Where the files are found, first match wins:
 

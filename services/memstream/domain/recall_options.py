@@ -20,7 +20,7 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone. These are also the deployment's defaults: `Settings` takes
-its `recall_*` defaults from here and builds the options with `Settings.recall_options()`.
+its `recall` group's defaults from here and builds the options with `settings.recall.options()`.
 """
 
 from __future__ import annotations

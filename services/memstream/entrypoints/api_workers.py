@@ -133,29 +133,29 @@ def worker_environment(
         MULTIPROCESS_DIR_VARIABLE: str(metrics_dir),
         "MEMSTREAM_API_WORKERS": "1",
         "MEMSTREAM_API_REUSE_PORT": "true",
-        "MEMSTREAM_API_HOST": settings.api_host,
-        "MEMSTREAM_API_PORT": str(settings.api_port),
+        "MEMSTREAM_API_HOST": settings.api.host,
+        "MEMSTREAM_API_PORT": str(settings.api.port),
         "MEMSTREAM_DATA_DIR": str(settings.data_dir),
     }
 
 
 def run_workers(settings: Settings) -> int:
-    """Run `settings.api_workers` API processes until one exits or a stop signal comes."""
-    if not settings.qdrant_url:
+    """Run `settings.api.workers` API processes until one exits or a stop signal comes."""
+    if not settings.qdrant.url:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs MEMSTREAM_QDRANT_URL")
-    if settings.api_port == 0:
+    if settings.api.port == 0:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs a fixed MEMSTREAM_API_PORT")
     env = worker_environment(
-        settings, metrics_directory(settings), start_directory(settings, settings.api_workers)
+        settings, metrics_directory(settings), start_directory(settings, settings.api.workers)
     )
     model_server: list[subprocess.Popen[bytes]] = []
-    if settings.api_shared_model:
+    if settings.api.shared_model:
         command, socket_path = model_server_command(settings)
         model_server.append(subprocess.Popen(command, env=env, preexec_fn=_die_with_parent))
         env["MEMSTREAM_EMBED_SERVER"] = str(socket_path)
     workers = [
         subprocess.Popen([sys.executable, *WORKER_COMMAND], env=env, preexec_fn=_die_with_parent)
-        for _ in range(settings.api_workers)
+        for _ in range(settings.api.workers)
     ]
     stopping = False
 

@@ -41,21 +41,21 @@ def mcp(
     from memstream.settings import Settings
 
     settings = Settings()
-    api_host = "127.0.0.1" if settings.api_host in ("0.0.0.0", "::") else settings.api_host
-    keys = settings.recall_api_keys
+    api_host = "127.0.0.1" if settings.api.host in ("0.0.0.0", "::") else settings.api.host
+    keys = settings.api.keys
     config = McpConfig(
-        api_url=api_url or f"http://{api_host}:{settings.api_port}",
+        api_url=api_url or f"http://{api_host}:{settings.api.port}",
         api_key=keys[0].get_secret_value() if keys else None,
-        kafka_bootstrap=settings.kafka_bootstrap,
-        topic_prefix=settings.topic_prefix,
+        kafka_bootstrap=settings.broker.bootstrap,
+        topic_prefix=settings.broker.topic_prefix,
         user_id=user_id,
-        user_keys={user: key.get_secret_value() for user, key in settings.mcp_user_keys.items()},
+        user_keys={user: key.get_secret_value() for user, key in settings.mcp.user_keys.items()},
         idempotent=idempotent,
     )
     if not config.kafka_bootstrap:
         typer.echo("No broker configured: set MEMSTREAM_KAFKA_BOOTSTRAP.", err=True)
         raise typer.Exit(2)
-    stop_tracing = configure_tracing(settings.otlp_traces_endpoint, "memstream-mcp")
+    stop_tracing = configure_tracing(settings.observability.otlp_traces_endpoint, "memstream-mcp")
     try:
         if transport is Transport.STDIO:
             asyncio.run(serve_stdio(config))

@@ -63,7 +63,7 @@ def worker(
     settings = _configured(Settings(), "worker")
     from memstream import faults
 
-    faults.arm(settings.fault_point)  # off unless a test set MEMSTREAM_FAULT_POINT
+    faults.arm(settings.handoff.fault_point)  # off unless a test set MEMSTREAM_FAULT_POINT
     parts = role_parts(role)
     raise typer.Exit(_run(settings, parts, probes_host=host, collect_interval_s=collect_interval))
 
@@ -88,18 +88,18 @@ def serve(
         updates["data_dir"] = data_dir
     settings = _configured(Settings().model_copy(update=updates), "serve")
     try:
-        settings.required_recall_keys()  # before connecting to anything: auth fails closed
+        settings.api.required_keys()  # before connecting to anything: auth fails closed
     except ValueError as refused:
         typer.echo(f"memstream serve: {refused}", err=True)
         raise typer.Exit(2) from refused
-    if settings.embed_threads == 0:
+    if settings.embedding.threads == 0:
         # One model thread per API process: with two, the idle one competed with the event
         # loop for the cores, and query embedding's tail latency under load grew many-fold.
         settings = settings.model_copy(update={"embed_threads": 1})
-    if settings.embed_processes == 0:
+    if settings.embedding.processes == 0:
         # Queries go to the model one batch at a time: a second copy would sit idle.
         settings = settings.model_copy(update={"embed_processes": 1})
-    if settings.api_workers > 1:
+    if settings.api.workers > 1:
         from memstream.entrypoints.api_workers import run_workers
 
         try:
@@ -115,11 +115,11 @@ def serve(
 
 def _configured(settings: Settings, command: str) -> Settings:
     logging.basicConfig(
-        level=settings.log_level.upper(),
+        level=settings.observability.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if not settings.kafka_bootstrap or not settings.redis_url:
+    if not settings.broker.bootstrap or not settings.redis.url:
         typer.echo(
             f"memstream {command} needs MEMSTREAM_KAFKA_BOOTSTRAP and MEMSTREAM_REDIS_URL "
             "(`memstream up` runs everything on an embedded stack instead).",
@@ -143,7 +143,7 @@ def _run(
 
     async def main() -> int:
         with stop_on_signals() as stopping:
-            async with bounded_by(stopping, settings.shutdown_grace_s):
+            async with bounded_by(stopping, settings.worker.shutdown_grace_s):
                 return await run_until_stopped(
                     settings, parts, stopping, on_started=freeze_start_up, **options
                 )

@@ -125,7 +125,7 @@ def rebuild(
     from memstream.settings import Settings
 
     settings = Settings()
-    if not settings.redis_url or not settings.kafka_bootstrap:
+    if not settings.redis.url or not settings.broker.bootstrap:
         typer.echo(
             "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "
             "(as `memstream up` prints them)",
@@ -152,14 +152,14 @@ async def _run(
     from memstream.adapters.redis.tree import RedisTree
     from memstream.contracts.catalog import load_catalog
 
-    client = aioredis.from_url(settings.redis_url)
-    tree = RedisTree(client, settings.redis_namespace)
-    publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+    client = aioredis.from_url(settings.redis.url)
+    tree = RedisTree(client, settings.redis.namespace)
+    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
     try:
         if all_users:
             users = await tree.all_users()
-        turns = load_catalog(settings.topic_prefix).turns.name
+        turns = load_catalog(settings.broker.topic_prefix).turns.name
         requested = await request_rebuilds(publisher, turns, users, since, levels)
         typer.echo(f"rebuild requested for {len(requested)} user(s)")
         if not wait or not requested:

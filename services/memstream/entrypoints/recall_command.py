@@ -87,7 +87,7 @@ async def _recall_direct(settings: Settings, body: dict[str, object]) -> RecallR
     from memstream.bootstrap import recall_app
     from memstream.edges.http.schemas import RecallResponse
 
-    if not settings.redis_url or not settings.kafka_bootstrap:
+    if not settings.redis.url or not settings.broker.bootstrap:
         raise _Failed(
             "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "
             "(as `memstream up` prints them), or pass --url of a running `memstream serve`."
@@ -113,7 +113,7 @@ async def _recall_direct(settings: Settings, body: dict[str, object]) -> RecallR
 
 def _local_auth(settings: Settings) -> dict[str, str]:
     # In-process, the configured key is at hand; use it so auth stays on the same path.
-    keys = [k.get_secret_value() for k in settings.recall_api_keys if k.get_secret_value()]
+    keys = [k.get_secret_value() for k in settings.api.keys if k.get_secret_value()]
     return {"Authorization": f"Bearer {keys[0]}"} if keys else {}
 
 

@@ -76,9 +76,9 @@ def _consumers_together(parts: Collection[Part]) -> bool:
 def consumer_group(settings: Settings, parts: Collection[Part]) -> str:
     """The Kafka consumer group of the Faust app running `parts`."""
     if _consumers_together(parts):
-        return settings.consumer_group
+        return settings.broker.consumer_group
     [consumer] = [p for p in parts if p in (Part.SEGMENTER, Part.CONSOLIDATOR)]
-    return f"{settings.consumer_group}-{consumer}"
+    return f"{settings.broker.consumer_group}-{consumer}"
 
 
 def lag_groups(
@@ -87,7 +87,7 @@ def lag_groups(
     """The consumer groups (and their topics) whose lag the backlog collector reports."""
     turns, windows = container.catalog.turns.name, container.catalog.windows.name
     if _consumers_together(parts):
-        return {settings.consumer_group: [turns, windows]}
+        return {settings.broker.consumer_group: [turns, windows]}
     return {
         consumer_group(settings, {Part.SEGMENTER}): [turns],
         consumer_group(settings, {Part.CONSOLIDATOR}): [windows],
@@ -194,7 +194,7 @@ async def run_parts(
             running.probes_port = await stack.enter_async_context(
                 serve_probes(
                     metrics.registry,
-                    settings.metrics_port,
+                    settings.observability.metrics_port,
                     host=probes_host,
                     live=running.live,
                     ready=running.ready,
@@ -238,7 +238,7 @@ async def run_parts(
             collector = BacklogCollector(
                 metrics,
                 tree=container.tree,
-                bootstrap=settings.kafka_bootstrap,
+                bootstrap=settings.broker.bootstrap,
                 groups=lag_groups(settings, parts, container),
             )
             running.collector = asyncio.create_task(
@@ -247,9 +247,9 @@ async def run_parts(
             stack.push_async_callback(_cancel, running.collector)
         if running.model is not None:
             await running.model  # a model that cannot load stops the start here, as before
-        if Part.API in parts and settings.api_start_together is not None:
+        if Part.API in parts and settings.handoff.api_start_together is not None:
             # The pod is ready once every API process is: they open the port together.
-            await wait_for_each_other(settings.api_start_together)
+            await wait_for_each_other(settings.handoff.api_start_together)
             phase("every API process warm")
         if Part.API in parts:
             # Imported here: the HTTP server (uvicorn, fastapi) is no part of a worker's start.
@@ -258,11 +258,11 @@ async def run_parts(
             app = recall_app(container, metrics)
             serving = serve_until_cancelled(
                 app,
-                settings.api_host,
-                settings.api_port,
-                settings.log_level,
+                settings.api.host,
+                settings.api.port,
+                settings.observability.log_level,
                 on_started,
-                reuse_port=settings.api_reuse_port,
+                reuse_port=settings.handoff.api_reuse_port,
             )
             running.api = asyncio.create_task(serving, name="recall-api")
             stack.push_async_callback(_cancel, running.api)
@@ -378,7 +378,7 @@ async def run_until_stopped(
 ) -> int:
     """Run `parts` (`options` as for `run_parts`) until `stopping` is set (exit code 0) or a
     part dies (exit code 1). Traces go to the configured OTLP endpoint, if any."""
-    stop_tracing = configure_tracing(settings.otlp_traces_endpoint, "memstream")
+    stop_tracing = configure_tracing(settings.observability.otlp_traces_endpoint, "memstream")
     try:
         async with run_parts(settings, parts, **options) as running:
             while not stopping.is_set():

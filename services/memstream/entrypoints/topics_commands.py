@@ -40,7 +40,7 @@ def create(
     from memstream.settings import Settings
 
     settings = Settings()
-    address = bootstrap or settings.kafka_bootstrap
+    address = bootstrap or settings.broker.bootstrap
     if not address:
         typer.echo(
             "No broker configured: set MEMSTREAM_KAFKA_BOOTSTRAP or pass --bootstrap "
@@ -48,7 +48,7 @@ def create(
             err=True,
         )
         raise typer.Exit(2)
-    catalog = load_catalog(settings.topic_prefix if prefix is None else prefix)
+    catalog = load_catalog(settings.broker.topic_prefix if prefix is None else prefix)
     statuses = asyncio.run(ensure_topics(address, catalog.topics))
     Console(highlight=False).print(_status_table(address, statuses))
 

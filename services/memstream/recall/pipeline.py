@@ -1,7 +1,7 @@
 """The recall pipeline (TiMem section 3.3): plan, activate leaves, climb, gate, order, fit.
 
     pipeline = RecallPipeline(tree=tree, index=index, embedder=embedder, llm=llm,
-                              options=settings.recall_options())
+                              options=settings.recall.options())
     result = await pipeline.recall(RecallRequest(user_id="u1", query="Where did I hike?"))
 
 Decisions worth knowing:

@@ -14,7 +14,7 @@ async def wait_caught_up(
     """Return once both consumers have no lag and no user has a window left open.
 
     Checked twice in a row, since a closure can be in flight between the two topics. The
-    consumers must share the group `settings.consumer_group` (all parts in one process).
+    consumers must share the group `settings.broker.consumer_group` (all parts in one process).
     """
     settings = container.settings
     topics = [container.catalog.turns.name, container.catalog.windows.name]
@@ -25,7 +25,7 @@ async def wait_caught_up(
         if loop.time() > deadline:
             raise TimeoutError(f"consolidation did not catch up within {timeout_s:.0f} s")
         await asyncio.sleep(poll_s)
-        lag = await consumer_lag(settings.kafka_bootstrap, settings.consumer_group, topics)
+        lag = await consumer_lag(settings.broker.bootstrap, settings.broker.consumer_group, topics)
         open_windows = 0
         for user in users:
             state = await container.tree.load_state(user)

@@ -31,17 +31,17 @@ def ingest(
 
     settings = Settings()
     console = Console(stderr=True, highlight=False)
-    if not settings.kafka_bootstrap:
+    if not settings.broker.bootstrap:
         console.print(
             "MEMSTREAM_KAFKA_BOOTSTRAP is not set: start `memstream up` and export the "
             "endpoints it prints, or point it at your broker.",
             style="red",
         )
         raise typer.Exit(2)
-    catalog = load_catalog(settings.topic_prefix)
+    catalog = load_catalog(settings.broker.topic_prefix)
     try:
         count = asyncio.run(
-            publish_file(file, catalog=catalog, bootstrap=settings.kafka_bootstrap, user_id=user)
+            publish_file(file, catalog=catalog, bootstrap=settings.broker.bootstrap, user_id=user)
         )
     except InvalidInput as bad:
         console.print(str(bad), style="red", markup=False)

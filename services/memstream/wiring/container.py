@@ -106,20 +106,20 @@ async def connect(
     the publisher unstarted (a reader that never publishes). `prioritise_online`: see
     `Container`.
     """
-    if not settings.redis_url or not settings.kafka_bootstrap:
+    if not settings.redis.url or not settings.broker.bootstrap:
         raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
     async with AsyncExitStack() as stack:
-        redis = aioredis.from_url(settings.redis_url, connection_class=HiredisPackedConnection)
+        redis = aioredis.from_url(settings.redis.url, connection_class=HiredisPackedConnection)
         stack.push_async_callback(redis.aclose)
         embedder = build_embedder(settings)
-        index = await open_index(settings, settings.qdrant_collection, embedder.dim, stack)
-        publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+        index = await open_index(settings, settings.qdrant.collection, embedder.dim, stack)
+        publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
         if producer:
             await publisher.start()
             stack.push_async_callback(publisher.stop)
         yield Container(
             settings=settings,
-            catalog=load_catalog(settings.topic_prefix),
+            catalog=load_catalog(settings.broker.topic_prefix),
             tree=redis_tree(redis, settings),
             index=index,
             embedder=embedder,
@@ -137,9 +137,9 @@ def redis_tree(redis: aioredis.Redis, settings: Settings) -> RedisTree:
     """The tree store on `redis`, with the settings' namespace and node-cache bounds."""
     return RedisTree(
         redis,
-        settings.redis_namespace,
-        node_cache_size=settings.redis_node_cache,
-        node_cache_bytes=settings.redis_node_cache_mb * 1024 * 1024,
+        settings.redis.namespace,
+        node_cache_size=settings.redis.node_cache,
+        node_cache_bytes=settings.redis.node_cache_mb * 1024 * 1024,
     )
 
 
@@ -158,25 +158,25 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
     # The adapter's module is imported in a thread: importing qdrant-client's models is CPU
     # work the event loop need not wait for; it goes on with what else is starting (the
     # runner starts the consumer's group join before it connects).
-    adapter = "server" if settings.qdrant_url else "edge"
+    adapter = "server" if settings.qdrant.url else "edge"
     try:
         await asyncio.to_thread(importlib.import_module, f"memstream.adapters.qdrant.{adapter}")
     except ImportError as exc:
-        if settings.qdrant_url:
+        if settings.qdrant.url:
             raise
         raise RuntimeError(
             "MEMSTREAM_QDRANT_URL is not set and Qdrant's in-process engine is not "
             "installed (pip install 'memstream[embedded]')"
         ) from exc
-    if settings.qdrant_url:
+    if settings.qdrant.url:
         # Imported here: a worker on the in-process engine never loads qdrant-client's HTTP
         # client, a large import on the path of every start.
         from qdrant_client import AsyncQdrantClient
 
         from memstream.adapters.qdrant.server import QdrantIndex
 
-        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        client = AsyncQdrantClient(url=settings.qdrant_url, api_key=key)
+        key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
+        client = AsyncQdrantClient(url=settings.qdrant.url, api_key=key)
         stack.push_async_callback(client.close)
         index = QdrantIndex(client, collection, dim)
     else:

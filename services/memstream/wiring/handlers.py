@@ -43,32 +43,32 @@ if TYPE_CHECKING:
 
 def derivation(settings: Settings) -> Derivation:
     """What this deployment derives memories with, as every node records it."""
-    online = bool(settings.llm_base_url)
+    online = bool(settings.llm.base_url)
     return Derivation(
         backend="openai" if online else "offline",
-        model=settings.llm_model if online else "rules",
-        prompt_version=settings.prompt_version or PROMPT_VERSION,
+        model=settings.llm.model if online else "rules",
+        prompt_version=settings.llm.prompt_version or PROMPT_VERSION,
         embedder=embedder_id(settings),
     )
 
 
 def embedder_id(settings: Settings) -> str:
     """Names what makes the dense vectors, with their size: a change means new vectors."""
-    dim = settings.embedding_dim
-    if settings.embedder == "hashing":
+    dim = settings.embedding.dim
+    if settings.embedding.backend == "hashing":
         return f"hashing:{dim}"
-    if settings.embedder == "openai":
-        return f"openai:{settings.embedding_model}:{dim}"
-    return f"local:all-MiniLM-L6-v2:{settings.embed_runtime}:{dim}"
+    if settings.embedding.backend == "openai":
+        return f"openai:{settings.embedding.model}:{dim}"
+    return f"local:all-MiniLM-L6-v2:{settings.embedding.runtime}:{dim}"
 
 
 def window_rules(settings: Settings) -> WindowRules:
     return WindowRules(
-        segment_messages=settings.segment_messages,
-        segment_by_exchange=settings.segment_by == "exchange",
-        session_idle=timedelta(seconds=settings.session_idle_timeout_s),
-        clock_grace=timedelta(seconds=settings.clock_grace_s),
-        default_tz=settings.default_tz,
+        segment_messages=settings.lifecycle.segment_messages,
+        segment_by_exchange=settings.lifecycle.segment_by == "exchange",
+        session_idle=timedelta(seconds=settings.lifecycle.session_idle_timeout_s),
+        clock_grace=timedelta(seconds=settings.lifecycle.clock_grace_s),
+        default_tz=settings.lifecycle.default_tz,
     )
 
 
@@ -111,13 +111,15 @@ def build_segmenter(c: Container) -> Segmenter:
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
         forget=c.forget_user,
         rules=window_rules(c.settings),
-        history_window=c.settings.history_window,
-        step_size=c.settings.consume_step_size,
+        history_window=c.settings.lifecycle.history_window,
+        step_size=c.settings.worker.consume_step_size,
         phase=phase if tracing_enabled() else None,
         clock=c.clock,
-        retention=timedelta(days=c.settings.retention_days) if c.settings.retention_days else None,
+        retention=timedelta(days=c.settings.lifecycle.retention_days)
+        if c.settings.lifecycle.retention_days
+        else None,
         derivation=derivation(c.settings),
-        rebuild_chunk_leaves=c.settings.rebuild_chunk_leaves,
+        rebuild_chunk_leaves=c.settings.rebuild.chunk_leaves,
     )
 
 
@@ -130,7 +132,7 @@ def build_consolidator(c: Container) -> Consolidator:
         llm=ports.llm,
         publisher=ports.publisher,
         memories_topic=c.catalog.memories.name,
-        history_window=c.settings.history_window,
+        history_window=c.settings.lifecycle.history_window,
         derivation=derivation(c.settings),
     )
 
@@ -142,17 +144,17 @@ def build_clock(c: Container) -> AsyncIOScheduler:
         publisher=c.publisher,
         turns_topic=c.catalog.turns.name,
         windows_topic=c.catalog.windows.name,
-        retry_degraded=bool(c.settings.llm_base_url),
+        retry_degraded=bool(c.settings.llm.base_url),
         clock=c.clock,
     )
-    paced = pace(c.settings.rebuild_leaves_per_s, c.settings.rebuild_chunk_leaves)
+    paced = pace(c.settings.rebuild.leaves_per_s, c.settings.rebuild.chunk_leaves)
     pacer = RebuildPacer(
         tree=c.tree,
         publisher=c.publisher,
         turns_topic=c.catalog.turns.name,
         users_per_run=paced.users_per_run,
     )
-    return build_scheduler(ticker, c.settings.clock_interval_s, pacer, paced.period_s)
+    return build_scheduler(ticker, c.settings.lifecycle.clock_interval_s, pacer, paced.period_s)
 
 
 def build_recall(c: Container) -> RecallParts:
@@ -165,7 +167,7 @@ def build_recall(c: Container) -> RecallParts:
             # Recall is on an agent's critical path: ahead of consolidation's batches.
             embedder=c.online_embedder,
             llm=c.llm,
-            options=c.settings.recall_options(),
+            options=c.settings.recall.options(),
         ),
         service=MemoryService(
             tree=c.tree,

@@ -257,37 +257,37 @@ class HashingEmbedder:
 
 
 def build_embedder(settings: Settings) -> LocalEmbedder | OpenAIEmbedder | HashingEmbedder:
-    """The embedder `settings.embedder` names; no model is loaded and no request is made."""
-    if settings.embedder == "hashing":
-        return HashingEmbedder(settings.embedding_dim)
-    if settings.embedder == "openai":
+    """The embedder `settings.embedding.backend` names; nothing is loaded or requested."""
+    if settings.embedding.backend == "hashing":
+        return HashingEmbedder(settings.embedding.dim)
+    if settings.embedding.backend == "openai":
         from openai import AsyncOpenAI
 
         client = AsyncOpenAI(
-            base_url=settings.embedding_base_url or None,
+            base_url=settings.embedding.base_url or None,
             # The client refuses an empty key; local OpenAI-compatible servers ignore it.
-            api_key=settings.embedding_api_key.get_secret_value() or "unused",
+            api_key=settings.embedding.api_key.get_secret_value() or "unused",
         )
         return OpenAIEmbedder(
             client,
-            settings.embedding_model,
-            settings.embedding_dim,
-            batch_size=settings.embed_batch_size,
-            request_dimensions=settings.embedding_model.startswith("text-embedding-3"),
+            settings.embedding.model,
+            settings.embedding.dim,
+            batch_size=settings.embedding.batch_size,
+            request_dimensions=settings.embedding.model.startswith("text-embedding-3"),
         )
     cores = len(os.sched_getaffinity(0))
-    processes = settings.embed_processes or default_model_processes(cores)
-    if settings.embed_server is not None:
+    processes = settings.embedding.processes or default_model_processes(cores)
+    if settings.handoff.embed_server is not None:
         processes = 1  # one server, taking one batch at a time
     return LocalEmbedder(
-        batch_size=settings.embed_batch_size,
-        dim=settings.embedding_dim,
-        runtime=settings.embed_runtime,
+        batch_size=settings.embedding.batch_size,
+        dim=settings.embedding.dim,
+        runtime=settings.embedding.runtime,
         # The cores shared out between the processes (a process's threads wait for each other).
-        threads=settings.embed_threads or max(1, cores // processes),
+        threads=settings.embedding.threads or max(1, cores // processes),
         processes=processes,
-        cache_dir=settings.model_cache_dir or settings.data_dir / "models",
-        server=settings.embed_server,
+        cache_dir=settings.embedding.model_cache_dir or settings.data_dir / "models",
+        server=settings.handoff.embed_server,
     )
 
 
@@ -306,11 +306,11 @@ def model_server_arguments(settings: Settings) -> list[str]:
         "--cache-dir",
         spec.cache_dir,
         "--threads",
-        str(settings.embed_threads or 1),
+        str(settings.embedding.threads or 1),
         "--batch-size",
-        str(settings.embed_batch_size),
+        str(settings.embedding.batch_size),
         "--log-level",
-        settings.log_level,
+        settings.observability.log_level,
     ]
 
 

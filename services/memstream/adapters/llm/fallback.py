@@ -95,7 +95,7 @@ def build_language_model(
     on_fallback: FallbackHook | None = None,
 ) -> LanguageModel:
     """Offline when no endpoint is configured; otherwise the endpoint with offline fallback."""
-    if not settings.llm_base_url:
+    if not settings.llm.base_url:
         return OfflineLanguageModel()
     # Imported only with an endpoint: openai takes a third of a second of CPU to import, on
     # the start-up of every worker that never calls it.
@@ -104,13 +104,13 @@ def build_language_model(
     from memstream.adapters.llm.openai import OpenAILanguageModel
 
     client = AsyncOpenAI(
-        base_url=settings.llm_base_url,
+        base_url=settings.llm.base_url,
         # The client refuses an empty key; local OpenAI-compatible servers ignore it.
-        api_key=settings.llm_api_key.get_secret_value() or "unused",
-        timeout=settings.llm_timeout_s,
+        api_key=settings.llm.api_key.get_secret_value() or "unused",
+        timeout=settings.llm.timeout_s,
         max_retries=0,  # OpenAILanguageModel retries, telling transient errors apart
     )
     primary = OpenAILanguageModel(
-        client, settings.llm_model, max_retries=settings.llm_max_retries, on_usage=on_usage
+        client, settings.llm.model, max_retries=settings.llm.max_retries, on_usage=on_usage
     )
     return FallbackLanguageModel(primary, OfflineLanguageModel(), on_fallback=on_fallback)

@@ -4,9 +4,9 @@
 
 The composition root (`memstream.bootstrap.recall_app`) builds the parts and this app.
 
-Authentication: `Authorization: Bearer <key>` against `settings.recall_api_keys`, compared
+Authentication: `Authorization: Bearer <key>` against `settings.api.keys`, compared
 in constant time. With no keys the app refuses to be built, unless
-`settings.recall_auth_disabled` says so (the embedded stack on loopback), and then it warns.
+`settings.api.auth_disabled` says so (the embedded stack on loopback), and then it warns.
 `/healthz`, `/readyz` and `/metrics` are always open, for probes and scrapers. Unknown
 users get empty answers, never an error.
 
@@ -177,7 +177,7 @@ def create_app(
     every recall result, e.g. to record per-stage latency in metrics.
     """
     metrics_registry = registry or REGISTRY
-    keys = settings.required_recall_keys()  # no keys and no explicit opt-out: refuse to start
+    keys = settings.api.required_keys()  # no keys and no explicit opt-out: refuse to start
     if not keys:
         log.warning(
             "AUTHENTICATION IS DISABLED (MEMSTREAM_RECALL_AUTH_DISABLED): anyone who reaches "
@@ -205,7 +205,7 @@ def create_app(
     install_validation_errors(app)
     app.include_router(_v1_router(settings, ring, observe))
     app.include_router(_ops_router(settings, metrics_registry))
-    app.add_middleware(RequestGate, max_body_bytes=settings.api_max_body_bytes, keys=ring)
+    app.add_middleware(RequestGate, max_body_bytes=settings.api.max_body_bytes, keys=ring)
     app.state.settings = settings  # the server reads its connection limits from here
     return app
 

@@ -147,11 +147,11 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
     return create_model(
         "RecallRequestBody",
         __base__=RecallRequestBase,
-        query=(Text, Field(min_length=1, max_length=settings.recall_max_query_chars)),
+        query=(Text, Field(min_length=1, max_length=settings.recall.max_query_chars)),
         max_tokens=(
             Annotated[
                 int,
-                Field(ge=1, le=settings.recall_max_tokens_limit),
+                Field(ge=1, le=settings.recall.max_tokens_limit),
                 BeforeValidator(json_integer),
             ]
             | None,

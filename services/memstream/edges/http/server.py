@@ -136,10 +136,10 @@ def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Confi
         log_level=log_level.lower(),
         lifespan="on",
         http=read_deadline(
-            bounded_head(AutoHTTPProtocol, MAX_HEAD_BYTES), settings.api_read_timeout_s
+            bounded_head(AutoHTTPProtocol, MAX_HEAD_BYTES), settings.api.read_timeout_s
         ),
-        timeout_keep_alive=settings.api_keep_alive_timeout_s,
-        limit_concurrency=settings.api_max_connections,
+        timeout_keep_alive=settings.api.keep_alive_timeout_s,
+        limit_concurrency=settings.api.max_connections,
         # Bytes uvicorn buffers while waiting for a complete request head (h11; httptools:
         # `bounded_head`).
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,

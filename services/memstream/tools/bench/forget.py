@@ -167,7 +167,7 @@ async def run(messages: int, forgets: int, poll_s: float) -> dict[str, Any]:
             await publish_file(
                 events_file,
                 catalog=container.catalog,
-                bootstrap=served.kafka_bootstrap,
+                bootstrap=served.broker.bootstrap,
                 show_progress=False,
             )
             await wait_caught_up(container, [USER], timeout_s=3600)
@@ -177,7 +177,7 @@ async def run(messages: int, forgets: int, poll_s: float) -> dict[str, Any]:
             chosen = [turn_ids[i * step + step // 2] for i in range(forgets)]
             lookup = await _lookup_times(container, chosen)
             api = await running.enter_async_context(
-                httpx.AsyncClient(base_url=f"http://127.0.0.1:{served.api_port}", timeout=60)
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{served.api.port}", timeout=60)
             )
             took: list[float] = []
             leaf_gone: list[float] = []

@@ -119,12 +119,12 @@ async def phase(
     settings: Settings, seconds: float, rate: float, hostile_rate: float, tag: str
 ) -> dict[str, Any]:
     """Valid turns at `rate` (and hostile records at `hostile_rate`) for `seconds`."""
-    catalog = load_catalog(settings.topic_prefix)
-    publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+    catalog = load_catalog(settings.broker.topic_prefix)
+    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
     producer = publisher.producer
-    redis = aioredis.from_url(settings.redis_url)
-    tree = RedisTree(redis, settings.redis_namespace)
+    redis = aioredis.from_url(settings.redis.url)
+    tree = RedisTree(redis, settings.redis.namespace)
     users = [f"{tag}-{uuid.uuid4().hex[:6]}-{i}" for i in range(USERS)]
     published: dict[tuple[str, str], float] = {}
     stored: dict[tuple[str, str], float] = {}
@@ -194,17 +194,19 @@ async def measure(settings: Settings, scratch: Path, args: argparse.Namespace) -
         "MEMSTREAM_EMBEDDER": args.embedder,
         "MEMSTREAM_MODEL_CACHE_DIR": str(args.model_cache_dir),
     }
-    catalog = load_catalog(settings.topic_prefix)
+    catalog = load_catalog(settings.broker.topic_prefix)
     partitions = [TopicPartition(catalog.turns.name, p) for p in range(catalog.turns.partitions)]
     worker = WorkerProcess(worker_environment(settings, extra), scratch / "worker.log")
     letters: list[float] = []
     counting = asyncio.create_task(
-        count_dead_letters(settings.kafka_bootstrap, catalog.dlq.name, letters)
+        count_dead_letters(settings.broker.bootstrap, catalog.dlq.name, letters)
     )
     try:
         # A first turn handled: the worker consumes (its model is loaded before it is ready).
         await _publish_one(settings)
-        await consuming_after(worker, settings.kafka_bootstrap, settings.consumer_group, partitions)
+        await consuming_after(
+            worker, settings.broker.bootstrap, settings.broker.consumer_group, partitions
+        )
         print("valid turns alone", flush=True)
         alone = await phase(settings, args.seconds, args.rate, 0.0, "alone")
         print("  " + json.dumps(alone), flush=True)
@@ -233,8 +235,8 @@ async def measure(settings: Settings, scratch: Path, args: argparse.Namespace) -
 
 
 async def _publish_one(settings: Settings) -> None:
-    catalog = load_catalog(settings.topic_prefix)
-    publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+    catalog = load_catalog(settings.broker.topic_prefix)
+    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
     try:
         event = _turn("warm-up", 0)

@@ -291,8 +291,8 @@ async def _publisher(
     read and validated and the producer connected before: the clock starts at the first
     send. The loop's producer stays open until `running` closes."""
     if mode == "loop":
-        catalog = load_catalog(settings.topic_prefix)
-        ready = file_publisher(events, catalog=catalog, bootstrap=settings.kafka_bootstrap)
+        catalog = load_catalog(settings.broker.topic_prefix)
+        ready = file_publisher(events, catalog=catalog, bootstrap=settings.broker.bootstrap)
         send = await running.enter_async_context(ready)
 
         async def publish_here() -> tuple[int, float]:
@@ -305,9 +305,9 @@ async def _publisher(
         "memstream.tools.bench.publisher",
         str(events),
         "--bootstrap",
-        settings.kafka_bootstrap,
+        settings.broker.bootstrap,
         "--prefix",
-        settings.topic_prefix,
+        settings.broker.topic_prefix,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
     )
@@ -398,7 +398,7 @@ def main() -> None:
     parser.add_argument(
         "--runtimes",
         nargs="+",
-        default=[Settings().embed_runtime],
+        default=[Settings().embedding.runtime],
         choices=["torch", "onnx-fp32", "onnx-int8"],
         help="Embedder runtimes to measure, in turn (alternated --rounds times).",
     )

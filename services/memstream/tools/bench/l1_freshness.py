@@ -53,8 +53,8 @@ def start_worker(settings: Settings, scratch: Path, config: dict[str, Any]) -> t
     port = free_port()
     env = {
         **os.environ,
-        "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-        "MEMSTREAM_REDIS_URL": settings.redis_url,
+        "MEMSTREAM_KAFKA_BOOTSTRAP": settings.broker.bootstrap,
+        "MEMSTREAM_REDIS_URL": settings.redis.url,
         "MEMSTREAM_QDRANT_URL": "",
         "MEMSTREAM_DATA_DIR": str(scratch / "worker"),
         "MEMSTREAM_MODEL_CACHE_DIR": str(scratch.parent / "models"),
@@ -96,10 +96,10 @@ async def measure(
 ) -> dict[str, Any]:
     launched = time.perf_counter()
     worker, port = start_worker(settings, scratch, config)
-    catalog = load_catalog(settings.topic_prefix)
-    redis = aioredis.from_url(settings.redis_url)
-    tree = RedisTree(redis, settings.redis_namespace)
-    publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+    catalog = load_catalog(settings.broker.topic_prefix)
+    redis = aioredis.from_url(settings.redis.url)
+    tree = RedisTree(redis, settings.redis.namespace)
+    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
     try:
         ready_probe_s = await wait_ready(worker, port)

@@ -92,7 +92,7 @@ async def _ingest(container: Container, events: Path, users: list[str], leaves: 
     await publish_file(
         events,
         catalog=container.catalog,
-        bootstrap=container.settings.kafka_bootstrap,
+        bootstrap=container.settings.broker.bootstrap,
         show_progress=False,
     )
 
@@ -143,7 +143,7 @@ async def run(
                 published = await publish_file(
                     first_file,
                     catalog=container.catalog,
-                    bootstrap=container.settings.kafka_bootstrap,
+                    bootstrap=container.settings.broker.bootstrap,
                     show_progress=False,
                 )
                 segmenter = process.segmenter
@@ -204,7 +204,7 @@ async def run(
         },
         "live_during_rebuild": {
             "rebuild_leaves_per_s": live_pace,
-            "rebuild_chunk_leaves": Settings().rebuild_chunk_leaves,
+            "rebuild_chunk_leaves": Settings().rebuild.chunk_leaves,
             "median_ratio": ratios[len(ratios) // 2],
             "target_ratio": 0.8,
             "rounds": rounds,
@@ -273,7 +273,7 @@ def main() -> None:
     parser.add_argument(
         "--pace",
         type=float,
-        default=Settings().rebuild_leaves_per_s,
+        default=Settings().rebuild.leaves_per_s,
         help="rebuild_leaves_per_s while live turns are measured (default: the setting's)",
     )
     parser.add_argument(

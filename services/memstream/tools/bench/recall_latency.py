@@ -248,7 +248,7 @@ def run(
             "user_points_at_size": points,
             "collection_points_at_end": total,
             "stored_dense_vectors": "hashing embedder (synthetic dense scores)",
-            "query_embedder": settings.embedder,
+            "query_embedder": settings.embedding.backend,
             "planner_and_gate": "offline",
             "target": "p95 < 50 ms at 10k",
             "cpus": os.cpu_count(),

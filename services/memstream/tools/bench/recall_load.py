@@ -186,8 +186,8 @@ class Servers:
             shutil.copytree(qdrant_edge_dir(settings), data / "qdrant-edge")
             env = {
                 **os.environ,
-                "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-                "MEMSTREAM_REDIS_URL": settings.redis_url,
+                "MEMSTREAM_KAFKA_BOOTSTRAP": settings.broker.bootstrap,
+                "MEMSTREAM_REDIS_URL": settings.redis.url,
                 "MEMSTREAM_QDRANT_URL": "",
                 "MEMSTREAM_QDRANT_COLLECTION": COLLECTION,
                 "MEMSTREAM_DATA_DIR": str(data),

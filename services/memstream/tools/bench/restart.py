@@ -81,8 +81,8 @@ class Traffic:
 
 async def publish(settings: Settings, traffic: Traffic, args: argparse.Namespace) -> None:
     """Turns at a steady rate, round robin over the users, until cancelled."""
-    catalog = load_catalog(settings.topic_prefix)
-    publisher = KafkaPublisher.for_bootstrap(settings.kafka_bootstrap)
+    catalog = load_catalog(settings.broker.topic_prefix)
+    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
     producer = publisher.producer
     try:
@@ -120,8 +120,8 @@ async def publish(settings: Settings, traffic: Traffic, args: argparse.Namespace
 
 async def watch(settings: Settings, traffic: Traffic) -> None:
     """Poll Redis for each user's L2 count until cancelled."""
-    redis = aioredis.from_url(settings.redis_url)
-    tree = RedisTree(redis, settings.redis_namespace)
+    redis = aioredis.from_url(settings.redis.url)
+    tree = RedisTree(redis, settings.redis.namespace)
     try:
         while True:
             now = time.monotonic()
@@ -155,7 +155,7 @@ async def restart_once(
     args: argparse.Namespace,
 ) -> tuple[WorkerProcess, dict[str, Any]]:
     """Stop `worker` with `signum`, start another at once; figures of the restart."""
-    catalog = load_catalog(settings.topic_prefix)
+    catalog = load_catalog(settings.broker.topic_prefix)
     partitions = [
         TopicPartition(spec.name, p)
         for spec in (catalog.turns, catalog.windows)
@@ -169,8 +169,8 @@ async def restart_once(
     code = await worker.exited(timeout_s=60)
     stop_s = time.monotonic() - stopped_at
     new = WorkerProcess(env, scratch / f"worker-{signum.name}.log")
-    group = settings.consumer_group
-    to_commit = await consuming_after(new, settings.kafka_bootstrap, group, partitions)
+    group = settings.broker.consumer_group
+    to_commit = await consuming_after(new, settings.broker.bootstrap, group, partitions)
     back_at = time.monotonic()
     # Live traffic goes on: wait until the backlog is back to the steady state's.
     deadline = time.monotonic() + 120
@@ -208,12 +208,14 @@ async def restart_once(
 async def measure(settings: Settings, scratch: Path, args: argparse.Namespace) -> dict[str, Any]:
     extra = {
         "MEMSTREAM_EMBEDDER": args.embedder,
-        "MEMSTREAM_KAFKA_GROUP_INSTANCE_ID": f"{settings.consumer_group}-0" if args.static else "",
+        "MEMSTREAM_KAFKA_GROUP_INSTANCE_ID": f"{settings.broker.consumer_group}-0"
+        if args.static
+        else "",
         "MEMSTREAM_MODEL_CACHE_DIR": str(args.model_cache_dir),
         "MEMSTREAM_CLOCK_INTERVAL_S": "1",
     }
     env = worker_environment(settings, extra)
-    catalog = load_catalog(settings.topic_prefix)
+    catalog = load_catalog(settings.broker.topic_prefix)
     partitions = [
         TopicPartition(spec.name, p)
         for spec in (catalog.turns, catalog.windows)
@@ -225,7 +227,7 @@ async def measure(settings: Settings, scratch: Path, args: argparse.Namespace) -
     worker = WorkerProcess(env, scratch / "worker-first.log")
     try:
         first = await consuming_after(
-            worker, settings.kafka_bootstrap, settings.consumer_group, partitions
+            worker, settings.broker.bootstrap, settings.broker.consumer_group, partitions
         )
         report: dict[str, Any] = {
             "first_start": {"to_commit_s": round(first, 2), "phases": worker.phases()}

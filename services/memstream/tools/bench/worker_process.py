@@ -56,11 +56,11 @@ def worker_environment(settings: Settings, extra: dict[str, str] | None = None) 
     return (
         env
         | {
-            "MEMSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-            "MEMSTREAM_REDIS_URL": settings.redis_url,
-            "MEMSTREAM_TOPIC_PREFIX": settings.topic_prefix,
-            "MEMSTREAM_CONSUMER_GROUP": settings.consumer_group,
-            "MEMSTREAM_REDIS_NAMESPACE": settings.redis_namespace,
+            "MEMSTREAM_KAFKA_BOOTSTRAP": settings.broker.bootstrap,
+            "MEMSTREAM_REDIS_URL": settings.redis.url,
+            "MEMSTREAM_TOPIC_PREFIX": settings.broker.topic_prefix,
+            "MEMSTREAM_CONSUMER_GROUP": settings.broker.consumer_group,
+            "MEMSTREAM_REDIS_NAMESPACE": settings.redis.namespace,
             "MEMSTREAM_DATA_DIR": str(settings.data_dir),
             "MEMSTREAM_METRICS_PORT": "0",
             "MEMSTREAM_LOG_LEVEL": "INFO",

@@ -50,7 +50,7 @@ async def run_demo(settings: Settings, console: Console, *, timeout_s: float = 2
                 workers = run_parts(stack.settings(), WRITE_PATH, fast_rebalance=True)
                 container = (await running.enter_async_context(workers)).container
             count = await publish_file(
-                DEMO_FILE, catalog=container.catalog, bootstrap=container.settings.kafka_bootstrap
+                DEMO_FILE, catalog=container.catalog, bootstrap=container.settings.broker.bootstrap
             )
             console.print(f"published {count} events for {len(users)} users")
             with console.status("consolidating: sessions, days, weeks, months"):

@@ -58,8 +58,8 @@ def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> Non
     console.print(f"MEMSTREAM_KAFKA_BOOTSTRAP={ends.kafka_bootstrap}", soft_wrap=True)
     console.print(f"MEMSTREAM_REDIS_URL={ends.redis_url}", soft_wrap=True)
     api = stack.settings()
-    console.print(f"MEMSTREAM_RECALL_URL=http://{api.api_host}:{api.api_port}", soft_wrap=True)
-    if api.recall_auth_disabled and not api.recall_api_keys:
+    console.print(f"MEMSTREAM_RECALL_URL=http://{api.api.host}:{api.api.port}", soft_wrap=True)
+    if api.api.auth_disabled and not api.api.keys:
         # So `memstream recall` run with these lines opens the stores the same way.
         console.print("MEMSTREAM_RECALL_AUTH_DISABLED=true", soft_wrap=True)
     # Block-buffered when piped: flush so a supervisor or test sees the endpoints now.
@@ -77,7 +77,7 @@ def up(
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
     logging.basicConfig(
-        level=settings.log_level.upper(),
+        level=settings.observability.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )

@@ -98,13 +98,13 @@ class EmbeddedStack:
         API unauthenticated (the API warns); keys, or another bind address, keep auth required.
         """
         ends = self.endpoints
-        open_api = not self._settings.recall_api_keys and _is_loopback(self._settings.api_host)
+        open_api = not self._settings.api.keys and _is_loopback(self._settings.api.host)
         return self._settings.model_copy(
             update={
                 "kafka_bootstrap": ends.kafka_bootstrap,
                 "redis_url": ends.redis_url,
                 "data_dir": self._data_dir,
-                "recall_auth_disabled": self._settings.recall_auth_disabled or open_api,
+                "recall_auth_disabled": self._settings.api.auth_disabled or open_api,
             }
         )
 
@@ -123,9 +123,9 @@ class EmbeddedStack:
         embedded = {
             part
             for part, url in (
-                ("kafka", cfg.kafka_bootstrap),
-                ("redis", cfg.redis_url),
-                ("qdrant", cfg.qdrant_url),
+                ("kafka", cfg.broker.bootstrap),
+                ("redis", cfg.redis.url),
+                ("qdrant", cfg.qdrant.url),
             )
             if not url
         }
@@ -134,22 +134,22 @@ class EmbeddedStack:
         needs = {"kafka": [logs], "redis": [logs, self._data_dir / "redis"]}
         needs["qdrant"] = [qdrant_edge_dir(cfg)]
         _make_dirs(*(path for part in embedded for path in needs[part]))
-        kafka = cfg.kafka_bootstrap
+        kafka = cfg.broker.bootstrap
         if "kafka" in embedded:
             child, kafka = await start_tansu(logs, timeout_s=self._ready_timeout_s)
             self._children.append(child)
-        redis_url = cfg.redis_url
+        redis_url = cfg.redis.url
         if "redis" in embedded:
             redis_dir = self._data_dir / "redis"
             child, redis_url = await start_redis(redis_dir, logs, timeout_s=self._ready_timeout_s)
             self._children.append(child)
         qdrant_path = qdrant_edge_dir(cfg) if "qdrant" in embedded else None
         if self._create_topics:
-            catalog = load_catalog(cfg.topic_prefix)
+            catalog = load_catalog(cfg.broker.topic_prefix)
             self.topics = await ensure_topics(
                 kafka, catalog.topics, timeout_s=self._ready_timeout_s
             )
-        ends = Endpoints(kafka, redis_url, cfg.qdrant_url, qdrant_path, frozenset(embedded))
+        ends = Endpoints(kafka, redis_url, cfg.qdrant.url, qdrant_path, frozenset(embedded))
         log.info("embedded stack up: %s", ends)
         return ends
 

@@ -98,13 +98,13 @@ class Answerer:
         from openai import AsyncOpenAI
 
         client = AsyncOpenAI(
-            base_url=settings.llm_base_url,
+            base_url=settings.llm.base_url,
             # Local OpenAI-compatible servers ignore the key; the client refuses an empty one.
-            api_key=settings.llm_api_key.get_secret_value() or "unused",
-            timeout=settings.llm_timeout_s,
-            max_retries=settings.llm_max_retries,  # the client retries transient errors
+            api_key=settings.llm.api_key.get_secret_value() or "unused",
+            timeout=settings.llm.timeout_s,
+            max_retries=settings.llm.max_retries,  # the client retries transient errors
         )
-        return cls(client, settings.llm_model)
+        return cls(client, settings.llm.model)
 
     async def close(self) -> None:
         await self._client.close()

@@ -181,13 +181,13 @@ def _stack_settings(config: EvalConfig, settings: Settings) -> Settings:
             "data_dir": config.out_dir.resolve() / STACK_DIR,
             "clock_interval_s": 0.5,
             "clock_grace_s": 0.0,
-            "llm_base_url": settings.llm_base_url if config.memory_llm else "",
+            "llm_base_url": settings.llm.base_url if config.memory_llm else "",
         }
     )
 
 
 def _answerer(config: EvalConfig, settings: Settings) -> Answerer | None:
-    if not (config.answer and settings.llm_base_url):
+    if not (config.answer and settings.llm.base_url):
         return None
     return Answerer.from_settings(settings)
 
@@ -279,9 +279,9 @@ def _meta(
         "run": {
             "seconds": timings,
             "query_embedding_p50_ms": round(embed_ms, 2),
-            "segment_by": settings.segment_by,
-            "embedder": settings.embedder,
-            "memory_llm": "endpoint" if config.memory_llm and settings.llm_base_url else "offline",
+            "segment_by": settings.lifecycle.segment_by,
+            "embedder": settings.embedding.backend,
+            "memory_llm": "endpoint" if config.memory_llm and settings.llm.base_url else "offline",
             "machine": {
                 "python": platform.python_version(),
                 "cpus": len(os.sched_getaffinity(0)),
@@ -289,7 +289,7 @@ def _meta(
         },
         "answering": {
             "enabled": answerer is not None,
-            "model": settings.llm_model if answerer is not None else None,
+            "model": settings.llm.model if answerer is not None else None,
         },
         "mem0": {
             "run": mem0_reason is None,

@@ -76,7 +76,7 @@ async def open_deployment(
     if segment_messages is None:
         return Deployment(None, container)
     overrides = {"segment_messages": segment_messages, "segment_by": "count"}
-    collection = f"{base.qdrant_collection}_seg{segment_messages}"
+    collection = f"{base.qdrant.collection}_seg{segment_messages}"
     settings = base.model_copy(update={**overrides, "qdrant_collection": collection})
     # Same store, another collection: a second deployment of the write path beside the first.
     index = await open_index(settings, collection, container.embedder.dim, stack)
@@ -135,7 +135,7 @@ async def ingest(
     started = time.perf_counter()
     async with run_parts(container, WRITE_PATH, fast_rebalance=True):
         await publish_file(
-            events_path, catalog=container.catalog, bootstrap=container.settings.kafka_bootstrap
+            events_path, catalog=container.catalog, bootstrap=container.settings.broker.bootstrap
         )
         clock.release()
         status = f"{deployment.label}: consolidating sessions to months"

@@ -1,0 +1,497 @@
+"""The groups of `Settings`: one model per part of memstream, each field with its variable.
+
+A group's fields are read from `MEMSTREAM_<GROUP PREFIX><FIELD>` unless the field names its
+variable itself (`validation_alias`): the variables stay those operators already set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import (
+    AliasChoices,
+    AliasGenerator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+)
+
+from memstream.domain.recall_options import RecallOptions
+
+# Recall's defaults live with its options; settings only let a deployment override them.
+_RECALL_DEFAULTS = RecallOptions()
+
+Embedder = Literal["local", "openai", "hashing"]
+EmbedRuntime = Literal["torch", "onnx-fp32", "onnx-int8"]
+SegmentBy = Literal["exchange", "count"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def _group(prefix: str) -> ConfigDict:
+    """A group whose field `name` is read from MEMSTREAM_<prefix><NAME> unless it names its own."""
+    return ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+        validate_by_alias=True,
+        alias_generator=AliasGenerator(
+            validation_alias=lambda name: f"MEMSTREAM_{prefix}{name}".upper()
+        ),
+    )
+
+
+def variables(group: type[BaseModel]) -> dict[str, tuple[str, ...]]:
+    """Field name -> its variables, the documented one first."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name, field in group.model_fields.items():
+        alias = field.validation_alias
+        if isinstance(alias, AliasChoices):
+            out[name] = tuple(str(choice) for choice in alias.choices)
+        else:
+            out[name] = (str(alias),)
+    return out
+
+
+class BrokerSettings(BaseModel):
+    """Kafka: where the topics are, and this process's place in its consumer group."""
+
+    model_config = _group("KAFKA_")
+
+    bootstrap: str = Field(
+        default="", description="Kafka bootstrap servers; empty: embedded Tansu broker."
+    )
+    topic_prefix: str = Field(
+        default="",
+        validation_alias="MEMSTREAM_TOPIC_PREFIX",
+        description="Prefix for every topic name.",
+    )
+    consumer_group: str = Field(
+        default="memstream",
+        validation_alias="MEMSTREAM_CONSUMER_GROUP",
+        description="Kafka consumer group id.",
+    )
+    fetch_max_wait_ms: int = Field(
+        default=100,
+        ge=1,
+        le=10_000,
+        description="Longest a consumer's fetch waits at the broker for new records.",
+    )
+    # A stable instance id per process (a StatefulSet pod name) makes the group static
+    # (KIP-345) where the broker honours it: see README "Restarts".
+    group_instance_id: str = Field(
+        default="",
+        max_length=249,
+        description="group.instance.id of this worker (static membership); k8s sets the "
+        "StatefulSet pod's name. Empty: dynamic membership.",
+    )
+    session_timeout_s: float = Field(
+        default=6.0,
+        gt=0,
+        description="A member silent this long leaves the group (a killed worker's partitions "
+        "wait this long; k8s: 10).",
+    )
+    heartbeat_interval_s: float = Field(
+        default=1.0, gt=0, description="Heartbeat period; at most a third of the session."
+    )
+    rebalance_timeout_s: float = Field(
+        default=6.0, gt=0, description="How long a rebalance waits for members to rejoin (k8s: 30)."
+    )
+
+
+class RedisSettings(BaseModel):
+    """Redis: the memory tree and the windows' state."""
+
+    model_config = _group("REDIS_")
+
+    url: str = Field(default="", description="Redis URL; empty: embedded redis-server.")
+    namespace: str = Field(
+        default="ms",
+        pattern=r"^[A-Za-z0-9._-]{1,64}$",
+        description="Prefix of every Redis key (deployments may share one Redis).",
+    )
+    node_cache_mb: int = Field(
+        default=48,
+        ge=0,
+        description="Memory (MiB) a process may hold in decoded memory nodes, kept by Redis "
+        "key with the bytes they were decoded from (never stale: a rewritten node has other "
+        "bytes); 0: decode every read.",
+    )
+    node_cache: int | None = Field(
+        default=None,
+        ge=0,
+        description="At most this many decoded nodes as well (unset: memory alone bounds "
+        "them; 0: decode every read).",
+    )
+
+
+class QdrantSettings(BaseModel):
+    """Qdrant: the vectors of every memory."""
+
+    model_config = _group("QDRANT_")
+
+    url: str = Field(
+        default="", description="Qdrant URL; empty: local mode in `MEMSTREAM_DATA_DIR`."
+    )
+    api_key: SecretStr | None = Field(default=None, description="Qdrant API key.")
+    collection: str = Field(
+        default="memstream_memories", description="The one collection for all users."
+    )
+
+
+class LlmSettings(BaseModel):
+    """The language model that writes the memories; an empty base URL: the offline backend."""
+
+    model_config = _group("LLM_")
+
+    base_url: str = Field(
+        default="", description="OpenAI-compatible endpoint; empty: offline backend."
+    )
+    model: str = Field(default="gpt-4o-mini", description="Chat model name.")
+    api_key: SecretStr = Field(default=SecretStr(""), description="Key for the LLM endpoint.")
+    timeout_s: float = Field(default=30.0, gt=0, description="Per-request LLM timeout.")
+    max_retries: int = Field(default=3, ge=0, le=10, description="Retries on transient LLM errors.")
+    prompt_version: str = Field(
+        default="",
+        max_length=64,
+        validation_alias="MEMSTREAM_PROMPT_VERSION",
+        description="The prompts' version recorded in every node's derivation; empty: the "
+        "shipped prompts' own (set it when you change the prompts, then run a rebuild).",
+    )
+
+
+class EmbeddingSettings(BaseModel):
+    """The embedder: which one, and how the local model runs."""
+
+    model_config = _group("EMBED_")
+
+    backend: Embedder = Field(
+        default="local",
+        validation_alias="MEMSTREAM_EMBEDDER",
+        description="local (MiniLM shipped in a wheel), openai, or hashing (tests only).",
+    )
+    base_url: str = Field(
+        default="",
+        validation_alias="MEMSTREAM_EMBEDDING_BASE_URL",
+        description="Endpoint for `MEMSTREAM_EMBEDDER=openai`.",
+    )
+    model: str = Field(
+        default="text-embedding-3-small",
+        validation_alias="MEMSTREAM_EMBEDDING_MODEL",
+        description="Embedding model.",
+    )
+    api_key: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias="MEMSTREAM_EMBEDDING_API_KEY",
+        description="Key for the embeddings endpoint.",
+    )
+    dim: int = Field(
+        default=384,
+        gt=0,
+        validation_alias="MEMSTREAM_EMBEDDING_DIM",
+        description="Dense vector size.",
+    )
+    batch_size: int = Field(default=64, gt=0, description="Texts per model forward pass.")
+    runtime: EmbedRuntime = Field(
+        default="onnx-int8",
+        description="How `MEMSTREAM_EMBEDDER=local` runs the model: torch (sentence-transformers), "
+        "onnx-fp32 or onnx-int8 (ONNX Runtime; the graph is exported from the shipped weights "
+        "on first use, int8 quantized).",
+    )
+    threads: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="Threads of each local model process, set inside it; 0: one in the recall "
+        "API (its event loop needs the other core), in a worker the cores shared out between "
+        "its model processes.",
+    )
+    processes: int = Field(
+        default=0,
+        ge=0,
+        le=16,
+        description="Processes that each hold a copy of the local model and take batches side "
+        "by side (each copy about 370 MB with onnx-int8 once it has embedded bulk batches, about "
+        "600 MB with torch); 0: one in the recall API, two in a worker with two cores or more.",
+    )
+    model_cache_dir: Path | None = Field(
+        default=None,
+        validation_alias="MEMSTREAM_MODEL_CACHE_DIR",
+        description="Where exported ONNX graphs are kept; empty: `<data dir>/models`.",
+    )
+
+
+class WorkerSettings(BaseModel):
+    """How a worker takes records from its topic, retries them and stops."""
+
+    model_config = _group("")
+
+    consume_batch_size: int = Field(
+        default=4096,
+        gt=0,
+        le=10_000,
+        description="Most records a worker takes from its topic at once.",
+    )
+    consume_step_size: int = Field(
+        default=1024,
+        gt=0,
+        le=10_000,
+        description="Most records the segmenter stores together (a batch's last steps are "
+        "smaller); the next step embeds meanwhile.",
+    )
+    record_retry_budget_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Most time one failing record may take before it is dead-lettered "
+        "(outages of a store or the broker are waited out instead).",
+    )
+    max_event_skew_s: float = Field(
+        default=86_400.0,
+        gt=0,
+        description="An event dated further than this ahead of the wall clock is "
+        "dead-lettered: it would move its user's watermark into the future.",
+    )
+    shutdown_grace_s: float = Field(
+        default=25.0,
+        gt=0,
+        description="After SIGTERM, a worker that has not stopped in this long kills its "
+        "children and exits (keep it below the pod's terminationGracePeriodSeconds).",
+    )
+
+
+class LifecycleSettings(BaseModel):
+    """Sessions, segments, windows and retention: when memories are made and forgotten."""
+
+    model_config = _group("")
+
+    default_tz: str = Field(default="UTC", description="Zone for users whose turns carry no tz.")
+    session_idle_timeout_s: float = Field(
+        default=1800.0, gt=0, description="A session with no new turn for this long closes."
+    )
+    clock_grace_s: float = Field(
+        default=3600.0, ge=0, description="Wall-clock wait past a day/week/month end."
+    )
+    clock_interval_s: float = Field(default=60.0, gt=0, description="How often the clock ticks.")
+    retention_days: float = Field(
+        default=0.0,
+        ge=0,
+        description="Longest a message is kept, from its own time (ts): then it is forgotten "
+        "like a message forget, as a turn's expires_at asks (0: kept until forgotten).",
+    )
+    segment_messages: int = Field(
+        default=2, ge=1, le=64, description="Most messages in one L1 segment."
+    )
+    segment_by: SegmentBy = Field(
+        default="exchange",
+        description="exchange: a user message and the assistant's reply (a message between "
+        "people stands alone); count: every `MEMSTREAM_SEGMENT_MESSAGES` messages.",
+    )
+    history_window: int = Field(
+        default=3, ge=0, le=20, description="Same-level memories given as context."
+    )
+
+
+class RebuildSettings(BaseModel):
+    """Rebuilds (`memstream rebuild`): how fast they re-derive the tree."""
+
+    model_config = _group("REBUILD_")
+
+    leaves_per_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=10_000,
+        description="Leaves the deployment's rebuilds re-derive per second at most (the "
+        "scheduler paces their chunks; live turns never wait for them).",
+    )
+    chunk_leaves: int = Field(
+        default=16,
+        ge=1,
+        le=1000,
+        description="Leaves re-derived per rebuild command: the longest a rebuild holds its "
+        "partition.",
+    )
+
+
+class RecallSettings(BaseModel):
+    """Recall: how leaves are ranked and how much a request may ask for."""
+
+    model_config = _group("RECALL_")
+
+    leaf_top_k: int = Field(
+        default=_RECALL_DEFAULTS.leaf_top_k,
+        gt=0,
+        le=200,
+        description="L1 leaves kept after re-ranking.",
+    )
+    dense_weight: float = Field(
+        default=_RECALL_DEFAULTS.dense_weight,
+        ge=0,
+        le=1,
+        description="Weight of the dense score in leaf fusion.",
+    )
+    max_query_chars: int = Field(default=2000, gt=0, description="Longest query accepted.")
+    default_max_tokens: int = Field(
+        default=_RECALL_DEFAULTS.default_max_tokens,
+        gt=0,
+        description="Token ceiling when a request names none.",
+    )
+    max_tokens_limit: int = Field(
+        default=16_000, gt=0, description="Largest max_tokens a request may ask for."
+    )
+
+    def options(self) -> RecallOptions:
+        """Recall's options: the shipped defaults with this deployment's overrides."""
+        return RecallOptions(
+            leaf_top_k=self.leaf_top_k,
+            dense_weight=self.dense_weight,
+            default_max_tokens=self.default_max_tokens,
+        )
+
+
+class ApiSettings(BaseModel):
+    """The recall API (`memstream serve`): keys, address, limits and processes."""
+
+    model_config = _group("API_")
+
+    keys: list[SecretStr] = Field(
+        default_factory=list,
+        validation_alias="MEMSTREAM_RECALL_API_KEYS",
+        description="Bearer keys of the recall API (JSON list); required unless "
+        "`MEMSTREAM_RECALL_AUTH_DISABLED`.",
+    )
+    auth_disabled: bool = Field(
+        default=False,
+        validation_alias="MEMSTREAM_RECALL_AUTH_DISABLED",
+        description="With no keys, serve the recall API unauthenticated (local development).",
+    )
+    host: str = Field(default="127.0.0.1", description="Recall API bind address.")
+    port: int = Field(default=8080, ge=0, le=65535, description="Recall API port.")
+    max_body_bytes: int = Field(
+        default=65_536,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Largest request body the recall API reads; larger ones get 413 unread.",
+    )
+    read_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="Time a client has to send a whole request, headers and body (from "
+        "connecting, or from the previous response), before the recall API hangs up.",
+    )
+    keep_alive_timeout_s: int = Field(
+        default=5, ge=1, le=300, description="Idle keep-alive connections close after this."
+    )
+    max_connections: int = Field(
+        default=1000,
+        ge=1,
+        description="Connections and requests in progress beyond which the recall API "
+        "answers 503 at once.",
+    )
+    workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Recall API processes sharing the port, with one model server among them "
+        "(`MEMSTREAM_API_SHARED_MODEL`; more than one worker needs `MEMSTREAM_QDRANT_URL`: the "
+        "in-process engine is not shared). Their metrics are summed in prometheus_client's "
+        "multiprocess files under `<data dir>/api-metrics`, so any worker's `/metrics` answers "
+        "for the pod (without the `process_*` and `python_gc_*` series).",
+    )
+    shared_model: bool = Field(
+        default=True,
+        description="With `MEMSTREAM_API_WORKERS` > 1: one model server process (`<data "
+        "dir>/model.sock`, one thread) embeds the queries of every worker of the pod, instead "
+        "of a model process each; it is watched like a worker. `false`: a model process per "
+        "worker.",
+    )
+
+    @field_validator("keys")
+    @classmethod
+    def _no_blank_keys(cls, keys: list[SecretStr]) -> list[SecretStr]:
+        # A blank key would match a blank bearer token: refuse it rather than guess.
+        if any(not key.get_secret_value().strip() for key in keys):
+            raise ValueError("MEMSTREAM_RECALL_API_KEYS holds an empty or blank key")
+        return keys
+
+    def required_keys(self) -> list[SecretStr]:
+        """The recall API's keys; empty only where auth is explicitly disabled and no key set.
+
+        Raises ValueError when there are no keys and auth is not disabled, so the API
+        refuses to start rather than serve every user's memories to anyone.
+        """
+        if not self.keys and not self.auth_disabled:
+            raise ValueError(
+                "the recall API needs keys: set MEMSTREAM_RECALL_API_KEYS (a JSON list), or "
+                "MEMSTREAM_RECALL_AUTH_DISABLED=true to serve it unauthenticated"
+            )
+        return list(self.keys)  # configured keys apply even with the flag on
+
+
+class McpSettings(BaseModel):
+    """The MCP server (`memstream mcp`)."""
+
+    model_config = _group("MCP_")
+
+    user_keys: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Over HTTP: user id -> the key that user's MCP client sends as a bearer "
+        "token (JSON object); the key decides whose memories a session reaches.",
+    )
+
+
+class ObservabilitySettings(BaseModel):
+    """Traces, metrics and logs."""
+
+    model_config = _group("")
+
+    otlp_traces_endpoint: str = Field(
+        default="",
+        validation_alias=AliasChoices(
+            "MEMSTREAM_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ),
+        description="OTLP/HTTP endpoint for traces (the standard OTEL_ variables work too); "
+        "empty: no tracing.",
+    )
+    metrics_port: int = Field(
+        default=9108, ge=0, le=65535, description="Workers' /metrics and probes port."
+    )
+    log_level: LogLevel = Field(default="INFO", description="Python log level.")
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_case(cls, level: object) -> object:
+        # Python's level names are upper case; `info` has always been accepted too.
+        return level.upper() if isinstance(level, str) else level
+
+
+class Handoff(BaseModel):
+    """What a parent process hands its children (`serve` its API workers, a test its worker):
+    never an operator's to set, so no documentation lists these."""
+
+    model_config = _group("")
+
+    embed_server: Path | None = Field(
+        default=None,
+        description="The Unix socket of a model server to embed through instead of model "
+        "processes of this process's own (`serve` sets it for its workers with "
+        "`MEMSTREAM_API_SHARED_MODEL`).",
+    )
+    api_reuse_port: bool = Field(
+        default=False,
+        description="Bind the API port with SO_REUSEPORT so several processes share it "
+        "(`serve` sets it for its workers).",
+    )
+    api_start_together: Path | None = Field(
+        default=None,
+        description="A directory where the API processes of one `serve` wait for each other: "
+        "each opens the port only once every one is warm (`serve` sets it for its workers).",
+    )
+    fault_point: str = Field(
+        default="",
+        description="Tests only: 'point:n' makes the process SIGKILL itself the n-th time it "
+        "reaches the point (memstream.faults).",
+    )
