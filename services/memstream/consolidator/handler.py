@@ -43,7 +43,7 @@ from memstream.domain.nodes import (
     window_node,
 )
 from memstream.domain.sparse import document_vector
-from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
+from memstream.ports import ConsolidatorStore, Embedder, LanguageModel, Publisher, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class Consolidator:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: ConsolidatorStore,
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,
