@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
+from memstream.domain.windows import initial_state
 from memstream.ports import TreeStore, UserCommit
 
 T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
@@ -155,6 +157,35 @@ class TreeContract:
         await commit(tree, window_state=state(2, 3))
         assert await tree.load_state("ana") == state(2, 3)
         assert await tree.load_state("mira") is None
+
+    async def test_a_snapshot_reads_what_a_step_needs_as_committed(self, tree: TreeStore) -> None:
+        empty = await tree.load_user("ana", ["e1"])
+        assert (empty.stored, empty.state, empty.tombstone) == (False, None, None)
+        assert (empty.seen, empty.forgotten, empty.expiries, empty.outbox) == ({}, set(), (), ())
+        windows = initial_state("ana", "Europe/Paris")
+        event = {"topic": "memories", "key": "ana", "value": {"id": "l1"}}
+        await tree.commit_user(
+            UserCommit(
+                "ana",
+                encode_state(windows),
+                seen={"e1": 12, "e2": 0},
+                outbox=(event,),
+                forgotten=("f1",),
+                expiring={"e1": T0, "e2": T0 - timedelta(days=1)},
+            )
+        )
+        snap = await tree.load_user("ana", ["e1", "f1", "new"])
+        assert (snap.stored, snap.state, snap.tombstone) == (True, windows, None)
+        assert (snap.seen, snap.forgotten) == ({"e1": 12}, {"f1"})
+        assert snap.expiries == (
+            ("e2", (T0 - timedelta(days=1)).timestamp()),
+            ("e1", T0.timestamp()),
+        )
+        assert snap.outbox == (event,)
+        assert (await tree.load_user("ana", [])).seen == {}
+        await tree.forget("ana", Tombstone(1.0, 0, 3, 2.0), ttl_s=None)
+        gone = await tree.load_user("ana", ["e1"])
+        assert (gone.stored, gone.seen, gone.tombstone) == (False, {}, Tombstone(1.0, 0, 3, 2.0))
 
     async def test_seen_markers_are_per_user_and_answer_in_order(self, tree: TreeStore) -> None:
         assert await tree.unseen("ana", []) == []

@@ -27,7 +27,7 @@ from memstream.domain.models import (
 )
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
-from memstream.ports import OutboxName, UserCommit
+from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
 from memstream.settings import Settings
 
 BASE = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)  # a Monday
@@ -139,7 +139,7 @@ class FakeTree:
         self.rebuilds: dict[str, float] = {}  # user -> when its next chunk is due
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.get_many_calls = 0
-        self.loads = 0  # segmenter steps' snapshots read
+        self.loads = 0  # snapshots read (a segmenter step's, a consolidation batch's)
         self.read_ids: list[str] = []
         for n in nodes:
             self.add(n)
@@ -208,6 +208,15 @@ class FakeTree:
             expiries=tuple(await self.expiries(user_id, EXPIRY_READ)),
             outbox=tuple(await self.outbox(user_id, "segmenter")),
         )
+
+    async def load_users(self, user_ids: Sequence[str]) -> dict[str, ConsolidatorSnapshot]:
+        self.loads += 1
+        return {
+            u: ConsolidatorSnapshot(
+                self.tombstones.get(u), tuple(await self.outbox(u, "consolidator"))
+            )
+            for u in user_ids
+        }
 
     async def commit_user(self, commit: UserCommit) -> bool:
         c, user_id = commit, commit.user_id

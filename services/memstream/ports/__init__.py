@@ -8,6 +8,7 @@ from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, LanguageModel
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import (
+    ConsolidatorSnapshot,
     ConsolidatorStore,
     DueIndex,
     Forgetting,
@@ -24,6 +25,7 @@ from memstream.ports.tree import (
 )
 
 __all__ = [
+    "ConsolidatorSnapshot",
     "ConsolidatorStore",
     "DueIndex",
     "Embedder",

@@ -7,7 +7,7 @@ markers, outboxes and the indexes across users. Each caller is typed with the ro
     MessageIndex      which L1s cite a message, which messages are forgotten
     Outboxes          events a handler committed but has not published yet
     SegmenterStore    the segmenter's step: load a `UserSnapshot`, commit a `UserCommit`
-    ConsolidatorStore the consolidator's batch: read the tree, commit nodes
+    ConsolidatorStore the consolidator's batch: load its users, read the tree, commit nodes
     DueIndex          who the clock must tick (and nodes the offline fallback wrote)
     RebuildQueue      rebuild jobs and the users whose rebuild may take its next chunk
     Forgetting        a user's tombstone, and forgetting a user for good
@@ -60,6 +60,15 @@ class UserCommit:
     forgotten: Sequence[str] = ()
     expiring: Mapping[str, datetime] = field(default_factory=dict)
     rebuild: RebuildJob | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidatorSnapshot:
+    """What a consolidation batch reads of each of its users before anything else: the
+    user's tombstone (its commits' guard) and the outbox a crash left, oldest first."""
+
+    tombstone: Tombstone | None
+    outbox: tuple[dict[str, Any], ...] = ()
 
 
 class NodeReader(Protocol):
@@ -205,6 +214,13 @@ class SegmenterStore(NodeReader, MessageIndex, Outboxes, Tombstones, Protocol):
 
 
 class ConsolidatorStore(NodeReader, Outboxes, Tombstones, Protocol):
+    """The consolidator's batch: one load of its users, the tree read as closures need it
+    (`consolidator.batch_view`), one commit per user."""
+
+    async def load_users(self, user_ids: Sequence[str]) -> dict[str, ConsolidatorSnapshot]:
+        """Each user's `ConsolidatorSnapshot`, read together."""
+        ...
+
     async def commit_nodes(
         self,
         user_id: str,

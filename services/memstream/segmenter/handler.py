@@ -214,7 +214,8 @@ class Segmenter:
             ]
         faults.reach("l1.before_publish")
         for w in committed:
-            await self._flush_outbox(w.commit.user_id)
+            user_id = w.commit.user_id
+            await self._publish_outbox(user_id, await self._tree.outbox(user_id, "segmenter"))
 
     async def _user_work(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
@@ -248,7 +249,7 @@ class Segmenter:
         # Read first: a forget after this read changes the tombstone, and the commit is then
         # refused (its guard).
         snapshot = await self._tree.load_user(user_id, asked_event_ids(arrivals))
-        await self._publish_left_over(user_id, snapshot.outbox)
+        await self._publish_outbox(user_id, snapshot.outbox)
         with self._phase("reduce"):  # no await inside: the phase is the decision's CPU time
             plan = decide_step(snapshot, arrivals, self._clock(), self._rules, self._retention)
         _count(report, user_id, plan)
@@ -369,13 +370,10 @@ class Segmenter:
             ]
         )
 
-    async def _flush_outbox(self, user_id: str) -> None:
-        await self._publish_left_over(user_id, await self._tree.outbox(user_id, "segmenter"))
-
-    async def _publish_left_over(self, user_id: str, pending: Sequence[dict[str, Any]]) -> None:
-        """Publish the events of the user's outbox, then drop them from it."""
+    async def _publish_outbox(self, user_id: str, pending: Sequence[Mapping[str, Any]]) -> None:
+        """Publish the events the user's outbox holds, then drop them from it."""
         if pending:
-            await self._publisher.publish([Outbound.from_json(p) for p in pending])
+            await self._publisher.publish([Outbound.from_json(dict(p)) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
 
 

@@ -1,6 +1,6 @@
-"""The segmenter's state in Redis: its one load (`load_user`), its one commit
-(`commit_user`), the seen markers, message tombstones, message index, deadlines and the
-outboxes (`keys` lists every key).
+"""The handlers' state in Redis: the segmenter's one load (`load_user`) and one commit
+(`commit_user`), the seen markers, message tombstones, message index and deadlines; the
+consolidator's one load (`load_users`); the outboxes (`keys` lists every key).
 
 Idempotency markers are bounded per user by a replay horizon. A record can only be delivered
 again while its topic retains it: seven days for the turns topic, counted from when the
@@ -26,7 +26,7 @@ from memstream.adapters.redis.nodes import RedisNodes
 from memstream.contracts.codec import decode_state
 from memstream.domain.models import Level
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
-from memstream.ports import OutboxName, UserCommit
+from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
 
 
 class RedisSegmenterState(RedisNodes):
@@ -102,6 +102,23 @@ class RedisSegmenterState(RedisNodes):
             expiries=tuple((text(m), float(at)) for m, at in expiries),
             outbox=tuple(json.loads(e) for e in outbox),
         )
+
+    async def load_users(self, user_ids: Sequence[str]) -> dict[str, ConsolidatorSnapshot]:
+        """The consolidator's load: every user's tombstone and outbox, in one pipeline."""
+        if not user_ids:
+            return {}
+        pipe = self._r.pipeline(transaction=False)
+        for user_id in user_ids:
+            p = keys.user_prefix(user_id, self._ns)
+            pipe.get(p + keys.TOMBSTONE)
+            pipe.lrange(p + keys.OUTBOX["consolidator"], 0, -1)
+        replies = await pipe.execute()
+        return {
+            user_id: ConsolidatorSnapshot(
+                tombstone_of(replies[2 * i]), tuple(json.loads(e) for e in replies[2 * i + 1])
+            )
+            for i, user_id in enumerate(user_ids)
+        }
 
     async def commit_user(self, commit: UserCommit) -> bool:
         """Write one user's new state, nodes, markers and outgoing events atomically."""
