@@ -64,7 +64,7 @@ async def test_every_key_the_adapter_writes_is_documented(client: aioredis.Redis
     try:
         await _workload(tree, client, namespace)
         written = sorted(
-            k.decode() async for k in client.scan_iter(match=f"{namespace}:*", count=1000)
+            [k.decode() async for k in client.scan_iter(match=f"{namespace}:*", count=1000)]
         )
         patterns = documented_patterns(namespace)
         undocumented = [k for k in written if not any(p.match(k) for p in patterns.values())]
@@ -92,7 +92,7 @@ async def _workload(tree: RedisTree, client: aioredis.Redis, namespace: str) -> 
             outbox=({"topic": "t", "key": "ana", "value": {}},),
             due=T0 + timedelta(hours=1),
             guard=Guard(None),
-            expiring={"q2": T0 + timedelta(days=30)},
+            expiring={"q2": T0 + timedelta(days=30), "a1": T0 + timedelta(days=30)},
             rebuild=job,
         )
     )

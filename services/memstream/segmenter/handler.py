@@ -221,7 +221,7 @@ class Segmenter:
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> _UserWork | None:
         items = await self._apply_forgets(user_id, items, report)
-        return await self._reduce(user_id, items, report) if items else None
+        return await self._load_decide_carry_out(user_id, items, report) if items else None
 
     async def _apply_forgets(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
@@ -240,7 +240,7 @@ class Segmenter:
             report.forgotten.append(user_id)
         return items[last_forget + 1 :]
 
-    async def _reduce(
+    async def _load_decide_carry_out(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> _UserWork | None:
         """Load, decide, carry out: the step's one read of the store, the domain's plan,

@@ -77,20 +77,15 @@ class RedisSegmenterState(RedisNodes):
         if asked:
             pipe.zmscore(p + keys.FORGOTTEN, asked)
             pipe.zmscore(p + keys.SEEN, asked)
-        state, tombstone, expiries, outbox, *marks = await pipe.execute(raise_on_error=False)
-        for reply in (state, tombstone, expiries, outbox, *marks[:1]):
-            if isinstance(reply, Exception):
-                raise reply
-        forgotten: list[Any] = marks[0] if asked else []
-        seen: list[int | None] = []
-        if asked:
-            if isinstance(marks[1], redis.exceptions.ResponseError):
-                # Raised again here unless markers of an older version are in the way.
-                seen = await self.seen_marks(user_id, asked)
-            elif isinstance(marks[1], Exception):
-                raise marks[1]
-            else:
-                seen = [None if s is None else int(s) & MARK_MASK for s in marks[1]]
+        replies = await pipe.execute(raise_on_error=False)
+        state, tombstone, expiries, outbox, forgotten = map(
+            _ok, replies[:5] if asked else [*replies, []]
+        )
+        scores = replies[5] if asked else []
+        if isinstance(scores, redis.exceptions.ResponseError) and "WRONGTYPE" in str(scores):
+            seen = await self.seen_marks(user_id, asked)  # upgrades an older version's markers
+        else:
+            seen = [None if s is None else int(s) & MARK_MASK for s in _ok(scores)]
         doc = json.loads(state) if state else None
         return UserSnapshot(
             user_id,
@@ -208,3 +203,10 @@ class RedisSegmenterState(RedisNodes):
     async def clear_outbox(self, user_id: str, count: int, name: OutboxName) -> None:
         if count > 0:
             await done(self._r.ltrim(self._key(user_id, keys.OUTBOX[name]), count, -1))
+
+
+def _ok(reply: Any) -> Any:
+    """A pipeline's reply, or the error it holds raised."""
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
