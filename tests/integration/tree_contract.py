@@ -18,7 +18,7 @@ from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.windows import initial_state
-from memstream.ports import TreeStore, UserCommit
+from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
 
 T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
 # Ids that mean something to glob patterns or to the stores' own separators.
@@ -186,6 +186,22 @@ class TreeContract:
         await tree.forget("ana", Tombstone(1.0, 0, 3, 2.0), ttl_s=None)
         gone = await tree.load_user("ana", ["e1"])
         assert (gone.stored, gone.seen, gone.tombstone) == (False, {}, Tombstone(1.0, 0, 3, 2.0))
+
+    async def test_a_consolidation_batch_loads_each_users_tombstone_and_outbox(
+        self, tree: TreeStore
+    ) -> None:
+        assert await tree.load_users([]) == {}
+        event = {"topic": "memories", "key": "ana", "value": {"id": "d1"}}
+        await tree.commit_nodes("ana", [], [event])
+        await commit(tree, outbox=({"topic": "windows", "key": "ana", "value": {}},))
+        stone = Tombstone(1.0, 0, 3, 2.0)
+        await tree.forget("bo", stone, ttl_s=None)
+        loaded = await tree.load_users(["ana", "bo", "cy"])
+        assert loaded == {
+            "ana": ConsolidatorSnapshot(None, (event,)),  # the consolidator's outbox only
+            "bo": ConsolidatorSnapshot(stone, ()),
+            "cy": ConsolidatorSnapshot(None, ()),
+        }
 
     async def test_seen_markers_are_per_user_and_answer_in_order(self, tree: TreeStore) -> None:
         assert await tree.unseen("ana", []) == []
