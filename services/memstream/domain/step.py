@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -79,15 +79,17 @@ class StepPlan:
     state would revive it); the counts are still the step's."""
 
     idle: bool
-    state: UserWindows | None
-    seen: Mapping[str, int]  # event id -> content mark: the turns this step commits
-    ready: tuple[SegmentReady, ...]  # segments for the LLM to write
-    closures: tuple[WindowClosed, ...]  # windows the reducer closed
-    forget: tuple[str, ...]  # message ids forgotten now: asked for, or past their deadline
-    expiring: Mapping[str, datetime]  # new messages with a deadline: the expiry schedule
-    due: datetime | None  # the user's next tick: its first window or message deadline
-    rebuild: RebuildRequested | None  # the newest rebuild request (one chunk per step)
-    received: Mapping[str, float]  # turn id -> broker time of its record
+    state: UserWindows | None = None
+    # event id -> content mark: the turns this step commits
+    seen: Mapping[str, int] = field(default_factory=dict)
+    ready: tuple[SegmentReady, ...] = ()  # segments for the LLM to write
+    closures: tuple[WindowClosed, ...] = ()  # windows the reducer closed
+    forget: tuple[str, ...] = ()  # message ids forgotten now: asked for, or past their deadline
+    # new messages with a deadline: the expiry schedule
+    expiring: Mapping[str, datetime] = field(default_factory=dict)
+    due: datetime | None = None  # the user's next tick: its first window or message deadline
+    rebuild: RebuildRequested | None = None  # the newest rebuild request (one chunk per step)
+    received: Mapping[str, float] = field(default_factory=dict)  # turn id -> its broker time
     # What was dropped, for the batch report.
     duplicates: int = 0
     conflicts: tuple[str, ...] = ()  # duplicates whose content differs from the first copy
@@ -105,52 +107,106 @@ def decide_step(
     retention: timedelta | None,
 ) -> StepPlan:
     """The plan of one user's step (`arrivals` are the user's, in log order)."""
-    tombstone = snapshot.tombstone
+    admitted = _admit(snapshot, arrivals, now, retention)
+    expired, next_expiry = split_due(list(snapshot.expiries), now, EXPIRY_BATCH)
+    forget = tuple(dict.fromkeys([*admitted.asked, *expired]))
+    events = [a.event for a in admitted.kept]
+    turns = [e for e in events if isinstance(e, Turn)]
+    dropped: dict[str, Any] = {
+        "predating_forget": admitted.predating,
+        "forgotten_turns": admitted.forgotten,
+        "expired_turns": admitted.expired,
+        "expired": tuple(expired),
+    }
+    if not snapshot.stored and not turns and (not forget or snapshot.tombstone is not None):
+        # (A message forget for a user never seen still leaves its message tombstones.)
+        return StepPlan(idle=True, forget=forget, **dropped)
+    first_tz = next((t.tz for t in turns if t.tz), None)
+    state = snapshot.state or initial_state(snapshot.user_id, first_tz or rules.default_tz)
+    if forget:  # a message waiting in the state (for its reply) goes before it is used
+        state = replace(state, pending=tuple(t for t in state.pending if t.event_id not in forget))
+    run = _reduce(state, events, snapshot.seen, now, rules)
+    expiring = {
+        t.event_id: at
+        for t in turns
+        if t.event_id in run.seen and (at := deadline(t, retention)) is not None
+    }
+    received: dict[str, float] = {}
+    for a in admitted.kept:
+        if isinstance(a.event, Turn) and a.timestamp is not None:
+            received.setdefault(a.event.event_id, a.timestamp)
+    requests = [e for e in events if isinstance(e, RebuildRequested)]
+    return StepPlan(
+        idle=False,
+        state=run.state,
+        seen=run.seen,
+        ready=tuple(run.ready),
+        closures=tuple(run.closures),
+        forget=forget,
+        expiring=expiring,
+        due=earliest(next_due(run.state, rules), next_expiry, *expiring.values()),
+        rebuild=requests[-1] if requests else None,
+        received=received,
+        duplicates=run.duplicates,
+        conflicts=tuple(run.conflicts),
+        **dropped,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Admitted:
+    kept: list[Arrival]  # what the step goes on with
+    asked: list[str]  # message ids the kept forget requests name
+    predating: int  # records older than the user's forget
+    forgotten: int  # turns of forgotten messages
+    expired: int  # turns already past their deadline
+
+
+def _admit(
+    snapshot: UserSnapshot,
+    arrivals: Sequence[Arrival],
+    now: datetime,
+    retention: timedelta | None,
+) -> _Admitted:
+    """The arrivals without the records a forget or a deadline has already ruled out."""
     kept = list(arrivals)
-    if tombstone is not None:
+    if (tombstone := snapshot.tombstone) is not None:
         kept = [a for a in kept if not tombstone.predates(a.partition, a.offset, a.timestamp)]
     predating = len(arrivals) - len(kept)
     asked = _forget_requests(kept)
     # Turns of forgotten messages: forgotten in this step, or held by a message tombstone
     # (a replay of the turns topic brings them again).
     gone = set(asked) | snapshot.forgotten
-    before = len(kept)
-    kept = [a for a in kept if not (isinstance(a.event, Turn) and a.event.event_id in gone)]
-    forgotten_turns = before - len(kept)
-    before = len(kept)
-    kept = [a for a in kept if not _expired(a.event, now, retention)]
-    expired_turns = before - len(kept)
-    expired, next_expiry = split_due(list(snapshot.expiries), now, EXPIRY_BATCH)
-    forget = tuple(dict.fromkeys([*asked, *expired]))
-    events = [a.event for a in kept]
-    turns = [e for e in events if isinstance(e, Turn)]
-    if not snapshot.stored and not turns and (not forget or tombstone is not None):
-        # (A message forget for a user never seen still leaves its message tombstones.)
-        return StepPlan(
-            idle=True,
-            state=None,
-            seen={},
-            ready=(),
-            closures=(),
-            forget=forget,
-            expiring={},
-            due=None,
-            rebuild=None,
-            received={},
-            predating_forget=predating,
-            forgotten_turns=forgotten_turns,
-            expired_turns=expired_turns,
-            expired=tuple(expired),
-        )
-    first_tz = next((t.tz for t in turns if t.tz), None)
-    state = snapshot.state or initial_state(snapshot.user_id, first_tz or rules.default_tz)
-    if forget:  # a message waiting in the state (for its reply) goes before it is used
-        state = replace(state, pending=tuple(t for t in state.pending if t.event_id not in forget))
-    received: dict[str, float] = {}
-    for a in kept:
-        if isinstance(a.event, Turn) and a.timestamp is not None:
-            received.setdefault(a.event.event_id, a.timestamp)
+    unforgotten = [a for a in kept if not (isinstance(a.event, Turn) and a.event.event_id in gone)]
+    unexpired = [a for a in unforgotten if not _expired(a.event, now, retention)]
+    return _Admitted(
+        unexpired,
+        asked,
+        predating,
+        len(kept) - len(unforgotten),
+        len(unforgotten) - len(unexpired),
+    )
 
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    state: UserWindows
+    seen: dict[str, int]
+    ready: list[SegmentReady]
+    closures: list[WindowClosed]
+    duplicates: int
+    conflicts: list[str]
+
+
+def _reduce(
+    state: UserWindows,
+    events: Sequence[InputEvent],
+    committed: Mapping[str, int],
+    now: datetime,
+    rules: WindowRules,
+) -> _Run:
+    """The window reducer over the step's events; a turn seen before (committed, or earlier
+    in the step) is a duplicate, a conflict when its content differs from the first copy."""
     seen: dict[str, int] = {}
     ready: list[SegmentReady] = []
     closures: list[WindowClosed] = []
@@ -161,7 +217,7 @@ def decide_step(
             continue
         if isinstance(event, Turn):
             mark = content_mark(event)
-            first = seen.get(event.event_id, snapshot.seen.get(event.event_id))
+            first = seen.get(event.event_id, committed.get(event.event_id))
             if first is not None:
                 duplicates += 1
                 if first not in (0, mark):  # 0: committed before marks existed
@@ -174,30 +230,7 @@ def decide_step(
                 ready.append(out)
             else:
                 closures.append(out)
-    expiring = {
-        t.event_id: at
-        for t in turns
-        if t.event_id in seen and (at := deadline(t, retention)) is not None
-    }
-    requests = [e for e in events if isinstance(e, RebuildRequested)]
-    return StepPlan(
-        idle=False,
-        state=state,
-        seen=seen,
-        ready=tuple(ready),
-        closures=tuple(closures),
-        forget=forget,
-        expiring=expiring,
-        due=earliest(next_due(state, rules), next_expiry, *expiring.values()),
-        rebuild=requests[-1] if requests else None,
-        received=received,
-        duplicates=duplicates,
-        conflicts=tuple(conflicts),
-        predating_forget=predating,
-        forgotten_turns=forgotten_turns,
-        expired_turns=expired_turns,
-        expired=tuple(expired),
-    )
+    return _Run(state, seen, ready, closures, duplicates, conflicts)
 
 
 def asked_event_ids(arrivals: Sequence[Arrival]) -> list[str]:
