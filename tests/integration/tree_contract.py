@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
-from memstream.ports import TreeStore
+from memstream.domain.windows import initial_state
+from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
 
 T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
 # Ids that mean something to glob patterns or to the stores' own separators.
@@ -71,12 +73,14 @@ async def commit(
     window_state: dict[str, Any] | None = None,
 ) -> None:
     await tree.commit_user(
-        user,
-        state=window_state or state(),
-        seen=seen,
-        nodes=nodes,
-        outbox=outbox,
-        due=due,
+        UserCommit(
+            user,
+            state=window_state or state(),
+            seen=seen if isinstance(seen, dict) else dict.fromkeys(seen, 0),
+            nodes=nodes,
+            outbox=outbox,
+            due=due,
+        )
     )
 
 
@@ -97,7 +101,7 @@ class TreeContract:
         job = RebuildJob("r1", None, None, tuple(Level), ("a", "b"), ("w",), done=1)
         assert await tree.rebuild_job("ana") is None
         await tree.commit_user(
-            "ana", state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=job
+            UserCommit("ana", state=state(), seen={}, nodes=(), outbox=(), due=None, rebuild=job)
         )
         assert await tree.rebuild_job("ana") == job
         assert await tree.rebuilds_due(LATER, 10) == ["ana"]  # leaves left: due
@@ -107,7 +111,9 @@ class TreeContract:
         assert await tree.rebuilding_users() == ["ana"]
         finished = replace(job, done=2, finished=True)
         await tree.commit_user(
-            "ana", state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=finished
+            UserCommit(
+                "ana", state=state(), seen={}, nodes=(), outbox=(), due=None, rebuild=finished
+            )
         )
         assert await tree.rebuilds_due(LATER, 10) == []  # nothing left to send
         assert await tree.rebuilding_users() == ["ana"]  # its windows may still be pending
@@ -122,7 +128,9 @@ class TreeContract:
         new = RebuildJob("r2", None, None, tuple(Level), ("a",), ())
         for job in (old, new):  # a new rebuild committed after a reader saw the old one
             await tree.commit_user(
-                "ana", state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=job
+                UserCommit(
+                    "ana", state=state(), seen={}, nodes=(), outbox=(), due=None, rebuild=job
+                )
             )
         assert not await tree.settle_rebuild("ana", "r1")
         assert not await tree.settle_rebuild("ana", "r2")
@@ -132,7 +140,7 @@ class TreeContract:
         for user in ("an*", "an"):
             job = RebuildJob("r1", None, None, tuple(Level), ("a",), ())
             await tree.commit_user(
-                user, state=state(), seen=(), nodes=(), outbox=(), due=None, rebuild=job
+                UserCommit(user, state=state(), seen={}, nodes=(), outbox=(), due=None, rebuild=job)
             )
         await tree.forget("an*", Tombstone(1.0), None)
         assert await tree.rebuild_job("an*") is None
@@ -149,6 +157,51 @@ class TreeContract:
         await commit(tree, window_state=state(2, 3))
         assert await tree.load_state("ana") == state(2, 3)
         assert await tree.load_state("mira") is None
+
+    async def test_a_snapshot_reads_what_a_step_needs_as_committed(self, tree: TreeStore) -> None:
+        empty = await tree.load_user("ana", ["e1"])
+        assert (empty.stored, empty.state, empty.tombstone) == (False, None, None)
+        assert (empty.seen, empty.forgotten, empty.expiries, empty.outbox) == ({}, set(), (), ())
+        windows = initial_state("ana", "Europe/Paris")
+        event = {"topic": "memories", "key": "ana", "value": {"id": "l1"}}
+        await tree.commit_user(
+            UserCommit(
+                "ana",
+                encode_state(windows),
+                seen={"e1": 12, "e2": 0},
+                outbox=(event,),
+                forgotten=("f1",),
+                expiring={"e1": T0, "e2": T0 - timedelta(days=1)},
+            )
+        )
+        snap = await tree.load_user("ana", ["e1", "f1", "new"])
+        assert (snap.stored, snap.state, snap.tombstone) == (True, windows, None)
+        assert (snap.seen, snap.forgotten) == ({"e1": 12}, {"f1"})
+        assert snap.expiries == (
+            ("e2", (T0 - timedelta(days=1)).timestamp()),
+            ("e1", T0.timestamp()),
+        )
+        assert snap.outbox == (event,)
+        assert (await tree.load_user("ana", [])).seen == {}
+        await tree.forget("ana", Tombstone(1.0, 0, 3, 2.0), ttl_s=None)
+        gone = await tree.load_user("ana", ["e1"])
+        assert (gone.stored, gone.seen, gone.tombstone) == (False, {}, Tombstone(1.0, 0, 3, 2.0))
+
+    async def test_a_consolidation_batch_loads_each_users_tombstone_and_outbox(
+        self, tree: TreeStore
+    ) -> None:
+        assert await tree.load_users([]) == {}
+        event = {"topic": "memories", "key": "ana", "value": {"id": "d1"}}
+        await tree.commit_nodes("ana", [], [event])
+        await commit(tree, outbox=({"topic": "windows", "key": "ana", "value": {}},))
+        stone = Tombstone(1.0, 0, 3, 2.0)
+        await tree.forget("bo", stone, ttl_s=None)
+        loaded = await tree.load_users(["ana", "bo", "cy"])
+        assert loaded == {
+            "ana": ConsolidatorSnapshot(None, (event,)),  # the consolidator's outbox only
+            "bo": ConsolidatorSnapshot(stone, ()),
+            "cy": ConsolidatorSnapshot(None, ()),
+        }
 
     async def test_seen_markers_are_per_user_and_answer_in_order(self, tree: TreeStore) -> None:
         assert await tree.unseen("ana", []) == []
@@ -189,14 +242,16 @@ class TreeContract:
         await tree.commit_nodes("ana", [StoredNode(gone, "")], [])  # in the degraded set
         assert await tree.forgotten_messages("ana", ["m-l2"]) == [False]
         written = await tree.commit_user(
-            "ana",
-            state=state(),
-            seen=(),
-            nodes=[replace(kept, version=3)],
-            outbox=[],
-            due=None,
-            removed=[gone],
-            forgotten=["m-l2", "m-other"],
+            UserCommit(
+                "ana",
+                state=state(),
+                seen={},
+                nodes=[replace(kept, version=3)],
+                outbox=[],
+                due=None,
+                removed=[gone],
+                forgotten=["m-l2", "m-other"],
+            )
         )
         assert written
         assert await tree.get("ana", "l2") is None
@@ -430,7 +485,15 @@ class TreeContract:
         before = Guard(tombstone=None)
         leaf = node("l", parent="s")
         written = await tree.commit_user(
-            "ana", state=state(), seen=["e1"], nodes=[leaf], outbox=[], due=None, guard=before
+            UserCommit(
+                "ana",
+                state=state(),
+                seen={"e1": 0},
+                nodes=[leaf],
+                outbox=[],
+                due=None,
+                guard=before,
+            )
         )
         assert written
         stone = Tombstone(forgotten_at=T0.timestamp())
@@ -439,7 +502,9 @@ class TreeContract:
         late = StoredNode(node("s", Level.SESSION), "fp")
         assert not await tree.commit_nodes("ana", [late], [{"k": 1}], guard=before)
         assert not await tree.commit_user(
-            "ana", state=state(), seen=["e2"], nodes=[leaf], outbox=[], due=T0, guard=before
+            UserCommit(
+                "ana", state=state(), seen={"e2": 0}, nodes=[leaf], outbox=[], due=T0, guard=before
+            )
         )
         assert await tree.get_many("ana", ["l", "s"]) == []
         assert await tree.outbox("ana", "consolidator") == []
@@ -462,14 +527,16 @@ class TreeContract:
         assert await tree.leaves_citing("mira", ["q1"]) == []
         # q1 forgotten: l1 is written again from a1; l2 loses its only message and goes.
         await tree.commit_user(
-            "ana",
-            state=state(),
-            seen=(),
-            nodes=[replace(pair, source_ids=("a1",), version=3)],
-            outbox=[],
-            due=None,
-            removed=[alone],
-            forgotten=["q1", "q2"],
+            UserCommit(
+                "ana",
+                state=state(),
+                seen={},
+                nodes=[replace(pair, source_ids=("a1",), version=3)],
+                outbox=[],
+                due=None,
+                removed=[alone],
+                forgotten=["q1", "q2"],
+            )
         )
         assert await tree.leaves_citing("ana", ["q1", "q2"]) == []
         assert await tree.leaves_citing("ana", ["a1"]) == ["l1"]
@@ -482,13 +549,17 @@ class TreeContract:
         deadlines = {"late": T0 + timedelta(days=2), "soon": T0, "mid": T0 + timedelta(hours=1)}
         for user in ("an*", "an"):
             await tree.commit_user(
-                user, state=state(), seen=(), nodes=[], outbox=[], due=T0, expiring=deadlines
+                UserCommit(
+                    user, state=state(), seen={}, nodes=[], outbox=[], due=T0, expiring=deadlines
+                )
             )
         expected = [(k, deadlines[k].timestamp()) for k in ("soon", "mid", "late")]
         assert await tree.expiries("an*") == expected
         assert await tree.expiries("an*", limit=1) == expected[:1]
         await tree.commit_user(
-            "an*", state=state(), seen=(), nodes=[], outbox=[], due=None, forgotten=["soon"]
+            UserCommit(
+                "an*", state=state(), seen={}, nodes=[], outbox=[], due=None, forgotten=["soon"]
+            )
         )
         assert await tree.expiries("an*") == expected[1:]
         assert await tree.expiries("an") == expected  # another user's schedule is its own

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memstream.bootstrap import Container
 from memstream.contracts.catalog import load_catalog
+from memstream.contracts.codec import decode_state
 from memstream.contracts.records import Outbound
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.models import (
@@ -25,7 +26,8 @@ from memstream.domain.models import (
     StoredNode,
 )
 from memstream.domain.rebuild import RebuildJob
-from memstream.ports import OutboxName
+from memstream.domain.step import EXPIRY_READ, UserSnapshot
+from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
 from memstream.settings import Settings
 
 BASE = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)  # a Monday
@@ -137,6 +139,7 @@ class FakeTree:
         self.rebuilds: dict[str, float] = {}  # user -> when its next chunk is due
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.get_many_calls = 0
+        self.loads = 0  # snapshots read (a segmenter step's, a consolidation batch's)
         self.read_ids: list[str] = []
         for n in nodes:
             self.add(n)
@@ -189,44 +192,56 @@ class FakeTree:
         seen = self.seen.get(user_id, {})
         return [seen.get(e) for e in event_ids]
 
-    async def commit_user(
-        self,
-        user_id: str,
-        *,
-        state: dict[str, Any],
-        seen: Mapping[str, int] | Iterable[str],
-        nodes: Sequence[MemoryNode],
-        outbox: Sequence[dict[str, Any]],
-        due: datetime | None,
-        guard: Guard | None = None,
-        removed: Sequence[MemoryNode] = (),
-        forgotten: Sequence[str] = (),
-        expiring: Mapping[str, datetime] | None = None,
-        rebuild: RebuildJob | None = None,
-    ) -> bool:
-        if guard is not None and not guard.allows(self.tombstones.get(user_id)):
+    async def load_user(self, user_id: str, event_ids: Sequence[str]) -> UserSnapshot:
+        self.loads += 1
+        doc = await self.load_state(user_id)
+        raw = self.states.get(user_id)
+        seen = self.seen.get(user_id, {})
+        forgotten = self.forgotten.get(user_id, set())
+        return UserSnapshot(
+            user_id,
+            state=decode_state(doc) if doc else None,
+            stored=raw is not None,
+            tombstone=self.tombstones.get(user_id),
+            seen={e: seen[e] for e in event_ids if e in seen},
+            forgotten=frozenset(e for e in event_ids if e in forgotten),
+            expiries=tuple(await self.expiries(user_id, EXPIRY_READ)),
+            outbox=tuple(await self.outbox(user_id, "segmenter")),
+        )
+
+    async def load_users(self, user_ids: Sequence[str]) -> dict[str, ConsolidatorSnapshot]:
+        self.loads += 1
+        return {
+            u: ConsolidatorSnapshot(
+                self.tombstones.get(u), tuple(await self.outbox(u, "consolidator"))
+            )
+            for u in user_ids
+        }
+
+    async def commit_user(self, commit: UserCommit) -> bool:
+        c, user_id = commit, commit.user_id
+        if c.guard is not None and not c.guard.allows(self.tombstones.get(user_id)):
             return False
-        if rebuild is not None:
-            self.rebuild_jobs[user_id] = json.dumps(rebuild.to_json())
-            self.rebuilds[user_id] = float("inf") if rebuild.finished else self.now
-        self.states[user_id] = json.dumps(state)
-        marks = dict(seen) if isinstance(seen, Mapping) else dict.fromkeys(seen, 0)
-        self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in marks.items()})
-        for n in nodes:
+        if c.rebuild is not None:
+            self.rebuild_jobs[user_id] = json.dumps(c.rebuild.to_json())
+            self.rebuilds[user_id] = float("inf") if c.rebuild.finished else self.now
+        self.states[user_id] = json.dumps(c.state)
+        self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in c.seen.items()})
+        for n in c.nodes:
             self.add(n)
-        for n in removed:
+        for n in c.removed:
             self.remove(n)
-        self.forgotten.setdefault(user_id, set()).update(forgotten)  # never expires here
+        self.forgotten.setdefault(user_id, set()).update(c.forgotten)  # never expires here
         deadlines = self.deadlines.setdefault(user_id, {})
-        for message_id in forgotten:
+        for message_id in c.forgotten:
             deadlines.pop(message_id, None)
             self.sources.get(user_id, {}).pop(message_id, None)
-        deadlines.update({e: at.timestamp() for e, at in (expiring or {}).items()})
-        self.outboxes.setdefault((user_id, "segmenter"), []).extend(map(json.dumps, outbox))
-        if due is None:
+        deadlines.update({e: at.timestamp() for e, at in c.expiring.items()})
+        self.outboxes.setdefault((user_id, "segmenter"), []).extend(map(json.dumps, c.outbox))
+        if c.due is None:
             self.due.pop(user_id, None)
         else:
-            self.due[user_id] = due.timestamp()
+            self.due[user_id] = c.due.timestamp()
         return True
 
     async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from memstream.edges.instrumentation import (
     usage_hook,
 )
 from memstream.metrics import DLQ_REASONS, UNMATCHED_ROUTE, Metrics, dlq_category
+from memstream.ports import UserCommit
 from memstream.segmenter.handler import BatchReport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -204,7 +205,9 @@ async def test_backlog_collector_sets_the_rebuilds_pending_windows(metrics: Metr
     tree = FakeTree()
     for user, windows in (("ana", ("w1", "w2")), ("bo", ("w3",))):
         job = RebuildJob("r1", None, None, tuple(Level), ("l1",), windows)
-        await tree.commit_user(user, state={}, seen=[], nodes=[], outbox=[], due=None, rebuild=job)
+        await tree.commit_user(
+            UserCommit(user, state={}, seen={}, nodes=[], outbox=[], due=None, rebuild=job)
+        )
 
     async def no_lag(bootstrap: str, group: str, topics: Any) -> dict[tuple[str, int], int]:
         return {}

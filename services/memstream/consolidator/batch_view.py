@@ -11,11 +11,11 @@ from datetime import datetime
 
 from memstream.domain.calendar import to_utc
 from memstream.domain.models import Level, MemoryNode, StoredNode
-from memstream.ports import TreeStore
+from memstream.ports import NodeReader
 
 
 class BatchView:
-    def __init__(self, tree: TreeStore) -> None:
+    def __init__(self, tree: NodeReader) -> None:
         self._tree = tree
         self._written: dict[tuple[str, str], StoredNode] = {}
         self._removed: dict[tuple[str, str], MemoryNode] = {}

@@ -7,6 +7,12 @@ have not changed since the node was written is a no-op, so replays and duplicate
 nothing; a late child changes the fingerprint and the node is rewritten with the same id
 and version + 1.
 
+A batch has the segmenter's three phases. Load: one read of every user's tombstone and
+outbox (`load_users`); the tree is then read as each closure needs it, through a
+`BatchView` that shows the nodes this batch already wrote. Decide: per closure, the
+domain's fingerprint says whether the node must be written again (`domain.nodes`), and the
+LLM writes it. Commit: per user, the nodes and their events as one transaction.
+
 The delivery contract is the segmenter's: durable writes first (the vectors to the index,
 then one transaction per user with the nodes, their fingerprints and the outgoing events),
 then publish, then clear the outbox. An outbox a crash left behind is published before the
@@ -14,18 +20,19 @@ user's next closures, and a replay after a crash at any point writes the same no
 the same versions.
 
 A forget may land while a batch runs (`domain.forgetting`). The batch reads each user's
-tombstone before it reads the tree, looks again before indexing (a user forgotten by then is
-dropped), and commits under a guard: the store refuses the commit if the tombstone changed,
-and the points just indexed are deleted again. A closure with no children left for a user
-with a tombstone deletes its node's point, in case a crash came between indexing and that
-clean-up.
+tombstone (in its load, before it publishes what an outbox held) before it reads the
+tree, looks again before indexing (a user forgotten by then is dropped), and commits
+under a guard: the store refuses the commit if the tombstone changed, and the points just
+indexed are deleted again. A closure with no children left for a user with a tombstone
+deletes its node's point, in case a crash came between indexing and that clean-up.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from memstream import faults
 from memstream.consolidator.batch_view import BatchView
@@ -43,7 +50,7 @@ from memstream.domain.nodes import (
     window_node,
 )
 from memstream.domain.sparse import document_vector
-from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
+from memstream.ports import ConsolidatorStore, Embedder, LanguageModel, Publisher, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +67,7 @@ class Consolidator:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: ConsolidatorStore,
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,
@@ -90,8 +97,11 @@ class Consolidator:
     async def handle_batch(self, closures: Sequence[WindowClosed]) -> list[Outcome]:
         """Consolidate closures in order; embed, index and commit the new nodes together."""
         users = list(dict.fromkeys(c.window.user_id for c in closures))
-        await self._flush_outboxes(users)  # left over by a crash between commit and publish
-        guards = {user: Guard(await self._tree.tombstone(user)) for user in users}
+        # Load: one read of every user's tombstone (the commits' guard) and outbox.
+        loaded = await self._tree.load_users(users)
+        # Left over by a crash between commit and publish: published before anything new.
+        await self._publish({user: loaded[user].outbox for user in users})
+        guards = {user: Guard(loaded[user].tombstone) for user in users}
         view = BatchView(self._tree)
         outcomes = [await self._consolidate(closure, view, guards) for closure in closures]
         by_user: dict[str, list[StoredNode]] = {}
@@ -180,8 +190,11 @@ class Consolidator:
 
     async def _flush_outboxes(self, users: Sequence[str]) -> None:
         """Publish what the users' outboxes hold, in one call, then clear them."""
-        pending = {user: await self._tree.outbox(user, "consolidator") for user in users}
-        events = [Outbound.from_json(e) for user in users for e in pending[user]]
+        await self._publish({user: await self._tree.outbox(user, "consolidator") for user in users})
+
+    async def _publish(self, pending: Mapping[str, Sequence[dict[str, Any]]]) -> None:
+        """Publish these outboxes' events in one call, then drop them from the outboxes."""
+        events = [Outbound.from_json(e) for held in pending.values() for e in held]
         if events:
             await self._publisher.publish(events)
             for user, held in pending.items():

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     # The rest is imported where used: the settings (pydantic-settings), the codec, the
     # domain behind the ports and asyncio were most of the time `memstream --help` took to
     # print, and no help needs them.
-    from memstream.ports import Publisher, TreeStore
+    from memstream.ports import Publisher, RecallReads
     from memstream.recall.rebuilds import RebuildProgress
     from memstream.settings import Settings
 
@@ -72,7 +72,7 @@ async def request_rebuilds(
 
 
 async def follow(
-    tree: TreeStore,
+    tree: RecallReads,
     requested: Sequence[Requested],
     on_progress: Callable[[list[RebuildProgress]], None],
     *,

@@ -6,6 +6,41 @@ adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, LanguageModel
-from memstream.ports.stores import OutboxName, TreeStore, VectorIndex
+from memstream.ports.stores import VectorIndex
+from memstream.ports.tree import (
+    ConsolidatorSnapshot,
+    ConsolidatorStore,
+    DueIndex,
+    Forgetting,
+    MessageIndex,
+    NodeReader,
+    Outboxes,
+    OutboxName,
+    RebuildQueue,
+    RecallReads,
+    SegmenterStore,
+    Tombstones,
+    TreeStore,
+    UserCommit,
+)
 
-__all__ = ["Embedder", "LanguageModel", "OutboxName", "Publisher", "TreeStore", "VectorIndex"]
+__all__ = [
+    "ConsolidatorSnapshot",
+    "ConsolidatorStore",
+    "DueIndex",
+    "Embedder",
+    "Forgetting",
+    "LanguageModel",
+    "MessageIndex",
+    "NodeReader",
+    "OutboxName",
+    "Outboxes",
+    "Publisher",
+    "RebuildQueue",
+    "RecallReads",
+    "SegmenterStore",
+    "Tombstones",
+    "TreeStore",
+    "UserCommit",
+    "VectorIndex",
+]

@@ -60,7 +60,7 @@ from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
 from memstream.domain.summary_trim import fit_without_repeats
-from memstream.ports import Embedder, LanguageModel, TreeStore, VectorIndex
+from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
 
@@ -114,7 +114,7 @@ class RecallPipeline:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: NodeReader,
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,

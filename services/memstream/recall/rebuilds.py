@@ -13,7 +13,7 @@ from typing import Literal
 
 from memstream.domain.nodes import fingerprint, is_current
 from memstream.domain.rebuild import RebuildJob
-from memstream.ports import TreeStore
+from memstream.ports import RecallReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class RebuildProgress:
     windows_pending: int
 
 
-async def pending_windows(tree: TreeStore, user_id: str, job: RebuildJob) -> int:
+async def pending_windows(tree: RecallReads, user_id: str, job: RebuildJob) -> int:
     """Windows of the job the consolidator has still to write again."""
     if not job.finished:
         return len(job.windows)
@@ -42,7 +42,7 @@ async def pending_windows(tree: TreeStore, user_id: str, job: RebuildJob) -> int
     return pending
 
 
-async def rebuild_progress(tree: TreeStore, user_id: str, rebuild_id: str) -> RebuildProgress:
+async def rebuild_progress(tree: RecallReads, user_id: str, rebuild_id: str) -> RebuildProgress:
     """The rebuild's progress; "pending" with nothing counted while its command waits in
     the turns topic (or after a newer rebuild of the user replaced it)."""
     job = await tree.rebuild_job(user_id)
@@ -61,7 +61,7 @@ async def rebuild_progress(tree: TreeStore, user_id: str, rebuild_id: str) -> Re
     )
 
 
-async def pending_over_users(tree: TreeStore) -> int:
+async def pending_over_users(tree: RecallReads) -> int:
     """Windows every listed rebuild has still to consolidate; a finished rebuild with none
     left is settled (taken off the list), so each is counted until it is done, then never."""
     total = 0

@@ -30,7 +30,7 @@ from datetime import date, datetime
 from memstream.contracts.codec import encode_forget, encode_rebuild
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, MemoryNode
-from memstream.ports import Publisher, TreeStore
+from memstream.ports import Publisher, RecallReads
 from memstream.recall.rebuilds import RebuildProgress, rebuild_progress
 
 # The tree has five levels; ancestors beyond that would mean a cycle in the links.
@@ -104,7 +104,7 @@ class MemoryService:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: RecallReads,
         forget_user: Callable[[str], Awaitable[dict[str, int]]],
         publisher: Publisher,
         turns_topic: str,

@@ -19,7 +19,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from memstream.contracts.codec import encode_tick, encode_window
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, Window, WindowClosed
-from memstream.ports import Publisher, TreeStore
+from memstream.ports import DueIndex, Publisher
 from memstream.scheduler.rebuilds import RebuildPacer
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class ClockTicker:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: DueIndex,
         publisher: Publisher,
         turns_topic: str,
         windows_topic: str,

@@ -1,6 +1,6 @@
 """Pacing rebuilds: the next chunk of each unfinished rebuild, at a bounded rate.
 
-The segmenter lists a user whose rebuild has leaves left as due (`TreeStore.rebuilds_due`)
+The segmenter lists a user whose rebuild has leaves left as due (`RebuildQueue.rebuilds_due`)
 when it commits a chunk. Every `period_s` the pacer sends `rebuild.v1` (the job's id: "go
 on") for the users due longest, at most `users_per_run`, so the deployment's rebuilds
 re-derive at most `leaves_per_s` leaves a second whatever their number. The command travels
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from memstream.contracts.codec import encode_rebuild
 from memstream.contracts.records import Outbound
-from memstream.ports import Publisher, TreeStore
+from memstream.ports import Publisher, RebuildQueue
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class RebuildPacer:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: RebuildQueue,
         publisher: Publisher,
         turns_topic: str,
         users_per_run: int,

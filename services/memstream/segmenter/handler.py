@@ -10,6 +10,15 @@ outbox); only then are the events published and the outbox cleared. A crash at a
 replays the batch: ids are deterministic, markers skip what was committed, and an outbox a
 crash left behind is published before anything new.
 
+Each user's step has three phases. Load: one read of the store (`load_user`, one round
+trip) gives a `UserSnapshot`: the window state, the tombstone, the seen marks and message
+tombstones of the step's turns, the earliest message deadlines and an outbox a crash left.
+Decide: `domain.step.decide_step`, a pure function, turns the snapshot, the events, the
+clock and the window rules into a `StepPlan` (the turns kept, the new state, the segments
+ready, the windows closed, the messages to forget, when the user is due next). Commit: the
+handler carries the plan out (the LLM writes the segments and rewrites the leaves a forget
+reaches, the index takes the vectors) and writes it as one `UserCommit`, in the order above.
+
 A `rebuild.v1` of a user plans or advances that user's rebuild by one chunk of leaves
 (`segmenter.rebuild`), written, indexed and committed with the step like any other L1s.
 """
@@ -17,25 +26,18 @@ A `rebuild.v1` of a user plans or advances that user's rebuild by one chunk of l
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from memstream import faults
-from memstream.contracts.codec import (
-    decode_state,
-    encode_state,
-    encode_window,
-    memory_event,
-    removed_event,
-)
+from memstream.contracts.codec import encode_state, encode_window, memory_event, removed_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
-from memstream.domain.expiry import deadline, earliest, split_due
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
     ForgetRequested,
@@ -43,34 +45,27 @@ from memstream.domain.models import (
     InputEvent,
     Level,
     MemoryNode,
-    RebuildRequested,
     Turn,
     WindowClosed,
 )
-from memstream.domain.nodes import (
-    mean_direction,
-    remaining_turns,
-    segment_node,
-)
+from memstream.domain.nodes import mean_direction, remaining_turns, segment_node
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
-from memstream.domain.windows import (
-    SegmentReady,
-    WindowRules,
-    apply,
-    initial_state,
-    late_data_closures,
-    next_due,
+from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_step
+from memstream.domain.windows import SegmentReady, WindowRules, late_data_closures
+from memstream.ports import (
+    Embedder,
+    LanguageModel,
+    Publisher,
+    SegmenterStore,
+    UserCommit,
+    VectorIndex,
 )
-from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
 
 log = logging.getLogger(__name__)
-
-# Most expired messages one user's step forgets (a forget.v1's bound): more wait a tick.
-EXPIRY_BATCH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,26 +107,17 @@ class _Segment:
     received: float | None  # broker time of its newest message in this batch
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _UserWork:
-    user_id: str
-    state: dict[str, object]
-    seen: dict[str, int]  # event id -> content mark
-    segments: list[_Segment]
-    outbox: list[Outbound]
-    due: datetime | None
-    guard: Guard
-    removed: list[MemoryNode]  # L1s left with no message by a forget
-    forgotten: list[str]  # event ids forgotten in this step: their message tombstones
-    expiring: dict[str, datetime]  # new messages with a deadline: the expiry schedule
-    rebuild: RebuildJob | None = None  # the user's rebuild job, advanced by this step
+    commit: UserCommit  # what the step writes for the user
+    segments: list[_Segment]  # the L1s among `commit.nodes`, with what their vectors encode
 
 
 class Segmenter:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: SegmenterStore,
         index: VectorIndex,
         embedder: Embedder,
         llm: LanguageModel,
@@ -211,26 +197,15 @@ class Segmenter:
             ahead.also(index, (text for s in segments for text in s.texts))
             await self._store_vectors(segments, await ahead.through(index))
             faults.reach("l1.before_commit")
-        if any(w.rebuild is not None for w in work):
+        if any(w.commit.rebuild is not None for w in work):
             faults.reach("rebuild.before_commit")
         committed: list[_UserWork] = []
         for w in work:
-            written = await self._tree.commit_user(
-                w.user_id,
-                state=w.state,
-                seen=w.seen,
-                nodes=[s.node for s in w.segments],
-                outbox=[o.to_json() for o in w.outbox],
-                due=w.due,
-                guard=w.guard,
-                removed=w.removed,
-                forgotten=w.forgotten,
-                expiring=w.expiring,
-                rebuild=w.rebuild,
-            )
-            if not written:  # forgotten while this step ran: its L1s must not stay indexed
+            user_id = w.commit.user_id
+            if not await self._tree.commit_user(w.commit):
+                # Forgotten while this step ran: its L1s must not stay indexed.
                 log.info("user forgotten during the step; dropping its writes")
-                await self._index.delete_points(w.user_id, [s.node.id for s in w.segments])
+                await self._index.delete_points(user_id, [s.node.id for s in w.segments])
                 continue
             committed.append(w)
             stored_at = self._clock().timestamp()
@@ -239,13 +214,14 @@ class Segmenter:
             ]
         faults.reach("l1.before_publish")
         for w in committed:
-            await self._flush_outbox(w.user_id)
+            user_id = w.commit.user_id
+            await self._publish_outbox(user_id, await self._tree.outbox(user_id, "segmenter"))
 
     async def _user_work(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> _UserWork | None:
         items = await self._apply_forgets(user_id, items, report)
-        return await self._reduce(user_id, items, report) if items else None
+        return await self._load_decide_carry_out(user_id, items, report) if items else None
 
     async def _apply_forgets(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
@@ -264,103 +240,32 @@ class Segmenter:
             report.forgotten.append(user_id)
         return items[last_forget + 1 :]
 
-    async def _reduce(
+    async def _load_decide_carry_out(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
     ) -> _UserWork | None:
-        await self._flush_outbox(user_id)  # left over by a crash between commit and publish
-        # Read first: a forget after this read changes it, and the commit is then refused.
-        tombstone = await self._tree.tombstone(user_id)
-        if tombstone is not None:
-            kept = [
-                c
-                for c in items
-                if not tombstone.predates(c.raw.partition, c.raw.offset, c.raw.timestamp)
-            ]
-            report.predating_forget += len(items) - len(kept)
-            items = kept
-        forget_ids = list(
-            dict.fromkeys(
-                i
-                for c in items
-                if isinstance(c.event, ForgetRequested)
-                for i in c.event.message_ids
-            )
-        )
-        items = await self._without_forgotten(user_id, items, set(forget_ids), report)
-        now = self._clock()
-        items = self._unexpired(items, now, report)
-        expired, next_expiry = await self._due_expiries(user_id, now)
-        report.expired += expired
-        forget_ids = list(dict.fromkeys([*forget_ids, *expired]))
-        events = [c.event for c in items]
-        stored = await self._tree.load_state(user_id)
-        first_tz = next((e.tz for e in events if isinstance(e, Turn) and e.tz), None)
-        state = (
-            decode_state(stored)
-            if stored
-            else initial_state(user_id, first_tz or self._rules.default_tz)
-        )
-        turns = [e for e in events if isinstance(e, Turn)]
-        if stored is None and not turns and (not forget_ids or tombstone is not None):
-            # A tick or session end for a user with no state (one just forgotten, whose tick
-            # was already in flight) has nothing to close: writing a state would revive it.
-            # (A message forget for a user never seen still leaves its message tombstones.)
+        """Load, decide, carry out: the step's one read of the store, the domain's plan,
+        then the LLM writes and the forgets the plan asks for (committed by the caller)."""
+        arrivals = [Arrival(c.event, c.raw.partition, c.raw.offset, c.raw.timestamp) for c in items]
+        # Read first: a forget after this read changes the tombstone, and the commit is then
+        # refused (its guard).
+        snapshot = await self._tree.load_user(user_id, asked_event_ids(arrivals))
+        await self._publish_outbox(user_id, snapshot.outbox)
+        with self._phase("reduce"):  # no await inside: the phase is the decision's CPU time
+            plan = decide_step(snapshot, arrivals, self._clock(), self._rules, self._retention)
+        _count(report, user_id, plan)
+        if plan.idle or plan.state is None:
             return None
-        if forget_ids:  # a message waiting in the state (for its reply) goes before it is used
-            kept_pending = tuple(t for t in state.pending if t.event_id not in forget_ids)
-            state = replace(state, pending=kept_pending)
-        committed = dict(
-            zip(
-                [t.event_id for t in turns],
-                await self._tree.seen_marks(user_id, [t.event_id for t in turns]),
-                strict=True,
-            )
-        )
-        received: dict[str, float] = {}
-        for c in items:
-            if isinstance(c.event, Turn) and c.raw.timestamp is not None:
-                received.setdefault(c.event.event_id, c.raw.timestamp)
-
-        seen: dict[str, int] = {}
-        ready: list[SegmentReady] = []
-        closures: list[WindowClosed] = []
-        with self._phase("reduce"):  # no await inside: the phase is the reducer's CPU time
-            for event in events:
-                if isinstance(event, ForgetRequested | RebuildRequested):
-                    continue
-                if isinstance(event, Turn):
-                    mark = content_mark(event)
-                    first = seen.get(event.event_id, committed.get(event.event_id))
-                    if first is not None:
-                        report.duplicates += 1
-                        if first not in (0, mark):  # 0: committed before marks existed
-                            report.conflicts.append(event.event_id)
-                            log.warning(
-                                "event %r of user %r seen before with other content; "
-                                "kept the first",
-                                event.event_id,
-                                user_id,
-                            )
-                        continue
-                    seen[event.event_id] = mark
-                state, outputs = apply(state, event, now, self._rules)
-                for out in outputs:
-                    if isinstance(out, SegmentReady):
-                        ready.append(out)
-                    else:
-                        closures.append(out)
-
-        segments = await self._write_segments(user_id, ready, received)
+        segments = await self._write_segments(user_id, list(plan.ready), plan.received)
+        closures = list(plan.closures)
         removed: list[MemoryNode] = []
-        if forget_ids:
-            rewritten, removed, above = await self._forget_messages(user_id, forget_ids)
+        if plan.forget:
+            rewritten, removed, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
             closures += above
         rebuild: RebuildJob | None = None
-        requests = [e for e in events if isinstance(e, RebuildRequested)]
-        if requests:  # one chunk per step; the newest request names the rebuild
+        if plan.rebuild is not None:
             written = {s.node.id for s in segments} | {n.id for n in removed}
-            step = await self._rebuilder.step(user_id, requests[-1], written)
+            step = await self._rebuilder.step(user_id, plan.rebuild, written)
             if step is not None:
                 segments += [_Segment(node, texts, None) for node, texts in step.leaves]
                 closures += step.closures
@@ -376,65 +281,20 @@ class Segmenter:
             gone = removed_event(user_id, [n.id for n in removed])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
-        expiring = {
-            t.event_id: at
-            for t in turns
-            if t.event_id in seen and (at := deadline(t, self._retention)) is not None
-        }
-        return _UserWork(
+        commit = UserCommit(
             user_id,
-            encode_state(state),
-            seen,
-            segments,
-            outbox,
-            # The clock's tick for the user comes at its first window or message deadline.
-            earliest(next_due(state, self._rules), next_expiry, *expiring.values()),
-            Guard(tombstone),
-            removed,
-            forget_ids,
-            expiring,
-            rebuild,
+            encode_state(plan.state),
+            seen=plan.seen,
+            nodes=[s.node for s in segments],
+            outbox=[o.to_json() for o in outbox],
+            due=plan.due,
+            guard=Guard(snapshot.tombstone),
+            removed=removed,
+            forgotten=plan.forget,
+            expiring=plan.expiring,
+            rebuild=rebuild,
         )
-
-    async def _due_expiries(self, user_id: str, now: datetime) -> tuple[list[str], datetime | None]:
-        """The user's messages past their deadline (at most EXPIRY_BATCH) and when the next
-        one is due. Usually nothing is due: one read of the earliest deadline says so."""
-        earliest_one = await self._tree.expiries(user_id, 1)
-        if not earliest_one or earliest_one[0][1] > now.timestamp():
-            return split_due(earliest_one, now, EXPIRY_BATCH)
-        return split_due(await self._tree.expiries(user_id, EXPIRY_BATCH + 1), now, EXPIRY_BATCH)
-
-    def _unexpired(
-        self, items: list[Consumed[InputEvent]], now: datetime, report: BatchReport
-    ) -> list[Consumed[InputEvent]]:
-        """`items` without the turns whose deadline has already passed: stored nowhere."""
-        kept = [
-            c
-            for c in items
-            if not (
-                isinstance(c.event, Turn)
-                and (at := deadline(c.event, self._retention)) is not None
-                and at <= now
-            )
-        ]
-        report.expired_turns += len(items) - len(kept)
-        return kept
-
-    async def _without_forgotten(
-        self,
-        user_id: str,
-        items: list[Consumed[InputEvent]],
-        forgetting: set[str],
-        report: BatchReport,
-    ) -> list[Consumed[InputEvent]]:
-        """`items` without the turns of forgotten messages: those forgotten in this batch and
-        those a message tombstone holds (a replay of the turns topic brings them again)."""
-        ids = [c.event.event_id for c in items if isinstance(c.event, Turn)]
-        held = await self._tree.forgotten_messages(user_id, ids)
-        gone = forgetting | {i for i, h in zip(ids, held, strict=True) if h}
-        kept = [c for c in items if not (isinstance(c.event, Turn) and c.event.event_id in gone)]
-        report.forgotten_turns += len(items) - len(kept)
-        return kept
+        return _UserWork(commit, segments)
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
@@ -471,7 +331,7 @@ class Segmenter:
         return rewritten, removed, late_data_closures(ancestors.values())
 
     async def _write_segments(
-        self, user_id: str, ready: list[SegmentReady], received: dict[str, float]
+        self, user_id: str, ready: list[SegmentReady], received: Mapping[str, float]
     ) -> list[_Segment]:
         if not ready:
             return []
@@ -510,24 +370,31 @@ class Segmenter:
             ]
         )
 
-    async def _flush_outbox(self, user_id: str) -> None:
-        pending = await self._tree.outbox(user_id, "segmenter")
+    async def _publish_outbox(self, user_id: str, pending: Sequence[Mapping[str, Any]]) -> None:
+        """Publish the events the user's outbox holds, then drop them from it."""
         if pending:
-            await self._publisher.publish([Outbound.from_json(p) for p in pending])
+            await self._publisher.publish([Outbound.from_json(dict(p)) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+
+
+def _count(report: BatchReport, user_id: str, plan: StepPlan) -> None:
+    """What the plan dropped, in the batch report."""
+    report.predating_forget += plan.predating_forget
+    report.forgotten_turns += plan.forgotten_turns
+    report.expired_turns += plan.expired_turns
+    report.expired += plan.expired
+    report.duplicates += plan.duplicates
+    report.conflicts += plan.conflicts
+    for event_id in plan.conflicts:
+        log.warning(
+            "event %r of user %r seen before with other content; kept the first",
+            event_id,
+            user_id,
+        )
 
 
 def _unmarked(name: str) -> AbstractContextManager[object]:
     return nullcontext()
-
-
-def content_mark(turn: Turn) -> int:
-    """21 bits (never 0) of what a turn says, stored with its idempotency marker so a later
-    copy of the same event id with other content is recognised (a miss is one in two
-    million)."""
-    fields = (turn.session_id, turn.speaker, turn.role, turn.text, turn.ts.isoformat())
-    digest = hashlib.blake2b("\x1f".join(fields).encode("utf-8", "surrogatepass"), digest_size=8)
-    return (int.from_bytes(digest.digest(), "big") % ((1 << 21) - 1)) + 1
 
 
 def _forgets_user(event: InputEvent) -> bool:

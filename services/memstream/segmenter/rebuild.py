@@ -20,7 +20,7 @@ from memstream.domain.models import Level, MemoryNode, RebuildRequested, WindowC
 from memstream.domain.nodes import remaining_turns
 from memstream.domain.rebuild import RebuildJob, needs_rederiving, plan_job
 from memstream.domain.windows import late_data_closures
-from memstream.ports import LanguageModel, TreeStore
+from memstream.ports import LanguageModel, SegmenterStore
 from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
 
 # A chunk reads up to this many times its size of leaves that are already current.
@@ -39,7 +39,7 @@ class Rebuilder:
     def __init__(
         self,
         *,
-        tree: TreeStore,
+        tree: SegmenterStore,
         llm: LanguageModel,
         derivation: Derivation | None,
         history_window: int = 3,

@@ -9,11 +9,11 @@ from dataclasses import replace
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level, MemoryNode, Turn
 from memstream.domain.nodes import rewritten_leaf
-from memstream.ports import LanguageModel, TreeStore
+from memstream.ports import LanguageModel, NodeReader
 
 
 async def stored_ancestors(
-    tree: TreeStore, user_id: str, nodes: Iterable[MemoryNode]
+    tree: NodeReader, user_id: str, nodes: Iterable[MemoryNode]
 ) -> dict[str, MemoryNode]:
     """Every stored node above `nodes`, by id: one read per level climbed."""
     ancestors: dict[str, MemoryNode] = {}
@@ -26,7 +26,7 @@ async def stored_ancestors(
 
 
 async def leaf_written_again(
-    tree: TreeStore,
+    tree: NodeReader,
     llm: LanguageModel,
     leaf: MemoryNode,
     turns: Sequence[Turn],

@@ -8,6 +8,7 @@ from tests.unit.fakes import FakePublisher, FakeTree
 
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.domain.models import ClockTicked, Level, MemoryNode, StoredNode
+from memstream.ports import UserCommit
 from memstream.scheduler.clock import ClockTicker
 
 NOW = datetime(2024, 5, 6, 12, 0, tzinfo=UTC)
@@ -26,7 +27,7 @@ def ticker(tree: FakeTree, publisher: FakePublisher, retry_degraded: bool = True
 
 
 async def due(tree: FakeTree, user: str, at: datetime) -> None:
-    await tree.commit_user(user, state={}, seen=[], nodes=[], outbox=[], due=at)
+    await tree.commit_user(UserCommit(user, state={}, seen={}, nodes=[], outbox=[], due=at))
 
 
 def node(node_id: str, level: Level, degraded: bool) -> MemoryNode:

@@ -22,7 +22,7 @@ from memstream.contracts.codec import decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.ids import segment_id
 from memstream.domain.models import ClockTicked, ForgetRequested, InputEvent, SessionEnded
-from memstream.segmenter.handler import EXPIRY_BATCH
+from memstream.domain.step import EXPIRY_BATCH
 
 
 class Clock:

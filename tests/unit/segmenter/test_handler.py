@@ -24,6 +24,7 @@ from memstream.domain.models import (
     Turn,
 )
 from memstream.domain.windows import WindowRules
+from memstream.ports import UserCommit
 from memstream.segmenter.handler import Segmenter, Topics
 
 USER = "ana"
@@ -121,6 +122,21 @@ async def test_each_exchange_becomes_one_l1_stored_indexed_and_published() -> No
     assert r.segmenter.handled == 4
     # Each L1 was written with the L1s before it as context.
     assert r.segmenter._llm.histories == [[], [ids[0]]]  # type: ignore[attr-defined]
+
+
+async def test_a_step_loads_each_user_once_and_commits_each_once() -> None:
+    r = rig()
+    commits: list[str] = []
+    commit_user = r.tree.commit_user
+
+    async def counted(commit: UserCommit) -> bool:
+        commits.append(commit.user_id)
+        return await commit_user(commit)
+
+    r.tree.commit_user = counted  # type: ignore[method-assign]
+    await r.segmenter.handle_batch(consumed(exchange(0) + exchange(0, "bo") + exchange(1)))
+    assert r.tree.loads == 2
+    assert sorted(commits) == ["ana", "bo"]
 
 
 async def test_a_session_end_publishes_the_closure_after_the_memories() -> None:

@@ -44,6 +44,7 @@ from memstream.domain.models import IndexedMemory, InputEvent, MemoryNode, Sessi
 from memstream.domain.nodes import segment_node
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, UserWindows, WindowRules, apply, initial_state
+from memstream.ports import UserCommit
 from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
 
 DERIVATION = Derivation("offline", "rules", "bench", "local:all-MiniLM-L6-v2:onnx-int8:384")
@@ -145,7 +146,7 @@ async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str,
                 for user in users:
                     mine = [m.node for m in step if m.node.user_id == user]
                     await tree.commit_user(
-                        user, state=state, seen=[], nodes=mine, outbox=[], due=None
+                        UserCommit(user, state=state, seen={}, nodes=mine, outbox=[], due=None)
                     )
 
         async def run_sync(work: Callable[[], object]) -> None:

@@ -11,6 +11,7 @@ from memstream.contracts.catalog import load_catalog
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level
 from memstream.domain.rebuild import RebuildJob
+from memstream.ports import UserCommit
 
 DERIVED = Derivation("offline", "rules", "7", "hashing:384")
 
@@ -64,7 +65,9 @@ async def test_progress_is_pending_until_the_job_is_finished_and_its_windows_cur
 
         assert (await progress())["status"] == "pending"  # the command not handled yet
         job = RebuildJob("r1", DERIVED, None, tuple(Level), ("l1", "l2"), ("w1", "w2"), done=1)
-        await tree.commit_user("u1", state={}, seen=[], nodes=[], outbox=[], due=None, rebuild=job)
+        await tree.commit_user(
+            UserCommit("u1", state={}, seen={}, nodes=[], outbox=[], due=None, rebuild=job)
+        )
         assert await progress() == {
             "user_id": "u1",
             "rebuild_id": "r1",
@@ -77,7 +80,7 @@ async def test_progress_is_pending_until_the_job_is_finished_and_its_windows_cur
         }
         finished = replace(job, done=2, finished=True, windows=())
         await tree.commit_user(
-            "u1", state={}, seen=[], nodes=[], outbox=[], due=None, rebuild=finished
+            UserCommit("u1", state={}, seen={}, nodes=[], outbox=[], due=None, rebuild=finished)
         )
         assert (await progress())["status"] == "done"
         assert (await client.get("/v1/users/u1/rebuilds/r2")).json()["status"] == "pending"

@@ -1,0 +1,113 @@
+"""Every Redis key the tree store writes, and the functions that build them.
+
+Every per-user key carries the `{user_id}` hash tag, so one user's keys live in one Redis
+Cluster slot and a user's whole write is one MULTI/EXEC transaction. Layout, with the
+default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a level:
+
+    ms:{u}:state                JSON of the window reducer's state
+    ms:{u}:seen                 sorted set of processed event ids (idempotency markers,
+                                `segmenter_state`): commit time and content mark packed
+    ms:{u}:forgotten            sorted set: forgotten message id -> when (epoch s), the
+                                message tombstones, kept as long as the seen markers
+    ms:{u}:outbox               list of JSON events the segmenter committed, not published
+    ms:{u}:outbox:consolidator  the same, for the consolidator
+    ms:{u}:node:<id>            JSON of a memory node (text included: recall climbs the tree)
+    ms:{u}:children:<id>        set of child ids of a node (filled before the node exists)
+    ms:{u}:level:<n>            sorted set of node ids by t_end (epoch seconds)
+    ms:{u}:keys                 set of the user's other key suffixes (node:<id>,
+                                children:<id>), added in the transaction that creates each:
+                                what a forget deletes
+    ms:{u}:sources              hash: message (event) id -> id of the L1 holding it, written
+                                and removed with the L1s, so a message forget finds its L1
+                                directly (the field "" marks it complete: older L1s too)
+    ms:{u}:expiry               sorted set: message id -> its deadline (epoch s)
+    ms:{u}:tombstone            JSON of the user's tombstone after a forget (expires; see
+                                `domain.forgetting`); commits with a guard check it atomically
+    ms:{u}:rebuild              JSON of the user's latest rebuild job (`domain.rebuild`)
+    ms:due                      sorted set: user -> earliest time a tick may close something
+    ms:rebuilds                 sorted set: user -> when its rebuild may take its next chunk
+                                (+inf: its leaves are done, its windows not yet seen
+                                consolidated)
+    ms:degraded                 set of JSON ["user", "node id"] the offline fallback wrote
+
+`tests/integration/test_redis_keys.py` reads this table: a key written that it does not
+list fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+
+from memstream.domain.models import Level
+from memstream.ports import OutboxName
+
+DEFAULT_NAMESPACE = "ms"
+
+STATE = "state"
+SEEN = "seen"
+FORGOTTEN = "forgotten"
+KEYS = "keys"
+SOURCES = "sources"
+EXPIRY = "expiry"
+TOMBSTONE = "tombstone"
+REBUILD = "rebuild"
+# The segmenter's outbox keeps its first key, so an upgrade still publishes what it left.
+OUTBOX: dict[OutboxName, str] = {"segmenter": "outbox", "consolidator": "outbox:consolidator"}
+
+# Every per-user key whose name does not depend on a node (the levels are listed apart).
+FIXED_SUFFIXES = (STATE, SEEN, FORGOTTEN, *OUTBOX.values(), KEYS, SOURCES, EXPIRY, REBUILD)
+
+# A field of the message index no message id can be (ids are never empty): every L1 of the
+# user is in the index, those written before it existed included.
+SOURCES_COMPLETE = ""
+
+
+def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+    return f"{namespace}:{{{user_id}}}:"
+
+
+def node(node_id: str) -> str:
+    return f"node:{node_id}"
+
+
+def children(node_id: str) -> str:
+    return f"children:{node_id}"
+
+
+def level(of: Level | int) -> str:
+    return f"level:{int(of)}"
+
+
+def due(namespace: str) -> str:
+    return f"{namespace}:due"
+
+
+def rebuilds(namespace: str) -> str:
+    return f"{namespace}:rebuilds"
+
+
+def degraded(namespace: str) -> str:
+    return f"{namespace}:degraded"
+
+
+def degraded_member(user_id: str, node_id: str) -> str:
+    # JSON keeps the two apart whatever characters either holds ("|" included).
+    return json.dumps([user_id, node_id])
+
+
+def legacy_member(user_id: str, node_id: str) -> str:
+    return f"{user_id}|{node_id}"
+
+
+def decode_member(member: bytes | str) -> tuple[str, str]:
+    """(user, node id) of a `degraded` member, either format.
+
+    Before JSON, members were "user|node id"; node ids are uuids, so the last "|" splits
+    those written then, and they are still read until each node's next write replaces them.
+    """
+    text = member.decode() if isinstance(member, bytes) else member
+    if text.startswith("["):
+        pair = json.loads(text)
+        return str(pair[0]), str(pair[1])
+    user_id, _, node_id = text.rpartition("|")
+    return user_id, node_id

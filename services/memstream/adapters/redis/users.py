@@ -1,0 +1,142 @@
+"""What the Redis tree store keeps across users (the due index, the rebuild queue, the
+degraded nodes) and forgetting a user for good (`keys` lists every key)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+
+from redis.exceptions import WatchError
+
+from memstream.adapters.redis import keys
+from memstream.adapters.redis.base import done, text, tombstone_of
+from memstream.adapters.redis.nodes import RedisNodes
+from memstream.domain.forgetting import Forgotten, Tombstone
+from memstream.domain.models import Level
+from memstream.domain.rebuild import RebuildJob
+
+
+class RedisUsers(RedisNodes):
+    """`ports.DueIndex`, `ports.RebuildQueue` and `ports.Forgetting`."""
+
+    async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
+        raw = await self._r.zrangebyscore(self._due, "-inf", now.timestamp(), start=0, num=limit)
+        return [r.decode() if isinstance(r, bytes) else r for r in raw]
+
+    async def open_window_counts(
+        self, *, max_users: int = 100_000, chunk: int = 500
+    ) -> Counter[int]:
+        """Open windows per level, over every user with something open.
+
+        A user with an open window always has an entry in the due index (an open session or
+        calendar window always has a time the clock may close it), so that index lists whom
+        to read; their states are fetched in pipelined chunks.
+        """
+        users = await self.due_users(datetime.max.replace(tzinfo=UTC), limit=max_users)
+        counts: Counter[int] = Counter()
+        for start in range(0, len(users), chunk):
+            pipe = self._r.pipeline(transaction=False)
+            for user in users[start : start + chunk]:
+                pipe.get(self._key(user, keys.STATE))
+            for raw in await pipe.execute():
+                if raw:
+                    for window in json.loads(raw).get("open_windows", {}).values():
+                        counts[int(window["level"])] += 1
+        return counts
+
+    async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
+        raw = await done(self._r.srandmember(self._degraded, limit))
+        return [keys.decode_member(r) for r in raw or []]
+
+    async def rebuild_job(self, user_id: str) -> RebuildJob | None:
+        raw = await self._r.get(self._key(user_id, keys.REBUILD))
+        return RebuildJob.from_json(json.loads(raw)) if raw else None
+
+    async def rebuilds_due(self, now: float, limit: int) -> list[str]:
+        raw = await self._r.zrangebyscore(self._rebuilds, "-inf", now, start=0, num=limit)
+        return [text(r) for r in raw]
+
+    async def lease_rebuild(self, user_id: str, until: float) -> None:
+        await self._r.zadd(self._rebuilds, {user_id: until}, xx=True)
+
+    async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
+        return [text(r) for r in await self._r.zrange(self._rebuilds, 0, limit - 1)]
+
+    async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
+        key = self._key(user_id, keys.REBUILD)
+        async with self._r.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)  # a new job committed before EXEC aborts the settling
+                raw = await pipe.get(key)
+                job = RebuildJob.from_json(json.loads(raw)) if raw else None
+                if job is not None and (job.rebuild_id != rebuild_id or not job.finished):
+                    return False
+                pipe.multi()
+                pipe.zrem(self._rebuilds, user_id)
+                await pipe.execute()
+                return True
+            except WatchError:
+                return False
+
+    async def all_users(self, page: int = 1000) -> list[str]:
+        """Every user with a window state, sorted: what `memstream rebuild --all` rebuilds.
+        (A SCAN of the keyspace: an operator's command, never on a per-user path.)"""
+        prefix, suffix = f"{self._ns}:{{", "}:state"
+        users = {
+            text(key)[len(prefix) : -len(suffix)]
+            async for key in self._r.scan_iter(match=f"{prefix}*{suffix}", count=page)
+        }
+        return sorted(users)
+
+    async def delete_user(self, user_id: str) -> int:
+        """Remove every key of the user; returns how many keys were deleted."""
+        return (await self._remove(user_id, None, None)).redis_keys
+
+    async def forget(self, user_id: str, tombstone: Tombstone, ttl_s: int | None) -> Forgotten:
+        """Every key of the user goes and the tombstone is written, in one transaction."""
+        return await self._remove(user_id, tombstone, ttl_s)
+
+    async def tombstone(self, user_id: str) -> Tombstone | None:
+        return tombstone_of(await self._r.get(self._key(user_id, keys.TOMBSTONE)))
+
+    async def _remove(
+        self, user_id: str, tombstone: Tombstone | None, ttl_s: int | None
+    ) -> Forgotten:
+        """The user's keys are its fixed ones, the registered ones and, for nodes written
+        before the registry, those its level indexes name: found without a keyspace SCAN,
+        so a glob character in an id cannot reach another user. WATCH on the registry: a
+        commit that creates a key between the reading and the delete makes it read again."""
+        p = keys.user_prefix(user_id, self._ns)
+        levels = [p + keys.level(level) for level in Level]
+        async with self._r.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(p + keys.KEYS, *levels)
+                    suffixes = {text(k) for k in await done(pipe.smembers(p + keys.KEYS))}
+                    node_ids: set[str] = set()
+                    for level_key in levels:
+                        node_ids.update(text(i) for i in await pipe.zrange(level_key, 0, -1))
+                    suffixes.update(keys.node(i) for i in node_ids)
+                    suffixes.update(keys.children(i) for i in node_ids)
+                    names = [p + k for k in (*keys.FIXED_SUFFIXES, *suffixes)] + levels
+                    pipe.multi()
+                    pipe.delete(*names)
+                    pipe.zrem(self._due, user_id)
+                    pipe.zrem(self._rebuilds, user_id)
+                    if tombstone is not None:
+                        doc = json.dumps(tombstone.to_json())
+                        pipe.set(p + keys.TOMBSTONE, doc, ex=ttl_s)
+                    deleted, *_ = await pipe.execute()
+                    break
+                except WatchError:
+                    continue
+        members = await done(self._r.smembers(self._degraded))
+        stale = [m for m in members if keys.decode_member(m)[0] == user_id]
+        if stale:
+            await done(self._r.srem(self._degraded, *stale))
+        return Forgotten(
+            nodes=len(node_ids),
+            redis_keys=int(deleted),
+            tombstone_ttl_s=ttl_s if tombstone else None,
+        )

@@ -1,0 +1,117 @@
+"""Every key RedisTree writes is one the table in `adapters/redis/keys.py` documents.
+
+A workload that calls every write of the adapter (the segmenter's commit with every part,
+the consolidator's, the rebuild queue, the message index built late, markers of an older
+version upgraded, a forget) runs against a real Redis; then every key under the test's
+namespace is matched against the table's patterns, and every pattern must have been met.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+import redis.asyncio as aioredis
+
+from memstream.adapters.redis import keys
+from memstream.adapters.redis.tree import RedisTree
+from memstream.contracts.codec import encode_state
+from memstream.domain.forgetting import Guard, Tombstone
+from memstream.domain.models import Level, StoredNode
+from memstream.domain.rebuild import RebuildJob
+from memstream.domain.windows import initial_state
+from memstream.ports import UserCommit
+from memstream.settings import Settings
+
+from .tree_contract import T0, node
+
+pytestmark = pytest.mark.integration
+
+
+def documented_patterns(namespace: str) -> dict[str, re.Pattern[str]]:
+    """The key table of `keys`' docstring, each row as a regular expression."""
+    rows = re.findall(r"^    (ms:\S+)", keys.__doc__ or "", flags=re.MULTILINE)
+    patterns = {}
+    for row in rows:
+        expression = re.escape(namespace + row.removeprefix("ms"))
+        expression = expression.replace(re.escape("{u}"), r"\{[^}]+\}")
+        expression = expression.replace(re.escape("<id>"), ".+").replace(re.escape("<n>"), r"\d+")
+        patterns[row] = re.compile(expression + "$")
+    return patterns
+
+
+def test_the_table_documents_every_fixed_key() -> None:
+    rows = set(documented_patterns("ms"))
+    for suffix in keys.FIXED_SUFFIXES:
+        assert f"ms:{{u}}:{suffix}" in rows
+    assert {"ms:{u}:tombstone", "ms:due", "ms:rebuilds", "ms:degraded"} <= rows
+
+
+@pytest.fixture
+async def client(stack_settings: Settings) -> AsyncIterator[aioredis.Redis]:
+    redis = aioredis.from_url(stack_settings.redis.url)
+    yield redis
+    await redis.aclose()
+
+
+async def test_every_key_the_adapter_writes_is_documented(client: aioredis.Redis) -> None:
+    namespace = f"keys-{uuid.uuid4().hex[:12]}"
+    tree = RedisTree(client, namespace)
+    try:
+        await _workload(tree, client, namespace)
+        written = sorted(
+            [k.decode() async for k in client.scan_iter(match=f"{namespace}:*", count=1000)]
+        )
+        patterns = documented_patterns(namespace)
+        undocumented = [k for k in written if not any(p.match(k) for p in patterns.values())]
+        assert undocumented == []
+        unmet = [row for row, p in patterns.items() if not any(p.match(k) for k in written)]
+        assert unmet == []
+    finally:
+        found = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if found:
+            await client.delete(*found)
+
+
+async def _workload(tree: RedisTree, client: aioredis.Redis, namespace: str) -> None:
+    state = encode_state(initial_state("ana", "UTC"))
+    day = node("d1", Level.DAY, end=10)
+    leaf = replace(node("l1", end=1, parent="d1"), source_ids=("q1", "a1"))
+    other = replace(node("l2", end=2, parent="d1"), source_ids=("q2",))
+    job = RebuildJob("r1", None, None, tuple(Level), ("l1",), ("d1",))
+    await tree.commit_user(
+        UserCommit(
+            "ana",
+            state,
+            seen={"q1": 5, "a1": 6, "q2": 7},
+            nodes=(leaf, other),
+            outbox=({"topic": "t", "key": "ana", "value": {}},),
+            due=T0 + timedelta(hours=1),
+            guard=Guard(None),
+            expiring={"q2": T0 + timedelta(days=30), "a1": T0 + timedelta(days=30)},
+            rebuild=job,
+        )
+    )
+    await tree.commit_nodes(
+        "ana",
+        [StoredNode(replace(day, degraded=True), "fp")],
+        [{"topic": "t", "key": "ana", "value": {}}],
+        Guard(None),
+    )
+    await tree.commit_user(
+        UserCommit("ana", state, forgotten=("q2",), removed=(other,), due=T0, rebuild=job)
+    )
+    await tree.lease_rebuild("ana", T0.timestamp())
+    await client.delete(f"{namespace}:{{ana}}:sources")  # as a version before the index left it
+    assert await tree.leaves_citing("ana", ["q1"]) == ["l1"]
+    await client.delete(f"{namespace}:{{ana}}:seen")
+    await client.sadd(f"{namespace}:{{ana}}:seen", "old")  # markers of an older version
+    snapshot = await tree.load_user("ana", ["old", "q2", "new"])
+    assert (snapshot.seen, snapshot.forgotten) == ({"old": 0}, {"q2"})
+    # Another user, then forgotten: only its tombstone stays.
+    await tree.save_node(node("l9", user="bo"), "fp")
+    await tree.forget("bo", Tombstone(T0.timestamp(), 0, 5, T0.timestamp()), ttl_s=600)
