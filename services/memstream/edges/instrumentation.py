@@ -27,7 +27,7 @@ from memstream.metrics import (
     UNMATCHED_ROUTE,
     Metrics,
 )
-from memstream.ports import TreeStore
+from memstream.ports import BacklogReads
 from memstream.recall.pipeline import RecallResult
 from memstream.recall.rebuilds import pending_over_users
 from memstream.segmenter.handler import BatchReport, Segmenter
@@ -270,7 +270,7 @@ class BacklogCollector:
         self,
         metrics: Metrics,
         *,
-        tree: TreeStore,
+        tree: BacklogReads,
         bootstrap: str,
         groups: Mapping[str, Sequence[str]],
         lag_reader: LagReader = consumer_lag,

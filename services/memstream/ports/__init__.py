@@ -8,6 +8,7 @@ from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, LanguageModel
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import (
+    BacklogReads,
     ConsolidatorSnapshot,
     ConsolidatorStore,
     DueIndex,
@@ -25,6 +26,7 @@ from memstream.ports.tree import (
 )
 
 __all__ = [
+    "BacklogReads",
     "ConsolidatorSnapshot",
     "ConsolidatorStore",
     "DueIndex",

@@ -251,6 +251,10 @@ class DueIndex(NodeReader, Protocol):
         ...
 
 
+class BacklogReads(DueIndex, RebuildQueue, Protocol):
+    """What the backlog collector reads for its gauges: open windows and rebuilds left."""
+
+
 class TreeStore(
     SegmenterStore,
     ConsolidatorStore,
