@@ -251,7 +251,7 @@ class DueIndex(NodeReader, Protocol):
         ...
 
 
-class BacklogReads(DueIndex, RebuildQueue, Protocol):
+class BacklogReads(DueIndex, RecallReads, Protocol):
     """What the backlog collector reads for its gauges: open windows and rebuilds left."""
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from memstream.domain.nodes import fingerprint, is_current
 from memstream.domain.rebuild import RebuildJob
-from memstream.ports import RebuildQueue, RecallReads
+from memstream.ports import RecallReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ async def rebuild_progress(tree: RecallReads, user_id: str, rebuild_id: str) -> 
     )
 
 
-async def pending_over_users(tree: RebuildQueue) -> int:
+async def pending_over_users(tree: RecallReads) -> int:
     """Windows every listed rebuild has still to consolidate; a finished rebuild with none
     left is settled (taken off the list), so each is counted until it is done, then never."""
     total = 0
