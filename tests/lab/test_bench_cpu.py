@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from memstream.tools.bench.recall_load import cpu_seconds
+from memstream_lab.bench.recall_load import cpu_seconds
 
 # Burns 0.2 s of CPU, says so, then waits for its stdin to close.
 _BURNER = (

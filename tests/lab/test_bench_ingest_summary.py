@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstream.tools.bench.ingest import TARGET_RATIO, summarize
+from memstream_lab.bench.ingest import TARGET_RATIO, summarize
 
 
 def _run(runtime: str, ratio: float, *, mode: str = "live") -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstream.tools.bench.recall_load import summarize, targets_text
+from memstream_lab.bench.recall_load import summarize, targets_text
 
 
 def _level(p95: float, rps: float, *, offered: float | None = None) -> dict[str, Any]:

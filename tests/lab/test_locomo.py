@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memstream.tools.locomo import (
+from memstream_lab.locomo import (
     ADVERSARIAL_CATEGORY,
     SECONDS_PER_MESSAGE,
     LocomoConversation,

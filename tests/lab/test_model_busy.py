@@ -6,7 +6,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from memstream.tools.bench.model_busy import ModelBusy
+from memstream_lab.bench.model_busy import ModelBusy
 
 
 def test_idle_is_the_time_with_no_call_outstanding() -> None:

@@ -1,7 +1,7 @@
 """CLI start time: wall time of `memstream --help` and of the commands' help, each in a fresh
 interpreter, several times (median and best).
 
-    python -m memstream.tools.bench.cli_start --out bench-results/cli-start.json
+    python -m memstream_lab.bench.cli_start --out bench-results/cli-start.json
 
 The target is under 0.5 s for `--help` and every command that does not need the model (the
 commands import the heavy modules inside themselves). The time to ready of the processes

@@ -1,6 +1,6 @@
 """Forgetting one message of a large user: time from request to done, and nodes rewritten.
 
-    python -m memstream.tools.bench.forget --out bench-results/forget.json
+    python -m memstream_lab.bench.forget --out bench-results/forget.json
 
 One user is built through the whole write path on the embedded stack (Tansu, Redis, Qdrant
 local mode, offline LLM, the local embedder) from the five LoCoMo conversations replayed
@@ -29,7 +29,7 @@ import socket
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,12 +41,12 @@ import httpx
 from memstream.bootstrap import Container
 from memstream.contracts.codec import parse_ts
 from memstream.domain.models import Level
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import EVERYTHING, run_parts
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.embedded.stack import EmbeddedStack
-from memstream.tools.ingest import publish_file
-from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 
 USER = "bench-forget"
 BASE = datetime(2010, 1, 1, tzinfo=UTC)  # each replay of a conversation gets its own year
@@ -238,13 +238,13 @@ def _free_port() -> int:
         return port
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("bench-results/forget.json"))
     parser.add_argument("--messages", type=int, default=5000)
     parser.add_argument("--forgets", type=int, default=20)
     parser.add_argument("--poll-ms", type=float, default=50.0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     result = asyncio.run(run(args.messages, args.forgets, args.poll_ms / 1000))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -1,7 +1,7 @@
 """Hostile input beside live traffic: bad records absorbed per minute, and what the valid
 turns' freshness pays for them.
 
-    python -m memstream.tools.bench.hostile --out bench-results/hostile.json
+    python -m memstream_lab.bench.hostile --out bench-results/hostile.json
 
 A standalone broker and Redis (the embedded stack's) in this process, `memstream worker
 --role all` in its own. Valid turns are published at `--rate` per second over five users,
@@ -43,8 +43,8 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.settings import Settings
-from memstream.tools.bench.recall_latency import _sentence, percentile
-from memstream.tools.bench.worker_process import (
+from memstream_lab.bench.recall_latency import _sentence, percentile
+from memstream_lab.bench.worker_process import (
     WorkerProcess,
     consuming_after,
     standalone_stack,

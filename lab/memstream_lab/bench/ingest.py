@@ -1,7 +1,7 @@
 """Ingest throughput: messages/s through the whole write path, against the raw embedder rate.
 
-    python -m memstream.tools.bench.ingest --out bench-results/ingest.json
-    python -m memstream.tools.bench.ingest --runtimes torch onnx-int8 --rounds 2 --out ...
+    python -m memstream_lab.bench.ingest --out bench-results/ingest.json
+    python -m memstream_lab.bench.ingest --runtimes torch onnx-int8 --rounds 2 --out ...
 
 `--runtimes` measures each embedder runtime in turn (alternated `--rounds` times), each
 against its own raw rate: the ratio says how much of its embedder the pipeline keeps, the
@@ -64,7 +64,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,14 +77,14 @@ from memstream.domain.models import Level
 from memstream.edges.startup import PREFIX
 from memstream.edges.startup import log as startup_log
 from memstream.entrypoints.collector import collect_less_often, freeze_start_up
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import file_publisher
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
-from memstream.tools.bench.cpu import CpuSpan, memory_mb, snapshot
-from memstream.tools.bench.model_busy import ModelBusy
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.embedded.stack import EmbeddedStack
-from memstream.tools.ingest import file_publisher
-from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.bench.cpu import CpuSpan, memory_mb, snapshot
+from memstream_lab.bench.model_busy import ModelBusy
+from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 
 # The issue's bar: the pipeline keeps at least this share of the embedder's own rate.
 TARGET_RATIO = 0.8
@@ -302,7 +302,7 @@ async def _publisher(
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "memstream.tools.bench.publisher",
+        "memstream_lab.bench.publisher",
         str(events),
         "--bootstrap",
         settings.kafka_bootstrap,
@@ -390,7 +390,7 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("bench-results/ingest.json"))
     parser.add_argument("--conversations", type=int, default=5, help="how many LoCoMo files")
@@ -431,7 +431,7 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, default=None, help="Write a cProfile of the event loop here."
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     collect_less_often()  # as `memstream worker` does
     files = conversation_files()[: args.conversations]
     runs: list[dict[str, Any]] = []

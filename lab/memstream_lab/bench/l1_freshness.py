@@ -1,7 +1,7 @@
 """L1 freshness: how long a live turn takes from publish to a stored, searchable L1 memory,
 on a freshly started worker, first turn included; and how long the worker takes to be ready.
 
-    python -m memstream.tools.bench.l1_freshness --out bench-results/l1-freshness.json
+    python -m memstream_lab.bench.l1_freshness --out bench-results/l1-freshness.json
 
 The embedded stack's broker and Redis run in this process; the worker is `memstream worker
 --role segmenter`, started fresh for each run, in its own process (as deployed). Once its
@@ -39,10 +39,10 @@ from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
+from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
-from memstream.tools.bench.recall_latency import _sentence, percentile
-from memstream.tools.bench.recall_load import free_port, parse_config
-from memstream.tools.embedded.background import BackgroundStack
+from memstream_lab.bench.recall_latency import _sentence, percentile
+from memstream_lab.bench.recall_load import free_port, parse_config
 
 READY_TIMEOUT_S = 300.0
 POLL_S = 0.005

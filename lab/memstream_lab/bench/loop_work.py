@@ -1,6 +1,6 @@
 """CPU per message of memstream's own work on the write path, without Faust or the model.
 
-    python -m memstream.tools.bench.loop_work --out bench-results/loop-work.json
+    python -m memstream_lab.bench.loop_work --out bench-results/loop-work.json
 
 The ingest benchmark's `event_loop` figure mixes memstream's work with Faust's per-record
 machinery, the benchmark's publisher and whatever the load does to both. This one runs, in
@@ -24,7 +24,7 @@ import json
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +44,7 @@ from memstream.domain.models import IndexedMemory, InputEvent, MemoryNode, Sessi
 from memstream.domain.nodes import segment_node
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, UserWindows, WindowRules, apply, initial_state
-from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 
 DERIVATION = Derivation("offline", "rules", "bench", "local:all-MiniLM-L6-v2:onnx-int8:384")
 STEP = 64  # nodes per upsert and per commit, as a consume step of that many exchanges
@@ -193,13 +193,13 @@ async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str,
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("bench-results/loop-work.json"))
     parser.add_argument("--conversations", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     result = asyncio.run(measure(args.conversations, args.repeats, args.redis_url))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -6,7 +6,7 @@ file and connects first, says `ready`, waits for `go` on stdin (the benchmark st
 clock then), publishes the file and prints how many events it sent and the CPU seconds it
 took (it has exited by the time the benchmark takes its CPU figures, so it reports its own).
 
-    python -m memstream.tools.bench.publisher EVENTS.jsonl --bootstrap HOST:PORT --prefix P
+    python -m memstream_lab.bench.publisher EVENTS.jsonl --bootstrap HOST:PORT --prefix P
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from memstream.contracts.catalog import load_catalog
-from memstream.tools.ingest import file_publisher
+from memstream.entrypoints.embedded.ingest import file_publisher
 
 
 async def _publish(events: Path, bootstrap: str, prefix: str) -> tuple[int, float]:

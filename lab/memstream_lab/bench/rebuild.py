@@ -1,6 +1,6 @@
 """Rebuild throughput, and what a running rebuild costs the live turns.
 
-    python -m memstream.tools.bench.rebuild --out bench-results/rebuild.json
+    python -m memstream_lab.bench.rebuild --out bench-results/rebuild.json
 
 One run on the embedded stack (Tansu, Redis, Qdrant local mode, offline LLM, the local
 embedder), all phases against the same stores, in one process:
@@ -32,7 +32,7 @@ import platform
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from functools import partial
@@ -43,13 +43,13 @@ from memstream.bootstrap import Container, connect
 from memstream.contracts.codec import encode_rebuild
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.recall.rebuilds import rebuild_progress
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.embedded.stack import EmbeddedStack
-from memstream.tools.ingest import publish_file
-from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 
 
 def _write_events(files: list[Path], out: Path, prefix: str) -> tuple[list[str], int]:
@@ -266,7 +266,7 @@ async def _true(value: bool) -> bool:
     return value
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("bench-results/rebuild.json"))
     parser.add_argument("--conversations", type=int, default=5, help="how many LoCoMo files")
@@ -283,7 +283,7 @@ def main() -> None:
         help="rebuild_chunk_leaves while the rebuild's own throughput is measured",
     )
     parser.add_argument("--rounds", type=int, default=3, help="live rounds (alone, during)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     files = conversation_files()[: args.conversations]
     result = asyncio.run(run(files, args.pace, args.throughput_chunk, args.rounds))
     args.out.parent.mkdir(parents=True, exist_ok=True)

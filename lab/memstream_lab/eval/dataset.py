@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from memstream.tools.locomo import (
+from memstream_lab.locomo import (
     ADVERSARIAL_CATEGORY,
     SECONDS_PER_MESSAGE,
     LocomoConversation,

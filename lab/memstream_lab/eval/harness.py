@@ -26,18 +26,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memstream.bootstrap import connect
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
-from memstream.tools.embedded.stack import EmbeddedStack
-from memstream.tools.eval.answer import Answerer
-from memstream.tools.eval.baselines import FlatMethod, flat_methods
-from memstream.tools.eval.context import (
+from memstream_lab.eval.answer import Answerer
+from memstream_lab.eval.baselines import FlatMethod, flat_methods
+from memstream_lab.eval.context import (
     AnswerPool,
     RunContext,
     embed_queries,
     single_query_embed_ms,
 )
-from memstream.tools.eval.dataset import EvalConversation, load_split
-from memstream.tools.eval.ingestion import (
+from memstream_lab.eval.dataset import EvalConversation, load_split
+from memstream_lab.eval.ingestion import (
     EVENTS_FILE,
     MARKER_FILE,
     Deployment,
@@ -45,8 +45,8 @@ from memstream.tools.eval.ingestion import (
     open_deployment,
     pending,
 )
-from memstream.tools.eval.mem0_peer import mem0_missing_reason
-from memstream.tools.eval.methods import (
+from memstream_lab.eval.mem0_peer import mem0_missing_reason
+from memstream_lab.eval.methods import (
     FLAT_FINGERPRINT,
     MEM0_FINGERPRINT,
     MEM0_METHOD,
@@ -54,10 +54,10 @@ from memstream.tools.eval.methods import (
     run_mem0,
     run_memstream,
 )
-from memstream.tools.eval.metrics import by_category, percentile
-from memstream.tools.eval.records import RECORDS_FILE, Record, RecordLog
-from memstream.tools.eval.report import MethodResult, Report, write_report
-from memstream.tools.eval.variants import PRIMARY, Variant, select
+from memstream_lab.eval.metrics import by_category, percentile
+from memstream_lab.eval.records import RECORDS_FILE, Record, RecordLog
+from memstream_lab.eval.report import MethodResult, Report, write_report
+from memstream_lab.eval.variants import PRIMARY, Variant, select
 
 STACK_DIR = "stack"
 MEM0_DIR = "mem0"

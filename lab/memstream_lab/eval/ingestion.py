@@ -32,12 +32,12 @@ from rich.console import Console
 from memstream.bootstrap import Container, open_index
 from memstream.contracts.codec import parse_ts
 from memstream.domain.models import Level
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import dumps_event, publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.eval.dataset import EvalConversation
-from memstream.tools.eval.memo import SearchCache
-from memstream.tools.ingest import dumps_event, publish_file
-from memstream.tools.locomo import conversation_events
+from memstream_lab.eval.dataset import EvalConversation
+from memstream_lab.eval.memo import SearchCache
+from memstream_lab.locomo import conversation_events
 
 MARKER_FILE = "ingested.json"
 EVENTS_FILE = "events.jsonl"

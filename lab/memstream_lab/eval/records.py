@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from memstream.tools.eval.metrics import Outcome
+from memstream_lab.eval.metrics import Outcome
 
 RECORDS_FILE = "records.jsonl"
 

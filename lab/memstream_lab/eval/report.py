@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from memstream.tools.eval.metrics import CATEGORY_NAMES, OVERALL, Summary, paired_difference
+from memstream_lab.eval.metrics import CATEGORY_NAMES, OVERALL, Summary, paired_difference
 
 MethodKind = Literal["memstream", "flat", "mem0"]
 RESULTS_JSON = "results.json"

@@ -7,7 +7,7 @@ several times a request or a batch, and its older generations walk every object 
 holds: the decoded-node cache in the API, the model client, Faust's and aiokafka's state in
 a worker. In the API that cost about 1 ms of CPU a request at 50 clients (a sixth of it); in
 the process of the ingest benchmark (the write path, 2,760 messages, the embedder alone
-twice), 0.5 s against 0.1 s so tuned (`python -m memstream.tools.bench.ingest`): small
+twice), 0.5 s against 0.1 s so tuned (`python -m memstream_lab.bench.ingest`): small
 beside the loop's 1.7 s over the same messages, and a worker's heap only grows with its
 caches and its partitions.
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memstream.domain.models import Level
-from memstream.tools.eval.answer import ContextMemory, answer_prompt, judge_prompt, parse_label
+from memstream_lab.eval.answer import ContextMemory, answer_prompt, judge_prompt, parse_label
 
 DAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from memstream.tools.eval.baselines import Bm25, FlatIndex, FlatMethod, flat_methods
+from memstream_lab.eval.baselines import Bm25, FlatIndex, FlatMethod, flat_methods
 
 
 def test_bm25_matches_the_okapi_formula_by_hand() -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memstream.tools.eval.coverage import answer_coverage, content_terms
-from memstream.tools.eval.metrics import Outcome, by_category, paired_difference
-from memstream.tools.eval.report import (
+from memstream_lab.eval.coverage import answer_coverage, content_terms
+from memstream_lab.eval.metrics import Outcome, by_category, paired_difference
+from memstream_lab.eval.report import (
     NO_SUMMARIES,
     MethodResult,
     Report,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memstream.tools.eval.ingestion import ReplayClock
+from memstream_lab.eval.ingestion import ReplayClock
 
 
 def test_the_clock_stands_still_until_released_then_follows_the_wall() -> None:

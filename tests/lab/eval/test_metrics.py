@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstream.tools.eval.metrics import (
+from memstream_lab.eval.metrics import (
     OVERALL,
     Outcome,
     all_recalled,

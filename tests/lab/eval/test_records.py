@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memstream.tools.eval.records import RECORDS_FILE, Record, RecordLog
+from memstream_lab.eval.records import RECORDS_FILE, Record, RecordLog
 
 
 def record(method: str = "m", fingerprint: str = "f1", index: int = 0, **extra: object) -> Record:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memstream.tools.eval.metrics import OVERALL, Outcome, by_category
-from memstream.tools.eval.report import (
+from memstream_lab.eval.metrics import OVERALL, Outcome, by_category
+from memstream_lab.eval.report import (
     PLOT_PNG,
     RESULTS_JSON,
     RESULTS_MD,

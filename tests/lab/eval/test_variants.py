@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memstream.domain.recall_options import RecallOptions
-from memstream.tools.eval.variants import PRIMARY, VARIANTS, select
+from memstream_lab.eval.variants import PRIMARY, VARIANTS, select
 
 
 def test_names_and_fingerprints_are_unique() -> None:

@@ -15,8 +15,8 @@ import threading
 from types import TracebackType
 from typing import Any
 
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
-from memstream.tools.embedded.stack import EmbeddedStack
 
 
 class BackgroundStack:

@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from memstream.entrypoints.collector import collect_less_often, freeze_start_up
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
-from memstream.tools.embedded.stack import EmbeddedStack
 
 
 async def run_up(

@@ -27,7 +27,7 @@ def ingest(
 ) -> None:
     """Publish a file of events onto the turns topic, in order, keyed by user."""
     from memstream.contracts.catalog import load_catalog
-    from memstream.tools.ingest import InvalidInput, publish_file
+    from memstream.entrypoints.embedded.ingest import InvalidInput, publish_file
 
     settings = Settings()
     console = Console(stderr=True, highlight=False)
@@ -53,7 +53,7 @@ def demo(
     timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 280.0,
 ) -> None:
     """Run the pipeline on the embedded stack over a bundled conversation and show the trees."""
-    from memstream.tools.demo.run import run_demo
+    from memstream.entrypoints.embedded.demo.run import run_demo
 
     settings = Settings()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.contracts.catalog import Catalog, ValidationProblem
 from memstream.contracts.records import encode_value
-from memstream.tools.sources import count_events, read_events
+from memstream.entrypoints.embedded.sources import count_events, read_events
 
 
 class InvalidInput(ValueError):

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from memstream.adapters.kafka.admin import wait_for_broker
-from memstream.tools.embedded.processes import ChildProcess, free_port
+from memstream.entrypoints.embedded.processes import ChildProcess, free_port
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memstream.tools.locomo import (
+from memstream.entrypoints.embedded.locomo import (
     LocomoConversation,
     conversation_events,
     conversation_from_dict,

@@ -21,9 +21,9 @@ from types import TracebackType
 from memstream.adapters.kafka.admin import TopicStatus, ensure_topics
 from memstream.bootstrap import qdrant_edge_dir
 from memstream.contracts.catalog import load_catalog
+from memstream.entrypoints.embedded.processes import ChildProcess, DataDirLock
+from memstream.entrypoints.embedded.servers import start_redis, start_tansu
 from memstream.settings import Settings
-from memstream.tools.embedded.processes import ChildProcess, DataDirLock
-from memstream.tools.embedded.servers import start_redis, start_tansu
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memstream.tools.demo import DEMO_EVENTS
-from memstream.tools.locomo import conversation_events, load_conversation, locomo_data_dir
-from memstream.tools.sources import count_events, read_events
+from memstream.entrypoints.embedded.demo import DEMO_EVENTS
+from memstream.entrypoints.embedded.sources import count_events, read_events
+from memstream_lab.locomo import conversation_events, load_conversation, locomo_data_dir
 
 TURN = {
     "type": "turn.v1",

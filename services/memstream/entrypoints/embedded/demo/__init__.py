@@ -1,8 +1,9 @@
 """A bundled synthetic demo: two users chatting with the assistant Mira over ten weeks.
 
-`conversations.jsonl` holds the wire events (regenerate with
-`python -m memstream.tools.demo.generate`); `questions.json` holds recall questions per user with
-the event ids that answer them.
+The story is data: `story/<user>.json` scripts each persona, `story/phrases.json` holds the
+shared greetings and closings. `conversations.jsonl` holds the wire events rendered from it
+(regenerate with `python -m memstream.entrypoints.embedded.demo.generate`); `questions.json`
+holds recall questions per user with the event ids that answer them.
 """
 
 from pathlib import Path

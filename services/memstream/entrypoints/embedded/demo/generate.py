@@ -1,4 +1,6 @@
-"""Render the scripted demo personas into wire events: `python -m memstream.tools.demo.generate`.
+"""Render the demo's story (story/*.json) into wire events.
+
+    python -m memstream.entrypoints.embedded.demo.generate
 
 The output is deterministic (string-seeded random, no wall clock), so the bundled files can
 be regenerated and compared byte for byte. Timestamps carry the user's local offset, which
@@ -17,19 +19,18 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from memstream.tools.demo import DEMO_DIR, EVENTS_FILE, QUESTIONS_FILE
-from memstream.tools.demo.ana import ANA
-from memstream.tools.demo.kenji import KENJI
-from memstream.tools.demo.story import (
-    CLOSINGS,
-    GREETINGS,
+from memstream.entrypoints.embedded.demo import DEMO_DIR, EVENTS_FILE, QUESTIONS_FILE
+from memstream.entrypoints.embedded.demo.story import (
+    PERSONA_FILES,
     Exchange,
     Persona,
+    Phrases,
     SessionScript,
+    load_persona,
+    load_phrases,
     part_of_day,
 )
 
-PERSONAS = (ANA, KENJI)
 ASSISTANT = "Mira"
 SEED = "memstream-demo-v1"
 MIN_EXCHANGES, MAX_EXCHANGES = 3, 7  # 6 to 14 messages per session
@@ -46,7 +47,7 @@ class Rendered:
     fact_events: dict[str, str]  # fact name -> event_id of the user message stating it
 
 
-def render_persona(persona: Persona, seed: str = SEED) -> Rendered:
+def render_persona(persona: Persona, phrases: Phrases, seed: str = SEED) -> Rendered:
     """All events of one persona in time order, and where each fact was stated."""
     rng = random.Random(f"{seed}:{persona.user_id}")
     small_talk = list(persona.small_talk)
@@ -56,7 +57,7 @@ def render_persona(persona: Persona, seed: str = SEED) -> Rendered:
     facts: dict[str, str] = {}
     for number, script in enumerate(persona.sessions, start=1):
         start = datetime.strptime(script.start, "%Y-%m-%d %H:%M").replace(tzinfo=zone)
-        exchanges = _session_exchanges(script, start.hour, small_talk, rng)
+        exchanges = _session_exchanges(script, start.hour, phrases, small_talk, rng)
         session_id = f"{persona.user_id}-s{number}"
         # Time is advanced in UTC: adding a timedelta to a zoned datetime is wall-clock
         # arithmetic, which would be wrong across a summer-time switch.
@@ -104,14 +105,18 @@ def render_persona(persona: Persona, seed: str = SEED) -> Rendered:
 
 
 def _session_exchanges(
-    script: SessionScript, hour: int, small_talk: list[Exchange], rng: random.Random
+    script: SessionScript,
+    hour: int,
+    phrases: Phrases,
+    small_talk: list[Exchange],
+    rng: random.Random,
 ) -> list[Exchange]:
-    exchanges = [rng.choice(GREETINGS[part_of_day(hour)]), *script.exchanges]
+    exchanges = [rng.choice(phrases.greetings[part_of_day(hour)]), *script.exchanges]
     room = MAX_EXCHANGES - len(exchanges) - (1 if script.closing else 0)
     if room > 0 and small_talk and rng.random() < SMALL_TALK_CHANCE:
         exchanges.insert(1, small_talk.pop())
     if script.closing:
-        exchanges.append(rng.choice(CLOSINGS["day" if 6 <= hour < 21 else "night"]))
+        exchanges.append(rng.choice(phrases.closings["day" if 6 <= hour < 21 else "night"]))
     if not MIN_EXCHANGES <= len(exchanges) <= MAX_EXCHANGES:
         raise ValueError(f"session at {script.start} has {len(exchanges)} exchanges")
     return exchanges
@@ -133,13 +138,18 @@ def questions_for(persona: Persona, fact_events: dict[str, str]) -> list[dict[st
 
 
 def build(
-    personas: Sequence[Persona] = PERSONAS,
+    personas: Sequence[Persona] | None = None, phrases: Phrases | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """Every persona's events merged in time order, and the questions keyed by user id."""
+    """Every persona's events merged in time order, and the questions keyed by user id.
+
+    By default, the bundled story: the personas of PERSONA_FILES and the shared phrases."""
+    if personas is None:
+        personas = [load_persona(path) for path in PERSONA_FILES]
+    phrases = phrases or load_phrases()
     keyed: list[tuple[datetime, str, int, dict[str, Any]]] = []
     questions: dict[str, list[dict[str, Any]]] = {}
     for persona in personas:
-        rendered = render_persona(persona)
+        rendered = render_persona(persona, phrases)
         keyed.extend(
             (datetime.fromisoformat(event["ts"]), persona.user_id, index, event)
             for index, event in enumerate(rendered.events)

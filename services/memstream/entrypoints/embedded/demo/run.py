@@ -19,12 +19,12 @@ from rich.panel import Panel
 
 from memstream.bootstrap import Container
 from memstream.domain.models import Level
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.entrypoints.views import user_tree
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.embedded.stack import EmbeddedStack
-from memstream.tools.ingest import publish_file
 
 DEMO_FILE = Path(__file__).with_name("conversations.jsonl")
 DEMO_OVERRIDES = {"session_idle_timeout_s": 2.0, "clock_grace_s": 0.0, "clock_interval_s": 1.0}

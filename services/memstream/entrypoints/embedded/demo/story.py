@@ -1,13 +1,21 @@
-"""The building blocks of the demo conversations: scripted exchanges and reusable templates.
+"""The demo's story: scripted exchanges per persona and reusable phrases, read from JSON.
 
-Each persona's life is scripted session by session (the facts must stay consistent so that
-recall questions have one right answer); greetings, closings and small talk come from the
-templates below and are picked by a seeded random generator for variety.
+Each persona's life is scripted session by session in `story/<user>.json` (the facts must
+stay consistent so that recall questions have one right answer); greetings, closings and
+small talk come from `story/phrases.json` and the persona's file, and are picked by a seeded
+random generator for variety (`generate.py`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import TypeAdapter
+
+STORY_DIR = Path(__file__).with_name("story")
+PHRASES_FILE = STORY_DIR / "phrases.json"
+PERSONA_FILES = (STORY_DIR / "ana.json", STORY_DIR / "kenji.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,46 +51,34 @@ class Persona:
     user_id: str
     name: str
     tz: str
+    about: str  # who the persona is, and what of the calendar their sessions exercise
     sessions: tuple[SessionScript, ...]
     small_talk: tuple[Exchange, ...]
     questions: tuple[Question, ...]
 
 
-# Greetings by part of the local day; {name} is the user's name.
-GREETINGS: dict[str, tuple[Exchange, ...]] = {
-    "morning": (
-        Exchange("Morning, Mira!", "Good morning, {name}! How did you sleep?"),
-        Exchange("Hi Mira, quick one before work.", "Morning, {name}. Go ahead, I'm listening."),
-        Exchange("Good morning! Coffee is brewing.", "Good morning, {name}! Enjoy that first cup."),
-    ),
-    "afternoon": (
-        Exchange("Hey Mira, got a minute?", "Always, {name}. What's up this afternoon?"),
-        Exchange("Hi Mira!", "Hi {name}! Nice to hear from you. How's the day going?"),
-        Exchange("Afternoon break, finally.", "You earned it, {name}. What's on your mind?"),
-    ),
-    "evening": (
-        Exchange("Good evening, Mira.", "Good evening, {name}! How was your day?"),
-        Exchange("Hey Mira, long day.", "Sounds like it, {name}. Want to tell me about it?"),
-        Exchange("Hi Mira, I'm home.", "Welcome back, {name}. What happened today?"),
-    ),
-    "late": (
-        Exchange("Still up, Mira?", "Always here, {name}. It's getting late for you, though."),
-        Exchange("Can't sleep.", "Sorry to hear that, {name}. Want to talk for a bit?"),
-    ),
-}
+@dataclass(frozen=True, slots=True)
+class Phrases:
+    """Greetings by part of the local day, closings by "day" or "night"; {name} is the user's."""
 
-CLOSINGS: dict[str, tuple[Exchange, ...]] = {
-    "day": (
-        Exchange("Thanks, Mira. Talk later!", "Anytime, {name}. Have a good rest of the day!"),
-        Exchange("OK, back to it. Thanks!", "Good luck, {name}. I'll be here."),
-        Exchange("That helps, thank you.", "Glad to help, {name}. See you soon."),
-    ),
-    "night": (
-        Exchange("I should get some sleep. Night, Mira.", "Goodnight, {name}. Sleep well."),
-        Exchange("OK, logging off. Thanks for listening.", "Anytime, {name}. Rest well."),
-        Exchange("That's all for today. Bye!", "Bye, {name}! Talk tomorrow, maybe."),
-    ),
-}
+    about: str
+    greetings: dict[str, tuple[Exchange, ...]]
+    closings: dict[str, tuple[Exchange, ...]]
+
+
+# Built once: a TypeAdapter compiles its validator from the dataclasses' fields.
+_PERSONA = TypeAdapter(Persona)
+_PHRASES = TypeAdapter(Phrases)
+
+
+def load_persona(path: Path) -> Persona:
+    """A persona's script from its JSON file, checked against the dataclasses' fields."""
+    return _PERSONA.validate_json(path.read_bytes(), strict=False)
+
+
+def load_phrases(path: Path = PHRASES_FILE) -> Phrases:
+    """The shared greetings and closings."""
+    return _PHRASES.validate_json(path.read_bytes(), strict=False)
 
 
 def part_of_day(hour: int) -> str:

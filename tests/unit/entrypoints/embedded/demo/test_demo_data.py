@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memstream.tools.demo import DEMO_EVENTS, DEMO_QUESTIONS
-from memstream.tools.demo.generate import ASSISTANT, write
+from memstream.entrypoints.embedded.demo import DEMO_EVENTS, DEMO_QUESTIONS
+from memstream.entrypoints.embedded.demo.generate import ASSISTANT, write
 
 ZONES = {"ana": "Europe/Lisbon", "kenji": "Asia/Tokyo"}
 Event = dict[str, Any]
