@@ -10,8 +10,9 @@ Import rule: this module imports the adapters, the handlers (segmenter, consolid
 scheduler, recall), the contracts, and the edges it builds (`edges.faust.app`,
 `edges.http.api`, `edges.instrumentation`); the edges never import it. The modules that
 start a process (`entrypoints.runner` and the CLI commands) import it. Nothing
-here imports the embedded stack (`memstream.entrypoints.embedded`). Packages that only development installs have (qdrant-edge,
-the local model) are imported where settings choose them, never at import time; nor are
+here imports the embedded stack (`memstream.entrypoints.embedded`). Packages that only
+development installs have (qdrant-edge, the local model) are imported where settings choose
+them, never at import time; nor are
 the clients a worker does not use by default (qdrant-client's HTTP client, openai, the HTTP
 server): a worker's imports are on the path of every restart.
 """
