@@ -11,7 +11,6 @@ that do load the model is measured by `l1_freshness` (a worker) and `recall_load
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -21,6 +20,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from memstream_lab.measure import write_report
 
 COMMANDS = (
     ("--help",),
@@ -59,8 +60,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "python": platform.python_version(),
         "note": "wall time of a fresh interpreter; includes Python's own start (~0.05 s)",
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(args.out, report)
     for name, f in figures.items():
         print(f"memstream {name}: median {f['median_s']} s, best {f['best_s']} s")
 

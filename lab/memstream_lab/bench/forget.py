@@ -25,7 +25,6 @@ import asyncio
 import json
 import os
 import platform
-import socket
 import statistics
 import tempfile
 import time
@@ -47,6 +46,7 @@ from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import EVERYTHING, run_parts
 from memstream.settings import Settings
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.measure import free_port, write_report
 
 USER = "bench-forget"
 BASE = datetime(2010, 1, 1, tzinfo=UTC)  # each replay of a conversation gets its own year
@@ -157,7 +157,7 @@ async def run(messages: int, forgets: int, poll_s: float) -> dict[str, Any]:
         async with AsyncExitStack() as running:
             stack = await running.enter_async_context(EmbeddedStack(settings))
             served = stack.settings().model_copy(
-                update={"recall_auth_disabled": True, "api_port": _free_port()}
+                update={"recall_auth_disabled": True, "api_port": free_port()}
             )
             process = await running.enter_async_context(
                 run_parts(served, EVERYTHING, fast_rebalance=True)
@@ -231,13 +231,6 @@ def _spread(times: list[float]) -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("bench-results/forget.json"))
@@ -246,8 +239,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--poll-ms", type=float, default=50.0)
     args = parser.parse_args(argv)
     result = asyncio.run(run(args.messages, args.forgets, args.poll_ms / 1000))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_report(args.out, result)
     print(json.dumps(result, indent=2))
 
 

@@ -43,13 +43,14 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.settings import Settings
-from memstream_lab.bench.recall_latency import _sentence, percentile
+from memstream_lab.bench.synthetic import sentence
 from memstream_lab.bench.worker_process import (
     WorkerProcess,
     consuming_after,
     standalone_stack,
     worker_environment,
 )
+from memstream_lab.measure import nearest_rank, write_report
 
 POLL_S = 0.01
 USERS = 5
@@ -64,7 +65,7 @@ def _turn(user: str, n: int, **changes: Any) -> dict[str, Any]:
         "seq": n,
         "speaker": "Ana",
         "role": "other",
-        "text": _sentence(random.Random(n)),
+        "text": sentence(random.Random(n)),
         "ts": datetime.now(UTC).isoformat(),
         "tz": "UTC",
     }
@@ -180,8 +181,8 @@ async def phase(
     return {
         "valid_turns": len(waits),
         "valid_stored_per_min": round(60 * len(waits) / span, 1),
-        "valid_publish_to_l1_p50_ms": round(percentile(waits, 50), 1),
-        "valid_publish_to_l1_p95_ms": round(percentile(waits, 95), 1),
+        "valid_publish_to_l1_p50_ms": round(nearest_rank(waits, 50), 1),
+        "valid_publish_to_l1_p95_ms": round(nearest_rank(waits, 95), 1),
         "valid_publish_to_l1_max_ms": round(max(waits), 1),
         "hostile_sent": sum(hostile_sent.values()),
         "hostile_sent_by_kind": hostile_sent,
@@ -277,8 +278,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     report = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(args.out, report)
     alone, mixed = report["valid_alone"], report["with_hostile"]
     print(
         f"hostile: {mixed['dead_letters']} of {mixed['hostile_sent']} dead-lettered, "

@@ -85,6 +85,7 @@ from memstream.settings import Settings
 from memstream_lab.bench.cpu import CpuSpan, memory_mb, snapshot
 from memstream_lab.bench.model_busy import ModelBusy
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.measure import write_report
 
 # The bar: the pipeline keeps at least this share of the embedder's own rate.
 TARGET_RATIO = 0.8
@@ -462,8 +463,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         result = runs[0]
     else:
         result = {"benchmark": "ingest", "summary": summarize(runs), "runs": runs}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_report(args.out, result)
     print(json.dumps(result, indent=2))
 
 

@@ -41,8 +41,9 @@ from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
-from memstream_lab.bench.recall_latency import _sentence, percentile
-from memstream_lab.bench.recall_load import free_port, parse_config
+from memstream_lab.bench.api_config import parse_config
+from memstream_lab.bench.synthetic import sentence
+from memstream_lab.measure import free_port, nearest_rank, write_report
 
 READY_TIMEOUT_S = 300.0
 POLL_S = 0.005
@@ -126,7 +127,7 @@ async def measure(
                     "seq": n // users,
                     "speaker": "Ana",
                     "role": "other",
-                    "text": _sentence(random.Random(n)),
+                    "text": sentence(random.Random(n)),
                     "ts": datetime.now(UTC).isoformat(),
                     "tz": "UTC",
                 }
@@ -168,9 +169,9 @@ async def measure(
         "rate_per_s": rate,
         "first_turn_ms": round(ordered[0], 1),
         "first_10_max_ms": round(max(ordered[:10]), 1),
-        "p50_ms": round(percentile(ordered, 50), 1),
-        "p95_ms": round(percentile(ordered, 95), 1),
-        "p99_ms": round(percentile(ordered, 99), 1),
+        "p50_ms": round(nearest_rank(ordered, 50), 1),
+        "p95_ms": round(nearest_rank(ordered, 95), 1),
+        "p99_ms": round(nearest_rank(ordered, 99), 1),
         "max_ms": round(max(ordered), 1),
     }
 
@@ -226,8 +227,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args(argv)
     report = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(args.out, report)
     for name, rounds in report["configurations"].items():
         for f in rounds:
             print(

@@ -45,6 +45,7 @@ from memstream.domain.nodes import segment_node
 from memstream.domain.sparse import document_vector
 from memstream.domain.windows import SegmentReady, UserWindows, WindowRules, apply, initial_state
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.measure import write_report
 
 DERIVATION = Derivation("offline", "rules", "bench", "local:all-MiniLM-L6-v2:onnx-int8:384")
 STEP = 64  # nodes per upsert and per commit, as a consume step of that many exchanges
@@ -201,8 +202,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     args = parser.parse_args(argv)
     result = asyncio.run(measure(args.conversations, args.repeats, args.redis_url))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_report(args.out, result)
     print(json.dumps(result, indent=2))
 
 

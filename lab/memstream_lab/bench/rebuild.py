@@ -50,6 +50,7 @@ from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.recall.rebuilds import rebuild_progress
 from memstream.settings import Settings
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.measure import write_report
 
 
 def _write_events(files: list[Path], out: Path, prefix: str) -> tuple[list[str], int]:
@@ -286,8 +287,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     files = conversation_files()[: args.conversations]
     result = asyncio.run(run(files, args.pace, args.throughput_chunk, args.rounds))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_report(args.out, result)
     print(json.dumps(result, indent=2))
 
 

@@ -42,7 +42,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -61,15 +60,10 @@ from memstream.entrypoints.api_workers import model_server_command, start_direct
 from memstream.entrypoints.collector import collect_less_often
 from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
+from memstream_lab.bench.api_config import parse_config
 from memstream_lab.bench.cpu import pss_mb
-from memstream_lab.bench.recall_latency import (
-    BACKGROUND_L1,
-    USER,
-    percentile,
-    queries,
-    tree_nodes,
-    write_nodes,
-)
+from memstream_lab.bench.synthetic import BACKGROUND_L1, USER, queries, tree_nodes, write_nodes
+from memstream_lab.measure import free_port, nearest_rank, write_report
 
 CLIENTS = (1, 10, 50)
 COLLECTION = "bench_recall_load"
@@ -89,12 +83,6 @@ def targets_text() -> dict[str, str]:
         + (f", answered at >= {KEEPS_UP:.0%} of it" if level.endswith("_offered") else "")
         for level, ms in P95_TARGETS_MS.items()
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def build_tree(settings: Settings, memories: int, background_users: int) -> int:
@@ -390,15 +378,19 @@ async def load(
         "requests": len(latencies),
         "errors": errors,
         "throughput_rps": round(len(latencies) / elapsed, 1),
-        "p50_ms": round(percentile(latencies, 50), 1),
-        "p95_ms": round(percentile(latencies, 95), 1),
-        "p99_ms": round(percentile(latencies, 99), 1),
+        "p50_ms": round(nearest_rank(latencies, 50), 1),
+        "p95_ms": round(nearest_rank(latencies, 95), 1),
+        "p99_ms": round(nearest_rank(latencies, 99), 1),
         "mean_ms": round(statistics.fmean(latencies), 1),
         "api_cpu_ms_per_request": round(api_cpu * 1000 / answered, 2),
         "model_cpu_ms_per_request": round(model_cpu * 1000 / answered, 2),
         "bench_cpu_ms_per_request": round(rest_cpu * 1000 / answered, 2),
-        "server_stage_p50_ms": {s: round(percentile(v, 50), 2) for s, v in sorted(stages.items())},
-        "server_stage_p95_ms": {s: round(percentile(v, 95), 2) for s, v in sorted(stages.items())},
+        "server_stage_p50_ms": {
+            s: round(nearest_rank(v, 50), 2) for s, v in sorted(stages.items())
+        },
+        "server_stage_p95_ms": {
+            s: round(nearest_rank(v, 95), 2) for s, v in sorted(stages.items())
+        },
     }
 
 
@@ -435,27 +427,6 @@ _MODEL_SERVER_MODULE = Path("services/memstream/adapters/embedding/model_server.
 
 def _pss_mb(processes: Sequence[psutil.Process]) -> int:
     return round(sum(pss_mb(p) or 0.0 for p in processes))
-
-
-def parse_config(text: str) -> dict[str, Any]:
-    """`workers=2,runtime=onnx-int8,threads=1,shared_model=0,code=/path` -> a configuration
-    (`shared_model=0`: a model process per worker instead of one model server for all, as
-    `MEMSTREAM_API_SHARED_MODEL=false`)."""
-    # runtime "" and threads 0: what the server chooses by default.
-    config: dict[str, Any] = {
-        "workers": 1,
-        "runtime": "",
-        "threads": 0,
-        "shared_model": 1,
-        "code": None,
-    }
-    for part in filter(None, text.split(",")):
-        key, _, value = part.partition("=")
-        if key not in config:
-            raise argparse.ArgumentTypeError(f"unknown key {key!r} in {text!r}")
-        config[key] = Path(value) if key == "code" else int(value) if key != "runtime" else value
-    config["name"] = text or "default"
-    return config
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -509,7 +480,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     finally:
                         servers.stop()
                     report["configurations"].setdefault(name, []).append(figures)
-                    _write(args.out, report)  # what is measured so far survives an abort
+                    # What is measured so far survives an abort.
+                    write_report(args.out, report, default=str)
         report["setup"] = {
             "user_points": points,
             "background_users": args.background_users,
@@ -570,11 +542,6 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_=" else "_" for c in name)
 
 
-def _write(out: Path, report: dict[str, Any]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, default=str) + "\n")
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="Where to write the JSON.")
@@ -611,7 +578,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.profile.mkdir(parents=True, exist_ok=True)
     report = run(args)
     report["summary"] = summarize(report["configurations"])
-    _write(args.out, report)
+    write_report(args.out, report, default=str)
     for name, rounds in report["configurations"].items():
         for figures in rounds:
             levels = [f for k, f in figures.items() if k.endswith(("_clients", "_offered"))]

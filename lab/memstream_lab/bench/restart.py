@@ -43,13 +43,14 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.models import Level
 from memstream.settings import Settings
-from memstream_lab.bench.recall_latency import _sentence, percentile
+from memstream_lab.bench.synthetic import sentence
 from memstream_lab.bench.worker_process import (
     WorkerProcess,
     consuming_after,
     standalone_stack,
     worker_environment,
 )
+from memstream_lab.measure import nearest_rank, write_report
 
 TARGET = "restart to consuming < 10 s after SIGKILL"
 POLL_S = 0.2
@@ -105,7 +106,7 @@ async def publish(settings: Settings, traffic: Traffic, args: argparse.Namespace
                 "seq": seq,
                 "speaker": "Ana" if seq % 2 == 0 else "Bot",
                 "role": "user" if seq % 2 == 0 else "assistant",
-                "text": _sentence(random.Random(n)),
+                "text": sentence(random.Random(n)),
                 "ts": now,
             }
             value, key = encode_value(event), user.encode()
@@ -140,7 +141,7 @@ def _summary(waits: list[float]) -> dict[str, Any]:
         return {"sessions": 0}
     return {
         "sessions": len(waits),
-        "p50_s": round(percentile(waits, 50), 2),
+        "p50_s": round(nearest_rank(waits, 50), 2),
         "max_s": round(max(waits), 2),
     }
 
@@ -292,8 +293,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     report = run(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(args.out, report)
     for figures in report["restarts"]:
         lag = figures["consolidation"]
         print(

@@ -10,11 +10,12 @@ measures (it still counts for tokens, latency and answer accuracy).
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TypeVar
+
+from memstream_lab.measure import percentile
 
 CATEGORY_NAMES: Mapping[int, str] = {
     1: "multi-hop",
@@ -39,18 +40,6 @@ def all_recalled(evidence: Iterable[str], recalled: Iterable[str]) -> bool | Non
     if not wanted:
         return None
     return wanted <= set(recalled)
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100) with linear interpolation between ranks (numpy's default)."""
-    if not values:
-        raise ValueError("percentile of no values")
-    if not 0.0 <= q <= 100.0:
-        raise ValueError("q must be in [0, 100]")
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100.0
-    low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 @dataclass(frozen=True, slots=True)
