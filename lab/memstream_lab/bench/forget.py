@@ -46,7 +46,7 @@ from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import EVERYTHING, run_parts
 from memstream.settings import Settings
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
-from memstream_lab.measure import free_port, write_report
+from memstream_lab.measure import free_port, ms_since, write_report
 
 USER = "bench-forget"
 BASE = datetime(2010, 1, 1, tzinfo=UTC)  # each replay of a conversation gets its own year
@@ -101,7 +101,7 @@ async def _lookup_times(container: Container, message_ids: list[str]) -> dict[st
     # A user's first lookup completes the index once (for L1s older than the index).
     started = time.perf_counter()
     await tree.leaves_citing(USER, message_ids[:1])
-    result: dict[str, float] = {"first_index_ms": round((time.perf_counter() - started) * 1000, 1)}
+    result: dict[str, float] = {"first_index_ms": round(ms_since(started), 1)}
     for name, find in (("index", None), ("scan", by_scan)):
         wall, cpu = time.perf_counter(), time.process_time()
         for message_id in message_ids:

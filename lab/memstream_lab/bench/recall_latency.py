@@ -41,7 +41,7 @@ from memstream.edges.http.server import BackgroundServer
 from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
 from memstream_lab.bench.synthetic import BACKGROUND_L1, USER, queries, tree_nodes, write_nodes
-from memstream_lab.measure import nearest_rank, write_report
+from memstream_lab.measure import ms_since, nearest_rank, write_report
 
 SIZES = (1_000, 10_000, 50_000)
 WARM_UP = 3
@@ -60,7 +60,7 @@ def measure(client: httpx.Client, asks: Sequence[str], seconds: float) -> dict[s
             break
         began = time.perf_counter()
         reply = client.post("/v1/recall", json={"user_id": USER, "query": query})
-        latencies.append((time.perf_counter() - began) * 1000)
+        latencies.append(ms_since(began))
         reply.raise_for_status()
         body = reply.json()
         complexities[body["complexity"]] = complexities.get(body["complexity"], 0) + 1

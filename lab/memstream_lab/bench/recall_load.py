@@ -63,7 +63,7 @@ from memstream.settings import Settings
 from memstream_lab.bench.api_config import parse_config
 from memstream_lab.bench.cpu import pss_mb
 from memstream_lab.bench.synthetic import BACKGROUND_L1, USER, queries, tree_nodes, write_nodes
-from memstream_lab.measure import free_port, nearest_rank, write_report
+from memstream_lab.measure import free_port, ms_since, nearest_rank, write_report
 
 CLIENTS = (1, 10, 50)
 COLLECTION = "bench_recall_load"
@@ -355,7 +355,7 @@ async def load(
                 body = json.loads(answer) if status == 200 else None
             except ConnectionError:
                 body = None
-            latencies.append((time.perf_counter() - began) * 1000)
+            latencies.append(ms_since(began))
             if body is None:
                 errors += 1
                 continue
