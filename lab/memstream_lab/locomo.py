@@ -19,7 +19,6 @@ from memstream.entrypoints.embedded.locomo import (
     conversation_events,
     conversation_from_dict,
     is_locomo_document,
-    message_text,
     normalize_evidence,
     parse_session_datetime,
 )
@@ -96,3 +95,11 @@ def unknown_evidence(conv: LocomoConversation) -> list[tuple[int, str]]:
         for evidence in question.evidence
         if evidence not in known
     ]
+
+
+def message_text(message: LocomoMessage) -> str:
+    """The text a turn carries; a shared photo is described by its caption, which can hold
+    the evidence a question needs."""
+    if message.blip_caption:
+        return f"{message.text} [shares a photo: {message.blip_caption}]"
+    return message.text

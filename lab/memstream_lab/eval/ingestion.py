@@ -33,7 +33,7 @@ from memstream.bootstrap import Container, open_index
 from memstream.contracts.codec import parse_ts
 from memstream.domain.models import Level
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
-from memstream.entrypoints.embedded.ingest import dumps_event, publish_file
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream_lab.eval.dataset import EvalConversation
 from memstream_lab.eval.memo import SearchCache
@@ -129,7 +129,7 @@ async def ingest(
             for event in conversation_events(conv.conversation, user):
                 at = parse_ts(event["ts"])
                 first = at if first is None else min(first, at)
-                sink.write(dumps_event(event) + "\n")
+                sink.write(json.dumps(event, ensure_ascii=False) + "\n")
     clock = ReplayClock(first or datetime.now(UTC))
     container = replace(deployment.container, clock=clock)
     started = time.perf_counter()

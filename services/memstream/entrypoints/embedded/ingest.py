@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -88,7 +87,3 @@ async def file_publisher(
         yield send
     finally:
         await publisher.stop()
-
-
-def dumps_event(event: dict[str, Any]) -> str:
-    return json.dumps(event, ensure_ascii=False)

@@ -162,14 +162,6 @@ def _question(raw: Mapping[str, Any]) -> LocomoQuestion:
     )
 
 
-def message_text(message: LocomoMessage) -> str:
-    """The text a turn carries; a shared photo is described by its caption, which can hold
-    the evidence a question needs."""
-    if message.blip_caption:
-        return f"{message.text} [shares a photo: {message.blip_caption}]"
-    return message.text
-
-
 def conversation_events(
     conv: LocomoConversation, user_id: str | None = None
 ) -> list[dict[str, Any]]:
