@@ -33,7 +33,7 @@ class Record:
     levels: dict[str, int] = field(default_factory=dict)
     answer: str | None = None
     correct: bool | None = None
-    coverage: float | None = None  # answer coverage of the recalled text (tools/eval/coverage)
+    coverage: float | None = None  # answer coverage of the recalled text (eval/coverage.py)
 
     @property
     def key(self) -> tuple[str, str, int]:
