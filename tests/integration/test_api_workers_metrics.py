@@ -24,8 +24,8 @@ from memstream.entrypoints.api_workers import (
     start_directory,
     worker_environment,
 )
+from memstream.entrypoints.embedded.processes import free_port
 from memstream.settings import Settings
-from memstream.tools.embedded.processes import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import redis.asyncio as aioredis
 
 from memstream.settings import Settings
-from memstream.tools.bench.loop_work import measure
+from memstream_lab.bench.loop_work import measure
 
 
 async def test_every_stage_is_measured_and_its_redis_keys_are_removed(

@@ -9,8 +9,8 @@ import pytest
 
 from memstream.client import AsyncRecallClient, MemstreamProducer, RecallClient, RecallError
 from memstream.client.models import ForgetResult, MemoryDetail, MemoryPage, Profile, Recall
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
 
 from .sdk_stack import API_KEY, serving_everything
 from .trees import module_settings, served

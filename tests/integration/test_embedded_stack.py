@@ -19,10 +19,10 @@ import redis.asyncio as aioredis
 from memstream.adapters.kafka.admin import admin_client
 from memstream.bootstrap import open_index
 from memstream.contracts.catalog import load_catalog
+from memstream.entrypoints.embedded.commands import run_up
+from memstream.entrypoints.embedded.processes import free_port
+from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
-from memstream.tools.embedded.commands import run_up
-from memstream.tools.embedded.processes import free_port
-from memstream.tools.embedded.stack import EmbeddedStack
 
 pytestmark = pytest.mark.integration
 

@@ -24,11 +24,11 @@ from pydantic import SecretStr
 from rich.console import Console
 
 from memstream.settings import Settings
-from memstream.tools.eval.harness import EvalConfig, run_locomo
-from memstream.tools.eval.mem0_peer import mem0_missing_reason
-from memstream.tools.eval.records import RECORDS_FILE
-from memstream.tools.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
-from memstream.tools.locomo import locomo_data_dir
+from memstream_lab.eval.harness import EvalConfig, run_locomo
+from memstream_lab.eval.mem0_peer import mem0_missing_reason
+from memstream_lab.eval.records import RECORDS_FILE
+from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
+from memstream_lab.locomo import locomo_data_dir
 
 from .local_server import serving
 

@@ -23,10 +23,10 @@ import pytest
 from memstream.bootstrap import Container, connect
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.ingest import publish_file
 
 from .test_forget_message import (
     FORGOTTEN,

@@ -25,10 +25,10 @@ from memstream.bootstrap import Container, connect
 from memstream.contracts.codec import encode_forget
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.ingest import publish_file
 
 pytestmark = pytest.mark.integration
 

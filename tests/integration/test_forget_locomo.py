@@ -28,12 +28,12 @@ from memstream.bootstrap import Container, build_recall
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.sparse import document_vector
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, Part, run_parts
 from memstream.recall.pipeline import RecallRequest
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.ingest import publish_file
-from memstream.tools.locomo import (
+from memstream_lab.locomo import (
     conversation_events,
     load_conversation,
     locomo_data_dir,

@@ -27,10 +27,10 @@ from memstream.bootstrap import Container, connect
 from memstream.domain.ids import segment_id
 from memstream.domain.lexical import document_weights
 from memstream.domain.models import Level, MemoryNode
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, Part, run_parts
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.ingest import publish_file
 
 USER = "forget-one"
 PHRASE = "Pistachio sleeps inside the blue teapot"

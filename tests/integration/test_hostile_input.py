@@ -29,9 +29,9 @@ from memstream.contracts.codec import decode_input
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import Level, Turn
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.runner import WRITE_PATH, RunningProcess, run_parts
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
 
 pytestmark = [
     pytest.mark.integration,

@@ -37,7 +37,7 @@ from memstream.domain.models import Level, MemoryNode, Summary, Turn, Window, Wi
 from memstream.domain.nodes import source_message
 from memstream.domain.segment_text import render_segment
 from memstream.settings import Settings
-from memstream.tools.locomo import conversation_events, load_conversation, locomo_data_dir
+from memstream_lab.locomo import conversation_events, load_conversation, locomo_data_dir
 
 SERVER = Path(__file__).with_name("smollm_server.py")
 USER = "locomo-llm"

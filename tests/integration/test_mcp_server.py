@@ -18,8 +18,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from memstream.entrypoints.embedded.processes import free_port
 from memstream.settings import Settings
-from memstream.tools.embedded.processes import free_port
 
 from .sdk_stack import API_KEY, Served, serving_everything
 

@@ -24,12 +24,12 @@ from typer.main import get_command
 
 from memstream.edges.probes import process_registry
 from memstream.entrypoints.cli import app as cli_app
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.demo.run import DEMO_FILE, DEMO_OVERRIDES, demo_users
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.metrics import CONSOLIDATED_LEVELS, Metrics
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.demo.run import DEMO_FILE, DEMO_OVERRIDES, demo_users
-from memstream.tools.ingest import publish_file
 
 ROOT = Path(__file__).resolve().parents[2]
 ALERTS = ROOT / "deploy/prometheus/alerts.yml"

@@ -20,10 +20,10 @@ import httpx
 from memstream.adapters.qdrant.query import node_from_payload
 from memstream.bootstrap import Container, derivation
 from memstream.domain.models import MemoryNode
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.rebuild_command import _run as run_command
 from memstream.entrypoints.runner import WRITE_PATH, Part, run_parts
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.ingest import publish_file
 
 from .test_forget_message import USER, all_nodes, conversation, qdrant_points, runtime
 

@@ -19,7 +19,7 @@ from memstream.domain.tokens import count_tokens
 from memstream.edges.http.server import BackgroundServer
 from memstream.entrypoints.recall_command import recall as recall_command
 from memstream.settings import Settings
-from memstream.tools.locomo import ADVERSARIAL_CATEGORY, load_conversation
+from memstream_lab.locomo import ADVERSARIAL_CATEGORY, load_conversation
 
 from .trees import (
     build_locomo_tree,

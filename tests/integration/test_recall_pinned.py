@@ -35,7 +35,7 @@ from memstream.bootstrap import build_recall, connect
 from memstream.domain.models import Fact, Level, MemoryNode, RequestedComplexity, SourceMessage
 from memstream.recall.pipeline import RecallRequest
 from memstream.settings import Settings
-from memstream.tools.bench.recall_latency import tree_nodes, write_nodes
+from memstream_lab.bench.recall_latency import tree_nodes, write_nodes
 
 PINS = Path(__file__).parents[1] / "data" / "recall-pinned.json"
 USER = "pinned-user"
@@ -142,7 +142,7 @@ def _scores(answers: list[dict[str, Any]]) -> list[float]:
 
 def _pin() -> None:
     """Write the pins with the code on PYTHONPATH (run from the repository root)."""
-    from memstream.tools.embedded.background import BackgroundStack
+    from memstream.entrypoints.embedded.background import BackgroundStack
 
     with (
         tempfile.TemporaryDirectory() as tmp,

@@ -20,10 +20,10 @@ import pytest
 from memstream.bootstrap import connect
 from memstream.edges.startup import PREFIX
 from memstream.entrypoints.api_workers import start_directory
+from memstream.entrypoints.embedded.processes import free_port
 from memstream.entrypoints.runner import Part, run_parts
 from memstream.ports import Embedder
 from memstream.settings import Settings
-from memstream.tools.embedded.processes import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.util._once import Once
 
 from memstream.client import AsyncMemstreamProducer, AsyncRecallClient
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
 
 from .sdk_stack import API_KEY, serving_everything
 

@@ -16,11 +16,11 @@ from tests.unit.tree_audit import check_containment
 from memstream.bootstrap import Container, connect
 from memstream.domain.calendar import parent_window_start
 from memstream.domain.models import Level, MemoryNode
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, RunningProcess, run_parts
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.ingest import publish_file
-from memstream.tools.locomo import conversation_events, load_conversation, locomo_data_dir
+from memstream_lab.locomo import conversation_events, load_conversation, locomo_data_dir
 
 CONVERSATION = "30"  # the shortest of the five
 USER = f"locomo-{CONVERSATION}"

@@ -30,11 +30,11 @@ from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.models import IndexedMemory, Level, MemoryNode
 from memstream.domain.sparse import document_vector
 from memstream.edges.http.server import BackgroundServer
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
-from memstream.tools.caught_up import wait_caught_up
-from memstream.tools.ingest import publish_file
-from memstream.tools.locomo import locomo_data_dir
+from memstream_lab.locomo import locomo_data_dir
 
 
 def module_settings(stack_settings: Settings, data_dir: Path, **updates: Any) -> Settings:

@@ -1,5 +1,6 @@
 """A production install (no extras) runs the worker and the recall API: checked in a Python
-where every development-only package is made unimportable."""
+where every development-only package is made unimportable and the lab is not installed, and
+in the production wheel itself, which holds no lab code."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# What only the extras bring: the local model, the embedded stack, the evaluation.
+# What only the extras bring (the local model, the embedded stack) and the lab (memstream-lab:
+# the benchmarks and the evaluation, with its plots and the mem0 peer).
 DEV_ONLY = (
+    "memstream_lab",
     "torch",
     "sentence_transformers",
     "transformers",
@@ -38,6 +42,22 @@ class NotInstalled:
 
 
 sys.meta_path.insert(0, NotInstalled())
+
+# The lab's distribution is installed in this virtualenv: hide it from the entry points too,
+# as a production install, which never has it, sees them.
+import importlib.metadata as metadata
+
+_entry_points = metadata.entry_points
+
+
+def entry_points(**params):
+    found = _entry_points(**params)
+    return metadata.EntryPoints(
+        entry for entry in found if entry.dist is None or entry.dist.name != "memstream-lab"
+    )
+
+
+metadata.entry_points = entry_points
 """
 
 
@@ -88,7 +108,7 @@ def test_the_production_commands_start(production_env: dict[str, str], command: 
 def test_every_production_module_imports_and_the_root_builds(
     production_env: dict[str, str],
 ) -> None:
-    # Everything but the tools and the in-process Qdrant adapter (that one is the extra).
+    # Everything but the embedded stack and the in-process Qdrant adapter (the extra).
     done = run(
         production_env,
         """
@@ -96,7 +116,7 @@ def test_every_production_module_imports_and_the_root_builds(
         import memstream
         from memstream.settings import Settings
 
-        skipped = ("memstream.tools", "memstream.adapters.qdrant.edge")
+        skipped = ("memstream.entrypoints.embedded", "memstream.adapters.qdrant.edge")
         for module in pkgutil.walk_packages(memstream.__path__, "memstream."):
             if not module.name.startswith(skipped):
                 importlib.import_module(module.name)
@@ -130,3 +150,43 @@ def test_every_production_module_imports_and_the_root_builds(
     assert done.returncode == 0, done.stderr
     # Without a Qdrant server, the in-process engine is asked for, and its extra named.
     assert "pip install 'memstream[embedded]'" in done.stdout
+
+
+def test_without_the_lab_its_commands_are_absent(production_env: dict[str, str]) -> None:
+    started = memstream(production_env, "--help")
+    assert started.returncode == 0, started.stderr
+    listed = run(
+        production_env,
+        """
+        from typer.main import get_command
+        from memstream.entrypoints.cli import app
+
+        print(" ".join(sorted(get_command(app).commands)))
+        """,
+    )
+    assert listed.returncode == 0, listed.stderr
+    commands = set(listed.stdout.split())
+    assert {"worker", "serve", "up", "demo", "ingest"} <= commands
+    assert not commands & {"eval", "bench"}
+    for command in ("eval", "bench"):
+        done = memstream(production_env, command, "--help")
+        assert done.returncode == 2
+        assert "No such command" in done.stderr
+
+
+def test_the_production_wheel_holds_no_lab_code(tmp_path: Path) -> None:
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+    subprocess.run(
+        [*pip_wheel, str(ROOT), "-w", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("memstream-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.startswith(("memstream_lab/", "memstream/tools/"))]
+    assert not [n for n in names if "/bench/" in n or "/eval/" in n]
+    # The embedded stack and the demo are memstream's, with the demo's story as data.
+    assert "memstream/entrypoints/embedded/stack.py" in names
+    for data in ("conversations.jsonl", "questions.json", "story/ana.json", "story/phrases.json"):
+        assert f"memstream/entrypoints/embedded/demo/{data}" in names

@@ -4,7 +4,7 @@
 process was started (from the kernel's record of it, so the interpreter's own start and the
 imports count) and the CPU time it has used so far. CPU time is what to compare on a loaded
 machine, where the wall clock also counts the waits for a core. The restart benchmark
-(`tools.bench.restart`) reads these lines.
+(`memstream_lab.bench.restart`) reads these lines.
 """
 
 from __future__ import annotations

@@ -1,15 +1,20 @@
 """The `memstream` command. Each sub-command lives with the part it drives; this only wires them.
 
 The production commands (worker, serve, recall, topics) load their heavy modules when they
-run, so `--help` answers at once. The development tools (up, demo, ingest, eval) live in
-`memstream.tools`, which only this module imports, and only inside the command that runs
-one: the tool parses the rest of the command line itself, `--help` included.
+run, so `--help` answers at once. The commands of one machine (up, demo, ingest) live in
+`memstream.entrypoints.embedded` and load inside the command that runs one: the tool parses
+the rest of the command line itself, `--help` included.
+
+Other distributions add commands through the `memstream.commands` entry-point group: the lab
+(lab/pyproject.toml) adds `eval` and `bench`. memstream never imports the lab; without it
+installed, those commands are simply absent.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import typer
@@ -52,7 +57,7 @@ def run_tool(ctx: typer.Context, tool: typer.Typer | Callable[..., Any]) -> None
 @tool_command("up")
 def up(ctx: typer.Context) -> None:
     """Run memstream here: a broker, Redis and Qdrant for each part not configured."""
-    from memstream.tools.embedded.commands import up as tool
+    from memstream.entrypoints.embedded.commands import up as tool
 
     run_tool(ctx, tool)
 
@@ -60,7 +65,7 @@ def up(ctx: typer.Context) -> None:
 @tool_command("demo")
 def demo(ctx: typer.Context) -> None:
     """Run the pipeline on the embedded stack over a bundled conversation and show the trees."""
-    from memstream.tools.commands import demo as tool
+    from memstream.entrypoints.embedded.feed_commands import demo as tool
 
     run_tool(ctx, tool)
 
@@ -68,14 +73,32 @@ def demo(ctx: typer.Context) -> None:
 @tool_command("ingest")
 def ingest(ctx: typer.Context) -> None:
     """Publish a file of events onto the turns topic, in order, keyed by user."""
-    from memstream.tools.commands import ingest as tool
+    from memstream.entrypoints.embedded.feed_commands import ingest as tool
 
     run_tool(ctx, tool)
 
 
-@tool_command("eval")
-def eval_(ctx: typer.Context) -> None:
-    """Benchmarks of recall quality (LoCoMo)."""
-    from memstream.tools.eval.commands import eval_app
+COMMAND_GROUP = "memstream.commands"
+"""Entry points of this group name a callable taking the rest of the command line and the
+program name (`memstream_lab.commands.eval_command` for one)."""
 
-    run_tool(ctx, eval_app)
+InstalledCommand = Callable[[Sequence[str], str], None]
+
+
+def installed_commands() -> list[EntryPoint]:
+    """The commands other installed distributions declare (the lab's `eval` and `bench`)."""
+    return sorted(entry_points(group=COMMAND_GROUP), key=lambda entry: entry.name)
+
+
+def mount(entry: EntryPoint) -> None:
+    """Add an installed command without importing it: listing commands reads only metadata."""
+    origin = entry.dist.name if entry.dist is not None else "another distribution"
+
+    @tool_command(entry.name, help=f"From {origin}: see `memstream {entry.name} --help`.")
+    def run(ctx: typer.Context) -> None:
+        command: InstalledCommand = entry.load()
+        command(ctx.args, ctx.command_path)
+
+
+for _entry in installed_commands():
+    mount(_entry)

@@ -17,7 +17,7 @@ from memstream.domain.models import Level, MemoryNode, Turn, Window
 from memstream.domain.nodes import source_message
 from memstream.domain.segment_text import render_segment
 from memstream.domain.summary_text import consolidate_summary
-from memstream.tools.locomo import conversation_events, conversation_files, load_conversation
+from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 
 FILES = conversation_files()
 # A bullet may date its relative times before its own date: `(last week: the week before ...)`.

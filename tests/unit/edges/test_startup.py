@@ -10,7 +10,7 @@ import pytest
 
 from memstream.edges.faust.app import OUTAGES, outages
 from memstream.edges.startup import phase, process_age_s
-from memstream.tools.bench.worker_process import WorkerProcess
+from memstream_lab.bench.worker_process import WorkerProcess
 
 
 def test_the_process_age_counts_from_the_process_start_not_from_the_import() -> None:

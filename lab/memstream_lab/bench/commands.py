@@ -1,0 +1,61 @@
+"""`memstream bench <name> [flags]`: one sub-command per benchmark, each given its own flags.
+
+`memstream bench ingest --out x.json` runs what `python -m memstream_lab.bench.ingest --out
+x.json` runs. A benchmark's module loads only when it runs; the list shows each one's first
+docstring line, read from its source without importing it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+from pathlib import Path
+
+import typer
+
+BENCHMARKS = (
+    "cli_start",
+    "forget",
+    "hostile",
+    "ingest",
+    "l1_freshness",
+    "loop_work",
+    "rebuild",
+    "recall_latency",
+    "recall_load",
+    "restart",
+)
+
+bench_app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Run one benchmark with its own flags."
+)
+
+
+def summary(name: str) -> str:
+    """The first line of a benchmark module's docstring, without importing the module."""
+    spec = importlib.util.find_spec(f"{__package__}.{name}")
+    if spec is None or spec.origin is None:
+        return ""
+    docstring = ast.get_docstring(ast.parse(Path(spec.origin).read_text(encoding="utf-8")))
+    return docstring.splitlines()[0] if docstring else ""
+
+
+def run_benchmark(name: str, args: list[str]) -> None:
+    module = importlib.import_module(f"{__package__}.{name}")
+    module.main(args)
+
+
+def _mount(name: str) -> None:
+    @bench_app.command(
+        name,
+        help=summary(name),
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        add_help_option=False,
+    )
+    def _run(ctx: typer.Context) -> None:
+        run_benchmark(name, ctx.args)
+
+
+for _name in BENCHMARKS:
+    _mount(_name)

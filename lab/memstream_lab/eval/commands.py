@@ -1,0 +1,88 @@
+"""`memstream eval locomo`: the LoCoMo benchmark of memstream's recall against flat baselines."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from memstream.settings import Settings
+from memstream_lab.eval.harness import EvalConfig, run_locomo
+from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
+from memstream_lab.locomo import locomo_data_dir
+
+eval_app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Benchmarks of recall quality (LoCoMo)."
+)
+
+
+@eval_app.callback()
+def _group() -> None:
+    """Benchmarks of recall quality (a callback keeps `locomo` a sub-command of `eval`)."""
+
+
+def _names(value: str | None) -> tuple[str, ...] | None:
+    return tuple(n.strip() for n in value.split(",") if n.strip()) if value else None
+
+
+@eval_app.command("locomo")
+def locomo(
+    out: Annotated[Path, typer.Option("--out", help="Run directory (stores, records, results).")],
+    data: Annotated[
+        Path | None, typer.Option("--data", help="LoCoMo directory; default ../shared/data/locomo.")
+    ] = None,
+    conversations: Annotated[
+        int | None, typer.Option("--conversations", min=1, help="Use the first N files.")
+    ] = None,
+    max_questions: Annotated[
+        int | None,
+        typer.Option("--max-questions", min=1, help="First N questions of each conversation."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume/--no-resume", help="Keep what an earlier run in OUT did.")
+    ] = True,
+    variants: Annotated[
+        str | None, typer.Option("--variants", help="Comma-separated memstream variants.")
+    ] = None,
+    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines")] = True,
+    mem0: Annotated[bool, typer.Option("--mem0/--no-mem0", help="Run mem0 if installed.")] = True,
+    answer: Annotated[
+        bool, typer.Option("--answer/--no-answer", help="Answer and judge (needs an endpoint).")
+    ] = True,
+    answer_methods: Annotated[
+        str | None, typer.Option("--answer-methods", help="Comma-separated methods to answer.")
+    ] = None,
+    memory_llm: Annotated[
+        bool,
+        typer.Option(
+            "--memory-llm/--offline-memory",
+            help="Write memories (and plan/gate recall) with the LLM endpoint too.",
+        ),
+    ] = False,
+) -> None:
+    """Ingest LoCoMo through the pipeline, recall every question, compare with baselines."""
+    config = EvalConfig(
+        data_dir=data or locomo_data_dir(),
+        out_dir=out,
+        conversations=conversations,
+        max_questions=max_questions,
+        resume=resume,
+        variants=_names(variants),
+        baselines=baselines,
+        mem0=mem0,
+        answer=answer,
+        answer_methods=_names(answer_methods),
+        memory_llm=memory_llm,
+    )
+    console = Console(stderr=True)
+    report = asyncio.run(run_locomo(config, Settings(), console))
+    typer.echo(markdown(report))
+    for name in (RESULTS_JSON, RESULTS_MD, PLOT_PNG):
+        console.print(f"wrote {out / name}")
+
+
+if __name__ == "__main__":  # `python -m memstream_lab.eval.commands locomo ...` before cli wiring
+    eval_app()

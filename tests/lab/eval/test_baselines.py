@@ -1,0 +1,71 @@
+"""The flat baselines: exact BM25 on a corpus small enough to check by hand, and ranking."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memstream_lab.eval.baselines import Bm25, FlatIndex, FlatMethod, flat_methods
+
+
+def test_bm25_matches_the_okapi_formula_by_hand() -> None:
+    docs = [["hike", "mountain"], ["hike", "lake", "lake"], ["paint"]]
+    bm25 = Bm25(docs, k1=1.2, b=0.75)
+    avg = 2.0  # (2 + 3 + 1) / 3
+
+    def idf(df: int) -> float:
+        return math.log(1 + (3 - df + 0.5) / (df + 0.5))
+
+    def part(tf: int, length: int, df: int) -> float:
+        return idf(df) * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * length / avg))
+
+    scores = bm25.scores(["lake", "hike"])
+    assert scores[0] == pytest.approx(part(1, 2, 2))
+    assert scores[1] == pytest.approx(part(2, 3, 1) + part(1, 3, 2))
+    assert scores[2] == 0.0
+
+
+def test_bm25_counts_a_repeated_query_term_once_and_ignores_unknown_terms() -> None:
+    bm25 = Bm25([["lake"], ["hike"]])
+    assert bm25.scores(["lake", "lake", "zebra"]).tolist() == bm25.scores(["lake"]).tolist()
+
+
+def test_rarer_terms_weigh_more() -> None:
+    bm25 = Bm25([["common", "rare"], ["common"], ["common"]])
+    scores = bm25.scores(["rare"])
+    assert scores[0] > 0 and scores[1] == 0
+
+
+def index() -> FlatIndex:
+    texts = ["Ann: we hiked the mountain", "Bob: I painted a lake", "Ann: lunch was fine"]
+    # Unit vectors: the query vector [1, 0] is closest to message 2 (dense disagrees with BM25).
+    vectors = np.array([[0.0, 1.0], [0.6, 0.8], [1.0, 0.0]], dtype=np.float32)
+    return FlatIndex(["D1:1", "D1:2", "D1:3"], texts, vectors)
+
+
+def test_each_scorer_ranks_by_its_own_signal() -> None:
+    flat = index()
+    query = np.array([1.0, 0.0], dtype=np.float32)
+    assert flat.search(FlatMethod("dense", 2), "mountain hike", query) == [2, 1]
+    assert flat.search(FlatMethod("bm25", 1), "mountain hike", query) == [0]
+    # Hybrid is 0.9 dense + 0.1 s/(s+5): a lexical match cannot beat a much closer vector.
+    assert flat.search(FlatMethod("hybrid", 1), "mountain hike", query) == [2]
+
+
+def test_ties_keep_message_order_and_top_k_caps() -> None:
+    flat = index()
+    query = np.array([0.0, 0.0], dtype=np.float32)
+    assert flat.search(FlatMethod("bm25", 10), "nothing matches", query) == [0, 1, 2]
+
+
+def test_the_nine_flat_methods() -> None:
+    names = [m.name for m in flat_methods()]
+    assert len(names) == 9
+    assert "flat-hybrid@20" in names and "flat-bm25@50" in names and "flat-dense@10" in names
+
+
+def test_lengths_must_agree() -> None:
+    with pytest.raises(ValueError):
+        FlatIndex(["a"], ["x", "y"], np.zeros((2, 2), dtype=np.float32))
