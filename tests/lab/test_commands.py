@@ -18,8 +18,8 @@ from memstream_lab.bench.commands import BENCHMARKS, summary
 @pytest.mark.parametrize(
     ("command", "shown"),
     [
-        (["bench", "--help"], "recall_latency"),
-        (["bench", "cli_start", "--help"], "--runs"),
+        (["bench", "--help"], "recall-latency"),
+        (["bench", "cli-start", "--help"], "--runs"),
         (["bench", "ingest", "--help"], "--publisher"),
     ],
 )
@@ -37,7 +37,7 @@ def test_a_benchmark_gets_the_rest_of_the_command_line(
     seen: list[list[str]] = []
     monkeypatch.setattr(cli_start, "main", seen.append)
     out = tmp_path / "start.json"
-    result = CliRunner().invoke(app, ["bench", "cli_start", "--out", str(out), "--runs", "2"])
+    result = CliRunner().invoke(app, ["bench", "cli-start", "--out", str(out), "--runs", "2"])
     assert result.exit_code == 0, result.output
     assert seen == [["--out", str(out), "--runs", "2"]]
 

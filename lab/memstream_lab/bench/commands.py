@@ -18,6 +18,7 @@ BENCHMARKS = (
     "cli_start",
     "forget",
     "hostile",
+    "house",
     "ingest",
     "l1_freshness",
     "loop_work",
@@ -46,9 +47,14 @@ def run_benchmark(name: str, args: list[str]) -> None:
     module.main(args)
 
 
+def command_name(module: str) -> str:
+    """The sub-command of a benchmark module: `recall_load` runs as `recall-load`."""
+    return module.replace("_", "-")
+
+
 def _mount(name: str) -> None:
     @bench_app.command(
-        name,
+        command_name(name),
         help=summary(name),
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
         add_help_option=False,
