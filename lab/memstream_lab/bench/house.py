@@ -107,7 +107,10 @@ class House:
                 "length": len(self.longest_import_chain),
                 "steps": [list(step) for step in self.longest_import_chain],
             },
-            "arrows_up": {"count": len(self.arrows_up), "imports": [list(a) for a in self.arrows_up]},
+            "arrows_up": {
+                "count": len(self.arrows_up),
+                "imports": [list(arrow) for arrow in self.arrows_up],
+            },
         }
 
 
@@ -192,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"longest import chain: {len(house.longest_import_chain)} modules")
     print(f"arrows up: {len(house.arrows_up)}")
     print(f"largest module: {house.largest_modules[0].module} ({house.largest_modules[0].lines})")
+
 
 if __name__ == "__main__":
     main()
