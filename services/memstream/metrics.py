@@ -10,11 +10,9 @@ series that alerts use are created at zero up front, so `increase()` sees their 
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import get_args
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import REGISTRY
 
 from memstream.domain.models import ClosureReason, Level
 
@@ -246,9 +244,3 @@ class Metrics:
                 self.consolidations.labels(level, result)
             for reason in CLOSURE_REASONS:
                 self.windows_closed.labels(level, reason)
-
-
-@cache
-def default_metrics() -> Metrics:
-    """The metrics on prometheus_client's global registry, built on first use, once."""
-    return Metrics(REGISTRY)

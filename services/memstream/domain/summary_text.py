@@ -437,10 +437,3 @@ def consolidate_summary(
         parts.append(c.text if day == label else f"{day}: {c.text}")
         label = day
     return Summary(text=" ".join(parts), facts=facts)
-
-
-def consolidate_text(
-    level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
-) -> str:
-    """The text alone of `consolidate_summary`."""
-    return consolidate_summary(level, window, children, history).text

@@ -10,7 +10,6 @@ from memstream.domain.summary_text import (
     DATED_BUDGET,
     LEVEL_BUDGETS,
     consolidate_summary,
-    consolidate_text,
     dated_excerpt,
     is_fact,
     topic_of,
@@ -121,7 +120,7 @@ def test_week_labels_each_day() -> None:
         ),
         summary(Level.DAY, wed, [Fact('Mel: "I made a bowl in class."', ("b",), wed)], "2"),
     ]
-    text = consolidate_text(Level.WEEK, window(Level.WEEK, monday, 7), days, [])
+    text = consolidate_summary(Level.WEEK, window(Level.WEEK, monday, 7), days, []).text
     assert text == (
         'Week of 8 May 2023: 8 May (Mon): Mel: "I started a pottery class." '
         '10 May (Wed): Mel: "I made a bowl in class."'
@@ -166,13 +165,13 @@ def test_topics_follow_the_words_used() -> None:
 
 def test_a_window_with_nothing_disclosed_says_so() -> None:
     hello = [leaf("Ana", "Hi! Good morning!", 0)]
-    text = consolidate_text(Level.SESSION, window(Level.SESSION, MAY_8, 1), hello, [])
+    text = consolidate_summary(Level.SESSION, window(Level.SESSION, MAY_8, 1), hello, []).text
     assert text == "Session on 8 May 2023 (Mon): Nothing was disclosed."
 
 
 def test_segments_are_not_consolidated() -> None:
     with pytest.raises(ValueError, match="L1"):
-        consolidate_text(Level.SEGMENT, window(Level.SEGMENT, MAY_8, 1), [], [])
+        consolidate_summary(Level.SEGMENT, window(Level.SEGMENT, MAY_8, 1), [], [])
 
 
 def test_next_months_profile_reads_this_months_bullets_back() -> None:

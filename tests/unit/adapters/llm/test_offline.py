@@ -8,7 +8,7 @@ from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
 from memstream.domain.query_heuristics import gate_candidates, plan_query
 from memstream.domain.segment_text import render_segment
-from memstream.domain.summary_text import consolidate_text
+from memstream.domain.summary_text import consolidate_summary
 from memstream.ports import LanguageModel
 
 MAY_8 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -47,7 +47,7 @@ async def test_a_segment_needs_a_message() -> None:
 
 async def test_consolidation_is_the_domain_summary() -> None:
     summary = await llm.consolidate(Level.SESSION, SESSION, LEAVES, [])
-    assert summary.text == consolidate_text(Level.SESSION, SESSION, LEAVES, [])
+    assert summary.text == consolidate_summary(Level.SESSION, SESSION, LEAVES, []).text
     assert summary.text.startswith('Session on 8 May 2023 (Mon): Caroline: "I painted')
     # "I painted the lake again." has too few content words to be a fact.
     assert {s for f in summary.facts for s in f.source_ids} == {"e0", "e1"}
