@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -259,6 +260,6 @@ def document_weights(text: str) -> dict[int, float]:
     return {tid: tf * (BM25_K1 + 1) / (tf + norm) for tid, tf in counts.items()}
 
 
-def query_weights(text: str) -> dict[int, float]:
-    """One unit of weight per distinct query term."""
-    return dict.fromkeys(sorted({term_id(t) for t in tokenize(text)}), 1.0)
+def query_weights(terms: Iterable[str]) -> dict[int, float]:
+    """One unit of weight per distinct query term (`tokenize` gave the terms)."""
+    return dict.fromkeys(sorted({term_id(t) for t in terms}), 1.0)

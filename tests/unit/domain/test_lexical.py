@@ -89,4 +89,4 @@ def test_empty_or_stopword_text_has_no_weights() -> None:
 
 
 def test_query_weights_give_each_distinct_term_one_unit() -> None:
-    assert query_weights("dog dogs park") == {term_id("dog"): 1.0, term_id("park"): 1.0}
+    assert query_weights(tokenize("dog dogs park")) == {term_id("dog"): 1.0, term_id("park"): 1.0}

@@ -1,4 +1,5 @@
 from memstream.domain.lexical import term_id
+from memstream.domain.query import parse_query
 from memstream.domain.sparse import document_vector, query_vector
 
 
@@ -13,11 +14,11 @@ def test_document_vector_is_sorted_and_positive() -> None:
 
 
 def test_query_vector_has_unit_weight_per_distinct_term() -> None:
-    vector = query_vector("pottery pottery class")
+    vector = query_vector(parse_query("pottery pottery class"))
     assert set(vector.indices) == {term_id("pottery"), term_id("class")}
     assert vector.values == (1.0, 1.0)
 
 
 def test_stopword_only_text_gives_an_empty_vector() -> None:
     assert document_vector("and the of").indices == ()
-    assert query_vector("").values == ()
+    assert query_vector(parse_query("")).values == ()
