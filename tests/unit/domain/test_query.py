@@ -17,7 +17,7 @@ NOW = datetime(2023, 6, 9, 12, 0, tzinfo=UTC)
 def test_a_query_is_read_into_every_cue_a_stage_needs() -> None:
     query = parse_query("When did Caroline and Melanie go hiking in May 2023?", NOW)
     assert query.terms == tuple(tokenize(query.text))
-    assert query.terms == ("caroline", "melanie", "go", "hike", "may", "2023")
+    assert query.terms == ("carolin", "melani", "go", "hike", "may", "2023")
     assert query.keywords == ("Caroline", "Melanie", "go", "hiking", "May", "2023")
     assert query.complexity == "hybrid"
     assert query.asks_when and not query.aggregative
