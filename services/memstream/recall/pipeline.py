@@ -138,7 +138,7 @@ class RecallPipeline:
         query = parse_query(request.query, when)
         planning = asyncio.ensure_future(clock.time("plan", self._plan(request, query)))
         activating = asyncio.ensure_future(
-            clock.time("leaves", self._activate(request, query, when, clock))
+            clock.time("leaves", self._activate(request, query, clock))
         )
         try:
             plan, (leaves, parents) = await asyncio.gather(planning, activating)
@@ -187,7 +187,7 @@ class RecallPipeline:
             return dataclasses.replace(plan_query(query), degraded=True)
 
     async def _activate(
-        self, request: RecallRequest, query: Query, when: datetime, clock: _Stopwatch
+        self, request: RecallRequest, query: Query, clock: _Stopwatch
     ) -> tuple[list[RecalledMemory], dict[str, MemoryNode]]:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
         the summaries read for that, with their ancestors (the climb starts from them)."""
