@@ -20,6 +20,7 @@ import pytest
 from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.adapters.qdrant.query import node_from_payload
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
+from memstream.domain.query import parse_query
 from memstream.domain.sparse import document_vector, query_vector
 
 DIM = 32
@@ -120,7 +121,7 @@ class IndexContract:
         await index.upsert([await indexed(alice), await indexed(bob)])
         dense = (await embedder.embed(["charity race"]))[0]
         hits = await index.search_leaves(
-            "alice", dense, query_vector("charity race"), limit=10, dense_weight=0.9
+            "alice", dense, query_vector(parse_query("charity race")), limit=10, dense_weight=0.9
         )
         assert [h.id for h in hits] == [alice.id]
         assert set(await index.get([alice.id, bob.id], user_id="alice")) == {alice.id}
@@ -139,7 +140,7 @@ class IndexContract:
             [await indexed(n, same) for n in (close, common, keyword)]
             + [await indexed(n, orthogonal) for n in filler]
         )
-        query = query_vector("Zanzibar trip")
+        query = query_vector(parse_query("Zanzibar trip"))
         hits = await index.search_leaves("alice", same, query, limit=3, dense_weight=0.9)
         # Dense scores tie at 1.0: the rare term lifts more than the common one (IDF).
         assert [h.id for h in hits] == [keyword.id, common.id, close.id]
@@ -149,7 +150,9 @@ class IndexContract:
         assert [round(h.score, 5) for h in dense_only] == [1.0, 1.0, 1.0]
 
     async def test_query_without_content_words_uses_dense_only(self, index: Index) -> None:
-        node = make_node("alice", "Caroline said they adopted a cat.")
+        # Four words the hashing embedder puts in four dimensions: a vector the float16 shard
+        # stores exactly, so the dense score is exactly 1.
+        node = make_node("alice", "Melanie said they adopted a cat.")
         await index.upsert([await indexed(node)])
         dense = (await embedder.embed([node.text]))[0]
         hits = await index.search_leaves(
@@ -163,7 +166,7 @@ class IndexContract:
         session = make_node("alice", "Session on 8 May 2023: painting.", level=Level.SESSION)
         await index.upsert([await indexed(leaf), await indexed(session)])
         dense = (await embedder.embed(["painting sunrise"]))[0]
-        sparse = query_vector("painting sunrise")
+        sparse = query_vector(parse_query("painting sunrise"))
         leaves = await index.search_leaves("alice", dense, sparse, limit=5, dense_weight=0.9)
         assert [h.id for h in leaves] == [leaf.id]
         sessions = await index.search_leaves(
@@ -201,7 +204,7 @@ class IndexContract:
             stored = await reopened.index.get([n.id for n in nodes], user_id="alice")
             assert [node_from_payload(n.id, stored[n.id]) for n in nodes] == nodes
             hits = await reopened.index.search_leaves(
-                "alice", axes[7], query_vector("diary page"), limit=1, dense_weight=0.9
+                "alice", axes[7], query_vector(parse_query("diary page")), limit=1, dense_weight=0.9
             )
             assert [h.id for h in hits] == [nodes[7].id]
         finally:

@@ -21,6 +21,7 @@ from qdrant_edge import (
 from memstream.adapters.qdrant.edge import EdgeIndex
 from memstream.adapters.qdrant.server import QdrantIndex
 from memstream.domain.models import IndexedMemory, Level, SparseVector
+from memstream.domain.query import parse_query
 from memstream.domain.sparse import document_vector, query_vector
 
 from .index_contract import DIM, IndexContract, Opened, make_node
@@ -124,7 +125,7 @@ async def test_same_ranking_as_qdrant_local_mode(tmp_path: Path) -> None:
             user = ("alice", "bob", "carol")[q % 3]
             dense = [rng.gauss(0.0, 1.0) for _ in range(DIM)]
             words = " ".join(rng.sample(WORDS, k=rng.randint(0, 3)))
-            sparse = query_vector(words) if words else SparseVector((), ())
+            sparse = query_vector(parse_query(words)) if words else SparseVector((), ())
             weight = (0.5, 0.8, 1.0)[q % 3]
             level = Level.SESSION if q % 4 == 0 else Level.SEGMENT
             got, want = [

@@ -21,6 +21,7 @@ from memstream.adapters.llm.fallback import FallbackLanguageModel
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.adapters.llm.openai import OpenAILanguageModel
 from memstream.domain.models import Level, MemoryNode, Turn, Window
+from memstream.domain.query import parse_query
 
 from .local_server import serving
 
@@ -187,9 +188,9 @@ async def test_client_errors_are_not_retried(endpoint: Harness) -> None:
     fake = endpoint.fake
     fake.script.append(Step(status=400))
     llm = FallbackLanguageModel(endpoint.backend(UsageCounter()), OfflineLanguageModel())
-    assert await llm.gate("support group?", "simple", []) == []  # nothing to ask about
+    assert await llm.gate(parse_query("support group?"), "simple", []) == []  # nothing to ask about
     child = MemoryNode("n1", "u1", Level.SEGMENT, T0, T0, "Caroline went to a group.")
-    assert await llm.gate("support group?", "simple", [child]) is None
+    assert await llm.gate(parse_query("support group?"), "simple", [child]) is None
     assert len(fake.requests) == 1
 
 
@@ -218,11 +219,11 @@ async def test_plan_and_gate_parse_structured_answers(
         ]
     )
     llm = endpoint.backend(UsageCounter())
-    plan = await llm.plan("Would Caroline pursue writing as a career?")
+    plan = await llm.plan(parse_query("Would Caroline pursue writing as a career?"))
     assert (plan.complexity, plan.keywords, plan.degraded) == (
         "complex",
         ("career", "writing"),
         False,
     )
     nodes = [MemoryNode(f"n{i}", "u1", Level.SEGMENT, T0, T0, f"memory {i}") for i in range(1, 4)]
-    assert await llm.gate("career?", "complex", nodes) == ["n2"]
+    assert await llm.gate(parse_query("career?"), "complex", nodes) == ["n2"]

@@ -25,6 +25,7 @@ from memstream.domain.models import (
     SparseVector,
     StoredNode,
 )
+from memstream.domain.query import Query
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
 from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
@@ -482,13 +483,13 @@ class FakeLLM:
     plans: int = 0
     gated: list[list[str]] = field(default_factory=list)
 
-    async def plan(self, query: str) -> Plan:
+    async def plan(self, query: Query) -> Plan:
         self.plans += 1
         await asyncio.sleep(self.plan_delay_s)
         return Plan(complexity=self.complexity, keywords=("llm",))
 
     async def gate(
-        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+        self, query: Query, complexity: Complexity, candidates: Sequence[MemoryNode]
     ) -> list[str] | None:
         self.gated.append([c.id for c in candidates])
         if self.gate_answer == "raise":

@@ -3,9 +3,10 @@
 Evidence recall credits only the L1 leaves whose source ids name an evidence message, so a
 summary or a profile that carries the answer earns nothing there. Answer coverage reads the
 recalled text itself: the share of the gold answer's content words found in it. Both sides
-are normalised the same way: lower case, English Snowball stems, stopwords out, number words
-as digits ("two" -> "2", "7th" -> "7") and month abbreviations spelled out ("Jan" ->
-"january"), so "7 May 2023" and "May 7th, 2023" agree.
+are normalised the same way: lower case, the stems recall uses (`domain.lexical.stem`,
+Snowball English), stopwords out, number words as digits ("two" -> "2", "7th" -> "7") and
+month abbreviations spelled out ("Jan" -> "january"), so "7 May 2023" and "May 7th, 2023"
+agree.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import snowballstemmer
-
-from memstream.domain.lexical import STOPWORDS
+from memstream.domain.lexical import STOPWORDS, stem
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
@@ -54,7 +53,6 @@ _MONTH_ABBREVIATIONS = {
     "nov": "november",
     "dec": "december",
 }
-_STEMMER = snowballstemmer.stemmer("english")
 # Words that only frame an answer ("around", "likely", "yes") and say nothing it must hold.
 _FRAMING = frozenset({"also", "around", "yes", "likely", "probably", "maybe", "s", "t"})
 
@@ -66,7 +64,7 @@ def _normal(token: str) -> str:
     if token in _NUMBER_WORDS:
         return _NUMBER_WORDS[token]
     token = _MONTH_ABBREVIATIONS.get(token, token)
-    return str(_STEMMER.stemWord(token))
+    return stem(token)
 
 
 def content_terms(text: str) -> frozenset[str]:

@@ -83,6 +83,8 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
         embedder=embedder,
         llm=container.llm,
         options=variant.options,
+        gate=variant.gate,
+        fit=variant.fit,
     )
     for conv in ctx.split:
         for q in conv.questions:

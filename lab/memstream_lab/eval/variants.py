@@ -1,6 +1,7 @@
 """Named memstream recall configurations, evaluated side by side in one run (ablations).
 
-A variant is a `RecallOptions` preset, how the request is made (complexity, token ceiling)
+A variant is a `RecallOptions` preset, the pipeline's gate and fit stages (the shipped
+ones, or one with an idea taken out), how the request is made (complexity, token ceiling)
 and the write path's segmentation. `default` is memstream as shipped; every other variant
 changes one thing, so the report shows what each idea is worth on its own.
 """
@@ -8,10 +9,54 @@ changes one thing, so the report shows what each idea is worth on its own.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from memstream.domain.models import COMPLEXITIES, Complexity, Level, RequestedComplexity
+from memstream.domain.query import Query
+from memstream.domain.ranking import RecalledMemory, fit_tokens, leaf_spend
 from memstream.domain.recall_options import LEAVES, RecallOptions
+from memstream.domain.summary_trim import fit_without_repeats
+from memstream.ports import LanguageModel
+from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
+
+
+# Stages with one idea of the shipped ones taken out, each replacing its stage in a variant.
+async def keep_all(
+    llm: LanguageModel, query: Query, complexity: Complexity, candidates: list[RecalledMemory]
+) -> tuple[list[RecalledMemory], bool]:
+    """No gate: every candidate goes on, and no language model is asked."""
+    return candidates, False
+
+
+def fit_untrimmed(
+    query: Query, memories: Sequence[RecalledMemory], max_tokens: int, summary_share: float
+) -> tuple[list[RecalledMemory], int]:
+    """Summaries in place of leaves, returned whole."""
+    return fit_tokens(memories, leaf_spend(memories, max_tokens), summary_share)
+
+
+def fit_unfocused(
+    query: Query, memories: Sequence[RecalledMemory], max_tokens: int, summary_share: float
+) -> tuple[list[RecalledMemory], int]:
+    """The shipped fit, but summaries keep their facts off the query's terms."""
+    budget = leaf_spend(memories, max_tokens)
+    return fit_without_repeats(memories, budget, summary_share, None, query.asks_when)
+
+
+def fit_undated(
+    query: Query, memories: Sequence[RecalledMemory], max_tokens: int, summary_share: float
+) -> tuple[list[RecalledMemory], int]:
+    """The shipped fit, but a fact dating a relative time goes like any repeat."""
+    budget = leaf_spend(memories, max_tokens)
+    return fit_without_repeats(memories, budget, summary_share, query, False)
+
+
+def fit_beside_leaves(
+    query: Query, memories: Sequence[RecalledMemory], max_tokens: int, summary_share: float
+) -> tuple[list[RecalledMemory], int]:
+    """The shipped fit, but summaries take what the leaves leave of the budget too."""
+    return fit_without_repeats(memories, max_tokens, summary_share, query, query.asks_when)
 
 
 @dataclass(frozen=True)
@@ -19,6 +64,8 @@ class Variant:
     name: str
     description: str
     options: RecallOptions = field(default_factory=RecallOptions)
+    gate: Gate = gate_by_model
+    fit: Fit = fit_in_place_of_leaves
     complexity: RequestedComplexity = "auto"
     max_tokens: int | None = None  # None: the options' default_max_tokens, as served
     # Write path: None segments by exchange, as deployed (in LoCoMo, where two people talk,
@@ -36,8 +83,10 @@ class Variant:
 
     @property
     def fingerprint(self) -> str:
-        # repr of frozen dataclasses (with their mapping-proxy budgets) is deterministic.
-        spec = repr((self.options, self.complexity, self.max_tokens, self.segment_messages))
+        # repr of frozen dataclasses (with their mapping-proxy budgets) is deterministic; a
+        # stage is named by its function's name.
+        stages = tuple(getattr(s, "__name__", repr(s)) for s in (self.gate, self.fit))
+        spec = repr((self.options, stages, self.complexity, self.max_tokens, self.segment_messages))
         return hashlib.sha256(spec.encode()).hexdigest()[:16]
 
 
@@ -111,18 +160,18 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "no-trim",
         "default with summaries returned whole, repeating what the leaves beside them say",
-        options=replace(SHIPPED, trim_repeats=False),
+        fit=fit_untrimmed,
     ),
     Variant(
         "no-query-facts",
         "default with summaries trimmed of repeats only, not of facts off the query's terms",
-        options=replace(SHIPPED, focus_summaries=False),
+        fit=fit_unfocused,
     ),
     Variant(
         "no-dated-repeats",
         "default with summary facts that date a relative time trimmed like any repeat of a "
         "returned leaf, also for questions asking when",
-        options=replace(SHIPPED, dated_repeats=False),
+        fit=fit_undated,
     ),
     Variant(
         "no-signal",
@@ -134,7 +183,7 @@ VARIANTS: tuple[Variant, ...] = (
         "no-replace",
         "default with summaries added in what the leaves leave of the budget, not only in "
         "place of leaves",
-        options=replace(SHIPPED, summaries_replace_leaves=False),
+        fit=fit_beside_leaves,
     ),
     Variant(
         "pool-60",
@@ -144,7 +193,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "no-gate",
         "default without the offline relevance gate",
-        options=replace(SHIPPED, gating=False),
+        gate=keep_all,
     ),
     Variant(
         "seg2",

@@ -24,12 +24,13 @@ class MemoryFact(_Answer):
 
 
 class MemoryDerivation(_Answer):
-    """What wrote a memory: the backend, model, prompt version and embedder."""
+    """What wrote a memory: the backend, model, prompt version, embedder and lexicon."""
 
     backend: str
     model: str
     prompt_version: str
     embedder: str
+    lexicon: str = "light-en"  # answers from a server older than the lexicon lack it
 
 
 class Memory(_Answer):

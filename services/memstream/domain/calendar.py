@@ -1,5 +1,5 @@
 """Calendar windows (day, ISO week, month) in a user's time zone, the tree's parent rules,
-and the one table of English month names.
+the one table of English month names, and the ranges time expressions name.
 
 A window is half-open, [start, end), and both bounds are aware datetimes in the user's zone.
 A window starts at the first instant whose local clock reads its first day at 00:00 or
@@ -11,6 +11,7 @@ ignores DST folds, so compare or measure windows after `to_utc`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -139,3 +140,31 @@ def spelled_day(instant: datetime, *, year: bool = True) -> str:
     """The date as people write it: "8 May 2023", or "8 May" without the year."""
     text = f"{instant.day} {MONTH_NAMES[instant.month - 1]}"
     return f"{text} {instant.year}" if year else text
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """The interval a time expression names: half-open, [start, end), in UTC."""
+
+    start: datetime
+    end: datetime  # exclusive
+    phrase: str  # the words that named it
+
+    def contains(self, instant: datetime) -> bool:
+        return self.start <= instant < self.end
+
+
+def day_range(year: int, month: int, day: int, phrase: str, days: int = 1) -> TimeRange:
+    """`days` days from the given one."""
+    start = datetime(year, month, day, tzinfo=UTC)
+    return TimeRange(start, start + timedelta(days=days), phrase)
+
+
+def month_range(year: int, month: int, phrase: str) -> TimeRange:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    return TimeRange(start, end, phrase)
+
+
+def year_range(year: int, phrase: str) -> TimeRange:
+    return TimeRange(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), phrase)

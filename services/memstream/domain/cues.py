@@ -1,9 +1,9 @@
 """Cues a query gives about what to recall, read without an LLM: pure functions.
 
-- Who: the people a query names, among the speakers of the candidate memories ("What did
-  Caroline research?" is about what Caroline said, not about what Melanie said to her).
-- What: the query's content terms that can tell memories apart, not the names of the
-  people who speak (every memory of theirs carries their name).
+`domain/query.py` reads them once, when it parses the query; stages read the parsed value.
+
+- Who and What (`Query.people_named`, `Query.terms_without`): the people a query names
+  among the speakers of the candidates, and its content terms but their names.
 - When: whether a query asks for a time ("When did ...", "How long ago ...", "What
   year ..."), so that a summary's resolved dates are worth returning beside their leaves.
 - How much: whether a query gathers facts scattered over the history ("What activities
@@ -15,9 +15,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-
-from memstream.domain.lexical import tokenize
 
 # What|Which + a plural noun ("What activities", "Which books"), "what kinds of", "What are
 # X's hobbies", present perfect over the history ("Where has X camped?"), counts, "both".
@@ -45,22 +42,6 @@ def asks_when(query: str) -> bool:
     return _WHEN.search(query) is not None
 
 
-def named_people(query: str, people: Iterable[str]) -> list[str]:
-    """The given people the query names (whole first name, case as written), in order."""
-    found: list[str] = []
-    for person in dict.fromkeys(people):
-        first = person.split()[0] if person.split() else person
-        if first and re.search(rf"\b{re.escape(first)}\b", query):
-            found.append(person)
-    return found
-
-
 def is_aggregative(query: str) -> bool:
     """Whether the query gathers several facts from across the history."""
     return _AGGREGATE.search(query) is not None
-
-
-def query_terms(query: str, people: Iterable[str]) -> frozenset[str]:
-    """The query's stemmed content terms, without the names of the given people."""
-    names = {t for person in people for t in tokenize(person)}
-    return frozenset(tokenize(query)) - names

@@ -11,16 +11,29 @@ may be the week before or the days just past; "last Friday" may be the Friday of
 or of the one before) is anchored instead of guessed: "the week before 9 June 2023", "the
 Friday before 15 July 2023". "Today" and "tonight" are left alone: every level prints the
 date a fact was said beside it (a session's header, a week's day labels, a profile bullet's
-date). Pure functions, standard library only.
+date).
+
+This is also how a query's relative times are read (`domain/timeexpr.py`): each expression
+resolves to its words for a summary and to the range they name for a query, from one match,
+so what a summary dates a query finds. The range of an anchored expression is the one its
+words name: "the week before 9 June 2023" is 2-8 June, "the Friday before 15 July 2023" is
+14 July. Pure functions, standard library only.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from memstream.domain.calendar import MONTH_NAMES, spelled_day
+from memstream.domain.calendar import (
+    MONTH_NAMES,
+    TimeRange,
+    day_range,
+    month_range,
+    spelled_day,
+    year_range,
+)
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 # A weekday in full, in any case, or abbreviated as people do in chat ("last Fri", "last
@@ -81,6 +94,8 @@ _TRIGGER_WORDS = frozenset().union(*_TRIGGERS.values())
 class ResolvedTime:
     phrase: str  # the words as spoken ("last Fri")
     resolved: str  # what they name ("the Friday before 15 July 2023")
+    # The same as an interval; None when it falls outside the years 1-9999.
+    span: TimeRange | None = None
 
 
 def resolve_relative_times(text: str, said_at: datetime) -> tuple[ResolvedTime, ...]:
@@ -103,9 +118,17 @@ def resolve_relative_times(text: str, said_at: datetime) -> tuple[ResolvedTime, 
             if resolved is None:
                 continue
             taken.append(span)
-            found.append((span[0], ResolvedTime(match.group(0), resolved)))
+            named = _span(kind, match, said_at)
+            found.append((span[0], ResolvedTime(match.group(0), resolved, named)))
     unique = dict.fromkeys(r for _, r in sorted(found, key=lambda item: item[0]))
     return tuple(unique)
+
+
+def relative_range(text: str, now: datetime) -> TimeRange | None:
+    """The range the first relative time of `text` names, read at `now`; None when there is
+    none, or when it falls outside the calendar."""
+    found = resolve_relative_times(text, now)
+    return found[0].span if found else None
 
 
 def annotation(text: str, said_at: datetime) -> str:
@@ -168,10 +191,91 @@ def _season(season: str, step: int, at: datetime) -> str:
         relation = {-1: "before", 0: "of", 1: "after"}[step]
         return f"the winter {relation} {spelled_day(at)}"
     season = "autumn" if season == "fall" else season
-    first = {"spring": 3, "summer": 6, "autumn": 9}[season]
-    year = at.year
+    return f"{season} {_season_year(_SEASON_STARTS[season], step, at)}"
+
+
+_SEASON_STARTS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9}
+
+
+def _season_year(first: int, step: int, at: datetime) -> int:
+    """The year of the season starting in month `first` that "last", "this" or "next" names."""
     if step < 0 and at.month < first + 3:
-        year -= 1
-    elif step > 0 and at.month >= first:
-        year += 1
-    return f"{season} {year}"
+        return at.year - 1
+    if step > 0 and at.month >= first:
+        return at.year + 1
+    return at.year
+
+
+def _span(kind: str, match: re.Match[str], at: datetime) -> TimeRange | None:
+    """What `_resolve` says, as the interval of whole days it names."""
+    try:
+        return _days_named(kind, match, at)
+    except (OverflowError, ValueError):
+        return None  # a range past the years 1-9999: no date can be in it
+
+
+def _days_named(kind: str, match: re.Match[str], at: datetime) -> TimeRange:
+    phrase = match.group(0)
+    today = datetime(at.year, at.month, at.day, tzinfo=UTC)
+
+    def days(first: datetime, count: int = 1) -> TimeRange:
+        return day_range(first.year, first.month, first.day, phrase, count)
+
+    if kind in ("day_before", "day_after", "days_ago"):
+        back = {"day_before": 1, "day_after": -1}.get(kind) or _count(match)
+        return days(today - timedelta(days=back))
+    if kind == "weeks_ago":
+        n = _count(match)
+        if match["unit"].lower().startswith("weekend"):
+            return days(_weekend_before(today) - timedelta(weeks=n - 1), 2)
+        return days(today - timedelta(weeks=n), 7)
+    if kind == "months_ago":
+        return month_range(*_shift_month(at, -_count(match)), phrase)
+    if kind == "years_ago":
+        return year_range(at.year - _count(match), phrase)
+    if kind == "last_weekday":
+        weekday = next(
+            i for i, d in enumerate(_WEEKDAYS) if d.lower().startswith(match["weekday"].lower())
+        )
+        return days(today - timedelta(days=(today.weekday() - weekday) % 7 or 7))
+    if kind in ("last_span", "this_span", "next_span"):
+        weekend = match["unit"].lower() == "weekend"
+        monday = today - timedelta(days=today.weekday())
+        if kind == "last_span":
+            return (
+                days(_weekend_before(today), 2) if weekend else days(today - timedelta(weeks=1), 7)
+            )
+        if kind == "this_span":
+            return days(monday + timedelta(days=5), 2) if weekend else days(monday, 7)
+        if weekend:
+            return days(today + timedelta(days=(5 - today.weekday()) % 7 or 7), 2)
+        return days(today + timedelta(days=1), 7)
+    step = {"last": -1, "this": 0, "next": 1}[match["which"].lower()]
+    if kind == "month":
+        return month_range(*_shift_month(at, step), phrase)
+    if kind == "year":
+        return year_range(at.year + step, phrase)
+    return _season_range(match["season"].lower(), step, today, phrase)
+
+
+def _weekend_before(today: datetime) -> datetime:
+    """The Saturday of the latest weekend begun before `today`."""
+    return today - timedelta(days=(today.weekday() - 5) % 7 or 7)
+
+
+def _season_range(season: str, step: int, today: datetime, phrase: str) -> TimeRange:
+    """The months `_season` names; a winter is the December to February its words anchor."""
+    if season == "winter":
+        in_winter = today.month in (12, 1, 2)
+        # The winter ending in March of `year`: the one holding today, or else the coming one.
+        year = today.year if today.month < 3 else today.year + 1
+        if in_winter or step < 0:
+            year += step
+        return TimeRange(
+            datetime(year - 1, 12, 1, tzinfo=UTC), datetime(year, 3, 1, tzinfo=UTC), phrase
+        )
+    first = _SEASON_STARTS[season]
+    year = _season_year(first, step, today)
+    return TimeRange(
+        datetime(year, first, 1, tzinfo=UTC), datetime(year, first + 3, 1, tzinfo=UTC), phrase
+    )

@@ -8,54 +8,20 @@ query. Pure rules, standard library only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from memstream.domain.lexical import STOPWORDS, term_set, tokenize
+from memstream.domain.lexical import term_set
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan
-
-_COMPLEX = re.compile(
-    r"\b(why|how(?! (?:often|many|much|long|old|far)\b)|patterns?|usually|typically|tends?"
-    r"|over time|summari[sz]e|what kinds? of|personality|traits?|values|likely|prefer\w*)\b"
-    r"|^\s*(would|might|could)\b",
-    re.IGNORECASE,
-)
-_HYBRID = re.compile(
-    r"\b(when|how often|how many|how long|before|after|since|until|first|last|latest|earlier"
-    r"|later|recently|ago|date|years?|months?|weeks?|days?|yesterday|today|tomorrow|weekend"
-    r"|during|between)\b",
-    re.IGNORECASE,
-)
-_QUERY_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+from memstream.domain.query import Query
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# Words that shape a question rather than name what a memory would contain.
-_QUESTION_WORDS = _words("often kind kinds sort type many much long likely usually ever both")
-
-
-def plan_query(query: str) -> Plan:
+def plan_query(query: Query) -> Plan:
     """Complexity by cue words, keywords = the query's content words (names kept as written)."""
-    words = [w.removesuffix("'s") for w in _QUERY_WORD.findall(query)]
-    names = {w for w in words[1:] if w[0].isupper() and w != "I"}
-    complexity: Complexity = "simple"
-    if _COMPLEX.search(query):
-        complexity = "complex"
-    elif _HYBRID.search(query) or len(names) >= 2:
-        complexity = "hybrid"
-    keywords: dict[str, str] = {}
-    for word in words:
-        if word.lower() in STOPWORDS or word.lower() in _QUESTION_WORDS or len(word) < 2:
-            continue
-        keywords.setdefault(word.lower(), word if word in names else word.lower())
-    return Plan(complexity=complexity, keywords=tuple(keywords.values()))
+    return Plan(complexity=query.complexity, keywords=query.keywords)
 
 
 def gate_candidates(
-    query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+    query: Query, complexity: Complexity, candidates: Sequence[MemoryNode]
 ) -> list[str]:
     """Keep profiles and candidates sharing a discriminating content term with the query.
 
@@ -67,7 +33,7 @@ def gate_candidates(
     if complexity == "complex" or not candidates:
         return every
     terms = [term_set(c.text) for c in candidates]
-    wanted = set(tokenize(query))
+    wanted = set(query.term_set)
     # Shared by the leaves alone: summaries, long and varied, would hide a name every leaf
     # holds, and the leaves kept would then depend on which summaries came along.
     leaf_terms = [t for c, t in zip(candidates, terms, strict=True) if c.level is Level.SEGMENT]

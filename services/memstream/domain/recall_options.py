@@ -12,15 +12,17 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
   crowded out by their own ancestors; summaries then take whatever the leaves leave;
-- a summary returned beside leaves carries only the facts they do not (`trim_repeats`),
-  and only those sharing a term with the query (`focus_summaries`); summaries take the place
-  of the weakest leaves rather than adding to them (`summaries_replace_leaves`);
+- a summary returned beside leaves carries only the facts they do not, and only those
+  sharing a term with the query; summaries take the place of the weakest leaves rather than
+  adding to them (both are the pipeline's fit stage, `recall/stages.py`);
 - a leaf is lifted by the share of the query's terms its session summary holds
   (`summary_signal`), so the tree helps find leaves, not only follows them.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
-and measures each idea alone. These are also the deployment's defaults: `Settings` takes
-its `recall` group's defaults from here and builds the options with `settings.recall.options()`.
+and measures each idea alone; an idea that is a stage rather than a number (the gate, the
+fit) is taken out by replacing the stage (memstream_lab/eval/variants.py). These are also the
+deployment's defaults: `Settings` takes its `recall` group's defaults from here and builds the
+options with `settings.recall.options()`.
 """
 
 from __future__ import annotations
@@ -65,7 +67,6 @@ class RecallOptions:
     budgets: Mapping[Complexity, Mapping[Level, int]] = field(
         default_factory=lambda: DEFAULT_BUDGETS
     )
-    gating: bool = True
     ancestor_scoring: AncestorScoring = "max"
     # Leaf re-ranking (domain/rerank.py); a pool no deeper than leaf_top_k still re-ranks.
     leaf_pool: int = 100
@@ -81,17 +82,6 @@ class RecallOptions:
     # over one ingest, evidence recall 0.701 against 0.695 and answer coverage 0.757 against
     # 0.761 (no summaries: 0.708 and 0.737); 0.2 left evidence recall on its bar.
     summary_share: float = 0.15
-    # A summary returned beside leaves leaves out the facts they say (domain/summary_trim.py).
-    trim_repeats: bool = True
-    # ... and of the facts sharing no content term with the query (needs trim_repeats).
-    focus_summaries: bool = True
-    # ... but a fact dating a relative time its leaf leaves open stays, for a query asking
-    # when (domain/event_time.py).
-    dated_repeats: bool = True
-    # Summaries only take the place of leaves: a recall never spends more tokens than its
-    # leaves alone would, so what a summary is worth is measured against the leaves it
-    # displaces, at the same tokens (the budget stays a ceiling).
-    summaries_replace_leaves: bool = True
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:

@@ -21,12 +21,11 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
-from memstream.domain.cues import named_people, query_terms
 from memstream.domain.lexical import term_set
 from memstream.domain.models import MemoryNode
+from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
-from memstream.domain.timeexpr import resolve_time_range
 
 # A time range also covers the day before its start: "on 9 November" in a question is often
 # the day a session is dated, and a session's messages start late in the evening.
@@ -34,8 +33,7 @@ _TIME_SLACK_BEFORE = timedelta(days=1)
 
 
 def rerank(
-    query: str,
-    query_time: datetime,
+    query: Query,
     pool: Sequence[RecalledMemory],
     options: RecallOptions,
     parents: Mapping[str, MemoryNode] | None = None,
@@ -49,18 +47,18 @@ def rerank(
         scores[node_id] += bonus
     for node_id, bonus in _session_bonus(pool, options.session_support):
         scores[node_id] += bonus
-    for node_id, bonus in _time_bonus(query, query_time, pool, options):
+    for node_id, bonus in _time_bonus(query, pool, options):
         scores[node_id] += bonus
     ranked = sorted(pool, key=lambda m: (-scores[m.node.id], m.node.id))
     return [RecalledMemory(m.node, scores[m.node.id]) for m in ranked]
 
 
 def _speaker_bonus(
-    query: str, pool: Sequence[RecalledMemory], boost: float
+    query: Query, pool: Sequence[RecalledMemory], boost: float
 ) -> list[tuple[str, float]]:
     if not boost:
         return []
-    named = named_people(query, [s for m in pool for s in m.node.speakers])
+    named = query.people_named(s for m in pool for s in m.node.speakers)
     if len(named) != 1:
         return []
     theirs = [m.node.id for m in pool if named[0] in m.node.speakers]
@@ -69,14 +67,14 @@ def _speaker_bonus(
 
 
 def _summary_bonus(
-    query: str,
+    query: Query,
     pool: Sequence[RecalledMemory],
     parents: Mapping[str, MemoryNode],
     weight: float,
 ) -> list[tuple[str, float]]:
     if not weight or not parents:
         return []
-    terms = query_terms(query, [s for m in pool for s in m.node.speakers])
+    terms = query.terms_without(s for m in pool for s in m.node.speakers)
     if not terms:
         return []
     share = {
@@ -104,11 +102,11 @@ def _session_bonus(pool: Sequence[RecalledMemory], share: float) -> list[tuple[s
 
 
 def _time_bonus(
-    query: str, query_time: datetime, pool: Sequence[RecalledMemory], options: RecallOptions
+    query: Query, pool: Sequence[RecalledMemory], options: RecallOptions
 ) -> list[tuple[str, float]]:
     if not options.time_boost:
         return []
-    span = resolve_time_range(query, query_time)
+    span = query.time_range
     if span is None:
         return []
     start = _shifted(span.start, -_TIME_SLACK_BEFORE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memstream.domain.lexical import document_weights, query_weights
 from memstream.domain.models import SparseVector
+from memstream.domain.query import Query
 
 
 def _to_sparse(weights: dict[int, float]) -> SparseVector:
@@ -19,6 +20,6 @@ def document_vector(text: str) -> SparseVector:
     return _to_sparse(document_weights(text))
 
 
-def query_vector(text: str) -> SparseVector:
+def query_vector(query: Query) -> SparseVector:
     """The sparse vector of a recall query: one unit per distinct content term."""
-    return _to_sparse(query_weights(text))
+    return _to_sparse(query_weights(query.terms))

@@ -22,9 +22,9 @@ import re
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import replace
 
-from memstream.domain.cues import query_terms
 from memstream.domain.lexical import term_set
 from memstream.domain.models import Fact, Level, MemoryNode
+from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory, fit_tokens
 from memstream.domain.summary_text import dated_excerpt
 
@@ -87,7 +87,7 @@ def fit_without_repeats(
     memories: Sequence[RecalledMemory],
     max_tokens: int,
     summary_share: float,
-    query: str | None = None,
+    query: Query | None = None,
     keep_dates: bool = False,
 ) -> tuple[list[RecalledMemory], int]:
     """`fit_tokens`, with every summary trimmed of what is returned below it: the fitted
@@ -97,7 +97,7 @@ def fit_without_repeats(
     leaves. The tokens this frees go to the next memories by score; fitted again until it
     settles."""
     people = {p for m in memories for p in m.node.speakers}
-    terms = query_terms(query, people) if query is not None else frozenset()
+    terms = query.terms_without(people) if query is not None else frozenset()
     focused = [
         RecalledMemory(node, m.score)
         for m in memories

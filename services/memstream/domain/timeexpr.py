@@ -1,23 +1,32 @@
 """Time expressions in a query, resolved to the interval they name (after TSM's ParseTime).
 
 "What did Nate make on 9 November, 2022?" names a day; "in May 2022" a month; "in 2023" a
-year; "between August 11 and August 15 2023" a span; "yesterday", "last week", "three
-months ago" are resolved against the query time. Pure functions, standard library only;
-the result is a half-open UTC interval [start, end), or None when the query names no time
-(or a time outside the years 1-9999, for any query time).
+year; "between August 11 and August 15 2023" a span; "yesterday", "last week", "eight
+months ago" are resolved against the query time, by the code that dates them in a summary
+(`domain/event_time.py`), so a query finds the range a summary wrote. Pure functions,
+standard library only; the result is a half-open UTC interval [start, end), or None when
+the query names no time (or a time outside the years 1-9999, for any query time).
 
 Deliberately small: explicit dates in the common English orders, months, years, seasons,
-and the usual relative phrases. A missing year is the latest one that puts the date at or
+and the relative phrases a summary dates. A missing year is the latest one that puts the date at or
 before the query time (questions are about the past).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from memstream.domain.calendar import MONTH_NUMBERS
+from memstream.domain.calendar import (
+    MONTH_NUMBERS,
+    TimeRange,
+    day_range,
+    month_range,
+    year_range,
+)
+from memstream.domain.event_time import relative_range
+
+__all__ = ["TimeRange", "resolve_time_range"]
 
 _MONTH = r"(?P<{0}>" + "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<{0}>\d{{1,2}})(?:st|nd|rd|th)?"
@@ -38,31 +47,14 @@ _SEASON = re.compile(
     rf"\b(?P<which>last\s+|this\s+)?(?P<s>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_YEAR.format('y')})?\b",
     re.IGNORECASE,
 )
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
-_AGO = re.compile(
-    r"\b(?P<n>\d+|a|an|one|two|three|four|five|six)\s+(?P<unit>day|week|month|year)s?\s+ago\b",
-    re.IGNORECASE,
-)
-_LAST = re.compile(r"\b(?P<which>last|this)\s+(?P<unit>week|weekend|month|year)\b", re.IGNORECASE)
-_YESTERDAY = re.compile(r"\byesterday\b", re.IGNORECASE)
 # Seasons as northern-hemisphere month spans; winter starts in December of the year before.
 _SEASON_MONTHS = {"spring": (3, 6), "summer": (6, 9), "autumn": (9, 12), "fall": (9, 12)}
-
-
-@dataclass(frozen=True, slots=True)
-class TimeRange:
-    start: datetime
-    end: datetime  # exclusive
-    phrase: str  # the words that named it
-
-    def contains(self, instant: datetime) -> bool:
-        return self.start <= instant < self.end
 
 
 def resolve_time_range(query: str, now: datetime) -> TimeRange | None:
     """The interval the first (most specific) time expression of `query` names."""
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
-    for resolver in (_explicit_day, _month_year, _season, _year, _month, _relative):
+    for resolver in (_explicit_day, _month_year, relative_range, _season, _year, _month):
         try:
             found = resolver(query, now)
         except (OverflowError, ValueError):
@@ -76,20 +68,9 @@ def resolve_time_range(query: str, now: datetime) -> TimeRange | None:
 
 def _day_range(year: int, month: int, day: int, phrase: str) -> TimeRange | None:
     try:
-        start = datetime(year, month, day, tzinfo=UTC)
+        return day_range(year, month, day, phrase)
     except ValueError:
         return None  # "31 June": not a date, so no constraint
-    return TimeRange(start, start + timedelta(days=1), phrase)
-
-
-def _month_range(year: int, month: int, phrase: str) -> TimeRange:
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
-    return TimeRange(start, end, phrase)
-
-
-def _year_range(year: int, phrase: str) -> TimeRange:
-    return TimeRange(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), phrase)
 
 
 def _latest_year(month: int, day: int, now: datetime) -> int:
@@ -112,7 +93,7 @@ def _month_year(query: str, now: datetime) -> TimeRange | None:
     match = _MONTH_YEAR.search(query)
     if match is None:
         return None
-    return _month_range(int(match["y"]), MONTH_NUMBERS[match["m"].lower()], match.group(0))
+    return month_range(int(match["y"]), MONTH_NUMBERS[match["m"].lower()], match.group(0))
 
 
 def _month(query: str, now: datetime) -> TimeRange | None:
@@ -121,14 +102,14 @@ def _month(query: str, now: datetime) -> TimeRange | None:
         return None
     month = MONTH_NUMBERS[match["m"].lower()]
     year = now.year if month <= now.month else now.year - 1
-    return _month_range(year, month, match.group(0))
+    return month_range(year, month, match.group(0))
 
 
 def _year(query: str, now: datetime) -> TimeRange | None:
     match = _IN_YEAR.search(query)
     if match is None:
         return None
-    return _year_range(int(match["y"]), match.group(0))
+    return year_range(int(match["y"]), match.group(0))
 
 
 def _season(query: str, now: datetime) -> TimeRange | None:
@@ -155,34 +136,3 @@ def _season(query: str, now: datetime) -> TimeRange | None:
     return TimeRange(
         datetime(year, first, 1, tzinfo=UTC), datetime(year, last, 1, tzinfo=UTC), match.group(0)
     )
-
-
-def _relative(query: str, now: datetime) -> TimeRange | None:
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if match := _YESTERDAY.search(query):
-        return TimeRange(today - timedelta(days=1), today, match.group(0))
-    if match := _AGO.search(query):
-        n = int(match["n"]) if match["n"].isdigit() else _NUMBERS[match["n"].lower()]
-        unit = match["unit"].lower()
-        days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * n
-        centre = today - timedelta(days=days)
-        # "two months ago" is approximate: half a unit either side.
-        half = timedelta(days=max(1, {"day": 1, "week": 7, "month": 30, "year": 365}[unit] // 2))
-        return TimeRange(centre - half, centre + half + timedelta(days=1), match.group(0))
-    if match := _LAST.search(query):
-        unit, which = match["unit"].lower(), match["which"].lower()
-        if unit in ("week", "weekend"):
-            monday = today - timedelta(days=today.weekday())
-            start = monday - timedelta(days=7) if which == "last" else monday
-            if unit == "weekend":
-                start += timedelta(days=5)
-                return TimeRange(start, start + timedelta(days=2), match.group(0))
-            return TimeRange(start, start + timedelta(days=7), match.group(0))
-        if unit == "month":
-            first = today.replace(day=1)
-            if which == "this":
-                return _month_range(first.year, first.month, match.group(0))
-            prev = first - timedelta(days=1)
-            return _month_range(prev.year, prev.month, match.group(0))
-        return _year_range(today.year - (which == "last"), match.group(0))
-    return None

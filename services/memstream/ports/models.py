@@ -14,6 +14,7 @@ from memstream.domain.models import (
     Turn,
     Window,
 )
+from memstream.domain.query import Query
 
 
 class Embedder(Protocol):
@@ -36,10 +37,10 @@ class LanguageModel(Protocol):
         history: Sequence[MemoryNode],
     ) -> Summary: ...
 
-    async def plan(self, query: str) -> Plan: ...
+    async def plan(self, query: Query) -> Plan: ...
 
     async def gate(
-        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+        self, query: Query, complexity: Complexity, candidates: Sequence[MemoryNode]
     ) -> list[str] | None:
         """Ids of the candidates worth keeping; None when the backend could not decide."""
         ...

@@ -24,6 +24,9 @@ Decisions worth knowing:
   score 0: it is the first memory dropped when the token budget is short.
 - The gate may only remove memories. When it cannot decide (LLM failure) the ungated set
   is returned and `degraded` is set; a failed planner also sets `degraded`.
+- The query is parsed once, on arrival (`domain/query.py`); every stage reads the parsed
+  `Query`. The gate and the fit are functions passed in (`recall/stages.py`), so an
+  evaluation replaces a stage rather than switching one off.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from memstream.domain.cues import asks_when, is_aggregative
 from memstream.domain.models import (
     REQUESTED_COMPLEXITIES,
     Complexity,
@@ -46,12 +48,11 @@ from memstream.domain.models import (
     Plan,
     RequestedComplexity,
 )
+from memstream.domain.query import Query, parse_query
 from memstream.domain.query_heuristics import plan_query
 from memstream.domain.ranking import (
     RecalledMemory,
     Support,
-    fit_tokens,
-    leaf_spend,
     order,
     parent_support,
     prune,
@@ -59,8 +60,8 @@ from memstream.domain.ranking import (
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
-from memstream.domain.summary_trim import fit_without_repeats
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
+from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
 
@@ -119,18 +120,26 @@ class RecallPipeline:
         embedder: Embedder,
         llm: LanguageModel,
         options: RecallOptions,
+        gate: Gate = gate_by_model,
+        fit: Fit = fit_in_place_of_leaves,
     ) -> None:
         self._tree = tree
         self._index = index
         self._embedder = embedder
         self._llm = llm
         self.options = options
+        self._gate = gate
+        self._fit = fit
 
     async def recall(self, request: RecallRequest) -> RecallResult:
         clock = _Stopwatch()
         started = time.perf_counter()
-        planning = asyncio.ensure_future(clock.time("plan", self._plan(request)))
-        activating = asyncio.ensure_future(clock.time("leaves", self._activate(request, clock)))
+        when = request.query_time or datetime.now(UTC)
+        query = parse_query(request.query, when)
+        planning = asyncio.ensure_future(clock.time("plan", self._plan(request, query)))
+        activating = asyncio.ensure_future(
+            clock.time("leaves", self._activate(request, query, clock))
+        )
         try:
             plan, (leaves, parents) = await asyncio.gather(planning, activating)
         except BaseException:
@@ -143,24 +152,17 @@ class RecallPipeline:
         budgets = self.options.levels(complexity)
         climbing = self._climb(request.user_id, leaves, budgets, parents)
         candidates = await clock.time("ancestors", climbing)
-        kept, gate_failed = await clock.time("gate", self._gate(request, complexity, candidates))
+        gating = self._gate(self._llm, query, complexity, candidates)
+        kept, gate_failed = await clock.time("gate", gating)
         max_tokens = (
             request.max_tokens
             if request.max_tokens is not None
             else self.options.default_max_tokens
         )
         order_start = time.perf_counter()
-        budget = self.options.token_budget(max_tokens, is_aggregative(request.query))
-        if self.options.summaries_replace_leaves:
-            budget = leaf_spend(kept, budget)
-        share = self.options.summary_share
-        if self.options.trim_repeats:
-            focus = request.query if self.options.focus_summaries else None
-            dates = self.options.dated_repeats and asks_when(request.query)
-            fitted, tokens = fit_without_repeats(kept, budget, share, focus, dates)
-        else:
-            fitted, tokens = fit_tokens(kept, budget, share)
-        memories = order(fitted, request.query_time or datetime.now(UTC))
+        budget = self.options.token_budget(max_tokens, query.aggregative)
+        fitted, tokens = self._fit(query, kept, budget, self.options.summary_share)
+        memories = order(fitted, when)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         return RecallResult(
@@ -174,29 +176,28 @@ class RecallPipeline:
 
     # --- stages ----------------------------------------------------------------------------
 
-    async def _plan(self, request: RecallRequest) -> Plan:
+    async def _plan(self, request: RecallRequest, query: Query) -> Plan:
         if request.complexity != "auto":
-            offline = plan_query(request.query)
-            return Plan(complexity=request.complexity, keywords=offline.keywords)
+            return Plan(complexity=request.complexity, keywords=query.keywords)
         try:
-            return await self._llm.plan(request.query)
+            return await self._llm.plan(query)
         except Exception:
             # A bare LLM (no fallback wrapper) may raise; recall still answers.
             log.warning("recall planner failed; using the offline heuristic", exc_info=True)
-            return dataclasses.replace(plan_query(request.query), degraded=True)
+            return dataclasses.replace(plan_query(query), degraded=True)
 
     async def _activate(
-        self, request: RecallRequest, clock: _Stopwatch
+        self, request: RecallRequest, query: Query, clock: _Stopwatch
     ) -> tuple[list[RecalledMemory], dict[str, MemoryNode]]:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
         the summaries read for that, with their ancestors (the climb starts from them)."""
-        [dense] = await clock.time("embed", self._embedder.embed([request.query]))
+        [dense] = await clock.time("embed", self._embedder.embed([query.text]))
         hits = await clock.time(
             "search",
             self._index.search_leaves(
                 request.user_id,
                 dense,
-                query_vector(request.query),
+                query_vector(query),
                 limit=self.options.candidates,
                 dense_weight=self.options.dense_weight,
                 level=Level.SEGMENT,
@@ -211,9 +212,8 @@ class RecallPipeline:
             for n in nodes
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
-        when = request.query_time or datetime.now(UTC)
         sessions = await self._sessions(request.user_id, pool)
-        ranked = rerank(request.query, when, pool, self.options, sessions)
+        ranked = rerank(query, pool, self.options, sessions)
         leaves = ranked[: self.options.leaf_top_k]
         return leaves, await self._lineage(request.user_id, leaves, sessions)
 
@@ -281,19 +281,3 @@ class RecallPipeline:
             if profile is not None and profile.user_id == user_id:
                 recalled.append(RecalledMemory(profile, 0.0))
         return recalled
-
-    async def _gate(
-        self, request: RecallRequest, complexity: Complexity, candidates: list[RecalledMemory]
-    ) -> tuple[list[RecalledMemory], bool]:
-        """The candidates the gate keeps, and whether the gate failed (then: all of them)."""
-        if not self.options.gating or not candidates:
-            return candidates, False
-        try:
-            kept = await self._llm.gate(request.query, complexity, [m.node for m in candidates])
-        except Exception:
-            log.warning("recall gate failed; returning the ungated candidates", exc_info=True)
-            kept = None
-        if kept is None:
-            return candidates, True
-        keep = set(kept)
-        return [m for m in candidates if m.node.id in keep], False

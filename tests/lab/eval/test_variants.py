@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memstream.domain.recall_options import RecallOptions
+from memstream.recall.stages import fit_in_place_of_leaves, gate_by_model
 from memstream_lab.eval.variants import PRIMARY, VARIANTS, select
 
 
@@ -33,3 +34,22 @@ def test_the_primary_variant_is_memstream_as_shipped() -> None:
     assert primary.options == RecallOptions()
     assert primary.max_tokens is None and primary.segment_messages is None
     assert primary.segmentation == "exchange"
+
+
+def test_the_primary_variant_runs_the_shipped_stages() -> None:
+    primary = select([PRIMARY])[0]
+    assert primary.gate is gate_by_model and primary.fit is fit_in_place_of_leaves
+
+
+def test_a_stage_taken_out_is_a_stage_replaced_not_an_option() -> None:
+    replaced = {
+        v.name: v for v in VARIANTS if (v.gate, v.fit) != (gate_by_model, fit_in_place_of_leaves)
+    }
+    assert set(replaced) == {
+        "no-trim",
+        "no-query-facts",
+        "no-dated-repeats",
+        "no-replace",
+        "no-gate",
+    }
+    assert all(v.options == RecallOptions() for v in replaced.values())

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from memstream.domain.cues import asks_when, is_aggregative, named_people
+from memstream.domain.cues import asks_when, is_aggregative
+from memstream.domain.query import parse_query
 
 
 def test_named_people_matches_whole_first_names() -> None:
     people = ["Caroline", "Melanie", "Mel Brooks"]
-    assert named_people("What did Caroline research?", people) == ["Caroline"]
-    assert named_people("Did Melanie and Caroline meet?", people) == ["Caroline", "Melanie"]
-    assert named_people("What did Mel paint?", people) == ["Mel Brooks"]
-    assert named_people("What did Carolines do?", people) == []
-    assert named_people("What did caroline do?", people) == []  # names as written
+    assert parse_query("What did Caroline research?").people_named(people) == ["Caroline"]
+    assert parse_query("Did Melanie and Caroline meet?").people_named(people) == [
+        "Caroline",
+        "Melanie",
+    ]
+    assert parse_query("What did Mel paint?").people_named(people) == ["Mel Brooks"]
+    assert parse_query("What did Carolines do?").people_named(people) == []
+    assert parse_query("What did caroline do?").people_named(people) == []  # names as written
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from unittest import mock
 
 import pytest
@@ -100,3 +100,27 @@ def test_skipping_patterns_without_their_trigger_word_changes_nothing(words: lis
     with mock.patch.multiple(event_time, _TRIGGERS=every_pattern, _TRIGGER_WORDS={""}):
         reference = resolve_relative_times(text, SAID)
     assert resolve_relative_times(text, SAID) == reference
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("I moved 3 months ago.", datetime(2023, 4, 1), datetime(2023, 4, 30)),
+        ("Last Fri I took my kids to the museum.", datetime(2023, 7, 14), datetime(2023, 7, 14)),
+        ("I dyed my hair last week.", datetime(2023, 7, 8), datetime(2023, 7, 14)),
+        ("A roadtrip this past weekend!", datetime(2023, 7, 8), datetime(2023, 7, 9)),
+        ("We camped two weekends ago.", datetime(2023, 7, 1), datetime(2023, 7, 2)),
+        ("I'm hiking this weekend.", datetime(2023, 7, 15), datetime(2023, 7, 16)),
+        ("Max and I camped last summer.", datetime(2022, 6, 1), datetime(2022, 8, 31)),
+        ("It snowed last winter.", datetime(2022, 12, 1), datetime(2023, 2, 28)),
+        ("It will snow next winter.", datetime(2023, 12, 1), datetime(2024, 2, 29)),
+    ],
+)
+def test_a_relative_time_names_the_days_its_words_say(
+    text: str, first: datetime, last: datetime
+) -> None:
+    [found] = resolve_relative_times(text, SAID)
+    assert found.span is not None
+    days = (found.span.end - found.span.start).days
+    start = found.span.start.replace(tzinfo=None)
+    assert (start, start + timedelta(days=days - 1)) == (first, last)

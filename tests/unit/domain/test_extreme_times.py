@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tests.unit.fakes import node
 
 from memstream.domain.models import Level
+from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory, Support, order, prune
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
@@ -71,7 +72,7 @@ def memories(times: list[datetime]) -> list[RecalledMemory]:
 )
 def test_the_reported_query_times_rank_without_raising(query: str, now: datetime) -> None:
     pool = memories([datetime(2024, 3, 4, tzinfo=UTC), now])
-    reranked = rerank(query, now, pool, RecallOptions(time_boost=0.1))
+    reranked = rerank(parse_query(query, now), pool, RecallOptions(time_boost=0.1))
     assert {m.node.id for m in order(reranked, now)} == {"n0", "n1"}
 
 
@@ -96,7 +97,9 @@ def test_recall_ranking_takes_any_query_time_and_any_memory_time(
 ) -> None:
     resolve_time_range(query, now)
     pool = memories(times)
-    reranked = rerank(query, now, pool, RecallOptions(time_boost=0.1, speaker_boost=0.1))
+    reranked = rerank(
+        parse_query(query, now), pool, RecallOptions(time_boost=0.1, speaker_boost=0.1)
+    )
     support = {m.node.id: Support.of_leaf(m.score) for m in reranked}
     kept = prune([m.node for m in reranked], support, budget=3, scoring="max")
     assert len(order(kept, now)) == min(3, len(pool))

@@ -24,16 +24,18 @@ def test_tokenize_keeps_stemmed_content_words_in_order() -> None:
 
 
 def test_inflections_of_a_word_share_one_token() -> None:
-    for forms in (
-        ("love", "loves", "loved", "loving"),
-        ("run", "runs", "running"),
-        ("bake", "bakes", "baked", "baking"),
-        ("paint", "paints", "painted", "painting"),
-        ("story", "stories"),
-        ("box", "boxes"),
-        ("create", "created", "creating"),
+    # Snowball stems, which need not be words ("stori", "creat").
+    for token, forms in (
+        ("love", ("love", "loves", "loved", "loving")),
+        ("run", ("run", "runs", "running")),
+        ("bake", ("bake", "bakes", "baked", "baking")),
+        ("paint", ("paint", "paints", "painted", "painting")),
+        ("stori", ("story", "stories")),
+        ("box", ("box", "boxes")),
+        ("creat", ("create", "created", "creating")),
+        ("carolin", ("Caroline", "Caroline's")),
     ):
-        assert {tuple(tokenize(f)) for f in forms} == {(forms[0],)}, forms
+        assert {tuple(tokenize(f)) for f in forms} == {(token,)}, forms
 
 
 @settings(max_examples=200)
@@ -89,4 +91,4 @@ def test_empty_or_stopword_text_has_no_weights() -> None:
 
 
 def test_query_weights_give_each_distinct_term_one_unit() -> None:
-    assert query_weights("dog dogs park") == {term_id("dog"): 1.0, term_id("park"): 1.0}
+    assert query_weights(tokenize("dog dogs park")) == {term_id("dog"): 1.0, term_id("park"): 1.0}

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memstream.domain.models import Complexity, Level, MemoryNode
+from memstream.domain.query import parse_query
 from memstream.domain.query_heuristics import gate_candidates, plan_query
 
 MAY_8 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -34,11 +35,11 @@ def node(text: str, level: Level, id_: str) -> MemoryNode:
     ],
 )
 def test_plan_complexity(query: str, complexity: Complexity) -> None:
-    assert plan_query(query).complexity == complexity
+    assert plan_query(parse_query(query)).complexity == complexity
 
 
 def test_plan_keywords_are_content_words_with_names_kept() -> None:
-    plan = plan_query("What did Caroline paint at the LGBTQ center last week?")
+    plan = plan_query(parse_query("What did Caroline paint at the LGBTQ center last week?"))
     assert plan.keywords == ("Caroline", "paint", "LGBTQ", "center", "last", "week")
     assert not plan.degraded
 
@@ -50,12 +51,24 @@ def test_gate_keeps_matching_candidates_and_the_profile() -> None:
     profile = node("Profile as of May 2023: Caroline loves art.", Level.MONTH, "p")
     candidates = [pottery, hiking, taxes, profile]
     # "Caroline" is in every candidate, so it cannot decide anything: "pottery" does.
-    assert gate_candidates("What pottery did Caroline like?", "simple", candidates) == ["a", "p"]
+    assert gate_candidates(
+        parse_query("What pottery did Caroline like?"), "simple", candidates
+    ) == ["a", "p"]
     # Nothing matches: the rule has no evidence, so it keeps everything.
-    assert gate_candidates("Which car is red?", "hybrid", candidates) == ["a", "b", "c", "p"]
+    assert gate_candidates(parse_query("Which car is red?"), "hybrid", candidates) == [
+        "a",
+        "b",
+        "c",
+        "p",
+    ]
     # Complex questions favour recall.
-    assert gate_candidates("Why pottery?", "complex", candidates) == ["a", "b", "c", "p"]
-    assert gate_candidates("Why pottery?", "simple", []) == []
+    assert gate_candidates(parse_query("Why pottery?"), "complex", candidates) == [
+        "a",
+        "b",
+        "c",
+        "p",
+    ]
+    assert gate_candidates(parse_query("Why pottery?"), "simple", []) == []
 
 
 def test_gate_reads_shared_terms_from_the_leaves_alone() -> None:
@@ -66,5 +79,5 @@ def test_gate_reads_shared_terms_from_the_leaves_alone() -> None:
     # The summary does not name Caroline; every leaf does, so the name still decides nothing
     # and the leaves kept are the same with or without the summary among the candidates.
     query = "What pottery did Caroline like?"
-    assert gate_candidates(query, "simple", [pottery, hiking, taxes, session]) == ["a"]
-    assert gate_candidates(query, "simple", [pottery, hiking, taxes]) == ["a"]
+    assert gate_candidates(parse_query(query), "simple", [pottery, hiking, taxes, session]) == ["a"]
+    assert gate_candidates(parse_query(query), "simple", [pottery, hiking, taxes]) == ["a"]

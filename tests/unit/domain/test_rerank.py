@@ -6,6 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memstream.domain.models import Level, MemoryNode
+from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
@@ -39,23 +40,23 @@ def ids(ranked: list[RecalledMemory]) -> list[str]:
 
 def test_without_bonuses_the_fused_score_decides() -> None:
     pool = [leaf("a", 0.5, "Ann"), leaf("b", 0.7, "Bob")]
-    assert ids(rerank("What did Ann do?", NOW, pool, NONE)) == ["b", "a"]
+    assert ids(rerank(parse_query("What did Ann do?", NOW), pool, NONE)) == ["b", "a"]
 
 
 def test_speaker_bonus_goes_to_the_one_person_named() -> None:
     pool = [leaf("a", 0.5, "Ann"), leaf("b", 0.6, "Bob")]
     e = replace(NONE, speaker_boost=0.2)
-    ranked = rerank("What did Ann paint?", NOW, pool, e)
+    ranked = rerank(parse_query("What did Ann paint?", NOW), pool, e)
     assert ids(ranked) == ["a", "b"]
     assert ranked[0].score == 0.7
     # Two people named, or nobody: no bonus.
-    assert ids(rerank("Did Ann and Bob meet?", NOW, pool, e)) == ["b", "a"]
-    assert ids(rerank("Who painted?", NOW, pool, e)) == ["b", "a"]
+    assert ids(rerank(parse_query("Did Ann and Bob meet?", NOW), pool, e)) == ["b", "a"]
+    assert ids(rerank(parse_query("Who painted?", NOW), pool, e)) == ["b", "a"]
 
 
 def test_speaker_bonus_is_skipped_when_every_candidate_has_the_speaker() -> None:
     both = [leaf("a", 0.5, "Ann"), leaf("b", 0.6, "Ann")]
-    ranked = rerank("What did Ann paint?", NOW, both, replace(NONE, speaker_boost=0.2))
+    ranked = rerank(parse_query("What did Ann paint?", NOW), both, replace(NONE, speaker_boost=0.2))
     assert [m.score for m in ranked] == [0.6, 0.5]
 
 
@@ -66,7 +67,7 @@ def test_session_support_lifts_leaves_of_a_session_that_matches_as_a_whole() -> 
         leaf("y", 0.5, "Ann", session="s2"),
         leaf("z", 0.5, "Ann", session="s2"),
     ]
-    ranked = rerank("anything", NOW, pool, replace(NONE, session_support=0.1))
+    ranked = rerank(parse_query("anything", NOW), pool, replace(NONE, session_support=0.1))
     assert ids(ranked)[0] == "x"  # 0.55 + 0.1 * (0.5 + 0.5)
     assert ranked[-1].node.id == "lone"  # alone in its session: no support
 
@@ -79,7 +80,7 @@ def test_time_bonus_for_memories_inside_the_named_range_or_just_after() -> None:
         leaf("long-after", 0.55, "Ann", days=60),
     ]
     e = replace(NONE, time_boost=0.2, time_pad_days=3)
-    ranked = rerank("What did Ann do in May 2023?", NOW, pool, e)
+    ranked = rerank(parse_query("What did Ann do in May 2023?", NOW), pool, e)
     assert ids(ranked) == ["inside", "told-later", "before", "long-after"]
 
 
@@ -96,8 +97,11 @@ def test_summary_signal_lifts_the_leaves_of_a_session_about_the_query() -> None:
     }
     on = replace(NONE, summary_signal=0.03)
     query = "Where did Caroline go camping?"
-    assert ids(rerank(query, NOW, [trip, other], on, parents)) == ["a", "b"]
+    assert ids(rerank(parse_query(query, NOW), [trip, other], on, parents)) == ["a", "b"]
     # The name every summary holds is no evidence; without parents or weight, no signal.
-    assert ids(rerank("What did Caroline say?", NOW, [trip, other], on, parents)) == ["b", "a"]
-    assert ids(rerank(query, NOW, [trip, other], on)) == ["b", "a"]
-    assert ids(rerank(query, NOW, [trip, other], NONE, parents)) == ["b", "a"]
+    assert ids(rerank(parse_query("What did Caroline say?", NOW), [trip, other], on, parents)) == [
+        "b",
+        "a",
+    ]
+    assert ids(rerank(parse_query(query, NOW), [trip, other], on)) == ["b", "a"]
+    assert ids(rerank(parse_query(query, NOW), [trip, other], NONE, parents)) == ["b", "a"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memstream.domain.models import Fact, Level, MemoryNode
+from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory, leaf_spend
 from memstream.domain.summary_trim import fit_without_repeats, trim_summary
 from memstream.domain.tokens import count_tokens
@@ -118,9 +119,11 @@ def test_fitting_trims_summaries_of_what_the_leaves_and_lower_summaries_say() ->
 
 def test_the_query_keeps_only_the_facts_it_asks_after() -> None:
     memories = [RecalledMemory(SESSION, 0.9)]
-    fitted, _ = fit_without_repeats(memories, 200, 1.0, "When did Melanie paint a sunrise?")
+    fitted, _ = fit_without_repeats(
+        memories, 200, 1.0, parse_query("When did Melanie paint a sunrise?")
+    )
     assert [m.node.facts for m in fitted] == [(PAINT,)]
-    fitted, _ = fit_without_repeats(memories, 200, 1.0, "Who won the election?")
+    fitted, _ = fit_without_repeats(memories, 200, 1.0, parse_query("Who won the election?"))
     assert fitted == []
 
 
@@ -171,8 +174,8 @@ def test_fitting_keeps_the_dates_only_when_asked() -> None:
     )
     memories = [RecalledMemory(group_leaf, 0.9), RecalledMemory(DATED_SESSION, 0.9)]
     query = "When did Caroline go to the support group?"
-    fitted, _ = fit_without_repeats(memories, 200, 1.0, query, keep_dates=True)
+    fitted, _ = fit_without_repeats(memories, 200, 1.0, parse_query(query), keep_dates=True)
     assert [m.node.id for m in fitted] == ["l1", "s"]
     assert fitted[1].node.text.endswith("(yesterday: 7 May 2023)")
-    fitted, _ = fit_without_repeats(memories, 200, 1.0, query)
+    fitted, _ = fit_without_repeats(memories, 200, 1.0, parse_query(query))
     assert [m.node.id for m in fitted] == ["l1"]

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from tests.unit.fakes import BASE, FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
 
-from memstream.domain.models import Level
+from memstream.domain.models import Complexity, Level
+from memstream.domain.query import Query
+from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import DEFAULT_BUDGETS, RecallOptions
+from memstream.domain.summary_trim import fit_without_repeats
 from memstream.domain.tokens import count_tokens
+from memstream.ports import LanguageModel
 from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
+from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
+
+
+def fit_beside_leaves(
+    query: Query, memories: Sequence[RecalledMemory], max_tokens: int, summary_share: float
+) -> tuple[list[RecalledMemory], int]:
+    """The shipped fit, but summaries are added to the leaves rather than put in their place."""
+    return fit_without_repeats(memories, max_tokens, summary_share, query, query.asks_when)
 
 
 def build(
@@ -21,6 +34,7 @@ def build(
     index: FakeIndex | None = None,
     embedder: FakeEmbedder | None = None,
     options: RecallOptions | None = None,
+    gate: Gate = gate_by_model,
 ) -> tuple[RecallPipeline, FakeTree, FakeLLM]:
     tree = tree or FakeTree(sample_tree())
     llm = llm or FakeLLM()
@@ -32,9 +46,9 @@ def build(
         # A ceiling nothing reaches, and summaries added to the leaves rather than in their
         # place, so these tests see climbing, pruning and gating whole; the token rules have
         # tests of their own.
-        options=replace(
-            options or RecallOptions(), default_max_tokens=100_000, summaries_replace_leaves=False
-        ),
+        options=replace(options or RecallOptions(), default_max_tokens=100_000),
+        fit=fit_beside_leaves,
+        gate=gate,
     )
     return pipeline, tree, llm
 
@@ -161,9 +175,15 @@ async def test_the_gate_removes_what_it_does_not_keep() -> None:
     assert not result.degraded
 
 
-async def test_gating_can_be_switched_off_for_ablations() -> None:
+async def test_the_gate_can_be_replaced_for_ablations() -> None:
     llm = FakeLLM(gate_answer=[])
-    pipeline, _, _ = build(llm=llm, options=RecallOptions(gating=False))
+
+    async def keep_all(
+        llm: LanguageModel, query: Query, complexity: Complexity, found: list[RecalledMemory]
+    ) -> tuple[list[RecalledMemory], bool]:
+        return found, False
+
+    pipeline, _, _ = build(llm=llm, gate=keep_all)
     result = await pipeline.recall(RecallRequest("u1", "q", complexity="simple"))
     assert result.memories and not llm.gated
 
@@ -275,7 +295,7 @@ async def test_a_failing_search_cancels_the_planner_and_propagates() -> None:
 
 
 async def test_summaries_take_the_place_of_leaves_never_more_tokens() -> None:
-    def recall_with(options: RecallOptions) -> RecallPipeline:
+    def recall_with(options: RecallOptions, fit: Fit = fit_in_place_of_leaves) -> RecallPipeline:
         tree = FakeTree(sample_tree())
         return RecallPipeline(
             tree=tree,  # type: ignore[arg-type]
@@ -283,12 +303,13 @@ async def test_summaries_take_the_place_of_leaves_never_more_tokens() -> None:
             embedder=FakeEmbedder(),
             llm=FakeLLM(),
             options=options,
+            fit=fit,
         )
 
     leaves_only = {c: {Level.SEGMENT: 35} for c in DEFAULT_BUDGETS}
     for complexity in DEFAULT_BUDGETS:
         request = RecallRequest("u1", "what happened", complexity=complexity)
-        adding = await recall_with(RecallOptions(summaries_replace_leaves=False)).recall(request)
+        adding = await recall_with(RecallOptions(), fit_beside_leaves).recall(request)
         replacing = await recall_with(RecallOptions()).recall(request)
         leaves = await recall_with(RecallOptions(budgets=leaves_only)).recall(request)
         assert any(m.node.level is not Level.SEGMENT for m in replacing.memories)

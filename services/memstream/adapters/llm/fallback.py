@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.query import Query
 from memstream.ports import LanguageModel
 from memstream.settings import Settings
 
@@ -70,7 +71,7 @@ class FallbackLanguageModel:
         summary = await self._offline.consolidate(level, window, children, history)
         return dataclasses.replace(summary, degraded=True)
 
-    async def plan(self, query: str) -> Plan:
+    async def plan(self, query: Query) -> Plan:
         try:
             return await self._primary.plan(query)
         except Exception as exc:
@@ -78,7 +79,7 @@ class FallbackLanguageModel:
         return dataclasses.replace(await self._offline.plan(query), degraded=True)
 
     async def gate(
-        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+        self, query: Query, complexity: Complexity, candidates: Sequence[MemoryNode]
     ) -> list[str] | None:
         # None tells recall "no decision": it keeps the candidates rather than guess.
         try:

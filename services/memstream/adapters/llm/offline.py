@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.query import Query
 from memstream.domain.query_heuristics import gate_candidates, plan_query
 from memstream.domain.segment_text import render_segment
 from memstream.domain.summary_text import consolidate_summary
@@ -35,10 +36,10 @@ class OfflineLanguageModel:
     ) -> Summary:
         return consolidate_summary(level, window, children, history)
 
-    async def plan(self, query: str) -> Plan:
+    async def plan(self, query: Query) -> Plan:
         return plan_query(query)
 
     async def gate(
-        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+        self, query: Query, complexity: Complexity, candidates: Sequence[MemoryNode]
     ) -> list[str] | None:
         return gate_candidates(query, complexity, candidates)

@@ -24,6 +24,7 @@ from tenacity.wait import wait_random_exponential
 from memstream.adapters.llm import prompts
 from memstream.adapters.llm.structured import facts_text, resolve_facts
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.query import Query
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
@@ -243,18 +244,18 @@ class OpenAILanguageModel:
             completion_tokens=c,
         )
 
-    async def plan(self, query: str) -> Plan:
-        out, _, _ = await self._complete("plan", prompts.planner_prompt(query), _Planned)
+    async def plan(self, query: Query) -> Plan:
+        out, _, _ = await self._complete("plan", prompts.planner_prompt(query.text), _Planned)
         keywords = tuple(dict.fromkeys(k.strip() for k in out.keywords if k.strip()))
         return Plan(complexity=out.complexity, keywords=keywords)
 
     async def gate(
-        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+        self, query: Query, complexity: Complexity, candidates: Sequence[MemoryNode]
     ) -> list[str] | None:
         if not candidates:
             return []
         out, _, _ = await self._complete(
-            "gate", prompts.gate_prompt(query, complexity, candidates), _Gated
+            "gate", prompts.gate_prompt(query.text, complexity, candidates), _Gated
         )
         # The prompt numbers candidates from 1; numbers outside that range are ignored.
         picked = dict.fromkeys(n for n in out.keep if 1 <= n <= len(candidates))

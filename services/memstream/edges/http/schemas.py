@@ -165,6 +165,7 @@ class MemoryDerivation(BaseModel):
     model: str
     prompt_version: str
     embedder: str = Field(description="What made the dense vector, with its size.")
+    lexicon: str = Field(description="What stemmed the words of the lexical (sparse) vector.")
 
     @classmethod
     def of(cls, derivation: Derivation | None) -> MemoryDerivation | None:

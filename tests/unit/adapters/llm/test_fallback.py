@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from memstream.adapters.llm.fallback import FallbackLanguageModel, build_language_model
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.query import Query, parse_query
 from memstream.settings import Settings
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
@@ -38,12 +39,12 @@ class Broken:
         self._fail()
         raise AssertionError
 
-    async def plan(self, query: str) -> Plan:
+    async def plan(self, query: Query) -> Plan:
         self._fail()
         raise AssertionError
 
     async def gate(
-        self, query: str, complexity: Complexity, candidates: Sequence[MemoryNode]
+        self, query: Query, complexity: Complexity, candidates: Sequence[MemoryNode]
     ) -> list[str] | None:
         self._fail()
         raise AssertionError
@@ -61,10 +62,10 @@ async def test_failures_fall_back_to_offline_marked_degraded() -> None:
     session = await llm.consolidate(Level.SESSION, WINDOW, [NODE], [])
     assert session.degraded and session.text.startswith("Session on 8 May 2023 (Mon):")
 
-    plan = await llm.plan("When did Caroline paint a lake?")
+    plan = await llm.plan(parse_query("When did Caroline paint a lake?"))
     assert plan.degraded and plan.complexity == "hybrid"
 
-    assert await llm.gate("lake?", "simple", [NODE]) is None
+    assert await llm.gate(parse_query("lake?"), "simple", [NODE]) is None
     assert seen == ["segment", "consolidate_l2", "plan", "gate"]
 
 
@@ -72,7 +73,7 @@ async def test_a_working_primary_is_used_as_is() -> None:
     offline = OfflineLanguageModel()
     llm = FallbackLanguageModel(offline, offline)
     assert not (await llm.write_segment(TURNS, [])).degraded
-    assert await llm.gate("lake", "simple", [NODE]) == ["n1"]
+    assert await llm.gate(parse_query("lake"), "simple", [NODE]) == ["n1"]
 
 
 def test_build_language_model_is_offline_without_an_endpoint() -> None:

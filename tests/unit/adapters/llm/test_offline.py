@@ -6,6 +6,7 @@ import pytest
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
+from memstream.domain.query import parse_query
 from memstream.domain.query_heuristics import gate_candidates, plan_query
 from memstream.domain.segment_text import render_segment
 from memstream.domain.summary_text import consolidate_summary
@@ -60,7 +61,7 @@ async def test_segments_are_not_consolidated() -> None:
 
 
 async def test_plan_and_gate_are_the_domain_heuristics() -> None:
-    query = "When did Caroline paint the lake?"
+    query = parse_query("When did Caroline paint the lake?")
     assert await llm.plan(query) == plan_query(query)
     assert (await llm.plan(query)).complexity == "hybrid"
     kept = await llm.gate(query, "simple", LEAVES)
