@@ -1,0 +1,364 @@
+"""Who and what a message names, read without an LLM: pure functions.
+
+A mention is one of: a proper name (a capitalised span that is not a function word, a
+greeting, a calendar word or "I"), a kin or role reference of the speaker ("my sister",
+"our dog"), a name given to one of those ("my sister Anna", "a dog named Max"), or the
+speaker, when they talk about themselves ("I", "me", "my").
+
+Capitalisation is weak evidence at the start of a sentence (every word is capitalised
+there) and for names that are also common words ("Will", "Grace", "May"): such mentions
+are marked `weak`, and the entity index keeps them only for names it has seen as names
+elsewhere. Nothing here guesses a kind from the name itself; the words around it decide.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
+MentionForm = Literal["name", "relation", "speaker"]
+
+# Bounds that keep hostile text (a 10,000-character "name", a wall of capitals) from
+# becoming entities: longer tokens are not names, longer runs are headlines or shouting.
+MAX_TOKEN_CHARS = 30
+MAX_NAME_TOKENS = 4
+MAX_NAME_CHARS = 80
+MAX_MENTIONS_PER_MESSAGE = 64
+
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+
+# Capitalised in chat for reasons other than naming: pronouns, determiners, conjunctions,
+# auxiliaries, wh-words, greetings and interjections. Dropped wherever they stand.
+_NOT_NAMES = frozenset(
+    """i i'm i've i'd i'll im ive a an the this that these those there here it its it's
+    he she we they you your yours his her hers our ours their theirs my me him them us
+    and or but so because if when while then than as of in on at to for from by with
+    about into over after before since until is are was were be been being am do does did
+    have has had will would can could should shall might must may not no yes yeah yep yup
+    nope ok okay what which who whom whose where why how all any some each every both
+    either neither just also too very really well oh ooh wow hey hi hello hiya heya yo
+    thanks thank thx bye goodbye cheers congrats congratulations sorry please lol haha
+    hahaha omg aw aww awww ah ahh hmm um uh huh sure cool great nice good glad dear mr
+    mrs ms dr mom's""".split()
+)
+_GREETINGS = frozenset("hey hi hello hiya heya yo dear thanks thank bye goodbye congrats".split())
+_WEEKDAYS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+_MONTHS = frozenset(
+    """january february march april may june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+)
+# Given names that are also ordinary English words: a name only mid-sentence, or where
+# the index has seen them as names.
+COMMON_WORD_NAMES = frozenset(
+    """will bill may june april august grace hope joy faith rose lily iris dawn summer
+    autumn mark frank pat sue art jack rob bob ruby amber sky crystal honey buddy""".split()
+)
+# Words that put a month name in a date ("in May", "May 5"), not a person.
+_DATE_CONTEXT = frozenset(
+    "in on since until till by of early late mid last next this every during through".split()
+)
+
+_PERSON_NOUNS = frozenset(
+    """mother mom mum mama mommy father dad papa daddy parents sister sis brother bro
+    sibling siblings son daughter kid kids child children baby husband wife partner
+    boyfriend girlfriend fiance fiancee spouse grandma grandmother granny grandpa
+    grandfather grandparents aunt uncle cousin niece nephew friend bestie buddy pal
+    roommate neighbor neighbour boss manager coworker co-worker colleague mentor teacher
+    coach therapist doctor student students team teammate family guy girl man woman
+    lady boy in-laws""".split()
+)
+_PET_NOUNS = frozenset(
+    """dog dogs puppy pup cat cats kitten kitty pet pets horse pony bird parrot hamster
+    rabbit bunny fish turtle tortoise snake lizard guinea""".split()
+)
+_PLACE_NOUNS = frozenset("town city village place country island lake beach park street".split())
+_ORG_NOUNS = frozenset("company firm band club group team school shop store cafe restaurant".split())
+_THING_NOUNS = frozenset("book novel song album movie film show game painting app".split())
+_RELATION_NOUNS = _PERSON_NOUNS | _PET_NOUNS
+# Qualifiers that make a different relation ("best friend" is not every friend).
+_KEPT_QUALIFIERS = frozenset({"best", "ex"})
+_DROPPED_QUALIFIERS = frozenset(
+    "little big older younger old new dear late baby twin sweet lovely fur four-legged".split()
+)
+_PLACE_SUFFIXES = frozenset(
+    "city park street st avenue ave road lake river mountain mountains beach island county state".split()
+)
+_ORG_SUFFIXES = frozenset(
+    """inc corp company co ltd llc university college school academy institute club church
+    hospital bank foundation association society center centre agency""".split()
+)
+_PLACE_PREPOSITIONS = frozenset("in to from near visited visiting visit around across".split())
+
+_TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
+_TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['’-](?=[^\W\d_]))*")
+_POSSESSIVE = re.compile(r"['’]s?$", re.IGNORECASE)
+_REPEATS = re.compile(r"(.)\1{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One entity a message names: a name, a relation of someone, or the speaker."""
+
+    name: str  # as shown: "Melanie", "my sister", the speaker's name
+    key: str  # normalised: "melanie", "caroline's sister"
+    kind: EntityKind
+    form: MentionForm
+    weak: bool = False  # only capitalisation vouches for it: kept where known elsewhere
+    alias_of: str | None = None  # a relation key this name was given ("my sister Anna")
+
+
+def clean_text(text: str) -> str:
+    """The text without markup, control characters or compatibility forms."""
+    text = _TAG.sub(" ", unicodedata.normalize("NFKC", text))
+    return "".join(
+        ch if not unicodedata.category(ch).startswith("C") else ("\n" if ch in "\r\n" else " ")
+        for ch in text
+    )
+
+
+def name_key(name: str) -> str:
+    """The normalised key of a name: case-folded, possessive and extra spaces removed."""
+    words = [_POSSESSIVE.sub("", w) for w in clean_text(name).split()]
+    return " ".join(w for w in words if w).casefold()[:MAX_NAME_CHARS]
+
+
+def relation_key(owner_key: str, relation: str) -> str:
+    """The key of someone's relation: "caroline's sister"."""
+    return f"{owner_key}'s {relation.casefold()}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str
+    start: int
+    end: int
+    initial: bool  # first word of a sentence
+
+    @property
+    def low(self) -> str:
+        return _POSSESSIVE.sub("", self.text).casefold()
+
+    @property
+    def capitalised(self) -> bool:
+        return self.text[0].isupper() and len(self.text) <= MAX_TOKEN_CHARS
+
+
+def _tokens(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    for match in _TOKEN.finditer(text):
+        before = text[: match.start()].rstrip(" \t\"'“”‘’([{*_")
+        last = before[-1:] if before else ""
+        # Emoji and other symbols end a chat sentence as often as a full stop does.
+        initial = not last or last in ".!?:;…\n" or unicodedata.category(last) == "So"
+        tokens.append(_Token(match.group(), match.start(), match.end(), initial))
+    return tokens
+
+
+def _is_name_token(token: _Token) -> bool:
+    low = token.low
+    return (
+        token.capitalised
+        # "Will"/"May" open questions; mid-sentence and capitalised they are names.
+        and (low not in _NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
+        and low not in _WEEKDAYS
+        and (low not in _MONTHS or low in COMMON_WORD_NAMES)
+        and (_REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in _NOT_NAMES)  # "Heyyy"
+    )
+
+
+def _could_name(token: _Token) -> bool:
+    """Whether a token can be a name where the words before say it is one ("named Friday")."""
+    return token.capitalised and token.low not in _NOT_NAMES
+
+
+def _gap(text: str, left: _Token, right: _Token) -> str:
+    return text[left.end : right.start]
+
+
+def _kind_of(words: list[str], previous: list[str]) -> EntityKind:
+    """A kind the surrounding words tell, or "unknown"."""
+    last = words[-1].casefold()
+    if last in _ORG_SUFFIXES:
+        return "organisation"
+    if last in _PLACE_SUFFIXES:
+        return "place"
+    if previous and previous[-1] in _GREETINGS:
+        return "person"  # a greeting names whom it greets
+    if previous and previous[-1] in _PLACE_PREPOSITIONS and len(previous) >= 2:
+        return "place" if previous[-2] not in ("talk", "talked", "listen", "listened") else "unknown"
+    return "unknown"
+
+
+def _noun_kind(noun: str) -> EntityKind:
+    if noun in _PET_NOUNS:
+        return "pet"
+    if noun in _PERSON_NOUNS:
+        return "person"
+    if noun in _PLACE_NOUNS:
+        return "place"
+    if noun in _ORG_NOUNS:
+        return "organisation"
+    if noun in _THING_NOUNS:
+        return "thing"
+    return "unknown"
+
+
+def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
+    """The relation a kin phrase starting after a possessive at `i` names, and its end."""
+    j = i
+    qualifiers: list[str] = []
+    while j < len(lows) and j - i < 3 and (lows[j] in _DROPPED_QUALIFIERS or lows[j] in _KEPT_QUALIFIERS):
+        if lows[j] in _KEPT_QUALIFIERS:
+            qualifiers.append(lows[j])
+        j += 1
+    if j < len(lows) and lows[j] in _RELATION_NOUNS:
+        return " ".join([*qualifiers, lows[j]]), j + 1
+    return None
+
+
+def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
+    """The entities `text`, said by `speaker`, names, in order, at most a bounded number."""
+    text = clean_text(text)
+    tokens = _tokens(text)
+    lows = [t.low for t in tokens]
+    speaker_key = name_key(speaker)
+    found: list[Mention] = []
+    used: set[int] = set()  # tokens already part of a relation or naming phrase
+
+    if speaker_key and any(t.text.casefold().split("'")[0].split("’")[0] in FIRST_PERSON for t in tokens):
+        found.append(Mention(speaker.strip()[:MAX_NAME_CHARS], speaker_key, "person", "speaker"))
+
+    for i, low in enumerate(lows):
+        owner: str | None = None
+        if low in ("my", "our") and speaker_key:
+            owner = speaker_key
+        elif i + 1 < len(tokens) and tokens[i].text[-2:] in ("'s", "’s") and _is_name_token(tokens[i]):
+            owner = name_key(tokens[i].text)
+        if owner is None:
+            continue
+        relation = _relation_at(lows, i + 1)
+        if relation is None:
+            continue
+        noun, end = relation
+        key = relation_key(owner, noun)
+        shown = f"my {noun}" if owner == speaker_key and low in ("my", "our") else f"{tokens[i].text} {noun}"
+        found.append(Mention(shown, key, _noun_kind(noun.split()[-1]), "relation"))
+        used.update(range(i + 1, end))
+        name_at = _named_after(text, tokens, end)
+        if name_at is not None:
+            found.append(_name_mention(tokens[name_at], _noun_kind(noun.split()[-1]), key))
+            used.add(name_at)
+        elif i >= 1 and text[tokens[i - 1].end : tokens[i].start].strip() == "," and _is_name_token(tokens[i - 1]):
+            # "Anna, my sister," or "Anna, my sister." (not "Hi Anna, my sister says hi")
+            after = text[tokens[end - 1].end : tokens[end - 1].end + 2].strip()
+            if after[:1] in (",", ".", "!", "?", ";", ")", ""):
+                found.append(_name_mention(tokens[i - 1], _noun_kind(noun.split()[-1]), key))
+                used.add(i - 1)
+
+    for i, low in enumerate(lows):
+        # "a dog named Max", "a band called Queen": the noun before says the kind
+        if low in ("named", "called") and i + 1 < len(tokens) and i + 1 not in used and i >= 1:
+            nxt = tokens[i + 1]
+            if _could_name(nxt):
+                found.append(_name_mention(nxt, _noun_kind(lows[i - 1]), None))
+                used.add(i + 1)
+
+    found.extend(_proper_names(text, tokens, lows, used))
+    return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
+
+
+def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
+    """The token right after a kin phrase that names it: "my sister Anna", "my sister, Anna,"."""
+    j = end
+    if j < len(tokens) and tokens[j].low in ("named", "called"):
+        j += 1
+    if j >= len(tokens) or not _could_name(tokens[j]):
+        return None
+    gap = _gap(text, tokens[j - 1], tokens[j])
+    if gap.strip() == "":
+        return j
+    if gap.strip() == ",":
+        follow = text[tokens[j].end : tokens[j].end + 2].strip()
+        if follow[:1] in (",", ".", "!", "?", ";", ")", ""):
+            return j
+    return None
+
+
+def _name_mention(token: _Token, kind: EntityKind, alias_of: str | None) -> Mention:
+    shown = _POSSESSIVE.sub("", token.text)
+    return Mention(shown, name_key(shown), kind, "name", alias_of=alias_of)
+
+
+def _proper_names(text: str, tokens: list[_Token], lows: list[str], used: set[int]) -> list[Mention]:
+    """Runs of capitalised tokens, joined by spaces or by "of"/"the" inside a name."""
+    names: list[Mention] = []
+    i = 0
+    while i < len(tokens):
+        if i in used or not _is_name_token(tokens[i]):
+            i += 1
+            continue
+        run = [i]
+        j = i + 1
+        while j < len(tokens) and j not in used:
+            gap = _gap(text, tokens[run[-1]], tokens[j])
+            if gap not in (" ",) or tokens[run[-1]].text[-2:] in ("'s", "’s"):
+                break
+            if _is_name_token(tokens[j]):
+                run.append(j)
+                j += 1
+            elif lows[j] in ("of", "de", "van", "von") and j + 1 < len(tokens) and _is_name_token(tokens[j + 1]):
+                run.extend((j, j + 1))
+                j += 2
+            else:
+                break
+        i = j
+        if len(run) > MAX_NAME_TOKENS:
+            continue  # a headline or shouting, not a name
+        words = [tokens[k].text for k in run]
+        words[-1] = _POSSESSIVE.sub("", words[-1])
+        shown = " ".join(words)
+        first = tokens[run[0]]
+        previous = lows[max(0, run[0] - 3) : run[0]]
+        greeted = bool(previous) and previous[-1] in _GREETINGS and not first.initial
+        # At a sentence's start every word is capitalised; a month name mid-sentence is
+        # still most often a date. A greeting vouches for the name it greets.
+        weak = first.initial and not greeted
+        if len(run) == 1 and first.low in _MONTHS:
+            if (previous and previous[-1] in _DATE_CONTEXT) or _beside_number(text, first):
+                continue
+            weak = not greeted
+        names.append(Mention(shown, name_key(shown), _kind_of(words, previous), "name", weak=weak))
+    return names
+
+
+def _beside_number(text: str, token: _Token) -> bool:
+    return bool(re.match(r"\s*\d", text[token.end : token.end + 4])) or bool(
+        re.search(r"\d\s*$", text[max(0, token.start - 4) : token.start])
+    )
+
+
+def _dedupe(found: list[Mention]) -> list[Mention]:
+    """One mention per key and form, the strongest and most specific kept."""
+    best: dict[tuple[str, str], Mention] = {}
+    for m in found:
+        if not m.key:
+            continue
+        slot = (m.key, m.form)
+        old = best.get(slot)
+        if old is None:
+            best[slot] = m
+        else:
+            best[slot] = Mention(
+                old.name,
+                old.key,
+                old.kind if old.kind != "unknown" else m.kind,
+                old.form,
+                weak=old.weak and m.weak,
+                alias_of=old.alias_of or m.alias_of,
+            )
+    return list(best.values())
