@@ -18,6 +18,11 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
 MentionForm = Literal["name", "relation", "speaker"]
 
@@ -32,7 +37,7 @@ FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
 
 # Capitalised in chat for reasons other than naming: pronouns, determiners, conjunctions,
 # auxiliaries, wh-words, greetings and interjections. Dropped wherever they stand.
-_NOT_NAMES = frozenset(
+_NOT_NAMES = _words(
     """i i'm i've i'd i'll im ive a an the this that these those there here it its it's
     he she we they you your yours his her hers our ours their theirs my me him them us
     and or but so because if when while then than as of in on at to for from by with
@@ -42,61 +47,60 @@ _NOT_NAMES = frozenset(
     either neither just also too very really well oh ooh wow hey hi hello hiya heya yo
     thanks thank thx bye goodbye cheers congrats congratulations sorry please lol haha
     hahaha omg aw aww awww ah ahh hmm um uh huh sure cool great nice good glad dear mr
-    mrs ms dr mom's""".split()
+    mrs ms dr mom's"""
 )
-_GREETINGS = frozenset("hey hi hello hiya heya yo dear thanks thank bye goodbye congrats".split())
-_WEEKDAYS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday".split()
-)
-_MONTHS = frozenset(
+_GREETINGS = _words("hey hi hello hiya heya yo dear thanks thank bye goodbye congrats")
+_WEEKDAYS = _words("monday tuesday wednesday thursday friday saturday sunday")
+_MONTHS = _words(
     """january february march april may june july august september october november
-    december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+    december jan feb mar apr jun jul aug sep sept oct nov dec"""
 )
 # Given names that are also ordinary English words: a name only mid-sentence, or where
 # the index has seen them as names.
-COMMON_WORD_NAMES = frozenset(
+COMMON_WORD_NAMES = _words(
     """will bill may june april august grace hope joy faith rose lily iris dawn summer
-    autumn mark frank pat sue art jack rob bob ruby amber sky crystal honey buddy""".split()
+    autumn mark frank pat sue art jack rob bob ruby amber sky crystal honey buddy"""
 )
 # Words that put a month name in a date ("in May", "May 5"), not a person.
-_DATE_CONTEXT = frozenset(
-    "in on since until till by of early late mid last next this every during through".split()
+_DATE_CONTEXT = _words(
+    "in on since until till by of early late mid last next this every during through"
 )
 
-_PERSON_NOUNS = frozenset(
+_PERSON_NOUNS = _words(
     """mother mom mum mama mommy father dad papa daddy parents sister sis brother bro
     sibling siblings son daughter kid kids child children baby husband wife partner
     boyfriend girlfriend fiance fiancee spouse grandma grandmother granny grandpa
     grandfather grandparents aunt uncle cousin niece nephew friend bestie buddy pal
     roommate neighbor neighbour boss manager coworker co-worker colleague mentor teacher
     coach therapist doctor student students team teammate family guy girl man woman
-    lady boy in-laws""".split()
+    lady boy in-laws"""
 )
-_PET_NOUNS = frozenset(
+_PET_NOUNS = _words(
     """dog dogs puppy pup cat cats kitten kitty pet pets horse pony bird parrot hamster
-    rabbit bunny fish turtle tortoise snake lizard guinea""".split()
+    rabbit bunny fish turtle tortoise snake lizard guinea"""
 )
-_PLACE_NOUNS = frozenset("town city village place country island lake beach park street".split())
-_ORG_NOUNS = frozenset("company firm band club group team school shop store cafe restaurant".split())
-_THING_NOUNS = frozenset("book novel song album movie film show game painting app".split())
+_PLACE_NOUNS = _words("town city village place country island lake beach park street")
+_ORG_NOUNS = _words("company firm band club group team school shop store cafe restaurant")
+_THING_NOUNS = _words("book novel song album movie film show game painting app")
 _RELATION_NOUNS = _PERSON_NOUNS | _PET_NOUNS
 # Qualifiers that make a different relation ("best friend" is not every friend).
 _KEPT_QUALIFIERS = frozenset({"best", "ex"})
-_DROPPED_QUALIFIERS = frozenset(
-    "little big older younger old new dear late baby twin sweet lovely fur four-legged".split()
+_DROPPED_QUALIFIERS = _words(
+    "little big older younger old new dear late baby twin sweet lovely fur four-legged"
 )
-_PLACE_SUFFIXES = frozenset(
-    "city park street st avenue ave road lake river mountain mountains beach island county state".split()
+_PLACE_SUFFIXES = _words(
+    "city park street st avenue ave road lake river mountain mountains beach island county"
 )
-_ORG_SUFFIXES = frozenset(
+_ORG_SUFFIXES = _words(
     """inc corp company co ltd llc university college school academy institute club church
-    hospital bank foundation association society center centre agency""".split()
+    hospital bank foundation association society center centre agency"""
 )
-_PLACE_PREPOSITIONS = frozenset("in to from near visited visiting visit around across".split())
+_PLACE_PREPOSITIONS = _words("in to from near visited visiting visit around across")
 
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
-_TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['’-](?=[^\W\d_]))*")
-_POSSESSIVE = re.compile(r"['’]s?$", re.IGNORECASE)
+_TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['-](?=[^\W\d_]))*")
+_POSSESSIVE = re.compile(r"'s?$", re.IGNORECASE)
 _REPEATS = re.compile(r"(.)\1{2,}")
 
 
@@ -114,7 +118,7 @@ class Mention:
 
 def clean_text(text: str) -> str:
     """The text without markup, control characters or compatibility forms."""
-    text = _TAG.sub(" ", unicodedata.normalize("NFKC", text))
+    text = _TAG.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES))
     return "".join(
         ch if not unicodedata.category(ch).startswith("C") else ("\n" if ch in "\r\n" else " ")
         for ch in text
@@ -151,7 +155,7 @@ class _Token:
 def _tokens(text: str) -> list[_Token]:
     tokens: list[_Token] = []
     for match in _TOKEN.finditer(text):
-        before = text[: match.start()].rstrip(" \t\"'“”‘’([{*_")
+        before = text[: match.start()].rstrip(" \t\"'([{*_")
         last = before[-1:] if before else ""
         # Emoji and other symbols end a chat sentence as often as a full stop does.
         initial = not last or last in ".!?:;…\n" or unicodedata.category(last) == "So"
@@ -167,7 +171,9 @@ def _is_name_token(token: _Token) -> bool:
         and (low not in _NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
         and low not in _WEEKDAYS
         and (low not in _MONTHS or low in COMMON_WORD_NAMES)
-        and (_REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in _NOT_NAMES)  # "Heyyy"
+        and (
+            _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in _NOT_NAMES
+        )  # "Heyyy"
     )
 
 
@@ -190,7 +196,9 @@ def _kind_of(words: list[str], previous: list[str]) -> EntityKind:
     if previous and previous[-1] in _GREETINGS:
         return "person"  # a greeting names whom it greets
     if previous and previous[-1] in _PLACE_PREPOSITIONS and len(previous) >= 2:
-        return "place" if previous[-2] not in ("talk", "talked", "listen", "listened") else "unknown"
+        return (
+            "place" if previous[-2] not in ("talk", "talked", "listen", "listened") else "unknown"
+        )
     return "unknown"
 
 
@@ -212,7 +220,11 @@ def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
     """The relation a kin phrase starting after a possessive at `i` names, and its end."""
     j = i
     qualifiers: list[str] = []
-    while j < len(lows) and j - i < 3 and (lows[j] in _DROPPED_QUALIFIERS or lows[j] in _KEPT_QUALIFIERS):
+    while (
+        j < len(lows)
+        and j - i < 3
+        and (lows[j] in _DROPPED_QUALIFIERS or lows[j] in _KEPT_QUALIFIERS)
+    ):
         if lows[j] in _KEPT_QUALIFIERS:
             qualifiers.append(lows[j])
         j += 1
@@ -230,14 +242,14 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     found: list[Mention] = []
     used: set[int] = set()  # tokens already part of a relation or naming phrase
 
-    if speaker_key and any(t.text.casefold().split("'")[0].split("’")[0] in FIRST_PERSON for t in tokens):
+    if speaker_key and any(t.text.casefold().split("'")[0] in FIRST_PERSON for t in tokens):
         found.append(Mention(speaker.strip()[:MAX_NAME_CHARS], speaker_key, "person", "speaker"))
 
     for i, low in enumerate(lows):
         owner: str | None = None
         if low in ("my", "our") and speaker_key:
             owner = speaker_key
-        elif i + 1 < len(tokens) and tokens[i].text[-2:] in ("'s", "’s") and _is_name_token(tokens[i]):
+        elif i + 1 < len(tokens) and tokens[i].text[-2:] in ("'s",) and _is_name_token(tokens[i]):
             owner = name_key(tokens[i].text)
         if owner is None:
             continue
@@ -246,14 +258,22 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
             continue
         noun, end = relation
         key = relation_key(owner, noun)
-        shown = f"my {noun}" if owner == speaker_key and low in ("my", "our") else f"{tokens[i].text} {noun}"
+        shown = (
+            f"my {noun}"
+            if owner == speaker_key and low in ("my", "our")
+            else f"{tokens[i].text} {noun}"
+        )
         found.append(Mention(shown, key, _noun_kind(noun.split()[-1]), "relation"))
         used.update(range(i + 1, end))
         name_at = _named_after(text, tokens, end)
         if name_at is not None:
             found.append(_name_mention(tokens[name_at], _noun_kind(noun.split()[-1]), key))
             used.add(name_at)
-        elif i >= 1 and text[tokens[i - 1].end : tokens[i].start].strip() == "," and _is_name_token(tokens[i - 1]):
+        elif (
+            i >= 1
+            and text[tokens[i - 1].end : tokens[i].start].strip() == ","
+            and _is_name_token(tokens[i - 1])
+        ):
             # "Anna, my sister," or "Anna, my sister." (not "Hi Anna, my sister says hi")
             after = text[tokens[end - 1].end : tokens[end - 1].end + 2].strip()
             if after[:1] in (",", ".", "!", "?", ";", ")", ""):
@@ -294,7 +314,9 @@ def _name_mention(token: _Token, kind: EntityKind, alias_of: str | None) -> Ment
     return Mention(shown, name_key(shown), kind, "name", alias_of=alias_of)
 
 
-def _proper_names(text: str, tokens: list[_Token], lows: list[str], used: set[int]) -> list[Mention]:
+def _proper_names(
+    text: str, tokens: list[_Token], lows: list[str], used: set[int]
+) -> list[Mention]:
     """Runs of capitalised tokens, joined by spaces or by "of"/"the" inside a name."""
     names: list[Mention] = []
     i = 0
@@ -306,12 +328,16 @@ def _proper_names(text: str, tokens: list[_Token], lows: list[str], used: set[in
         j = i + 1
         while j < len(tokens) and j not in used:
             gap = _gap(text, tokens[run[-1]], tokens[j])
-            if gap not in (" ",) or tokens[run[-1]].text[-2:] in ("'s", "’s"):
+            if gap not in (" ",) or tokens[run[-1]].text[-2:] in ("'s",):
                 break
             if _is_name_token(tokens[j]):
                 run.append(j)
                 j += 1
-            elif lows[j] in ("of", "de", "van", "von") and j + 1 < len(tokens) and _is_name_token(tokens[j + 1]):
+            elif (
+                lows[j] in ("of", "de", "van", "von")
+                and j + 1 < len(tokens)
+                and _is_name_token(tokens[j + 1])
+            ):
                 run.extend((j, j + 1))
                 j += 2
             else:
