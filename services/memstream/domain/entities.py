@@ -32,6 +32,8 @@ MAX_TOKEN_CHARS = 30
 MAX_NAME_TOKENS = 4
 MAX_NAME_CHARS = 80
 MAX_MENTIONS_PER_MESSAGE = 64
+# A message with at least this many words in capitals, half its words or more, shouts.
+SHOUTING_MIN_WORDS = 3
 
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
 
@@ -179,7 +181,7 @@ def _is_name_token(token: _Token) -> bool:
 
 def _could_name(token: _Token) -> bool:
     """Whether a token can be a name where the words before say it is one ("named Friday")."""
-    return token.capitalised and token.low not in _NOT_NAMES
+    return token.capitalised and (token.low not in _NOT_NAMES or token.low in COMMON_WORD_NAMES)
 
 
 def _gap(text: str, left: _Token, right: _Token) -> str:
@@ -241,6 +243,9 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     speaker_key = name_key(speaker)
     found: list[Mention] = []
     used: set[int] = set()  # tokens already part of a relation or naming phrase
+    shouted = [i for i, t in enumerate(tokens) if len(t.text) > 1 and t.text.isupper()]
+    if len(shouted) >= SHOUTING_MIN_WORDS and len(shouted) * 2 >= len(tokens):
+        used.update(shouted)  # capitals that shout say nothing about names
 
     if speaker_key and any(t.text.casefold().split("'")[0] in FIRST_PERSON for t in tokens):
         found.append(Mention(speaker.strip()[:MAX_NAME_CHARS], speaker_key, "person", "speaker"))
