@@ -116,6 +116,7 @@ class Mention:
     form: MentionForm
     weak: bool = False  # only capitalisation vouches for it: kept where known elsewhere
     alias_of: str | None = None  # a relation key this name was given ("my sister Anna")
+    start: int = 0  # where in the cleaned text it begins (the speaker: 0)
 
 
 def clean_text(text: str) -> str:
@@ -268,7 +269,9 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
             if owner == speaker_key and low in ("my", "our")
             else f"{tokens[i].text} {noun}"
         )
-        found.append(Mention(shown, key, _noun_kind(noun.split()[-1]), "relation"))
+        found.append(
+            Mention(shown, key, _noun_kind(noun.split()[-1]), "relation", start=tokens[i].end)
+        )
         used.update(range(i + 1, end))
         name_at = _named_after(text, tokens, end)
         if name_at is not None:
@@ -294,6 +297,7 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
                 used.add(i + 1)
 
     found.extend(_proper_names(text, tokens, lows, used))
+    found.sort(key=lambda m: m.start)
     return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
 
 
@@ -316,7 +320,7 @@ def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
 
 def _name_mention(token: _Token, kind: EntityKind, alias_of: str | None) -> Mention:
     shown = _POSSESSIVE.sub("", token.text)
-    return Mention(shown, name_key(shown), kind, "name", alias_of=alias_of)
+    return Mention(shown, name_key(shown), kind, "name", alias_of=alias_of, start=token.start)
 
 
 def _proper_names(
@@ -363,7 +367,8 @@ def _proper_names(
             if (previous and previous[-1] in _DATE_CONTEXT) or _beside_number(text, first):
                 continue
             weak = not greeted
-        names.append(Mention(shown, name_key(shown), _kind_of(words, previous), "name", weak=weak))
+        kind = _kind_of(words, previous)
+        names.append(Mention(shown, name_key(shown), kind, "name", weak=weak, start=first.start))
     return names
 
 
@@ -391,5 +396,6 @@ def _dedupe(found: list[Mention]) -> list[Mention]:
                 old.form,
                 weak=old.weak and m.weak,
                 alias_of=old.alias_of or m.alias_of,
+                start=old.start,
             )
     return list(best.values())
