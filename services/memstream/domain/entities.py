@@ -49,10 +49,13 @@ _NOT_NAMES = _words(
     either neither just also too very really well oh ooh wow hey hi hello hiya heya yo
     thanks thank thx bye goodbye cheers congrats congratulations sorry please lol haha
     hahaha omg aw aww awww ah ahh hmm um uh huh sure cool great nice good glad dear mr
-    mrs ms dr mom's"""
+    mrs ms dr mom's let let's lets btw tbh imo imho fyi idk brb asap ty omw"""
 )
+_TITLES = _words("mr mrs ms miss dr prof sir")
 _GREETINGS = _words("hey hi hello hiya heya yo dear thanks thank bye goodbye congrats")
-_WEEKDAYS = _words("monday tuesday wednesday thursday friday saturday sunday")
+_WEEKDAYS = _words(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri"
+)
 _MONTHS = _words(
     """january february march april may june july august september october november
     december jan feb mar apr jun jul aug sep sept oct nov dec"""
@@ -97,7 +100,14 @@ _ORG_SUFFIXES = _words(
     """inc corp company co ltd llc university college school academy institute club church
     hospital bank foundation association society center centre agency"""
 )
-_PLACE_PREPOSITIONS = _words("in to from near visited visiting visit around across")
+# Verbs of going and staying, then a preposition: "moved to Berlin", "lives in Porto". A bare
+# "in" or "to" precedes books ("in Harry Potter") and people ("talked to Max") as often.
+_PLACE_VERBS = _words(
+    """live lives lived living based born moved move moving went go goes going trip travel
+    traveled travelled flew fly vacation holiday stayed staying stay road back arrived
+    was were been am is are"""
+)
+_PLACE_PREPOSITIONS = _words("in to from near around across through")
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
@@ -152,7 +162,8 @@ class _Token:
 
     @property
     def capitalised(self) -> bool:
-        return self.text[0].isupper() and len(self.text) <= MAX_TOKEN_CHARS
+        # One letter is an initial or a fragment ("U.S."), too little to tell a name by.
+        return self.text[0].isupper() and 2 <= len(self.text) <= MAX_TOKEN_CHARS
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -161,7 +172,7 @@ def _tokens(text: str) -> list[_Token]:
         before = text[: match.start()].rstrip(" \t\"'([{*_")
         last = before[-1:] if before else ""
         # Emoji and other symbols end a chat sentence as often as a full stop does.
-        initial = not last or last in ".!?:;…\n" or unicodedata.category(last) == "So"
+        initial = not last or last in ".!?:;…-\u2013\u2014\n" or unicodedata.category(last) == "So"
         tokens.append(_Token(match.group(), match.start(), match.end(), initial))
     return tokens
 
@@ -191,17 +202,19 @@ def _gap(text: str, left: _Token, right: _Token) -> str:
 
 def _kind_of(words: list[str], previous: list[str]) -> EntityKind:
     """A kind the surrounding words tell, or "unknown"."""
-    last = words[-1].casefold()
-    if last in _ORG_SUFFIXES:
+    lowered = {w.casefold() for w in words}
+    if lowered & _ORG_SUFFIXES:  # "Northwind Bank", "University of Leeds"
         return "organisation"
-    if last in _PLACE_SUFFIXES:
+    if lowered & _PLACE_SUFFIXES:
         return "place"
+    if previous and previous[-1] in _TITLES:
+        return "person"
     if previous and previous[-1] in _GREETINGS:
         return "person"  # a greeting names whom it greets
-    if previous and previous[-1] in _PLACE_PREPOSITIONS and len(previous) >= 2:
-        return (
-            "place" if previous[-2] not in ("talk", "talked", "listen", "listened") else "unknown"
-        )
+    if previous and previous[-1] in ("visit", "visited", "visiting"):
+        return "place"
+    if len(previous) >= 2 and previous[-1] in _PLACE_PREPOSITIONS and previous[-2] in _PLACE_VERBS:
+        return "place"
     return "unknown"
 
 
@@ -264,11 +277,10 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
             continue
         noun, end = relation
         key = relation_key(owner, noun)
-        shown = (
-            f"my {noun}"
-            if owner == speaker_key and low in ("my", "our")
-            else f"{tokens[i].text} {noun}"
+        owner_shown = (
+            speaker.strip() if low in ("my", "our") else _POSSESSIVE.sub("", tokens[i].text)
         )
+        shown = f"{owner_shown[:MAX_NAME_CHARS]}'s {noun}"
         found.append(
             Mention(shown, key, _noun_kind(noun.split()[-1]), "relation", start=tokens[i].end)
         )
@@ -291,10 +303,22 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     for i, low in enumerate(lows):
         # "a dog named Max", "a band called Queen": the noun before says the kind
         if low in ("named", "called") and i + 1 < len(tokens) and i + 1 not in used and i >= 1:
-            nxt = tokens[i + 1]
-            if _could_name(nxt):
-                found.append(_name_mention(nxt, _noun_kind(lows[i - 1]), None))
-                used.add(i + 1)
+            run = [i + 1] if _could_name(tokens[i + 1]) else []
+            while (
+                run
+                and len(run) < MAX_NAME_TOKENS
+                and run[-1] + 1 < len(tokens)
+                and _gap(text, tokens[run[-1]], tokens[run[-1] + 1]) == " "
+                and _could_name(tokens[run[-1] + 1])
+            ):
+                run.append(run[-1] + 1)  # "a piece called Finding Home"
+            if run:
+                shown = _POSSESSIVE.sub("", " ".join(tokens[k].text for k in run))
+                kind = _noun_kind(lows[i - 1])
+                found.append(
+                    Mention(shown, name_key(shown), kind, "name", start=tokens[i + 1].start)
+                )
+                used.update(run)
 
     found.extend(_proper_names(text, tokens, lows, used))
     found.sort(key=lambda m: m.start)
@@ -343,6 +367,14 @@ def _proper_names(
                 run.append(j)
                 j += 1
             elif (
+                lows[j] == "of"
+                and lows[j + 1 : j + 2] == ["the"]
+                and j + 2 < len(tokens)
+                and _is_name_token(tokens[j + 2])
+            ):
+                run.extend((j, j + 1, j + 2))  # "Lord of the Rings"
+                j += 3
+            elif (
                 lows[j] in ("of", "de", "van", "von")
                 and j + 1 < len(tokens)
                 and _is_name_token(tokens[j + 1])
@@ -362,12 +394,16 @@ def _proper_names(
         greeted = bool(previous) and previous[-1] in _GREETINGS and not first.initial
         # At a sentence's start every word is capitalised; a month name mid-sentence is
         # still most often a date. A greeting vouches for the name it greets.
-        weak = first.initial and not greeted
+        # "Anthony and I went": one person beside the speaker, wherever the sentence starts.
+        paired = lows[j : j + 2] in (["and", "i"], ["and", "me"])
+        # "Dr. Okafor": the full stop after a title does not end a sentence.
+        titled = bool(previous) and previous[-1] in _TITLES and run[0] > 0
+        weak = first.initial and not greeted and not paired and not titled
         if len(run) == 1 and first.low in _MONTHS:
             if (previous and previous[-1] in _DATE_CONTEXT) or _beside_number(text, first):
                 continue
             weak = not greeted
-        kind = _kind_of(words, previous)
+        kind = "person" if paired else _kind_of(words, previous)
         names.append(Mention(shown, name_key(shown), kind, "name", weak=weak, start=first.start))
     return names
 

@@ -28,6 +28,12 @@ from memstream.domain.entities import (
 
 # A short form merges into a longer name only if it is this long ("Al" stays itself).
 MIN_PREFIX_CHARS = 3
+# ...and only into a name that has this share of the mentions of all the names it begins
+# ("Mel" is Melanie's, not the one-off typo "Mell"'s; between Melanie and Melissa it stays).
+PREFIX_DOMINANCE = 0.8
+# A word capitalised mostly where sentences start is an ordinary word ("Let's", "See"):
+# its weak mentions count only if at least one leaf in this many says it mid-sentence.
+WEAK_TO_STRONG_LEAVES = 5
 # Kinds a short form can stand for: people and pets have nicknames, places rarely do.
 _NICKNAMED: frozenset[EntityKind] = frozenset({"person", "pet", "unknown"})
 # When votes tie, the more specific kind wins, in this order.
@@ -142,7 +148,11 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
         for s in leaf.surfaces:
             by_key.setdefault(s.key, []).append((leaf_id, s))
     # A weakly said key counts only where it is a name elsewhere: said strongly, or a speaker.
-    real = {k for k, said in by_key.items() if any(not s.weak or s.speaker for _, s in said)}
+    for k, said in list(by_key.items()):
+        strong = [(leaf_id, s) for leaf_id, s in said if not s.weak or s.speaker]
+        if len(strong) * WEAK_TO_STRONG_LEAVES < len(said):
+            by_key[k] = strong
+    real = {k for k, said in by_key.items() if said}
     kinds = {k: _vote([s.kind for _, s in by_key[k] if s.kind != "unknown"]) for k in real}
     parent = {k: k for k in real}
 
@@ -163,13 +173,14 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
     for short in names_only:
         if " " in short or len(short) < MIN_PREFIX_CHARS or kinds[short] not in _NICKNAMED:
             continue
-        targets = {
-            root(k)
-            for k in names_only
-            if k != short and k.split()[0].startswith(short) and kinds[k] in _NICKNAMED
-        }
-        if len(targets) == 1:
-            union(short, next(iter(targets)))
+        targets = Counter[str]()
+        for k in names_only:
+            if k != short and k.split()[0].startswith(short) and kinds[k] in _NICKNAMED:
+                targets[root(k)] += sum(s.count for _, s in by_key[k])
+        if targets:
+            target, count = min(targets.items(), key=lambda kv: (-kv[1], kv[0]))
+            if count >= PREFIX_DOMINANCE * sum(targets.values()):
+                union(short, target)
     # "Mel's sister" and "Melanie's sister" are one relation once Mel is Melanie.
     relations: dict[tuple[str, str], list[str]] = {}
     for k in sorted(real - set(names_only)):

@@ -77,6 +77,27 @@ def test_kinds_from_the_words_around() -> None:
     assert _by_key("We talked about Zorblax.")["zorblax"].kind == "unknown"
 
 
+def test_person_cues_titles_and_pairs_with_the_speaker() -> None:
+    assert _by_key("Dr. Okafor said my knee is healing.")["okafor"] == Mention(
+        "Okafor", "okafor", "person", "name", start=4
+    )
+    anthony = _by_key("Anthony and I repainted the kitchen.")["anthony"]
+    assert anthony.kind == "person" and not anthony.weak
+
+
+def test_places_need_a_verb_of_going_or_staying() -> None:
+    assert _by_key("Jon was in Rome last week.")["rome"].kind == "place"
+    assert _by_key("We moved to Lisbon.")["lisbon"].kind == "place"
+    assert _by_key("The spells in Harry Potter are fun.")["harry potter"].kind == "unknown"
+    assert _by_key("I talked to Max.")["max"].kind == "unknown"
+
+
+def test_titles_keep_of_the_inside() -> None:
+    found = _by_key("I reread the Lord of the Rings at the University of Leeds.")
+    assert "lord of the rings" in found
+    assert found["university of leeds"].kind == "organisation"
+
+
 def test_common_word_names() -> None:
     assert "will" not in _by_key("Will you come?")
     assert not _by_key("I told Will about it.")["will"].weak

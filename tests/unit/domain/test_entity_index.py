@@ -54,6 +54,27 @@ def test_a_short_form_shared_by_two_names_stays_apart() -> None:
     assert {"melanie", "melissa", "mel"} <= set(index.entities)
 
 
+def test_a_short_form_goes_to_the_name_that_dominates_it() -> None:
+    leaves = [(f"l{i}", "X", "I saw Melanie today.") for i in range(9)]
+    index = _index(*leaves, ("t", "X", "I saw Mell today."), ("m", "X", "Hey Mel, hi."))
+    assert resolve(index, "Mel") == "melanie"
+    assert "mell" in index.entities  # a one-off spelling stays itself
+
+
+def test_a_word_mostly_capitalised_where_sentences_start_counts_only_mid_sentence() -> None:
+    openers = [(f"s{i}", "X", "Honestly, it was fine.") for i in range(6)]
+    index = _index(*openers, ("m", "X", "It was Honestly fine."))
+    assert index.entities["honestly"].leaf_ids == ("m",)
+    names = [(f"s{i}", "X", "Jon came over.") for i in range(4)]
+    index = _index(*names, ("m", "X", "I saw Jon."))
+    assert len(index.entities["jon"].leaf_ids) == 5
+
+
+def test_a_titled_name_after_called_is_whole() -> None:
+    index = _index(("t", "X", 'My group called "Finding Home" met.'))
+    assert index.entities["finding home"].kind == "organisation"
+
+
 def test_a_kin_reference_folds_into_the_name_said_later() -> None:
     before = _index(("a", "Caroline", "I called my sister."))
     assert resolve(before, "my sister", owner="Caroline") == "caroline's sister"
