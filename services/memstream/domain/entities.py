@@ -18,10 +18,28 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
+from memstream.domain.entity_lexicon import (
+    COMMON_WORD_NAMES,
+    DATE_CONTEXT,
+    DROPPED_QUALIFIERS,
+    FIRST_PERSON,
+    GREETINGS,
+    KEPT_QUALIFIERS,
+    MONTHS,
+    NOT_NAMES,
+    ORG_NOUNS,
+    ORG_SUFFIXES,
+    PERSON_NOUNS,
+    PET_NOUNS,
+    PLACE_NOUNS,
+    PLACE_PREPOSITIONS,
+    PLACE_SUFFIXES,
+    PLACE_VERBS,
+    RELATION_NOUNS,
+    THING_NOUNS,
+    TITLES,
+    WEEKDAYS,
+)
 
 EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
 MentionForm = Literal["name", "relation", "speaker"]
@@ -32,95 +50,24 @@ MAX_TOKEN_CHARS = 30
 MAX_NAME_TOKENS = 4
 MAX_NAME_CHARS = 80
 MAX_MENTIONS_PER_MESSAGE = 64
+MAX_TEXT_CHARS = 20_000  # read this much of a message; a longer one is a document
 # A message with at least this many words in capitals, half its words or more, shouts.
 SHOUTING_MIN_WORDS = 3
-
-FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
-
-# Capitalised in chat for reasons other than naming: pronouns, determiners, conjunctions,
-# auxiliaries, wh-words, greetings and interjections. Dropped wherever they stand.
-_NOT_NAMES = _words(
-    """i i'm i've i'd i'll im ive a an the this that these those there here it its it's
-    he she we they you your yours his her hers our ours their theirs my me him them us
-    and or but so because if when while then than as of in on at to for from by with
-    about into over after before since until is are was were be been being am do does did
-    have has had will would can could should shall might must may not no yes yeah yep yup
-    nope ok okay what which who whom whose where why how all any some each every both
-    either neither just also too very really well oh ooh wow hey hi hello hiya heya yo
-    thanks thank thx bye goodbye cheers congrats congratulations sorry please lol haha
-    hahaha omg aw aww awww ah ahh hmm um uh huh sure cool great nice good glad dear mr
-    mrs ms dr mom's let let's lets btw tbh imo imho fyi idk brb asap ty omw"""
-)
-_TITLES = _words("mr mrs ms miss dr prof sir")
-_GREETINGS = _words("hey hi hello hiya heya yo dear thanks thank bye goodbye congrats")
-_WEEKDAYS = _words(
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri"
-)
-_MONTHS = _words(
-    """january february march april may june july august september october november
-    december jan feb mar apr jun jul aug sep sept oct nov dec"""
-)
-# Given names that are also ordinary English words: a name only mid-sentence, or where
-# the index has seen them as names.
-COMMON_WORD_NAMES = _words(
-    """will bill may june april august grace hope joy faith rose lily iris dawn summer
-    autumn mark frank pat sue art jack rob bob ruby amber sky crystal honey buddy"""
-)
-# Words that put a month name in a date ("in May", "May 5"), not a person.
-_DATE_CONTEXT = _words(
-    "in on since until till by of early late mid last next this every during through"
-)
-
-_PERSON_NOUNS = _words(
-    """mother mom mum mama mommy father dad papa daddy parents sister sis brother bro
-    sibling siblings son daughter kid kids child children baby husband wife partner
-    boyfriend girlfriend fiance fiancee spouse grandma grandmother granny grandpa
-    grandfather grandparents aunt uncle cousin niece nephew friend bestie buddy pal
-    roommate neighbor neighbour boss manager coworker co-worker colleague mentor teacher
-    coach therapist doctor student students team teammate family guy girl man woman
-    lady boy in-laws"""
-)
-_PET_NOUNS = _words(
-    """dog dogs puppy pup cat cats kitten kitty pet pets horse pony bird parrot hamster
-    rabbit bunny fish turtle tortoise snake lizard guinea"""
-)
-_PLACE_NOUNS = _words("town city village place country island lake beach park street")
-_ORG_NOUNS = _words("company firm band club group team school shop store cafe restaurant")
-_THING_NOUNS = _words("book novel song album movie film show game painting app")
-_RELATION_NOUNS = _PERSON_NOUNS | _PET_NOUNS
-# Qualifiers that make a different relation ("best friend" is not every friend).
-_KEPT_QUALIFIERS = frozenset({"best", "ex"})
-_DROPPED_QUALIFIERS = _words(
-    "little big older younger old new dear late baby twin sweet lovely fur four-legged"
-)
-_PLACE_SUFFIXES = _words(
-    "city park street st avenue ave road lake river mountain mountains beach island county"
-)
-_ORG_SUFFIXES = _words(
-    """inc corp company co ltd llc university college school academy institute club church
-    hospital bank foundation association society center centre agency"""
-)
-# Verbs of going and staying, then a preposition: "moved to Berlin", "lives in Porto". A bare
-# "in" or "to" precedes books ("in Harry Potter") and people ("talked to Max") as often.
-_PLACE_VERBS = _words(
-    """live lives lived living based born moved move moving went go goes going trip travel
-    traveled travelled flew fly vacation holiday stayed staying stay road back arrived
-    was were been am is are"""
-)
-_PLACE_PREPOSITIONS = _words("in to from near around across through")
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
 _TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['-](?=[^\W\d_]))*")
 _POSSESSIVE = re.compile(r"'s?$", re.IGNORECASE)
 _REPEATS = re.compile(r"(.)\1{2,}")
+# What may follow an apposition: "my sister, Anna," / "Anna, my sister." / end of text.
+_APPOSITION_ENDS = frozenset({",", ".", "!", "?", ";", ")", ""})
 
 
 @dataclass(frozen=True, slots=True)
 class Mention:
     """One entity a message names: a name, a relation of someone, or the speaker."""
 
-    name: str  # as shown: "Melanie", "my sister", the speaker's name
+    name: str  # as shown: "Melanie", "Caroline's sister", the speaker's name
     key: str  # normalised: "melanie", "caroline's sister"
     kind: EntityKind
     form: MentionForm
@@ -169,7 +116,8 @@ class _Token:
 def _tokens(text: str) -> list[_Token]:
     tokens: list[_Token] = []
     for match in _TOKEN.finditer(text):
-        before = text[: match.start()].rstrip(" \t\"'([{*_")
+        # A bounded look back keeps long texts linear.
+        before = text[max(0, match.start() - 40) : match.start()].rstrip(" \t\"'([{*_")
         last = before[-1:] if before else ""
         # Emoji and other symbols end a chat sentence as often as a full stop does.
         initial = not last or last in ".!?:;…-\u2013\u2014\n" or unicodedata.category(last) == "So"
@@ -182,18 +130,18 @@ def _is_name_token(token: _Token) -> bool:
     return (
         token.capitalised
         # "Will"/"May" open questions; mid-sentence and capitalised they are names.
-        and (low not in _NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
-        and low not in _WEEKDAYS
-        and (low not in _MONTHS or low in COMMON_WORD_NAMES)
+        and (low not in NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
+        and low not in WEEKDAYS
+        and (low not in MONTHS or low in COMMON_WORD_NAMES)
         and (
-            _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in _NOT_NAMES
+            _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in NOT_NAMES
         )  # "Heyyy"
     )
 
 
 def _could_name(token: _Token) -> bool:
     """Whether a token can be a name where the words before say it is one ("named Friday")."""
-    return token.capitalised and (token.low not in _NOT_NAMES or token.low in COMMON_WORD_NAMES)
+    return token.capitalised and (token.low not in NOT_NAMES or token.low in COMMON_WORD_NAMES)
 
 
 def _gap(text: str, left: _Token, right: _Token) -> str:
@@ -203,31 +151,31 @@ def _gap(text: str, left: _Token, right: _Token) -> str:
 def _kind_of(words: list[str], previous: list[str]) -> EntityKind:
     """A kind the surrounding words tell, or "unknown"."""
     lowered = {w.casefold() for w in words}
-    if lowered & _ORG_SUFFIXES:  # "Northwind Bank", "University of Leeds"
+    if lowered & ORG_SUFFIXES:  # "Northwind Bank", "University of Leeds"
         return "organisation"
-    if lowered & _PLACE_SUFFIXES:
+    if lowered & PLACE_SUFFIXES:
         return "place"
-    if previous and previous[-1] in _TITLES:
+    if previous and previous[-1] in TITLES:
         return "person"
-    if previous and previous[-1] in _GREETINGS:
+    if previous and previous[-1] in GREETINGS:
         return "person"  # a greeting names whom it greets
     if previous and previous[-1] in ("visit", "visited", "visiting"):
         return "place"
-    if len(previous) >= 2 and previous[-1] in _PLACE_PREPOSITIONS and previous[-2] in _PLACE_VERBS:
+    if len(previous) >= 2 and previous[-1] in PLACE_PREPOSITIONS and previous[-2] in PLACE_VERBS:
         return "place"
     return "unknown"
 
 
 def _noun_kind(noun: str) -> EntityKind:
-    if noun in _PET_NOUNS:
+    if noun in PET_NOUNS:
         return "pet"
-    if noun in _PERSON_NOUNS:
+    if noun in PERSON_NOUNS:
         return "person"
-    if noun in _PLACE_NOUNS:
+    if noun in PLACE_NOUNS:
         return "place"
-    if noun in _ORG_NOUNS:
+    if noun in ORG_NOUNS:
         return "organisation"
-    if noun in _THING_NOUNS:
+    if noun in THING_NOUNS:
         return "thing"
     return "unknown"
 
@@ -239,90 +187,89 @@ def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
     while (
         j < len(lows)
         and j - i < 3
-        and (lows[j] in _DROPPED_QUALIFIERS or lows[j] in _KEPT_QUALIFIERS)
+        and (lows[j] in DROPPED_QUALIFIERS or lows[j] in KEPT_QUALIFIERS)
     ):
-        if lows[j] in _KEPT_QUALIFIERS:
+        if lows[j] in KEPT_QUALIFIERS:
             qualifiers.append(lows[j])
         j += 1
-    if j < len(lows) and lows[j] in _RELATION_NOUNS:
+    if j < len(lows) and lows[j] in RELATION_NOUNS:
         return " ".join([*qualifiers, lows[j]]), j + 1
     return None
 
 
 def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     """The entities `text`, said by `speaker`, names, in order, at most a bounded number."""
-    text = clean_text(text)
+    text = clean_text(text[:MAX_TEXT_CHARS])
     tokens = _tokens(text)
     lows = [t.low for t in tokens]
-    speaker_key = name_key(speaker)
-    found: list[Mention] = []
+    speaker_shown = " ".join(clean_text(speaker).split())[:MAX_NAME_CHARS]
     used: set[int] = set()  # tokens already part of a relation or naming phrase
     shouted = [i for i, t in enumerate(tokens) if len(t.text) > 1 and t.text.isupper()]
     if len(shouted) >= SHOUTING_MIN_WORDS and len(shouted) * 2 >= len(tokens):
         used.update(shouted)  # capitals that shout say nothing about names
+    found: list[Mention] = []
+    if speaker_shown and any(low.split("'")[0] in FIRST_PERSON for low in lows):
+        found.append(Mention(speaker_shown, name_key(speaker_shown), "person", "speaker"))
+    found.extend(_relations(text, tokens, lows, speaker_shown, used))
+    found.extend(_called(text, tokens, lows, used))
+    found.extend(_proper_names(text, tokens, lows, used))
+    found.sort(key=lambda m: m.start)
+    return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
 
-    if speaker_key and any(t.text.casefold().split("'")[0] in FIRST_PERSON for t in tokens):
-        found.append(Mention(speaker.strip()[:MAX_NAME_CHARS], speaker_key, "person", "speaker"))
 
+def _relations(
+    text: str, tokens: list[_Token], lows: list[str], speaker: str, used: set[int]
+) -> list[Mention]:
+    """Kin and role references ("my sister", "Melanie's kids"), and the names given them."""
+    found: list[Mention] = []
     for i, low in enumerate(lows):
-        owner: str | None = None
-        if low in ("my", "our") and speaker_key:
-            owner = speaker_key
-        elif i + 1 < len(tokens) and tokens[i].text[-2:] in ("'s",) and _is_name_token(tokens[i]):
-            owner = name_key(tokens[i].text)
-        if owner is None:
+        if low in ("my", "our") and speaker:
+            owner = speaker
+        elif i + 1 < len(tokens) and tokens[i].text.endswith("'s") and _is_name_token(tokens[i]):
+            owner = _POSSESSIVE.sub("", tokens[i].text)
+        else:
             continue
         relation = _relation_at(lows, i + 1)
         if relation is None:
             continue
         noun, end = relation
-        key = relation_key(owner, noun)
-        owner_shown = (
-            speaker.strip() if low in ("my", "our") else _POSSESSIVE.sub("", tokens[i].text)
-        )
-        shown = f"{owner_shown[:MAX_NAME_CHARS]}'s {noun}"
-        found.append(
-            Mention(shown, key, _noun_kind(noun.split()[-1]), "relation", start=tokens[i].end)
-        )
+        key = relation_key(name_key(owner), noun)
+        kind = _noun_kind(noun.split()[-1])
+        found.append(Mention(f"{owner}'s {noun}", key, kind, "relation", start=tokens[i].end))
         used.update(range(i + 1, end))
         name_at = _named_after(text, tokens, end)
-        if name_at is not None:
-            found.append(_name_mention(tokens[name_at], _noun_kind(noun.split()[-1]), key))
-            used.add(name_at)
-        elif (
-            i >= 1
-            and text[tokens[i - 1].end : tokens[i].start].strip() == ","
-            and _is_name_token(tokens[i - 1])
-        ):
+        if name_at is None and i >= 1 and _gap(text, tokens[i - 1], tokens[i]).strip() == ",":
             # "Anna, my sister," or "Anna, my sister." (not "Hi Anna, my sister says hi")
             after = text[tokens[end - 1].end : tokens[end - 1].end + 2].strip()
-            if after[:1] in (",", ".", "!", "?", ";", ")", ""):
-                found.append(_name_mention(tokens[i - 1], _noun_kind(noun.split()[-1]), key))
-                used.add(i - 1)
+            if _is_name_token(tokens[i - 1]) and after[:1] in _APPOSITION_ENDS:
+                name_at = i - 1
+        if name_at is not None:
+            found.append(_name_mention(tokens[name_at], kind, key))
+            used.add(name_at)
+    return found
 
+
+def _called(text: str, tokens: list[_Token], lows: list[str], used: set[int]) -> list[Mention]:
+    """Names after "named"/"called"; the noun before says the kind ("a dog named Max")."""
+    found: list[Mention] = []
     for i, low in enumerate(lows):
-        # "a dog named Max", "a band called Queen": the noun before says the kind
-        if low in ("named", "called") and i + 1 < len(tokens) and i + 1 not in used and i >= 1:
-            run = [i + 1] if _could_name(tokens[i + 1]) else []
-            while (
-                run
-                and len(run) < MAX_NAME_TOKENS
-                and run[-1] + 1 < len(tokens)
-                and _gap(text, tokens[run[-1]], tokens[run[-1] + 1]) == " "
-                and _could_name(tokens[run[-1] + 1])
-            ):
-                run.append(run[-1] + 1)  # "a piece called Finding Home"
-            if run:
-                shown = _POSSESSIVE.sub("", " ".join(tokens[k].text for k in run))
-                kind = _noun_kind(lows[i - 1])
-                found.append(
-                    Mention(shown, name_key(shown), kind, "name", start=tokens[i + 1].start)
-                )
-                used.update(run)
-
-    found.extend(_proper_names(text, tokens, lows, used))
-    found.sort(key=lambda m: m.start)
-    return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
+        if low not in ("named", "called") or i == 0 or i + 1 >= len(tokens) or i + 1 in used:
+            continue
+        run = [i + 1] if _could_name(tokens[i + 1]) else []
+        while (
+            run
+            and len(run) < MAX_NAME_TOKENS
+            and run[-1] + 1 < len(tokens)
+            and _gap(text, tokens[run[-1]], tokens[run[-1] + 1]) == " "
+            and _could_name(tokens[run[-1] + 1])
+        ):
+            run.append(run[-1] + 1)  # "a piece called Finding Home"
+        if run:
+            shown = _POSSESSIVE.sub("", " ".join(tokens[k].text for k in run))
+            kind = _noun_kind(lows[i - 1])
+            found.append(Mention(shown, name_key(shown), kind, "name", start=tokens[i + 1].start))
+            used.update(run)
+    return found
 
 
 def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
@@ -337,7 +284,7 @@ def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
         return j
     if gap.strip() == ",":
         follow = text[tokens[j].end : tokens[j].end + 2].strip()
-        if follow[:1] in (",", ".", "!", "?", ";", ")", ""):
+        if follow[:1] in _APPOSITION_ENDS:
             return j
     return None
 
@@ -391,19 +338,19 @@ def _proper_names(
         shown = " ".join(words)
         first = tokens[run[0]]
         previous = lows[max(0, run[0] - 3) : run[0]]
-        greeted = bool(previous) and previous[-1] in _GREETINGS and not first.initial
+        greeted = bool(previous) and previous[-1] in GREETINGS and not first.initial
         # At a sentence's start every word is capitalised; a month name mid-sentence is
         # still most often a date. A greeting vouches for the name it greets.
-        # "Anthony and I went": one person beside the speaker, wherever the sentence starts.
+        # "Anthony and I went": a name beside the speaker, wherever the sentence starts.
         paired = lows[j : j + 2] in (["and", "i"], ["and", "me"])
         # "Dr. Okafor": the full stop after a title does not end a sentence.
-        titled = bool(previous) and previous[-1] in _TITLES and run[0] > 0
+        titled = bool(previous) and previous[-1] in TITLES and run[0] > 0
         weak = first.initial and not greeted and not paired and not titled
-        if len(run) == 1 and first.low in _MONTHS:
-            if (previous and previous[-1] in _DATE_CONTEXT) or _beside_number(text, first):
+        if len(run) == 1 and first.low in MONTHS:
+            if (previous and previous[-1] in DATE_CONTEXT) or _beside_number(text, first):
                 continue
             weak = not greeted
-        kind = "person" if paired else _kind_of(words, previous)
+        kind = _kind_of(words, previous)  # a pet goes for walks "with me" as well
         names.append(Mention(shown, name_key(shown), kind, "name", weak=weak, start=first.start))
     return names
 

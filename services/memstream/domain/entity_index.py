@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Protocol
 
 from memstream.domain.entities import (
-    FIRST_PERSON,
     EntityKind,
     Mention,
     clean_text,
@@ -25,6 +24,7 @@ from memstream.domain.entities import (
     name_key,
     relation_key,
 )
+from memstream.domain.entity_lexicon import FIRST_PERSON
 
 # A short form merges into a longer name only if it is this long ("Al" stays itself).
 MIN_PREFIX_CHARS = 3

@@ -77,12 +77,12 @@ def test_kinds_from_the_words_around() -> None:
     assert _by_key("We talked about Zorblax.")["zorblax"].kind == "unknown"
 
 
-def test_person_cues_titles_and_pairs_with_the_speaker() -> None:
+def test_titles_and_pairs_with_the_speaker_vouch_for_names() -> None:
     assert _by_key("Dr. Okafor said my knee is healing.")["okafor"] == Mention(
         "Okafor", "okafor", "person", "name", start=4
     )
     anthony = _by_key("Anthony and I repainted the kitchen.")["anthony"]
-    assert anthony.kind == "person" and not anthony.weak
+    assert not anthony.weak and anthony.kind == "unknown"  # "Max and I" may be a dog
 
 
 def test_places_need_a_verb_of_going_or_staying() -> None:
