@@ -124,6 +124,14 @@ def test_hostile_text_is_cleaned_and_bounded() -> None:
     assert _by_key(shouting) == {}
 
 
+def test_long_texts_and_hostile_speakers_stay_bounded() -> None:
+    found = mentions("I met Anna and Bo. " * 20_000, "Caro\x00line<i>" + "x" * 10_000)
+    assert len(found) <= MAX_MENTIONS_PER_MESSAGE
+    speaker = next(m for m in found if m.form == "speaker")
+    assert "\x00" not in speaker.name and len(speaker.name) <= MAX_NAME_CHARS
+    assert "<i>" not in speaker.name
+
+
 def test_curly_quotes_read_as_straight_ones() -> None:
     assert clean_text("Anna\u2019s") == "Anna's"
     assert "anna's dog" in _by_key("I walked Anna\u2019s dog.")

@@ -95,6 +95,7 @@ def test_a_relation_given_two_names_stays_its_own_entity() -> None:
     )
     assert resolve(index, "my sister", owner="Caroline") == "caroline's sister"
     assert index.entities["anna"].aliases == ()
+    assert resolve(index, "her sister") == "caroline's sister"  # the relation, not a name
 
 
 def test_weak_names_count_only_where_seen_as_names() -> None:
