@@ -182,3 +182,19 @@ def test_observing_a_leaf_twice_changes_nothing(leaves: dict, leaf_id: str, leaf
 def test_forgetting_a_leaf_restores_the_index(leaves: dict, leaf) -> None:  # type: ignore[no-untyped-def,type-arg]
     index = _observe_all(list(leaves.items()))
     assert forget(observe(index, "new", _messages(leaf)), ["new"]) == index
+
+
+@given(LEAVES, st.sets(st.sampled_from("abcdefgh")))
+def test_forgetting_leaves_equals_never_observing_them(leaves: dict, gone: set[str]) -> None:  # type: ignore[type-arg]
+    index = forget(_observe_all(list(leaves.items())), gone)
+    assert index == _observe_all([(k, v) for k, v in leaves.items() if k not in gone])
+    for entity in index.entities.values():
+        assert entity.leaf_ids and not set(entity.leaf_ids) & gone
+        assert entity.first_seen <= entity.last_seen
+
+
+@given(LEAVES, st.sampled_from(SENTENCES))
+def test_query_entities_name_only_indexed_entities(leaves: dict, question: str) -> None:  # type: ignore[type-arg]
+    index = _observe_all(list(leaves.items()))
+    found = query_entities(index, question)
+    assert len(set(found)) == len(found) and set(found) <= set(index.entities)
