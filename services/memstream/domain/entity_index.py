@@ -148,10 +148,12 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
         for s in leaf.surfaces:
             by_key.setdefault(s.key, []).append((leaf_id, s))
     # A weakly said key counts only where it is a name elsewhere: said strongly, or a speaker.
+    # Spelled the same, too: a weak "Got" is not the strong "GoT".
     for k, said in list(by_key.items()):
         strong = [(leaf_id, s) for leaf_id, s in said if not s.weak or s.speaker]
-        if len(strong) * WEAK_TO_STRONG_LEAVES < len(said):
-            by_key[k] = strong
+        spelled = {s.name for _, s in strong}
+        kept = [(leaf_id, s) for leaf_id, s in said if not s.weak or s.speaker or s.name in spelled]
+        by_key[k] = strong if len(strong) * WEAK_TO_STRONG_LEAVES < len(kept) else kept
     real = {k for k, said in by_key.items() if said}
     kinds = {k: _vote([s.kind for _, s in by_key[k] if s.kind != "unknown"]) for k in real}
     parent = {k: k for k in real}

@@ -70,6 +70,11 @@ def test_a_word_mostly_capitalised_where_sentences_start_counts_only_mid_sentenc
     assert len(index.entities["jon"].leaf_ids) == 5
 
 
+def test_a_weak_mention_counts_only_as_the_strong_one_is_spelled() -> None:
+    index = _index(("a", "X", "Got it, thanks."), ("b", "X", "I watched GoT again."))
+    assert index.entities["got"].leaf_ids == ("b",)
+
+
 def test_a_titled_name_after_called_is_whole() -> None:
     index = _index(("t", "X", 'My group called "Finding Home" met.'))
     assert index.entities["finding home"].kind == "organisation"
