@@ -177,7 +177,14 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
             continue
         targets = Counter[str]()
         for k in names_only:
-            if k != short and k.split()[0].startswith(short) and kinds[k] in _NICKNAMED:
+            # "Game" is not short for "Game of Thrones": titles with "of" have no short form.
+            titled = " of " in k
+            if (
+                k != short
+                and k.split()[0].startswith(short)
+                and kinds[k] in _NICKNAMED
+                and not titled
+            ):
                 targets[root(k)] += sum(s.count for _, s in by_key[k])
         if targets:
             target, count = min(targets.items(), key=lambda kv: (-kv[1], kv[0]))

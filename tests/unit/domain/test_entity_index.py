@@ -54,6 +54,14 @@ def test_a_short_form_shared_by_two_names_stays_apart() -> None:
     assert {"melanie", "melissa", "mel"} <= set(index.entities)
 
 
+def test_a_first_name_folds_into_the_full_name_but_not_into_a_title() -> None:
+    index = _index(
+        ("a", "X", "Hi Melanie! Melanie Smith and I watched Game of Thrones, then Game 7.")
+    )
+    assert index.keys["melanie"] == "melanie smith"
+    assert resolve(index, "Game") == "game"
+
+
 def test_a_short_form_goes_to_the_name_that_dominates_it() -> None:
     leaves = [(f"l{i}", "X", "I saw Melanie today.") for i in range(9)]
     index = _index(*leaves, ("t", "X", "I saw Mell today."), ("m", "X", "Hey Mel, hi."))
