@@ -340,3 +340,19 @@ def leaf_entities(index: EntityIndex, leaf_id: str) -> frozenset[str]:
     if leaf is None:
         return frozenset()
     return frozenset(index.keys[s.key] for s in leaf.surfaces if s.key in index.keys)
+
+
+def entity_leaves(index: EntityIndex, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The leaves of each given entity, the most recently said first (ties by leaf id)."""
+    said_at = {
+        leaf_id: max(s.last for s in leaf.surfaces)
+        for leaf_id, leaf in index.leaves.items()
+        if leaf.surfaces  # an entity's leaves all mention something
+    }
+    found: dict[str, tuple[str, ...]] = {}
+    for key in keys:
+        entity = index.entities.get(key)
+        if entity is not None:
+            by_id = sorted(entity.leaf_ids)
+            found[key] = tuple(sorted(by_id, key=lambda leaf_id: said_at[leaf_id], reverse=True))
+    return found

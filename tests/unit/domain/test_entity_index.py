@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from memstream.domain.entity_index import (
     EntityIndex,
+    entity_leaves,
     forget,
     leaf_entities,
     observe,
@@ -142,6 +143,11 @@ def test_query_entities_and_leaf_entities() -> None:
     assert query_entities(index, "Where did my sister go?", asker="Melanie") == ("anna",)
     assert leaf_entities(index, "a") == {"melanie", "anna", "paris"}
     assert leaf_entities(index, "zzz") == frozenset()
+
+
+def test_entity_leaves_come_newest_first() -> None:
+    index = _index(("a", "X", "I saw Nate."), ("b", "X", "I saw Nate."), ("c", "X", "Bye Nate."))
+    assert entity_leaves(index, ["nate", "nobody"]) == {"nate": ("c", "b", "a")}
 
 
 SENTENCES = (
