@@ -169,22 +169,15 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
             keep, fold = sorted((ra, rb), key=_key_rank)
             parent[fold] = keep
 
-    # Short forms and first names: longest first, so "Mel" meets "Melanie" already merged
-    # with "Melanie Smith" and finds one entity, not two.
+    # Short forms, first names and surnames, longest first, so "Mel" meets "Melanie" already
+    # merged with "Melanie Smith" and finds one entity, not two.
     names_only = sorted((k for k in real if "'s " not in k), key=lambda k: (-len(k), k))
     for short in names_only:
         if " " in short or len(short) < MIN_PREFIX_CHARS or kinds[short] not in _NICKNAMED:
             continue
         targets = Counter[str]()
         for k in names_only:
-            # "Game" is not short for "Game of Thrones": titles with "of" have no short form.
-            titled = " of " in k
-            if (
-                k != short
-                and k.split()[0].startswith(short)
-                and kinds[k] in _NICKNAMED
-                and not titled
-            ):
+            if k != short and kinds[k] in _NICKNAMED and _shortens(short, k):
                 targets[root(k)] += sum(s.count for _, s in by_key[k])
         if targets:
             target, count = min(targets.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -220,6 +213,15 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
         for k in members:
             keys[k] = entity.key
     return EntityIndex(dict(leaves), entities, keys)
+
+
+def _shortens(short: str, name: str) -> bool:
+    """Whether one word may stand for a longer name: "Mel" for "Melanie", "Potter" for
+    "Harry Potter". Titles with "of" have no short form ("Game" is not "Game of Thrones")."""
+    words = name.split()
+    if " of " in name:
+        return False
+    return words[0].startswith(short) or (len(words) > 1 and words[-1] == short)
 
 
 def _entity(members: list[str], by_key: Mapping[str, list[tuple[str, Surface]]]) -> Entity:

@@ -60,6 +60,8 @@ def test_a_first_name_folds_into_the_full_name_but_not_into_a_title() -> None:
         ("a", "X", "Hi Melanie! Melanie Smith and I watched Game of Thrones, then Game 7.")
     )
     assert index.keys["melanie"] == "melanie smith"
+    surname = _index(("a", "X", "I love Harry Potter. Potter is brave."), ("b", "X", "Hi Potter."))
+    assert surname.keys["potter"] == "harry potter"
     assert resolve(index, "Game") == "game"
 
 
