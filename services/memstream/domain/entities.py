@@ -36,6 +36,7 @@ from memstream.domain.entity_lexicon import (
     PLACE_SUFFIXES,
     PLACE_VERBS,
     RELATION_NOUNS,
+    RELATION_SYNONYMS,
     THING_NOUNS,
     TITLES,
     WEEKDAYS,
@@ -193,7 +194,10 @@ def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
             qualifiers.append(lows[j])
         j += 1
     if j < len(lows) and lows[j] in RELATION_NOUNS:
-        return " ".join([*qualifiers, lows[j]]), j + 1
+        noun = RELATION_SYNONYMS.get(lows[j], lows[j])
+        if noun.startswith("best ") and qualifiers == ["best"]:
+            qualifiers = []
+        return " ".join([*qualifiers, noun]), j + 1
     return None
 
 

@@ -55,7 +55,7 @@ PERSON_NOUNS = _words(
     grandfather grandparents aunt uncle cousin niece nephew friend bestie buddy pal
     roommate neighbor neighbour boss manager coworker co-worker colleague mentor teacher
     coach therapist doctor student students team teammate family guy girl man woman
-    lady boy in-laws"""
+    lady boy in-laws fam hubby wifey bf gf bff"""
 )
 PET_NOUNS = _words(
     """dog dogs puppy pup cat cats kitten kitty pet pets horse pony bird parrot hamster
@@ -64,6 +64,27 @@ PET_NOUNS = _words(
 PLACE_NOUNS = _words("town city village place country island lake beach park street")
 ORG_NOUNS = _words("company firm band club group team school shop store cafe restaurant")
 THING_NOUNS = _words("book novel song album movie film show game painting app")
+# Informal words for the same relation share its key ("my mum" is "my mom").
+RELATION_SYNONYMS = {
+    "mum": "mom",
+    "mama": "mom",
+    "mommy": "mom",
+    "mother": "mom",
+    "papa": "dad",
+    "daddy": "dad",
+    "father": "dad",
+    "sis": "sister",
+    "bro": "brother",
+    "fam": "family",
+    "hubby": "husband",
+    "wifey": "wife",
+    "bf": "boyfriend",
+    "gf": "girlfriend",
+    "bestie": "best friend",
+    "bff": "best friend",
+    "kitty": "cat",
+    "pup": "puppy",
+}
 RELATION_NOUNS = PERSON_NOUNS | PET_NOUNS
 # Qualifiers that make a different relation ("best friend" is not every friend).
 KEPT_QUALIFIERS = frozenset({"best", "ex"})

@@ -43,6 +43,9 @@ def test_kin_references_are_keyed_by_their_owner() -> None:
     assert found["caroline's dog"].kind == "pet"
     assert _by_key("Melanie's brother is back.")["melanie's brother"].form == "relation"
     assert "caroline's best friend" in _by_key("My best friend is here.")
+    assert "caroline's mom" in _by_key("My mum called.")
+    assert "caroline's family" in _by_key("Boot camp with my fam!")
+    assert "caroline's best friend" in _by_key("My bestie is here.")
 
 
 def test_names_given_to_kin_in_each_word_order() -> None:
