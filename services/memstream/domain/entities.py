@@ -342,19 +342,19 @@ def _proper_names(
         shown = " ".join(words)
         first = tokens[run[0]]
         previous = lows[max(0, run[0] - 3) : run[0]]
+        # At a sentence's start every word is capitalised, so a name there is weak unless
+        # something else vouches for it: a greeting ("Hey Mel"), a pairing with the speaker
+        # ("Anthony and I went"), or a title, whose full stop ends no sentence ("Dr. Okafor").
         greeted = bool(previous) and previous[-1] in GREETINGS and not first.initial
-        # At a sentence's start every word is capitalised; a month name mid-sentence is
-        # still most often a date. A greeting vouches for the name it greets.
-        # "Anthony and I went": a name beside the speaker, wherever the sentence starts.
         paired = lows[j : j + 2] in (["and", "i"], ["and", "me"])
-        # "Dr. Okafor": the full stop after a title does not end a sentence.
         titled = bool(previous) and previous[-1] in TITLES and run[0] > 0
         weak = first.initial and not greeted and not paired and not titled
+        # A month name mid-sentence is still most often a date.
         if len(run) == 1 and first.low in MONTHS:
             if (previous and previous[-1] in DATE_CONTEXT) or _beside_number(text, first):
                 continue
             weak = not greeted
-        kind = _kind_of(words, previous)  # a pet goes for walks "with me" as well
+        kind = _kind_of(words, previous)  # not from "and I": a dog goes for walks too
         names.append(Mention(shown, name_key(shown), kind, "name", weak=weak, start=first.start))
     return names
 
