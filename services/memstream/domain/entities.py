@@ -1,0 +1,388 @@
+"""Who and what a message names, read without an LLM: pure functions.
+
+A mention is one of: a proper name (a capitalised span that is not a function word, a
+greeting, a calendar word or "I"), a kin or role reference of the speaker ("my sister",
+"our dog"), a name given to one of those ("my sister Anna", "a dog named Max"), or the
+speaker, when they talk about themselves ("I", "me", "my").
+
+Capitalisation is weak evidence at the start of a sentence (every word is capitalised
+there) and for names that are also common words ("Will", "Grace", "May"): such mentions
+are marked `weak`, and the entity index keeps them only for names it has seen as names
+elsewhere. Nothing here guesses a kind from the name itself; the words around it decide.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from memstream.domain.entity_lexicon import (
+    COMMON_WORD_NAMES,
+    DATE_CONTEXT,
+    DROPPED_QUALIFIERS,
+    FIRST_PERSON,
+    GREETINGS,
+    KEPT_QUALIFIERS,
+    MONTHS,
+    NOT_NAMES,
+    ORG_NOUNS,
+    ORG_SUFFIXES,
+    PERSON_NOUNS,
+    PET_NOUNS,
+    PLACE_NOUNS,
+    PLACE_PREPOSITIONS,
+    PLACE_SUFFIXES,
+    PLACE_VERBS,
+    RELATION_NOUNS,
+    RELATION_SYNONYMS,
+    THING_NOUNS,
+    TITLES,
+    WEEKDAYS,
+)
+
+EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
+MentionForm = Literal["name", "relation", "speaker"]
+
+# Bounds that keep hostile text (a 10,000-character "name", a wall of capitals) from
+# becoming entities: longer tokens are not names, longer runs are headlines or shouting.
+MAX_TOKEN_CHARS = 30
+MAX_NAME_TOKENS = 4
+MAX_NAME_CHARS = 80
+MAX_MENTIONS_PER_MESSAGE = 64
+MAX_TEXT_CHARS = 20_000  # read this much of a message; a longer one is a document
+# A message with at least this many words in capitals, half its words or more, shouts.
+SHOUTING_MIN_WORDS = 3
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
+_TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['-](?=[^\W\d_]))*")
+_POSSESSIVE = re.compile(r"'s?$", re.IGNORECASE)
+_REPEATS = re.compile(r"(.)\1{2,}")
+# What may follow an apposition: "my sister, Anna," / "Anna, my sister." / end of text.
+_APPOSITION_ENDS = frozenset({",", ".", "!", "?", ";", ")", ""})
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One entity a message names: a name, a relation of someone, or the speaker."""
+
+    name: str  # as shown: "Melanie", "Caroline's sister", the speaker's name
+    key: str  # normalised: "melanie", "caroline's sister"
+    kind: EntityKind
+    form: MentionForm
+    weak: bool = False  # only capitalisation vouches for it: kept where known elsewhere
+    alias_of: str | None = None  # a relation key this name was given ("my sister Anna")
+    start: int = 0  # where in the cleaned text it begins (the speaker: 0)
+
+
+def clean_text(text: str) -> str:
+    """The text without markup, control characters or compatibility forms."""
+    text = _TAG.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    return "".join(
+        ch if not unicodedata.category(ch).startswith("C") else ("\n" if ch in "\r\n" else " ")
+        for ch in text
+    )
+
+
+def name_key(name: str) -> str:
+    """The normalised key of a name: case-folded, possessive and extra spaces removed."""
+    words = [_POSSESSIVE.sub("", w) for w in clean_text(name).split()]
+    return " ".join(w for w in words if w).casefold()[:MAX_NAME_CHARS]
+
+
+def relation_key(owner_key: str, relation: str) -> str:
+    """The key of someone's relation: "caroline's sister"."""
+    return f"{owner_key}'s {relation.casefold()}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str
+    start: int
+    end: int
+    initial: bool  # first word of a sentence
+
+    @property
+    def low(self) -> str:
+        return _POSSESSIVE.sub("", self.text).casefold()
+
+    @property
+    def capitalised(self) -> bool:
+        # One letter is an initial or a fragment ("U.S."), too little to tell a name by.
+        return self.text[0].isupper() and 2 <= len(self.text) <= MAX_TOKEN_CHARS
+
+
+def _tokens(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    for match in _TOKEN.finditer(text):
+        # A bounded look back keeps long texts linear.
+        before = text[max(0, match.start() - 40) : match.start()].rstrip(" \t\"'([{*_")
+        last = before[-1:] if before else ""
+        # Emoji and other symbols end a chat sentence as often as a full stop does.
+        initial = not last or last in ".!?:;…-\u2013\u2014\n" or unicodedata.category(last) == "So"
+        tokens.append(_Token(match.group(), match.start(), match.end(), initial))
+    return tokens
+
+
+def _is_name_token(token: _Token) -> bool:
+    low = token.low
+    return (
+        token.capitalised
+        # "Will"/"May" open questions; mid-sentence and capitalised they are names.
+        and (low not in NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
+        and low not in WEEKDAYS
+        and (low not in MONTHS or low in COMMON_WORD_NAMES)
+        and (
+            _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in NOT_NAMES
+        )  # "Heyyy"
+    )
+
+
+def _could_name(token: _Token) -> bool:
+    """Whether a token can be a name where the words before say it is one ("named Friday")."""
+    return token.capitalised and (token.low not in NOT_NAMES or token.low in COMMON_WORD_NAMES)
+
+
+def _gap(text: str, left: _Token, right: _Token) -> str:
+    return text[left.end : right.start]
+
+
+def _kind_of(words: list[str], previous: list[str]) -> EntityKind:
+    """A kind the surrounding words tell, or "unknown"."""
+    lowered = {w.casefold() for w in words}
+    if lowered & ORG_SUFFIXES:  # "Northwind Bank", "University of Leeds"
+        return "organisation"
+    if lowered & PLACE_SUFFIXES:
+        return "place"
+    if previous and previous[-1] in TITLES:
+        return "person"
+    if previous and previous[-1] in GREETINGS:
+        return "person"  # a greeting names whom it greets
+    if previous and previous[-1] in ("visit", "visited", "visiting"):
+        return "place"
+    if len(previous) >= 2 and previous[-1] in PLACE_PREPOSITIONS and previous[-2] in PLACE_VERBS:
+        return "place"
+    return "unknown"
+
+
+def _noun_kind(noun: str) -> EntityKind:
+    if noun in PET_NOUNS:
+        return "pet"
+    if noun in PERSON_NOUNS:
+        return "person"
+    if noun in PLACE_NOUNS:
+        return "place"
+    if noun in ORG_NOUNS:
+        return "organisation"
+    if noun in THING_NOUNS:
+        return "thing"
+    return "unknown"
+
+
+def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
+    """The relation a kin phrase starting after a possessive at `i` names, and its end."""
+    j = i
+    qualifiers: list[str] = []
+    while (
+        j < len(lows)
+        and j - i < 3
+        and (lows[j] in DROPPED_QUALIFIERS or lows[j] in KEPT_QUALIFIERS)
+    ):
+        if lows[j] in KEPT_QUALIFIERS:
+            qualifiers.append(lows[j])
+        j += 1
+    if j < len(lows) and lows[j] in RELATION_NOUNS:
+        noun = RELATION_SYNONYMS.get(lows[j], lows[j])
+        if noun.startswith("best ") and qualifiers == ["best"]:
+            qualifiers = []
+        return " ".join([*qualifiers, noun]), j + 1
+    return None
+
+
+def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
+    """The entities `text`, said by `speaker`, names, in order, at most a bounded number."""
+    text = clean_text(text[:MAX_TEXT_CHARS])
+    tokens = _tokens(text)
+    lows = [t.low for t in tokens]
+    speaker_shown = " ".join(clean_text(speaker).split())[:MAX_NAME_CHARS]
+    used: set[int] = set()  # tokens already part of a relation or naming phrase
+    shouted = [i for i, t in enumerate(tokens) if len(t.text) > 1 and t.text.isupper()]
+    if len(shouted) >= SHOUTING_MIN_WORDS and len(shouted) * 2 >= len(tokens):
+        used.update(shouted)  # capitals that shout say nothing about names
+    found: list[Mention] = []
+    if speaker_shown and any(low.split("'")[0] in FIRST_PERSON for low in lows):
+        found.append(Mention(speaker_shown, name_key(speaker_shown), "person", "speaker"))
+    found.extend(_relations(text, tokens, lows, speaker_shown, used))
+    found.extend(_called(text, tokens, lows, used))
+    found.extend(_proper_names(text, tokens, lows, used))
+    found.sort(key=lambda m: m.start)
+    return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
+
+
+def _relations(
+    text: str, tokens: list[_Token], lows: list[str], speaker: str, used: set[int]
+) -> list[Mention]:
+    """Kin and role references ("my sister", "Melanie's kids"), and the names given them."""
+    found: list[Mention] = []
+    for i, low in enumerate(lows):
+        if low in ("my", "our") and speaker:
+            owner = speaker
+        elif i + 1 < len(tokens) and tokens[i].text.endswith("'s") and _is_name_token(tokens[i]):
+            owner = _POSSESSIVE.sub("", tokens[i].text)
+        else:
+            continue
+        relation = _relation_at(lows, i + 1)
+        if relation is None:
+            continue
+        noun, end = relation
+        key = relation_key(name_key(owner), noun)
+        kind = _noun_kind(noun.split()[-1])
+        found.append(Mention(f"{owner}'s {noun}", key, kind, "relation", start=tokens[i].end))
+        used.update(range(i + 1, end))
+        name_at = _named_after(text, tokens, end)
+        if name_at is None and i >= 1 and _gap(text, tokens[i - 1], tokens[i]).strip() == ",":
+            # "Anna, my sister," or "Anna, my sister." (not "Hi Anna, my sister says hi")
+            after = text[tokens[end - 1].end : tokens[end - 1].end + 2].strip()
+            if _is_name_token(tokens[i - 1]) and after[:1] in _APPOSITION_ENDS:
+                name_at = i - 1
+        if name_at is not None:
+            found.append(_name_mention(tokens[name_at], kind, key))
+            used.add(name_at)
+    return found
+
+
+def _called(text: str, tokens: list[_Token], lows: list[str], used: set[int]) -> list[Mention]:
+    """Names after "named"/"called"; the noun before says the kind ("a dog named Max")."""
+    found: list[Mention] = []
+    for i, low in enumerate(lows):
+        if low not in ("named", "called") or i == 0 or i + 1 >= len(tokens) or i + 1 in used:
+            continue
+        run = [i + 1] if _could_name(tokens[i + 1]) else []
+        while (
+            run
+            and len(run) < MAX_NAME_TOKENS
+            and run[-1] + 1 < len(tokens)
+            and _gap(text, tokens[run[-1]], tokens[run[-1] + 1]) == " "
+            and _could_name(tokens[run[-1] + 1])
+        ):
+            run.append(run[-1] + 1)  # "a piece called Finding Home"
+        if run:
+            shown = _POSSESSIVE.sub("", " ".join(tokens[k].text for k in run))
+            kind = _noun_kind(lows[i - 1])
+            found.append(Mention(shown, name_key(shown), kind, "name", start=tokens[i + 1].start))
+            used.update(run)
+    return found
+
+
+def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
+    """The token right after a kin phrase that names it: "my sister Anna", "my sister, Anna,"."""
+    j = end
+    if j < len(tokens) and tokens[j].low in ("named", "called"):
+        j += 1
+    if j >= len(tokens) or not _could_name(tokens[j]):
+        return None
+    gap = _gap(text, tokens[j - 1], tokens[j])
+    if gap.strip() == "":
+        return j
+    if gap.strip() == ",":
+        follow = text[tokens[j].end : tokens[j].end + 2].strip()
+        if follow[:1] in _APPOSITION_ENDS:
+            return j
+    return None
+
+
+def _name_mention(token: _Token, kind: EntityKind, alias_of: str | None) -> Mention:
+    shown = _POSSESSIVE.sub("", token.text)
+    return Mention(shown, name_key(shown), kind, "name", alias_of=alias_of, start=token.start)
+
+
+def _proper_names(
+    text: str, tokens: list[_Token], lows: list[str], used: set[int]
+) -> list[Mention]:
+    """Runs of capitalised tokens, joined by spaces or by "of"/"the" inside a name."""
+    names: list[Mention] = []
+    i = 0
+    while i < len(tokens):
+        if i in used or not _is_name_token(tokens[i]):
+            i += 1
+            continue
+        run = [i]
+        j = i + 1
+        while j < len(tokens) and j not in used:
+            gap = _gap(text, tokens[run[-1]], tokens[j])
+            if gap not in (" ",) or tokens[run[-1]].text[-2:] in ("'s",):
+                break
+            if _is_name_token(tokens[j]):
+                run.append(j)
+                j += 1
+            elif (
+                lows[j] == "of"
+                and lows[j + 1 : j + 2] == ["the"]
+                and j + 2 < len(tokens)
+                and _is_name_token(tokens[j + 2])
+            ):
+                run.extend((j, j + 1, j + 2))  # "Lord of the Rings"
+                j += 3
+            elif (
+                lows[j] in ("of", "de", "van", "von")
+                and j + 1 < len(tokens)
+                and _is_name_token(tokens[j + 1])
+            ):
+                run.extend((j, j + 1))
+                j += 2
+            else:
+                break
+        i = j
+        if len(run) > MAX_NAME_TOKENS:
+            continue  # a headline or shouting, not a name
+        words = [tokens[k].text for k in run]
+        words[-1] = _POSSESSIVE.sub("", words[-1])
+        shown = " ".join(words)
+        first = tokens[run[0]]
+        previous = lows[max(0, run[0] - 3) : run[0]]
+        # At a sentence's start every word is capitalised, so a name there is weak unless
+        # something else vouches for it: a greeting ("Hey Mel"), a pairing with the speaker
+        # ("Anthony and I went"), or a title, whose full stop ends no sentence ("Dr. Okafor").
+        greeted = bool(previous) and previous[-1] in GREETINGS and not first.initial
+        paired = lows[j : j + 2] in (["and", "i"], ["and", "me"])
+        titled = bool(previous) and previous[-1] in TITLES and run[0] > 0
+        weak = first.initial and not greeted and not paired and not titled
+        # A month name mid-sentence is still most often a date.
+        if len(run) == 1 and first.low in MONTHS:
+            if (previous and previous[-1] in DATE_CONTEXT) or _beside_number(text, first):
+                continue
+            weak = not greeted
+        kind = _kind_of(words, previous)  # not from "and I": a dog goes for walks too
+        names.append(Mention(shown, name_key(shown), kind, "name", weak=weak, start=first.start))
+    return names
+
+
+def _beside_number(text: str, token: _Token) -> bool:
+    return bool(re.match(r"\s*\d", text[token.end : token.end + 4])) or bool(
+        re.search(r"\d\s*$", text[max(0, token.start - 4) : token.start])
+    )
+
+
+def _dedupe(found: list[Mention]) -> list[Mention]:
+    """One mention per key and form, the strongest and most specific kept."""
+    best: dict[tuple[str, str], Mention] = {}
+    for m in found:
+        if not m.key:
+            continue
+        slot = (m.key, m.form)
+        old = best.get(slot)
+        if old is None:
+            best[slot] = m
+        else:
+            best[slot] = Mention(
+                old.name,
+                old.key,
+                old.kind if old.kind != "unknown" else m.kind,
+                old.form,
+                weak=old.weak and m.weak,
+                alias_of=old.alias_of or m.alias_of,
+                start=old.start,
+            )
+    return list(best.values())

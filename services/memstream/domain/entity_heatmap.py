@@ -1,0 +1,53 @@
+"""Entity heatmap for recall: pure helpers over leaf ids and entity keys.
+
+A question that names several entities ("What did Melanie and her sister paint?") is best
+answered by the leaves that name most of them, so candidates are ordered by how many of
+the query's entities they mention. Leaves of a named entity that the dense and lexical
+searches missed join the pool, a bounded number of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+# How many leaves the heatmap may add to a pool unless the caller says otherwise.
+DEFAULT_JOIN_LIMIT = 20
+
+
+def heat(leaf_keys: Collection[str], query_keys: Collection[str]) -> int:
+    """How many of the query's entities a leaf mentions."""
+    return len(set(leaf_keys) & set(query_keys))
+
+
+def rank_by_entities(
+    candidates: Sequence[tuple[str, Collection[str]]], query_keys: Collection[str]
+) -> tuple[str, ...]:
+    """Candidate leaf ids, those naming more of the query's entities first, ties in order."""
+    wanted = set(query_keys)
+    order = sorted(range(len(candidates)), key=lambda i: -heat(candidates[i][1], wanted))
+    return tuple(dict.fromkeys(candidates[i][0] for i in order))
+
+
+def leaves_to_join(
+    entity_leaves: Mapping[str, Iterable[str]],
+    query_keys: Sequence[str],
+    pool: Collection[str],
+    limit: int = DEFAULT_JOIN_LIMIT,
+) -> tuple[str, ...]:
+    """Leaves of the query's entities missing from the pool, hottest first, at most `limit`.
+
+    Among leaves of equal heat, the query's first-named entity's leaves come first, each
+    entity's in the order given (the caller passes them newest first if recency matters).
+    """
+    if limit <= 0:
+        return ()
+    missing: dict[str, int] = {}
+    first_seen: dict[str, int] = {}
+    for key in dict.fromkeys(query_keys):
+        for leaf_id in entity_leaves.get(key, ()):
+            if leaf_id in pool:
+                continue
+            missing[leaf_id] = missing.get(leaf_id, 0) + 1
+            first_seen.setdefault(leaf_id, len(first_seen))
+    ordered = sorted(missing, key=lambda leaf_id: (-missing[leaf_id], first_seen[leaf_id]))
+    return tuple(ordered[:limit])

@@ -1,0 +1,360 @@
+"""A user's entity index as a pure reducer: the leaves observed, and the entities they name.
+
+The index keeps what each leaf said (its mentions, their times) and derives the entities
+from that set alone: the same leaves give the same entities whatever the order they came
+in, observing a leaf again changes nothing, and forgetting a leaf is exactly as if it had
+never been observed. Aliases are merged in the derivation, so a name said later folds in
+an earlier kin reference ("my sister" ... "my sister Anna") and a short form a later full
+name ("Mel" ... "Melanie").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from memstream.domain.entities import (
+    EntityKind,
+    Mention,
+    clean_text,
+    mentions,
+    name_key,
+    relation_key,
+)
+from memstream.domain.entity_lexicon import FIRST_PERSON
+
+# A short form merges into a longer name only if it is this long ("Al" stays itself).
+MIN_PREFIX_CHARS = 3
+# ...and only into a name that has this share of the mentions of all the names it begins
+# ("Mel" is Melanie's, not the one-off typo "Mell"'s; between Melanie and Melissa it stays).
+PREFIX_DOMINANCE = 0.8
+# A word capitalised mostly where sentences start is an ordinary word ("Let's", "See"):
+# its weak mentions count only if at least one leaf in this many says it mid-sentence.
+WEAK_TO_STRONG_LEAVES = 5
+# Kinds a short form can stand for: people and pets have nicknames, places rarely do.
+_NICKNAMED: frozenset[EntityKind] = frozenset({"person", "pet", "unknown"})
+# When votes tie, the more specific kind wins, in this order.
+_KIND_ORDER: tuple[EntityKind, ...] = ("person", "pet", "organisation", "place", "thing")
+_THIRD_PERSON = frozenset({"his", "her", "their"})
+
+
+class SaidMessage(Protocol):
+    """What the index reads of a message (a `Turn` is one)."""
+
+    @property
+    def speaker(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def ts(self) -> datetime: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """One key as one leaf said it: how often, how, when, and whether only weakly."""
+
+    key: str
+    name: str
+    kind: EntityKind
+    count: int
+    weak: bool  # every mention in the leaf was weak (sentence-initial, a month name)
+    speaker: bool  # the key is a speaker of the leaf
+    first: datetime
+    last: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LeafEntities:
+    """What one leaf contributes: its surfaces and the aliases it states (relation, name)."""
+
+    surfaces: tuple[Surface, ...]
+    links: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """Someone or something the user's memories are about."""
+
+    key: str
+    name: str
+    kind: EntityKind
+    aliases: tuple[str, ...]  # other keys that resolve to this entity
+    first_seen: datetime
+    last_seen: datetime
+    leaf_ids: tuple[str, ...]
+    mentions: int
+
+
+@dataclass(frozen=True, slots=True)
+class EntityIndex:
+    """The leaves observed and the entities derived from them (never mutated)."""
+
+    leaves: Mapping[str, LeafEntities] = field(default_factory=dict)
+    entities: Mapping[str, Entity] = field(default_factory=dict)
+    keys: Mapping[str, str] = field(default_factory=dict)  # every alias key -> entity key
+
+
+def read_leaf(messages: Iterable[SaidMessage]) -> LeafEntities:
+    """The surfaces and alias links of a leaf's messages."""
+    seen: dict[str, list[tuple[Mention, datetime]]] = {}
+    links: set[tuple[str, str]] = set()
+    for message in messages:
+        for m in mentions(message.text, message.speaker):
+            seen.setdefault(m.key, []).append((m, message.ts))
+            if m.alias_of is not None:
+                links.add((m.alias_of, m.key))
+    surfaces = []
+    for key, said in sorted(seen.items()):
+        names = Counter(m.name for m, _ in said)
+        kinds = [m.kind for m, _ in said if m.kind != "unknown"]
+        surfaces.append(
+            Surface(
+                key=key,
+                name=min(names, key=lambda n: (-names[n], n)),
+                kind=_vote(kinds),
+                count=len(said),
+                weak=all(m.weak for m, _ in said),
+                speaker=any(m.form == "speaker" for m, _ in said),
+                first=min(ts for _, ts in said),
+                last=max(ts for _, ts in said),
+            )
+        )
+    return LeafEntities(tuple(surfaces), tuple(sorted(links)))
+
+
+def observe(index: EntityIndex, leaf_id: str, messages: Iterable[SaidMessage]) -> EntityIndex:
+    """The index with a leaf's messages read; a leaf already observed is replaced."""
+    leaf = read_leaf(messages)
+    if index.leaves.get(leaf_id) == leaf:
+        return index
+    return build({**index.leaves, leaf_id: leaf})
+
+
+def forget(index: EntityIndex, leaf_ids: Iterable[str]) -> EntityIndex:
+    """The index without the given leaves; entities no remaining leaf mentions are gone."""
+    drop = set(leaf_ids) & set(index.leaves)
+    if not drop:
+        return index
+    return build({k: v for k, v in index.leaves.items() if k not in drop})
+
+
+def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
+    """The entities a set of leaves names, aliases merged."""
+    by_key: dict[str, list[tuple[str, Surface]]] = {}
+    for leaf_id, leaf in leaves.items():
+        for s in leaf.surfaces:
+            by_key.setdefault(s.key, []).append((leaf_id, s))
+    # A weakly said key counts only where it is a name elsewhere: said strongly, or a speaker.
+    # Spelled the same, too: a weak "Got" is not the strong "GoT".
+    for k, said in list(by_key.items()):
+        strong = [(leaf_id, s) for leaf_id, s in said if not s.weak or s.speaker]
+        spelled = {s.name for _, s in strong}
+        kept = [(leaf_id, s) for leaf_id, s in said if not s.weak or s.speaker or s.name in spelled]
+        by_key[k] = strong if len(strong) * WEAK_TO_STRONG_LEAVES < len(kept) else kept
+    real = {k for k, said in by_key.items() if said}
+    kinds = {k: _vote([s.kind for _, s in by_key[k] if s.kind != "unknown"]) for k in real}
+    parent = {k: k for k in real}
+
+    def root(k: str) -> str:
+        while parent[k] != k:
+            k = parent[k]
+        return k
+
+    def union(a: str, b: str) -> None:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            keep, fold = sorted((ra, rb), key=_key_rank)
+            parent[fold] = keep
+
+    # Short forms, first names and surnames, longest first, so "Mel" meets "Melanie" already
+    # merged with "Melanie Smith" and finds one entity, not two.
+    names_only = sorted((k for k in real if "'s " not in k), key=lambda k: (-len(k), k))
+    for short in names_only:
+        if " " in short or len(short) < MIN_PREFIX_CHARS or kinds[short] not in _NICKNAMED:
+            continue
+        targets = Counter[str]()
+        for k in names_only:
+            if k != short and kinds[k] in _NICKNAMED and _shortens(short, k):
+                targets[root(k)] += sum(s.count for _, s in by_key[k])
+        if targets:
+            target, count = min(targets.items(), key=lambda kv: (-kv[1], kv[0]))
+            if count >= PREFIX_DOMINANCE * sum(targets.values()):
+                union(short, target)
+    # "Mel's sister" and "Melanie's sister" are one relation once Mel is Melanie.
+    relations: dict[tuple[str, str], list[str]] = {}
+    for k in sorted(real - set(names_only)):
+        owner, _, relation = k.partition("'s ")
+        relations.setdefault((root(owner) if owner in real else owner, relation), []).append(k)
+    for group in relations.values():
+        for k in group[1:]:
+            union(group[0], k)
+    # A relation given one name is that name; given two ("my sister Anna", "my sister Beth")
+    # it stays an entity of its own, since the speaker has two of them.
+    named: dict[str, set[str]] = {}
+    for leaf in leaves.values():
+        for relation, name in leaf.links:
+            if relation in real and name in real:
+                named.setdefault(root(relation), set()).add(root(name))
+    for relation, names in sorted(named.items()):
+        if len(names) == 1:
+            union(relation, next(iter(names)))
+
+    clusters: dict[str, list[str]] = {}
+    for k in sorted(real):
+        clusters.setdefault(root(k), []).append(k)
+    entities: dict[str, Entity] = {}
+    keys: dict[str, str] = {}
+    for members in clusters.values():
+        entity = _entity(sorted(members, key=_key_rank), by_key)
+        entities[entity.key] = entity
+        for k in members:
+            keys[k] = entity.key
+    return EntityIndex(dict(leaves), entities, keys)
+
+
+def _shortens(short: str, name: str) -> bool:
+    """Whether one word may stand for a longer name: "Mel" for "Melanie", "Potter" for
+    "Harry Potter". Titles with "of" have no short form ("Game" is not "Game of Thrones")."""
+    words = name.split()
+    if " of " in name:
+        return False
+    return words[0].startswith(short) or (len(words) > 1 and words[-1] == short)
+
+
+def _entity(members: list[str], by_key: Mapping[str, list[tuple[str, Surface]]]) -> Entity:
+    said = [(leaf_id, s) for k in members for leaf_id, s in by_key[k]]
+    names = Counter[str]()
+    for _, s in said:
+        if "'s " not in s.key or len(members) == 1:
+            names[s.name] += s.count
+    key = members[0]
+    return Entity(
+        key=key,
+        name=min(names, key=lambda n: (-names[n], -len(n), n)),
+        kind=_vote([s.kind for _, s in said if s.kind != "unknown"]),
+        aliases=tuple(members[1:]),
+        first_seen=min(s.first for _, s in said),
+        last_seen=max(s.last for _, s in said),
+        leaf_ids=tuple(sorted({leaf_id for leaf_id, _ in said})),
+        mentions=sum(s.count for _, s in said),
+    )
+
+
+def _key_rank(key: str) -> tuple[int, int, int, str]:
+    """Which key names a merged entity: a name over a relation, then the fullest name."""
+    return (int("'s " in key), -len(key.split()), -len(key), key)
+
+
+def _vote(kinds: Sequence[EntityKind]) -> EntityKind:
+    if not kinds:
+        return "unknown"
+    votes = Counter(kinds)
+    return min(votes, key=lambda k: (-votes[k], _KIND_ORDER.index(k)))
+
+
+def resolve(index: EntityIndex, name: str, owner: str | None = None) -> str | None:
+    """The entity a name in a query stands for: "Mel", "Melanie's", "her sister", or None.
+
+    `owner` is whom "I"/"my" and "her"/"his" refer to, when the caller knows it.
+    """
+    words = name_key(name).split()
+    if not words:
+        return None
+    owner_key = name_key(owner) if owner else None
+    if len(words) == 1 and words[0] in FIRST_PERSON:
+        return index.keys.get(owner_key) if owner_key else None
+    if len(words) >= 2 and words[0] in FIRST_PERSON | {"our"} | _THIRD_PERSON:
+        relation = " ".join(words[1:])
+        if owner_key is not None:
+            owner_entity = index.keys.get(owner_key)
+            return index.keys.get(relation_key(owner_key, relation)) or (
+                _relation_of(index, owner_entity, relation) if owner_entity else None
+            )
+        if words[0] in _THIRD_PERSON:
+            # "her sister" with no one to refer to: the one sister the index knows, if one.
+            found = {v for k, v in index.keys.items() if k.endswith(f"'s {relation}")}
+            return found.pop() if len(found) == 1 else None
+        return None
+    raw = clean_text(name).split()
+    if len(raw) >= 2 and raw[0].endswith("'s"):
+        owner_entity = resolve(index, raw[0], owner)
+        relation = " ".join(words[1:])
+        direct = index.keys.get(relation_key(words[0], relation))
+        if direct is not None or owner_entity is None:
+            return direct
+        return _relation_of(index, owner_entity, relation)
+    key = " ".join(words)
+    if key in index.keys:
+        return index.keys[key]
+    if len(words) == 1 and len(key) >= MIN_PREFIX_CHARS:
+        found = {
+            v
+            for k, v in index.keys.items()
+            if "'s " not in k and k.startswith(key) and index.entities[v].kind in _NICKNAMED
+        }
+        return found.pop() if len(found) == 1 else None
+    return None
+
+
+def _relation_of(index: EntityIndex, owner_entity: str, relation: str) -> str | None:
+    """The entity that is `relation` of the owner under any of the owner's aliases."""
+    found = {
+        v
+        for k, v in index.keys.items()
+        if k.endswith(f"'s {relation}") and index.keys.get(k.partition("'s ")[0]) == owner_entity
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def query_entities(
+    index: EntityIndex, query_text: str, asker: str | None = None
+) -> tuple[str, ...]:
+    """The keys of the entities a question names, in the order it names them."""
+    found: list[str] = []
+    for m in mentions(query_text, asker or ""):
+        if m.form == "speaker":
+            continue  # "I" in a question is the asker, not a topic of it
+        key = index.keys.get(m.key) or resolve(index, m.name, asker)
+        if key is not None and key not in found:
+            found.append(key)
+    # "her sister" in "What did Melanie and her sister do?" is most likely Melanie's.
+    people = [k for k in found if index.entities[k].kind == "person"]
+    for phrase in _third_person_relations(query_text):
+        key = (
+            resolve(index, phrase, index.entities[people[0]].name) if people else None
+        ) or resolve(index, phrase)
+        if key is not None and key not in found:
+            found.append(key)
+    return tuple(found)
+
+
+def _third_person_relations(text: str) -> list[str]:
+    words = name_key(text.replace("?", " ").replace(",", " ")).split()
+    return [f"{w} {words[i + 1]}" for i, w in enumerate(words[:-1]) if w in _THIRD_PERSON]
+
+
+def leaf_entities(index: EntityIndex, leaf_id: str) -> frozenset[str]:
+    """The keys of the entities a leaf mentions."""
+    leaf = index.leaves.get(leaf_id)
+    if leaf is None:
+        return frozenset()
+    return frozenset(index.keys[s.key] for s in leaf.surfaces if s.key in index.keys)
+
+
+def entity_leaves(index: EntityIndex, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The leaves of each given entity, the most recently said first (ties by leaf id)."""
+    said_at = {
+        leaf_id: max(s.last for s in leaf.surfaces)
+        for leaf_id, leaf in index.leaves.items()
+        if leaf.surfaces  # an entity's leaves all mention something
+    }
+    found: dict[str, tuple[str, ...]] = {}
+    for key in keys:
+        entity = index.entities.get(key)
+        if entity is not None:
+            by_id = sorted(entity.leaf_ids)
+            found[key] = tuple(sorted(by_id, key=lambda leaf_id: said_at[leaf_id], reverse=True))
+    return found

@@ -1,0 +1,57 @@
+"""Heatmap ordering and the leaves a pool lacks."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memstream.domain.entity_heatmap import heat, leaves_to_join, rank_by_entities
+
+
+def test_leaves_naming_more_query_entities_come_first_ties_in_order() -> None:
+    candidates = [
+        ("l1", {"mel"}),
+        ("l2", {"mel", "anna"}),
+        ("l3", set()),
+        ("l4", {"anna"}),
+        ("l5", {"mel", "anna", "paris"}),
+    ]
+    assert rank_by_entities(candidates, {"mel", "anna"}) == ("l2", "l5", "l1", "l4", "l3")
+    assert rank_by_entities(candidates, set()) == ("l1", "l2", "l3", "l4", "l5")
+
+
+def test_missing_leaves_join_hottest_first_and_bounded() -> None:
+    entity_leaves = {"mel": ["l1", "l2", "l7"], "anna": ["l7", "l8"], "bob": ["l9"]}
+    assert leaves_to_join(entity_leaves, ["mel", "anna"], pool={"l1"}) == ("l7", "l2", "l8")
+    assert leaves_to_join(entity_leaves, ["mel", "anna"], pool={"l1"}, limit=2) == ("l7", "l2")
+    assert leaves_to_join(entity_leaves, ["mel"], pool=set(), limit=0) == ()
+    assert leaves_to_join(entity_leaves, ["nobody"], pool=set()) == ()
+
+
+KEYS = st.frozensets(st.sampled_from("abcde"))
+
+
+@given(st.lists(st.tuples(st.text("xyz", min_size=1, max_size=3), KEYS), max_size=12), KEYS)
+def test_ranking_is_a_stable_sort_by_heat(
+    candidates: list[tuple[str, frozenset[str]]], query: frozenset[str]
+) -> None:
+    ranked = rank_by_entities(candidates, query)
+    assert set(ranked) == {leaf for leaf, _ in candidates}
+    # a leaf listed twice ranks by its hotter listing
+    heats = [max(heat(k, query) for leaf_id, k in candidates if leaf_id == leaf) for leaf in ranked]
+    assert heats == sorted(heats, reverse=True)
+
+
+@given(
+    st.dictionaries(st.sampled_from("abcde"), st.lists(st.sampled_from("pqrstuvw"), max_size=5)),
+    st.lists(st.sampled_from("abcde"), max_size=4),
+    st.frozensets(st.sampled_from("pqrstuvw")),
+    st.integers(0, 10),
+)
+def test_joined_leaves_are_new_bounded_and_of_the_query_entities(
+    entity_leaves: dict[str, list[str]], query: list[str], pool: frozenset[str], limit: int
+) -> None:
+    joined = leaves_to_join(entity_leaves, query, pool, limit)
+    assert len(joined) <= limit and len(set(joined)) == len(joined)
+    assert not set(joined) & pool
+    assert all(any(leaf in entity_leaves.get(k, ()) for k in query) for leaf in joined)
