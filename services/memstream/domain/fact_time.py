@@ -35,12 +35,15 @@ _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I)
 _SINCE_MONTH = re.compile(rf"\bsince\s+(?:last\s+)?{_MONTH}\b", re.I)
 _YEAR = re.compile(r"\b(?:since|in)\s+(?P<year>(?:19|20)\d\d)\b", re.I)
 _LAST = re.compile(r"\b(?P<which>last|this)\s+(?P<unit>month|year)\b", re.I)
+_SEASON = re.compile(r"\blast\s+(?P<season>spring|summer|autumn|fall)\b", re.I)
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9}  # northern hemisphere
 _YESTERDAY = re.compile(r"\byesterday\b", re.I)
 
 
 def began_at(clause: str, said_at: datetime) -> datetime:
     """When the state `clause` describes began; `said_at` when nothing in it says."""
-    for resolve in (_from_duration, _from_month, _from_year, _from_last, _from_yesterday):
+    resolvers = (_from_duration, _from_month, _from_year, _from_last, _from_season, _from_yesterday)
+    for resolve in resolvers:
         found = resolve(clause, said_at)
         if found is not None and found <= said_at:
             return found
@@ -107,6 +110,17 @@ def _from_last(clause: str, said_at: datetime) -> datetime | None:
     if match["unit"].lower() == "year":
         return start.replace(year=said_at.year + step, month=1)
     return _back(start, -step, "month")
+
+
+def _from_season(clause: str, said_at: datetime) -> datetime | None:
+    # "Last summer" is the latest one already over, as event_time reads it; winter spans
+    # two years and is left to the message time.
+    match = _SEASON.search(clause)
+    if not match:
+        return None
+    first = _SEASON_START[match["season"].lower()]
+    year = said_at.year if said_at.month >= first + 3 else said_at.year - 1
+    return said_at.replace(year=year, month=first, day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
 def _from_yesterday(clause: str, said_at: datetime) -> datetime | None:
