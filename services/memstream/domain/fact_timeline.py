@@ -114,10 +114,11 @@ def _observed(fact: AtomicFact) -> AtomicFact:
     return replace(fact, valid_to=None, supersedes=None, superseded_by=None)
 
 
-def _order(fact: AtomicFact) -> tuple[datetime, datetime, str]:
-    # Event time first; on a tie the later-learned fact is the newer word; the id breaks
-    # the remaining ties so every arrival order gives one order.
-    return (fact.valid_from, fact.recorded_at, fact.fact_id)
+def _order(fact: AtomicFact) -> tuple[datetime, datetime, bool, str]:
+    # Event time first; on a tie the later-learned fact is the newer word, and an ending
+    # ("used to live in Porto") comes before a beginning said with it ("now I live in
+    # Berlin"); the id breaks the remaining ties so every arrival order gives one order.
+    return (fact.valid_from, fact.recorded_at, not fact.negated, fact.fact_id)
 
 
 def _tiebreak(fact: AtomicFact) -> tuple[datetime, datetime, str, str, str, str]:
