@@ -49,13 +49,18 @@ MAX_VALUE_CHARS = 60
 MAX_NAME_CHARS = 60
 
 _CLAUSE_END = re.compile(
-    r"\s+(?:and|but|because|cause|since|so|when|where|which|who|while|after|before|with|"
+    # "and" ends a value unless a name goes on ("Marks and Spencer", "Trinidad and Tobago").
+    r"\s+(?:and(?!\s+(?-i:(?!I\b)[A-Z]))|but|because|cause|since|so|when|where|which|who|"
+    r"while|after|before|with|"
     r"for|to|until|as|if|though|although|now|recently|last|this|next|ago|in \d{4}|"
     r"about|around|three|two|four|five|six|\d+|at|in|on|from|near|by|during|over|right|"
     r"here|there|back|every|each|whenever|lately|anymore|any more|too|again|together|"
     r"full-time|part-time)\b.*$",
     re.IGNORECASE,
 )
+_LIST_SHAPES = frozenset({"activity", "hobby", "pet"})  # "Marks and Spencer" is one employer
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+_ARTICLE = re.compile(r"^\s*(?:a|an|the|some|two|three)\s+", re.IGNORECASE)
 _DASH = re.compile(r"\s[-\u2013\u2014]+(?:\s|$)")
 _MARKUP = re.compile(r"<[^>]*>|[*_`#\[\]{}|\\]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e]")
@@ -102,22 +107,40 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
             continue
         for pattern in PATTERNS:
             for match in pattern.regex.finditer(sentence):
-                fact = _fact(pattern, match, sentence, message, speaker, user_id)
-                if fact is not None:
-                    yield fact
+                yield from _facts(pattern, match, sentence, message, speaker, user_id)
 
 
-def _fact(
+def _facts(
     pattern: Pattern,
     match: re.Match[str],
     sentence: str,
     message: SourceMessage,
     speaker: str,
     user_id: str,
-) -> AtomicFact | None:
-    value = pattern.fixed or _shaped(pattern.shape, match["value"])
-    if value is None:
-        return None
+) -> Iterator[AtomicFact]:
+    if pattern.fixed is not None:
+        yield _fact(pattern, pattern.fixed, match, sentence, message, speaker, user_id)
+        return
+    # A list yields its items up to the first that is not a value: in "I love hiking and
+    # my kids love it" the list ends at "and".
+    raw = match["value"]
+    items = _LIST_SEPARATOR.split(raw) if pattern.shape in _LIST_SHAPES else [raw]
+    for index, item in enumerate(items):
+        value = _shaped(pattern.shape, _ARTICLE.sub("", item) if index else item)
+        if value is None:
+            return
+        yield _fact(pattern, value, match, sentence, message, speaker, user_id)
+
+
+def _fact(
+    pattern: Pattern,
+    value: str,
+    match: re.Match[str],
+    sentence: str,
+    message: SourceMessage,
+    speaker: str,
+    user_id: str,
+) -> AtomicFact:
     kin = match.groupdict().get("kin")
     if kin:
         relation = " ".join(kin.split()[1:]).lower()
@@ -215,9 +238,9 @@ def _activity(words: list[str]) -> str | None:
     if first in STOP_OBJECTS:
         return None
     if first in ACTIVITIES or (first.endswith("ing") and len(first) > 5):
-        return " ".join(lowered)
+        return " ".join(words)
     if len(lowered) == 2 and lowered[1] in ACTIVITIES:
-        return " ".join(lowered)  # "rock climbing", "ice skating"
+        return " ".join(words)  # "rock climbing", "ice skating"
     return None
 
 

@@ -32,6 +32,8 @@ _HAVE_BEEN = r"(?:'ve been| have been| has been)"
 _DET = r"(?:a|an|my|his|her|their|the)"
 # A value runs to the next punctuation; the extractor cuts it at a word opening a new clause.
 VALUE = r"(?P<value>[^,.;:!?()\"]+)"
+# Where values come as a list ("I love hiking, baking and chess"), the list runs on.
+LIST = r"(?P<value>[^.;:!?()\"]+)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,7 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?:the|my|our)\s+{VALUE}", "pet", negated=True),
     _p("pet", rf"{_FIRST}\s+{_ADV}used to have\s+(?:a|an)\s+{VALUE}", "pet", negated=True),
     _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|got|rescued|have|has)\s+"
-       rf"(?:a|an|two|three|a new)\s+{VALUE}", "pet"),
+       rf"(?:a|an|two|three|a new)\s+{LIST}", "pet"),
     _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|rescued)\s+(?:this|these)\s+"
        rf"{VALUE}", "pet"),
     _p("owns", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:bought|own|purchased)\s+"
@@ -132,8 +134,8 @@ PATTERNS: tuple[Pattern, ...] = (
     # What someone likes and does.
     _p("likes", rf"{_FIRST}\s+{_ADV}(?:really\s+)?(?:no longer|don't|do not)\s+"
        rf"(?:like|enjoy|love)\s+{VALUE}", "activity", negated=True),
-    _p("likes", rf"{_FIRST}\s+{_ADV}{_LOVE}\s+{VALUE}", "activity"),
-    _p("likes", rf"{_WE_ARE}\s+{_ADV}(?:really\s+|more\s+|big\s+|so\s+)?into\s+{VALUE}",
+    _p("likes", rf"{_FIRST}\s+{_ADV}{_LOVE}\s+{LIST}", "activity"),
+    _p("likes", rf"{_WE_ARE}\s+{_ADV}(?:really\s+|more\s+|big\s+|so\s+)?into\s+{LIST}",
        "activity"),
-    _p("hobby", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_TOOK_UP}\s+{VALUE}", "hobby"),
+    _p("hobby", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_TOOK_UP}\s+{LIST}", "hobby"),
 )  # fmt: skip

@@ -33,6 +33,7 @@ def summary(text: str) -> list[tuple[str, str, str, bool]]:
     ("text", "expected"),
     [
         ("I live in Berlin now.", ("lives_in", "Berlin")),
+        ("I live in Berlin and I love it.", ("lives_in", "Berlin")),
         ("We just moved to New York!", ("lives_in", "New York")),
         ("Honestly, we moved from Porto to Lisbon.", ("lives_in", "Lisbon")),
         ("I've been working at Google for a while.", ("works_at", "Google")),
@@ -134,6 +135,18 @@ def test_a_multi_valued_slot_keeps_every_value_of_a_message() -> None:
         "painting",
         "hiking",
     ]
+
+
+def test_a_list_of_activities_or_pets_yields_each_until_the_list_ends() -> None:
+    assert [f.value for f in facts_of("We love climbing, sliding, and playing games.")] == [
+        "climbing",
+        "sliding",
+        "playing games",
+    ]
+    assert [f.value for f in facts_of("We've got a pup and a kitty.")] == ["pup", "kitty"]
+    assert [f.value for f in facts_of("I love hiking and my kids love it.")] == ["hiking"]
+    # An employer's name is never read as a list.
+    assert [f.value for f in facts_of("I work at Marks and Spencer.")] == ["Marks and Spencer"]
 
 
 def test_a_restated_fact_in_one_message_counts_once() -> None:
