@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from memstream.domain.calendar import MONTH_NAMES
 from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_vocabulary import (
@@ -44,6 +45,10 @@ _NEEDS_OBJECT = frozenset({
     "playing", "learning", "escaping", "curling", "collecting", "doing", "listening", "watching",
 })  # fmt: skip
 
+_CALENDAR_WORDS = frozenset({*MONTH_NAMES, "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
+    "Saturday", "Sunday", "Christmas", "Easter"})  # fmt: skip
+_NOT_A_SUBJECT = frozenset({"for", "to", "at", "with", "hard", "late", "abroad", "up", "really"})
+
 MAX_VALUE_WORDS = 6
 MAX_VALUE_CHARS = 60
 MAX_NAME_CHARS = 60
@@ -54,11 +59,17 @@ _CLAUSE_END = re.compile(
     r"while|after|before|with|"
     r"for|to|until|as|if|though|although|now|recently|last|this|next|ago|in \d{4}|"
     r"about|around|three|two|four|five|six|\d+|at|in|on|from|near|by|during|over|right|"
-    r"here|there|back|every|each|whenever|lately|anymore|any more|too|again|together|"
-    r"full-time|part-time)\b.*$",
+    r"here|there|back|these days|nowadays|every|each|whenever|lately|anymore|any more|too|"
+    r"again|together|full-time|part-time)\b.*$",
+    re.IGNORECASE,
+)
+_DROPPED_I = re.compile(
+    r"^(?=(?:just\s+|finally\s+|recently\s+)?(?:been|moved|relocated|started|got|adopted|bought|"
+    r"quit|lost|took up|picked up)\b)",
     re.IGNORECASE,
 )
 _LIST_SHAPES = frozenset({"activity", "hobby", "pet"})  # "Marks and Spencer" is one employer
+_CLOSED_LIST = re.compile(r",[^,]*\b(?:and|or)\s+[^,]*$", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^\s*(?:a|an|the|some|two|three)\s+", re.IGNORECASE)
 _DASH = re.compile(r"\s[-\u2013\u2014]+(?:\s|$)")
@@ -102,7 +113,8 @@ def clean_name(raw: str) -> str:
 def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]:
     speaker = clean_name(message.speaker)
     for sentence in _SENTENCE.split(message.text.replace("\u2019", "'")):
-        sentence = sentence.strip()
+        # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
+        sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
         if not sentence or sentence.endswith("?") or _HYPOTHETICAL.search(sentence):
             continue
         for pattern in PATTERNS:
@@ -124,6 +136,10 @@ def _facts(
     # A list yields its items up to the first that is not a value: in "I love hiking and
     # my kids love it" the list ends at "and".
     raw = match["value"]
+    if pattern.shape in _LIST_SHAPES and "," in raw and not _CLOSED_LIST.search(raw):
+        # Without a closing "and"/"or" the comma starts another clause, not a list item
+        # ("I love experimenting in the kitchen, coming up with something new").
+        raw = raw.split(",", 1)[0]
     items = _LIST_SEPARATOR.split(raw) if pattern.shape in _LIST_SHAPES else [raw]
     for index, item in enumerate(items):
         value = _shaped(pattern.shape, _ARTICLE.sub("", item) if index else item)
@@ -198,7 +214,11 @@ def _shaped(shape: str, raw: str) -> str | None:
     if shape == "hobby":
         return _activity(words) if first in ACTIVITIES else None
     if shape == "subject":
-        return value if len(words) <= 4 and not first.endswith("ing") else None
+        # "biology", "computer science"; not "for my exams" nor "hard".
+        lowered = {word.lower() for word in words}
+        if len(words) > 4 or first in _NOT_A_SUBJECT or lowered & STOP_OBJECTS:
+            return None
+        return None if first.endswith("ing") else value
     raise ValueError(f"unknown value shape {shape!r}")
 
 
@@ -220,6 +240,8 @@ def _pet(words: list[str]) -> str | None:
         rest = words[index + 1 :]
         if len(rest) >= 2 and rest[0].lower() in {"named", "called"} and rest[1][:1].isupper():
             return f"{kind} named {rest[1]}"
+        if len(rest) == 1 and rest[0][:1].isupper() and rest[0] not in _CALENDAR_WORDS:
+            return f"{kind} named {rest[0]}"  # "our dog Biscuit"
         return kind if not rest else None
     return None
 

@@ -50,6 +50,12 @@ def summary(text: str) -> list[tuple[str, str, str, bool]]:
         ("I took up pottery.", ("hobby", "pottery")),
         ("I just bought a new car!", ("owns", "car")),
         ("I'm studying biology at UCLA.", ("studies", "biology")),
+        ("Moved to Leeds last spring.", ("lives_in", "Leeds")),
+        ("I'm based in Lyon these days.", ("lives_in", "Lyon")),
+        ("I've lived in Madrid for five years.", ("lives_in", "Madrid")),
+        ("Our dog Biscuit is sick.", ("pet", "dog named Biscuit")),
+        ("I've gone vegan.", ("diet", "vegan")),
+        ("I've been single for a year now.", ("relationship", "single")),
         ("We got married!", ("relationship", "married")),
         ("I'm lucky to have my husband.", ("relationship", "married")),
     ],
@@ -79,6 +85,8 @@ def test_a_statement_about_someone_else_is_a_fact_about_them() -> None:
         ("I'm no longer vegetarian.", ("diet", "vegetarian")),
         ("I don't have the cat any more.", ("pet", "cat")),
         ("I used to be a teacher.", ("job", "teacher")),
+        ("I sold my car.", ("owns", "car")),
+        ("Sadly we had to give away our rabbit.", ("pet", "rabbit")),
     ],
 )
 def test_past_states_and_negations_end_a_value(text: str, expected: tuple[str, str]) -> None:
@@ -100,6 +108,9 @@ def test_past_states_and_negations_end_a_value(text: str, expected: tuple[str, s
         "I started looking into counseling.",
         "I love reading your posts.",
         "My ex-husband lives in Leeds.",
+        "I'm studying for my exams.",
+        "I've lived in Paris, Rome and Tokyo.",
+        "Living in Berlin is expensive.",
     ],
 )
 def test_what_is_not_plainly_a_fact_yields_nothing(text: str) -> None:
@@ -145,6 +156,9 @@ def test_a_list_of_activities_or_pets_yields_each_until_the_list_ends() -> None:
     ]
     assert [f.value for f in facts_of("We've got a pup and a kitty.")] == ["pup", "kitty"]
     assert [f.value for f in facts_of("I love hiking and my kids love it.")] == ["hiking"]
+    # Without a closing "and", a comma starts a clause, not a list item.
+    text = "I love experimenting in the kitchen, coming up with new dishes."
+    assert [f.value for f in facts_of(text)] == ["experimenting"]
     # An employer's name is never read as a list.
     assert [f.value for f in facts_of("I work at Marks and Spencer.")] == ["Marks and Spencer"]
 
