@@ -55,6 +55,14 @@ def timeline_of(observations: Iterable[AtomicFact]) -> Timeline:
     return Timeline(observations=ordered, versions=_versions(ordered))
 
 
+def timelines_of(facts: Iterable[AtomicFact]) -> dict[tuple[str, str, str], Timeline]:
+    """Facts of any slots, each slot's into its own timeline: (user, subject, attribute)."""
+    grouped: dict[tuple[str, str, str], list[AtomicFact]] = {}
+    for fact in facts:
+        grouped.setdefault(fact.slot, []).append(fact)
+    return {slot: timeline_of(group) for slot, group in grouped.items()}
+
+
 def add(timeline: Timeline, fact: AtomicFact) -> Timeline:
     """The timeline with `fact` observed; a fact already there changes nothing."""
     if _observed(fact) in timeline.observations:
@@ -141,7 +149,9 @@ def _versions(ordered: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ...]:
     for fact in ordered:
         by_value.setdefault(fact.value_key, []).append(fact)
     chains = [version for group in by_value.values() for version in _chain(group)]
-    return tuple(sorted(chains, key=_order))
+    # Stable on valid_from alone: a merged version's record time can precede its
+    # predecessor's, and the chain's own order must survive the sort.
+    return tuple(sorted(chains, key=lambda version: version.valid_from))
 
 
 def _chain(ordered: Iterable[AtomicFact]) -> tuple[AtomicFact, ...]:

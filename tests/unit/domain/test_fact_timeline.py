@@ -17,6 +17,7 @@ from memstream.domain.fact_timeline import (
     forget,
     known_at,
     timeline_of,
+    timelines_of,
 )
 from memstream.domain.facts import AtomicFact, make_fact
 
@@ -155,6 +156,13 @@ def test_change_lists_the_versions_to_write_and_delete() -> None:
     assert [(v.value, v.valid_to) for v in diff.upserts] == [("Porto", None)]
 
 
+def test_facts_of_many_slots_are_grouped_into_their_timelines() -> None:
+    home, job = fact("Berlin", 0, "m1"), fact("Acme", 0, "m1", attribute="works_at")
+    timelines = timelines_of([home, job, fact("Porto", 9, "m2")])
+    assert set(timelines) == {home.slot, job.slot}
+    assert [v.value for v in timelines[home.slot].versions] == ["Berlin", "Porto"]
+
+
 def test_a_timeline_refuses_facts_of_two_slots() -> None:
     try:
         timeline_of([fact("Berlin", 0, "m1"), fact("Acme", 0, "m2", attribute="works_at")])
@@ -166,23 +174,30 @@ def test_a_timeline_refuses_facts_of_two_slots() -> None:
 # ---- properties ------------------------------------------------------------------------
 
 VALUES = st.sampled_from(["Porto", "Berlin", "Lisbon", "berlin"])
-OBSERVATIONS = st.lists(
-    st.builds(
-        lambda value, valid, delay, negated, n: fact(
-            value, valid, f"m{n}", recorded=valid + delay, negated=negated
+
+
+def observations(attribute: str = "lives_in") -> st.SearchStrategy[list[AtomicFact]]:
+    return st.lists(
+        st.builds(
+            lambda value, valid, delay, negated, n: fact(
+                value, valid, f"m{n}", recorded=valid + delay, negated=negated, attribute=attribute
+            ),
+            VALUES,
+            st.integers(0, 30),
+            st.integers(0, 30),
+            st.booleans(),
+            st.integers(0, 40),
         ),
-        VALUES,
-        st.integers(0, 30),
-        st.integers(0, 30),
-        st.booleans(),
-        st.integers(0, 40),
-    ),
-    max_size=8,
-)
+        max_size=8,
+    )
+
+
+OBSERVATIONS = observations()
+ANY_SLOT = st.sampled_from(["lives_in", "likes"]).flatmap(observations)
 
 
 @settings(max_examples=200, deadline=None)
-@given(OBSERVATIONS, st.randoms(use_true_random=False))
+@given(ANY_SLOT, st.randoms(use_true_random=False))
 def test_arrival_order_does_not_change_the_versions(facts: list[AtomicFact], rng: object) -> None:
     shuffled = list(facts)
     rng.shuffle(shuffled)  # type: ignore[attr-defined]
@@ -190,7 +205,7 @@ def test_arrival_order_does_not_change_the_versions(facts: list[AtomicFact], rng
 
 
 @settings(max_examples=200, deadline=None)
-@given(OBSERVATIONS)
+@given(ANY_SLOT)
 def test_replaying_a_fact_changes_nothing(facts: list[AtomicFact]) -> None:
     timeline = build(*facts)
     for item in facts:
@@ -234,3 +249,22 @@ def test_supersession_is_never_circular(facts: list[AtomicFact]) -> None:
             assert step.fact_id not in seen
             assert versions[step.supersedes or ""].fact_id in seen
             seen.add(step.fact_id)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ANY_SLOT)
+def test_what_we_know_after_every_message_is_what_is_current(facts: list[AtomicFact]) -> None:
+    timeline = build(*facts)
+    assert known_at(timeline, day(1000)) == current(timeline)
+
+
+@settings(max_examples=200, deadline=None)
+@given(observations("likes"))
+def test_multi_valued_values_have_their_own_gapless_chains(facts: list[AtomicFact]) -> None:
+    versions = build(*facts).versions
+    for key in {v.value_key for v in versions}:
+        chain = [v for v in versions if v.value_key == key]
+        for older, newer in itertools.pairwise(chain):
+            assert older.valid_to == newer.valid_from
+            assert older.superseded_by == newer.fact_id
+        assert chain[-1].valid_to is None
