@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 
 from memstream.domain.calendar import MONTH_NAMES
 from memstream.domain.fact_patterns import PATTERNS, Pattern
@@ -45,8 +46,8 @@ _NEEDS_OBJECT = frozenset({
     "playing", "learning", "escaping", "curling", "collecting", "doing", "listening", "watching",
 })  # fmt: skip
 
-_CALENDAR_WORDS = frozenset({*MONTH_NAMES, "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
-    "Saturday", "Sunday", "Christmas", "Easter"})  # fmt: skip
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_CALENDAR_WORDS = frozenset({*MONTH_NAMES, *_WEEKDAYS, "Christmas", "Easter"})
 _NOT_A_SUBJECT = frozenset({"for", "to", "at", "with", "hard", "late", "abroad", "up", "really"})
 
 MAX_VALUE_WORDS = 6
@@ -58,7 +59,8 @@ _CLAUSE_END = re.compile(
     r"\s+(?:and(?!\s+(?-i:(?!I\b)[A-Z]))|but|because|cause|since|so|when|where|which|who|"
     r"while|after|before|with|"
     r"for|to|until|as|if|though|although|now|recently|last|this|next|ago|in \d{4}|"
-    r"about|around|three|two|four|five|six|\d+|at|in|on|from|near|by|during|over|right|"
+    r"about|around|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|"
+    r"several|a couple|\d+|at|in|on|from|near|by|during|over|right|"
     r"here|there|back|these days|nowadays|every|each|whenever|lately|anymore|any more|too|"
     r"again|together|full-time|part-time)\b.*$",
     re.IGNORECASE,
@@ -76,6 +78,11 @@ _DASH = re.compile(r"\s[-\u2013\u2014]+(?:\s|$)")
 _MARKUP = re.compile(r"<[^>]*>|[*_`#\[\]{}|\\]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_PAST_STATE = re.compile(r"\b(?:used to|lived|worked)\b", re.IGNORECASE)
+# "I got a puppy for my niece": a gift, not a pet of the speaker's.
+_FOR_SOMEONE = re.compile(
+    r"\s+for\s+(?:my|his|her|our|their|the|a|an|(?-i:[A-Z]\w*))\b", re.IGNORECASE
+)
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|would|wish|hope|want|wanna|might|maybe|planning|plan|going to|gonna|dream|"
     r"someday|imagine|should|could)\b",
@@ -136,6 +143,8 @@ def _facts(
     # A list yields its items up to the first that is not a value: in "I love hiking and
     # my kids love it" the list ends at "and".
     raw = match["value"]
+    if pattern.shape in {"pet", "good"} and not pattern.negated and _FOR_SOMEONE.search(raw):
+        return
     if pattern.shape in _LIST_SHAPES and "," in raw and not _CLOSED_LIST.search(raw):
         # Without a closing "and"/"or" the comma starts another clause, not a list item
         # ("I love experimenting in the kitchen, coming up with something new").
@@ -172,12 +181,22 @@ def _fact(
         attribute=pattern.attribute,
         value=value,
         text=_sentence(name, pattern.attribute, value, pattern.negated),
-        valid_from=message.ts if pattern.negated else began_at(clause, message.ts),
+        valid_from=_valid_from(pattern, match, clause, message),
         recorded_at=message.ts,
         source_ids=(message.event_id,),
         certainty=certainty,
         negated=pattern.negated,
     )
+
+
+def _valid_from(
+    pattern: Pattern, match: re.Match[str], clause: str, message: SourceMessage
+) -> datetime:
+    # "I quit my job at the bank last month" ended last month; "I used to live in Porto
+    # ten years ago" says when Porto held, not when it ended, so it ends when said.
+    if pattern.negated and _PAST_STATE.search(match.group(0)):
+        return message.ts
+    return began_at(clause, message.ts)
 
 
 def _shaped(shape: str, raw: str) -> str | None:

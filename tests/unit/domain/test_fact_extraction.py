@@ -127,6 +127,18 @@ def test_valid_from_comes_from_the_words_when_they_say() -> None:
     assert (hobby.value, hobby.valid_from.year) == ("playing acoustic guitar", 2018)
 
 
+def test_an_ending_is_dated_by_its_words_but_a_past_state_ends_when_said() -> None:
+    (quit_job,) = facts_of("I quit my job at the bank last month.")
+    assert (quit_job.negated, quit_job.valid_from) == (True, datetime(2023, 4, 1, tzinfo=UTC))
+    (old_home,) = facts_of("I used to live in Porto ten years ago.")
+    assert (old_home.negated, old_home.valid_from) == (True, SAID)
+
+
+def test_a_gift_is_not_the_speakers_pet() -> None:
+    assert facts_of("I got a puppy for my niece.") == ()
+    assert facts_of("I bought a car for Ana.") == ()
+
+
 def test_a_time_phrase_of_another_clause_does_not_date_the_fact() -> None:
     (home,) = facts_of("Three years ago I visited Rome, and now I live in Oslo.")
     assert home.valid_from == SAID
