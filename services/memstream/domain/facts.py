@@ -22,7 +22,7 @@ Certainty = Literal["stated", "implied"]
 # A new value of a single-valued attribute closes the old one: a person lives in one place
 # at a time. Values of a multi-valued attribute accumulate until one is negated.
 SINGLE_VALUED = frozenset({"lives_in", "works_at", "job", "relationship", "diet", "studies"})
-MULTI_VALUED = frozenset({"likes", "hobby", "pet", "owns", "family", "statement"})
+MULTI_VALUED = frozenset({"likes", "hobby", "pet", "owns", "statement"})
 ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED
 
 SPEAKER_PREFIX = "speaker:"
