@@ -159,6 +159,12 @@ def _chain(ordered: Iterable[AtomicFact]) -> tuple[AtomicFact, ...]:
     runs: list[list[AtomicFact]] = []
     for fact in ordered:
         last = runs[-1][0] if runs else None
+        replaced_at_once = last is not None and last.negated and last.valid_from == fact.valid_from
+        if replaced_at_once and not fact.negated:
+            # An ending replaced at the same instant ("I used to live in Porto, now I live
+            # in Berlin") is no version of its own: Berlin supersedes Porto.
+            runs.pop()
+            last = runs[-1][0] if runs else None
         if last is not None and (last.value_key, last.negated) == (fact.value_key, fact.negated):
             runs[-1].append(fact)
         elif fact.negated and last is not None and last.value_key != fact.value_key:

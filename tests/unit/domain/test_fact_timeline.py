@@ -132,6 +132,19 @@ def test_a_negation_ends_the_value_and_leaves_nothing_current() -> None:
     assert timeline.versions[0].valid_to == day(40)
 
 
+def test_an_ending_replaced_at_the_same_instant_is_no_version_of_its_own() -> None:
+    timeline = build(
+        fact("Porto", 0, "m1"),
+        fact("Porto", 40, "m2", negated=True),
+        fact("Berlin", 40, "m2"),
+    )
+    assert [(v.value, v.negated) for v in timeline.versions] == [
+        ("Porto", False),
+        ("Berlin", False),
+    ]
+    assert timeline.versions[0].superseded_by == timeline.versions[1].fact_id
+
+
 def test_a_negation_of_another_value_does_not_close_the_current_one() -> None:
     timeline = build(fact("Berlin", 0, "m1"), fact("Porto", 10, "m2", negated=True))
     assert [v.value for v in current(timeline)] == ["Berlin"]

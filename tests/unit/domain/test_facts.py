@@ -112,4 +112,5 @@ def test_a_past_and_a_present_home_in_one_message_leave_the_present_current() ->
     )
     home = timelines[("speaker:maya", "lives_in")]
     assert values(current(home)) == ["Berlin"]
-    assert home.versions[0].valid_to == APR
+    porto, berlin = history(home)
+    assert (porto.value, porto.valid_to, porto.superseded_by) == ("Porto", APR, berlin.fact_id)
