@@ -1,0 +1,127 @@
+"""When a stated fact began to hold, from the words of the clause and the time it was said.
+
+`event_time` names what a relative expression refers to, for a summary to print; a fact
+needs an instant to order versions by. "We moved here three years ago" said on 8 May 2023
+began on 8 May 2020; "I've been vegetarian for two years" too; "since last May" on 1 May
+2022 (the latest May already begun); "last year" on 1 January of it. An expression that
+names a span begins the span, the earliest moment the words allow. Pure, standard library.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from memstream.domain.calendar import MONTH_NAMES
+
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "a couple of": 2, "a few": 3, "several": 3,
+}  # fmt: skip
+_COUNT = (
+    r"(?P<n>\d{1,2}|a couple of|a few|several|an?|one|two|three|four|five|six|seven"
+    r"|eight|nine|ten|eleven|twelve)"
+)
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_MONTH = r"(?P<month>" + "|".join(MONTH_NAMES) + r")"
+
+# Durations count back from the message ("for three years", "three years ago"); a named
+# month or year is where the state began ("since May", "since 2019", "in 2019").
+_DURATION = re.compile(
+    rf"\b(?:for(?: the (?:last|past))?|over the (?:last|past))\s+{_COUNT}\s+{_UNIT}\b", re.I
+)
+_AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I)
+_SINCE_MONTH = re.compile(rf"\bsince\s+(?:last\s+)?{_MONTH}\b", re.I)
+_YEAR = re.compile(r"\b(?:since|in)\s+(?P<year>(?:19|20)\d\d)\b", re.I)
+_LAST = re.compile(r"\b(?P<which>last|this)\s+(?P<unit>month|year)\b", re.I)
+_SEASON = re.compile(r"\blast\s+(?P<season>spring|summer|autumn|fall)\b", re.I)
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9}  # northern hemisphere
+_YESTERDAY = re.compile(r"\byesterday\b", re.I)
+
+
+def began_at(clause: str, said_at: datetime) -> datetime:
+    """When the state `clause` describes began; `said_at` when nothing in it says."""
+    resolvers = (_from_duration, _from_month, _from_year, _from_last, _from_season, _from_yesterday)
+    for resolve in resolvers:
+        found = resolve(clause, said_at)
+        if found is not None and found <= said_at:
+            return found
+    return said_at
+
+
+def _count(raw: str) -> int:
+    raw = " ".join(raw.lower().split())
+    return int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
+
+
+def _back(said_at: datetime, n: int, unit: str) -> datetime:
+    unit = unit.lower()
+    if unit == "day":
+        return said_at - timedelta(days=n)
+    if unit == "week":
+        return said_at - timedelta(weeks=n)
+    months = n * 12 if unit == "year" else n
+    index = said_at.year * 12 + said_at.month - 1 - months
+    year, month = index // 12, index % 12 + 1
+    # 31 March less one month is the last day of February, not an error.
+    for day in range(said_at.day, 0, -1):
+        try:
+            return said_at.replace(year=year, month=month, day=day)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable: day 1 exists in every month")
+
+
+def _from_duration(clause: str, said_at: datetime) -> datetime | None:
+    match = _DURATION.search(clause) or _AGO.search(clause)
+    return _back(said_at, _count(match["n"]), match["unit"]) if match else None
+
+
+def _from_month(clause: str, said_at: datetime) -> datetime | None:
+    match = _SINCE_MONTH.search(clause)
+    if not match:
+        return None
+    month = next(
+        i for i, name in enumerate(MONTH_NAMES, 1) if name.lower() == match["month"].lower()
+    )
+    # The latest such month already begun; "since last May" said in May means a year ago.
+    year = said_at.year if month < said_at.month else said_at.year - 1
+    if month == said_at.month and "last" not in match.group(0).lower():
+        year = said_at.year
+    return said_at.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def _from_year(clause: str, said_at: datetime) -> datetime | None:
+    match = _YEAR.search(clause)
+    if not match:
+        return None
+    return said_at.replace(
+        year=int(match["year"]), month=1, day=1, hour=0, minute=0, second=0, microsecond=0
+    )
+
+
+def _from_last(clause: str, said_at: datetime) -> datetime | None:
+    match = _LAST.search(clause)
+    if not match:
+        return None
+    step = -1 if match["which"].lower() == "last" else 0
+    start = said_at.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    if match["unit"].lower() == "year":
+        return start.replace(year=said_at.year + step, month=1)
+    return _back(start, -step, "month")
+
+
+def _from_season(clause: str, said_at: datetime) -> datetime | None:
+    # "Last summer" is the latest one already over, as event_time reads it; winter spans
+    # two years and is left to the message time.
+    match = _SEASON.search(clause)
+    if not match:
+        return None
+    first = _SEASON_START[match["season"].lower()]
+    year = said_at.year if said_at.month >= first + 3 else said_at.year - 1
+    return said_at.replace(year=year, month=first, day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def _from_yesterday(clause: str, said_at: datetime) -> datetime | None:
+    return said_at - timedelta(days=1) if _YESTERDAY.search(clause) else None

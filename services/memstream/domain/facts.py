@@ -1,0 +1,142 @@
+"""Atomic facts: one thing said about one subject, with when it held and when we learned it.
+
+A summary's `Fact` is a bullet of prose; an `AtomicFact` is a typed claim ("Maya lives in
+Berlin") that a newer claim on the same subject and attribute can supersede. Each fact has
+two times: `valid_from`/`valid_to` (event time: when it held in the world) and `recorded_at`
+(record time: when memstream learned it), so "what was true on D" and "what did we know on
+D" are different questions with different answers. Pure, standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from memstream.domain.ids import NAMESPACE
+
+Certainty = Literal["stated", "implied"]
+
+# A new value of a single-valued attribute closes the old one: a person lives in one place
+# at a time. Values of a multi-valued attribute accumulate until one is negated.
+SINGLE_VALUED = frozenset({"lives_in", "works_at", "job", "relationship", "diet", "studies"})
+MULTI_VALUED = frozenset({"likes", "hobby", "pet", "owns", "statement"})
+ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED
+
+SPEAKER_PREFIX = "speaker:"
+
+
+@dataclass(frozen=True, slots=True)
+class AtomicFact:
+    """One claim about one subject; `negated` says the value stopped holding at valid_from."""
+
+    fact_id: str
+    user_id: str
+    subject: str  # entity key: "speaker:maya", "kin:maya:brother", "name:max"
+    subject_name: str  # for display: "Maya", "Maya's brother"
+    attribute: str
+    value: str
+    text: str  # a readable sentence: "Maya lives in Berlin"
+    valid_from: datetime
+    recorded_at: datetime
+    certainty: Certainty = "stated"
+    source_ids: tuple[str, ...] = ()
+    negated: bool = False
+    valid_to: datetime | None = None  # None while it holds
+    supersedes: str | None = None
+    superseded_by: str | None = None
+
+    @property
+    def slot(self) -> tuple[str, str, str]:
+        """The timeline a fact belongs to: its user, subject and attribute."""
+        return (self.user_id, self.subject, self.attribute)
+
+    @property
+    def value_key(self) -> str:
+        """The value compared for equality: case and spacing do not make a new value."""
+        return value_key(self.value)
+
+    @property
+    def is_current(self) -> bool:
+        return self.valid_to is None and not self.negated
+
+
+def is_single_valued(attribute: str) -> bool:
+    if attribute not in ATTRIBUTES:
+        raise ValueError(f"unknown fact attribute {attribute!r}")
+    return attribute in SINGLE_VALUED
+
+
+def value_key(value: str) -> str:
+    return " ".join(value.casefold().split())
+
+
+def speaker_key(name: str) -> str:
+    """Entity key of a speaker: "speaker:maya"."""
+    return SPEAKER_PREFIX + value_key(name)
+
+
+def kin_key(owner_key: str, relation: str) -> str:
+    """Entity key of someone named by relation: "my brother" said by Maya."""
+    owner = owner_key.removeprefix(SPEAKER_PREFIX)
+    return f"kin:{owner}:{value_key(relation)}"
+
+
+def fact_id(
+    user_id: str,
+    subject: str,
+    attribute: str,
+    value: str,
+    negated: bool,
+    source_ids: tuple[str, ...],
+) -> str:
+    """Deterministic: the same claim from the same messages always gets the same id, so a
+    replayed message overwrites its facts instead of adding copies."""
+    parts = [
+        "fact",
+        user_id,
+        subject,
+        attribute,
+        value_key(value),
+        "not" if negated else "is",
+        *sorted(source_ids),
+    ]
+    return str(uuid.uuid5(NAMESPACE, json.dumps(parts)))
+
+
+def make_fact(
+    *,
+    user_id: str,
+    subject: str,
+    subject_name: str,
+    attribute: str,
+    value: str,
+    text: str,
+    valid_from: datetime,
+    recorded_at: datetime,
+    source_ids: tuple[str, ...],
+    certainty: Certainty = "stated",
+    negated: bool = False,
+) -> AtomicFact:
+    """An observed fact, open-ended and unlinked, with its deterministic id."""
+    is_single_valued(attribute)  # rejects an unknown attribute
+    if not source_ids:
+        raise ValueError("a fact needs the ids of the messages it comes from")
+    if valid_from.tzinfo is None or recorded_at.tzinfo is None:
+        raise ValueError("fact times must carry an offset or zone")
+    return AtomicFact(
+        fact_id=fact_id(user_id, subject, attribute, value, negated, source_ids),
+        user_id=user_id,
+        subject=subject,
+        subject_name=subject_name,
+        attribute=attribute,
+        value=value,
+        text=text,
+        valid_from=valid_from,
+        recorded_at=recorded_at,
+        certainty=certainty,
+        source_ids=source_ids,
+        negated=negated,
+    )

@@ -1,0 +1,50 @@
+"""When a stated fact began: durations count back, named months and years are where it began."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memstream.domain.fact_time import began_at
+
+SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        ("we moved here three years ago", datetime(2020, 5, 8, 13, 56, tzinfo=UTC)),
+        ("I've been vegetarian for two years", datetime(2021, 5, 8, 13, 56, tzinfo=UTC)),
+        ("for the past 6 months", datetime(2022, 11, 8, 13, 56, tzinfo=UTC)),
+        ("a couple of weeks ago", SAID - timedelta(weeks=2)),
+        ("since last May", datetime(2022, 5, 1, tzinfo=UTC)),
+        ("since March", datetime(2023, 3, 1, tzinfo=UTC)),
+        ("since September", datetime(2022, 9, 1, tzinfo=UTC)),
+        ("since 2019", datetime(2019, 1, 1, tzinfo=UTC)),
+        ("last year", datetime(2022, 1, 1, tzinfo=UTC)),
+        ("last month", datetime(2023, 4, 1, tzinfo=UTC)),
+        ("last summer", datetime(2022, 6, 1, tzinfo=UTC)),
+        ("yesterday", SAID - timedelta(days=1)),
+        ("I live in Berlin", SAID),
+    ],
+)
+def test_the_words_say_when_it_began(clause: str, expected: datetime) -> None:
+    assert began_at(clause, SAID) == expected
+
+
+def test_a_month_back_from_the_31st_lands_on_the_months_last_day() -> None:
+    said = datetime(2023, 3, 31, tzinfo=UTC)
+    assert began_at("a month ago", said) == datetime(2023, 2, 28, tzinfo=UTC)
+
+
+def test_a_future_year_is_not_a_beginning() -> None:
+    assert began_at("in 2031", SAID) == SAID
+
+
+@given(st.text(max_size=80), st.datetimes(min_value=datetime(1990, 1, 1)))
+def test_a_fact_never_begins_after_it_was_said(clause: str, naive: datetime) -> None:
+    said = naive.replace(tzinfo=UTC)
+    assert began_at(clause, said) <= said
