@@ -41,6 +41,7 @@ def test_says_past_looks_only_at_the_sentence_naming_the_value() -> None:
     assert says_past("We used to live in Porto.", "Porto")
     assert says_past("Moved from Porto to Berlin in April.", "Porto")
     assert not says_past("We live in Porto. We used to rent.", "Porto")
+    assert not says_past("I'm getting used to Porto.", "Porto")
 
 
 def test_expected_value_first_passes() -> None:
@@ -104,6 +105,12 @@ def test_past_question_skips_items_whose_validity_excludes_the_asked_time() -> N
 
 def test_past_question_fails_when_an_undated_current_value_comes_first() -> None:
     assert not score_question(PAST, items("we live in Berlin now", "the Porto flat")).passed
+
+
+def test_a_distractor_before_the_answer_fails_but_after_it_is_fine() -> None:
+    brother = Question("other_person", expected=("Madrid",), superseded=(), distractors=("Berlin",))
+    assert not score_question(brother, items("Maya lives in Berlin", "Nuno is in Madrid")).passed
+    assert score_question(brother, items("Nuno is in Madrid", "Maya lives in Berlin")).passed
 
 
 def test_shares_by_kind_counts_each_kind_and_all() -> None:

@@ -113,10 +113,10 @@ def test_answers_appear_in_the_conversation_and_cannot_be_confused(
     text = conversation_text(conversation)
     for question in conversation["questions"]:
         assert mentions(text, question["expected"]), question["question_id"]
-        for stale in question["superseded"]:
-            assert mentions(text, stale), (question["question_id"], stale)
-            # A form naming a stale value (or the reverse) would make the scorer ambiguous.
-            assert not _names_value(_forms(question), stale), (question["question_id"], stale)
+        for other in (*question["superseded"], *question.get("distractors", ())):
+            assert mentions(text, other), (question["question_id"], other)
+            # A form naming another value (or the reverse) would make the scorer ambiguous.
+            assert not _names_value(_forms(question), other), (question["question_id"], other)
         question_for_scoring(question)
 
 
@@ -135,6 +135,12 @@ def test_expected_values_follow_from_the_fact_timeline(conversation: dict[str, A
             assert len(changes) >= 2 and _names_value(_forms(question), changes[-2][1]), qid
         else:
             assert changes and _names_value(_forms(question), changes[-1][1]), qid
+        # Superseded values start with one the subject really held (the rest may be its forms).
+        held_ever = [
+            f["value"] for f in conversation["facts"] if f["subject"] == question["subject"]
+        ]
+        for stale in question["superseded"][:1]:
+            assert any(_names_value([value], stale) for value in held_ever), (qid, stale)
         if question["kind"] == "other_person":
             assert question["subject"] != user
 

@@ -63,6 +63,7 @@ def question_for_scoring(question: dict[str, Any]) -> Question:
         expected=(question["expected"], *question["accepted"]),
         superseded=tuple(question["superseded"]),
         query_time=datetime.fromisoformat(query_time) if query_time else None,
+        distractors=tuple(question.get("distractors", ())),
     )
 
 

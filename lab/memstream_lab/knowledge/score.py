@@ -3,13 +3,15 @@
 A question passes when both hold:
 
 1. **The value true at the asked time comes first.** Walk the ranked items in order and take the
-   first one that *presents* any candidate value (an accepted form of the expected value or a
-   superseded value) as holding at the asked time; it must present an accepted form of the
-   expected value. An item mentioning both (``"moved from Porto to Berlin"``) passes this step
-   when it mentions the expected one: it answers the question.
+   first one that *presents* any candidate value (an accepted form of the expected value, a
+   superseded value, or a distractor: a value true of someone else, such as the user's own city
+   for a question about her brother's) as holding at the asked time; it must present an
+   accepted form of the expected value. An item naming both old and new values ("moved from
+   Porto to Berlin") passes this step: it answers the question.
 2. **No superseded value is presented as current** (questions about now only: ``current`` and
    ``other_person``). Any item, at any rank, that presents a superseded value as holding now
-   fails the question.
+   fails the question. Distractors may appear anywhere after the answer: they are true, of
+   someone else.
 
 An item mentions a value when the value's words appear in its text as whole words, ignoring case
 and accents. A mention does not *present* the value as holding at time ``t`` when the item says
@@ -66,7 +68,12 @@ PAST_MARKERS = (
     "ex",
     "old",
 )
-_PAST_MARKER_PATTERNS = tuple(re.compile(rf"(?<!\w){re.escape(m)}(?!\w)") for m in PAST_MARKERS)
+# "getting used to a new routine" is about adapting, not about the past.
+_NOT_HABITUAL = r"(?<!get )(?<!gets )(?<!got )(?<!getting )(?<!be )(?<!been )"
+_PAST_MARKER_PATTERNS = tuple(
+    re.compile(rf"(?<!\w){_NOT_HABITUAL if m == 'used to' else ''}{re.escape(m)}(?!\w)")
+    for m in PAST_MARKERS
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -78,6 +85,7 @@ class Question:
     expected: tuple[str, ...]
     superseded: tuple[str, ...]
     query_time: datetime | None = None
+    distractors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,8 @@ def score_question(question: Question, items: Sequence[ReturnedItem]) -> Questio
             first_is_expected = True
             break
         if any(presents(item, v, question, stale=True) for v in question.superseded):
+            break
+        if any(presents(item, v, question, stale=False) for v in question.distractors):
             break
     superseded_as_current = question.kind in ABOUT_NOW and any(
         presents(item, v, question, stale=True) for item in items for v in question.superseded
