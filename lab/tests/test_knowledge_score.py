@@ -42,6 +42,10 @@ def test_says_past_looks_only_at_the_sentence_naming_the_value() -> None:
     assert says_past("Moved from Porto to Berlin in April.", "Porto")
     assert not says_past("We live in Porto. We used to rent.", "Porto")
     assert not says_past("I'm getting used to Porto.", "Porto")
+    assert says_past("Javier and I split up last week.", "Javier")
+    # Ages, errands and clock times are not the end of a value.
+    assert not says_past("The Panda is fifteen years old.", "Panda")
+    assert not says_past("Sam left the hob on again.", "Sam")
 
 
 def test_expected_value_first_passes() -> None:

@@ -15,6 +15,7 @@ from memstream_lab.knowledge.dataset import (
     conversation_text,
     load_all,
     question_for_scoring,
+    set_size,
     turn_events,
 )
 from memstream_lab.knowledge.score import mentions
@@ -155,6 +156,23 @@ def test_restatements_and_late_messages_agree_with_the_timeline(
             changes = _changes(conversation, fact["subject"], fact["attribute"])
             held = _held_at(changes, _when(fact["valid_from"]))
             assert held is not None and _names_value([held], fact["value"]), fact
+
+
+def test_set_size_counts_what_the_files_hold() -> None:
+    size = set_size(CONVERSATIONS)
+    assert size["conversations"] == len(CONVERSATIONS)
+    assert size["turns"] == sum(len(list(turn_events(c))) for c in CONVERSATIONS)
+    assert size["questions"] == sum(
+        size[f"questions_{k}"] for k in ("current", "previous", "past", "other_person")
+    )
+    assert size["fact_changes"] >= len(CONVERSATIONS)
+
+
+def test_late_sessions_are_published_after_newer_ones() -> None:
+    conversation = next(c for c in CONVERSATIONS if c["conversation_id"] == "ku01")
+    dates = [_when(e["ts"]) for e in turn_events(conversation)]
+    assert dates != sorted(dates)
+    assert [e["seq"] for e in turn_events(conversation)][:2] == [0, 1]
 
 
 def test_some_conversations_publish_a_session_late() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -70,3 +71,20 @@ def question_for_scoring(question: dict[str, Any]) -> Question:
 def conversation_text(conversation: Conversation) -> str:
     """Every turn's text, one per line: what a system could have learned from."""
     return "\n".join(t["text"] for s in conversation["sessions"] for t in s["turns"])
+
+
+def set_size(conversations: list[Conversation]) -> dict[str, int]:
+    """What the set holds: conversations, sessions, turns, fact changes and questions per kind."""
+    sessions = [s for c in conversations for s in c["sessions"]]
+    facts = Counter(f["change"] for c in conversations for f in c["facts"])
+    kinds = Counter(q["kind"] for c in conversations for q in c["questions"])
+    return {
+        "conversations": len(conversations),
+        "sessions": len(sessions),
+        "turns": sum(len(s["turns"]) for s in sessions),
+        "fact_changes": facts["update"],
+        "restatements": facts["restatement"],
+        "late_statements": facts["late"],
+        "questions": sum(kinds.values()),
+        **{f"questions_{kind}": n for kind, n in sorted(kinds.items())},
+    }
