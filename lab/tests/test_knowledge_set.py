@@ -13,12 +13,13 @@ from memstream_lab.knowledge.dataset import (
     DATA_DIR,
     SCHEMA_PATH,
     conversation_text,
+    evaluate,
     load_all,
     question_for_scoring,
     set_size,
     turn_events,
 )
-from memstream_lab.knowledge.score import mentions
+from memstream_lab.knowledge.score import ReturnedItem, mentions
 
 TURNS_TOPIC = Path(__file__).resolve().parents[2] / "topics" / "memstream.turns.v1.json"
 CONVERSATIONS = load_all()
@@ -218,3 +219,58 @@ def test_no_two_fact_sentences_share_an_opening_or_a_shape() -> None:
             shapes[re.sub(r"[A-Z][\w']*", "<name>", shape)] += 1
     assert [o for o, n in openings.items() if n > 1] == []
     assert [s for s, n in shapes.items() if n > 1] == []
+
+
+def _fact_items(conversation: dict[str, Any], question: dict[str, Any]) -> list[ReturnedItem]:
+    """The subject's timeline as a facts route would return it: each value with its validity."""
+    changes = _changes(conversation, question["subject"], question["attribute"])
+    items = []
+    for i, (start, value) in enumerate(changes):
+        if value is None:
+            continue
+        end = changes[i + 1][0] if i + 1 < len(changes) else None
+        text = f"{question['subject']}, {question['attribute']}: {value}"
+        items.append(ReturnedItem(text, valid_from=start, valid_to=end))
+    return items
+
+
+def _ideal_route(conversation: dict[str, Any], question: dict[str, Any]) -> list[ReturnedItem]:
+    """The answer first (the value held at the asked time, or the one before now), then the rest."""
+    items = _fact_items(conversation, question)
+    if question["kind"] == "previous":
+        first = items[-2]
+    elif question["kind"] == "past":
+        asked = _when(question["query_time"])
+        first = next(
+            i
+            for i in items
+            if i.valid_from is not None
+            and i.valid_from <= asked
+            and (i.valid_to is None or asked < i.valid_to)
+        )
+    else:
+        first = items[-1]
+    return [first, *(i for i in items if i is not first)]
+
+
+def _undated_newest_first(
+    conversation: dict[str, Any], question: dict[str, Any]
+) -> list[ReturnedItem]:
+    """The same facts without validity, newest first: a store without supersession."""
+    return [ReturnedItem(i.text) for i in reversed(_fact_items(conversation, question))]
+
+
+def test_a_facts_route_with_validity_passes_every_question() -> None:
+    assert evaluate(CONVERSATIONS, _ideal_route) == {
+        "current": 1.0,
+        "previous": 1.0,
+        "past": 1.0,
+        "other_person": 1.0,
+        "all": 1.0,
+    }
+
+
+def test_the_same_facts_without_validity_fail_current_questions_with_history() -> None:
+    shares = evaluate(CONVERSATIONS, _undated_newest_first)
+    assert shares["current"] == 0.0
+    assert shares["previous"] == 0.0

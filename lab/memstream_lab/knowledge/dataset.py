@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memstream_lab.knowledge.score import Question
+from memstream_lab.knowledge.score import (
+    Question,
+    QuestionScore,
+    ReturnedItem,
+    score_question,
+    shares_by_kind,
+)
 
 # lab/memstream_lab/knowledge/dataset.py -> lab/data/knowledge_updates
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "knowledge_updates"
 SCHEMA_PATH = DATA_DIR / "schema.json"
 
 Conversation = dict[str, Any]
+# What a system under test returns for one question of one conversation, best first.
+Answerer = Callable[[Conversation, dict[str, Any]], Sequence[ReturnedItem]]
 
 
 def conversation_paths(data_dir: Path = DATA_DIR) -> list[Path]:
@@ -88,3 +96,17 @@ def set_size(conversations: list[Conversation]) -> dict[str, int]:
         "questions": sum(kinds.values()),
         **{f"questions_{kind}": n for kind, n in sorted(kinds.items())},
     }
+
+
+def score_all(conversations: list[Conversation], answer: Answerer) -> list[QuestionScore]:
+    """Ask every question of every conversation and judge each ranked answer."""
+    return [
+        score_question(question_for_scoring(q), answer(c, q))
+        for c in conversations
+        for q in c["questions"]
+    ]
+
+
+def evaluate(conversations: list[Conversation], answer: Answerer) -> dict[str, float]:
+    """Share of questions passed per kind and over all: the figure issue #33 asks for."""
+    return shares_by_kind(score_all(conversations, answer))
