@@ -46,6 +46,10 @@ def test_says_past_looks_only_at_the_sentence_naming_the_value() -> None:
     # Ages, errands and clock times are not the end of a value.
     assert not says_past("The Panda is fifteen years old.", "Panda")
     assert not says_past("Sam left the hob on again.", "Sam")
+    assert not says_past("Have you been to Lisbon before?", "Lisbon")
+    assert says_past("I quit my job at Lumen.", "Lumen")
+    assert not says_past("Lumen: don't quit!", "Lumen")
+    assert not says_past("I dropped my iPhone at the market.", "iPhone")
 
 
 def test_expected_value_first_passes() -> None:

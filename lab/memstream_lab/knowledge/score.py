@@ -41,22 +41,24 @@ KINDS = ("current", "previous", "past", "other_person")
 ABOUT_NOW = frozenset({"current", "other_person"})
 
 # Words that, in the sentence naming a value, say the value no longer holds: tense and change
-# verbs of any English conversation, not one set's phrasing. Checked on LoCoMo and on the set;
-# "old", "left" and "until" were dropped as bare words: "fifteen years old", "left the hob on"
-# and "up until three" name a value without closing it.
+# verbs of any English conversation, not one set's phrasing. Checked on LoCoMo and on the set,
+# which is why some verbs only count with an object ("quit my", "dropped the"): bare "quit",
+# "before", "any more", "old", "left" and "until" fire on "don't quit!", "have you been
+# before?", "any more tips?", "fifteen years old", "left the hob on" and "up until three".
 PAST_MARKERS = (
     "used to",
     "previously",
     "formerly",
     "former",
-    "before",
     "no longer",
     "no more",
     "not anymore",
-    "any more",
     "anymore",
     "back then",
     "at the time",
+    "before that",
+    "before moving",
+    "before the move",
     "my old",
     "our old",
     "the old",
@@ -71,13 +73,17 @@ PAST_MARKERS = (
     "given up",
     "gave away",
     "got rid of",
-    "quit",
+    "i quit",
+    "quit my",
+    "quit the",
     "stopped",
-    "dropped",
-    "cancelled",
-    "canceled",
+    "dropped the",
+    "i cancelled",
+    "cancelled my",
+    "cancelled the",
     "sold",
-    "selling",
+    "selling my",
+    "selling the",
     "split up",
     "broke up",
     "goodbye",
