@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from memstream_lab.knowledge.score import (
@@ -119,6 +120,13 @@ def test_a_distractor_before_the_answer_fails_but_after_it_is_fine() -> None:
     brother = Question("other_person", expected=("Madrid",), superseded=(), distractors=("Berlin",))
     assert not score_question(brother, items("Maya lives in Berlin", "Nuno is in Madrid")).passed
     assert score_question(brother, items("Nuno is in Madrid", "Maya lives in Berlin")).passed
+
+
+def test_a_question_of_unknown_kind_or_without_an_answer_is_refused() -> None:
+    with pytest.raises(ValueError, match="kind"):
+        Question("latest", expected=("Berlin",), superseded=())
+    with pytest.raises(ValueError, match="accepted form"):
+        Question("current", expected=(), superseded=("Porto",))
 
 
 def test_shares_by_kind_counts_each_kind_and_all() -> None:

@@ -107,6 +107,12 @@ class Question:
     query_time: datetime | None = None
     distractors: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
+        if not self.expected:
+            raise ValueError("a question needs at least one accepted form of its answer")
+
 
 @dataclass(frozen=True)
 class ReturnedItem:
