@@ -1,0 +1,1 @@
+"""Knowledge-update evaluation: authored conversations whose facts change, and a scorer."""
