@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from memstream_lab.knowledge.score import (
     Question,
     QuestionScore,

@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from memstream_lab.knowledge.dataset import (
     DATA_DIR,
     SCHEMA_PATH,
@@ -21,7 +22,7 @@ from memstream_lab.knowledge.dataset import (
 )
 from memstream_lab.knowledge.score import ReturnedItem, mentions
 
-TURNS_TOPIC = Path(__file__).resolve().parents[2] / "topics" / "memstream.turns.v1.json"
+TURNS_TOPIC = Path(__file__).resolve().parents[3] / "topics" / "memstream.turns.v1.json"
 CONVERSATIONS = load_all()
 IDS = [c["conversation_id"] for c in CONVERSATIONS]
 OPENING_WORDS = 5
