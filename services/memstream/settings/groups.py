@@ -79,7 +79,7 @@ class BrokerSettings(BaseModel):
         description="Longest a consumer's fetch waits at the broker for new records.",
     )
     # A stable instance id per process (a StatefulSet pod name) makes the group static
-    # (KIP-345) where the broker honours it: see README "Restarts".
+    # (KIP-345) where the broker honours it: see docs/design.md, "Restarts".
     group_instance_id: str = Field(
         default="",
         max_length=249,
@@ -212,8 +212,8 @@ class EmbeddingSettings(BaseModel):
         ge=0,
         le=16,
         description="Processes that each hold a copy of the local model and take batches side "
-        "by side (each copy about 370 MB with onnx-int8 once it has embedded bulk batches, about "
-        "600 MB with torch); 0: one in the recall API, two in a worker with two cores or more.",
+        "by side (each copy costs memory: docs/figures/ingest.md measures it per runtime); "
+        "0: one in the recall API, two in a worker with two cores or more.",
     )
     model_cache_dir: Path | None = Field(
         default=None,
