@@ -417,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         nargs="+",
         default=["live"],
         choices=["live", "backlog"],
-        help="live: workers running, timed from the first publish (the figures docs/figures/ingest.md quotes); "
+        help="live: workers running, timed from the first publish (what the figures quote); "
         "backlog: everything published first, timed from the workers' partition "
         "assignment, as a worker catching up on consumer lag (in turn).",
     )
