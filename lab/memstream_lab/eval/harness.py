@@ -57,7 +57,7 @@ from memstream_lab.eval.methods import (
 from memstream_lab.eval.metrics import by_category, percentile
 from memstream_lab.eval.records import RECORDS_FILE, Record, RecordLog
 from memstream_lab.eval.report import MethodResult, Report, write_report
-from memstream_lab.eval.variants import PRIMARY, Variant, select
+from memstream_lab.eval.variants import PRIMARY, Variant, curve_variants, select
 
 STACK_DIR = "stack"
 MEM0_DIR = "mem0"
@@ -78,6 +78,7 @@ class EvalConfig:
     answer: bool = True  # when an LLM endpoint is configured
     answer_methods: tuple[str, ...] | None = None  # None: primary variant, hybrid@20, mem0
     memory_llm: bool = False  # let the write path and planner/gate use the endpoint too
+    budgets: tuple[int, ...] = ()  # the token curve's ceilings (curve.py); none: no curve
 
 
 async def run_locomo(
@@ -93,7 +94,8 @@ async def run_locomo(
         config.data_dir, conversations=config.conversations, max_questions=config.max_questions
     )
     variants = select(list(config.variants) if config.variants is not None else None)
-    flats = flat_methods() if config.baselines else []
+    variants += curve_variants(config.budgets)
+    flats = flat_methods(config.budgets) if config.baselines else []
     mem0_reason = None if config.mem0 else "disabled for this run (--no-mem0)"
     mem0_reason = mem0_reason or mem0_missing_reason()
     answerer = _answerer(config, settings)
@@ -146,7 +148,8 @@ async def run_locomo(
     report = Report(
         results,
         meta=_meta(config, settings, split, timings, embed_ms, mem0_adds, mem0_reason, answerer),
-        notes=_notes(embed_ms, mem0_reason, answerer is not None, config.memory_llm),
+        notes=_notes(embed_ms, mem0_reason, answerer is not None, config.memory_llm)
+        + _curve_notes(config.budgets),
     )
     write_report(report, out)
     return report
@@ -247,12 +250,19 @@ def _results(
                 v.fingerprint,
                 primary,
                 coverages,
+                budget=v.budget,
             )
         )
     for f in flats:
         if found := summaries(f.name, FLAT_FINGERPRINT):
             described = _FLAT_DESCRIPTIONS[f.kind]
-            out.append(MethodResult(f.name, "flat", described, found, FLAT_FINGERPRINT))
+            if f.max_tokens is not None:
+                described += f", its best messages within {f.max_tokens} tokens"
+            out.append(
+                MethodResult(
+                    f.name, "flat", described, found, FLAT_FINGERPRINT, budget=f.max_tokens
+                )
+            )
     if include_mem0 and (found := summaries(MEM0_METHOD, MEM0_FINGERPRINT)):
         description = "mem0 OSS Memory, raw messages (infer=False), same embedder, top 20"
         out.append(MethodResult(MEM0_METHOD, "mem0", description, found, MEM0_FINGERPRINT))
@@ -301,12 +311,26 @@ def _meta(
     }
 
 
+def _curve_notes(budgets: Sequence[int]) -> list[str]:
+    if not budgets:
+        return []
+    return [
+        "Token curve at " + ", ".join(str(b) for b in budgets) + " tokens: memstream's "
+        f"`{PRIMARY}` with max_tokens at each (a ceiling; a question after one fact spends "
+        "a share of it), each flat baseline filled with its best dated messages up to it; "
+        "measured at each budget, not interpolated."
+    ]
+
+
 def _notes(embed_ms: float, mem0_reason: str | None, answered: bool, memory_llm: bool) -> list[str]:
     notes = [
         "Evidence recall counts a message as recalled when its id is in the source_ids of a "
         "recalled L1 memory (memstream) or is a returned message (flat, mem0); evidence ids "
         "naming no message of the conversation are left out.",
         "Tokens count every recalled memory of every level with memstream's count_tokens.",
+        "Flat baselines return each message dated as memstream dates a leaf ('8 May 2023, "
+        "Speaker: text'): the date counts in their tokens and their answer coverage; they "
+        "search the undated messages.",
         "Latency is the retrieval call alone: every method gets the same query vectors, "
         f"embedded once beforehand (one query alone embeds in {embed_ms:.1f} ms, p50), except "
         "mem0, which embeds inside its search. Flat baselines are in-process numpy.",
