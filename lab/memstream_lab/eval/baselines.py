@@ -15,8 +15,8 @@ returns. The three scorers:
 A method returns either its `top_k` best messages or, as a point of the token curve
 (curve.py), its best messages until the next would pass `max_tokens`. A returned message is
 dated as memstream dates a leaf ("8 May 2023, Speaker: text", `domain/segment_text.py`), and
-the date is paid for in its tokens; what is searched stays the undated document, so the date
-changes what a method returns by nothing but its cost.
+the date is paid for in its tokens (and, within a budget, in room). What is searched stays the
+undated document: the date changes no ranking.
 """
 
 from __future__ import annotations
