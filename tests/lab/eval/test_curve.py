@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from memstream.entrypoints.cli import app
 from memstream_lab.eval.curve import curve_json, curve_markdown, leads, parse_budgets
 from memstream_lab.eval.metrics import OVERALL, Outcome, by_category
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, Report, markdown, write_report
@@ -48,6 +50,15 @@ def test_budgets_parse_to_distinct_ascending_positive_numbers() -> None:
     for bad in ("", "0", "-5", "600,abc", "1.5"):
         with pytest.raises(ValueError):
             parse_budgets(bad)
+
+
+def test_the_command_refuses_a_bad_budget_before_running_anything(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    command = ["eval", "locomo", "--out", str(out), "--budgets", "600,zero"]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 2
+    assert "zero" in result.output
+    assert not out.exists()
 
 
 def test_curve_variants_are_the_primary_with_its_ceiling_at_each_budget() -> None:
