@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -88,6 +88,9 @@ class FlatMethod:
     kind: FlatKind
     top_k: int | None = None
     max_tokens: int | None = None
+    # The curve budget at which memstream spent `max_tokens` on average: this point compares
+    # with memstream at the same tokens, not at the same ceiling (curve.py).
+    matching: int | None = None
 
     def __post_init__(self) -> None:
         if (self.top_k is None) == (self.max_tokens is None):
@@ -115,6 +118,16 @@ class FlatMethod:
                 kept.append(row)
                 spent += costs[row]
         return kept
+
+
+def matched_methods(spent: Mapping[int, int]) -> list[FlatMethod]:
+    """Every kind filled to the tokens memstream spent at each curve budget."""
+    return [
+        FlatMethod(kind, max_tokens=tokens, matching=budget)
+        for kind in FLAT_KINDS
+        for budget, tokens in spent.items()
+        if tokens > 0
+    ]
 
 
 def flat_methods(budgets: Sequence[int] = ()) -> list[FlatMethod]:

@@ -1,17 +1,18 @@
 """The token curve: memstream's default and each flat baseline at the same token ceilings.
 
 Asked for with budgets (`memstream eval locomo --budgets 600,1500,4000`), each budget B adds
-one point per method, measured at B, none interpolated:
+these points, each measured, none interpolated:
 
 - memstream: the default variant with `max_tokens` B. B is a ceiling: a question after one
   fact spends `focused_share` of it and one that gathers facts all of it, so the tokens a
-  query takes sit below B on average;
-- each flat baseline: its best messages, dated, until the next would pass B
-  (`FlatMethod.max_tokens`), so its tokens sit just below B.
+  query takes sit well below B on average (T);
+- each flat baseline at the same ceiling: its best messages, dated, until the next would pass
+  B (`FlatMethod.max_tokens`), so its tokens sit just below B;
+- each flat baseline at the same tokens (`matched`): its best messages within T, memstream's
+  mean at B (`FlatMethod.matching`).
 
-Both are read at the same ceiling, the figure a caller sets; the tables give the tokens each
-spent beside it, and the report's coverage bar still compares every variant with the flat
-baselines at the variant's own mean tokens (interpolated along their top-k curves).
+memstream is compared with the best flat baseline both ways: at the same ceiling (what a
+caller sets) and at the same tokens (what the reader pays for).
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def curve_points(methods: Sequence[MethodResult]) -> dict[int, list[MethodResult
         if m.budget is not None:
             points.setdefault(m.budget, []).append(m)
     order = {"memstream": 0, "flat": 1, "mem0": 2}
-    return {b: sorted(points[b], key=lambda m: (order[m.kind], m.name)) for b in sorted(points)}
+    return {
+        b: sorted(points[b], key=lambda m: (order[m.kind], m.matched, m.name))
+        for b in sorted(points)
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,13 +77,17 @@ class Lead:
         return self.memstream > self.best_flat
 
 
-def leads(methods: Sequence[MethodResult], categories: Sequence[str]) -> list[Lead]:
-    """memstream against the best flat baseline, per budget, measure and category (overall
-    first)."""
+def leads(
+    methods: Sequence[MethodResult], categories: Sequence[str], *, same_tokens: bool = False
+) -> list[Lead]:
+    """memstream against the best flat baseline at the same ceiling (or, `same_tokens`, filled
+    to memstream's tokens), per budget, measure and category (overall first)."""
     out: list[Lead] = []
     for budget, points in curve_points(methods).items():
         ours = next((m for m in points if m.kind == "memstream"), None)
-        flats = [m for m in points if m.kind == "flat"]
+        flats = [m for m in points if m.kind == "flat" and m.matched == same_tokens]
+        if not flats:
+            continue
         for measure, read in MEASURES.items():
             for category in (OVERALL, *categories):
                 scored = [(v, m.name) for m in flats if (v := read(m, category)) is not None]
@@ -111,6 +119,7 @@ def curve_json(methods: Sequence[MethodResult], categories: Sequence[str]) -> di
                 "budget": budget,
                 "method": m.name,
                 "kind": m.kind,
+                "same_tokens_as_memstream": m.matched,
                 "tokens_per_query": round(m.tokens, 1),
                 "evidence_recall": by_category(m, MethodResult.recall),
                 "answer_coverage": by_category(m, MethodResult.coverage),
@@ -118,18 +127,22 @@ def curve_json(methods: Sequence[MethodResult], categories: Sequence[str]) -> di
             for budget, found in points.items()
             for m in found
         ],
-        "versus_best_flat": [
-            {
-                "budget": lead.budget,
-                "measure": lead.measure,
-                "category": lead.category,
-                "memstream": _round(lead.memstream),
-                "best_flat": _round(lead.best_flat),
-                "best_flat_method": lead.best_flat_method,
-                "ahead": lead.ahead,
-            }
-            for lead in leads(methods, categories)
+        "versus_best_flat": [_lead_json(lead) for lead in leads(methods, categories)],
+        "versus_best_flat_same_tokens": [
+            _lead_json(lead) for lead in leads(methods, categories, same_tokens=True)
         ],
+    }
+
+
+def _lead_json(lead: Lead) -> dict[str, Any]:
+    return {
+        "budget": lead.budget,
+        "measure": lead.measure,
+        "category": lead.category,
+        "memstream": _round(lead.memstream),
+        "best_flat": _round(lead.best_flat),
+        "best_flat_method": lead.best_flat_method,
+        "ahead": lead.ahead,
     }
 
 
@@ -149,8 +162,9 @@ def curve_markdown(methods: Sequence[MethodResult], categories: Sequence[str]) -
     ]
     out = [
         "Token curve: memstream's default with max_tokens at each budget; each flat baseline "
-        "returns its best messages, dated, within the budget (measured at the budget, not "
-        "interpolated). tokens/query is what each spent on average.",
+        "returns its best messages, dated, within the budget, and again within the tokens "
+        "memstream spent there (measured, not interpolated). tokens/query is what each "
+        "spent on average.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -166,18 +180,25 @@ def curve_markdown(methods: Sequence[MethodResult], categories: Sequence[str]) -
                 *(_fmt(m.coverage(c)) for c in (OVERALL, *categories)),
             ]
             out.append("| " + " | ".join(row) + " |")
-    out += [
-        "",
-        "memstream / the best flat baseline at the same budget (which one):",
-        "",
-        "| budget | measure | " + " | ".join((OVERALL, *categories)) + " |",
-        "|" + "---|" * (3 + len(categories)),
-    ]
-    cells: dict[tuple[int, str], list[str]] = {}
-    for lead in leads(methods, categories):
-        cells.setdefault((lead.budget, lead.measure), []).append(_lead_cell(lead))
-    for (budget, measure), row in cells.items():
-        out.append(f"| {budget} | {measure} | " + " | ".join(row) + " |")
+    for same_tokens, title in (
+        (False, "memstream / the best flat baseline at the same ceiling (which one):"),
+        (True, "memstream / the best flat baseline at the same tokens (which one):"),
+    ):
+        found = leads(methods, categories, same_tokens=same_tokens)
+        if not found:
+            continue
+        out += [
+            "",
+            title,
+            "",
+            "| budget | measure | " + " | ".join((OVERALL, *categories)) + " |",
+            "|" + "---|" * (3 + len(categories)),
+        ]
+        cells: dict[tuple[int, str], list[str]] = {}
+        for lead in found:
+            cells.setdefault((lead.budget, lead.measure), []).append(_lead_cell(lead))
+        for (budget, measure), row in cells.items():
+            out.append(f"| {budget} | {measure} | " + " | ".join(row) + " |")
     return [*out, ""]
 
 
@@ -204,21 +225,22 @@ def plot_curve(
     flat_styles: Mapping[str, tuple[str, str]],
 ) -> None:
     """The curve's points on a panel against tokens: one solid line per flat kind (its
-    top-k points' colour and marker) and a black one for memstream, each point labelled
-    with its budget."""
+    top-k points' colour and marker; the points at memstream's tokens on it too) and a black
+    one for memstream, each point labelled with its budget."""
     lines: dict[str, list[MethodResult]] = {}
     for found in curve_points(methods).values():
         for m in found:
             key = "memstream" if m.kind == "memstream" else m.name.split("@")[0]
             lines.setdefault(key, []).append(m)
     for key, line in lines.items():
+        line.sort(key=lambda m: m.tokens)
         kind = key.removeprefix("flat-")
         color, marker = ("black", "*") if key == "memstream" else flat_styles[kind]
         budgets = "/".join(str(m.budget) for m in line)
         label = (
             f"memstream default, max_tokens {budgets}"
             if key == "memstream"
-            else f"flat {kind} within {budgets} tokens (dated)"
+            else f"flat {kind} filled to each budget and to memstream's tokens (dated)"
         )
         ax.plot(
             [m.tokens for m in line],
@@ -230,7 +252,8 @@ def plot_curve(
             label=label,
             zorder=3,
         )
-        for m in line:
+        # The points at memstream's tokens sit under memstream's own label.
+        for m in (m for m in line if not m.matched):
             ax.annotate(
                 f"{m.budget}",
                 (m.tokens, value(m)),

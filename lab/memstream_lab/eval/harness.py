@@ -29,7 +29,7 @@ from memstream.bootstrap import connect
 from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
 from memstream_lab.eval.answer import Answerer
-from memstream_lab.eval.baselines import FlatMethod, flat_methods
+from memstream_lab.eval.baselines import FlatMethod, flat_methods, matched_methods
 from memstream_lab.eval.context import (
     AnswerPool,
     RunContext,
@@ -130,6 +130,11 @@ async def run_locomo(
                 deployment = deployments[variant.segment_messages]
                 work = run_memstream(ctx, deployment, variant)
                 timings[variant.method + "_s"] = await _timed(work)
+            if flats and config.budgets:
+                # The flat baselines again, each filled to what memstream spent at a budget.
+                matched = matched_methods(_spent(ctx, split, variants))
+                timings["flat_matched_s"] = await _timed(run_flat(ctx, container, matched))
+                flats += matched
             if mem0_reason is None:
                 t0 = time.perf_counter()
                 try:
@@ -258,9 +263,18 @@ def _results(
             described = _FLAT_DESCRIPTIONS[f.kind]
             if f.max_tokens is not None:
                 described += f", its best messages within {f.max_tokens} tokens"
+            if f.matching is not None:
+                described += f" (what memstream spent at max_tokens {f.matching})"
+            budget, matched = (f.matching, True) if f.matching else (f.max_tokens, False)
             out.append(
                 MethodResult(
-                    f.name, "flat", described, found, FLAT_FINGERPRINT, budget=f.max_tokens
+                    f.name,
+                    "flat",
+                    described,
+                    found,
+                    FLAT_FINGERPRINT,
+                    budget=budget,
+                    matched=matched,
                 )
             )
     if include_mem0 and (found := summaries(MEM0_METHOD, MEM0_FINGERPRINT)):
@@ -309,6 +323,23 @@ def _meta(
             "add_latency_p95_ms": round(percentile(mem0_adds, 95), 2) if mem0_adds else None,
         },
     }
+
+
+def _spent(
+    ctx: RunContext, split: Sequence[EvalConversation], variants: Sequence[Variant]
+) -> dict[int, int]:
+    """The mean tokens a query memstream spent at each curve budget, over this run's
+    questions."""
+    asked = {(q.sample, q.index) for c in split for q in c.questions}
+    spent: dict[int, int] = {}
+    for v in variants:
+        if v.budget is None:
+            continue
+        logged = ctx.log.records(v.method, v.fingerprint)
+        found = [r.tokens for r in logged if (r.sample, r.index) in asked]
+        if found:
+            spent[v.budget] = round(sum(found) / len(found))
+    return spent
 
 
 def _curve_notes(budgets: Sequence[int]) -> list[str]:

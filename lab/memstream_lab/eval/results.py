@@ -24,6 +24,8 @@ class MethodResult:
     coverages: Mapping[tuple[str, int], float] = field(default_factory=dict)
     # The token ceiling this method ran at when it is a point of the token curve (curve.py).
     budget: int | None = None
+    # A flat point filled to the tokens memstream spent at `budget`, not to `budget` itself.
+    matched: bool = False
 
     def recall(self, category: str = OVERALL) -> float | None:
         found = self.summaries.get(category)

@@ -18,6 +18,7 @@ from memstream_lab.eval.baselines import (
     FlatMethod,
     dated_message,
     flat_methods,
+    matched_methods,
 )
 
 
@@ -126,3 +127,12 @@ def test_a_returned_message_is_dated_as_memstream_dates_a_leaf_and_pays_for_it()
     assert flat == "8 May 2023, Caroline: I went yesterday."
     assert flat.split(", ")[0] == leaf.split(", ")[0]
     assert count_tokens(flat) > count_tokens("Caroline: I went yesterday.")
+
+
+def test_matched_methods_fill_every_kind_to_what_memstream_spent_at_each_budget() -> None:
+    methods = matched_methods({600: 276, 1500: 673, 4000: 0})
+    assert [(m.name, m.matching) for m in methods[:2]] == [
+        ("flat-dense@276tok", 600),
+        ("flat-dense@673tok", 1500),
+    ]
+    assert len(methods) == 6  # three kinds, and nothing for a budget memstream spent nothing at

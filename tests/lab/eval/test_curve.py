@@ -21,14 +21,20 @@ MULTI, SINGLE = "multi-hop", "single-hop"
 
 
 def point(
-    name: str, kind: MethodKind, tokens: int, multi: float, single: float, budget: int | None
+    name: str,
+    kind: MethodKind,
+    tokens: int,
+    multi: float,
+    single: float,
+    budget: int | None,
+    matched: bool = False,
 ) -> MethodResult:
     """A method with one multi-hop and one single-hop question: recall and coverage alike."""
     outcomes = [
         Outcome(1, ("a", "b"), ("a", "b")[: round(2 * multi)], tokens, 1.0, coverage=multi),
         Outcome(4, ("a", "b"), ("a", "b")[: round(2 * single)], tokens, 1.0, coverage=single),
     ]
-    return MethodResult(name, kind, name, by_category(outcomes), budget=budget)
+    return MethodResult(name, kind, name, by_category(outcomes), budget=budget, matched=matched)
 
 
 def curve() -> list[MethodResult]:
@@ -41,6 +47,8 @@ def curve() -> list[MethodResult]:
         point("flat-bm25@600tok", "flat", 595, 0.5, 0.5, 600),
         point("memstream:default@1500tok", "memstream", 900, 1.0, 1.0, 1500),
         point("flat-hybrid@1500tok", "flat", 1480, 0.5, 1.0, 1500),
+        point("flat-hybrid@300tok", "flat", 298, 0.0, 0.5, 600, matched=True),
+        point("flat-hybrid@900tok", "flat", 899, 1.0, 0.5, 1500, matched=True),
     ]
 
 
@@ -90,6 +98,25 @@ def test_memstream_meets_the_best_flat_of_each_category_at_each_budget() -> None
     assert overall.best_flat == 0.75 and overall.memstream == 1.0 and overall.ahead is True
 
 
+def test_memstream_also_meets_the_flat_baselines_filled_to_its_own_tokens() -> None:
+    found = {
+        (c.budget, c.measure, c.category): c
+        for c in leads(curve(), [MULTI, SINGLE], same_tokens=True)
+    }
+    assert len(found) == 2 * 2 * 3
+    at_600 = found[(600, "answer coverage", OVERALL)]
+    assert (at_600.memstream, at_600.best_flat, at_600.best_flat_method) == (
+        0.75,
+        0.25,
+        "flat-hybrid@300tok",
+    )
+    at_1500 = found[(1500, "evidence recall", MULTI)]
+    assert (at_1500.memstream, at_1500.best_flat, at_1500.ahead) == (1.0, 1.0, False)
+    # Without points at memstream's tokens there is nothing to compare with.
+    ceilings = [m for m in curve() if not m.matched]
+    assert leads(ceilings, [MULTI], same_tokens=True) == []
+
+
 def test_the_curve_tables_list_every_point_and_every_comparison() -> None:
     lines = curve_markdown(curve(), [MULTI, SINGLE])
     text = "\n".join(lines)
@@ -97,6 +124,9 @@ def test_the_curve_tables_list_every_point_and_every_comparison() -> None:
     assert "| 1500 | flat-bm25@1500tok | 1490 |" in text
     assert "flat-hybrid@20" not in text  # top-k methods are not points of the curve
     assert "| 600 | answer coverage | **0.750** / 0.500 (bm25) | 0.500 / 0.500 (bm25) |" in text
+    assert "| 600 | flat-hybrid@300tok | 298 |" in text
+    same_tokens = text.split("at the same tokens")[1]
+    assert "| 600 | answer coverage | **0.750** / 0.250 (hybrid) |" in same_tokens
     assert curve_markdown([m for m in curve() if m.budget is None], [MULTI]) == []
 
 
