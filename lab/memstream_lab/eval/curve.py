@@ -184,8 +184,8 @@ def curve_markdown(methods: Sequence[MethodResult], categories: Sequence[str]) -
         (False, "memstream / the best flat baseline at the same ceiling (which one):"),
         (True, "memstream / the best flat baseline at the same tokens (which one):"),
     ):
-        found = leads(methods, categories, same_tokens=same_tokens)
-        if not found:
+        compared = leads(methods, categories, same_tokens=same_tokens)
+        if not compared:
             continue
         out += [
             "",
@@ -195,7 +195,7 @@ def curve_markdown(methods: Sequence[MethodResult], categories: Sequence[str]) -
             "|" + "---|" * (3 + len(categories)),
         ]
         cells: dict[tuple[int, str], list[str]] = {}
-        for lead in found:
+        for lead in compared:
             cells.setdefault((lead.budget, lead.measure), []).append(_lead_cell(lead))
         for (budget, measure), row in cells.items():
             out.append(f"| {budget} | {measure} | " + " | ".join(row) + " |")
