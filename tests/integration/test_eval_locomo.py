@@ -2,7 +2,8 @@
 
 The first run ingests the conversation (two write-path deployments: the default segments
 and one-message segments), recalls 30 questions with two memstream variants, the flat
-baselines and, when installed, mem0. The second run resumes in the same directory against
+baselines and, when installed, mem0, and the token curve at two budgets (the default and
+every flat baseline, each within the budget). The second run resumes in the same directory against
 a local OpenAI-compatible HTTP server that plays the answerer and the judge: nothing is
 ingested again, finished questions are not asked again, and only the method chosen for
 answering is recalled again (its records had no answers yet).
@@ -36,6 +37,7 @@ pytestmark = pytest.mark.integration
 
 QUESTIONS = 30
 ANSWERED = "memstream:default"
+BUDGETS = (600, 1500)
 
 
 @dataclass
@@ -90,6 +92,7 @@ def config(out: Path) -> EvalConfig:
         max_questions=QUESTIONS,
         variants=("default", "seg2"),
         answer_methods=(ANSWERED,),
+        budgets=BUDGETS,
     )
 
 
@@ -125,6 +128,26 @@ async def test_end_to_end_then_resume_with_answers(
     assert first.meta["run"]["seconds"]["ingest_exchange_s"] > 0
     before = records(out)
     assert len(before) == QUESTIONS * len(names)
+    curve = results["token_curve"]
+    assert curve["budgets"] == list(BUDGETS)
+    kinds = ("dense", "bm25", "hybrid")
+    for budget in BUDGETS:
+        points = [p for p in curve["points"] if p["budget"] == budget]
+        ours = points[0]
+        assert ours["method"] == f"memstream:default@{budget}tok"
+        at_ceiling = {p["method"] for p in points[1:] if not p["same_tokens_as_memstream"]}
+        assert at_ceiling == {f"flat-{kind}@{budget}tok" for kind in kinds}
+        spent = [r["tokens"] for r in before if r["method"] in at_ceiling | {ours["method"]}]
+        assert len(spent) == 4 * QUESTIONS and max(spent) <= budget
+        # Filled to memstream's mean tokens, the flat baselines spend no more than it did.
+        matched = [p for p in points if p["same_tokens_as_memstream"]]
+        assert len(matched) == len(kinds)
+        assert all(p["tokens_per_query"] <= round(ours["tokens_per_query"]) for p in matched)
+    assert len(curve["versus_best_flat_same_tokens"]) == len(curve["versus_best_flat"]) > 0
+    # Filled to its budget, a flat baseline spends nearly all of it.
+    flat_600 = next(p for p in curve["points"] if p["method"] == "flat-hybrid@600tok")
+    assert flat_600["tokens_per_query"] > 500
+    assert "Token curve" in (out / RESULTS_MD).read_text()
 
     url, fake = llm_url
     settings = Settings(llm_base_url=url, llm_model="test-model", llm_api_key=SecretStr("test"))

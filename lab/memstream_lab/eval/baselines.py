@@ -11,20 +11,28 @@ returns. The three scorers:
 - hybrid: `0.9 * dense + 0.1 * s / (s + 5)` with s the BM25 score: the same saturation, half
   score and weights as memstream's fused leaf score (adapters/qdrant_index.py), so the
   baseline differs from memstream's leaf activation only in what it indexes.
+
+A method returns either its `top_k` best messages or, as a point of the token curve
+(curve.py), its best messages until the next would pass `max_tokens`. A returned message is
+dated as memstream dates a leaf ("8 May 2023, Speaker: text", `domain/segment_text.py`), and
+the date is paid for in its tokens (and, within a budget, in room). What is searched stays the
+undated document: the date changes no ranking.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from memstream.adapters.qdrant.server import LEXICAL_HALF_SCORE
+from memstream.domain.calendar import spelled_day
 from memstream.domain.lexical import BM25_B, BM25_K1, tokenize
 
 FlatKind = Literal["dense", "bm25", "hybrid"]
@@ -67,18 +75,66 @@ class Bm25:
         return total
 
 
+def dated_message(at: datetime, document: str) -> str:
+    """A returned message as the reader gets it: dated like a leaf (`render_segment`)."""
+    return f"{spelled_day(at)}, {document}"
+
+
 @dataclass(frozen=True)
 class FlatMethod:
+    """A scorer and how much it returns: its `top_k` best messages, or its best messages
+    within `max_tokens` (exactly one of the two)."""
+
     kind: FlatKind
-    top_k: int
+    top_k: int | None = None
+    max_tokens: int | None = None
+    # The curve budget at which memstream spent `max_tokens` on average: this point compares
+    # with memstream at the same tokens, not at the same ceiling (curve.py).
+    matching: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.top_k is None) == (self.max_tokens is None):
+            raise ValueError("a flat method takes either top_k or max_tokens")
+        if (self.top_k or 0) < 0 or (self.max_tokens or 0) < 0:
+            raise ValueError("top_k and max_tokens must not be negative")
 
     @property
     def name(self) -> str:
-        return f"flat-{self.kind}@{self.top_k}"
+        if self.top_k is not None:
+            return f"flat-{self.kind}@{self.top_k}"
+        return f"flat-{self.kind}@{self.max_tokens}tok"
+
+    def take(self, ranked: Sequence[int], costs: Sequence[int]) -> list[int]:
+        """The rows this method returns from `ranked` (best first), each costing `costs[row]`
+        tokens: the first `top_k`, or, within `max_tokens`, every row that still fits in rank
+        order (one too long for what is left is skipped, as memstream's `fit_tokens` does)."""
+        if self.top_k is not None:
+            return list(ranked[: self.top_k])
+        budget = self.max_tokens or 0
+        kept: list[int] = []
+        spent = 0
+        for row in ranked:
+            if spent + costs[row] <= budget:
+                kept.append(row)
+                spent += costs[row]
+        return kept
 
 
-def flat_methods() -> list[FlatMethod]:
-    return [FlatMethod(kind, k) for kind in FLAT_KINDS for k in FLAT_TOP_K]
+def matched_methods(spent: Mapping[int, int]) -> list[FlatMethod]:
+    """Every kind filled to the tokens memstream spent at each curve budget."""
+    return [
+        FlatMethod(kind, max_tokens=tokens, matching=budget)
+        for kind in FLAT_KINDS
+        for budget, tokens in spent.items()
+        if tokens > 0
+    ]
+
+
+def flat_methods(budgets: Sequence[int] = ()) -> list[FlatMethod]:
+    """Every kind at each top-k, then every kind filled to each token budget."""
+    fixed = [FlatMethod(kind, top_k=k) for kind in FLAT_KINDS for k in FLAT_TOP_K]
+    filled = [FlatMethod(kind, max_tokens=b) for kind in FLAT_KINDS for b in budgets]
+    return fixed + filled
 
 
 class FlatIndex:
@@ -102,8 +158,19 @@ class FlatIndex:
         saturated = lexical / (lexical + LEXICAL_HALF_SCORE)
         return HYBRID_DENSE_WEIGHT * dense + (1 - HYBRID_DENSE_WEIGHT) * saturated
 
-    def search(self, method: FlatMethod, query: str, query_vector: Vector) -> list[int]:
-        """Row numbers of the best `top_k` documents, best first (ties: earlier message)."""
+    def search(
+        self,
+        method: FlatMethod,
+        query: str,
+        query_vector: Vector,
+        costs: Sequence[int] | None = None,
+    ) -> list[int]:
+        """Row numbers of what `method` returns, best first (ties: earlier message); `costs`
+        (each row's tokens as returned) is needed by a method filled to `max_tokens`."""
+        if method.max_tokens is not None and costs is None:
+            raise ValueError(f"{method.name} needs the returned messages' token costs")
         scores = self.scores(method.kind, query, query_vector)
         order = np.argsort(-scores, kind="stable")
-        return [int(i) for i in order[: method.top_k]]
+        if method.top_k is not None:
+            order = order[: method.top_k]
+        return method.take([int(i) for i in order], costs or ())

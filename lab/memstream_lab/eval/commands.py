@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from memstream.settings import Settings
+from memstream_lab.eval.curve import parse_budgets
 from memstream_lab.eval.harness import EvalConfig, run_locomo
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
 from memstream_lab.locomo import locomo_data_dir
@@ -62,8 +63,20 @@ def locomo(
             help="Write memories (and plan/gate recall) with the LLM endpoint too.",
         ),
     ] = False,
+    budgets: Annotated[
+        str | None,
+        typer.Option(
+            "--budgets",
+            help="Token curve: comma-separated ceilings (e.g. 600,1500,4000) at which the "
+            "default variant and every flat baseline also run; none by default.",
+        ),
+    ] = None,
 ) -> None:
     """Ingest LoCoMo through the pipeline, recall every question, compare with baselines."""
+    try:
+        ceilings = parse_budgets(budgets) if budgets is not None else ()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--budgets") from exc
     config = EvalConfig(
         data_dir=data or locomo_data_dir(),
         out_dir=out,
@@ -76,6 +89,7 @@ def locomo(
         answer=answer,
         answer_methods=_names(answer_methods),
         memory_llm=memory_llm,
+        budgets=ceilings,
     )
     console = Console(stderr=True)
     report = asyncio.run(run_locomo(config, Settings(), console))

@@ -29,7 +29,7 @@ from memstream.bootstrap import connect
 from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
 from memstream_lab.eval.answer import Answerer
-from memstream_lab.eval.baselines import FlatMethod, flat_methods
+from memstream_lab.eval.baselines import FlatMethod, flat_methods, matched_methods
 from memstream_lab.eval.context import (
     AnswerPool,
     RunContext,
@@ -57,7 +57,7 @@ from memstream_lab.eval.methods import (
 from memstream_lab.eval.metrics import by_category, percentile
 from memstream_lab.eval.records import RECORDS_FILE, Record, RecordLog
 from memstream_lab.eval.report import MethodResult, Report, write_report
-from memstream_lab.eval.variants import PRIMARY, Variant, select
+from memstream_lab.eval.variants import PRIMARY, Variant, curve_variants, select
 
 STACK_DIR = "stack"
 MEM0_DIR = "mem0"
@@ -78,6 +78,7 @@ class EvalConfig:
     answer: bool = True  # when an LLM endpoint is configured
     answer_methods: tuple[str, ...] | None = None  # None: primary variant, hybrid@20, mem0
     memory_llm: bool = False  # let the write path and planner/gate use the endpoint too
+    budgets: tuple[int, ...] = ()  # the token curve's ceilings (curve.py); none: no curve
 
 
 async def run_locomo(
@@ -93,7 +94,8 @@ async def run_locomo(
         config.data_dir, conversations=config.conversations, max_questions=config.max_questions
     )
     variants = select(list(config.variants) if config.variants is not None else None)
-    flats = flat_methods() if config.baselines else []
+    variants += curve_variants(config.budgets)
+    flats = flat_methods(config.budgets) if config.baselines else []
     mem0_reason = None if config.mem0 else "disabled for this run (--no-mem0)"
     mem0_reason = mem0_reason or mem0_missing_reason()
     answerer = _answerer(config, settings)
@@ -128,6 +130,11 @@ async def run_locomo(
                 deployment = deployments[variant.segment_messages]
                 work = run_memstream(ctx, deployment, variant)
                 timings[variant.method + "_s"] = await _timed(work)
+            if flats and config.budgets:
+                # The flat baselines again, each filled to what memstream spent at a budget.
+                matched = matched_methods(_spent(ctx, split, variants))
+                timings["flat_matched_s"] = await _timed(run_flat(ctx, container, matched))
+                flats += matched
             if mem0_reason is None:
                 t0 = time.perf_counter()
                 try:
@@ -146,7 +153,8 @@ async def run_locomo(
     report = Report(
         results,
         meta=_meta(config, settings, split, timings, embed_ms, mem0_adds, mem0_reason, answerer),
-        notes=_notes(embed_ms, mem0_reason, answerer is not None, config.memory_llm),
+        notes=_notes(embed_ms, mem0_reason, answerer is not None, config.memory_llm)
+        + _curve_notes(config.budgets),
     )
     write_report(report, out)
     return report
@@ -247,12 +255,28 @@ def _results(
                 v.fingerprint,
                 primary,
                 coverages,
+                budget=v.budget,
             )
         )
     for f in flats:
         if found := summaries(f.name, FLAT_FINGERPRINT):
             described = _FLAT_DESCRIPTIONS[f.kind]
-            out.append(MethodResult(f.name, "flat", described, found, FLAT_FINGERPRINT))
+            if f.max_tokens is not None:
+                described += f", its best messages within {f.max_tokens} tokens"
+            if f.matching is not None:
+                described += f" (what memstream spent at max_tokens {f.matching})"
+            budget, matched = (f.matching, True) if f.matching else (f.max_tokens, False)
+            out.append(
+                MethodResult(
+                    f.name,
+                    "flat",
+                    described,
+                    found,
+                    FLAT_FINGERPRINT,
+                    budget=budget,
+                    matched=matched,
+                )
+            )
     if include_mem0 and (found := summaries(MEM0_METHOD, MEM0_FINGERPRINT)):
         description = "mem0 OSS Memory, raw messages (infer=False), same embedder, top 20"
         out.append(MethodResult(MEM0_METHOD, "mem0", description, found, MEM0_FINGERPRINT))
@@ -301,12 +325,43 @@ def _meta(
     }
 
 
+def _spent(
+    ctx: RunContext, split: Sequence[EvalConversation], variants: Sequence[Variant]
+) -> dict[int, int]:
+    """The mean tokens a query memstream spent at each curve budget, over this run's
+    questions."""
+    asked = {(q.sample, q.index) for c in split for q in c.questions}
+    spent: dict[int, int] = {}
+    for v in variants:
+        if v.budget is None:
+            continue
+        logged = ctx.log.records(v.method, v.fingerprint)
+        found = [r.tokens for r in logged if (r.sample, r.index) in asked]
+        if found:
+            spent[v.budget] = round(sum(found) / len(found))
+    return spent
+
+
+def _curve_notes(budgets: Sequence[int]) -> list[str]:
+    if not budgets:
+        return []
+    return [
+        "Token curve at " + ", ".join(str(b) for b in budgets) + " tokens: memstream's "
+        f"`{PRIMARY}` with max_tokens at each (a ceiling; a question after one fact spends "
+        "a share of it), each flat baseline filled with its best dated messages up to it, "
+        "and again up to the tokens memstream spent there; measured, not interpolated."
+    ]
+
+
 def _notes(embed_ms: float, mem0_reason: str | None, answered: bool, memory_llm: bool) -> list[str]:
     notes = [
         "Evidence recall counts a message as recalled when its id is in the source_ids of a "
         "recalled L1 memory (memstream) or is a returned message (flat, mem0); evidence ids "
         "naming no message of the conversation are left out.",
         "Tokens count every recalled memory of every level with memstream's count_tokens.",
+        "Flat baselines return each message dated as memstream dates a leaf ('8 May 2023, "
+        "Speaker: text'): the date counts in their tokens and their answer coverage; they "
+        "search the undated messages.",
         "Latency is the retrieval call alone: every method gets the same query vectors, "
         f"embedded once beforehand (one query alone embeds in {embed_ms:.1f} ms, p50), except "
         "mem0, which embeds inside its search. Flat baselines are in-process numpy.",

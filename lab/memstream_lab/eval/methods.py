@@ -15,7 +15,7 @@ from memstream.domain.models import Level
 from memstream.domain.tokens import count_tokens
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
 from memstream_lab.eval.answer import ContextMemory
-from memstream_lab.eval.baselines import FlatIndex, FlatMethod
+from memstream_lab.eval.baselines import FlatIndex, FlatMethod, dated_message
 from memstream_lab.eval.context import RunContext
 from memstream_lab.eval.coverage import answer_coverage
 from memstream_lab.eval.dataset import EvalQuestion
@@ -25,7 +25,8 @@ from memstream_lab.eval.memo import CachedEmbedder, ReplayingIndex
 from memstream_lab.eval.records import Record
 from memstream_lab.eval.variants import Variant
 
-FLAT_FINGERPRINT = "bm25-k1.2-b0.75-sat5-w0.9"
+# "dated": a returned message carries its date in its text and tokens (baselines.py).
+FLAT_FINGERPRINT = "bm25-k1.2-b0.75-sat5-w0.9-dated"
 MEM0_METHOD = f"mem0@{MEM0_TOP_K}"
 MEM0_FINGERPRINT = "infer-false-minilm-threshold0"
 
@@ -46,11 +47,13 @@ async def run_flat(ctx: RunContext, container: Container, methods: list[FlatMeth
         ids, texts = conv.documents()
         vectors = np.asarray(await container.embedder.embed(texts), dtype=np.float32)
         index = FlatIndex(ids, texts, vectors)
-        costs = [count_tokens(t) for t in texts]
+        times = ctx.message_times[conv.sample]
+        shown = [dated_message(times[i], t) for i, t in zip(ids, texts, strict=True)]
+        costs = [count_tokens(t) for t in shown]
         for method in methods:
             for q in todo[method.name]:
                 started = time.perf_counter()
-                rows = index.search(method, q.question, ctx.vector(q.question))
+                rows = index.search(method, q.question, ctx.vector(q.question), costs)
                 latency = (time.perf_counter() - started) * 1000
                 record = Record(
                     method=method.name,
@@ -64,8 +67,9 @@ async def run_flat(ctx: RunContext, container: Container, methods: list[FlatMeth
                     latency_ms=round(latency, 3),
                     memories=len(rows),
                     levels={"L1": len(rows)},
-                    coverage=answer_coverage(q.answer, (texts[r] for r in rows)),
+                    coverage=answer_coverage(q.answer, (shown[r] for r in rows)),
                 )
+                # The answerer's prompt dates every memory itself (`ContextMemory.render`).
                 memories = [ctx.message_memory(q.sample, ids[r], texts[r]) for r in rows]
                 ctx.emit(record, q, memories)
                 ctx.progress.advance(tasks[method.name])

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from memstream_lab.eval.metrics import CATEGORY_NAMES, OVERALL, Summary, paired_difference
+from memstream_lab.eval.curve import curve_json, curve_markdown, plot_curve
+from memstream_lab.eval.metrics import CATEGORY_NAMES, OVERALL, paired_difference
+from memstream_lab.eval.results import MethodResult, best_flat_at, top_k_flats
 
-MethodKind = Literal["memstream", "flat", "mem0"]
 RESULTS_JSON = "results.json"
 RESULTS_MD = "results.md"
 PLOT_PNG = "recall_vs_tokens.png"
@@ -19,53 +19,6 @@ TOKEN_BUDGET = 600
 REFERENCE_METHOD = "flat-hybrid@20"
 MULTI_HOP = CATEGORY_NAMES[1]
 NO_SUMMARIES = "memstream:no-summaries"
-
-
-def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
-    """y at x on the polyline through `points` (sorted by x); the end segments extend."""
-    ordered = sorted(points)
-    if len(ordered) == 1:
-        return ordered[0][1]
-    for (x0, y0), (x1, y1) in itertools.pairwise(ordered):
-        if x <= x1 or (x1, y1) == ordered[-1]:
-            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-    return ordered[-1][1]
-
-
-def best_flat_at(flats: Sequence[MethodResult], tokens: float, category: str) -> float | None:
-    """The best answer coverage a flat method (any kind, top-k interpolated) reaches at
-    `tokens` recalled tokens per query."""
-    curves: dict[str, list[tuple[float, float]]] = {}
-    for m in flats:
-        value = m.coverage(category)
-        if value is not None:
-            curves.setdefault(m.name.split("@")[0], []).append((m.tokens, value))
-    values = [interpolate(points, tokens) for points in curves.values()]
-    return max(values) if values else None
-
-
-@dataclass(frozen=True)
-class MethodResult:
-    name: str
-    kind: MethodKind
-    description: str
-    summaries: Mapping[str, Summary]
-    fingerprint: str = ""
-    primary: bool = False
-    # Answer coverage per (conversation, question index), for paired comparisons.
-    coverages: Mapping[tuple[str, int], float] = field(default_factory=dict)
-
-    def recall(self, category: str = OVERALL) -> float | None:
-        found = self.summaries.get(category)
-        return found.evidence_recall if found else None
-
-    def coverage(self, category: str = OVERALL) -> float | None:
-        found = self.summaries.get(category)
-        return found.answer_coverage if found else None
-
-    @property
-    def tokens(self) -> float:
-        return self.summaries[OVERALL].tokens_per_query
 
 
 @dataclass
@@ -112,7 +65,7 @@ class Report:
         and against the `no-summaries` variant (what the summaries' tokens buy), with the
         paired per-question difference and its 95% bootstrap interval: both variants recall
         from the same stores, so what one ingest's noise moves, moves both."""
-        flats = [m for m in self.methods if m.kind == "flat"]
+        flats = top_k_flats(self.methods)
         plain = next((m for m in self.methods if m.name == NO_SUMMARIES), None)
         verdicts: dict[str, dict[str, Any]] = {}
         for m in self.methods:
@@ -140,11 +93,18 @@ class Report:
             verdicts[m.name] = row
         return verdicts
 
+    def categories(self) -> list[str]:
+        """The categories some method has results for, in LoCoMo's order."""
+        present = {name for m in self.methods for name in m.summaries}
+        return [n for n in CATEGORY_NAMES.values() if n in present]
+
     def to_json(self) -> dict[str, Any]:
+        curve = curve_json(self.methods, self.categories())
         return {
             **self.meta,
             "notes": self.notes,
             "quality_bar": self.quality_bar(),
+            **({"token_curve": curve} if curve["budgets"] else {}),
             "methods": [
                 {
                     "name": m.name,
@@ -188,8 +148,7 @@ def _beats(value: float | None, reference: float | None) -> bool:
 
 
 def markdown(report: Report) -> str:
-    present = {name for m in report.methods for name in m.summaries}
-    categories = [n for n in CATEGORY_NAMES.values() if n in present]
+    categories = report.categories()
     answered = any(m.summaries[OVERALL].judged for m in report.methods)
     head = [
         "method",
@@ -260,6 +219,7 @@ def markdown(report: Report) -> str:
                 f"{_paired(v.get('versus_no_summaries'))} |"
             )
         out.append("")
+    out += curve_markdown(report.methods, categories)
     described = [m for m in report.methods if m.description]
     if described:
         out += ["Methods:", ""] + [f"- `{m.name}`: {m.description}" for m in described] + [""]
@@ -286,6 +246,7 @@ def plot(methods: Sequence[MethodResult], path: Path) -> None:
 
     memstream variants are big coloured markers, each with its own colour and shape, and the
     legend gives each its numbers; an inset zooms on them, since they sit close together.
+    The token curve's points, when the run has budgets, are solid lines (`curve.plot_curve`).
     """
     import matplotlib
 
@@ -310,7 +271,7 @@ def _panel(
     def value(m: MethodResult) -> float:
         return measure(m) or 0.0
 
-    flat = [m for m in methods if m.kind == "flat"]
+    flat = top_k_flats(methods)
     for kind, (color, marker) in _FLAT_STYLE.items():
         mine = sorted(
             (m for m in flat if m.name.startswith(f"flat-{kind}@")), key=lambda m: m.tokens
@@ -346,7 +307,8 @@ def _panel(
                 label=f"{m.name} (raw messages)",
                 zorder=3,
             )
-    ours = [m for m in methods if m.kind == "memstream"]
+    plot_curve(ax, methods, value, _FLAT_STYLE)
+    ours = [m for m in methods if m.kind == "memstream" and m.budget is None]
     palette = plt.get_cmap("tab10")
     best = max((value(m) for m in ours), default=0.0)
     # The inset shows the variants near the budget that compete for the best value.

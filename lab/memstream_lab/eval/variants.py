@@ -72,6 +72,8 @@ class Variant:
     # every message is a segment); a number pins segments to that many messages, whoever
     # speaks.
     segment_messages: int | None = None
+    # A point of the token curve (curve.py): the variant with `max_tokens` at this budget.
+    budget: int | None = None
 
     @property
     def method(self) -> str:
@@ -214,6 +216,25 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 PRIMARY = "default"
+
+
+def at_budget(variant: Variant, budget: int) -> Variant:
+    """`variant` with its token ceiling at `budget`: a point of the token curve."""
+    if budget <= 0:
+        raise ValueError("a token budget must be positive")
+    return replace(
+        variant,
+        name=f"{variant.name}@{budget}tok",
+        description=f"{variant.name} with max_tokens {budget} (the token curve)",
+        max_tokens=budget,
+        budget=budget,
+    )
+
+
+def curve_variants(budgets: Sequence[int]) -> list[Variant]:
+    """The primary variant at each budget."""
+    primary = next(v for v in VARIANTS if v.name == PRIMARY)
+    return [at_budget(primary, b) for b in budgets]
 
 
 def select(names: list[str] | None) -> list[Variant]:

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from memstream_lab.eval.coverage import answer_coverage, content_terms
 from memstream_lab.eval.metrics import Outcome, by_category, paired_difference
-from memstream_lab.eval.report import (
-    NO_SUMMARIES,
-    MethodResult,
-    Report,
-    best_flat_at,
-    interpolate,
-)
+from memstream_lab.eval.report import NO_SUMMARIES, Report
+from memstream_lab.eval.results import MethodResult, best_flat_at, interpolate
 
 
 def test_dates_agree_whatever_the_order_ordinals_or_abbreviations() -> None:
