@@ -86,13 +86,17 @@ def _clip(text: str) -> str:
 
 
 def counts(records: Sequence[QuestionRecord]) -> dict[str, dict[str, int]]:
-    """Passed and asked questions per kind and over all."""
+    """Asked and passed questions per kind and over all, and how many failed each way."""
     out: dict[str, dict[str, int]] = {}
     for r in records:
         for key in (r.kind, ALL):
-            entry = out.setdefault(key, {"passed": 0, "questions": 0})
-            entry["passed"] += r.passed
+            entry = out.setdefault(
+                key, {"questions": 0, "passed": 0, "not_first": 0, "stale_as_current": 0}
+            )
             entry["questions"] += 1
+            entry["passed"] += r.passed
+            entry["not_first"] += not r.first_is_expected
+            entry["stale_as_current"] += r.superseded_as_current
     return out
 
 
@@ -139,6 +143,18 @@ def _cell(outcome: MethodOutcome, kind: str) -> str:
     return f"{outcome.shares[kind]:.2f} ({found['passed']}/{found['questions']})"
 
 
+def _state(outcome: MethodOutcome) -> str:
+    if outcome.missing is not None:
+        return outcome.missing[0].upper() + outcome.missing[1:] + "."
+    tally = counts(outcome.records).get(ALL)
+    if tally is None:
+        return "No questions asked."
+    return (
+        f"Of {tally['questions']} questions, {tally['not_first']} had another value (or none) "
+        f"first and {tally['stale_as_current']} showed a superseded value as current."
+    )
+
+
 def markdown(report: KnowledgeReport, *, questions: bool = True) -> str:
     """The shares table, the methods not run and why, the notes, then (with `questions`) every
     question of the first method that ran with its verdict and first item."""
@@ -157,8 +173,7 @@ def markdown(report: KnowledgeReport, *, questions: bool = True) -> str:
         lines.append(f"| {m.name} | " + " | ".join(_cell(m, k) for k in columns) + " |")
     lines.append("")
     for m in report.methods:
-        state = m.missing or "ran"
-        lines.append(f"- **{m.name}** ({m.kind}): {m.description}. {state[0].upper()}{state[1:]}.")
+        lines.append(f"- **{m.name}** ({m.kind}): {m.description}. {_state(m)}")
     if report.notes:
         lines += ["", "## Notes", "", *(f"- {n}" for n in report.notes)]
     if ran and questions:

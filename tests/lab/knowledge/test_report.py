@@ -68,6 +68,11 @@ async def test_records_and_shares_agree_and_failures_say_why() -> None:
     assert tally["all"]["questions"] == ASKED
     for kind, entry in tally.items():
         assert outcome.shares[kind] == entry["passed"] / entry["questions"]
+    stale_shown = sum(bool(q["superseded"]) for c in CONVERSATIONS for q in c["questions"])
+    assert tally["all"]["not_first"] == stale_shown == ASKED - tally["all"]["passed"]
+    assert tally["all"]["stale_as_current"] == tally.get("current", {}).get("not_first", 0) + (
+        tally.get("other_person", {}).get("not_first", 0)
+    )
     with_stale = [r for r in outcome.records if not r.passed]
     assert with_stale, "every question with a superseded value should fail"
     for r in with_stale:
