@@ -34,6 +34,7 @@ RECALL = "memstream:recall"
 FACTS = "facts"
 FLAT = FlatMethod("hybrid", 10)
 FLAT_NEWEST = f"{FLAT.name}-newest"
+EVERY_TURN = "turns-newest"
 # Issue #33's route for current facts (`?at=TIME` for what held then).
 FACTS_ROUTE = "/v1/users/{user_id}/facts"
 
@@ -119,12 +120,12 @@ class _FlatSearch:
     async def search(
         self, conversation: Conversation, question: dict[str, Any]
     ) -> tuple[_Turns, list[int]]:
-        turns = await self._index(conversation)
+        turns = await self.turns(conversation)
         [vector] = await self._embedder.embed([question["question"]])
         query = np.asarray(vector, dtype=np.float32)
         return turns, turns.index.search(FLAT, question["question"], query)
 
-    async def _index(self, conversation: Conversation) -> _Turns:
+    async def turns(self, conversation: Conversation) -> _Turns:
         key = conversation["conversation_id"]
         if key not in self._turns:
             turns = [(s, t) for s in conversation["sessions"] for t in s["turns"]]
@@ -137,7 +138,8 @@ class _FlatSearch:
 
 
 def flat_methods(embedder: Embedder) -> list[KnowledgeMethod]:
-    """Raw turns by the LoCoMo harness's flat hybrid score, and the same turns newest first."""
+    """Raw turns by the LoCoMo harness's flat hybrid score, the same turns newest first, and
+    every turn newest first (recency alone, no retrieval)."""
     search = _FlatSearch(embedder)
 
     async def by_score(conversation: Conversation, question: dict[str, Any]) -> list[Ranked]:
@@ -149,11 +151,18 @@ def flat_methods(embedder: Embedder) -> list[KnowledgeMethod]:
         at = asked_at(conversation, question)
         return [turns.ranked(r) for r in nearest_first(rows, turns.times, at)]
 
+    async def every_turn(conversation: Conversation, question: dict[str, Any]) -> list[Ranked]:
+        turns = await search.turns(conversation)
+        at = asked_at(conversation, question)
+        rows = nearest_first(range(len(turns.times)), turns.times, at)
+        return [turns.ranked(r) for r in rows]
+
     scored = f"raw turns, the top {FLAT.top_k} by flat hybrid score (as in eval locomo)"
     dated = f"the same {FLAT.top_k} turns, nearest the asked time first (newest first for now)"
     return [
         KnowledgeMethod(FLAT.name, "flat", scored, by_score),
         KnowledgeMethod(FLAT_NEWEST, "flat", dated, by_time),
+        KnowledgeMethod(EVERY_TURN, "flat", "every turn, nearest the asked time first", every_turn),
     ]
 
 

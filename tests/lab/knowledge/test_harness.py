@@ -18,7 +18,7 @@ from rich.console import Console
 from memstream.settings import Settings
 from memstream_lab.knowledge.dataset import load_all
 from memstream_lab.knowledge.harness import KnowledgeConfig, run_knowledge, select
-from memstream_lab.knowledge.methods import FACTS, FLAT, FLAT_NEWEST, RECALL
+from memstream_lab.knowledge.methods import EVERY_TURN, FACTS, FLAT, FLAT_NEWEST, RECALL
 from memstream_lab.knowledge.report import RESULTS_JSON, RESULTS_MD
 from memstream_lab.knowledge.score import KINDS
 
@@ -43,10 +43,10 @@ async def test_two_conversations_end_to_end_then_resume(tmp_path: Path) -> None:
     assert results["dataset"]["conversations"] == ["ku01", "ku02"]
     assert results["dataset"]["questions"] == CONVERSATIONS * QUESTIONS
     methods = {m["name"]: m for m in results["methods"]}
-    assert set(methods) == {RECALL, FACTS, FLAT.name, FLAT_NEWEST}
+    assert set(methods) == {RECALL, FACTS, FLAT.name, FLAT_NEWEST, EVERY_TURN}
     assert methods[FACTS]["available"] is False
     assert methods[FACTS]["reason_not_run"].startswith("not available")
-    for name in (RECALL, FLAT.name, FLAT_NEWEST):
+    for name in (RECALL, FLAT.name, FLAT_NEWEST, EVERY_TURN):
         method = methods[name]
         assert method["available"] is True
         assert set(method["shares"]) == {*per_kind, "all"} and set(per_kind) <= set(KINDS)
@@ -59,7 +59,7 @@ async def test_two_conversations_end_to_end_then_resume(tmp_path: Path) -> None:
             tally = method["counts"][kind]
             assert share == pytest.approx(tally["passed"] / tally["questions"])
     records = results["questions"]
-    assert len(records) == 3 * CONVERSATIONS * QUESTIONS
+    assert len(records) == 4 * CONVERSATIONS * QUESTIONS
     recalled = [r for r in records if r["method"] == RECALL]
     # Recall found memories for every question, from the user's own tree.
     assert all(r["returned"] > 0 and r["first_items"] for r in recalled)
