@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from pydantic import SecretStr
 
 from memstream.bootstrap import Container, recall_app
@@ -166,21 +165,27 @@ def flat_methods(embedder: Embedder) -> list[KnowledgeMethod]:
     ]
 
 
+def get_paths(app: FastAPI) -> list[str]:
+    """The paths the app serves to GET, from its OpenAPI schema (which the issue requires of
+    every route; `app.routes` lists included routers unexpanded in some FastAPI versions)."""
+    return [path for path, verbs in app.openapi()["paths"].items() if "get" in verbs]
+
+
 def facts_route(app: FastAPI) -> str | None:
     """The path of the app's GET route for a user's facts, if it has one."""
-    for route in app.routes:
-        path = route.path if isinstance(route, APIRoute) and "GET" in (route.methods or ()) else ""
-        if path.startswith("/v1/users/") and path.endswith("/facts"):
-            return path
-    return None
+    found = [p for p in get_paths(app) if p.startswith("/v1/users/") and p.endswith("/facts")]
+    return found[0] if found else None
+
+
+def api_app(settings: Settings) -> FastAPI:
+    """The recall API's app, built only to be inspected: building it connects nothing (that
+    happens at its start-up); the key is there because the API refuses to be built without."""
+    return recall_app(settings.model_copy(update={"recall_api_keys": [SecretStr("harness")]}))
 
 
 def facts_method(settings: Settings) -> KnowledgeMethod:
     """The facts route of issue #33, reported as not available until the API serves it."""
-    # Building the app connects nothing (that happens at its start-up); it needs a key only
-    # because the API refuses to be built unauthenticated.
-    app = recall_app(settings.model_copy(update={"recall_api_keys": [SecretStr("harness")]}))
-    found = facts_route(app)
+    found = facts_route(api_app(settings))
     description = f"current facts with validity (GET {FACTS_ROUTE}, ?at= for past questions)"
     if found is None:
         reason = f"not available: the recall API has no facts route (GET {FACTS_ROUTE})"

@@ -11,9 +11,11 @@ from memstream_lab.knowledge.dataset import load_all
 from memstream_lab.knowledge.methods import (
     FACTS,
     KnowledgeMethod,
+    api_app,
     asked_at,
     facts_method,
     facts_route,
+    get_paths,
     nearest_first,
 )
 
@@ -56,6 +58,11 @@ def test_facts_route_is_found_by_its_path_and_method() -> None:
     posted.post("/v1/users/{user_id}/facts")(lambda user_id: [])
     assert facts_route(posted) is None
     assert facts_route(FastAPI()) is None
+
+
+def test_the_recall_apis_routes_are_seen_so_a_missing_facts_route_is_really_missing() -> None:
+    paths = get_paths(api_app(Settings()))
+    assert {"/v1/users/{user_id}/profile", "/v1/users/{user_id}/memories"} <= set(paths)
 
 
 def test_facts_is_listed_as_not_available_while_the_api_has_no_facts_route() -> None:
