@@ -12,9 +12,9 @@ from rich.console import Console
 
 from memstream.settings import Settings
 from memstream_lab.eval.harness import EvalConfig, run_locomo
+from memstream_lab.eval.knowledge import report as knowledge_report
+from memstream_lab.eval.knowledge.harness import KnowledgeConfig, run_knowledge
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
-from memstream_lab.knowledge import report as knowledge_report
-from memstream_lab.knowledge.harness import KnowledgeConfig, run_knowledge
 from memstream_lab.locomo import locomo_data_dir
 
 eval_app = typer.Typer(

@@ -41,6 +41,16 @@ from memstream_lab.eval.ingestion import (
     missing_users,
     open_deployment,
 )
+from memstream_lab.eval.knowledge.methods import KnowledgeMethod, Ranked, asked_at, default_methods
+from memstream_lab.eval.knowledge.report import (
+    RESULTS_JSON,
+    RESULTS_MD,
+    KnowledgeReport,
+    MethodOutcome,
+    QuestionRecord,
+    record,
+    write_report,
+)
 from memstream_lab.knowledge.dataset import (
     DATA_DIR,
     Conversation,
@@ -49,16 +59,6 @@ from memstream_lab.knowledge.dataset import (
     question_for_scoring,
     set_size,
     turn_events,
-)
-from memstream_lab.knowledge.methods import KnowledgeMethod, Ranked, asked_at, default_methods
-from memstream_lab.knowledge.report import (
-    RESULTS_JSON,
-    RESULTS_MD,
-    KnowledgeReport,
-    MethodOutcome,
-    QuestionRecord,
-    record,
-    write_report,
 )
 from memstream_lab.knowledge.score import score_question
 

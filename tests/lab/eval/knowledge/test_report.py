@@ -8,10 +8,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
-from memstream_lab.knowledge.dataset import load_all
-from memstream_lab.knowledge.harness import ask, select
-from memstream_lab.knowledge.methods import KnowledgeMethod, Ranked
-from memstream_lab.knowledge.report import (
+from memstream_lab.eval.knowledge.harness import ask, select
+from memstream_lab.eval.knowledge.methods import KnowledgeMethod, Ranked
+from memstream_lab.eval.knowledge.report import (
     RESULTS_JSON,
     RESULTS_MD,
     SHOWN_CHARS,
@@ -21,6 +20,7 @@ from memstream_lab.knowledge.report import (
     markdown,
     write_report,
 )
+from memstream_lab.knowledge.dataset import load_all
 from memstream_lab.knowledge.score import KINDS, ReturnedItem
 
 CONVERSATIONS = select(load_all(), 3, None)

@@ -7,8 +7,7 @@ import pytest
 from fastapi import APIRouter, FastAPI
 
 from memstream.settings import Settings
-from memstream_lab.knowledge.dataset import load_all
-from memstream_lab.knowledge.methods import (
+from memstream_lab.eval.knowledge.methods import (
     FACTS,
     KnowledgeMethod,
     api_app,
@@ -18,6 +17,7 @@ from memstream_lab.knowledge.methods import (
     get_paths,
     nearest_first,
 )
+from memstream_lab.knowledge.dataset import load_all
 
 KU01 = next(c for c in load_all() if c["conversation_id"] == "ku01")
 

@@ -16,10 +16,10 @@ import pytest
 from rich.console import Console
 
 from memstream.settings import Settings
+from memstream_lab.eval.knowledge.harness import KnowledgeConfig, run_knowledge, select
+from memstream_lab.eval.knowledge.methods import EVERY_TURN, FACTS, FLAT, FLAT_NEWEST, RECALL
+from memstream_lab.eval.knowledge.report import RESULTS_JSON, RESULTS_MD
 from memstream_lab.knowledge.dataset import load_all
-from memstream_lab.knowledge.harness import KnowledgeConfig, run_knowledge, select
-from memstream_lab.knowledge.methods import EVERY_TURN, FACTS, FLAT, FLAT_NEWEST, RECALL
-from memstream_lab.knowledge.report import RESULTS_JSON, RESULTS_MD
 from memstream_lab.knowledge.score import KINDS
 
 pytestmark = pytest.mark.integration
