@@ -3,11 +3,11 @@
     report = await run_knowledge(KnowledgeConfig(out_dir=...), Settings())
 
 Every conversation's turns go out as `dataset.turn_events` gives them (late sessions after
-newer ones) onto the embedded stack's turns topic, through the LoCoMo harness's ingestion
-(`eval.ingestion`: replay clock, workers in this process, wait until every window is
-consolidated). Then every method (`methods.default_methods`, or the caller's `methods`)
-answers every question, and `score.evaluate` judges the answers. A method that cannot run is
-reported with its reason.
+newer ones), each session closed as a producer closes it, onto the embedded stack's turns
+topic, through the LoCoMo harness's ingestion (`eval.ingestion`: replay clock, workers in
+this process, wait until every window is consolidated). Then every method
+(`methods.default_methods`, or the caller's `methods`) answers every question, and
+`score.evaluate` judges the answers. A method that cannot run is reported with its reason.
 
 The run directory holds the stack's data (`stack/`), the ingest marker and `results.json`
 / `results.md`. Running again in it resumes: users the stores already hold completely are
@@ -21,7 +21,7 @@ import os
 import platform
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,7 +104,7 @@ async def run_knowledge(
         deployment = await open_deployment(container, None, running)
         todo = await missing_users(deployment, [c["user_id"] for c in chosen], out)
         console.print(f"{len(todo)} of {len(chosen)} conversations to ingest")
-        events = (e for c in chosen if c["user_id"] in todo for e in turn_events(c))
+        events = (e for c in chosen if c["user_id"] in todo for e in session_events(c))
         seconds["ingest_s"] = round(await ingest_events(deployment, events, todo, out, console), 2)
         catalogue = (methods or _defaults(config))(container)
         outcomes = []
@@ -117,6 +117,26 @@ async def run_knowledge(
     report = KnowledgeReport(outcomes, _meta(config, settings, chosen, seconds), _notes())
     write_report(report, out)
     return report
+
+
+def session_events(conversation: Conversation) -> Iterator[dict[str, Any]]:
+    """`turn_events`, each session closed by `session_end.v1` after its last turn, as a
+    producer does (the SDK's `end_session`, LoCoMo's ingestion): a session is otherwise
+    closed by idleness, measured in processing time (`domain/windows.py`), 30 minutes after a
+    replay."""
+    previous: dict[str, Any] | None = None
+    for event in turn_events(conversation):
+        if previous is not None and previous["session_id"] != event["session_id"]:
+            yield _session_end(previous)
+        yield event
+        previous = event
+    if previous is not None:
+        yield _session_end(previous)
+
+
+def _session_end(last_turn: dict[str, Any]) -> dict[str, Any]:
+    keys = ("user_id", "session_id", "ts")
+    return {"type": "session_end.v1", **{k: last_turn[k] for k in keys}}
 
 
 def _defaults(config: KnowledgeConfig) -> MethodsFor:

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
-from memstream_lab.eval.knowledge.harness import ask, select
+from memstream_lab.eval.knowledge.harness import ask, select, session_events
 from memstream_lab.eval.knowledge.methods import KnowledgeMethod, Ranked
 from memstream_lab.eval.knowledge.report import (
     RESULTS_JSON,
@@ -20,7 +20,7 @@ from memstream_lab.eval.knowledge.report import (
     markdown,
     write_report,
 )
-from memstream_lab.knowledge.dataset import load_all
+from memstream_lab.knowledge.dataset import load_all, turn_events
 from memstream_lab.knowledge.score import KINDS, ReturnedItem
 
 CONVERSATIONS = select(load_all(), 3, None)
@@ -106,3 +106,18 @@ async def test_the_report_gives_shares_counts_reasons_and_every_question(tmp_pat
     assert "| stale |" in text and "Not available: no." in text and "a note" in text
     assert sum(line.startswith("| ku0") for line in text.splitlines()) == ASKED
     assert "## Questions" not in markdown(report, questions=False)
+
+
+def test_each_session_is_closed_after_its_last_turn_in_publishing_order() -> None:
+    conversation = load_all()[0]
+    events = list(session_events(conversation))
+    ends = [i for i, e in enumerate(events) if e["type"] == "session_end.v1"]
+    published = sorted(conversation["sessions"], key=lambda s: s["published_order"])
+    assert [events[i]["session_id"] for i in ends] == [s["session_id"] for s in published]
+    for i in ends:
+        last_turn = events[i - 1]
+        assert last_turn["type"] == "turn.v1"
+        assert events[i]["session_id"] == last_turn["session_id"]
+        assert events[i]["ts"] == last_turn["ts"]
+        assert events[i]["user_id"] == conversation["user_id"]
+    assert [e for e in events if e["type"] == "turn.v1"] == list(turn_events(conversation))
