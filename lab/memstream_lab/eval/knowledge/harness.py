@@ -183,9 +183,9 @@ def _meta(
     return {
         "dataset": {
             "data_dir": str(config.data_dir),
-            "conversations": [c["conversation_id"] for c in conversations],
-            "max_questions_per_conversation": config.max_questions,
             **set_size(list(conversations)),
+            "conversation_ids": [c["conversation_id"] for c in conversations],
+            "max_questions_per_conversation": config.max_questions,
         },
         "run": {
             "seconds": seconds,

@@ -40,7 +40,8 @@ async def test_two_conversations_end_to_end_then_resume(tmp_path: Path) -> None:
     for question in (q for c in asked for q in c["questions"]):
         per_kind[question["kind"]] = per_kind.get(question["kind"], 0) + 1
     results = json.loads((out / RESULTS_JSON).read_text())
-    assert results["dataset"]["conversations"] == ["ku01", "ku02"]
+    assert results["dataset"]["conversation_ids"] == ["ku01", "ku02"]
+    assert results["dataset"]["conversations"] == CONVERSATIONS
     assert results["dataset"]["questions"] == CONVERSATIONS * QUESTIONS
     methods = {m["name"]: m for m in results["methods"]}
     assert set(methods) == {RECALL, FACTS, FLAT.name, FLAT_NEWEST, EVERY_TURN}
