@@ -195,7 +195,7 @@ def facts_method(settings: Settings) -> KnowledgeMethod:
 
 
 def default_methods(container: Container, *, baselines: bool = True) -> list[KnowledgeMethod]:
-    """Recall, the facts route (or why not) and, with `baselines`, the two flat baselines."""
+    """Recall, the facts route (or why not) and, with `baselines`, the three flat references."""
     methods = [recall_method(container), facts_method(container.settings)]
     if baselines:
         methods.extend(flat_methods(container.embedder))
