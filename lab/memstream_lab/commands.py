@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 
 def eval_command(args: Sequence[str], prog_name: str) -> None:
-    """Benchmarks of recall quality (LoCoMo)."""
+    """Benchmarks of recall quality (LoCoMo, knowledge updates)."""
     from memstream_lab.eval.commands import eval_app
 
     eval_app(args=list(args), prog_name=prog_name)

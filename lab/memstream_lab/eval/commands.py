@@ -1,4 +1,5 @@
-"""`memstream eval locomo`: the LoCoMo benchmark of memstream's recall against flat baselines."""
+"""`memstream eval locomo` (LoCoMo against flat baselines) and `memstream eval knowledge` (the
+knowledge-update set: is what is true now, or was then, recalled first)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ from rich.console import Console
 from memstream.settings import Settings
 from memstream_lab.eval.curve import parse_budgets
 from memstream_lab.eval.harness import EvalConfig, run_locomo
+from memstream_lab.eval.knowledge import report as knowledge_report
+from memstream_lab.eval.knowledge.harness import KnowledgeConfig, run_knowledge
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
 from memstream_lab.locomo import locomo_data_dir
 
 eval_app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="Benchmarks of recall quality (LoCoMo)."
+    no_args_is_help=True,
+    add_completion=False,
+    help="Benchmarks of recall quality (LoCoMo, knowledge updates).",
 )
 
 
@@ -95,6 +100,36 @@ def locomo(
     report = asyncio.run(run_locomo(config, Settings(), console))
     typer.echo(markdown(report))
     for name in (RESULTS_JSON, RESULTS_MD, PLOT_PNG):
+        console.print(f"wrote {out / name}")
+
+
+@eval_app.command("knowledge")
+def knowledge(
+    out: Annotated[Path, typer.Option("--out", help="Run directory (stack, results).")],
+    conversations: Annotated[
+        int | None, typer.Option("--conversations", min=1, help="Use the first N conversations.")
+    ] = None,
+    max_questions: Annotated[
+        int | None,
+        typer.Option("--max-questions", min=1, help="First N questions of each conversation."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume/--no-resume", help="Keep what an earlier run in OUT ingested.")
+    ] = True,
+    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines")] = True,
+) -> None:
+    """Publish the knowledge-update set through the pipeline, ask every question, score it."""
+    config = KnowledgeConfig(
+        out_dir=out,
+        conversations=conversations,
+        max_questions=max_questions,
+        resume=resume,
+        baselines=baselines,
+    )
+    console = Console(stderr=True)
+    report = asyncio.run(run_knowledge(config, Settings(), console))
+    typer.echo(knowledge_report.markdown(report, questions=False))
+    for name in (knowledge_report.RESULTS_JSON, knowledge_report.RESULTS_MD):
         console.print(f"wrote {out / name}")
 
 

@@ -103,7 +103,8 @@ async def run_locomo(
     timings: dict[str, float] = {}
     mem0_adds: list[float] = []
     async with AsyncExitStack() as running:
-        stack = await running.enter_async_context(EmbeddedStack(_stack_settings(config, settings)))
+        embedded = stack_settings(out, settings, memory_llm=config.memory_llm)
+        stack = await running.enter_async_context(EmbeddedStack(embedded))
         # Segmenter and consolidator share this process: the online path embeds first.
         opened = connect(stack.settings(), prioritise_online=True)
         container = await running.enter_async_context(opened)
@@ -181,15 +182,16 @@ def _clear(out: Path) -> None:
         (out / name).unlink(missing_ok=True)
 
 
-def _stack_settings(config: EvalConfig, settings: Settings) -> Settings:
+def stack_settings(out_dir: Path, settings: Settings, *, memory_llm: bool = False) -> Settings:
+    """The embedded stack of a run kept in `out_dir`; the LLM endpoint only if `memory_llm`."""
     # The replayed history is years old: the clock may close every window at once, and
     # should check often so the last day, week and month close soon after the replay.
     return settings.model_copy(
         update={
-            "data_dir": config.out_dir.resolve() / STACK_DIR,
+            "data_dir": out_dir.resolve() / STACK_DIR,
             "clock_interval_s": 0.5,
             "clock_grace_s": 0.0,
-            "llm_base_url": settings.llm.base_url if config.memory_llm else "",
+            "llm_base_url": settings.llm.base_url if memory_llm else "",
         }
     )
 

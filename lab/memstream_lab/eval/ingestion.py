@@ -1,11 +1,12 @@
 """Putting the conversations through the real write path, once per run directory.
 
-Every conversation becomes one user's turn events, published on the turns topic of the
-embedded stack; the Faust workers write L1 online and consolidate L2-L5 as windows close.
-When all users are caught up, the L1 count of each is written to `ingested.json`. A resumed
-run skips a conversation whose marker entry matches what Redis and Qdrant still hold; any
-other conversation is published again, which is safe: node ids are deterministic, so a
-replay overwrites instead of duplicating.
+Every conversation becomes one user's turn events (LoCoMo's here; any set's wire events
+through `ingest_events`), published on the turns topic of the embedded stack; the Faust
+workers write L1 online and consolidate L2-L5 as windows close. When all users are caught
+up, the L1 count of each is written to `ingested.json`. A resumed run skips a conversation
+whose marker entry matches what Redis and Qdrant still hold; any other conversation is
+published again, which is safe: node ids are deterministic, so a replay overwrites instead
+of duplicating.
 
 Two ingests of the same data build the same tree. The workers' clock (the segmenter's and
 the scheduler's) stands at the replay's first instant until every event is published, then
@@ -21,11 +22,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -102,16 +104,21 @@ async def pending(
     deployment: Deployment, split: Sequence[EvalConversation], out_dir: Path
 ) -> list[EvalConversation]:
     """The conversations the deployment's stores do not hold completely."""
+    missing = set(await missing_users(deployment, [deployment.user(c) for c in split], out_dir))
+    return [conv for conv in split if deployment.user(conv) in missing]
+
+
+async def missing_users(deployment: Deployment, users: Sequence[str], out_dir: Path) -> list[str]:
+    """The users whose L1 count in Redis and Qdrant is not what the marker says was ingested."""
     marker = _read_marker(out_dir / MARKER_FILE)
     container = deployment.container
-    todo: list[EvalConversation] = []
-    for conv in split:
-        user = deployment.user(conv)
+    todo: list[str] = []
+    for user in users:
         expected = marker.get(user)
         in_redis = await container.tree.count(user, Level.SEGMENT)
         in_qdrant = await container.index.count(user, Level.SEGMENT)
         if expected is None or not (expected == in_redis == in_qdrant):
-            todo.append(conv)
+            todo.append(user)
     return todo
 
 
@@ -119,17 +126,33 @@ async def ingest(
     deployment: Deployment, convs: Sequence[EvalConversation], out_dir: Path, console: Console
 ) -> float:
     """Publish the conversations, wait until every window is consolidated; returns seconds."""
-    if not convs:
+    users = [deployment.user(c) for c in convs]
+    events = (
+        event
+        for conv, user in zip(convs, users, strict=True)
+        for event in conversation_events(conv.conversation, user)
+    )
+    return await ingest_events(deployment, events, users, out_dir, console)
+
+
+async def ingest_events(
+    deployment: Deployment,
+    events: Iterable[dict[str, Any]],
+    users: Sequence[str],
+    out_dir: Path,
+    console: Console,
+) -> float:
+    """Publish wire events of `users` in order, wait until every window is consolidated and
+    mark the users ingested; returns seconds."""
+    if not users:
         return 0.0
     events_path = out_dir / EVENTS_FILE
-    users = [deployment.user(c) for c in convs]
     first: datetime | None = None
     with events_path.open("w", encoding="utf-8") as sink:
-        for conv, user in zip(convs, users, strict=True):
-            for event in conversation_events(conv.conversation, user):
-                at = parse_ts(event["ts"])
-                first = at if first is None else min(first, at)
-                sink.write(json.dumps(event, ensure_ascii=False) + "\n")
+        for event in events:
+            at = parse_ts(event["ts"])
+            first = at if first is None else min(first, at)
+            sink.write(json.dumps(event, ensure_ascii=False) + "\n")
     clock = ReplayClock(first or datetime.now(UTC))
     container = replace(deployment.container, clock=clock)
     started = time.perf_counter()
@@ -140,7 +163,7 @@ async def ingest(
         clock.release()
         status = f"{deployment.label}: consolidating sessions to months"
         with console.status(status):
-            await wait_caught_up(container, users, timeout_s=CATCH_UP_TIMEOUT_S)
+            await wait_caught_up(container, list(users), timeout_s=CATCH_UP_TIMEOUT_S)
     elapsed = time.perf_counter() - started
     marker = _read_marker(out_dir / MARKER_FILE)
     for user in users:

@@ -1,0 +1,1 @@
+"""`memstream eval knowledge`: the knowledge-update set through the pipeline, scored per kind."""

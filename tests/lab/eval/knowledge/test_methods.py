@@ -1,0 +1,84 @@
+"""The harness's methods: when a question is asked, the flat baseline's time order, and the
+facts route found on the API (or reported missing, never stood in for)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi import APIRouter, FastAPI
+
+from memstream.settings import Settings
+from memstream_lab.eval.knowledge.methods import (
+    FACTS,
+    KnowledgeMethod,
+    api_app,
+    asked_at,
+    facts_method,
+    facts_route,
+    get_paths,
+    nearest_first,
+)
+from memstream_lab.knowledge.dataset import load_all
+
+KU01 = next(c for c in load_all() if c["conversation_id"] == "ku01")
+
+
+def test_a_past_question_is_asked_at_its_query_time_others_after_the_newest_turn() -> None:
+    past = next(q for q in KU01["questions"] if q["kind"] == "past")
+    current = next(q for q in KU01["questions"] if q["kind"] == "current")
+    assert asked_at(KU01, past) == datetime.fromisoformat(past["query_time"])
+    newest = max(datetime.fromisoformat(t["ts"]) for s in KU01["sessions"] for t in s["turns"])
+    assert asked_at(KU01, current) == newest
+
+
+def test_the_newest_turn_is_found_by_time_not_by_publishing_order() -> None:
+    def session(order: int, ts: str) -> dict[str, object]:
+        return {"published_order": order, "turns": [{"ts": ts}]}
+
+    newer, late = session(1, "2024-05-01T10:00:00+00:00"), session(2, "2023-01-01T10:00:00+00:00")
+    late_last = {"sessions": [newer, late]}
+    assert asked_at(late_last, {"kind": "current"}) == datetime(2024, 5, 1, 10, tzinfo=UTC)
+
+
+def test_nearest_first_puts_the_newest_first_when_asked_after_them_all() -> None:
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    times = [start + timedelta(days=d) for d in (0, 30, 10, 20)]
+    assert nearest_first([0, 1, 2, 3], times, start + timedelta(days=100)) == [1, 3, 2, 0]
+    # Asked in the middle: nearest either side first; ties keep the given (score) order.
+    assert nearest_first([3, 0, 2, 1], times, start + timedelta(days=15)) == [3, 2, 0, 1]
+
+
+def test_facts_route_is_found_by_its_path_and_method() -> None:
+    with_facts = FastAPI()
+    router = APIRouter(prefix="/v1")
+    router.get("/users/{user_id}/facts")(lambda user_id: [])
+    router.post("/users/{user_id}/recall")(lambda user_id: [])
+    with_facts.include_router(router)
+    assert facts_route(with_facts) == "/v1/users/{user_id}/facts"
+    posted = FastAPI()
+    posted.post("/v1/users/{user_id}/facts")(lambda user_id: [])
+    assert facts_route(posted) is None
+    assert facts_route(FastAPI()) is None
+
+
+def test_the_recall_apis_routes_are_seen_so_a_missing_facts_route_is_really_missing() -> None:
+    paths = get_paths(api_app(Settings()))
+    assert {"/v1/users/{user_id}/profile", "/v1/users/{user_id}/memories"} <= set(paths)
+
+
+def test_facts_is_listed_as_not_available_while_the_api_has_no_facts_route() -> None:
+    # When the route lands this fails: wire an answerer that reads it into facts_method.
+    method = facts_method(Settings())
+    assert method.name == FACTS
+    assert method.answer is None
+    assert method.missing is not None and method.missing.startswith("not available")
+
+
+def test_a_method_either_answers_or_says_why_not() -> None:
+    with pytest.raises(ValueError, match="either"):
+        KnowledgeMethod("x", "flat", "neither")
+
+    async def answer(conversation: object, question: object) -> list[object]:
+        return []
+
+    with pytest.raises(ValueError, match="either"):
+        KnowledgeMethod("x", "flat", "both", answer=answer, missing="no")  # type: ignore[arg-type]
