@@ -185,7 +185,7 @@ def run(locomo_dir: Path | None, rounds: int) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="memstream bench knowledge-write", description=__doc__.splitlines()[0]
+        prog="memstream bench knowledge-write", description=(__doc__ or "").split("\n")[0]
     )
     parser.add_argument("--out", type=Path, default=Path("bench-results/knowledge-write.json"))
     parser.add_argument("--rounds", type=int, default=3, help="passes; the fastest counts")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from tests.unit.segmenter.test_forget_messages import NOW, USER, Rig, rig, turn
 
 from memstream.domain.forgetting import Tombstone
@@ -81,14 +82,26 @@ async def test_forgetting_the_newer_message_makes_the_older_value_current_again(
     assert [f.value for f in await r.tree.facts(USER, "kin:ana:brother")] == ["Madrid"]
 
 
-async def test_a_replay_writes_the_same_knowledge() -> None:
-    r = await built()
-    facts, entities = await r.tree.facts(USER), await r.tree.entities(USER)
-    stored = dict(r.tree.leaf_facts[USER]), dict(r.tree.leaf_entities[USER])
-    r.tree.seen[USER].clear()  # as if the markers had expired: the L1s are written again
-    await r.send(*PORTO, ended("s1", PORTO[-1]), *BERLIN, *BROTHER, ended("s2", BROTHER[-1]))
-    assert (await r.tree.facts(USER), await r.tree.entities(USER)) == (facts, entities)
-    assert (r.tree.leaf_facts[USER], r.tree.leaf_entities[USER]) == stored
+async def test_a_batch_replayed_after_a_failed_commit_writes_the_same_knowledge() -> None:
+    clean = await built()
+    r = rig()
+    commit_user = r.tree.commit_user
+    failures = [ConnectionError("Redis went away")]
+
+    async def failing_once(commit: UserCommit) -> bool:
+        if failures:
+            raise failures.pop()
+        return await commit_user(commit)
+
+    r.tree.commit_user = failing_once  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        await r.send(*PORTO, ended("s1", PORTO[-1]))
+    await r.send(*PORTO, ended("s1", PORTO[-1]))  # the same records again, as after a crash
+    await r.send(*BERLIN, *BROTHER, ended("s2", BROTHER[-1]))
+    await r.send(*BERLIN, *BROTHER, ended("s2", BROTHER[-1]))  # and again: all duplicates
+    assert r.tree.leaf_facts[USER] == clean.tree.leaf_facts[USER]
+    assert r.tree.leaf_entities[USER] == clean.tree.leaf_entities[USER]
+    assert await r.tree.facts(USER) == await clean.tree.facts(USER)
 
 
 async def test_forgetting_the_user_forgets_its_knowledge() -> None:
