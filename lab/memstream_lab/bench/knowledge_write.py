@@ -155,6 +155,30 @@ def read_side(user: User, rounds: int) -> dict[str, Any]:
     }
 
 
+# Messages at the size bound of the topic (20,000 characters) in shapes that make the
+# patterns work hardest: many clause heads, capitals, lists, no sentence end.
+HOSTILE = {
+    "clauses": "and I love hiking and we moved to ",
+    "capitals": "My Brother Moved To Berlin And ",
+    "one_sentence": "Porto ",
+    "list": "I love hiking, ",
+    "dashes": "I live in - ",
+}
+HOSTILE_CHARS = 19_999
+
+
+def hostile(rounds: int) -> dict[str, float]:
+    """Milliseconds to read one L1 of one such message, by shape (best of `rounds`)."""
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    found = {}
+    for name, unit in HOSTILE.items():
+        text = ("I live in " + unit * (HOSTILE_CHARS // len(unit)))[:HOSTILE_CHARS]
+        turn = Turn("h", "hostile", "s", 0, "Maya", "user", text, at)
+        leaf = segment_node("hostile", SegmentReady((turn,), "s"), Summary(text))
+        found[name] = round(best_of(lambda leaf=leaf: leaf_knowledge(leaf), rounds), 1)
+    return found
+
+
 def run(locomo_dir: Path | None, rounds: int) -> dict[str, Any]:
     people = users(locomo_dir)
     leaves = [leaf for user in people for leaf in user.leaves]
@@ -180,6 +204,7 @@ def run(locomo_dir: Path | None, rounds: int) -> dict[str, Any]:
             ),
         },
         "per_read": [read_side(user, rounds) for user in people if user.name.startswith("locomo")],
+        "hostile_20k_chars_ms": hostile(rounds),
     }
 
 
