@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +176,7 @@ def hostile(rounds: int) -> dict[str, float]:
         text = ("I live in " + unit * (HOSTILE_CHARS // len(unit)))[:HOSTILE_CHARS]
         turn = Turn("h", "hostile", "s", 0, "Maya", "user", text, at)
         leaf = segment_node("hostile", SegmentReady((turn,), "s"), Summary(text))
-        found[name] = round(best_of(lambda leaf=leaf: leaf_knowledge(leaf), rounds), 1)
+        found[name] = round(best_of(partial(leaf_knowledge, leaf), rounds), 1)
     return found
 
 
