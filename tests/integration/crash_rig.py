@@ -47,6 +47,9 @@ SERVICES = Path(__file__).resolve().parents[2] / "services"
 BATCH = 8
 
 
+CITIES = ("Porto", "Berlin", "Madrid")
+
+
 def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
     """(user, event) in publishing order: KEPT talks on eight days from Mon 29 Jan 2024
     (weeks of 29 Jan and 5 Feb, months January and February); GONE talks on two of them,
@@ -61,6 +64,8 @@ def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
                     seq = 2 * i + j
                     speaker = "Ana" if role == "user" else "Bot"
                     text = f"{speaker} on day {day}, exchange {i}: {user} likes topic {day * 7 + i}"
+                    if role == "user" and i == 0:  # a fact that changes: versions to compare
+                        text += f". I live in {CITIES[n % len(CITIES)]} now."
                     events.append(
                         (
                             user,
@@ -279,6 +284,8 @@ class Snapshot:
     payloads: dict[str, dict[str, Any]]  # id -> Qdrant payload
     points: dict[str, int]  # user -> points in Qdrant
     keys: dict[str, list[str]]  # user -> Redis keys left (the tombstone aside), by suffix
+    # user -> what its L1s said, as stored: (facts hash, entities hash), each sorted
+    knowledge: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]]
 
 
 async def snapshot(settings: Settings) -> Snapshot:
@@ -288,6 +295,7 @@ async def snapshot(settings: Settings) -> Snapshot:
     points: dict[str, int] = {}
     keys: dict[str, list[str]] = {}
     payloads: dict[str, dict[str, Any]] = {}
+    knowledge: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {}
     async with AsyncExitStack() as stack:
         stack.push_async_callback(client.aclose)
         index = await open_index(
@@ -306,7 +314,15 @@ async def snapshot(settings: Settings) -> Snapshot:
             keys[user] = sorted(
                 k.removeprefix(prefix) for k in found if not k.endswith(":tombstone")
             )
-    return Snapshot(nodes, payloads, points, keys)
+            knowledge[user] = (
+                _hash(await client.hgetall(prefix + "facts")),
+                _hash(await client.hgetall(prefix + "entities")),
+            )
+    return Snapshot(nodes, payloads, points, keys, knowledge)
+
+
+def _hash(raw: dict[bytes, bytes]) -> list[tuple[str, str]]:
+    return sorted((k.decode(), v.decode()) for k, v in raw.items())
 
 
 def differences(clean: Snapshot, other: Snapshot) -> list[str]:
@@ -323,4 +339,7 @@ def differences(clean: Snapshot, other: Snapshot) -> list[str]:
         out.append(f"points per user: clean {clean.points} / run {other.points}")
     if clean.keys != other.keys:
         out.append(f"keys per user: clean {clean.keys} / run {other.keys}")
+    for user in sorted(clean.knowledge.keys() | other.knowledge.keys()):
+        if clean.knowledge.get(user) != other.knowledge.get(user):
+            out.append(f"facts or entities of {user} differ")
     return out

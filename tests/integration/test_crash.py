@@ -113,6 +113,8 @@ async def test_a_killed_worker_restarts_to_the_tree_of_a_clean_run(
     assert (clean.points[GONE], clean.keys[GONE]) == (0, [])
     assert {v[1] for v in clean.nodes.values()} == {1, 2, 3, 4, 5}  # every level closed
     assert all(v[0] == KEPT for v in clean.nodes.values())
+    facts, entities = clean.knowledge[KEPT]
+    assert facts and entities and clean.knowledge[GONE] == ([], [])  # compared below
     report: dict[str, Any] = {"clean": clean_figures | {"nodes": len(clean.nodes)}}
     found = {"sigterm": differences(clean, graceful)}
     report["sigterm"] = graceful_figures | {"differences": len(found["sigterm"])}

@@ -8,8 +8,9 @@ is its own L1 (a conversation between people), so that L1 goes, and exactly its 
 (session, day, week, month) are at version + 1; every other node is unchanged. Afterwards
 the phrase is in no Redis value (nodes, state, outboxes, markers), no Qdrant payload, no
 sparse vector differs from its node's current text (so the lexical index's IDF statistics
-count no term of the old texts), no fact cites the message, and recall for the question no longer
-returns it. Replaying the turns topic from the start does not bring it back.
+count no term of the old texts), no fact of a summary or fact version cites the message, no
+entity holds its L1, and recall for the question no longer returns it. Replaying the turns
+topic from the start does not bring it back.
 """
 
 from __future__ import annotations
@@ -104,6 +105,13 @@ async def recalled_sources(rt: Container) -> tuple[set[str], str]:
     return cited, "\n".join(m.node.text for m in result.memories)
 
 
+async def facts_cited(runtime: Container) -> set[str]:
+    """The messages every fact version of the user cites, superseded ones included."""
+    slots = {(f.subject, f.attribute) for f in await runtime.tree.facts(USER)}
+    versions = [v for s in sorted(slots) for v in await runtime.tree.fact_history(USER, *s)]
+    return {m for v in versions for m in v.source_ids}
+
+
 async def test_forgetting_a_locomo_message_removes_it_from_every_store_and_recall(
     runtime: Container, tmp_path: Path
 ) -> None:
@@ -133,6 +141,7 @@ async def test_forgetting_a_locomo_message_removes_it_from_every_store_and_recal
         assert leaf in mentioning(await qdrant_points(runtime, ids), before)
         cited, _ = await recalled_sources(runtime)
         assert MESSAGE in cited  # recall found the evidence before the forget
+        assert leaf in (await runtime.tree.entity_index(USER)).leaves  # it named someone
 
         reply = await api.delete(f"/v1/users/{USER}/messages/{MESSAGE}")
         assert reply.status_code == 202, reply.text
@@ -149,6 +158,10 @@ async def test_forgetting_a_locomo_message_removes_it_from_every_store_and_recal
         assert all(MESSAGE not in n.source_ids for n in after.values())
         assert all(MESSAGE not in f.source_ids for n in after.values() for f in n.facts)
         assert PHRASE not in await redis_values(runtime)
+        assert MESSAGE not in await facts_cited(runtime)
+        index = await runtime.tree.entity_index(USER)
+        assert leaf not in index.leaves
+        assert all(leaf not in e.leaf_ids for e in index.entities.values())
         points = await qdrant_points(runtime, ids)
         assert set(points) == set(ids) - {leaf}
         assert mentioning(points, after) == []

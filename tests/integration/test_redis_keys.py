@@ -21,7 +21,8 @@ from memstream.adapters.redis import keys
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.models import Level, StoredNode
+from memstream.domain.knowledge import knowledge_change
+from memstream.domain.models import Level, SourceMessage, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.windows import initial_state
 from memstream.ports import UserCommit
@@ -83,6 +84,7 @@ async def _workload(tree: RedisTree, client: aioredis.Redis, namespace: str) -> 
     leaf = replace(node("l1", end=1, parent="d1"), source_ids=("q1", "a1"))
     other = replace(node("l2", end=2, parent="d1"), source_ids=("q2",))
     job = RebuildJob("r1", None, None, tuple(Level), ("l1",), ("d1",))
+    said = SourceMessage("q1", "Ana", "user", "I live in Porto with my dog Biscuit.", T0)
     await tree.commit_user(
         UserCommit(
             "ana",
@@ -94,6 +96,7 @@ async def _workload(tree: RedisTree, client: aioredis.Redis, namespace: str) -> 
             guard=Guard(None),
             expiring={"q2": T0 + timedelta(days=30), "a1": T0 + timedelta(days=30)},
             rebuild=job,
+            knowledge=knowledge_change([replace(leaf, messages=(said,)), other]),
         )
     )
     await tree.commit_nodes(
@@ -103,7 +106,15 @@ async def _workload(tree: RedisTree, client: aioredis.Redis, namespace: str) -> 
         Guard(None),
     )
     await tree.commit_user(
-        UserCommit("ana", state, forgotten=("q2",), removed=(other,), due=T0, rebuild=job)
+        UserCommit(
+            "ana",
+            state,
+            forgotten=("q2",),
+            removed=(other,),
+            due=T0,
+            rebuild=job,
+            knowledge=knowledge_change([], removed=[other]),
+        )
     )
     await tree.lease_rebuild("ana", T0.timestamp())
     await client.delete(f"{namespace}:{{ana}}:sources")  # as a version before the index left it

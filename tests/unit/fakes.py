@@ -13,8 +13,23 @@ from typing import Any
 from memstream.bootstrap import Container
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import decode_state
+from memstream.contracts.knowledge_codec import (
+    decode_fact,
+    decode_leaf_entities,
+    encode_fact,
+    encode_leaf_entities,
+)
 from memstream.contracts.records import Outbound
+from memstream.domain.entity_index import Entity, EntityIndex
+from memstream.domain.facts import AtomicFact
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
+from memstream.domain.knowledge import (
+    KnowledgeChange,
+    current_facts,
+    entity_index,
+    fact_history,
+    find_entity,
+)
 from memstream.domain.models import (
     Complexity,
     IndexedMemory,
@@ -138,6 +153,9 @@ class FakeTree:
         self.deadlines: dict[str, dict[str, float]] = {}  # user -> message id -> deadline
         self.rebuild_jobs: dict[str, str] = {}  # user -> JSON of the job
         self.rebuilds: dict[str, float] = {}  # user -> when its next chunk is due
+        # user -> L1 id -> JSON of its facts / its entity surfaces, as Redis keeps them
+        self.leaf_facts: dict[str, dict[str, str]] = {}
+        self.leaf_entities: dict[str, dict[str, str]] = {}
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.get_many_calls = 0
         self.loads = 0  # snapshots read (a segmenter step's, a consolidation batch's)
@@ -232,6 +250,7 @@ class FakeTree:
             self.add(n)
         for n in c.removed:
             self.remove(n)
+        self._apply_knowledge(user_id, c.knowledge)
         self.forgotten.setdefault(user_id, set()).update(c.forgotten)  # never expires here
         deadlines = self.deadlines.setdefault(user_id, {})
         for message_id in c.forgotten:
@@ -244,6 +263,45 @@ class FakeTree:
         else:
             self.due[user_id] = c.due.timestamp()
         return True
+
+    def _apply_knowledge(self, user_id: str, change: KnowledgeChange) -> None:
+        facts = self.leaf_facts.setdefault(user_id, {})
+        surfaces = self.leaf_entities.setdefault(user_id, {})
+        for leaf_id in change.dropped:
+            facts.pop(leaf_id, None)
+            surfaces.pop(leaf_id, None)
+        for leaf_id, knowledge in change.leaves.items():
+            facts.pop(leaf_id, None)
+            surfaces.pop(leaf_id, None)
+            if knowledge.facts:
+                facts[leaf_id] = json.dumps([encode_fact(f) for f in knowledge.facts])
+            if knowledge.entities.surfaces or knowledge.entities.links:
+                surfaces[leaf_id] = json.dumps(encode_leaf_entities(knowledge.entities))
+
+    def _observations(self, user_id: str) -> list[AtomicFact]:
+        docs = self.leaf_facts.get(user_id, {}).values()
+        return [decode_fact(f) for doc in docs for f in json.loads(doc)]
+
+    async def facts(
+        self, user_id: str, subject: str | None = None, at: datetime | None = None
+    ) -> list[AtomicFact]:
+        return list(current_facts(self._observations(user_id), subject, at))
+
+    async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:
+        return list(fact_history(self._observations(user_id), subject, attribute))
+
+    async def entity_index(self, user_id: str) -> EntityIndex:
+        docs = self.leaf_entities.get(user_id, {})
+        return entity_index({k: decode_leaf_entities(json.loads(v)) for k, v in docs.items()})
+
+    async def entities(self, user_id: str) -> list[Entity]:
+        index = await self.entity_index(user_id)
+        return [index.entities[key] for key in sorted(index.entities)]
+
+    async def entity(self, user_id: str, name: str) -> Entity | None:
+        index = await self.entity_index(user_id)
+        key = find_entity(index, name)
+        return index.entities.get(key) if key is not None else None
 
     async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
         return [json.loads(e) for e in self.outboxes.get((user_id, name), [])]
@@ -386,6 +444,8 @@ class FakeTree:
         self.sources.pop(user_id, None)
         gone += self.deadlines.pop(user_id, None) is not None
         gone += self.rebuild_jobs.pop(user_id, None) is not None
+        gone += bool(self.leaf_facts.pop(user_id, None))
+        gone += bool(self.leaf_entities.pop(user_id, None))
         self.rebuilds.pop(user_id, None)
         self.due.pop(user_id, None)
         self.degraded_nodes = {m for m in self.degraded_nodes if m[0] != user_id}

@@ -20,6 +20,7 @@ BENCHMARKS = (
     "hostile",
     "house",
     "ingest",
+    "knowledge_write",
     "l1_freshness",
     "loop_work",
     "rebuild",

@@ -78,6 +78,9 @@ _DASH = re.compile(r"\s[-\u2013\u2014]+(?:\s|$)")
 _MARKUP = re.compile(r"<[^>]*>|[*_`#\[\]{}|\\]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog"):
+# a sentence without any is passed over before the patterns, most sentences in chat.
+_SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our)\b", re.IGNORECASE)
 _PAST_STATE = re.compile(r"\b(?:used to|lived|worked)\b", re.IGNORECASE)
 # "I got a puppy for my niece": a gift, not a pet of the speaker's.
 _FOR_SOMEONE = re.compile(
@@ -124,6 +127,8 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
         if not sentence or sentence.endswith("?") or _HYPOTHETICAL.search(sentence):
             continue
+        if not _SUBJECT_WORD.search(sentence):
+            continue  # no pattern can match: the segmenter runs this on every L1
         for pattern in PATTERNS:
             for match in pattern.regex.finditer(sentence):
                 yield from _facts(pattern, match, sentence, message, speaker, user_id)

@@ -4,6 +4,7 @@ Handlers (segmenter, consolidator, scheduler, recall) depend on these, never on 
 adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 """
 
+from memstream.ports.knowledge import KnowledgeReads
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, LanguageModel
 from memstream.ports.stores import VectorIndex
@@ -32,6 +33,7 @@ __all__ = [
     "DueIndex",
     "Embedder",
     "Forgetting",
+    "KnowledgeReads",
     "LanguageModel",
     "MessageIndex",
     "NodeReader",

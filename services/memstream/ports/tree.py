@@ -11,7 +11,8 @@ markers, outboxes and the indexes across users. Each caller is typed with the ro
     DueIndex          who the clock must tick (and nodes the offline fallback wrote)
     RebuildQueue      rebuild jobs and the users whose rebuild may take its next chunk
     Forgetting        a user's tombstone, and forgetting a user for good
-    TreeStore         all of them: what the composition root builds
+    TreeStore         all of them, and the knowledge the segmenter commits with the L1s
+                      (`ports.knowledge.KnowledgeReads`): what the composition root builds
 
 Every write of one user that must hold together (`commit_user`, `commit_nodes`) is one
 transaction. `tests/integration/tree_contract.py` holds every implementation to this.
@@ -26,9 +27,11 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
+from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import UserSnapshot
+from memstream.ports.knowledge import KnowledgeReads
 
 # Each handler relays its own outbox: the segmenter and the consolidator of one user run in
 # different processes, and one shared list would let each trim what the other published.
@@ -45,8 +48,10 @@ class UserCommit:
     tombstone (kept as long as the seen markers) and leave the expiry schedule; `expiring`
     event ids join it with their deadlines. Each L1 written indexes its messages
     (`leaves_citing`). `rebuild` is the user's rebuild job as this write leaves it (listed as
-    due for its next chunk while unfinished). With a `guard`, written only if the user's
-    tombstone is still the guard's (checked inside the transaction).
+    due for its next chunk while unfinished). `knowledge` is what the L1s written say (their
+    facts and entity surfaces, replacing what they said before) and which L1s' knowledge
+    goes (`domain.knowledge`). With a `guard`, written only if the user's tombstone is still
+    the guard's (checked inside the transaction).
     """
 
     user_id: str
@@ -60,6 +65,7 @@ class UserCommit:
     forgotten: Sequence[str] = ()
     expiring: Mapping[str, datetime] = field(default_factory=dict)
     rebuild: RebuildJob | None = None
+    knowledge: KnowledgeChange = field(default_factory=KnowledgeChange)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +268,7 @@ class TreeStore(
     DueIndex,
     RebuildQueue,
     Forgetting,
+    KnowledgeReads,
     Protocol,
 ):
     """Every role at once: what the composition root builds and hands out."""

@@ -17,7 +17,9 @@ Decide: `domain.step.decide_step`, a pure function, turns the snapshot, the even
 clock and the window rules into a `StepPlan` (the turns kept, the new state, the segments
 ready, the windows closed, the messages to forget, when the user is due next). Commit: the
 handler carries the plan out (the LLM writes the segments and rewrites the leaves a forget
-reaches, the index takes the vectors) and writes it as one `UserCommit`, in the order above.
+reaches, the index takes the vectors) and writes it as one `UserCommit`, in the order above,
+with what the L1s written say (their facts and entity surfaces, `domain.knowledge`) and
+without what the L1s removed said.
 
 A `rebuild.v1` of a user plans or advances that user's rebuild by one chunk of leaves
 (`segmenter.rebuild`), written, indexed and committed with the step like any other L1s.
@@ -39,6 +41,7 @@ from memstream.contracts.codec import encode_state, encode_window, memory_event,
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
+from memstream.domain.knowledge import knowledge_change
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -293,6 +296,9 @@ class Segmenter:
             forgotten=plan.forget,
             expiring=plan.expiring,
             rebuild=rebuild,
+            # What the L1s say, read from their messages: committed with them, so the facts
+            # and entities never disagree with the leaves (a forget's rewrite included).
+            knowledge=knowledge_change([s.node for s in segments], removed),
         )
         return _UserWork(commit, segments)
 

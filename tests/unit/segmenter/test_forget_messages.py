@@ -105,11 +105,16 @@ class Rig:
         return points
 
     def everywhere(self) -> str:
-        """Every text the fakes keep for the user: nodes, index payloads, state, outboxes."""
+        """Every text the fakes keep for the user: nodes, index payloads, state, outboxes,
+        and the facts and entity surfaces its L1s said."""
         nodes = [json.dumps(repr(s)) for (u, _), s in self.tree.stored.items() if u == USER]
         payloads = [repr(n) for n in self.indexed().values()]
         outboxes = [e for (u, _), box in self.tree.outboxes.items() if u == USER for e in box]
-        return "\n".join([*nodes, *payloads, self.tree.states.get(USER, ""), *outboxes])
+        knowledge = [
+            *self.tree.leaf_facts.get(USER, {}).values(),
+            *self.tree.leaf_entities.get(USER, {}).values(),
+        ]
+        return "\n".join([*nodes, *payloads, self.tree.states.get(USER, ""), *outboxes, *knowledge])
 
 
 def rig(clock: Callable[[], datetime] = lambda: NOW, retention: timedelta | None = None) -> Rig:
@@ -191,6 +196,22 @@ async def test_forgetting_one_message_rewrites_its_leaf_and_exactly_its_ancestor
     assert [m.event_id for m in rewritten.messages] == ["a0"]
     assert all("q0" not in r.tree.stored[(USER, a)].node.source_ids for a in ancestors)
     assert await r.tree.forgotten_messages(USER, ["q0", "a0"]) == [True, False]
+
+
+async def test_a_forgotten_message_takes_its_facts_and_names_and_leaves_the_others() -> None:
+    r = await built()
+    [pet] = [f for f in await r.tree.facts(USER) if f.attribute == "pet"]
+    assert pet.value == "kitten named Pistachio" and pet.source_ids == ("q0",)
+    assert await r.tree.entity(USER, SECRET) is not None
+
+    await r.send(ForgetRequested(USER, ("q0",)))
+
+    facts = await r.tree.facts(USER)
+    assert [(f.subject, f.attribute, f.value) for f in facts] == [
+        ("kin:ana:sister", "lives_in", "Lisbon")
+    ]
+    assert await r.tree.entity(USER, SECRET) is None
+    assert await r.tree.entity(USER, "Lisbon") is not None
 
 
 async def test_a_leaf_left_without_messages_is_removed_from_store_and_index() -> None:

@@ -21,6 +21,11 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 and removed with the L1s, so a message forget finds its L1
                                 directly (the field "" marks it complete: older L1s too)
     ms:{u}:expiry               sorted set: message id -> its deadline (epoch s)
+    ms:{u}:facts                hash: L1 id -> JSON list of the facts its messages state, as
+                                extracted (the observations; versions are derived on read,
+                                `domain.knowledge`), written and removed with the L1s
+    ms:{u}:entities             hash: L1 id -> JSON of the entity surfaces and alias links
+                                of its messages (the entity index's leaves), likewise
     ms:{u}:tombstone            JSON of the user's tombstone after a forget (expires; see
                                 `domain.forgetting`); commits with a guard check it atomically
     ms:{u}:rebuild              JSON of the user's latest rebuild job (`domain.rebuild`)
@@ -51,11 +56,24 @@ SOURCES = "sources"
 EXPIRY = "expiry"
 TOMBSTONE = "tombstone"
 REBUILD = "rebuild"
+FACTS = "facts"
+ENTITIES = "entities"
 # The segmenter's outbox keeps its first key, so an upgrade still publishes what it left.
 OUTBOX: dict[OutboxName, str] = {"segmenter": "outbox", "consolidator": "outbox:consolidator"}
 
 # Every per-user key whose name does not depend on a node (the levels are listed apart).
-FIXED_SUFFIXES = (STATE, SEEN, FORGOTTEN, *OUTBOX.values(), KEYS, SOURCES, EXPIRY, REBUILD)
+FIXED_SUFFIXES = (
+    STATE,
+    SEEN,
+    FORGOTTEN,
+    *OUTBOX.values(),
+    KEYS,
+    SOURCES,
+    EXPIRY,
+    REBUILD,
+    FACTS,
+    ENTITIES,
+)
 
 # A field of the message index no message id can be (ids are never empty): every L1 of the
 # user is in the index, those written before it existed included.

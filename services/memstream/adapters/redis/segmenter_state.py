@@ -22,6 +22,7 @@ import redis.exceptions
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import MARK_BITS, MARK_MASK, done, text, tombstone_of
+from memstream.adapters.redis.knowledge import queue_knowledge
 from memstream.adapters.redis.nodes import RedisNodes
 from memstream.contracts.codec import decode_state
 from memstream.domain.models import Level
@@ -116,7 +117,8 @@ class RedisSegmenterState(RedisNodes):
         }
 
     async def commit_user(self, commit: UserCommit) -> bool:
-        """Write one user's new state, nodes, markers and outgoing events atomically."""
+        """Write one user's new state, nodes, knowledge, markers and outgoing events
+        atomically."""
         c, user_id = commit, commit.user_id
         p = keys.user_prefix(user_id, self._ns)
 
@@ -134,6 +136,7 @@ class RedisSegmenterState(RedisNodes):
             self._queue_nodes(pipe, user_id, [(node, "") for node in c.nodes])
             for node in c.removed:
                 self._queue_removal(pipe, node)
+            queue_knowledge(pipe, p, c.knowledge)
             if c.forgotten:
                 # Scored by when: pruned past the seen markers' horizon, which outlasts the
                 # turns topic's retention, so no replay can bring the message back.

@@ -1,0 +1,91 @@
+"""Storage format of what an L1 says: its atomic facts and entity surfaces, as JSON.
+
+Times keep their offsets (a fact's validity is compared across messages); the decoders
+assume a value these encoders wrote and only convert types.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from memstream.contracts.codec import parse_ts
+from memstream.domain.entities import EntityKind
+from memstream.domain.entity_index import LeafEntities, Surface
+from memstream.domain.facts import AtomicFact, Certainty
+
+
+def encode_fact(fact: AtomicFact) -> dict[str, Any]:
+    return {
+        "fact_id": fact.fact_id,
+        "user_id": fact.user_id,
+        "subject": fact.subject,
+        "subject_name": fact.subject_name,
+        "attribute": fact.attribute,
+        "value": fact.value,
+        "text": fact.text,
+        "valid_from": fact.valid_from.isoformat(),
+        "recorded_at": fact.recorded_at.isoformat(),
+        "certainty": fact.certainty,
+        "source_ids": list(fact.source_ids),
+        "negated": fact.negated,
+        "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
+        "supersedes": fact.supersedes,
+        "superseded_by": fact.superseded_by,
+    }
+
+
+def decode_fact(value: dict[str, Any]) -> AtomicFact:
+    return AtomicFact(
+        fact_id=value["fact_id"],
+        user_id=value["user_id"],
+        subject=value["subject"],
+        subject_name=value["subject_name"],
+        attribute=value["attribute"],
+        value=value["value"],
+        text=value["text"],
+        valid_from=parse_ts(value["valid_from"]),
+        recorded_at=parse_ts(value["recorded_at"]),
+        certainty=cast(Certainty, value.get("certainty", "stated")),
+        source_ids=tuple(value.get("source_ids", ())),
+        negated=bool(value.get("negated", False)),
+        valid_to=parse_ts(value["valid_to"]) if value.get("valid_to") else None,
+        supersedes=value.get("supersedes"),
+        superseded_by=value.get("superseded_by"),
+    )
+
+
+def encode_leaf_entities(leaf: LeafEntities) -> dict[str, Any]:
+    return {
+        "surfaces": [
+            {
+                "key": s.key,
+                "name": s.name,
+                "kind": s.kind,
+                "count": s.count,
+                "weak": s.weak,
+                "speaker": s.speaker,
+                "first": s.first.isoformat(),
+                "last": s.last.isoformat(),
+            }
+            for s in leaf.surfaces
+        ],
+        "links": [list(link) for link in leaf.links],
+    }
+
+
+def decode_leaf_entities(value: dict[str, Any]) -> LeafEntities:
+    surfaces = tuple(
+        Surface(
+            key=s["key"],
+            name=s["name"],
+            kind=cast(EntityKind, s["kind"]),
+            count=int(s["count"]),
+            weak=bool(s["weak"]),
+            speaker=bool(s["speaker"]),
+            first=parse_ts(s["first"]),
+            last=parse_ts(s["last"]),
+        )
+        for s in value.get("surfaces", ())
+    )
+    links = tuple((str(a), str(b)) for a, b in value.get("links", ()))
+    return LeafEntities(surfaces, links)

@@ -1,0 +1,122 @@
+"""What each L1 says about the world, committed with it, and what the whole says on read.
+
+An L1 leaf contributes the facts its messages state (`fact_extraction`) and the entity
+surfaces it names (`entity_index.read_leaf`): its `LeafKnowledge`, a function of its
+messages alone, so a replay derives the same value and the segmenter needs to read nothing
+to write it. A store keeps these contributions by leaf id (the source of truth: the
+timelines' observations, the entity index's leaves) and derives the rest on read: fact
+versions with `fact_timeline`, entities with `entity_index.build`. Writing a leaf again
+(a message forgotten, a rebuild) replaces its contribution and removing it drops it, so
+forgetting a message removes its facts and re-opens what they had closed, and drops its
+surfaces. Pure, standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memstream.domain.entity_index import EntityIndex, LeafEntities, build, read_leaf, resolve
+from memstream.domain.fact_extraction import extract_facts
+from memstream.domain.fact_timeline import at, current, history, timelines_of
+from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact
+from memstream.domain.models import Level, MemoryNode
+
+_KIN_PREFIX = "kin:"
+
+
+@dataclass(frozen=True, slots=True)
+class LeafKnowledge:
+    """What one L1 says: its facts as extracted (observations) and its entity surfaces."""
+
+    facts: tuple[AtomicFact, ...] = ()
+    entities: LeafEntities = field(default_factory=lambda: LeafEntities((), ()))
+
+    @property
+    def empty(self) -> bool:
+        return not self.facts and not self.entities.surfaces and not self.entities.links
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeChange:
+    """The knowledge a commit writes, as one value: `leaves` replace what those L1s said
+    before (an empty one clears it), `dropped` L1s no longer exist."""
+
+    leaves: Mapping[str, LeafKnowledge] = field(default_factory=dict)
+    dropped: tuple[str, ...] = ()
+
+
+def leaf_knowledge(leaf: MemoryNode) -> LeafKnowledge:
+    """What an L1's messages say, read from the messages it keeps verbatim."""
+    return LeafKnowledge(
+        facts=extract_facts(leaf.messages, user_id=leaf.user_id),
+        entities=read_leaf(leaf.messages),
+    )
+
+
+def knowledge_change(
+    written: Sequence[MemoryNode], removed: Sequence[MemoryNode] = ()
+) -> KnowledgeChange:
+    """The knowledge of the L1s a commit writes and removes (other levels say nothing new:
+    they summarise their leaves)."""
+    leaves = {n.id: leaf_knowledge(n) for n in written if n.level == Level.SEGMENT}
+    dropped = tuple(
+        dict.fromkeys(n.id for n in removed if n.level == Level.SEGMENT and n.id not in leaves)
+    )
+    return KnowledgeChange(leaves, dropped)
+
+
+def applied(
+    stored: Mapping[str, LeafKnowledge], change: KnowledgeChange
+) -> dict[str, LeafKnowledge]:
+    """The contributions by leaf after `change` (an empty contribution is not kept)."""
+    after = {leaf_id: k for leaf_id, k in stored.items() if leaf_id not in change.dropped}
+    for leaf_id, knowledge in change.leaves.items():
+        if knowledge.empty:
+            after.pop(leaf_id, None)
+        else:
+            after[leaf_id] = knowledge
+    return after
+
+
+def current_facts(
+    observations: Iterable[AtomicFact],
+    subject: str | None = None,
+    when: datetime | None = None,
+) -> tuple[AtomicFact, ...]:
+    """The versions that hold now (or at `when`, as known today), of one subject or all,
+    ordered by subject, attribute, then version."""
+    chosen = (f for f in observations if subject is None or f.subject == subject)
+    found: list[AtomicFact] = []
+    for _, timeline in sorted(timelines_of(chosen).items()):
+        found += current(timeline) if when is None else at(timeline, when)
+    return tuple(found)
+
+
+def fact_history(
+    observations: Iterable[AtomicFact], subject: str, attribute: str
+) -> tuple[AtomicFact, ...]:
+    """Every version of one subject's attribute, oldest first (superseded ones linked)."""
+    chosen = [f for f in observations if f.subject == subject and f.attribute == attribute]
+    return history(next(iter(timelines_of(chosen).values()))) if chosen else ()
+
+
+def entity_index(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
+    """The entity index of these leaves' surfaces (the leaves with none left out)."""
+    return build({leaf_id: leaf for leaf_id, leaf in leaves.items() if leaf.surfaces})
+
+
+def find_entity(index: EntityIndex, name: str) -> str | None:
+    """The key of the entity `name` stands for: its key, an alias key, or a name resolved."""
+    return index.keys.get(name) or resolve(index, name)
+
+
+def subject_entity(index: EntityIndex, subject: str) -> str | None:
+    """The entity a fact's subject is: "speaker:maya" is Maya, "kin:maya:brother" her brother."""
+    if subject.startswith(SPEAKER_PREFIX):
+        return find_entity(index, subject.removeprefix(SPEAKER_PREFIX))
+    if subject.startswith(_KIN_PREFIX):
+        owner, _, relation = subject.removeprefix(_KIN_PREFIX).partition(":")
+        return resolve(index, f"{owner}'s {relation}")
+    return find_entity(index, subject)

@@ -1,0 +1,43 @@
+"""What memstream asks of the knowledge store: facts and entities, read.
+
+The segmenter writes a user's knowledge with its L1s, in the same transaction
+(`UserCommit.knowledge`, a `domain.knowledge.KnowledgeChange`); what is stored is each L1's
+contribution (its facts as extracted, its entity surfaces), and what is read is derived
+from all of them (`domain.knowledge`), so a read always agrees with the L1s committed.
+Readers (recall, the HTTP API) are typed with this protocol.
+`tests/integration/knowledge_contract.py` holds every implementation to it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from memstream.domain.entity_index import Entity, EntityIndex
+from memstream.domain.facts import AtomicFact
+
+
+class KnowledgeReads(Protocol):
+    async def facts(
+        self, user_id: str, subject: str | None = None, at: datetime | None = None
+    ) -> list[AtomicFact]:
+        """The fact versions that hold now, or at `at` as far as is known today, of every
+        subject or one ("speaker:maya"), by subject, attribute, then version."""
+        ...
+
+    async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:
+        """Every version of one subject's attribute, oldest first, each closed by and linked
+        to the next; empty when nothing was said of it."""
+        ...
+
+    async def entity_index(self, user_id: str) -> EntityIndex:
+        """The user's entity index: its leaves' surfaces and the entities derived from them."""
+        ...
+
+    async def entities(self, user_id: str) -> list[Entity]:
+        """The entities the user's memories name, by key."""
+        ...
+
+    async def entity(self, user_id: str, name: str) -> Entity | None:
+        """The entity `name` stands for (its key, an alias key, or a name), or None."""
+        ...

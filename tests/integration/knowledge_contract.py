@@ -1,0 +1,174 @@
+"""Behaviour every store of the knowledge the segmenter commits shows, as a base class.
+
+A store's test module subclasses `KnowledgeContract` (as `TestSomething`) and provides a
+`tree` fixture: an empty `TreeStore` no other test sees. The knowledge is written the way
+the segmenter writes it (`UserCommit.knowledge`, from the L1s of the commit) and read
+through `ports.KnowledgeReads`, so RedisTree and the unit tests' FakeTree answer alike.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memstream.contracts.codec import encode_state
+from memstream.domain.facts import AtomicFact
+from memstream.domain.forgetting import Guard, Tombstone
+from memstream.domain.knowledge import KnowledgeChange, knowledge_change
+from memstream.domain.models import Level, MemoryNode, SourceMessage
+from memstream.domain.windows import initial_state
+from memstream.ports import TreeStore, UserCommit
+
+JAN = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
+APR = datetime(2024, 4, 2, 18, 30, tzinfo=UTC)
+MAYA = "speaker:maya"
+
+
+def leaf(leaf_id: str, *said: tuple[str, str, datetime], user: str = "ana") -> MemoryNode:
+    """An L1 of Maya's messages: (event id, text, when)."""
+    messages = tuple(SourceMessage(e, "Maya", "user", text, at) for e, text, at in said)
+    return MemoryNode(
+        id=leaf_id,
+        user_id=user,
+        level=Level.SEGMENT,
+        t_start=min(at for _, _, at in said),
+        t_end=max(at for _, _, at in said),
+        text=" ".join(text for _, text, _ in said),
+        parent_id="s1",
+        source_ids=tuple(e for e, _, _ in said),
+        messages=messages,
+    )
+
+
+PORTO = leaf("l1", ("m1", "I live in Porto with my sister Anna.", JAN))
+BERLIN = leaf("l2", ("m2", "Big news: we moved to Berlin!", APR), ("m3", "I miss the sea.", APR))
+BERLIN_FORGOTTEN = leaf("l2", ("m3", "I miss the sea.", APR))  # m2 forgotten: l2 written again
+MADRID = leaf("l3", ("m4", "My brother moved to Madrid.", APR + timedelta(days=1)))
+
+
+async def write(
+    tree: TreeStore,
+    *nodes: MemoryNode,
+    removed: tuple[MemoryNode, ...] = (),
+    user: str = "ana",
+    guard: Guard | None = None,
+) -> bool:
+    """A segmenter commit of these L1s (and removals) with what they say."""
+    return await tree.commit_user(
+        UserCommit(
+            user,
+            encode_state(initial_state(user, "UTC")),
+            nodes=nodes,
+            removed=removed,
+            guard=guard,
+            knowledge=knowledge_change(nodes, removed),
+        )
+    )
+
+
+def values(facts: list[AtomicFact]) -> list[str]:
+    return [f.value for f in facts]
+
+
+class KnowledgeContract:
+    async def test_nothing_committed_reads_as_nothing(self, tree: TreeStore) -> None:
+        assert await tree.facts("ana") == []
+        assert await tree.fact_history("ana", MAYA, "lives_in") == []
+        assert await tree.entities("ana") == []
+        assert await tree.entity("ana", "Maya") is None
+        assert (await tree.entity_index("ana")).entities == {}
+
+    async def test_facts_committed_with_their_l1s_supersede_by_event_time(
+        self, tree: TreeStore
+    ) -> None:
+        assert await write(tree, BERLIN)
+        assert await write(tree, PORTO)  # older news arriving later lands in its place
+        assert values(await tree.facts("ana", MAYA)) == ["Berlin"]
+        porto, berlin = await tree.fact_history("ana", MAYA, "lives_in")
+        assert (porto.value, porto.valid_to, porto.superseded_by) == ("Porto", APR, berlin.fact_id)
+        assert (berlin.supersedes, berlin.valid_to, berlin.source_ids) == (
+            porto.fact_id,
+            None,
+            ("m2",),
+        )
+        assert values(await tree.facts("ana", MAYA, at=JAN + timedelta(days=1))) == ["Porto"]
+        assert values(await tree.facts("ana", MAYA, at=JAN - timedelta(days=1))) == []
+
+    async def test_facts_about_someone_else_are_theirs(self, tree: TreeStore) -> None:
+        await write(tree, PORTO, MADRID)
+        facts = await tree.facts("ana")
+        assert [(f.subject, f.value) for f in facts if f.attribute == "lives_in"] == [
+            ("kin:maya:brother", "Madrid"),
+            (MAYA, "Porto"),
+        ]
+        assert values(await tree.facts("ana", "kin:maya:brother")) == ["Madrid"]
+
+    async def test_entities_are_derived_from_every_leaf_with_aliases(self, tree: TreeStore) -> None:
+        await write(tree, PORTO, BERLIN)
+        keys = [e.key for e in await tree.entities("ana")]
+        assert keys == sorted(keys) and {"anna", "berlin", "maya", "porto"} <= set(keys)
+        anna = await tree.entity("ana", "maya's sister")
+        assert anna is not None and anna.key == "anna" and "maya's sister" in anna.aliases
+        maya = await tree.entity("ana", "Maya")
+        assert maya is not None and maya.leaf_ids == ("l1", "l2")
+        assert maya.first_seen == JAN and maya.last_seen == APR
+        index = await tree.entity_index("ana")
+        assert set(index.leaves) == {"l1", "l2"}
+
+    async def test_a_leaf_written_again_replaces_what_it_said(self, tree: TreeStore) -> None:
+        await write(tree, PORTO, BERLIN)
+        await write(tree, BERLIN_FORGOTTEN)  # a forget of m2 rewrote l2 from m3
+        [porto] = await tree.facts("ana", MAYA)
+        assert (porto.value, porto.valid_to, porto.superseded_by) == ("Porto", None, None)
+        assert values(await tree.fact_history("ana", MAYA, "lives_in")) == ["Porto"]
+        assert await tree.entity("ana", "Berlin") is None
+        maya = await tree.entity("ana", "maya")
+        assert maya is not None and maya.leaf_ids == ("l1", "l2")  # "I miss the sea"
+
+    async def test_a_removed_leaf_takes_what_it_said_with_it(self, tree: TreeStore) -> None:
+        await write(tree, PORTO, BERLIN)
+        await write(tree, removed=(BERLIN,))
+        assert values(await tree.facts("ana")) == ["Porto"]
+        maya = await tree.entity("ana", "maya")
+        assert maya is not None and maya.leaf_ids == ("l1",)
+        await write(tree, removed=(PORTO,))
+        assert await tree.facts("ana") == [] and await tree.entities("ana") == []
+
+    async def test_a_replayed_commit_changes_nothing(self, tree: TreeStore) -> None:
+        await write(tree, PORTO, BERLIN, MADRID)
+        facts, entities = await tree.facts("ana"), await tree.entities("ana")
+        history = await tree.fact_history("ana", MAYA, "lives_in")
+        await write(tree, PORTO, BERLIN, MADRID)
+        await write(tree, BERLIN)
+        assert await tree.facts("ana") == facts
+        assert await tree.entities("ana") == entities
+        assert await tree.fact_history("ana", MAYA, "lives_in") == history
+
+    async def test_a_commit_without_knowledge_leaves_it_alone(self, tree: TreeStore) -> None:
+        await write(tree, PORTO)
+        await tree.commit_user(UserCommit("ana", encode_state(initial_state("ana", "UTC"))))
+        await tree.commit_user(
+            UserCommit(
+                "ana", encode_state(initial_state("ana", "UTC")), knowledge=KnowledgeChange()
+            )
+        )
+        assert values(await tree.facts("ana")) == ["Porto"]
+
+    async def test_users_are_apart_and_a_forget_takes_all_of_one(self, tree: TreeStore) -> None:
+        for user in ("an*", "[a]na", "an"):
+            await write(tree, leaf("l1", ("m1", "I live in Porto.", JAN), user=user), user=user)
+        await write(tree, leaf("l2", ("m2", "I live in Oslo now.", APR), user="an"), user="an")
+        assert values(await tree.facts("an*")) == ["Porto"]
+        assert values(await tree.facts("an")) == ["Oslo"]
+        await tree.forget("an*", Tombstone(1.0), ttl_s=None)
+        await tree.delete_user("[a]na")
+        for gone in ("an*", "[a]na"):
+            assert await tree.facts(gone) == [] and await tree.entities(gone) == []
+        assert values(await tree.facts("an")) == ["Oslo"]
+        assert [e.key for e in await tree.entities("an")] == ["maya", "oslo", "porto"]
+
+    async def test_a_refused_commit_writes_no_knowledge(self, tree: TreeStore) -> None:
+        await tree.forget("ana", Tombstone(5.0), ttl_s=None)
+        assert not await write(tree, PORTO, guard=Guard(None))  # planned before the forget
+        assert await tree.facts("ana") == [] and await tree.entities("ana") == []
+        assert await write(tree, PORTO, guard=Guard(Tombstone(5.0)))
+        assert values(await tree.facts("ana")) == ["Porto"]

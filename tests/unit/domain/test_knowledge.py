@@ -1,0 +1,134 @@
+"""What an L1 says and what the set of them says: facts and entities as plain values."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from memstream.domain.facts import AtomicFact
+from memstream.domain.knowledge import (
+    KnowledgeChange,
+    LeafKnowledge,
+    applied,
+    current_facts,
+    entity_index,
+    fact_history,
+    find_entity,
+    knowledge_change,
+    leaf_knowledge,
+    subject_entity,
+)
+from memstream.domain.models import Level, MemoryNode, SourceMessage
+
+JAN = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
+APR = datetime(2024, 4, 2, 18, 30, tzinfo=UTC)
+
+
+def leaf(
+    leaf_id: str, *said: tuple[str, str, datetime], level: Level = Level.SEGMENT
+) -> MemoryNode:
+    """An L1 keeping its messages verbatim: (event id, text, when), all said by Maya."""
+    messages = tuple(SourceMessage(e, "Maya", "user", text, at) for e, text, at in said)
+    return MemoryNode(
+        id=leaf_id,
+        user_id="maya",
+        level=level,
+        t_start=min(at for _, _, at in said),
+        t_end=max(at for _, _, at in said),
+        text=" ".join(text for _, text, _ in said),
+        source_ids=tuple(e for e, _, _ in said),
+        messages=messages,
+    )
+
+
+PORTO = leaf("l1", ("m1", "I live in Porto, in a little flat by the river.", JAN))
+BERLIN = leaf("l2", ("m2", "Big news: we moved to Berlin!", APR))
+BROTHER = leaf("l3", ("m3", "My brother moved to Madrid.", APR + timedelta(hours=1)))
+
+
+def stored(*leaves: MemoryNode) -> dict[str, LeafKnowledge]:
+    return applied({}, knowledge_change(leaves))
+
+
+def observations(by_leaf: dict[str, LeafKnowledge]) -> list[AtomicFact]:
+    return [f for k in by_leaf.values() for f in k.facts]
+
+
+def test_an_l1_says_the_facts_and_names_of_its_messages_with_their_sources() -> None:
+    said = leaf_knowledge(PORTO)
+    [fact] = said.facts
+    assert (fact.subject, fact.attribute, fact.value) == ("speaker:maya", "lives_in", "Porto")
+    assert fact.source_ids == ("m1",) and fact.valid_from == JAN and fact.is_current
+    assert {s.key for s in said.entities.surfaces} >= {"maya", "porto"}
+    assert leaf_knowledge(PORTO) == said  # a replay derives the same value
+
+
+def test_only_l1s_contribute_and_removed_l1s_are_dropped() -> None:
+    session = leaf("s1", ("m9", "We live in Oslo.", JAN), level=Level.SESSION)
+    change = knowledge_change([PORTO, session], removed=[BERLIN, session, PORTO])
+    assert set(change.leaves) == {"l1"}
+    assert change.dropped == ("l2",)  # l1 is written in the same change; s1 is no L1
+
+
+def test_a_newer_value_closes_the_older_and_links_them() -> None:
+    by_leaf = stored(PORTO, BERLIN)
+    [now] = current_facts(observations(by_leaf))
+    assert now.value == "Berlin"
+    porto, berlin = fact_history(observations(by_leaf), "speaker:maya", "lives_in")
+    assert porto.valid_to == berlin.valid_from == APR
+    assert (porto.superseded_by, berlin.supersedes) == (berlin.fact_id, porto.fact_id)
+    [then] = current_facts(observations(by_leaf), when=JAN + timedelta(days=30))
+    assert then.value == "Porto"
+
+
+def test_what_someone_else_does_never_changes_the_speakers_facts() -> None:
+    facts = observations(stored(PORTO, BROTHER))
+    assert [f.value for f in current_facts(facts, subject="speaker:maya")] == ["Porto"]
+    [madrid] = current_facts(facts, subject="kin:maya:brother")
+    assert madrid.value == "Madrid" and madrid.subject_name == "Maya's brother"
+
+
+def test_a_leaf_written_again_without_a_message_reopens_what_its_facts_closed() -> None:
+    both = leaf("l2", ("m2", "Big news: we moved to Berlin!", APR), ("m4", "I miss the sea.", APR))
+    by_leaf = stored(PORTO, both)
+    assert [f.value for f in current_facts(observations(by_leaf))] == ["Berlin"]
+    rewritten = leaf("l2", ("m4", "I miss the sea.", APR))  # m2 forgotten: m4 stays
+    after = applied(by_leaf, knowledge_change([rewritten]))
+    [porto] = current_facts(observations(after))
+    assert porto.value == "Porto" and porto.valid_to is None and porto.superseded_by is None
+    assert [s.key for s in after["l2"].entities.surfaces] == ["maya"]  # Berlin went
+    gone = applied(by_leaf, knowledge_change([], removed=[both]))
+    assert set(gone) == {"l1"}
+
+
+def test_a_change_replays_to_the_same_contributions() -> None:
+    change = knowledge_change([PORTO, BERLIN])
+    once = applied({}, change)
+    assert applied(once, change) == once
+
+
+def test_a_leaf_that_says_nothing_is_not_kept() -> None:
+    quiet = leaf("l5", ("m5", "ok, thanks", JAN))
+    assert leaf_knowledge(quiet).empty
+    assert applied({"l5": leaf_knowledge(PORTO)}, knowledge_change([quiet])) == {}
+    assert applied({}, KnowledgeChange()) == {}
+
+
+def test_entities_derive_from_the_leaves_and_fact_subjects_find_them() -> None:
+    by_leaf = stored(PORTO, BERLIN, BROTHER)
+    index = entity_index({k: v.entities for k, v in by_leaf.items()})
+    assert {"maya", "porto", "berlin", "madrid", "maya's brother"} <= set(index.entities)
+    assert index.entities["maya"].leaf_ids == ("l1", "l3")  # "I", "my": Maya
+    assert subject_entity(index, "speaker:maya") == "maya"
+    assert subject_entity(index, "kin:maya:brother") == "maya's brother"
+    assert subject_entity(index, "kin:maya:sister") is None
+    assert find_entity(index, "Berlin") == "berlin"
+    assert find_entity(index, "nobody") is None
+
+
+def test_history_of_nothing_said_is_empty() -> None:
+    assert fact_history(observations(stored(PORTO)), "speaker:maya", "works_at") == ()
+    assert current_facts([]) == ()
+    moved = replace(leaf_knowledge(BERLIN).facts[0], fact_id="x")  # any order, one answer
+    facts = observations(stored(PORTO))
+    assert current_facts([moved, *facts]) == current_facts([*facts, moved])

@@ -1,0 +1,110 @@
+"""Facts and entities written online by the segmenter over the fakes: committed with the
+L1s that say them, replayed to the same thing, and gone with their messages or their user."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from tests.unit.segmenter.test_forget_messages import NOW, USER, Rig, rig, turn
+
+from memstream.domain.forgetting import Tombstone
+from memstream.domain.ids import segment_id
+from memstream.domain.models import ForgetRequested, SessionEnded, Turn
+from memstream.ports import UserCommit
+
+ANA = "speaker:ana"
+DAYS_90 = 90 * 24 * 60  # minutes
+
+
+def said(event_id: str, minute: int, text: str, session: str) -> list[Turn]:
+    """Ana says `text`; the bot answers: one L1."""
+    return [
+        turn(event_id, minute, "user", text, session),
+        turn(f"{event_id}-re", minute + 1, "assistant", "Tell me more about it.", session),
+    ]
+
+
+PORTO = said("porto", 0, "We live in Porto, near the river.", "s1")
+BERLIN = said("berlin", DAYS_90, "Big news: we moved to Berlin last month!", "s2")
+BROTHER = said("brother", DAYS_90 + 5, "My brother moved to Madrid. My brother Leo loves it.", "s2")
+
+
+def ended(session: str, last: Turn) -> SessionEnded:
+    return SessionEnded(USER, session, last.ts + timedelta(minutes=1))
+
+
+async def built() -> Rig:
+    r = rig()
+    await r.send(*PORTO, ended("s1", PORTO[-1]))
+    await r.send(*BERLIN, *BROTHER, ended("s2", BROTHER[-1]))
+    return r
+
+
+async def test_a_changed_fact_supersedes_the_old_one_with_its_history() -> None:
+    r = await built()
+    [now] = await r.tree.facts(USER, ANA)
+    assert (now.value, now.source_ids) == ("Berlin", ("berlin",))
+    porto, berlin = await r.tree.fact_history(USER, ANA, "lives_in")
+    assert porto.value == "Porto" and porto.superseded_by == berlin.fact_id
+    # "Last month", said on 4 August: it began on 1 July, whenever it was said.
+    assert porto.valid_to == berlin.valid_from == datetime(2024, 7, 1, tzinfo=UTC)
+    assert [f.value for f in await r.tree.facts(USER, "kin:ana:brother")] == ["Madrid"]
+    leo = await r.tree.entity(USER, "Leo")
+    assert leo is not None and "ana's brother" in leo.aliases
+    assert leo.leaf_ids == (segment_id(USER, ["brother", "brother-re"]),)
+
+
+async def test_the_knowledge_goes_in_the_commit_of_the_l1s_that_say_it() -> None:
+    r = rig()
+    commits: list[UserCommit] = []
+    commit_user = r.tree.commit_user
+
+    async def recorded(commit: UserCommit) -> bool:
+        commits.append(commit)
+        return await commit_user(commit)
+
+    r.tree.commit_user = recorded  # type: ignore[method-assign]
+    await r.send(*PORTO, *BERLIN, ended("s2", BERLIN[-1]))
+    [commit] = commits
+    assert set(commit.knowledge.leaves) == {n.id for n in commit.nodes}
+    facts = [f for k in commit.knowledge.leaves.values() for f in k.facts]
+    assert sorted(f.value for f in facts) == ["Berlin", "Porto"]
+
+
+async def test_forgetting_the_newer_message_makes_the_older_value_current_again() -> None:
+    r = await built()
+    await r.send(ForgetRequested(USER, ("berlin",)))
+    [porto] = await r.tree.facts(USER, ANA)
+    assert (porto.value, porto.valid_to, porto.superseded_by) == ("Porto", None, None)
+    assert [f.value for f in await r.tree.fact_history(USER, ANA, "lives_in")] == ["Porto"]
+    assert await r.tree.entity(USER, "Berlin") is None
+    assert [f.value for f in await r.tree.facts(USER, "kin:ana:brother")] == ["Madrid"]
+
+
+async def test_a_batch_replayed_after_a_failed_commit_writes_the_same_knowledge() -> None:
+    clean = await built()
+    r = rig()
+    commit_user = r.tree.commit_user
+    failures = [ConnectionError("Redis went away")]
+
+    async def failing_once(commit: UserCommit) -> bool:
+        if failures:
+            raise failures.pop()
+        return await commit_user(commit)
+
+    r.tree.commit_user = failing_once  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        await r.send(*PORTO, ended("s1", PORTO[-1]))
+    await r.send(*PORTO, ended("s1", PORTO[-1]))  # the same records again, as after a crash
+    await r.send(*BERLIN, *BROTHER, ended("s2", BROTHER[-1]))
+    await r.send(*BERLIN, *BROTHER, ended("s2", BROTHER[-1]))  # and again: all duplicates
+    assert r.tree.leaf_facts[USER] == clean.tree.leaf_facts[USER]
+    assert r.tree.leaf_entities[USER] == clean.tree.leaf_entities[USER]
+    assert await r.tree.facts(USER) == await clean.tree.facts(USER)
+
+
+async def test_forgetting_the_user_forgets_its_knowledge() -> None:
+    r = await built()
+    await r.tree.forget(USER, Tombstone(NOW.timestamp()), ttl_s=None)
+    assert await r.tree.facts(USER) == [] and await r.tree.entities(USER) == []
