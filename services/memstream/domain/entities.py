@@ -80,6 +80,10 @@ class Mention:
 def clean_text(text: str) -> str:
     """The text without markup, control characters or compatibility forms."""
     text = _TAG.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    if text.isprintable():
+        # No character of a C category is printable: nothing to replace, and most chat
+        # messages take this path rather than the loop over every character below.
+        return text
     return "".join(
         ch if not unicodedata.category(ch).startswith("C") else ("\n" if ch in "\r\n" else " ")
         for ch in text

@@ -41,7 +41,7 @@ from memstream.contracts.codec import encode_state, encode_window, memory_event,
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.knowledge import knowledge_change
+from memstream.domain.knowledge import KnowledgeChange, knowledge_change
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -135,11 +135,13 @@ class Segmenter:
         retention: timedelta | None = None,
         derivation: Derivation | None = None,
         rebuild_chunk_leaves: int = 16,
+        knowledge: bool = True,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on.
         `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`)."""
         self._retention = retention
+        self._knowledge = knowledge
         self._tree = tree
         self._index = index
         self._embedder = embedder
@@ -298,9 +300,21 @@ class Segmenter:
             rebuild=rebuild,
             # What the L1s say, read from their messages: committed with them, so the facts
             # and entities never disagree with the leaves (a forget's rewrite included).
-            knowledge=knowledge_change([s.node for s in segments], removed),
+            knowledge=self._knowledge_change([s.node for s in segments], removed),
         )
         return _UserWork(commit, segments)
+
+    def _knowledge_change(
+        self, written: Sequence[MemoryNode], removed: Sequence[MemoryNode]
+    ) -> KnowledgeChange:
+        if self._knowledge:
+            return knowledge_change(written, removed)
+        if not removed and not any(n.version > 1 for n in written):
+            return KnowledgeChange()
+        # Off, a rewrite or removal (a forget, a rebuild) still clears what an earlier run
+        # wrote about these leaves: nothing said may outlive its messages.
+        leaves = (*written, *removed)
+        return KnowledgeChange(dropped=tuple(n.id for n in leaves if n.level == Level.SEGMENT))
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]

@@ -290,6 +290,12 @@ class LifecycleSettings(BaseModel):
     history_window: int = Field(
         default=3, ge=0, le=20, description="Same-level memories given as context."
     )
+    knowledge: bool = Field(
+        default=False,
+        description="Extract facts and entities from every L1 and commit them with it (off by "
+        "default until their cost fits the ingest target: docs/figures/knowledge-write.md); "
+        "off, a forget still removes what an earlier run wrote about its leaves.",
+    )
 
 
 class RebuildSettings(BaseModel):

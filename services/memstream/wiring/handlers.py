@@ -120,6 +120,7 @@ def build_segmenter(c: Container) -> Segmenter:
         else None,
         derivation=derivation(c.settings),
         rebuild_chunk_leaves=c.settings.rebuild.chunk_leaves,
+        knowledge=c.settings.lifecycle.knowledge,
     )
 
 

@@ -117,7 +117,11 @@ class Rig:
         return "\n".join([*nodes, *payloads, self.tree.states.get(USER, ""), *outboxes, *knowledge])
 
 
-def rig(clock: Callable[[], datetime] = lambda: NOW, retention: timedelta | None = None) -> Rig:
+def rig(
+    clock: Callable[[], datetime] = lambda: NOW,
+    retention: timedelta | None = None,
+    knowledge: bool = True,
+) -> Rig:
     tree = FakeTree()
     index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
     writer = EchoWriter()
@@ -132,6 +136,7 @@ def rig(clock: Callable[[], datetime] = lambda: NOW, retention: timedelta | None
         rules=WindowRules(),
         clock=clock,
         retention=retention,
+        knowledge=knowledge,
     )
     consolidator = Consolidator(
         tree=tree,

@@ -108,3 +108,20 @@ async def test_forgetting_the_user_forgets_its_knowledge() -> None:
     r = await built()
     await r.tree.forget(USER, Tombstone(NOW.timestamp()), ttl_s=None)
     assert await r.tree.facts(USER) == [] and await r.tree.entities(USER) == []
+
+
+async def test_with_the_knowledge_write_off_nothing_is_extracted() -> None:
+    r = rig(knowledge=False)
+    await r.send(*PORTO, ended("s1", PORTO[-1]))
+    await r.send(*BERLIN, *BROTHER, ended("s2", BROTHER[-1]))
+    assert await r.tree.facts(USER) == []
+    assert await r.tree.entities(USER) == []
+
+
+async def test_with_the_knowledge_write_off_a_forget_still_clears_what_was_written() -> None:
+    r = await built()
+    r.segmenter._knowledge = False  # the write turned off after an earlier run wrote
+    await r.send(ForgetRequested(USER, ("berlin",)))
+    [porto] = await r.tree.facts(USER, ANA)
+    assert (porto.value, porto.valid_to) == ("Porto", None)
+    assert await r.tree.entity(USER, "Berlin") is None
