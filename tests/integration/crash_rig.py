@@ -162,6 +162,8 @@ class Worker:
             # The group's identity across restarts: what a StatefulSet pod name gives.
             "MEMSTREAM_KAFKA_GROUP_INSTANCE_ID": f"{settings.broker.consumer_group}-0",
             "MEMSTREAM_FAULT_POINT": fault_point,
+            # The crash suite compares the facts and entities of every run too.
+            "MEMSTREAM_KNOWLEDGE": "true",
         } | (extra or {})
         self.log_path = settings.data_dir / f"worker-{time.monotonic_ns()}.log"
         self._log = self.log_path.open("wb")
