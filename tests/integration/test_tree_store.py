@@ -13,7 +13,7 @@ from tests.unit.fakes import FakeTree
 from memstream.adapters.redis.tree import RedisTree
 from memstream.settings import Settings
 
-from .tree_contract import TreeContract, commit, node
+from .tree_contract import TreeContract, commit, node, scratch_tree
 
 pytestmark = pytest.mark.integration
 
@@ -21,15 +21,8 @@ pytestmark = pytest.mark.integration
 class TestRedisTree(TreeContract):
     @pytest.fixture
     async def tree(self, stack_settings: Settings) -> AsyncIterator[RedisTree]:
-        client = aioredis.from_url(stack_settings.redis.url)
-        namespace = f"contract-{uuid.uuid4().hex[:12]}"  # no other test sees these keys
-        try:
-            yield RedisTree(client, namespace)
-        finally:
-            keys = [k async for k in client.scan_iter(match=f"{namespace}:*")]
-            if keys:
-                await client.delete(*keys)
-            await client.aclose()
+        async with scratch_tree(stack_settings.redis.url, "contract") as tree:
+            yield tree
 
     async def test_markers_written_before_json_are_still_read_and_forgotten(
         self, tree: RedisTree

@@ -7,18 +7,38 @@ RedisTree and the in-memory fake the unit tests use are held to one contract.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
+from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.windows import initial_state
 from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
+
+
+@asynccontextmanager
+async def scratch_tree(redis_url: str, prefix: str) -> AsyncIterator[RedisTree]:
+    """A RedisTree in a namespace no other test sees, its keys deleted afterwards."""
+    client = aioredis.from_url(redis_url)
+    namespace = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    try:
+        yield RedisTree(client, namespace)
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
 
 T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
 # Ids that mean something to glob patterns or to the stores' own separators.
