@@ -34,6 +34,13 @@ def _names(value: str | None) -> tuple[str, ...] | None:
     return tuple(n.strip() for n in value.split(",") if n.strip()) if value else None
 
 
+# The options both evaluations take alike.
+MaxQuestions = Annotated[
+    int | None,
+    typer.Option("--max-questions", min=1, help="First N questions of each conversation."),
+]
+
+
 @eval_app.command("locomo")
 def locomo(
     out: Annotated[Path, typer.Option("--out", help="Run directory (stores, records, results).")],
@@ -43,10 +50,7 @@ def locomo(
     conversations: Annotated[
         int | None, typer.Option("--conversations", min=1, help="Use the first N files.")
     ] = None,
-    max_questions: Annotated[
-        int | None,
-        typer.Option("--max-questions", min=1, help="First N questions of each conversation."),
-    ] = None,
+    max_questions: MaxQuestions = None,
     resume: Annotated[
         bool, typer.Option("--resume/--no-resume", help="Keep what an earlier run in OUT did.")
     ] = True,
@@ -109,10 +113,7 @@ def knowledge(
     conversations: Annotated[
         int | None, typer.Option("--conversations", min=1, help="Use the first N conversations.")
     ] = None,
-    max_questions: Annotated[
-        int | None,
-        typer.Option("--max-questions", min=1, help="First N questions of each conversation."),
-    ] = None,
+    max_questions: MaxQuestions = None,
     resume: Annotated[
         bool, typer.Option("--resume/--no-resume", help="Keep what an earlier run in OUT ingested.")
     ] = True,
