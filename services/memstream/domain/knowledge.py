@@ -67,6 +67,16 @@ def knowledge_change(
     return KnowledgeChange(leaves, dropped)
 
 
+def cleared(written: Sequence[MemoryNode], removed: Sequence[MemoryNode] = ()) -> KnowledgeChange:
+    """With the knowledge write off: nothing extracted, but L1s written again (a forget, a
+    rebuild) or removed lose what an earlier run wrote about them, so nothing said outlives
+    its messages. A first write has nothing to clear."""
+    touched = [n for n in (*written, *removed) if n.level == Level.SEGMENT]
+    if not removed and all(n.version == 1 for n in touched):
+        return KnowledgeChange()
+    return KnowledgeChange(dropped=tuple(dict.fromkeys(n.id for n in touched)))
+
+
 def applied(
     stored: Mapping[str, LeafKnowledge], change: KnowledgeChange
 ) -> dict[str, LeafKnowledge]:

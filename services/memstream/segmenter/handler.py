@@ -41,7 +41,7 @@ from memstream.contracts.codec import encode_state, encode_window, memory_event,
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.knowledge import KnowledgeChange, knowledge_change
+from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -307,14 +307,8 @@ class Segmenter:
     def _knowledge_change(
         self, written: Sequence[MemoryNode], removed: Sequence[MemoryNode]
     ) -> KnowledgeChange:
-        if self._knowledge:
-            return knowledge_change(written, removed)
-        if not removed and not any(n.version > 1 for n in written):
-            return KnowledgeChange()
-        # Off, a rewrite or removal (a forget, a rebuild) still clears what an earlier run
-        # wrote about these leaves: nothing said may outlive its messages.
-        leaves = (*written, *removed)
-        return KnowledgeChange(dropped=tuple(n.id for n in leaves if n.level == Level.SEGMENT))
+        change = knowledge_change if self._knowledge else cleared
+        return change(written, removed)
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]

@@ -10,6 +10,7 @@ from memstream.domain.knowledge import (
     KnowledgeChange,
     LeafKnowledge,
     applied,
+    cleared,
     current_facts,
     entity_index,
     fact_history,
@@ -132,3 +133,14 @@ def test_history_of_nothing_said_is_empty() -> None:
     moved = replace(leaf_knowledge(BERLIN).facts[0], fact_id="x")  # any order, one answer
     facts = observations(stored(PORTO))
     assert current_facts([moved, *facts]) == current_facts([*facts, moved])
+
+
+def test_with_the_write_off_a_first_write_clears_nothing() -> None:
+    assert cleared([PORTO, BERLIN]) == KnowledgeChange()
+
+
+def test_with_the_write_off_rewritten_and_removed_leaves_lose_what_was_written() -> None:
+    rewritten = replace(PORTO, version=2)
+    change = cleared([rewritten, BERLIN], removed=[BROTHER])
+    assert change == KnowledgeChange(dropped=("l1", "l2", "l3"))
+    assert applied(stored(PORTO, BERLIN, BROTHER), change) == {}
