@@ -16,12 +16,15 @@ from functools import lru_cache
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.recall_options import AncestorScoring
 from memstream.domain.tokens import count_tokens
+from memstream.domain.validity import Validity
 
 
 @dataclass(frozen=True, slots=True)
 class RecalledMemory:
     node: MemoryNode
     score: float
+    # Derived from the facts its messages state (knowledge on); None when it states none.
+    validity: Validity | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from memstream.domain.facts import AtomicFact
 from memstream.domain.models import (
     REQUESTED_COMPLEXITIES,
     Complexity,
@@ -61,6 +62,7 @@ from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
+from memstream.ports.knowledge import KnowledgeReads
 from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
@@ -93,6 +95,9 @@ class RecallResult:
     tokens: int
     timings_ms: dict[str, float]
     degraded: bool
+    # The fact versions the query asks about (knowledge on), the one true at the asked time
+    # first; each carries its own validity.
+    facts: list[AtomicFact] = field(default_factory=list)
 
 
 @dataclass
@@ -122,6 +127,7 @@ class RecallPipeline:
         options: RecallOptions,
         gate: Gate = gate_by_model,
         fit: Fit = fit_in_place_of_leaves,
+        knowledge: KnowledgeReads | None = None,
     ) -> None:
         self._tree = tree
         self._index = index
@@ -130,6 +136,8 @@ class RecallPipeline:
         self.options = options
         self._gate = gate
         self._fit = fit
+        # Facts and entities, read when the knowledge write is on; None: recall without them.
+        self._knowledge = knowledge
 
     async def recall(self, request: RecallRequest) -> RecallResult:
         clock = _Stopwatch()

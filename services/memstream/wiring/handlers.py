@@ -169,6 +169,7 @@ def build_recall(c: Container) -> RecallParts:
             embedder=c.online_embedder,
             llm=c.llm,
             options=c.settings.recall.options(),
+            knowledge=c.tree if c.settings.lifecycle.knowledge else None,
         ),
         service=MemoryService(
             tree=c.tree,
