@@ -93,6 +93,22 @@ class KnowledgeContract:
         assert values(await tree.facts("ana", MAYA, at=JAN + timedelta(days=1))) == ["Porto"]
         assert values(await tree.facts("ana", MAYA, at=JAN - timedelta(days=1))) == []
 
+    async def test_every_version_is_listed_by_subject_attribute_then_time(
+        self, tree: TreeStore
+    ) -> None:
+        assert await tree.fact_versions("ana") == []
+        await write(tree, BERLIN, MADRID)
+        await write(tree, PORTO)
+        versions = [f for f in await tree.fact_versions("ana") if f.attribute == "lives_in"]
+        assert [(f.subject, f.value) for f in versions] == [
+            ("kin:maya:brother", "Madrid"),
+            (MAYA, "Porto"),
+            (MAYA, "Berlin"),
+        ]
+        porto, berlin = versions[1:]
+        assert (porto.valid_to, porto.superseded_by) == (APR, berlin.fact_id)
+        assert await tree.fact_versions("ana") == await tree.fact_versions("ana")
+
     async def test_facts_about_someone_else_are_theirs(self, tree: TreeStore) -> None:
         await write(tree, PORTO, MADRID)
         facts = await tree.facts("ana")

@@ -28,6 +28,7 @@ from memstream.domain.knowledge import (
     current_facts,
     entity_index,
     fact_history,
+    fact_versions,
     find_entity,
 )
 from memstream.domain.models import (
@@ -289,6 +290,9 @@ class FakeTree:
 
     async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:
         return list(fact_history(self._observations(user_id), subject, attribute))
+
+    async def fact_versions(self, user_id: str) -> list[AtomicFact]:
+        return list(fact_versions(self._observations(user_id)))
 
     async def entity_index(self, user_id: str) -> EntityIndex:
         docs = self.leaf_entities.get(user_id, {})

@@ -112,6 +112,34 @@ def fact_history(
     return history(next(iter(timelines_of(chosen).values()))) if chosen else ()
 
 
+def fact_versions(observations: Iterable[AtomicFact]) -> tuple[AtomicFact, ...]:
+    """Every version of every subject's attributes, superseded ones linked, by subject,
+    attribute, then version (oldest first)."""
+    return tuple(
+        v for _, timeline in sorted(timelines_of(observations).items()) for v in history(timeline)
+    )
+
+
+def facts_about(
+    index: EntityIndex, facts: Iterable[AtomicFact], subject: str
+) -> tuple[AtomicFact, ...] | None:
+    """The facts about `subject` (an entity's name, key or alias, or a fact's subject key such
+    as "speaker:maya"): those whose subject is that entity, or is `subject` itself; None when
+    `subject` is neither a known entity nor the subject of any fact."""
+    chosen = list(facts)
+    wanted = subject_entity(index, subject)
+    entity_of: dict[str, str | None] = {}
+    found = []
+    for fact in chosen:
+        if fact.subject not in entity_of:
+            entity_of[fact.subject] = subject_entity(index, fact.subject)
+        if fact.subject == subject or (wanted is not None and entity_of[fact.subject] == wanted):
+            found.append(fact)
+    if wanted is None and not found:
+        return None
+    return tuple(found)
+
+
 def entity_index(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
     """The entity index of these leaves' surfaces (the leaves with none left out)."""
     return build({leaf_id: leaf for leaf_id, leaf in leaves.items() if leaf.surfaces})

@@ -30,6 +30,11 @@ class KnowledgeReads(Protocol):
         to the next; empty when nothing was said of it."""
         ...
 
+    async def fact_versions(self, user_id: str) -> list[AtomicFact]:
+        """Every version of every subject's attributes, superseded ones closed and linked, by
+        subject, attribute, then version (oldest first)."""
+        ...
+
     async def entity_index(self, user_id: str) -> EntityIndex:
         """The user's entity index: its leaves' surfaces and the entities derived from them."""
         ...

@@ -14,6 +14,8 @@ from memstream.domain.knowledge import (
     current_facts,
     entity_index,
     fact_history,
+    fact_versions,
+    facts_about,
     find_entity,
     knowledge_change,
     leaf_knowledge,
@@ -144,3 +146,30 @@ def test_with_the_write_off_rewritten_and_removed_leaves_lose_what_was_written()
     change = cleared([rewritten, BERLIN], removed=[BROTHER])
     assert change == KnowledgeChange(dropped=("l1", "l2", "l3"))
     assert applied(stored(PORTO, BERLIN, BROTHER), change) == {}
+
+
+def test_every_version_of_every_slot_is_listed_oldest_first() -> None:
+    said = observations(stored(BERLIN, PORTO, BROTHER))
+    versions = fact_versions(said)
+    assert [(f.subject, f.value) for f in versions] == [
+        ("kin:maya:brother", "Madrid"),
+        ("speaker:maya", "Porto"),
+        ("speaker:maya", "Berlin"),
+    ]
+    assert versions[1].superseded_by == versions[2].fact_id and versions[1].valid_to == APR
+    assert fact_versions(reversed(said)) == versions
+
+
+def test_facts_about_a_subject_by_name_alias_or_subject_key() -> None:
+    knowledge = stored(PORTO, BERLIN, BROTHER)
+    index = entity_index({leaf_id: k.entities for leaf_id, k in knowledge.items()})
+    facts = current_facts(observations(knowledge))
+
+    def about(subject: str) -> list[str] | None:
+        found = facts_about(index, facts, subject)
+        return None if found is None else [f.value for f in found]
+
+    assert about("Maya") == about("maya") == about("speaker:maya") == ["Berlin"]
+    assert about("Maya's brother") == about("kin:maya:brother") == ["Madrid"]
+    assert about("Berlin") == []  # named, but nothing is said of it
+    assert about("Olga") is None  # neither an entity nor a fact's subject

@@ -28,6 +28,7 @@ from memstream.domain.knowledge import (
     current_facts,
     entity_index,
     fact_history,
+    fact_versions,
     find_entity,
 )
 
@@ -67,6 +68,9 @@ class RedisKnowledge(RedisBase):
 
     async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:
         return list(fact_history(await self._observations(user_id), subject, attribute))
+
+    async def fact_versions(self, user_id: str) -> list[AtomicFact]:
+        return list(fact_versions(await self._observations(user_id)))
 
     async def entity_index(self, user_id: str) -> EntityIndex:
         raw = await done(self._r.hgetall(self._key(user_id, keys.ENTITIES)))
