@@ -29,6 +29,7 @@ from memstream.edges.tracing import (
 )
 from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
+from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.scheduler.clock import ClockTicker, build_scheduler
@@ -178,4 +179,9 @@ def build_recall(c: Container) -> RecallParts:
             turns_topic=c.catalog.turns.name,
         ),
         checks={"redis": c.tree.ping, "qdrant": c.index.ping},
+        knowledge=(
+            KnowledgeService(knowledge=c.tree, tree=c.tree)
+            if c.settings.lifecycle.knowledge
+            else None
+        ),
     )

@@ -21,9 +21,8 @@ the field without echoing it. Any input gets a 4xx, never a 5xx.
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -31,16 +30,22 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Req
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
-from pydantic import AfterValidator
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 from redis.exceptions import RedisError
 
 from memstream.domain.models import Level
 from memstream.edges.http.errors import install_validation_errors, safe_text
+from memstream.edges.http.fact_schema import Fact
 from memstream.edges.http.gate import KeyRing, RequestGate
+from memstream.edges.http.knowledge_routes import knowledge_routes
+from memstream.edges.http.parts import (
+    Parts,
+    PartsOpener,
+    RecallParts,
+    UserIdPath,
+    UserIdQuery,
+)
 from memstream.edges.http.schemas import (
-    USER_ID_MAX_CHARS,
-    USER_ID_PATTERN,
     DateTime,
     ForgetMessagesRequest,
     ForgetResponse,
@@ -60,61 +65,18 @@ from memstream.edges.http.schemas import (
     RecallResponse,
     Text,
     recall_request_model,
-    valid_user_id,
 )
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
-from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
-from memstream.recall.service import ForgetNotPublished, InvalidCursor, MemoryService
+from memstream.recall.pipeline import RecallRequest, RecallResult
+from memstream.recall.service import ForgetNotPublished, InvalidCursor
 from memstream.settings import Settings
+
+__all__ = ["PartsOpener", "RecallParts", "create_app", "exposition"]
 
 log = logging.getLogger(__name__)
 
 RecallObserver = Callable[[RecallResult], None]
 PROBE_TIMEOUT_S = 2.0
-
-_USER_ID_SPEC = {"pattern": USER_ID_PATTERN}
-UserIdPath = Annotated[
-    str,
-    Path(
-        min_length=1,
-        max_length=USER_ID_MAX_CHARS,
-        description="User id.",
-        json_schema_extra=_USER_ID_SPEC,
-    ),
-    AfterValidator(valid_user_id),
-]
-UserIdQuery = Annotated[
-    str,
-    Query(
-        min_length=1,
-        max_length=USER_ID_MAX_CHARS,
-        description="Owner.",
-        json_schema_extra=_USER_ID_SPEC,
-    ),
-    AfterValidator(valid_user_id),
-]
-
-
-@dataclass(frozen=True)
-class RecallParts:
-    """What the routes call: the pipeline, the service, and the readiness checks by store."""
-
-    pipeline: RecallPipeline
-    service: MemoryService
-    checks: Mapping[str, Callable[[], Awaitable[bool]]]
-
-
-PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]
-
-
-async def _parts(request: Request) -> RecallParts:
-    # async: FastAPI runs a plain `def` dependency in its thread pool, a thread hop (and
-    # the GIL handed back and forth) on every request for one attribute read.
-    parts: RecallParts = request.app.state.parts
-    return parts
-
-
-Parts = Annotated[RecallParts, Depends(_parts)]
 
 
 async def known_query_parameters(request: Request) -> None:
@@ -247,9 +209,12 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             complexity=result.complexity,
             keywords=list(result.keywords),
             memories=[
-                Memory.of(m.node, m.score, with_derivation=body.with_derivation)
+                Memory.of(
+                    m.node, m.score, with_derivation=body.with_derivation, validity=m.validity
+                )
                 for m in result.memories
             ],
+            facts=[Fact.of(f) for f in result.facts],
             tokens=result.tokens,
             timings_ms=result.timings_ms,
             degraded=result.degraded,
@@ -339,6 +304,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
 
     _message_routes(router)
     _rebuild_routes(router)
+    knowledge_routes(router)
     return router
 
 

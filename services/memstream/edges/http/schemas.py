@@ -24,6 +24,8 @@ from pydantic import (
 
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Complexity, Fact, Level, MemoryNode, RequestedComplexity
+from memstream.domain.validity import Validity
+from memstream.edges.http.fact_schema import Fact as KnowledgeFact
 from memstream.settings import Settings
 
 # The user-id rule of every topic (tests/unit/edges/http/test_user_ids.py holds them equal):
@@ -200,11 +202,27 @@ class Memory(BaseModel):
         "detail, and in recall when asked (`with_derivation`); null otherwise, or when it was "
         "written before derivations were kept.",
     )
+    # In recall (knowledge on), from the facts the memory's messages state; null otherwise.
+    valid_from: datetime | None = Field(
+        default=None, description="From when what it says held; null when it states no fact."
+    )
+    valid_to: datetime | None = Field(
+        default=None, description="Until when it held; null while it holds."
+    )
+    superseded_by: str | None = Field(
+        default=None, description="The fact_id of the fact that replaced what it says."
+    )
 
     @classmethod
     def of(
-        cls, node: MemoryNode, score: float | None = None, *, with_derivation: bool = False
+        cls,
+        node: MemoryNode,
+        score: float | None = None,
+        *,
+        with_derivation: bool = False,
+        validity: Validity | None = None,
     ) -> Memory:
+        valid = validity or Validity()
         return cls(
             id=node.id,
             user_id=node.user_id,
@@ -221,6 +239,9 @@ class Memory(BaseModel):
             score=score,
             facts=[MemoryFact(text=f.text, source_ids=list(f.source_ids)) for f in node.facts],
             derivation=MemoryDerivation.of(node.derivation) if with_derivation else None,
+            valid_from=valid.valid_from,
+            valid_to=valid.valid_to,
+            superseded_by=valid.superseded_by,
         )
 
     def to_node(self) -> MemoryNode:
@@ -246,6 +267,11 @@ class RecallResponse(BaseModel):
     complexity: Complexity
     keywords: list[str]
     memories: list[Memory]
+    facts: list[KnowledgeFact] = Field(
+        default_factory=list,
+        description="The fact versions the query asks about (knowledge on), the one true at "
+        "the asked time first, each with its validity.",
+    )
     tokens: int = Field(ge=0)
     timings_ms: dict[str, float]
     degraded: bool = Field(description="True when an LLM step failed and a fallback answered.")
