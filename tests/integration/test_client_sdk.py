@@ -8,7 +8,18 @@ import httpx
 import pytest
 
 from memstream.client import AsyncRecallClient, MemstreamProducer, RecallClient, RecallError
-from memstream.client.models import ForgetResult, MemoryDetail, MemoryPage, Profile, Recall
+from memstream.client.models import (
+    Entities,
+    EntityDetail,
+    EntitySummary,
+    Fact,
+    Facts,
+    ForgetResult,
+    MemoryDetail,
+    MemoryPage,
+    Profile,
+    Recall,
+)
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.settings import Settings
 
@@ -103,6 +114,11 @@ def test_client_models_match_the_served_openapi(
         "MemoryPage": MemoryPage,
         "MemoryDetailResponse": MemoryDetail,
         "ForgetResponse": ForgetResult,
+        "FactsResponse": Facts,
+        "Fact": Fact,
+        "EntitySummary": EntitySummary,
+        "EntityPageResponse": Entities,
+        "EntityDetailResponse": EntityDetail,
         "Memory": Recall.model_fields["memories"].annotation.__args__[0],  # type: ignore[union-attr]
     }
     for served_name, model in pairs.items():

@@ -12,6 +12,11 @@ the topic catalog (`memstream.contracts`), aiokafka, httpx, tenacity and pydanti
 
 from memstream.client.events import InvalidEvent, forget_event, session_end_event, turn_event
 from memstream.client.models import (
+    Entities,
+    EntityDetail,
+    EntitySummary,
+    Fact,
+    Facts,
     ForgetResult,
     Memory,
     MemoryDetail,
@@ -25,6 +30,11 @@ from memstream.client.recall import AsyncRecallClient, RecallClient, RecallError
 __all__ = [
     "AsyncMemstreamProducer",
     "AsyncRecallClient",
+    "Entities",
+    "EntityDetail",
+    "EntitySummary",
+    "Fact",
+    "Facts",
     "ForgetResult",
     "InvalidEvent",
     "Memory",

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memstream.client.prompt import render_recall
 from memstream.domain.models import Complexity
 
 
@@ -51,6 +52,35 @@ class Memory(_Answer):
     score: float | None = None
     facts: list[MemoryFact] = []
     derivation: MemoryDerivation | None = None  # in a memory's detail; in recall on request
+    # In recall with the knowledge write on: when what it says held, and what replaced it.
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+
+
+class Fact(_Answer):
+    """One claim about one subject ("Maya lives in Berlin"), with when it held (event time),
+    when memstream learned it (record time), what it replaced and what replaced it."""
+
+    fact_id: str
+    text: str
+    subject: str
+    subject_name: str
+    attribute: str
+    value: str
+    certainty: str
+    negated: bool
+    valid_from: datetime
+    valid_to: datetime | None
+    supersedes: str | None
+    superseded_by: str | None
+    recorded_at: datetime
+    source_ids: list[str]
+
+    @property
+    def holds(self) -> bool:
+        """Whether it still holds: never closed, never replaced, not a negation."""
+        return self.valid_to is None and self.superseded_by is None and not self.negated
 
 
 class Recall(_Answer):
@@ -60,21 +90,16 @@ class Recall(_Answer):
     complexity: Complexity
     keywords: list[str]
     memories: list[Memory]
+    facts: list[Fact] = []  # from a server with the knowledge write on
     tokens: int
     timings_ms: dict[str, float]
     degraded: bool
 
     def as_prompt(self, heading: str = "What you remember about this user:") -> str:
-        """The memories as text to paste into a prompt: the broad ones first, each dated."""
-        if not self.memories:
-            return ""
-        lines = [heading]
-        for m in self.memories:
-            when = m.t_start.date().isoformat()
-            end = m.t_end.date().isoformat()
-            span = when if end == when else f"{when} to {end}"
-            lines.append(f"- [{m.level_name}, {span}] {m.text}")
-        return "\n".join(lines)
+        """The facts and memories as text to paste into a prompt: what holds now first, with
+        since when and what it replaced ("Maya lives in Berlin (since Apr 2024; before:
+        Porto)"); a replaced fact or memory is shown with the dates it held, never as current."""
+        return render_recall(self.facts, self.memories, heading)
 
 
 class Profile(_Answer):
@@ -100,3 +125,41 @@ class ForgetResult(_Answer):
     qdrant_points: int
     redis_keys: int
     forget_event_published: bool
+
+
+class Facts(_Answer):
+    """A user's facts: those that hold now, at `at`, or (`history`) every version."""
+
+    user_id: str
+    subject: str | None
+    at: datetime | None
+    history: bool
+    facts: list[Fact]
+
+
+class EntitySummary(_Answer):
+    """Someone or something the user's memories name, with how often and when."""
+
+    key: str
+    name: str
+    kind: str
+    aliases: list[str]
+    first_seen: datetime
+    last_seen: datetime
+    mentions: int
+    leaves: int
+
+
+class Entities(_Answer):
+    user_id: str
+    total: int
+    entities: list[EntitySummary]
+
+
+class EntityDetail(_Answer):
+    """One entity: every version of its facts in time order, and the exchanges naming it."""
+
+    user_id: str
+    entity: EntitySummary
+    timeline: list[Fact]
+    memories: list[Memory]

@@ -1,13 +1,17 @@
-"""The recall API over HTTP: what to remember for a query, a user's profile and memories.
+"""The recall API over HTTP: what to remember for a query, a user's profile, memories,
+facts and entities.
 
     with RecallClient("http://memstream:8080", api_key=key) as memory:
         answer = memory.recall("ann", "Where does Ann work?")
         prompt_context = answer.as_prompt()
+        now = memory.facts("ann", subject="Ann")          # what holds now, with validity
 
 Every request carries the bearer key and a timeout. A 429, a 5xx or a connection failure
-is retried with exponential backoff and jitter (all five calls are safe to repeat: recall
+is retried with exponential backoff and jitter (every call is safe to repeat: recall
 only reads, and forgetting twice forgets once); anything else raises `RecallError` at
-once. An unknown user gets empty answers, as from the API.
+once. An unknown user gets empty answers, as from the API; an unknown subject or entity
+None. A server with the knowledge write off answers the facts and entities calls with a
+`RecallError` of status 501.
 """
 
 from __future__ import annotations
@@ -27,7 +31,17 @@ from tenacity import (
     wait_random,
 )
 
-from memstream.client.models import ForgetResult, MemoryDetail, MemoryPage, Profile, Recall
+from memstream.client.models import (
+    Entities,
+    EntityDetail,
+    Facts,
+    ForgetResult,
+    MemoryDetail,
+    MemoryPage,
+    Profile,
+    Recall,
+)
+from memstream.client.requests import entity_path, facts_params, memories_params, recall_body
 from memstream.client.tracing import context_headers
 
 M = TypeVar("M", bound=BaseModel)
@@ -57,37 +71,6 @@ def _raise_for(response: httpx.Response) -> None:
     except ValueError:
         detail = response.text
     raise RecallError(response.status_code, detail)
-
-
-def _recall_body(
-    user_id: str,
-    query: str,
-    query_time: datetime | None,
-    complexity: str,
-    max_tokens: int | None,
-    with_derivation: bool = False,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"user_id": user_id, "query": query, "complexity": complexity}
-    if query_time is not None:
-        body["query_time"] = query_time.isoformat()
-    if max_tokens is not None:
-        body["max_tokens"] = max_tokens
-    if with_derivation:
-        body["with_derivation"] = True
-    return body
-
-
-def _memories_params(
-    level: int | None, start: datetime | None, end: datetime | None, limit: int, cursor: str | None
-) -> dict[str, Any]:
-    params: dict[str, Any] = {"limit": limit}
-    for name, value in (("level", level), ("cursor", cursor)):
-        if value is not None:
-            params[name] = value
-    for name, when in (("start", start), ("end", end)):
-        if when is not None:
-            params[name] = when.isoformat()
-    return params
 
 
 class _Base:
@@ -153,6 +136,15 @@ class RecallClient(_Base):
                 _raise_for(response)
         return model.model_validate(response.json())
 
+    def _found(self, model: type[M], path: str, **kwargs: Any) -> M | None:
+        """A GET of something that may not exist: None for a 404."""
+        try:
+            return self._request(model, "GET", path, **kwargs)
+        except RecallError as error:
+            if error.status == 404:
+                return None
+            raise
+
     def recall(
         self,
         user_id: str,
@@ -165,7 +157,7 @@ class RecallClient(_Base):
     ) -> Recall:
         """The memories that help answer `query` (as of `query_time`, within `max_tokens`);
         `with_derivation`: each memory says what wrote it (backend, model, prompts, embedder)."""
-        body = _recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
+        body = recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
         return self._request(Recall, "POST", "/v1/recall", json=body)
 
     def profile(self, user_id: str) -> Profile:
@@ -181,19 +173,37 @@ class RecallClient(_Base):
         limit: int = 50,
         cursor: str | None = None,
     ) -> MemoryPage:
-        params = _memories_params(level, start, end, limit, cursor)
+        params = memories_params(level, start, end, limit, cursor)
         return self._request(MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params)
 
     def memory(self, user_id: str, memory_id: str) -> MemoryDetail | None:
         """One memory with its children and ancestors; None if the user has no such memory."""
-        try:
-            return self._request(
-                MemoryDetail, "GET", f"/v1/memories/{memory_id}", params={"user_id": user_id}
-            )
-        except RecallError as error:
-            if error.status == 404:
-                return None
-            raise
+        params = {"user_id": user_id}
+        return self._found(MemoryDetail, f"/v1/memories/{memory_id}", params=params)
+
+    def facts(
+        self,
+        user_id: str,
+        *,
+        at: datetime | None = None,
+        subject: str | None = None,
+        history: bool = False,
+    ) -> Facts | None:
+        """The facts that hold now (`at`: then, as known today; `history`: every version),
+        of everyone or of `subject` (a name, alias or key); None if no such subject."""
+        params = facts_params(at, subject, history)
+        return self._found(Facts, f"/v1/users/{user_id}/facts", params=params)
+
+    def entities(self, user_id: str, *, limit: int = 50) -> Entities:
+        """The people, pets, places and things the user's memories name, most mentioned first."""
+        path = f"/v1/users/{user_id}/entities"
+        return self._request(Entities, "GET", path, params={"limit": limit})
+
+    def entity(self, user_id: str, name: str, *, limit: int = 20) -> EntityDetail | None:
+        """One entity (by name, alias or key) with its facts' timeline and the exchanges
+        naming it (at most `limit`); None if the user's memories name no such entity."""
+        path = entity_path(user_id, name)
+        return self._found(EntityDetail, path, params={"limit": limit})
 
     def forget_user(self, user_id: str) -> ForgetResult:
         return self._request(ForgetResult, "DELETE", f"/v1/users/{user_id}")
@@ -243,6 +253,14 @@ class AsyncRecallClient(_Base):
                 _raise_for(response)
         return model.model_validate(response.json())
 
+    async def _found(self, model: type[M], path: str, **kwargs: Any) -> M | None:
+        try:
+            return await self._request(model, "GET", path, **kwargs)
+        except RecallError as error:
+            if error.status == 404:
+                return None
+            raise
+
     async def recall(
         self,
         user_id: str,
@@ -253,7 +271,7 @@ class AsyncRecallClient(_Base):
         max_tokens: int | None = None,
         with_derivation: bool = False,
     ) -> Recall:
-        body = _recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
+        body = recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
         return await self._request(Recall, "POST", "/v1/recall", json=body)
 
     async def profile(self, user_id: str) -> Profile:
@@ -269,20 +287,33 @@ class AsyncRecallClient(_Base):
         limit: int = 50,
         cursor: str | None = None,
     ) -> MemoryPage:
-        params = _memories_params(level, start, end, limit, cursor)
+        params = memories_params(level, start, end, limit, cursor)
         return await self._request(
             MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params
         )
 
     async def memory(self, user_id: str, memory_id: str) -> MemoryDetail | None:
-        try:
-            return await self._request(
-                MemoryDetail, "GET", f"/v1/memories/{memory_id}", params={"user_id": user_id}
-            )
-        except RecallError as error:
-            if error.status == 404:
-                return None
-            raise
+        params = {"user_id": user_id}
+        return await self._found(MemoryDetail, f"/v1/memories/{memory_id}", params=params)
+
+    async def facts(
+        self,
+        user_id: str,
+        *,
+        at: datetime | None = None,
+        subject: str | None = None,
+        history: bool = False,
+    ) -> Facts | None:
+        params = facts_params(at, subject, history)
+        return await self._found(Facts, f"/v1/users/{user_id}/facts", params=params)
+
+    async def entities(self, user_id: str, *, limit: int = 50) -> Entities:
+        path = f"/v1/users/{user_id}/entities"
+        return await self._request(Entities, "GET", path, params={"limit": limit})
+
+    async def entity(self, user_id: str, name: str, *, limit: int = 20) -> EntityDetail | None:
+        path = entity_path(user_id, name)
+        return await self._found(EntityDetail, path, params={"limit": limit})
 
     async def forget_user(self, user_id: str) -> ForgetResult:
         return await self._request(ForgetResult, "DELETE", f"/v1/users/{user_id}")
