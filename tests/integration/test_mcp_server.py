@@ -26,7 +26,7 @@ from .sdk_stack import API_KEY, Served, serving_everything
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"recall", "remember", "profile", "forget"}
+TOOLS = {"recall", "remember", "profile", "facts", "forget"}
 CLI = "from memstream.entrypoints.cli import app; app()"
 
 
@@ -65,6 +65,21 @@ async def _recalled(client: Client, query: str, word: str, timeout_s: float = 60
             return result
         if loop.time() > deadline:
             raise TimeoutError(f"no memory with {word!r} after {timeout_s:.0f} s")
+        await asyncio.sleep(0.5)
+
+
+async def _fact_said(client: Client, word: str, timeout_s: float = 60) -> str:
+    """Call facts until one holding `word` comes back (facts are written with the L1)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        result = await client.call_tool("facts", {})
+        assert not result.is_error, result.content
+        text: str = result.content[0].text
+        if word in text:
+            return text
+        if loop.time() > deadline:
+            raise TimeoutError(f"no fact with {word!r} after {timeout_s:.0f} s: {text}")
         await asyncio.sleep(0.5)
 
 
@@ -133,6 +148,10 @@ async def test_mcp_over_stdio_and_http(settings: Settings, tmp_path: Path) -> No
             await _converse(ann, "I bought a red kayak.", "A kayak, how fun!")
             await _recalled(ann, "What did I buy?", "kayak")
             on_locker = await ann.call_tool("recall", {"query": "What is my locker code?"})
+            await _converse(ann, "We live in Porto, by the river.", "Porto is beautiful!")
+            ann_facts = await _fact_said(ann, "Porto")
+            on_olga = await ann.call_tool("facts", {"subject": "Olga"})
+            bad_time = await ann.call_tool("facts", {"at": "yesterday"})
 
         async with _http_server(stack) as url:
             async with _http_client(url, "bob-key") as bob:
@@ -140,6 +159,7 @@ async def test_mcp_over_stdio_and_http(settings: Settings, tmp_path: Path) -> No
                 await _converse(bob, "I started learning the cello.", "The cello, wonderful!")
                 bob_recall = await _recalled(bob, "What instrument?", "cello")
                 bob_on_ines = await bob.call_tool("recall", {"query": "Where is Ines moving?"})
+                bob_facts = await bob.call_tool("facts", {})
             async with httpx.AsyncClient() as raw:
                 anonymous = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             with pytest.raises(Exception):  # noqa: B017  the SDK wraps the 401 in task groups
@@ -159,6 +179,11 @@ async def test_mcp_over_stdio_and_http(settings: Settings, tmp_path: Path) -> No
     # Bob's key reaches Bob's memories only, whatever he asks.
     assert all("Lisbon" not in m["text"] for m in bob_on_ines.structured_content["memories"])
     assert anonymous.status_code == 401
+    # The facts tool: what holds now, with since when; nothing of another user's.
+    assert "User lives in Porto (since " in ann_facts
+    assert on_olga.content[0].text == "Nothing is known about Olga."
+    assert bad_time.is_error
+    assert not bob_facts.is_error and "Porto" not in bob_facts.content[0].text
 
 
 async def _list_tools(client: Client) -> None:

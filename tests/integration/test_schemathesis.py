@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -35,6 +36,7 @@ from schemathesis.specs.openapi.checks import (
 from memstream.edges.http.server import BackgroundServer
 from memstream.settings import Settings
 
+from .knowledge_contract import BERLIN, MADRID, PORTO, write
 from .trees import container_of, module_settings, served, user_tree, write_nodes
 
 KEY = "schemathesis-key"
@@ -137,6 +139,23 @@ def hostile_cases(operation: Any) -> st.SearchStrategy[Any] | None:
             extreme_dates | st.none(),
             odd_url_text.map(query_value) | st.none(),
         )
+    if path == "/v1/users/{user_id}/facts":
+        return st.builds(
+            lambda user, at, subject, history: operation.Case(
+                path_parameters={"user_id": user},
+                query={
+                    k: v
+                    for k, v in (("at", at), ("subject", subject), ("history", history))
+                    if v is not None
+                },
+            ),
+            st.just("user") | path_ids,
+            extreme_dates | odd_url_text.map(query_value) | st.none(),
+            st.sampled_from(["Maya", "speaker:maya", "Maya's brother", "<b>Maya</b>"])
+            | odd_url_text.map(query_value)
+            | st.none(),
+            st.sampled_from(["true", "false", "1", "yes", ""]) | st.none(),
+        )
     if path == "/v1/memories/{memory_id}":
         return st.builds(
             lambda memory, user: operation.Case(
@@ -176,6 +195,9 @@ def server(
         container = container_of(running)
         nodes = user_tree("user", [["hiking paris", "dance"], ["pottery chess garden"]])
         running.call(lambda: write_nodes(container, nodes))
+        # Facts and entities for the known user, so the knowledge routes answer with some.
+        said = [replace(n, user_id="user") for n in (PORTO, BERLIN, MADRID)]
+        running.call(lambda: write(container.tree, *said, user="user"))
         yield running
 
 
@@ -216,7 +238,7 @@ def test_every_operation_honours_the_served_spec(server: BackgroundServer) -> No
     schema = schemathesis.openapi.from_url(server.url + "/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
     # Every route of the app, so a new route is fuzzed as soon as it exists.
-    assert len(operations) == 13
+    assert len(operations) == 16
     statuses: dict[int, int] = {}
 
     for operation in operations:

@@ -1,4 +1,5 @@
-"""memstream as an MCP server: an agent's tools to recall, remember, read the profile, forget.
+"""memstream as an MCP server: an agent's tools to recall, remember, read the profile and
+the facts, forget.
 
     memstream mcp --user-id ann                      # stdio, for one user (a desktop agent)
     memstream mcp --transport http --port 8765       # streamable HTTP, one user per API key
@@ -30,7 +31,14 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memstream.client import AsyncMemstreamProducer, AsyncRecallClient, InvalidEvent, Memory
+from memstream.client import (
+    AsyncMemstreamProducer,
+    AsyncRecallClient,
+    InvalidEvent,
+    Memory,
+    RecallError,
+)
+from memstream.client.prompt import fact_line
 
 USER_SCOPE_KEY = "memstream_user"
 
@@ -105,7 +113,7 @@ def user_of(ctx: Context[Any, Any], config: McpConfig) -> str:
 
 
 def build_server(backends: Backends) -> MCPServer:
-    """The MCP server and its four tools over `backends` (opened by the caller)."""
+    """The MCP server and its five tools over `backends` (opened by the caller)."""
     config = backends.config
     server = MCPServer(
         "memstream",
@@ -188,6 +196,31 @@ def build_server(backends: Backends) -> MCPServer:
         """The user's latest monthly profile (who they are, what they care about), if any."""
         answer = await clients()[0].profile(user_of(ctx, config))
         return answer.profile.text if answer.profile else "No profile yet."
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def facts(
+        ctx: Context[Any, Any], subject: str | None = None, at: datetime | None = None
+    ) -> str:
+        """What is true about the user and the people, pets and places they talk about, one
+        fact a line with since when it holds and what it replaced.
+
+        `subject`: only facts about this one (a name such as "Maya", or "Maya's sister");
+        `at`: what held at that time (RFC 3339) instead of now.
+        """
+        try:
+            answer = await clients()[0].facts(user_of(ctx, config), subject=subject, at=at)
+        except RecallError as error:
+            if error.status == 501 or 400 <= error.status < 500:
+                raise ToolError(f"no facts: {error.detail}") from error
+            raise
+        if answer is None:
+            return f"Nothing is known about {subject}."
+        if not answer.facts:
+            return "No facts known yet."
+        by_id = {f.fact_id: f for f in answer.facts}
+        return "\n".join(
+            fact_line(f, by_id.get(f.supersedes) if f.supersedes else None) for f in answer.facts
+        )
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True))
     async def forget(ctx: Context[Any, Any]) -> str:
