@@ -2,8 +2,10 @@
 
 A method answers one question of one conversation with ranked items, best first, each with
 where it came from (for the report's per-question records). A method that cannot run says why
-in `missing` instead of answering: the facts route is listed that way until the recall API has
-one (`facts_route` looks for it on the app the API builds; nothing is stood in for it).
+in `missing` instead of answering: the facts route when the knowledge write is off, or when
+the API has no such route (`facts_route` looks for it on the app the API builds; nothing is
+stood in for it). The facts route is called as a client calls it: the SDK over HTTP, here
+to the API's app in this process (httpx's ASGI transport).
 
 Questions about now are asked at the conversation's newest turn, as the LoCoMo harness asks
 at its last message; a `past` question at its own `query_time`.
@@ -12,15 +14,17 @@ at its last message; a `past` question at its own `query_time`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+import httpx
 import numpy as np
 from fastapi import FastAPI
 from pydantic import SecretStr
 
 from memstream.bootstrap import Container, recall_app
+from memstream.client import AsyncRecallClient, Fact
 from memstream.ports import Embedder
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
 from memstream.settings import Settings
@@ -183,20 +187,71 @@ def api_app(settings: Settings) -> FastAPI:
     return recall_app(settings.model_copy(update={"recall_api_keys": [SecretStr("harness")]}))
 
 
-def facts_method(settings: Settings) -> KnowledgeMethod:
-    """The facts route of issue #33, reported as not available until the API serves it."""
-    found = facts_route(api_app(settings))
-    description = f"current facts with validity (GET {FACTS_ROUTE}, ?at= for past questions)"
-    if found is None:
+HARNESS_KEY = "harness"
+
+
+def api_client(container: Container) -> AsyncRecallClient:
+    """The SDK's client of the recall API served over `container`, in this process."""
+    keyed = container.settings.model_copy(update={"recall_api_keys": [SecretStr(HARNESS_KEY)]})
+    app = recall_app(replace(container, settings=keyed))
+    # The container is open already and closed by the harness: the app's start-up would only
+    # hand its parts over, and an ASGI transport runs no start-up, so they are handed here.
+    app.state.parts = build_recall(container)
+    transport = httpx.ASGITransport(app=app)
+    return AsyncRecallClient("http://memstream", api_key=HARNESS_KEY, transport=transport)
+
+
+def fact_items(kind: str, facts: Sequence[Fact]) -> list[Fact]:
+    """The facts in the order a reader of the route takes them: for a `previous` question the
+    most recently superseded version first (then the rest as given), else as given."""
+    if kind != "previous":
+        return list(facts)
+    closed = [f for f in facts if f.valid_to is not None]
+    closed.sort(key=lambda f: f.valid_to or f.valid_from, reverse=True)
+    return closed + [f for f in facts if f.valid_to is None]
+
+
+def facts_answerer(client: AsyncRecallClient) -> Answer:
+    """Questions through the facts route: `subject=` the question's subject; `past` ones
+    `at=` their time; `previous` ones `history=true`, the latest superseded version first."""
+
+    async def answer(conversation: Conversation, question: dict[str, Any]) -> list[Ranked]:
+        kind = question["kind"]
+        found = await client.facts(
+            conversation["user_id"],
+            subject=question["subject"],
+            at=asked_at(conversation, question) if kind == "past" else None,
+            history=kind == "previous",
+        )
+        return [
+            Ranked(
+                ReturnedItem(f.text, f.valid_from, f.valid_to, f.superseded_by),
+                f"fact {f.attribute} {f.valid_from:%Y-%m-%d}",
+            )
+            for f in fact_items(kind, found.facts if found is not None else [])
+        ]
+
+    return answer
+
+
+def facts_method(container: Container) -> KnowledgeMethod:
+    """The facts route of issue #33, called through the API; why not when it cannot be."""
+    description = (
+        f"facts with validity (GET {FACTS_ROUTE}?subject=; ?at= for past questions, "
+        "?history=true for previous ones)"
+    )
+    if facts_route(api_app(container.settings)) is None:
         reason = f"not available: the recall API has no facts route (GET {FACTS_ROUTE})"
-    else:
-        reason = f"not available: the API serves GET {found}, but no answerer reads it yet"
-    return KnowledgeMethod(FACTS, "facts", description, missing=reason)
+        return KnowledgeMethod(FACTS, "facts", description, missing=reason)
+    if not container.settings.lifecycle.knowledge:
+        reason = "not available: the knowledge write is off (MEMSTREAM_KNOWLEDGE=false)"
+        return KnowledgeMethod(FACTS, "facts", description, missing=reason)
+    return KnowledgeMethod(FACTS, "facts", description, facts_answerer(api_client(container)))
 
 
 def default_methods(container: Container, *, baselines: bool = True) -> list[KnowledgeMethod]:
     """Recall, the facts route (or why not) and, with `baselines`, the three flat references."""
-    methods = [recall_method(container), facts_method(container.settings)]
+    methods = [recall_method(container), facts_method(container)]
     if baselines:
         methods.extend(flat_methods(container.embedder))
     return methods

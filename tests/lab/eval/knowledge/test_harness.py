@@ -2,7 +2,8 @@
 
 The first run publishes two conversations of the set (a late session among them) on the
 embedded stack, waits until they are consolidated, asks their first questions through
-recall and the flat baselines, and lists the facts route as not available. The second run in
+recall, the facts route (the suite runs with the knowledge write on) and the flat
+baselines. The second run in
 the same directory ingests nothing again and gives the same verdicts.
 """
 
@@ -45,9 +46,7 @@ async def test_two_conversations_end_to_end_then_resume(tmp_path: Path) -> None:
     assert results["dataset"]["questions"] == CONVERSATIONS * QUESTIONS
     methods = {m["name"]: m for m in results["methods"]}
     assert set(methods) == {RECALL, FACTS, FLAT.name, FLAT_NEWEST, EVERY_TURN}
-    assert methods[FACTS]["available"] is False
-    assert methods[FACTS]["reason_not_run"].startswith("not available")
-    for name in (RECALL, FLAT.name, FLAT_NEWEST, EVERY_TURN):
+    for name in (RECALL, FACTS, FLAT.name, FLAT_NEWEST, EVERY_TURN):
         method = methods[name]
         assert method["available"] is True
         assert set(method["shares"]) == {*per_kind, "all"} and set(per_kind) <= set(KINDS)
@@ -60,7 +59,7 @@ async def test_two_conversations_end_to_end_then_resume(tmp_path: Path) -> None:
             tally = method["counts"][kind]
             assert share == pytest.approx(tally["passed"] / tally["questions"])
     records = results["questions"]
-    assert len(records) == 4 * CONVERSATIONS * QUESTIONS
+    assert len(records) == 5 * CONVERSATIONS * QUESTIONS
     recalled = [r for r in records if r["method"] == RECALL]
     # Recall found memories for every question, from the user's own tree.
     assert all(r["returned"] > 0 and r["first_items"] for r in recalled)

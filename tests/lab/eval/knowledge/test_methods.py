@@ -1,10 +1,15 @@
 """The harness's methods: when a question is asked, the flat baseline's time order, and the
-facts route found on the API (or reported missing, never stood in for)."""
+facts route found on the API and called through it as a client would (or reported missing,
+never stood in for)."""
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from fastapi import APIRouter, FastAPI
+from tests.integration.knowledge_contract import APR, BERLIN, JAN, MADRID, PORTO, write
+from tests.unit.fakes import FakeTree, fake_container
 
 from memstream.settings import Settings
 from memstream_lab.eval.knowledge.methods import (
@@ -65,12 +70,48 @@ def test_the_recall_apis_routes_are_seen_so_a_missing_facts_route_is_really_miss
     assert {"/v1/users/{user_id}/profile", "/v1/users/{user_id}/memories"} <= set(paths)
 
 
-def test_facts_is_listed_as_not_available_while_the_api_has_no_facts_route() -> None:
-    # When the route lands this fails: wire an answerer that reads it into facts_method.
-    method = facts_method(Settings())
-    assert method.name == FACTS
-    assert method.answer is None
-    assert method.missing is not None and method.missing.startswith("not available")
+def test_facts_is_listed_as_not_available_while_the_knowledge_write_is_off() -> None:
+    container = fake_container(Settings(knowledge=False), FakeTree())
+    method = facts_method(container)
+    assert method.name == FACTS and method.answer is None
+    assert method.missing is not None and "knowledge write is off" in method.missing
+
+
+CONVERSATION: dict[str, Any] = {
+    "user_id": "ana",
+    "sessions": [{"turns": [{"ts": (APR + timedelta(days=1)).isoformat()}]}],
+}
+
+
+def question(kind: str, subject: str = "Maya", **extra: str) -> dict[str, Any]:
+    return {"kind": kind, "question": "Where does Maya live?", "subject": subject, **extra}
+
+
+async def test_facts_answers_each_kind_of_question_through_the_route() -> None:
+    tree = FakeTree()
+    await write(tree, PORTO, BERLIN, MADRID)
+    method = facts_method(fake_container(Settings(knowledge=True), tree))
+    assert method.answer is not None and method.missing is None
+
+    async def ask(q: dict[str, Any]) -> list[tuple[str, bool]]:
+        assert method.answer is not None
+        ranked = await method.answer(CONVERSATION, q)
+        return [(r.item.text, r.item.valid_to is None) for r in ranked]
+
+    assert await ask(question("current")) == [("Maya lives in Berlin", True)]
+    brother = question("other_person", subject="Maya's brother")
+    assert await ask(brother) == [("Maya's brother lives in Madrid", True)]
+    at_porto = question("past", query_time=(JAN + timedelta(days=5)).isoformat())
+    assert await ask(at_porto) == [("Maya lives in Porto", False)]
+    # The latest superseded version first, then what holds now.
+    assert await ask(question("previous")) == [
+        ("Maya lives in Porto", False),
+        ("Maya lives in Berlin", True),
+    ]
+    assert await ask(question("current", subject="Olga")) == []
+    first = (await method.answer(CONVERSATION, question("previous")))[0]
+    assert first.item.superseded_by is not None and first.source.startswith("fact lives_in ")
+    assert dataclasses.asdict(first.item)["valid_to"] == APR
 
 
 def test_a_method_either_answers_or_says_why_not() -> None:
