@@ -80,7 +80,7 @@ def memory_line(memory: Memory) -> str:
     if memory.valid_to is not None:
         return f"{line} (no longer true since {month(memory.valid_to)})"
     if memory.superseded_by is not None:
-        return f"{line} (no longer true: replaced since)"
+        return f"{line} (no longer true: replaced)"
     if memory.valid_from is not None:
         return f"{line} (true since {month(memory.valid_from)})"
     return line

@@ -16,7 +16,7 @@ from tests.unit.fakes import FakeTree, fake_container, sample_tree
 
 from memstream.bootstrap import recall_app
 from memstream.client import AsyncRecallClient
-from memstream.client.models import Fact, Recall
+from memstream.client.models import Fact, Memory, Recall
 from memstream.domain.facts import make_fact
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.validity import Validity
@@ -128,3 +128,42 @@ def test_a_fact_alone_is_rendered_with_its_own_validity(facts: list[Any], expect
         degraded=False,
     )
     assert answer.as_prompt().splitlines()[1:] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("validity", "note"),
+    [
+        ({"valid_from": JAN}, " (true since Jan 2024)"),
+        ({"valid_from": JAN, "valid_to": APR}, " (no longer true since Apr 2024)"),
+        ({"superseded_by": "f2"}, " (no longer true: replaced)"),
+        ({}, ""),
+    ],
+)
+def test_a_memory_says_whether_what_it_says_still_holds(
+    validity: dict[str, Any], note: str
+) -> None:
+    memory = Memory(
+        id="l1",
+        user_id="u1",
+        level=1,
+        level_name="exchange",
+        t_start=JAN,
+        t_end=JAN,
+        text="We live in Porto.",
+        source_ids=["m1"],
+        parent_id=None,
+        session_id=None,
+        version=1,
+        degraded=False,
+        **validity,
+    )
+    answer = Recall(
+        user_id="u1",
+        complexity="simple",
+        keywords=[],
+        memories=[memory],
+        tokens=0,
+        timings_ms={},
+        degraded=False,
+    )
+    assert answer.as_prompt().splitlines()[1] == f"- [exchange, 2024-01-10] We live in Porto.{note}"
