@@ -50,9 +50,11 @@ ATTRIBUTE_CUES: Mapping[str, frozenset[str]] = {
 }
 # At most this many slots answer one question: ties beyond it are noise, not evidence.
 MAX_SLOTS = 3
-# Facts may take this share of a recall's token budget, and at most this many are returned.
-FACT_SHARE = 0.25
-MAX_FACTS = 6
+# Facts may take this share of a recall's token budget, and at most this many are returned:
+# a "before" question on one slot needs what held and what replaced it; the rest of the
+# budget is the memories', which carry the evidence and the context.
+FACT_SHARE = 0.2
+MAX_FACTS = 4
 
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
 
@@ -123,7 +125,9 @@ def facts_for_query(
     if query.state is None:
         return ()
     instant = asked_instant(query, when)
-    holding = [v for versions in histories.values() for v in at_time(versions, instant)]
+    holding = [
+        v for versions in histories.values() for v in _named(query, at_time(versions, instant))
+    ]
     if query.state != "before":
         return tuple(holding)
     # The answer to "before" is what a change replaced; what replaced it follows as context.
@@ -171,6 +175,16 @@ def _overlap(query: Query, slot: Slot, versions: Sequence[AtomicFact]) -> int:
     for version in versions:
         words |= term_set(version.text) | term_set(version.value)
     return len((query.term_set - names) & words)
+
+
+def _named(query: Query, versions: Sequence[AtomicFact]) -> Sequence[AtomicFact]:
+    """Of several values holding at once (a multi-valued attribute: "likes reading", "likes
+    surfing"), those whose words the question shares, when some do: "What does Tim do to
+    escape reality?" wants "Tim likes escaping reality", not everything he likes."""
+    if len(versions) < 2:
+        return versions
+    shared = [v for v in versions if term_set(v.value) & query.term_set]
+    return shared or versions
 
 
 def _replaced(query: Query, versions: Sequence[AtomicFact], instant: datetime) -> list[AtomicFact]:

@@ -193,3 +193,14 @@ def test_facts_take_at_most_their_share_of_the_budget_in_order() -> None:
     kept, tokens = fit_facts(facts, int(two / FACT_SHARE) + 1)
     assert kept == [PORTO, BERLIN] and tokens == two
     assert fit_facts(facts, 0) == ([], 0)
+
+
+def test_of_several_values_holding_at_once_those_the_question_names_come_alone() -> None:
+    def likes(value: str) -> AtomicFact:
+        return fact(MAYA, "Maya", "likes", value, f"Maya likes {value}", JAN_2023)
+
+    history_of = versions(likes("reading"), likes("escaping reality"), likes("jazz"))
+    named = parse_query("What does Maya do to escape reality?", NOW)
+    assert texts(facts_for_query(named, history_of, NOW)) == ["Maya likes escaping reality"]
+    unnamed = parse_query("What does Maya like these days?", NOW)
+    assert len(facts_for_query(unnamed, history_of, NOW)) == 3
