@@ -20,7 +20,7 @@ from datetime import datetime
 from memstream.domain.entity_index import EntityIndex, query_entities
 from memstream.domain.fact_timeline import Timeline, at
 from memstream.domain.fact_vocabulary import KIN
-from memstream.domain.facts import AtomicFact, kin_key, speaker_key
+from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact, kin_key, speaker_key
 from memstream.domain.knowledge import find_entity, subject_entity
 from memstream.domain.lexical import stem, term_set
 from memstream.domain.query import Query
@@ -56,13 +56,15 @@ MAX_SLOTS = 3
 FACT_SHARE = 0.2
 MAX_FACTS = 4
 
+_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
 
 
 def asked_subjects(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], ...]:
     """The subjects a question may be about, in tiers, each an entity key or a fact subject
     key: someone named by relation first ("Maya's brother": the brother, never Maya), then,
-    for a thing the owner has ("Grace's dog"), the owner; else everyone the question names."""
+    for a thing the owner has ("Grace's dog"), the owner; else everyone the question names
+    (none: `asked_slots` turns to the speakers when the question says "I" or "my")."""
     for match in _POSSESSIVE.finditer(query.text):
         owner, first, second = match.groups()
         for relation in filter(None, (f"{first} {second}" if second else None, first)):
@@ -94,7 +96,11 @@ def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -
     """The slots of `facts` the question asks about, best first: of its first tier of
     subjects that has a slot sharing a word with the question, the slots sharing the most."""
     worded = worded_slots(query, facts)
-    for tier in asked_subjects(query, index):
+    tiers = asked_subjects(query, index)
+    if not tiers and _FIRST_PERSON.search(query.text):
+        # "Where do I live now?" names no one: the asker is one of the speakers.
+        tiers = (tuple(subject for subject, _ in worded if subject.startswith(SPEAKER_PREFIX)),)
+    for tier in tiers:
         wanted = set(tier)
         scored = [
             (count, slot)
@@ -112,8 +118,7 @@ def asked_instant(query: Query, when: datetime) -> datetime:
     span = query.time_range
     if query.state != "then" or span is None or span.start >= when:
         return when
-    middle = span.start + (min(span.end, when) - span.start) / 2
-    return middle
+    return span.start + (min(span.end, when) - span.start) / 2
 
 
 def facts_for_query(

@@ -204,3 +204,13 @@ def test_of_several_values_holding_at_once_those_the_question_names_come_alone()
     assert texts(facts_for_query(named, history_of, NOW)) == ["Maya likes escaping reality"]
     unnamed = parse_query("What does Maya like these days?", NOW)
     assert len(facts_for_query(unnamed, history_of, NOW)) == 3
+
+
+def test_a_question_in_the_first_person_is_about_the_speakers() -> None:
+    index = maya_index()
+    assert asked_slots(parse_query("My city these days?"), OBSERVED, index) == ((MAYA, "lives_in"),)
+    assert asked_slots(parse_query("Where do I live now?"), OBSERVED, index) == (
+        (MAYA, "lives_in"),
+    )
+    # Not her brother's: he is no speaker. And naming no one, in no person, asks nothing.
+    assert asked_slots(parse_query("Where does one live?"), OBSERVED, index) == ()
