@@ -173,7 +173,7 @@ class RecallPipeline:
         gating = self._gate(self._llm, query, complexity, candidates)
         kept, gate_failed = await clock.time("gate", gating)
         instant = asked_instant(query, when)
-        if query.state is not None and asked.versions:
+        if asked.versions:  # a state question whose slots have versions
             kept = stale_below_holding(with_validity(kept, asked.versions), instant)
         max_tokens = (
             request.max_tokens
@@ -184,10 +184,10 @@ class RecallPipeline:
         budget = self.options.token_budget(max_tokens, query.aggregative)
         facts, fact_tokens = fit_facts(asked.facts, budget)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
-        # After the fit: a trimmed summary states only the facts it kept.
-        memories = order(with_validity(fitted, asked.versions), when)
-        if query.state is not None:
-            memories = stale_last(memories, instant)
+        memories = order(fitted, when)
+        if asked.versions:
+            # Again after the fit: a trimmed summary states only the facts it kept.
+            memories = stale_last(with_validity(memories, asked.versions), instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         return RecallResult(
