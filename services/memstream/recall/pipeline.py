@@ -104,7 +104,8 @@ class RecallResult:
     timings_ms: dict[str, float]
     degraded: bool
     # The fact versions the query asks about (knowledge on), the one true at the asked time
-    # first; each carries its own validity.
+    # first, or for a "before" question what it replaced (`domain.fact_recall`); each
+    # carries its own validity.
     facts: list[AtomicFact] = field(default_factory=list)
 
 
