@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from memstream.bootstrap import Container
+from memstream.domain.fact_recall import fact_tokens
 from memstream.domain.models import Level
 from memstream.domain.tokens import count_tokens
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
@@ -89,6 +90,8 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
         options=variant.options,
         gate=variant.gate,
         fit=variant.fit,
+        # As the API builds it (`wiring.handlers.build_recall`): facts read when written.
+        knowledge=container.tree if container.settings.lifecycle.knowledge else None,
     )
     for conv in ctx.split:
         for q in conv.questions:
@@ -115,7 +118,9 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
                 category=q.category,
                 evidence=q.evidence,
                 recalled=tuple(dict.fromkeys(sources)),
-                tokens=sum(count_tokens(n.text) for n in nodes),
+                # The facts returned first count in the tokens, not in the evidence.
+                tokens=sum(count_tokens(n.text) for n in nodes)
+                + sum(map(fact_tokens, result.facts)),
                 latency_ms=round(latency, 3),
                 memories=len(nodes),
                 levels=dict(Counter(n.level.label for n in nodes)),

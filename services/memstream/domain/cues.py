@@ -45,3 +45,43 @@ def asks_when(query: str) -> bool:
 def is_aggregative(query: str) -> bool:
     """Whether the query gathers several facts from across the history."""
     return _AGGREGATE.search(query) is not None
+
+
+# What holds now: words that set a question in the present, whatever its verb.
+_NOW = re.compile(
+    r"\b(?:now(?!\s+and\s+then)|currently|current|still|these\s+days|nowadays|at\s+the\s+moment"
+    r"|at\s+present|presently|right\s+now|anymore|any\s+more)\b",
+    re.IGNORECASE,
+)
+# What held before what holds now: the value a change replaced.
+_BEFORE = re.compile(
+    r"\b(?:before|previous(?:ly)?|used\s+to|formerly|former|prior\s+to|originally|at\s+first)\b",
+    re.IGNORECASE,
+)
+# The first auxiliary of a question sets its tense: "Where does she live?" asks about now,
+# "Where did she live?" about then. "has"/"have" ask across the history ("Where has she
+# camped?"), a future ("is going to", "will") about what is planned: neither is a state now.
+_AUXILIARY = re.compile(
+    r"\b(does|do|is|are|am|isn't|aren't|doesn't|don't|did|was|were|had|has|have|will|would"
+    r"|could|should|can|might)\b",
+    re.IGNORECASE,
+)
+_PRESENT = frozenset({"does", "do", "is", "are", "am", "isn't", "aren't", "doesn't", "don't"})
+_FUTURE = re.compile(r"\b(?:going\s+to|gonna|planning|plan\s+to|will)\b", re.IGNORECASE)
+
+
+def asks_now(query: str) -> bool:
+    """Whether the query asks what holds at its time: a word that says so ("now", "still",
+    "these days") or a present-tense question ("Where does Maya live?") that is neither
+    about a time ("When is ...") nor about a plan ("What is she going to ...")."""
+    if _NOW.search(query):
+        return True
+    if asks_when(query) or _FUTURE.search(query):
+        return False
+    auxiliary = _AUXILIARY.search(query)
+    return auxiliary is not None and auxiliary.group(1).lower() in _PRESENT
+
+
+def asks_before(query: str) -> bool:
+    """Whether the query asks what held before a change ("before Berlin", "used to")."""
+    return _BEFORE.search(query) is not None

@@ -2,8 +2,9 @@
 
 The string is read here and nowhere else: its stemmed content terms (the lexical channel,
 the gate, the summary signal, the trim of summaries), its words as written (whom it names),
-the planner's cue words and keywords, whether it asks when or gathers facts, and the time
-range it names. Pure functions and a frozen value, standard library only.
+the planner's cue words and keywords, whether it asks when or gathers facts, the time
+range it names, and which state of a changing fact it asks for (`StateAsked`). Pure
+functions and a frozen value, standard library only.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
-from memstream.domain.cues import asks_when, is_aggregative
+from memstream.domain.cues import asks_before, asks_now, asks_when, is_aggregative
 from memstream.domain.lexical import STOPWORDS, tokenize
 from memstream.domain.models import Complexity
 from memstream.domain.timeexpr import TimeRange, resolve_time_range
@@ -51,6 +53,11 @@ _QUESTION_WORDS = frozenset(
         "both",
     }
 )
+# Which state of a fact that changes a question asks for: the one holding at the query time
+# ("now": "Where does Maya live these days?"), the one a change replaced ("before": "Where
+# did she live before Berlin?"), or the one holding in a time the question names ("then":
+# "Where was she living in June 2023?"). None: the question asks for no state.
+StateAsked = Literal["now", "before", "then"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +70,7 @@ class Query:
     asks_when: bool  # it asks for a time ("When did ...", "How long ago ...")
     aggregative: bool  # it gathers facts from across the history
     time_range: TimeRange | None  # the time it names, resolved against the query time
+    state: StateAsked | None = None  # which state of a changing fact it asks for
 
     @property
     def term_set(self) -> frozenset[str]:
@@ -86,6 +94,7 @@ class Query:
 def parse_query(text: str, now: datetime | None = None) -> Query:
     """`text` read once; relative times resolve against `now` (the present when None)."""
     complexity, keywords = _plan(text)
+    time_range = resolve_time_range(text, now or datetime.now(UTC))
     return Query(
         text=text,
         terms=tuple(tokenize(text)),
@@ -94,8 +103,20 @@ def parse_query(text: str, now: datetime | None = None) -> Query:
         complexity=complexity,
         asks_when=asks_when(text),
         aggregative=is_aggregative(text),
-        time_range=resolve_time_range(text, now or datetime.now(UTC)),
+        time_range=time_range,
+        state=_state_asked(text, time_range),
     )
+
+
+def _state_asked(text: str, time_range: TimeRange | None) -> StateAsked | None:
+    """Which state: a time the question names ("two weeks before 11 August" is a time, not a
+    change), then a change's "before" ("What did she drive before her current car?" names
+    now too), then a question set in the present."""
+    if time_range is not None:
+        return "then"
+    if asks_before(text):
+        return "before"
+    return "now" if asks_now(text) else None
 
 
 def _plan(text: str) -> tuple[Complexity, tuple[str, ...]]:

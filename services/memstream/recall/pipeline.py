@@ -24,6 +24,11 @@ Decisions worth knowing:
   score 0: it is the first memory dropped when the token budget is short.
 - The gate may only remove memories. When it cannot decide (LLM failure) the ungated set
   is returned and `degraded` is set; a failed planner also sets `degraded`.
+- With knowledge on, the facts a question asks about are read beside the leaves
+  (`recall/facts.py`): they come first, count in the token budget (their sentence and
+  dates, at most `fact_recall.FACT_SHARE` of it), and every memory returned carries its
+  validity on the asked slots; for a question about a state, a memory stale at the asked
+  time never outranks one that holds then (`domain/memory_validity.py`).
 - The query is parsed once, on arrival (`domain/query.py`); every stage reads the parsed
   `Query`. The gate and the fit are functions passed in (`recall/stages.py`), so an
   evaluation replaces a stage rather than switching one off.
@@ -40,7 +45,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
+from memstream.domain.memory_validity import stale_below_holding, stale_last, with_validity
 from memstream.domain.models import (
     REQUESTED_COMPLEXITIES,
     Complexity,
@@ -63,6 +70,7 @@ from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
+from memstream.recall.facts import AskedKnowledge, read_asked_knowledge
 from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
@@ -96,7 +104,8 @@ class RecallResult:
     timings_ms: dict[str, float]
     degraded: bool
     # The fact versions the query asks about (knowledge on), the one true at the asked time
-    # first; each carries its own validity.
+    # first, or for a "before" question what it replaced (`domain.fact_recall`); each
+    # carries its own validity.
     facts: list[AtomicFact] = field(default_factory=list)
 
 
@@ -148,13 +157,15 @@ class RecallPipeline:
         activating = asyncio.ensure_future(
             clock.time("leaves", self._activate(request, query, clock))
         )
+        knowing = asyncio.ensure_future(self._facts(request, query, when, clock))
         try:
-            plan, (leaves, parents) = await asyncio.gather(planning, activating)
+            plan, (leaves, parents), asked = await asyncio.gather(planning, activating, knowing)
         except BaseException:
-            # A failed store makes the plan useless (and vice versa): stop the sibling, and
+            # A failed store makes the plan useless (and vice versa): stop the siblings, and
             # let the original exception through (a TaskGroup would wrap it in a group).
             planning.cancel()
             activating.cancel()
+            knowing.cancel()
             raise
         complexity = plan.complexity
         budgets = self.options.levels(complexity)
@@ -162,6 +173,9 @@ class RecallPipeline:
         candidates = await clock.time("ancestors", climbing)
         gating = self._gate(self._llm, query, complexity, candidates)
         kept, gate_failed = await clock.time("gate", gating)
+        instant = asked_instant(query, when)
+        if asked.versions:  # a state question whose slots have versions
+            kept = stale_below_holding(with_validity(kept, asked.versions), instant)
         max_tokens = (
             request.max_tokens
             if request.max_tokens is not None
@@ -169,17 +183,22 @@ class RecallPipeline:
         )
         order_start = time.perf_counter()
         budget = self.options.token_budget(max_tokens, query.aggregative)
-        fitted, tokens = self._fit(query, kept, budget, self.options.summary_share)
+        facts, fact_tokens = fit_facts(asked.facts, budget)
+        fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
         memories = order(fitted, when)
+        if asked.versions:
+            # Again after the fit: a trimmed summary states only the facts it kept.
+            memories = stale_last(with_validity(memories, asked.versions), instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         return RecallResult(
             complexity=complexity,
             keywords=plan.keywords,
             memories=memories,
-            tokens=tokens,
+            tokens=tokens + fact_tokens,
             timings_ms=clock.timings,
             degraded=plan.degraded or gate_failed,
+            facts=facts,
         )
 
     # --- stages ----------------------------------------------------------------------------
@@ -193,6 +212,15 @@ class RecallPipeline:
             # A bare LLM (no fallback wrapper) may raise; recall still answers.
             log.warning("recall planner failed; using the offline heuristic", exc_info=True)
             return dataclasses.replace(plan_query(query), degraded=True)
+
+    async def _facts(
+        self, request: RecallRequest, query: Query, when: datetime, clock: _Stopwatch
+    ) -> AskedKnowledge:
+        """The facts the query asks about (none with knowledge off)."""
+        if self._knowledge is None:
+            return AskedKnowledge()
+        reading = read_asked_knowledge(self._knowledge, request.user_id, query, when)
+        return await clock.time("facts", reading)
 
     async def _activate(
         self, request: RecallRequest, query: Query, clock: _Stopwatch

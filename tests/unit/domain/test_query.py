@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,3 +49,49 @@ def test_people_named_finds_what_a_whole_word_search_finds(
     query = parse_query(text, NOW)
     expected = [n for n in dict.fromkeys(names) if re.search(rf"\b{re.escape(n)}\b", text)]
     assert query.people_named(names) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "state"),
+    [
+        # Words that set a question now, whatever its verb.
+        ("Where does Maya live these days?", "now"),
+        ("Who is Lucia dating now?", "now"),
+        ("Is Ellie still on a diet?", "now"),
+        ("What is Hannah's main hobby at the moment?", "now"),
+        ("Does Olga eat meat anymore?", "now"),
+        ("What do people wear nowadays?", "now"),
+        ("Did he currently hold the lease?", "now"),
+        # A present-tense question about an attribute.
+        ("Where does Maya live?", "now"),
+        ("What does she do for work?", "now"),
+        ("Which band is Liam in?", "now"),
+        ("Is Nadia engaged or married?", "now"),
+        # What a change replaced.
+        ("Which city did Maya live in before Berlin?", "before"),
+        ("What did Sofia drive before her current car?", "before"),
+        ("Where did she work, back when she used to commute?", "before"),
+        ("What was his previous job?", "before"),
+        # A time the question names.
+        ("Where was Maya living in June 2023?", "then"),
+        ("What was Tom eating in the summer of 2022?", "then"),
+        ("What did she adopt two weeks before August 11, 2023?", "then"),
+        # No state: a past event, a time, a plan, a history.
+        ("Where did Maya live?", None),
+        ("When is Caroline's birthday?", None),
+        ("What is Melanie going to paint next?", None),
+        ("Where has Melanie camped?", None),
+        ("What did Caroline research?", None),
+        ("Why did they argue?", None),
+    ],
+)
+def test_a_query_says_which_state_of_a_changing_fact_it_asks_for(
+    text: str, state: str | None
+) -> None:
+    assert parse_query(text, NOW).state == state
+
+
+def test_now_means_the_query_time_and_not_a_time_the_question_names() -> None:
+    # "now and then" is a frequency, not the present.
+    assert parse_query("Do they meet now and then", NOW).state == "now"  # present tense
+    assert parse_query("Did they meet now and then", NOW).state is None

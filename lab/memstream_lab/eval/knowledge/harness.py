@@ -204,7 +204,8 @@ def _notes() -> list[str]:
     return [
         "Questions about now are asked at the conversation's newest turn; past questions at "
         "their query_time.",
-        "memstream's memories carry no validity yet: each is scored on its text alone (past "
-        "markers such as 'used to' or 'moved from' still excuse a superseded value).",
+        "memstream's recall returns its facts first, then its memories; each carries its "
+        "validity on the slots the question asks about (a memory stating none is scored on "
+        "its text alone: past markers such as 'used to' still excuse a superseded value).",
         "Memories were written by the offline (extractive, no-LLM) backend.",
     ]

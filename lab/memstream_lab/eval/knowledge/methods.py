@@ -25,8 +25,9 @@ from pydantic import SecretStr
 
 from memstream.bootstrap import Container, recall_app
 from memstream.client import AsyncRecallClient, Fact
+from memstream.domain.ranking import RecalledMemory
 from memstream.ports import Embedder
-from memstream.recall.pipeline import RecallPipeline, RecallRequest
+from memstream.recall.pipeline import RecallPipeline, RecallRequest, RecallResult
 from memstream.settings import Settings
 from memstream.wiring.handlers import build_recall
 from memstream_lab.eval.baselines import FlatIndex, FlatMethod
@@ -91,14 +92,39 @@ def recall_method(container: Container) -> KnowledgeMethod:
             query=question["question"],
             query_time=asked_at(conversation, question),
         )
-        result = await pipeline.recall(request)
-        return [
-            Ranked(ReturnedItem(m.node.text), f"{m.node.level.label} {m.node.t_end:%Y-%m-%d}")
-            for m in result.memories
-        ]
+        return recall_items(await pipeline.recall(request))
 
-    description = "recall as served (RecallOptions from settings, default token ceiling)"
+    description = (
+        "recall as served (RecallOptions from settings, default token ceiling): its facts "
+        "first, then its memories, each with its validity"
+    )
     return KnowledgeMethod(RECALL, "memstream", description, answer)
+
+
+def recall_items(result: RecallResult) -> list[Ranked]:
+    """What recall returned, as the scorer reads it: the facts first, then the memories,
+    each with its validity (a memory stating nothing on the asked slots has none)."""
+    facts = [
+        Ranked(
+            ReturnedItem(f.text, f.valid_from, f.valid_to, f.superseded_by),
+            f"fact {f.valid_from:%Y-%m-%d}",
+        )
+        for f in result.facts
+    ]
+    memories = [
+        Ranked(_memory_item(m), f"{m.node.level.label} {m.node.t_end:%Y-%m-%d}")
+        for m in result.memories
+    ]
+    return facts + memories
+
+
+def _memory_item(memory: RecalledMemory) -> ReturnedItem:
+    validity = memory.validity
+    if validity is None:
+        return ReturnedItem(memory.node.text)
+    return ReturnedItem(
+        memory.node.text, validity.valid_from, validity.valid_to, validity.superseded_by
+    )
 
 
 @dataclass(frozen=True)

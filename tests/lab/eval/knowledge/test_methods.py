@@ -11,6 +11,11 @@ from fastapi import APIRouter, FastAPI
 from tests.integration.knowledge_contract import APR, BERLIN, JAN, MADRID, PORTO, write
 from tests.unit.fakes import FakeTree, fake_container
 
+from memstream.domain.facts import make_fact
+from memstream.domain.models import Level, MemoryNode
+from memstream.domain.ranking import RecalledMemory
+from memstream.domain.validity import Validity
+from memstream.recall.pipeline import RecallResult
 from memstream.settings import Settings
 from memstream_lab.eval.knowledge.methods import (
     FACTS,
@@ -21,6 +26,7 @@ from memstream_lab.eval.knowledge.methods import (
     facts_route,
     get_paths,
     nearest_first,
+    recall_items,
 )
 from memstream_lab.knowledge.dataset import load_all
 
@@ -123,3 +129,30 @@ def test_a_method_either_answers_or_says_why_not() -> None:
 
     with pytest.raises(ValueError, match="either"):
         KnowledgeMethod("x", "flat", "both", answer=answer, missing="no")  # type: ignore[arg-type]
+
+
+def test_recall_gives_its_facts_first_then_its_memories_each_with_its_validity() -> None:
+    jan, apr = datetime(2023, 1, 14, tzinfo=UTC), datetime(2024, 4, 9, tzinfo=UTC)
+    berlin = make_fact(
+        user_id="u1",
+        subject="speaker:maya",
+        subject_name="Maya",
+        attribute="lives_in",
+        value="Berlin",
+        text="Maya lives in Berlin",
+        valid_from=apr,
+        recorded_at=apr,
+        source_ids=("m2",),
+    )
+
+    def leaf(node_id: str, text: str) -> MemoryNode:
+        return MemoryNode(node_id, "u1", Level.SEGMENT, jan, jan, text, source_ids=(node_id,))
+
+    porto = RecalledMemory(leaf("m1", "our flat in Porto"), 0.5, Validity(jan, apr, "f2"))
+    chat = RecalledMemory(leaf("m3", "a train trip"), 0.4)
+    result = RecallResult("simple", (), [porto, chat], 20, {}, False, facts=[berlin])
+    items = [r.item for r in recall_items(result)]
+    assert [i.text for i in items] == ["Maya lives in Berlin", "our flat in Porto", "a train trip"]
+    assert (items[0].valid_from, items[0].valid_to) == (apr, None)
+    assert (items[1].valid_to, items[1].superseded_by) == (apr, "f2")
+    assert items[2].valid_to is None and items[2].superseded_by is None

@@ -1,0 +1,209 @@
+"""Which facts a question asks about, and which of their versions recall returns first.
+
+A question is about a subject (a person it names, or the one it names by relation: "Maya's
+brother") and an attribute (where she lives, what she does). The subject is read with the
+entity index; the attribute by the question's words against each slot's words: the
+attribute's name, a few common words for it (`ATTRIBUTE_CUES`) and the texts of its
+versions ("Maya lives in Berlin"). An attribute recall has no cue words for is still found
+by its name and texts. Of the slots asked, recall returns the version true at the asked
+time, or, for a question about what held before ("before Berlin", "used to"), the versions
+it replaced, newest first, then it; each carries its own validity, so a superseded version
+is never returned as holding. Pure, standard library only (and the stemmer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from memstream.domain.entity_index import EntityIndex, query_entities
+from memstream.domain.fact_timeline import Timeline, at
+from memstream.domain.fact_vocabulary import KIN
+from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact, kin_key, speaker_key
+from memstream.domain.knowledge import find_entity, subject_entity
+from memstream.domain.lexical import stem, term_set
+from memstream.domain.query import Query
+from memstream.domain.tokens import count_tokens
+
+Slot = tuple[str, str]  # (subject, attribute) of one user's facts
+
+# Common English words for an attribute, beside its own name's words. General, not one
+# set's phrasing: the verbs and nouns any conversation asks a fact with.
+ATTRIBUTE_CUES: Mapping[str, frozenset[str]] = {
+    attribute: frozenset(stem(w) for w in words.split())
+    for attribute, words in {
+        "lives_in": "live living lives home city town based reside neighbourhood neighborhood"
+        " country move moved stay address",
+        "works_at": "work works working employer employed company firm office workplace employ",
+        "job": "job work works working role profession occupation career title living",
+        "relationship": "dating date seeing partner married marry engaged engagement wife"
+        " husband boyfriend girlfriend relationship single spouse",
+        "diet": "diet eat eats eating meat vegan vegetarian food",
+        "studies": "study studies studying school college university course learning learn"
+        " attend degree major student",
+        "likes": "like likes love loves enjoy enjoys favourite favorite fan",
+        "hobby": "hobby hobbies sport pastime into play plays playing",
+        "pet": "pet pets animal dog cat",
+        "owns": "own owns drive drives car phone laptop ride rides bike",
+    }.items()
+}
+# At most this many slots answer one question: ties beyond it are noise, not evidence.
+MAX_SLOTS = 3
+# Facts may take this share of a recall's token budget, and at most this many are returned:
+# a "before" question on one slot needs what held and what replaced it; the rest of the
+# budget is the memories', which carry the evidence and the context.
+FACT_SHARE = 0.2
+MAX_FACTS = 4
+
+_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
+_POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
+
+
+def asked_subjects(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], ...]:
+    """The subjects a question may be about, in tiers, each an entity key or a fact subject
+    key: someone named by relation first ("Maya's brother": the brother, never Maya), then,
+    for a thing the owner has ("Grace's dog"), the owner; else everyone the question names
+    (none: `asked_slots` turns to the speakers when the question says "I" or "my")."""
+    for match in _POSSESSIVE.finditer(query.text):
+        owner, first, second = match.groups()
+        for relation in filter(None, (f"{first} {second}" if second else None, first)):
+            found = find_entity(index, f"{owner}'s {relation}")
+            kin = relation in KIN
+            if found is None and not kin:
+                continue
+            possessed = tuple(k for k in (found, kin_key(speaker_key(owner), relation)) if k)
+            if kin:
+                return (possessed,)
+            owner_keys = tuple(k for k in (find_entity(index, owner), speaker_key(owner)) if k)
+            return (possessed, owner_keys)
+    named = query_entities(index, query.text)
+    speakers = tuple(speaker_key(index.entities[k].name) for k in named if k in index.entities)
+    return ((*named, *speakers),) if named else ()
+
+
+def worded_slots(query: Query, facts: Iterable[AtomicFact]) -> dict[Slot, int]:
+    """The slots of `facts` sharing a word with the question, with how many they share:
+    read before the entity index, so a question sharing none costs no more."""
+    by_slot: dict[Slot, list[AtomicFact]] = {}
+    for fact in facts:
+        by_slot.setdefault((fact.subject, fact.attribute), []).append(fact)
+    shared = {slot: _overlap(query, slot, versions) for slot, versions in by_slot.items()}
+    return {slot: count for slot, count in shared.items() if count}
+
+
+def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -> tuple[Slot, ...]:
+    """The slots of `facts` the question asks about, best first: of its first tier of
+    subjects that has a slot sharing a word with the question, the slots sharing the most."""
+    worded = worded_slots(query, facts)
+    tiers = asked_subjects(query, index)
+    if not tiers and _FIRST_PERSON.search(query.text):
+        # "Where do I live now?" names no one: the asker is one of the speakers.
+        tiers = (tuple(subject for subject, _ in worded if subject.startswith(SPEAKER_PREFIX)),)
+    for tier in tiers:
+        wanted = set(tier)
+        scored = [
+            (count, slot)
+            for slot, count in worded.items()
+            if slot[0] in wanted or (subject_entity(index, slot[0]) or "") in wanted
+        ]
+        best = max((score for score, _ in scored), default=0)
+        if best:
+            return tuple(sorted(slot for score, slot in scored if score == best)[:MAX_SLOTS])
+    return ()
+
+
+def asked_instant(query: Query, when: datetime) -> datetime:
+    """The time a question asks about: the middle of a past time it names, else `when`."""
+    span = query.time_range
+    if query.state != "then" or span is None or span.start >= when:
+        return when
+    return span.start + (min(span.end, when) - span.start) / 2
+
+
+def facts_for_query(
+    query: Query, histories: Mapping[Slot, Sequence[AtomicFact]], when: datetime
+) -> tuple[AtomicFact, ...]:
+    """The versions to return, in order: for a question about a state, those true at the
+    asked time; for a "before" question, the versions they replaced, newest first, then
+    those; none for a question about no state."""
+    if query.state is None:
+        return ()
+    instant = asked_instant(query, when)
+    holding = [
+        v for versions in histories.values() for v in _named(query, at_time(versions, instant))
+    ]
+    if query.state != "before":
+        return tuple(holding)
+    # The answer to "before" is what a change replaced; what replaced it follows as context.
+    # With nothing replaced there is no answer, and the holding value would pose as one.
+    earlier = [v for versions in histories.values() for v in _replaced(query, versions, instant)]
+    return tuple(dict.fromkeys([*earlier, *holding])) if earlier else ()
+
+
+def at_time(versions: Sequence[AtomicFact], instant: datetime) -> tuple[AtomicFact, ...]:
+    """The versions of one slot true at `instant` (no negation: "no longer" states no value)."""
+    return at(Timeline(observations=(), versions=tuple(versions)), instant)
+
+
+def fact_tokens(fact: AtomicFact) -> int:
+    """What a returned fact costs: its sentence and its validity as a reader would see it,
+    "Maya lives in Porto (14 January 2023 to 9 April 2024)"."""
+    return count_tokens(f"{fact.text} ({validity_phrase(fact)})")
+
+
+def validity_phrase(fact: AtomicFact) -> str:
+    """A fact's validity in words, dated as a leaf is: "since 9 April 2024", or from-to."""
+    start = _day(fact.valid_from)
+    return f"since {start}" if fact.valid_to is None else f"{start} to {_day(fact.valid_to)}"
+
+
+def fit_facts(facts: Sequence[AtomicFact], max_tokens: int) -> tuple[list[AtomicFact], int]:
+    """The facts that fit `FACT_SHARE` of `max_tokens`, in order, and the tokens they take."""
+    cap = int(max_tokens * FACT_SHARE)
+    kept: list[AtomicFact] = []
+    total = 0
+    for fact in facts[:MAX_FACTS]:
+        cost = fact_tokens(fact)
+        if total + cost > cap:
+            break
+        kept.append(fact)
+        total += cost
+    return kept, total
+
+
+def _overlap(query: Query, slot: Slot, versions: Sequence[AtomicFact]) -> int:
+    """How many of the question's words (its subject's name aside) the slot's words hold."""
+    names = {t for v in versions for t in term_set(v.subject_name)}
+    words = set(ATTRIBUTE_CUES.get(slot[1], frozenset()))
+    words |= {stem(w) for w in slot[1].split("_")}
+    for version in versions:
+        words |= term_set(version.text) | term_set(version.value)
+    return len((query.term_set - names) & words)
+
+
+def _named(query: Query, versions: Sequence[AtomicFact]) -> Sequence[AtomicFact]:
+    """Of several values holding at once (a multi-valued attribute: "likes reading", "likes
+    surfing"), those whose words the question shares, when some do: "What does Tim do to
+    escape reality?" wants "Tim likes escaping reality", not everything he likes."""
+    if len(versions) < 2:
+        return versions
+    shared = [v for v in versions if term_set(v.value) & query.term_set]
+    return shared or versions
+
+
+def _replaced(query: Query, versions: Sequence[AtomicFact], instant: datetime) -> list[AtomicFact]:
+    """The versions of one slot closed by `instant`, the one a value the question names
+    replaced first ("before Berlin"), then the most recently closed."""
+    closed = [v for v in versions if not v.negated and v.valid_to and v.valid_to <= instant]
+    closed.sort(key=lambda v: v.valid_to or v.valid_from, reverse=True)
+    named = {
+        v.supersedes
+        for v in versions
+        if v.supersedes and term_set(v.value) and term_set(v.value) <= query.term_set
+    }
+    return sorted(closed, key=lambda v: v.fact_id not in named)
+
+
+def _day(instant: datetime) -> str:
+    return f"{instant.day} {instant:%B %Y}"

@@ -1,0 +1,88 @@
+"""A recalled memory's validity on the slots a question asks about, and the order it sets.
+
+A memory states the fact versions whose messages it holds: a leaf its own messages, a
+summary the messages behind the facts its (trimmed) text keeps, or, with none kept, all its
+span's. Validity is read on the asked slots only: a leaf about Porto carries when Berlin
+replaced it for "Where does Maya live?", and nothing for "What does she do?". A memory that
+states several versions carries the one that held latest (the current one if it states
+it): it is stale only when all it says on the slot is. For a question about a state, a
+memory whose validity excludes the asked time never outranks one that holds then. Pure,
+standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from memstream.domain.facts import AtomicFact
+from memstream.domain.models import Level, MemoryNode
+from memstream.domain.ranking import RecalledMemory
+from memstream.domain.validity import Validity
+
+# A demoted memory's score sits this far below the lowest one that holds.
+_BELOW = 1e-6
+
+
+def memory_sources(node: MemoryNode) -> frozenset[str]:
+    """The ids of the messages a memory states: a leaf's own; a summary's kept facts'."""
+    if node.level is not Level.SEGMENT and node.facts:
+        return frozenset(s for fact in node.facts for s in fact.source_ids)
+    return frozenset(node.source_ids)
+
+
+def memory_validity(node: MemoryNode, versions: Iterable[AtomicFact]) -> Validity | None:
+    """The validity of the latest-holding version the memory states, or None if it states
+    none of them."""
+    sources = memory_sources(node)
+    stated = [v for v in versions if not sources.isdisjoint(v.source_ids)]
+    if not stated:
+        return None
+    latest = max(stated, key=_holds_until)
+    return Validity(latest.valid_from, latest.valid_to, latest.superseded_by)
+
+
+def with_validity(
+    memories: Sequence[RecalledMemory], versions: Sequence[AtomicFact]
+) -> list[RecalledMemory]:
+    """The memories, each with its validity on these versions (None when it states none)."""
+    return [dataclasses.replace(m, validity=memory_validity(m.node, versions)) for m in memories]
+
+
+def excludes(validity: Validity | None, instant: datetime) -> bool:
+    """Whether a validity says the memory's value did not hold at `instant`."""
+    if validity is None:
+        return False
+    closed = validity.valid_to is not None and validity.valid_to <= instant
+    return closed or (validity.valid_from is not None and validity.valid_from > instant)
+
+
+def holds(validity: Validity | None, instant: datetime) -> bool:
+    return validity is not None and not excludes(validity, instant)
+
+
+def stale_below_holding(
+    memories: Sequence[RecalledMemory], instant: datetime
+) -> list[RecalledMemory]:
+    """Scores where no memory stale at `instant` outranks one that holds then: a stale one
+    above the lowest holding score drops just below it (the others keep theirs)."""
+    floor = min((m.score for m in memories if holds(m.validity, instant)), default=None)
+    if floor is None:
+        return list(memories)
+    return [
+        dataclasses.replace(m, score=floor - _BELOW)
+        if excludes(m.validity, instant) and m.score >= floor
+        else m
+        for m in memories
+    ]
+
+
+def stale_last(memories: Sequence[RecalledMemory], instant: datetime) -> list[RecalledMemory]:
+    """The same order, but within each level the memories stale at `instant` after the
+    rest (a stable partition: the order among each part is kept)."""
+    return sorted(memories, key=lambda m: (int(m.node.level), excludes(m.validity, instant)))
+
+
+def _holds_until(version: AtomicFact) -> tuple[bool, datetime]:
+    return (version.valid_to is None, version.valid_to or version.valid_from)

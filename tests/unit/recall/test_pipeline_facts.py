@@ -1,0 +1,164 @@
+"""Recall with knowledge on: the facts asked for come first, memories carry their validity."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree
+
+from memstream.domain.fact_recall import FACT_SHARE, fact_tokens
+from memstream.domain.knowledge import knowledge_change
+from memstream.domain.models import Complexity, Level, MemoryNode, SourceMessage
+from memstream.domain.query import Query
+from memstream.domain.ranking import RecalledMemory
+from memstream.domain.recall_options import RecallOptions
+from memstream.domain.tokens import count_tokens
+from memstream.ports import LanguageModel
+from memstream.recall.pipeline import RecallPipeline, RecallRequest
+
+JAN_2023 = datetime(2023, 1, 14, 10, tzinfo=UTC)
+APR_2024 = datetime(2024, 4, 9, 9, tzinfo=UTC)
+SEP_2024 = datetime(2024, 9, 15, 11, tzinfo=UTC)
+SAID = {
+    "l-porto": (
+        "I live in Porto, in a little flat by the river, with a loud tram outside and a bakery"
+        " downstairs that makes up for it every single morning, and the neighbours are kind"
+        " and quiet, and the view of the river at night is worth every cent of the rent.",
+        JAN_2023,
+    ),
+    "l-berlin": ("I live in Berlin now, the contract has eleven pages.", APR_2024),
+    "l-trip": ("Any idea for a weekend trip by train?", SEP_2024),
+}
+
+
+def leaf(node_id: str) -> MemoryNode:
+    text, when = SAID[node_id]
+    message = SourceMessage(f"m-{node_id}", "Maya", "user", text, when)
+    return MemoryNode(
+        id=node_id,
+        user_id="u1",
+        level=Level.SEGMENT,
+        t_start=when,
+        t_end=when + timedelta(minutes=5),
+        text=f"Maya: {text}",
+        source_ids=(message.event_id,),
+        speakers=("Maya",),
+        messages=(message,),
+    )
+
+
+async def keep_all(
+    llm: LanguageModel, query: Query, complexity: Complexity, candidates: list[RecalledMemory]
+) -> tuple[list[RecalledMemory], bool]:
+    return candidates, False
+
+
+def build(knowledge: bool = True, scores: dict[str, float] | None = None) -> RecallPipeline:
+    leaves = [leaf(node_id) for node_id in SAID]
+    tree = FakeTree(leaves)
+    tree._apply_knowledge("u1", knowledge_change(leaves))
+    # The index ranks the stale Porto leaf first, as dense search may.
+    ranked = scores or {"l-porto": 0.9, "l-trip": 0.6, "l-berlin": 0.5}
+    return RecallPipeline(
+        tree=tree,  # type: ignore[arg-type]
+        index=FakeIndex(tree, scores=ranked),
+        embedder=FakeEmbedder(),
+        llm=FakeLLM(),
+        options=replace(RecallOptions(), default_max_tokens=10_000),
+        gate=keep_all,
+        knowledge=tree if knowledge else None,
+    )
+
+
+def ask(query: str, at: datetime = SEP_2024, max_tokens: int | None = None) -> RecallRequest:
+    return RecallRequest("u1", query, query_time=at, complexity="simple", max_tokens=max_tokens)
+
+
+async def test_a_question_about_now_gets_the_current_fact_first_counted_in_its_tokens() -> None:
+    result = await build().recall(ask("Where does Maya live these days?"))
+    assert [f.text for f in result.facts] == ["Maya lives in Berlin"]
+    assert result.facts[0].valid_to is None
+    memory_tokens = sum(count_tokens(m.node.text) for m in result.memories)
+    assert result.tokens == memory_tokens + fact_tokens(result.facts[0])
+
+
+async def test_each_memory_carries_its_validity_on_the_asked_slot() -> None:
+    result = await build().recall(ask("Where does Maya live these days?"))
+    validity = {m.node.id: m.validity for m in result.memories}
+    porto, berlin = validity["l-porto"], validity["l-berlin"]
+    assert porto is not None and porto.valid_to == APR_2024 and porto.superseded_by
+    assert berlin is not None and berlin.holds_now
+    assert validity["l-trip"] is None  # it states nothing about where she lives
+
+
+async def test_a_leaf_with_only_a_superseded_value_does_not_outrank_the_current_one() -> None:
+    result = await build().recall(ask("Where does Maya live these days?"))
+    order = [m.node.id for m in result.memories]
+    assert order.index("l-berlin") < order.index("l-porto")
+    # With room for one leaf beside the fact, the current one is kept, not the stale one.
+    scores = {"l-porto": 0.9, "l-berlin": 0.5, "l-trip": 0.1}
+    focused_share = RecallOptions().focused_share
+    fact, berlin = fact_tokens(result.facts[0]), count_tokens(leaf("l-berlin").text)
+    budget = max(int(fact / FACT_SHARE) + 1, fact + berlin + 1)
+    assert budget - fact < berlin + count_tokens(leaf("l-porto").text)  # room for one leaf
+    tight = await build(scores=scores).recall(
+        ask("Where does Maya live these days?", max_tokens=int(budget / focused_share) + 1)
+    )
+    kept = [m.node.id for m in tight.memories]
+    assert "l-berlin" in kept and "l-porto" not in kept
+
+
+async def test_asked_in_the_past_the_value_true_then_comes_first() -> None:
+    result = await build().recall(ask("Where does Maya live?", at=datetime(2023, 6, 1, tzinfo=UTC)))
+    assert [f.text for f in result.facts] == ["Maya lives in Porto"]
+    assert result.facts[0].valid_to == APR_2024  # as known today: Berlin replaced it
+
+
+async def test_a_question_about_before_gets_the_replaced_value_first() -> None:
+    result = await build().recall(ask("Which city did Maya live in before Berlin?"))
+    assert [f.text for f in result.facts] == ["Maya lives in Porto", "Maya lives in Berlin"]
+
+
+async def test_without_knowledge_recall_returns_no_fact_and_no_validity() -> None:
+    result = await build(knowledge=False).recall(ask("Where does Maya live these days?"))
+    assert result.facts == []
+    assert all(m.validity is None for m in result.memories)
+    assert "facts" not in result.timings_ms
+    assert result.memories[0].node.id == "l-trip"  # the newest first, as before
+
+
+class CountingReads:
+    """The fake store's knowledge reads, counted by name."""
+
+    def __init__(self, tree: FakeTree) -> None:
+        self.tree = tree
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        self.calls.append(name)
+        return getattr(self.tree, name)
+
+
+async def counted(query: str) -> list[str]:
+    leaves = [leaf(node_id) for node_id in SAID]
+    tree = FakeTree(leaves)
+    tree._apply_knowledge("u1", knowledge_change(leaves))
+    reads = CountingReads(tree)
+    pipeline = RecallPipeline(
+        tree=tree,  # type: ignore[arg-type]
+        index=FakeIndex(tree),
+        embedder=FakeEmbedder(),
+        llm=FakeLLM(),
+        options=RecallOptions(),
+        gate=keep_all,
+        knowledge=reads,  # type: ignore[arg-type]
+    )
+    await pipeline.recall(ask(query))
+    return reads.calls
+
+
+async def test_only_a_question_about_a_state_sharing_words_with_a_fact_reads_the_index() -> None:
+    assert await counted("Where did Maya go by train?") == []  # no state: nothing read
+    assert await counted("What does Maya think of jazz?") == ["facts"]  # no slot shares a word
+    assert await counted("Where does Maya live?") == ["facts", "entity_index", "fact_history"]
