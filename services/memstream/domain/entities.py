@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memstream.domain.entity_lexicon import (
-    COMMON_WORD_NAMES,
     DATE_CONTEXT,
     DROPPED_QUALIFIERS,
     FIRST_PERSON,
     GREETINGS,
     KEPT_QUALIFIERS,
     MONTHS,
-    NOT_NAMES,
     ORG_NOUNS,
     ORG_SUFFIXES,
     PERSON_NOUNS,
@@ -39,15 +37,21 @@ from memstream.domain.entity_lexicon import (
     RELATION_SYNONYMS,
     THING_NOUNS,
     TITLES,
-    WEEKDAYS,
+)
+from memstream.domain.entity_words import (
+    POSSESSIVE,
+    Token,
+    could_name,
+    is_name_token,
+    tokens_of,
 )
 
 EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
 MentionForm = Literal["name", "relation", "speaker"]
 
 # Bounds that keep hostile text (a 10,000-character "name", a wall of capitals) from
-# becoming entities: longer tokens are not names, longer runs are headlines or shouting.
-MAX_TOKEN_CHARS = 30
+# becoming entities: longer runs are headlines or shouting (and `entity_words`: longer
+# words are not names).
 MAX_NAME_TOKENS = 4
 MAX_NAME_CHARS = 80
 MAX_MENTIONS_PER_MESSAGE = 64
@@ -57,9 +61,6 @@ SHOUTING_MIN_WORDS = 3
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
-_TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['-](?=[^\W\d_]))*")
-_POSSESSIVE = re.compile(r"'s?$", re.IGNORECASE)
-_REPEATS = re.compile(r"(.)\1{2,}")
 # What may follow an apposition: "my sister, Anna," / "Anna, my sister." / end of text.
 _APPOSITION_ENDS = frozenset({",", ".", "!", "?", ";", ")", ""})
 
@@ -92,7 +93,16 @@ def clean_text(text: str) -> str:
 
 def name_key(name: str) -> str:
     """The normalised key of a name: case-folded, possessive and extra spaces removed."""
-    words = [_POSSESSIVE.sub("", w) for w in clean_text(name).split()]
+    return _clean_key(clean_text(name))
+
+
+def _shown_key(shown: str) -> str:
+    """`name_key` of a name made of the words of a cleaned text (ASCII: clean already)."""
+    return _clean_key(shown if shown.isascii() else clean_text(shown))
+
+
+def _clean_key(name: str) -> str:
+    words = [POSSESSIVE.sub("", w) if "'" in w else w for w in name.split()]
     return " ".join(w for w in words if w).casefold()[:MAX_NAME_CHARS]
 
 
@@ -101,55 +111,7 @@ def relation_key(owner_key: str, relation: str) -> str:
     return f"{owner_key}'s {relation.casefold()}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
-    text: str
-    start: int
-    end: int
-    initial: bool  # first word of a sentence
-
-    @property
-    def low(self) -> str:
-        return _POSSESSIVE.sub("", self.text).casefold()
-
-    @property
-    def capitalised(self) -> bool:
-        # One letter is an initial or a fragment ("U.S."), too little to tell a name by.
-        return self.text[0].isupper() and 2 <= len(self.text) <= MAX_TOKEN_CHARS
-
-
-def _tokens(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    for match in _TOKEN.finditer(text):
-        # A bounded look back keeps long texts linear.
-        before = text[max(0, match.start() - 40) : match.start()].rstrip(" \t\"'([{*_")
-        last = before[-1:] if before else ""
-        # Emoji and other symbols end a chat sentence as often as a full stop does.
-        initial = not last or last in ".!?:;…-\u2013\u2014\n" or unicodedata.category(last) == "So"
-        tokens.append(_Token(match.group(), match.start(), match.end(), initial))
-    return tokens
-
-
-def _is_name_token(token: _Token) -> bool:
-    low = token.low
-    return (
-        token.capitalised
-        # "Will"/"May" open questions; mid-sentence and capitalised they are names.
-        and (low not in NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
-        and low not in WEEKDAYS
-        and (low not in MONTHS or low in COMMON_WORD_NAMES)
-        and (
-            _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in NOT_NAMES
-        )  # "Heyyy"
-    )
-
-
-def _could_name(token: _Token) -> bool:
-    """Whether a token can be a name where the words before say it is one ("named Friday")."""
-    return token.capitalised and (token.low not in NOT_NAMES or token.low in COMMON_WORD_NAMES)
-
-
-def _gap(text: str, left: _Token, right: _Token) -> str:
+def _gap(text: str, left: Token, right: Token) -> str:
     return text[left.end : right.start]
 
 
@@ -208,7 +170,7 @@ def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
 def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     """The entities `text`, said by `speaker`, names, in order, at most a bounded number."""
     text = clean_text(text[:MAX_TEXT_CHARS])
-    tokens = _tokens(text)
+    tokens = tokens_of(text)
     lows = [t.low for t in tokens]
     speaker_shown = " ".join(clean_text(speaker).split())[:MAX_NAME_CHARS]
     used: set[int] = set()  # tokens already part of a relation or naming phrase
@@ -216,7 +178,7 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     if len(shouted) >= SHOUTING_MIN_WORDS and len(shouted) * 2 >= len(tokens):
         used.update(shouted)  # capitals that shout say nothing about names
     found: list[Mention] = []
-    if speaker_shown and any(low.split("'")[0] in FIRST_PERSON for low in lows):
+    if speaker_shown and _speaks_of_self(lows):
         found.append(Mention(speaker_shown, name_key(speaker_shown), "person", "speaker"))
     found.extend(_relations(text, tokens, lows, speaker_shown, used))
     found.extend(_called(text, tokens, lows, used))
@@ -225,16 +187,23 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
 
 
+def _speaks_of_self(lows: list[str]) -> bool:
+    """Whether a word is "I", "me", "my" ..., or a contraction of one ("I'm")."""
+    return not FIRST_PERSON.isdisjoint(lows) or any(
+        low.partition("'")[0] in FIRST_PERSON for low in lows if "'" in low
+    )
+
+
 def _relations(
-    text: str, tokens: list[_Token], lows: list[str], speaker: str, used: set[int]
+    text: str, tokens: list[Token], lows: list[str], speaker: str, used: set[int]
 ) -> list[Mention]:
     """Kin and role references ("my sister", "Melanie's kids"), and the names given them."""
     found: list[Mention] = []
     for i, low in enumerate(lows):
         if low in ("my", "our") and speaker:
             owner = speaker
-        elif i + 1 < len(tokens) and tokens[i].text.endswith("'s") and _is_name_token(tokens[i]):
-            owner = _POSSESSIVE.sub("", tokens[i].text)
+        elif i + 1 < len(tokens) and tokens[i].text.endswith("'s") and is_name_token(tokens[i]):
+            owner = POSSESSIVE.sub("", tokens[i].text)
         else:
             continue
         relation = _relation_at(lows, i + 1)
@@ -249,7 +218,7 @@ def _relations(
         if name_at is None and i >= 1 and _gap(text, tokens[i - 1], tokens[i]).strip() == ",":
             # "Anna, my sister," or "Anna, my sister." (not "Hi Anna, my sister says hi")
             after = text[tokens[end - 1].end : tokens[end - 1].end + 2].strip()
-            if _is_name_token(tokens[i - 1]) and after[:1] in _APPOSITION_ENDS:
+            if is_name_token(tokens[i - 1]) and after[:1] in _APPOSITION_ENDS:
                 name_at = i - 1
         if name_at is not None:
             found.append(_name_mention(tokens[name_at], kind, key))
@@ -257,35 +226,37 @@ def _relations(
     return found
 
 
-def _called(text: str, tokens: list[_Token], lows: list[str], used: set[int]) -> list[Mention]:
+def _called(text: str, tokens: list[Token], lows: list[str], used: set[int]) -> list[Mention]:
     """Names after "named"/"called"; the noun before says the kind ("a dog named Max")."""
     found: list[Mention] = []
+    if "named" not in lows and "called" not in lows:
+        return found
     for i, low in enumerate(lows):
         if low not in ("named", "called") or i == 0 or i + 1 >= len(tokens) or i + 1 in used:
             continue
-        run = [i + 1] if _could_name(tokens[i + 1]) else []
+        run = [i + 1] if could_name(tokens[i + 1]) else []
         while (
             run
             and len(run) < MAX_NAME_TOKENS
             and run[-1] + 1 < len(tokens)
             and _gap(text, tokens[run[-1]], tokens[run[-1] + 1]) == " "
-            and _could_name(tokens[run[-1] + 1])
+            and could_name(tokens[run[-1] + 1])
         ):
             run.append(run[-1] + 1)  # "a piece called Finding Home"
         if run:
-            shown = _POSSESSIVE.sub("", " ".join(tokens[k].text for k in run))
+            shown = POSSESSIVE.sub("", " ".join(tokens[k].text for k in run))
             kind = _noun_kind(lows[i - 1])
-            found.append(Mention(shown, name_key(shown), kind, "name", start=tokens[i + 1].start))
+            found.append(Mention(shown, _shown_key(shown), kind, "name", start=tokens[i + 1].start))
             used.update(run)
     return found
 
 
-def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
+def _named_after(text: str, tokens: list[Token], end: int) -> int | None:
     """The token right after a kin phrase that names it: "my sister Anna", "my sister, Anna,"."""
     j = end
     if j < len(tokens) and tokens[j].low in ("named", "called"):
         j += 1
-    if j >= len(tokens) or not _could_name(tokens[j]):
+    if j >= len(tokens) or not could_name(tokens[j]):
         return None
     gap = _gap(text, tokens[j - 1], tokens[j])
     if gap.strip() == "":
@@ -297,19 +268,17 @@ def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
     return None
 
 
-def _name_mention(token: _Token, kind: EntityKind, alias_of: str | None) -> Mention:
-    shown = _POSSESSIVE.sub("", token.text)
-    return Mention(shown, name_key(shown), kind, "name", alias_of=alias_of, start=token.start)
+def _name_mention(token: Token, kind: EntityKind, alias_of: str | None) -> Mention:
+    shown = POSSESSIVE.sub("", token.text)
+    return Mention(shown, _shown_key(shown), kind, "name", alias_of=alias_of, start=token.start)
 
 
-def _proper_names(
-    text: str, tokens: list[_Token], lows: list[str], used: set[int]
-) -> list[Mention]:
+def _proper_names(text: str, tokens: list[Token], lows: list[str], used: set[int]) -> list[Mention]:
     """Runs of capitalised tokens, joined by spaces or by "of"/"the" inside a name."""
     names: list[Mention] = []
     i = 0
     while i < len(tokens):
-        if i in used or not _is_name_token(tokens[i]):
+        if i in used or not is_name_token(tokens[i]):
             i += 1
             continue
         run = [i]
@@ -318,21 +287,21 @@ def _proper_names(
             gap = _gap(text, tokens[run[-1]], tokens[j])
             if gap not in (" ",) or tokens[run[-1]].text[-2:] in ("'s",):
                 break
-            if _is_name_token(tokens[j]):
+            if is_name_token(tokens[j]):
                 run.append(j)
                 j += 1
             elif (
                 lows[j] == "of"
                 and lows[j + 1 : j + 2] == ["the"]
                 and j + 2 < len(tokens)
-                and _is_name_token(tokens[j + 2])
+                and is_name_token(tokens[j + 2])
             ):
                 run.extend((j, j + 1, j + 2))  # "Lord of the Rings"
                 j += 3
             elif (
                 lows[j] in ("of", "de", "van", "von")
                 and j + 1 < len(tokens)
-                and _is_name_token(tokens[j + 1])
+                and is_name_token(tokens[j + 1])
             ):
                 run.extend((j, j + 1))
                 j += 2
@@ -342,7 +311,7 @@ def _proper_names(
         if len(run) > MAX_NAME_TOKENS:
             continue  # a headline or shouting, not a name
         words = [tokens[k].text for k in run]
-        words[-1] = _POSSESSIVE.sub("", words[-1])
+        words[-1] = POSSESSIVE.sub("", words[-1])
         shown = " ".join(words)
         first = tokens[run[0]]
         previous = lows[max(0, run[0] - 3) : run[0]]
@@ -359,11 +328,11 @@ def _proper_names(
                 continue
             weak = not greeted
         kind = _kind_of(words, previous)  # not from "and I": a dog goes for walks too
-        names.append(Mention(shown, name_key(shown), kind, "name", weak=weak, start=first.start))
+        names.append(Mention(shown, _shown_key(shown), kind, "name", weak=weak, start=first.start))
     return names
 
 
-def _beside_number(text: str, token: _Token) -> bool:
+def _beside_number(text: str, token: Token) -> bool:
     return bool(re.match(r"\s*\d", text[token.end : token.end + 4])) or bool(
         re.search(r"\d\s*$", text[max(0, token.start - 4) : token.start])
     )
