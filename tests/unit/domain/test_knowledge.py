@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from memstream.domain.fact_timeline import timelines_of
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import (
     KnowledgeChange,
@@ -14,7 +15,9 @@ from memstream.domain.knowledge import (
     current_facts,
     entity_index,
     fact_history,
+    facts_in,
     find_entity,
+    history_in,
     knowledge_change,
     leaf_knowledge,
     subject_entity,
@@ -144,3 +147,20 @@ def test_with_the_write_off_rewritten_and_removed_leaves_lose_what_was_written()
     change = cleared([rewritten, BERLIN], removed=[BROTHER])
     assert change == KnowledgeChange(dropped=("l1", "l2", "l3"))
     assert applied(stored(PORTO, BERLIN, BROTHER), change) == {}
+
+
+def test_only_l1s_written_for_the_first_time_are_first_written() -> None:
+    rewritten = replace(BERLIN, version=2)
+    change = knowledge_change([PORTO, rewritten, BROTHER], removed=[BROTHER])
+    assert change.first_written == {"l1"}  # a leaf removed in the same commit is not new
+    assert set(change.leaves) == {"l1", "l2", "l3"}
+
+
+def test_facts_of_derived_timelines_are_the_facts_of_their_observations() -> None:
+    facts = observations(stored(PORTO, BERLIN, BROTHER))
+    timelines = timelines_of(facts)
+    for subject in (None, "speaker:maya", "kin:maya:brother", "nobody"):
+        for when in (None, JAN, APR):
+            assert facts_in(timelines, subject, when) == current_facts(facts, subject, when)
+    for subject, attribute in (("speaker:maya", "lives_in"), ("speaker:maya", "works_at")):
+        assert history_in(timelines, subject, attribute) == fact_history(facts, subject, attribute)
