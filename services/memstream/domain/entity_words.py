@@ -3,14 +3,14 @@ without a possessive ending, whether it is capitalised and whether it opens a se
 whether a word can be a name. Pure, standard library only.
 
 Most words of a message are read only as their lower case, so a sentence's start is worked
-out for capitalised words alone, from the gap since the word before.
+out for capitalised words alone (when asked), from the gap since the word before.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from memstream.domain.entity_lexicon import COMMON_WORD_NAMES, MONTHS, NOT_NAMES, WEEKDAYS
 
@@ -23,14 +23,52 @@ POSSESSIVE = re.compile(r"'s?$", re.IGNORECASE)
 _REPEATS = re.compile(r"(.)\1{2,}")
 
 
-class Token(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Words:
+    """A cleaned text's words, one entry a word in each list. No object is made per word:
+    most are read only as their lower case, and what is asked of a capitalised word alone
+    (whether it opens a sentence, whether it can be a name) is worked out when asked."""
+
     text: str
-    start: int
-    end: int
-    initial: bool  # first word of a sentence (told of capitalised words only)
-    low: str  # case-folded, without a possessive ending
-    # One letter is an initial or a fragment ("U.S."), too little to tell a name by.
-    capitalised: bool
+    shown: list[str]  # as written
+    starts: list[int]
+    ends: list[int]
+    lows: list[str]  # case-folded, without a possessive ending
+
+    def __len__(self) -> int:
+        return len(self.shown)
+
+    def gap(self, left: int, right: int) -> str:
+        """What stands between two words."""
+        return self.text[self.ends[left] : self.starts[right]]
+
+    def capitalised(self, i: int) -> bool:
+        # One letter is an initial or a fragment ("U.S."), too little to tell a name by.
+        word = self.shown[i]
+        return word[0].isupper() and 2 <= len(word) <= MAX_TOKEN_CHARS
+
+    def opens_sentence(self, i: int) -> bool:
+        return _opens_sentence(self.text, self.ends[i - 1] if i else -1, self.starts[i])
+
+    def is_name(self, i: int) -> bool:
+        """Whether the word can be (part of) a name where nothing else says it is one."""
+        low = self.lows[i]
+        return (
+            self.capitalised(i)
+            # "Will"/"May" open questions; mid-sentence and capitalised they are names.
+            and (low not in NOT_NAMES or (low in COMMON_WORD_NAMES and not self.opens_sentence(i)))
+            and low not in WEEKDAYS
+            and (low not in MONTHS or low in COMMON_WORD_NAMES)
+            and (
+                _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in NOT_NAMES
+            )  # "Heyyy"
+        )
+
+    def could_name(self, i: int) -> bool:
+        """Whether the word can be a name where the words before say it is one ("named
+        Friday")."""
+        low = self.lows[i]
+        return self.capitalised(i) and (low not in NOT_NAMES or low in COMMON_WORD_NAMES)
 
 
 # What may stand between a sentence's end and its first word, and what ends a sentence
@@ -41,27 +79,17 @@ _SENTENCE_ENDS = ".!?:;…-\u2013\u2014\n"
 _LOOK_BACK = 40
 
 
-def tokens_of(text: str) -> list[Token]:
+def read_words(text: str) -> Words:
     """The words of a cleaned text, in order."""
-    tokens: list[Token] = []
-    previous_end = -1  # no token yet
-    for match in WORD.finditer(text):
-        word = match.group()
-        start, end = match.span()
-        upper = word[0].isupper()
-        tokens.append(
-            Token(
-                word,
-                start,
-                end,
-                # Only a capital's place in its sentence tells anything (about names).
-                upper and _opens_sentence(text, previous_end, start),
-                (POSSESSIVE.sub("", word) if "'" in word else word).casefold(),
-                upper and 2 <= len(word) <= MAX_TOKEN_CHARS,
-            )
-        )
-        previous_end = end
-    return tokens
+    matches = list(WORD.finditer(text))
+    shown = [m.group() for m in matches]
+    return Words(
+        text,
+        shown,
+        [m.start() for m in matches],
+        [m.end() for m in matches],
+        [(POSSESSIVE.sub("", w) if "'" in w else w).casefold() for w in shown],
+    )
 
 
 def _opens_sentence(text: str, previous_end: int, start: int) -> bool:
@@ -77,22 +105,3 @@ def _opens_sentence(text: str, previous_end: int, start: int) -> bool:
         return previous_end < 0 or previous_end <= start - _LOOK_BACK
     last = before[-1]
     return last in _SENTENCE_ENDS or unicodedata.category(last) == "So"
-
-
-def is_name_token(token: Token) -> bool:
-    low = token.low
-    return (
-        token.capitalised
-        # "Will"/"May" open questions; mid-sentence and capitalised they are names.
-        and (low not in NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
-        and low not in WEEKDAYS
-        and (low not in MONTHS or low in COMMON_WORD_NAMES)
-        and (
-            _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in NOT_NAMES
-        )  # "Heyyy"
-    )
-
-
-def could_name(token: Token) -> bool:
-    """Whether a token can be a name where the words before say it is one ("named Friday")."""
-    return token.capitalised and (token.low not in NOT_NAMES or token.low in COMMON_WORD_NAMES)

@@ -62,8 +62,7 @@ def test_words_are_the_plain_pattern_s(text: str) -> None:
 @example("said" + " " * 40 + "Mel")  # ... just does not
 @example("said." + " " * 40 + "Mel")
 def test_sentence_starts_of_capitals_are_the_plain_look_back_s(text: str) -> None:
-    for token in entity_words.tokens_of(text):
-        if token.text[0].isupper():
-            assert token.initial == plain_initial(text, token.start), (text, token)
-        else:
-            assert not token.initial  # asked of capitals only
+    words = entity_words.read_words(text)
+    for i, word in enumerate(words.shown):
+        if word[0].isupper():  # the only words asked
+            assert words.opens_sentence(i) == plain_initial(text, words.starts[i]), (text, word)
