@@ -26,7 +26,7 @@ from memstream.domain.fact_timeline import timelines_of
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import Timelines
 
-DEFAULT_USERS = 256
+DEFAULT_USERS = 64  # a LoCoMo-sized user (680 L1s) holds about 0.5 MiB
 
 
 @dataclass(frozen=True, slots=True)
