@@ -127,5 +127,5 @@ class RedisKnowledge(RedisBase):
         pipe.hgetall(self._key(user_id, hash_key))
         revision, raw = await pipe.execute()
         if revision is None:
-            self.knowledge_cache.at(user_id, None)  # forgotten: nothing of it is kept
+            self.knowledge_cache.drop(user_id)  # forgotten: nothing of it is kept
         return revision, raw

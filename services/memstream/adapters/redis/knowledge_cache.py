@@ -69,13 +69,17 @@ class KnowledgeCache:
         """What is held of the user at `revision`; None if nothing, or of another revision.
         No revision (a user forgotten, or written before revisions) drops what is held."""
         if revision is None:
-            self._users.pop(user_id, None)
+            self.drop(user_id)
             return None
         held = self._users.get(user_id)
         if held is None or held.revision != revision:
             return None
         self._users.move_to_end(user_id)
         return held
+
+    def drop(self, user_id: str) -> None:
+        """Keep nothing of the user (it was forgotten)."""
+        self._users.pop(user_id, None)
 
     def keep_facts(self, user_id: str, revision: bytes | None, facts: DerivedFacts) -> None:
         self._keep(user_id, revision, lambda held: replace(held, facts=facts))
