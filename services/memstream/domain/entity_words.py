@@ -97,7 +97,7 @@ def _opens_sentence(text: str, previous_end: int, start: int) -> bool:
     within the look back, or a sentence's end. Only the gap since the previous word is read:
     a word ends in a letter or digit, which ends no sentence."""
     gap = text[max(previous_end, start - _LOOK_BACK, 0) : start]
-    if gap == " ":
+    if gap == " " and previous_end >= 0:
         return False  # most words: one space after another word
     before = gap.rstrip(_OPENERS)
     if not before:

@@ -61,6 +61,7 @@ def test_words_are_the_plain_pattern_s(text: str) -> None:
 @example("said" + " " * 39 + "Mel")  # the look back reaches the word before by one
 @example("said" + " " * 40 + "Mel")  # ... just does not
 @example("said." + " " * 40 + "Mel")
+@example(" Mel")  # one space, and no word before it
 def test_sentence_starts_of_capitals_are_the_plain_look_back_s(text: str) -> None:
     words = entity_words.read_words(text)
     for i, word in enumerate(words.shown):
