@@ -8,6 +8,7 @@ through `ports.KnowledgeReads`, so RedisTree and the unit tests' FakeTree answer
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memstream.contracts.codec import encode_state
@@ -41,7 +42,8 @@ def leaf(leaf_id: str, *said: tuple[str, str, datetime], user: str = "ana") -> M
 
 PORTO = leaf("l1", ("m1", "I live in Porto with my sister Anna.", JAN))
 BERLIN = leaf("l2", ("m2", "Big news: we moved to Berlin!", APR), ("m3", "I miss the sea.", APR))
-BERLIN_FORGOTTEN = leaf("l2", ("m3", "I miss the sea.", APR))  # m2 forgotten: l2 written again
+# m2 forgotten: l2 written again, as the segmenter writes it (the next version)
+BERLIN_FORGOTTEN = replace(leaf("l2", ("m3", "I miss the sea.", APR)), version=2)
 MADRID = leaf("l3", ("m4", "My brother moved to Madrid.", APR + timedelta(days=1)))
 
 
@@ -188,3 +190,53 @@ class KnowledgeContract:
         assert await tree.facts("ana") == [] and await tree.entities("ana") == []
         assert await write(tree, PORTO, guard=Guard(Tombstone(5.0)))
         assert values(await tree.facts("ana")) == ["Porto"]
+
+    # A reader may keep what it derives (RedisTree does, by revision): each test below reads
+    # before every change, so a store that served what it kept after a change fails it.
+
+    async def test_every_write_is_read_by_the_next_read(self, tree: TreeStore) -> None:
+        await write(tree, PORTO)
+        assert values(await tree.facts("ana", MAYA)) == ["Porto"]
+        assert await tree.entity("ana", "Berlin") is None
+        await write(tree, BERLIN)
+        assert values(await tree.facts("ana", MAYA)) == ["Berlin"]
+        assert values(await tree.fact_history("ana", MAYA, "lives_in")) == ["Porto", "Berlin"]
+        berlin = await tree.entity("ana", "Berlin")
+        assert berlin is not None and berlin.leaf_ids == ("l2",)
+        await write(tree, BERLIN_FORGOTTEN)  # a message forget rewrites l2
+        assert values(await tree.facts("ana", MAYA)) == ["Porto"]
+        assert await tree.entity("ana", "Berlin") is None
+        await write(tree, MADRID)
+        assert "madrid" in {e.key for e in await tree.entities("ana")}
+
+    async def test_a_leaf_gone_with_its_expired_messages_is_gone_from_the_next_read(
+        self, tree: TreeStore
+    ) -> None:
+        await write(tree, PORTO, BERLIN)
+        assert values(await tree.facts("ana", MAYA)) == ["Berlin"]
+        assert (await tree.entity_index("ana")).leaves.keys() == {"l1", "l2"}
+        await write(tree, removed=(BERLIN,))  # what an expiry of all of l2's messages commits
+        assert values(await tree.facts("ana", MAYA)) == ["Porto"]
+        assert (await tree.entity_index("ana")).leaves.keys() == {"l1"}
+
+    async def test_a_forgotten_user_written_again_reads_only_what_came_after(
+        self, tree: TreeStore
+    ) -> None:
+        await write(tree, PORTO)
+        assert values(await tree.facts("ana")) == ["Porto"]
+        assert await tree.entity("ana", "Porto") is not None
+        await tree.forget("ana", Tombstone(1.0), ttl_s=None)
+        # The same leaf id again, the first write after the forget as it was before it, and
+        # no read between (which could notice the forget).
+        oslo = leaf("l1", ("m9", "I live in Oslo.", APR))
+        assert await write(tree, oslo, guard=Guard(Tombstone(1.0)))
+        assert values(await tree.facts("ana")) == ["Oslo"]
+        assert await tree.entity("ana", "Porto") is None
+        assert await tree.entity("ana", "Oslo") is not None
+
+    async def test_a_deleted_user_reads_as_nothing_at_once(self, tree: TreeStore) -> None:
+        await write(tree, PORTO, BERLIN)
+        assert await tree.facts("ana") and await tree.entities("ana")
+        await tree.delete_user("ana")
+        assert await tree.facts("ana") == [] and await tree.entities("ana") == []
+        assert await tree.fact_history("ana", MAYA, "lives_in") == []

@@ -8,7 +8,11 @@ one process and stage by stage over the same LoCoMo messages, only the per-messa
 segmenter does in the event loop: decoding and validating each record, the window reducer,
 the L1 nodes (offline text), the memories events, the lexical vectors, the Qdrant points
 (built and converted for qdrant-edge, then upserted into a real edge shard) and the Redis
-commits of the nodes (a real Redis, `--redis-url`; its keys are removed at the end). Each
+commits of the nodes (a real Redis, `--redis-url`; its keys are removed at the end). With
+the knowledge write on (`MEMSTREAM_KNOWLEDGE`), the segmenter also reads each L1's facts and
+entity surfaces (`knowledge`) and commits them with it (`redis_commits_with_knowledge`, in
+place of `redis_commits`): `total_cpu_ms_per_msg` is the work with it off, and
+`total_with_knowledge_cpu_ms_per_msg` with it on. Each
 stage's figure is the least CPU time of `--repeats` runs, which other load moves far less
 than a rate. To compare two checkouts, run this file with each one's code on the path (it
 falls back to what an older checkout has where an API is newer, doing what its segmenter
@@ -40,6 +44,7 @@ from memstream.contracts.catalog import load_catalog, parse_json
 from memstream.contracts.codec import decode_input, encode_state, memory_event
 from memstream.domain import ids
 from memstream.domain.derivation import Derivation
+from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import IndexedMemory, InputEvent, MemoryNode, SessionEnded, Turn
 from memstream.domain.nodes import segment_node
 from memstream.domain.sparse import document_vector
@@ -141,14 +146,28 @@ async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str,
             for step in steps:
                 await index.upsert(step)
 
-        async def commits() -> None:
-            for step in steps:
-                users = {m.node.user_id for m in step}
-                for user in users:
-                    mine = [m.node for m in step if m.node.user_id == user]
-                    await tree.commit_user(
-                        UserCommit(user, state=state, seen={}, nodes=mine, outbox=[], due=None)
+        by_user = [
+            (user, [m.node for m in step if m.node.user_id == user])
+            for step in steps
+            for user in sorted({m.node.user_id for m in step})
+        ]
+        # As the segmenter decides it, off (`cleared`: a first write clears nothing) and on.
+        changes_off = [cleared(mine) for _, mine in by_user]
+        changes_on = [knowledge_change(mine) for _, mine in by_user]
+
+        async def commits_with(changes: list[KnowledgeChange]) -> None:
+            for (user, mine), change in zip(by_user, changes, strict=True):
+                await tree.commit_user(
+                    UserCommit(
+                        user,
+                        state=state,
+                        seen={},
+                        nodes=mine,
+                        outbox=[],
+                        due=None,
+                        knowledge=change,
                     )
+                )
 
         async def run_sync(work: Callable[[], object]) -> None:
             work()
@@ -163,7 +182,9 @@ async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str,
             "lexical_vectors": lambda: run_sync(lambda: [document_vector(n.text) for n in nodes]),
             "qdrant_points": points,
             "qdrant_upserts": upserts,  # points again, and the shard's own work (threads)
-            "redis_commits": commits,
+            "redis_commits": lambda: commits_with(changes_off),
+            "knowledge": lambda: run_sync(lambda: [knowledge_change(m) for _, m in by_user]),
+            "redis_commits_with_knowledge": lambda: commits_with(changes_on),
         }
         least: dict[str, float] = {}
         try:
@@ -182,6 +203,8 @@ async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str,
     least["l1_nodes"] = max(0.0, least["l1_nodes"] - least["reducer"])
     turns = sum(isinstance(e, Turn) for e in events)
     per_message = {k: round(1000 * v / turns, 4) for k, v in least.items()}
+    off = set(per_message) - {"qdrant_points", "knowledge", "redis_commits_with_knowledge"}
+    on = off - {"redis_commits"} | {"knowledge", "redis_commits_with_knowledge"}
     return {
         "benchmark": "loop_work",
         "messages": turns,
@@ -189,8 +212,9 @@ async def measure(conversations: int, repeats: int, redis_url: str) -> dict[str,
         "repeats": repeats,
         "cpu_ms_per_msg": per_message,
         # qdrant_upserts includes qdrant_points: the sum counts the points once.
-        "total_cpu_ms_per_msg": round(
-            sum(v for k, v in per_message.items() if k != "qdrant_points"), 4
+        "total_cpu_ms_per_msg": round(sum(v for k, v in per_message.items() if k in off), 4),
+        "total_with_knowledge_cpu_ms_per_msg": round(
+            sum(v for k, v in per_message.items() if k in on), 4
         ),
     }
 

@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memstream.domain.entity_lexicon import (
-    COMMON_WORD_NAMES,
     DATE_CONTEXT,
     DROPPED_QUALIFIERS,
     FIRST_PERSON,
     GREETINGS,
     KEPT_QUALIFIERS,
     MONTHS,
-    NOT_NAMES,
     ORG_NOUNS,
     ORG_SUFFIXES,
     PERSON_NOUNS,
@@ -39,15 +37,15 @@ from memstream.domain.entity_lexicon import (
     RELATION_SYNONYMS,
     THING_NOUNS,
     TITLES,
-    WEEKDAYS,
 )
+from memstream.domain.entity_words import POSSESSIVE, Words, read_words
 
 EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
 MentionForm = Literal["name", "relation", "speaker"]
 
 # Bounds that keep hostile text (a 10,000-character "name", a wall of capitals) from
-# becoming entities: longer tokens are not names, longer runs are headlines or shouting.
-MAX_TOKEN_CHARS = 30
+# becoming entities: longer runs are headlines or shouting (and `entity_words`: longer
+# words are not names).
 MAX_NAME_TOKENS = 4
 MAX_NAME_CHARS = 80
 MAX_MENTIONS_PER_MESSAGE = 64
@@ -57,9 +55,6 @@ SHOUTING_MIN_WORDS = 3
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
-_TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['-](?=[^\W\d_]))*")
-_POSSESSIVE = re.compile(r"'s?$", re.IGNORECASE)
-_REPEATS = re.compile(r"(.)\1{2,}")
 # What may follow an apposition: "my sister, Anna," / "Anna, my sister." / end of text.
 _APPOSITION_ENDS = frozenset({",", ".", "!", "?", ";", ")", ""})
 
@@ -92,65 +87,22 @@ def clean_text(text: str) -> str:
 
 def name_key(name: str) -> str:
     """The normalised key of a name: case-folded, possessive and extra spaces removed."""
-    words = [_POSSESSIVE.sub("", w) for w in clean_text(name).split()]
+    return _clean_key(clean_text(name))
+
+
+def _shown_key(shown: str) -> str:
+    """`name_key` of a name made of the words of a cleaned text (ASCII: clean already)."""
+    return _clean_key(shown if shown.isascii() else clean_text(shown))
+
+
+def _clean_key(name: str) -> str:
+    words = [POSSESSIVE.sub("", w) if "'" in w else w for w in name.split()]
     return " ".join(w for w in words if w).casefold()[:MAX_NAME_CHARS]
 
 
 def relation_key(owner_key: str, relation: str) -> str:
     """The key of someone's relation: "caroline's sister"."""
     return f"{owner_key}'s {relation.casefold()}"
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    text: str
-    start: int
-    end: int
-    initial: bool  # first word of a sentence
-
-    @property
-    def low(self) -> str:
-        return _POSSESSIVE.sub("", self.text).casefold()
-
-    @property
-    def capitalised(self) -> bool:
-        # One letter is an initial or a fragment ("U.S."), too little to tell a name by.
-        return self.text[0].isupper() and 2 <= len(self.text) <= MAX_TOKEN_CHARS
-
-
-def _tokens(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    for match in _TOKEN.finditer(text):
-        # A bounded look back keeps long texts linear.
-        before = text[max(0, match.start() - 40) : match.start()].rstrip(" \t\"'([{*_")
-        last = before[-1:] if before else ""
-        # Emoji and other symbols end a chat sentence as often as a full stop does.
-        initial = not last or last in ".!?:;…-\u2013\u2014\n" or unicodedata.category(last) == "So"
-        tokens.append(_Token(match.group(), match.start(), match.end(), initial))
-    return tokens
-
-
-def _is_name_token(token: _Token) -> bool:
-    low = token.low
-    return (
-        token.capitalised
-        # "Will"/"May" open questions; mid-sentence and capitalised they are names.
-        and (low not in NOT_NAMES or (low in COMMON_WORD_NAMES and not token.initial))
-        and low not in WEEKDAYS
-        and (low not in MONTHS or low in COMMON_WORD_NAMES)
-        and (
-            _REPEATS.sub(r"\1", low) == low or _REPEATS.sub(r"\1", low) not in NOT_NAMES
-        )  # "Heyyy"
-    )
-
-
-def _could_name(token: _Token) -> bool:
-    """Whether a token can be a name where the words before say it is one ("named Friday")."""
-    return token.capitalised and (token.low not in NOT_NAMES or token.low in COMMON_WORD_NAMES)
-
-
-def _gap(text: str, left: _Token, right: _Token) -> str:
-    return text[left.end : right.start]
 
 
 def _kind_of(words: list[str], previous: list[str]) -> EntityKind:
@@ -208,33 +160,38 @@ def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
 def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     """The entities `text`, said by `speaker`, names, in order, at most a bounded number."""
     text = clean_text(text[:MAX_TEXT_CHARS])
-    tokens = _tokens(text)
-    lows = [t.low for t in tokens]
+    words = read_words(text)
     speaker_shown = " ".join(clean_text(speaker).split())[:MAX_NAME_CHARS]
-    used: set[int] = set()  # tokens already part of a relation or naming phrase
-    shouted = [i for i, t in enumerate(tokens) if len(t.text) > 1 and t.text.isupper()]
-    if len(shouted) >= SHOUTING_MIN_WORDS and len(shouted) * 2 >= len(tokens):
+    used: set[int] = set()  # words already part of a relation or naming phrase
+    shouted = [i for i, w in enumerate(words.shown) if len(w) > 1 and w.isupper()]
+    if len(shouted) >= SHOUTING_MIN_WORDS and len(shouted) * 2 >= len(words):
         used.update(shouted)  # capitals that shout say nothing about names
     found: list[Mention] = []
-    if speaker_shown and any(low.split("'")[0] in FIRST_PERSON for low in lows):
+    if speaker_shown and _speaks_of_self(words.lows):
         found.append(Mention(speaker_shown, name_key(speaker_shown), "person", "speaker"))
-    found.extend(_relations(text, tokens, lows, speaker_shown, used))
-    found.extend(_called(text, tokens, lows, used))
-    found.extend(_proper_names(text, tokens, lows, used))
+    found.extend(_relations(words, speaker_shown, used))
+    found.extend(_called(words, used))
+    found.extend(_proper_names(words, used))
     found.sort(key=lambda m: m.start)
     return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
 
 
-def _relations(
-    text: str, tokens: list[_Token], lows: list[str], speaker: str, used: set[int]
-) -> list[Mention]:
+def _speaks_of_self(lows: list[str]) -> bool:
+    """Whether a word is "I", "me", "my" ..., or a contraction of one ("I'm")."""
+    return not FIRST_PERSON.isdisjoint(lows) or any(
+        low.partition("'")[0] in FIRST_PERSON for low in lows if "'" in low
+    )
+
+
+def _relations(words: Words, speaker: str, used: set[int]) -> list[Mention]:
     """Kin and role references ("my sister", "Melanie's kids"), and the names given them."""
     found: list[Mention] = []
+    text, shown, lows = words.text, words.shown, words.lows
     for i, low in enumerate(lows):
         if low in ("my", "our") and speaker:
             owner = speaker
-        elif i + 1 < len(tokens) and tokens[i].text.endswith("'s") and _is_name_token(tokens[i]):
-            owner = _POSSESSIVE.sub("", tokens[i].text)
+        elif i + 1 < len(words) and shown[i].endswith("'s") and words.is_name(i):
+            owner = POSSESSIVE.sub("", shown[i])
         else:
             continue
         relation = _relation_at(lows, i + 1)
@@ -243,96 +200,100 @@ def _relations(
         noun, end = relation
         key = relation_key(name_key(owner), noun)
         kind = _noun_kind(noun.split()[-1])
-        found.append(Mention(f"{owner}'s {noun}", key, kind, "relation", start=tokens[i].end))
+        found.append(Mention(f"{owner}'s {noun}", key, kind, "relation", start=words.ends[i]))
         used.update(range(i + 1, end))
-        name_at = _named_after(text, tokens, end)
-        if name_at is None and i >= 1 and _gap(text, tokens[i - 1], tokens[i]).strip() == ",":
+        name_at = _named_after(words, end)
+        if name_at is None and i >= 1 and words.gap(i - 1, i).strip() == ",":
             # "Anna, my sister," or "Anna, my sister." (not "Hi Anna, my sister says hi")
-            after = text[tokens[end - 1].end : tokens[end - 1].end + 2].strip()
-            if _is_name_token(tokens[i - 1]) and after[:1] in _APPOSITION_ENDS:
+            after = text[words.ends[end - 1] : words.ends[end - 1] + 2].strip()
+            if words.is_name(i - 1) and after[:1] in _APPOSITION_ENDS:
                 name_at = i - 1
         if name_at is not None:
-            found.append(_name_mention(tokens[name_at], kind, key))
+            found.append(_name_mention(words, name_at, kind, key))
             used.add(name_at)
     return found
 
 
-def _called(text: str, tokens: list[_Token], lows: list[str], used: set[int]) -> list[Mention]:
+def _called(words: Words, used: set[int]) -> list[Mention]:
     """Names after "named"/"called"; the noun before says the kind ("a dog named Max")."""
     found: list[Mention] = []
+    lows = words.lows
+    if "named" not in lows and "called" not in lows:
+        return found
     for i, low in enumerate(lows):
-        if low not in ("named", "called") or i == 0 or i + 1 >= len(tokens) or i + 1 in used:
+        if low not in ("named", "called") or i == 0 or i + 1 >= len(words) or i + 1 in used:
             continue
-        run = [i + 1] if _could_name(tokens[i + 1]) else []
+        run = [i + 1] if words.could_name(i + 1) else []
         while (
             run
             and len(run) < MAX_NAME_TOKENS
-            and run[-1] + 1 < len(tokens)
-            and _gap(text, tokens[run[-1]], tokens[run[-1] + 1]) == " "
-            and _could_name(tokens[run[-1] + 1])
+            and run[-1] + 1 < len(words)
+            and words.gap(run[-1], run[-1] + 1) == " "
+            and words.could_name(run[-1] + 1)
         ):
             run.append(run[-1] + 1)  # "a piece called Finding Home"
         if run:
-            shown = _POSSESSIVE.sub("", " ".join(tokens[k].text for k in run))
+            shown = POSSESSIVE.sub("", " ".join(words.shown[k] for k in run))
             kind = _noun_kind(lows[i - 1])
-            found.append(Mention(shown, name_key(shown), kind, "name", start=tokens[i + 1].start))
+            start = words.starts[i + 1]
+            found.append(Mention(shown, _shown_key(shown), kind, "name", start=start))
             used.update(run)
     return found
 
 
-def _named_after(text: str, tokens: list[_Token], end: int) -> int | None:
-    """The token right after a kin phrase that names it: "my sister Anna", "my sister, Anna,"."""
+def _named_after(words: Words, end: int) -> int | None:
+    """The word right after a kin phrase that names it: "my sister Anna", "my sister, Anna,"."""
     j = end
-    if j < len(tokens) and tokens[j].low in ("named", "called"):
+    if j < len(words) and words.lows[j] in ("named", "called"):
         j += 1
-    if j >= len(tokens) or not _could_name(tokens[j]):
+    if j >= len(words) or not words.could_name(j):
         return None
-    gap = _gap(text, tokens[j - 1], tokens[j])
+    gap = words.gap(j - 1, j)
     if gap.strip() == "":
         return j
     if gap.strip() == ",":
-        follow = text[tokens[j].end : tokens[j].end + 2].strip()
+        follow = words.text[words.ends[j] : words.ends[j] + 2].strip()
         if follow[:1] in _APPOSITION_ENDS:
             return j
     return None
 
 
-def _name_mention(token: _Token, kind: EntityKind, alias_of: str | None) -> Mention:
-    shown = _POSSESSIVE.sub("", token.text)
-    return Mention(shown, name_key(shown), kind, "name", alias_of=alias_of, start=token.start)
+def _name_mention(words: Words, i: int, kind: EntityKind, alias_of: str | None) -> Mention:
+    shown = POSSESSIVE.sub("", words.shown[i])
+    return Mention(shown, _shown_key(shown), kind, "name", alias_of=alias_of, start=words.starts[i])
 
 
-def _proper_names(
-    text: str, tokens: list[_Token], lows: list[str], used: set[int]
-) -> list[Mention]:
-    """Runs of capitalised tokens, joined by spaces or by "of"/"the" inside a name."""
+def _proper_names(words: Words, used: set[int]) -> list[Mention]:
+    """Runs of capitalised words, joined by spaces or by "of"/"the" inside a name."""
     names: list[Mention] = []
+    lows, written = words.lows, words.shown
     i = 0
-    while i < len(tokens):
-        if i in used or not _is_name_token(tokens[i]):
+    while i < len(words):
+        # Most words are not capitalised: told without a call.
+        if not written[i][0].isupper() or i in used or not words.is_name(i):
             i += 1
             continue
         run = [i]
         j = i + 1
-        while j < len(tokens) and j not in used:
-            gap = _gap(text, tokens[run[-1]], tokens[j])
-            if gap not in (" ",) or tokens[run[-1]].text[-2:] in ("'s",):
+        while j < len(words) and j not in used:
+            gap = words.gap(run[-1], j)
+            if gap not in (" ",) or words.shown[run[-1]][-2:] in ("'s",):
                 break
-            if _is_name_token(tokens[j]):
+            if words.is_name(j):
                 run.append(j)
                 j += 1
             elif (
                 lows[j] == "of"
                 and lows[j + 1 : j + 2] == ["the"]
-                and j + 2 < len(tokens)
-                and _is_name_token(tokens[j + 2])
+                and j + 2 < len(words)
+                and words.is_name(j + 2)
             ):
                 run.extend((j, j + 1, j + 2))  # "Lord of the Rings"
                 j += 3
             elif (
                 lows[j] in ("of", "de", "van", "von")
-                and j + 1 < len(tokens)
-                and _is_name_token(tokens[j + 1])
+                and j + 1 < len(words)
+                and words.is_name(j + 1)
             ):
                 run.extend((j, j + 1))
                 j += 2
@@ -341,31 +302,34 @@ def _proper_names(
         i = j
         if len(run) > MAX_NAME_TOKENS:
             continue  # a headline or shouting, not a name
-        words = [tokens[k].text for k in run]
-        words[-1] = _POSSESSIVE.sub("", words[-1])
-        shown = " ".join(words)
-        first = tokens[run[0]]
-        previous = lows[max(0, run[0] - 3) : run[0]]
+        said = [words.shown[k] for k in run]
+        said[-1] = POSSESSIVE.sub("", said[-1])
+        shown = " ".join(said)
+        first = run[0]
+        initial = words.opens_sentence(first)
+        previous = lows[max(0, first - 3) : first]
         # At a sentence's start every word is capitalised, so a name there is weak unless
         # something else vouches for it: a greeting ("Hey Mel"), a pairing with the speaker
         # ("Anthony and I went"), or a title, whose full stop ends no sentence ("Dr. Okafor").
-        greeted = bool(previous) and previous[-1] in GREETINGS and not first.initial
+        greeted = bool(previous) and previous[-1] in GREETINGS and not initial
         paired = lows[j : j + 2] in (["and", "i"], ["and", "me"])
-        titled = bool(previous) and previous[-1] in TITLES and run[0] > 0
-        weak = first.initial and not greeted and not paired and not titled
+        titled = bool(previous) and previous[-1] in TITLES and first > 0
+        weak = initial and not greeted and not paired and not titled
         # A month name mid-sentence is still most often a date.
-        if len(run) == 1 and first.low in MONTHS:
-            if (previous and previous[-1] in DATE_CONTEXT) or _beside_number(text, first):
+        if len(run) == 1 and lows[first] in MONTHS:
+            if (previous and previous[-1] in DATE_CONTEXT) or _beside_number(words, first):
                 continue
             weak = not greeted
-        kind = _kind_of(words, previous)  # not from "and I": a dog goes for walks too
-        names.append(Mention(shown, name_key(shown), kind, "name", weak=weak, start=first.start))
+        kind = _kind_of(said, previous)  # not from "and I": a dog goes for walks too
+        start = words.starts[first]
+        names.append(Mention(shown, _shown_key(shown), kind, "name", weak=weak, start=start))
     return names
 
 
-def _beside_number(text: str, token: _Token) -> bool:
-    return bool(re.match(r"\s*\d", text[token.end : token.end + 4])) or bool(
-        re.search(r"\d\s*$", text[max(0, token.start - 4) : token.start])
+def _beside_number(words: Words, i: int) -> bool:
+    text, start, end = words.text, words.starts[i], words.ends[i]
+    return bool(re.match(r"\s*\d", text[end : end + 4])) or bool(
+        re.search(r"\d\s*$", text[max(0, start - 4) : start])
     )
 
 

@@ -103,26 +103,33 @@ def read_leaf(messages: Iterable[SaidMessage]) -> LeafEntities:
     links: set[tuple[str, str]] = set()
     for message in messages:
         for m in mentions(message.text, message.speaker):
-            seen.setdefault(m.key, []).append((m, message.ts))
+            said = seen.get(m.key)
+            if said is None:
+                seen[m.key] = [(m, message.ts)]
+            else:
+                said.append((m, message.ts))
             if m.alias_of is not None:
                 links.add((m.alias_of, m.key))
-    surfaces = []
-    for key, said in sorted(seen.items()):
-        names = Counter(m.name for m, _ in said)
-        kinds = [m.kind for m, _ in said if m.kind != "unknown"]
-        surfaces.append(
-            Surface(
-                key=key,
-                name=min(names, key=lambda n: (-names[n], n)),
-                kind=_vote(kinds),
-                count=len(said),
-                weak=all(m.weak for m, _ in said),
-                speaker=any(m.form == "speaker" for m, _ in said),
-                first=min(ts for _, ts in said),
-                last=max(ts for _, ts in said),
-            )
-        )
-    return LeafEntities(tuple(surfaces), tuple(sorted(links)))
+    surfaces = tuple(_surface(key, said) for key, said in sorted(seen.items()))
+    return LeafEntities(surfaces, tuple(sorted(links)))
+
+
+def _surface(key: str, said: list[tuple[Mention, datetime]]) -> Surface:
+    """One key's mentions in a leaf as one surface."""
+    if len(said) == 1:  # most keys of a leaf: said once, so there is nothing to vote on
+        m, ts = said[0]
+        return Surface(key, m.name, m.kind, 1, m.weak, m.form == "speaker", ts, ts)
+    names = Counter(m.name for m, _ in said)
+    return Surface(
+        key=key,
+        name=min(names, key=lambda n: (-names[n], n)),
+        kind=_vote([m.kind for m, _ in said if m.kind != "unknown"]),
+        count=len(said),
+        weak=all(m.weak for m, _ in said),
+        speaker=any(m.form == "speaker" for m, _ in said),
+        first=min(ts for _, ts in said),
+        last=max(ts for _, ts in said),
+    )
 
 
 def observe(index: EntityIndex, leaf_id: str, messages: Iterable[SaidMessage]) -> EntityIndex:

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from memstream.domain.entity_index import EntityIndex, LeafEntities, build, read_leaf, resolve
 from memstream.domain.fact_extraction import extract_facts
-from memstream.domain.fact_timeline import at, current, history, timelines_of
+from memstream.domain.fact_timeline import Timeline, at, current, history, timelines_of
 from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact
 from memstream.domain.models import Level, MemoryNode
 
@@ -41,10 +41,12 @@ class LeafKnowledge:
 @dataclass(frozen=True, slots=True)
 class KnowledgeChange:
     """The knowledge a commit writes, as one value: `leaves` replace what those L1s said
-    before (an empty one clears it), `dropped` L1s no longer exist."""
+    before (an empty one clears it), `dropped` L1s no longer exist. Of `leaves`, those
+    `first_written` (version 1) had nothing stored before, so nothing of theirs is cleared."""
 
     leaves: Mapping[str, LeafKnowledge] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
+    first_written: frozenset[str] = frozenset()
 
 
 def leaf_knowledge(leaf: MemoryNode) -> LeafKnowledge:
@@ -60,11 +62,14 @@ def knowledge_change(
 ) -> KnowledgeChange:
     """The knowledge of the L1s a commit writes and removes (other levels say nothing new:
     they summarise their leaves)."""
-    leaves = {n.id: leaf_knowledge(n) for n in written if n.level == Level.SEGMENT}
+    l1s = [n for n in written if n.level == Level.SEGMENT]
+    leaves = {n.id: leaf_knowledge(n) for n in l1s}
     dropped = tuple(
         dict.fromkeys(n.id for n in removed if n.level == Level.SEGMENT and n.id not in leaves)
     )
-    return KnowledgeChange(leaves, dropped)
+    # A leaf removed in the same commit is not new, whatever its version.
+    first = frozenset(n.id for n in l1s if n.version == 1) - {n.id for n in removed}
+    return KnowledgeChange(leaves, dropped, first)
 
 
 def cleared(written: Sequence[MemoryNode], removed: Sequence[MemoryNode] = ()) -> KnowledgeChange:
@@ -90,6 +95,9 @@ def applied(
     return after
 
 
+Timelines = Mapping[tuple[str, str, str], Timeline]  # by slot: (user, subject, attribute)
+
+
 def current_facts(
     observations: Iterable[AtomicFact],
     subject: str | None = None,
@@ -98,9 +106,17 @@ def current_facts(
     """The versions that hold now (or at `when`, as known today), of one subject or all,
     ordered by subject, attribute, then version."""
     chosen = (f for f in observations if subject is None or f.subject == subject)
+    return facts_in(timelines_of(chosen), subject, when)
+
+
+def facts_in(
+    timelines: Timelines, subject: str | None = None, when: datetime | None = None
+) -> tuple[AtomicFact, ...]:
+    """`current_facts` of timelines already derived (a reader's cache keeps them)."""
     found: list[AtomicFact] = []
-    for _, timeline in sorted(timelines_of(chosen).items()):
-        found += current(timeline) if when is None else at(timeline, when)
+    for slot, timeline in sorted(timelines.items()):
+        if subject is None or slot[1] == subject:
+            found += current(timeline) if when is None else at(timeline, when)
     return tuple(found)
 
 
@@ -109,15 +125,26 @@ def fact_history(
 ) -> tuple[AtomicFact, ...]:
     """Every version of one subject's attribute, oldest first (superseded ones linked)."""
     chosen = [f for f in observations if f.subject == subject and f.attribute == attribute]
-    return history(next(iter(timelines_of(chosen).values()))) if chosen else ()
+    return history_in(timelines_of(chosen), subject, attribute)
+
+
+def history_in(timelines: Timelines, subject: str, attribute: str) -> tuple[AtomicFact, ...]:
+    """`fact_history` of timelines already derived."""
+    for slot, timeline in timelines.items():
+        if slot[1:] == (subject, attribute):
+            return history(timeline)
+    return ()
 
 
 def fact_versions(observations: Iterable[AtomicFact]) -> tuple[AtomicFact, ...]:
     """Every version of every subject's attributes, superseded ones linked, by subject,
     attribute, then version (oldest first)."""
-    return tuple(
-        v for _, timeline in sorted(timelines_of(observations).items()) for v in history(timeline)
-    )
+    return versions_in(timelines_of(observations))
+
+
+def versions_in(timelines: Timelines) -> tuple[AtomicFact, ...]:
+    """`fact_versions` of timelines already derived."""
+    return tuple(v for _, timeline in sorted(timelines.items()) for v in history(timeline))
 
 
 def facts_about(

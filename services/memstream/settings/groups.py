@@ -124,6 +124,13 @@ class RedisSettings(BaseModel):
         description="At most this many decoded nodes as well (unset: memory alone bounds "
         "them; 0: decode every read).",
     )
+    knowledge_cache_users: int = Field(
+        default=64,
+        ge=0,
+        description="Users whose derived facts and entity index a process keeps, each while "
+        "the user's knowledge revision stays the same (a read then costs one GET; about "
+        "0.5 MiB for 700 L1s); 0: derive on every read.",
+    )
 
 
 class QdrantSettings(BaseModel):

@@ -140,6 +140,7 @@ def redis_tree(redis: aioredis.Redis, settings: Settings) -> RedisTree:
         settings.redis.namespace,
         node_cache_size=settings.redis.node_cache,
         node_cache_bytes=settings.redis.node_cache_mb * 1024 * 1024,
+        knowledge_cache_users=settings.redis.knowledge_cache_users,
     )
 
 

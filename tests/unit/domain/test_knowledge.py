@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from memstream.domain.fact_timeline import timelines_of
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import (
     KnowledgeChange,
@@ -16,7 +17,9 @@ from memstream.domain.knowledge import (
     fact_history,
     fact_versions,
     facts_about,
+    facts_in,
     find_entity,
+    history_in,
     knowledge_change,
     leaf_knowledge,
     subject_entity,
@@ -173,3 +176,20 @@ def test_facts_about_a_subject_by_name_alias_or_subject_key() -> None:
     assert about("Maya's brother") == about("kin:maya:brother") == ["Madrid"]
     assert about("Berlin") == []  # named, but nothing is said of it
     assert about("Olga") is None  # neither an entity nor a fact's subject
+
+
+def test_only_l1s_written_for_the_first_time_are_first_written() -> None:
+    rewritten = replace(BERLIN, version=2)
+    change = knowledge_change([PORTO, rewritten, BROTHER], removed=[BROTHER])
+    assert change.first_written == {"l1"}  # a leaf removed in the same commit is not new
+    assert set(change.leaves) == {"l1", "l2", "l3"}
+
+
+def test_facts_of_derived_timelines_are_the_facts_of_their_observations() -> None:
+    facts = observations(stored(PORTO, BERLIN, BROTHER))
+    timelines = timelines_of(facts)
+    for subject in (None, "speaker:maya", "kin:maya:brother", "nobody"):
+        for when in (None, JAN, APR):
+            assert facts_in(timelines, subject, when) == current_facts(facts, subject, when)
+    for subject, attribute in (("speaker:maya", "lives_in"), ("speaker:maya", "works_at")):
+        assert history_in(timelines, subject, attribute) == fact_history(facts, subject, attribute)

@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import WatchError
 
 from memstream.adapters.redis import keys
+from memstream.adapters.redis.knowledge_cache import DEFAULT_USERS, KnowledgeCache
 from memstream.adapters.redis.node_cache import DEFAULT_MAX_BYTES, NodeDecodeCache
 from memstream.domain.forgetting import Guard, Tombstone
 
@@ -48,10 +49,13 @@ class RedisBase:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         node_cache_size: int | None = None,
         node_cache_bytes: int = DEFAULT_MAX_BYTES,
+        knowledge_cache_users: int = DEFAULT_USERS,
     ) -> None:
         self._r = client
         # Nodes read again are not decoded again (see node_cache.py: a hit needs equal bytes).
         self.node_cache = NodeDecodeCache(node_cache_size, max_bytes=node_cache_bytes)
+        # What reads derive of a user's knowledge, while its revision stays the same.
+        self.knowledge_cache = KnowledgeCache(knowledge_cache_users)
         self._seen_horizon_s = int(seen_horizon.total_seconds())
         self._seen_max = seen_max
         self._clock = clock

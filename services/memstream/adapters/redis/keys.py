@@ -26,6 +26,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 `domain.knowledge`), written and removed with the L1s
     ms:{u}:entities             hash: L1 id -> JSON of the entity surfaces and alias links
                                 of its messages (the entity index's leaves), likewise
+    ms:{u}:knowledge_revision   a token set anew (never the same twice) in every transaction
+                                that changes the two hashes above: readers keep what they
+                                derive from them by it (`knowledge_cache`)
     ms:{u}:tombstone            JSON of the user's tombstone after a forget (expires; see
                                 `domain.forgetting`); commits with a guard check it atomically
     ms:{u}:rebuild              JSON of the user's latest rebuild job (`domain.rebuild`)
@@ -58,6 +61,7 @@ TOMBSTONE = "tombstone"
 REBUILD = "rebuild"
 FACTS = "facts"
 ENTITIES = "entities"
+KNOWLEDGE_REVISION = "knowledge_revision"
 # The segmenter's outbox keeps its first key, so an upgrade still publishes what it left.
 OUTBOX: dict[OutboxName, str] = {"segmenter": "outbox", "consolidator": "outbox:consolidator"}
 
@@ -73,6 +77,7 @@ FIXED_SUFFIXES = (
     REBUILD,
     FACTS,
     ENTITIES,
+    KNOWLEDGE_REVISION,
 )
 
 # A field of the message index no message id can be (ids are never empty): every L1 of the

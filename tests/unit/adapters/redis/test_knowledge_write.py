@@ -1,0 +1,73 @@
+"""What the segmenter's transaction queues of the knowledge: as little as the change needs,
+and a new revision whenever it changes anything."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from memstream.adapters.redis import keys
+from memstream.adapters.redis.knowledge import queue_knowledge
+from memstream.domain.knowledge import KnowledgeChange, knowledge_change
+from memstream.domain.models import Level, MemoryNode, SourceMessage
+
+AT = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
+
+
+class RecordingPipe:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __getattr__(self, command: str) -> Any:
+        return lambda *args, **kwargs: self.calls.append((command, args))
+
+    @property
+    def commands(self) -> list[tuple[str, str]]:
+        return [(command, args[0].removeprefix("p:")) for command, args in self.calls]
+
+
+def l1(leaf_id: str, text: str, version: int = 1) -> MemoryNode:
+    return MemoryNode(
+        id=leaf_id,
+        user_id="u",
+        level=Level.SEGMENT,
+        t_start=AT,
+        t_end=AT,
+        text=text,
+        source_ids=(f"m-{leaf_id}",),
+        messages=(SourceMessage(f"m-{leaf_id}", "Maya", "user", text, AT),),
+        version=version,
+    )
+
+
+def queued(change: KnowledgeChange) -> list[tuple[str, str]]:
+    pipe = RecordingPipe()
+    queue_knowledge(pipe, "p:", change)
+    return pipe.commands
+
+
+def test_a_first_write_saying_nothing_queues_nothing() -> None:
+    assert queued(knowledge_change([l1("a", "ok"), l1("b", "sounds good")])) == []
+
+
+def test_a_first_write_sets_what_it_says_and_clears_nothing() -> None:
+    names_only = l1("a", "Nate came over.")  # a surface, no fact
+    assert queued(knowledge_change([names_only, l1("b", "ok")])) == [
+        ("hset", keys.ENTITIES),
+        ("set", keys.KNOWLEDGE_REVISION),
+    ]
+
+
+def test_a_leaf_written_again_clears_what_it_no_longer_says() -> None:
+    again = replace(l1("a", "ok"), version=2)
+    assert queued(knowledge_change([again])) == [
+        ("hdel", keys.FACTS),
+        ("hdel", keys.ENTITIES),
+        ("set", keys.KNOWLEDGE_REVISION),
+    ]
+    assert queued(KnowledgeChange(dropped=("a",))) == [
+        ("hdel", keys.FACTS),
+        ("hdel", keys.ENTITIES),
+        ("set", keys.KNOWLEDGE_REVISION),
+    ]
