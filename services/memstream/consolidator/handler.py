@@ -19,6 +19,12 @@ then publish, then clear the outbox. An outbox a crash left behind is published 
 user's next closures, and a replay after a crash at any point writes the same nodes with
 the same versions.
 
+With the knowledge write on, a monthly profile also states the facts memstream knew at the
+month's end (`domain.profile_facts`), read through `ports.ProfileFacts`. They come from the
+L1s under the month and before it, so they change only with those: a change under the
+month changes its children, and one before it (a forget, a late message) re-closes only
+that earlier month, as it does for the sentences a profile carries forward.
+
 A forget may land while a batch runs (`domain.forgetting`). The batch reads each user's
 tombstone (in its load, before it publishes what an outbox held) before it reads the
 tree, looks again before indexing (a user forgotten by then is dropped), and commits
@@ -32,6 +38,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from memstream import faults
@@ -40,7 +47,7 @@ from memstream.contracts.codec import memory_event, removed_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard
-from memstream.domain.models import IndexedMemory, MemoryNode, StoredNode, WindowClosed
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode, WindowClosed
 from memstream.domain.nodes import (
     changes,
     embedding_head,
@@ -49,10 +56,19 @@ from memstream.domain.nodes import (
     next_version,
     window_node,
 )
+from memstream.domain.profile_facts import ProfileKnowledge, profile_instant, profile_knowledge
 from memstream.domain.sparse import document_vector
-from memstream.ports import ConsolidatorStore, Embedder, LanguageModel, Publisher, VectorIndex
+from memstream.ports import (
+    ConsolidatorStore,
+    Embedder,
+    LanguageModel,
+    ProfileFacts,
+    Publisher,
+    VectorIndex,
+)
 
 log = logging.getLogger(__name__)
+_INSTANT = timedelta(microseconds=1)  # `facts_said` takes the first instant left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +91,7 @@ class Consolidator:
         memories_topic: str,
         history_window: int = 3,
         derivation: Derivation | None = None,
+        knowledge: ProfileFacts | None = None,
     ) -> None:
         self._tree = tree
         self._index = index
@@ -84,6 +101,7 @@ class Consolidator:
         self._memories_topic = memories_topic
         self._history = history_window
         self._derivation = derivation  # recorded on every node, part of its fingerprint
+        self._knowledge = knowledge  # None: the knowledge write is off, profiles state no fact
         self.handled = 0  # closures fully processed by this instance, for progress checks
 
     async def handle(self, closure: WindowClosed) -> Outcome:
@@ -160,7 +178,8 @@ class Consolidator:
         if self._history:
             recent = await view.recent(user_id, window.level, self._history + 1, window.start)
             history = [h for h in recent if h.id != closure.node_id][-self._history :]
-        summary = await self._llm.consolidate(window.level, window, children, history)
+        knowledge = await self._profile_knowledge(closure, children)
+        summary = await self._llm.consolidate(window.level, window, children, history, knowledge)
         node = replace(
             window_node(closure, children, summary, next_version(existing)),
             derivation=self._derivation,
@@ -173,6 +192,17 @@ class Consolidator:
             "consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason
         )
         return Outcome(closure, node, fingerprint=print_)
+
+    async def _profile_knowledge(
+        self, closure: WindowClosed, children: Sequence[MemoryNode]
+    ) -> ProfileKnowledge | None:
+        """What a profile states of the facts (None below L5, or with the write off)."""
+        window = closure.window
+        if self._knowledge is None or window.level is not Level.MONTH:
+            return None
+        until = profile_instant(window, children)
+        said = await self._knowledge.facts_said(window.user_id, until + _INSTANT)
+        return profile_knowledge(said, window, until)
 
     async def _store_vectors(self, nodes: list[MemoryNode]) -> None:
         if not nodes:

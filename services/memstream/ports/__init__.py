@@ -4,7 +4,7 @@ Handlers (segmenter, consolidator, scheduler, recall) depend on these, never on 
 adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 """
 
-from memstream.ports.knowledge import KnowledgeReads
+from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, LanguageModel
 from memstream.ports.stores import VectorIndex
@@ -39,6 +39,7 @@ __all__ = [
     "NodeReader",
     "OutboxName",
     "Outboxes",
+    "ProfileFacts",
     "Publisher",
     "RebuildQueue",
     "RecallReads",

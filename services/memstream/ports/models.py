@@ -14,6 +14,7 @@ from memstream.domain.models import (
     Turn,
     Window,
 )
+from memstream.domain.profile_facts import ProfileKnowledge
 from memstream.domain.query import Query
 
 
@@ -35,7 +36,11 @@ class LanguageModel(Protocol):
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
-    ) -> Summary: ...
+        knowledge: ProfileKnowledge | None = None,
+    ) -> Summary:
+        """The window's summary; a profile (L5) also states `knowledge`, the facts holding
+        at the window's end and its changes, when the knowledge write is on."""
+        ...
 
     async def plan(self, query: Query) -> Plan: ...
 

@@ -135,6 +135,7 @@ def build_consolidator(c: Container) -> Consolidator:
         memories_topic=c.catalog.memories.name,
         history_window=c.settings.lifecycle.history_window,
         derivation=derivation(c.settings),
+        knowledge=ports.tree if c.settings.lifecycle.knowledge else None,
     )
 
 

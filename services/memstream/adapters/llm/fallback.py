@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.profile_facts import ProfileKnowledge
 from memstream.domain.query import Query
 from memstream.ports import LanguageModel
 from memstream.settings import Settings
@@ -63,12 +64,13 @@ class FallbackLanguageModel:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: ProfileKnowledge | None = None,
     ) -> Summary:
         try:
-            return await self._primary.consolidate(level, window, children, history)
+            return await self._primary.consolidate(level, window, children, history, knowledge)
         except Exception as exc:
             self._failed(f"consolidate_l{int(level)}", exc)
-        summary = await self._offline.consolidate(level, window, children, history)
+        summary = await self._offline.consolidate(level, window, children, history, knowledge)
         return dataclasses.replace(summary, degraded=True)
 
     async def plan(self, query: Query) -> Plan:

@@ -23,7 +23,17 @@ from tenacity.wait import wait_random_exponential
 
 from memstream.adapters.llm import prompts
 from memstream.adapters.llm.structured import facts_text, resolve_facts
-from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.models import (
+    Complexity,
+    Fact,
+    Level,
+    MemoryNode,
+    Plan,
+    Summary,
+    Turn,
+    Window,
+)
+from memstream.domain.profile_facts import ProfileKnowledge, knowledge_lines
 from memstream.domain.query import Query
 
 if TYPE_CHECKING:
@@ -229,12 +239,15 @@ class OpenAILanguageModel:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: ProfileKnowledge | None = None,
     ) -> Summary:
         operation = f"consolidate_l{int(level)}"
-        out, p, c = await self._complete(
-            operation, prompts.consolidation_prompt(level, window, children, history), _Facts
-        )
-        facts = resolve_facts(out.facts, level, children, history)
+        known: tuple[Fact, ...] = ()
+        if level is Level.MONTH and knowledge is not None:
+            known = knowledge_lines(knowledge, window, prompts.KNOWN_FACT_TOKENS)
+        messages = prompts.consolidation_prompt(level, window, children, history, known)
+        out, p, c = await self._complete(operation, messages, _Facts)
+        facts = resolve_facts(out.facts, level, children, history, known)
         if not facts:
             raise InvalidOutput(f"{operation}: no fact cites a line it was given")
         return Summary(

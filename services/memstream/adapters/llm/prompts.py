@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memstream.domain.models import Complexity, Level, MemoryNode, Turn, Window
+from memstream.domain.models import Complexity, Fact, Level, MemoryNode, Turn, Window
+from memstream.domain.profile_facts import without_knowledge_lines
 
 Message = dict[str, str]
 
 # The version of these prompts, recorded in every node's derivation: change it with any change
 # to a prompt's wording, so `memstream rebuild` writes the memories again (and only then).
 # The offline backend records it too: 2024.2 is also its summaries dating relative times.
-PROMPT_VERSION = "2024.2"
+# 2024.3: a profile is given the facts holding at its month's end and the month's changes.
+PROMPT_VERSION = "2024.3"
 
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
 _FACTS_REPLY = (
@@ -38,6 +40,14 @@ _LEVEL_TASKS: dict[Level, str] = {
         "when it changed or appeared this month."
     ),
 }
+# With the knowledge write on, a profile is also given the facts known at the month's end.
+_KNOWN_TASK = (
+    "The facts known at the period's end come first in the profile: keep each one that "
+    "says what holds now or what changed this month ('moved from Porto to Berlin') as a "
+    "fact of its own, citing its ids, and never state a replaced value as current."
+)
+# At most this many tokens of known fact lines in a profile's prompt.
+KNOWN_FACT_TOKENS = 800
 # Facts per level: each level compresses the one below (see domain/summary_text budgets).
 LEVEL_FACTS: dict[Level, int] = {
     Level.SESSION: 6,
@@ -92,11 +102,17 @@ def segment_prompt(messages: Sequence[Turn], history: Sequence[MemoryNode]) -> l
 
 
 def consolidation_prompt(
-    level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
+    level: Level,
+    window: Window,
+    children: Sequence[MemoryNode],
+    history: Sequence[MemoryNode],
+    known: Sequence[Fact] = (),
 ) -> list[Message]:
-    """L2-L5: the window's facts, each citing the ids of the lines it comes from."""
+    """L2-L5: the window's facts, each citing the ids of the lines it comes from; a profile
+    is also given the `known` fact lines (`domain.profile_facts`), with their ids."""
+    task = f"{_LEVEL_TASKS[level]} {_KNOWN_TASK}" if known else _LEVEL_TASKS[level]
     system = (
-        f"You keep memories for a conversational assistant. {_LEVEL_TASKS[level]} A fact is "
+        f"You keep memories for a conversational assistant. {task} A fact is "
         "something a person told about their life: an event, a plan, a preference, a "
         "relationship, a place, a date, a number. Name the person and give the date in each "
         "fact, turning relative times ('yesterday', 'last Friday') into dates counted from "
@@ -109,11 +125,14 @@ def consolidation_prompt(
     )
     previous = ""
     if level is Level.MONTH and history:
-        latest = max(history, key=lambda h: h.t_end)
+        # Its fact lines are not carried: this month's known facts replace them.
+        latest = without_knowledge_lines(max(history, key=lambda h: h.t_end))
         carried = "\n".join(f"[{', '.join(f.source_ids)}] {f.text}" for f in latest.facts)
         previous = f"Previous profile:\n{carried or latest.text}\n\n"
+    facts = "\n".join(f"[{', '.join(f.source_ids)}] {f.text}" for f in known)
+    known_now = f"Facts known at the period's end:\n{facts}\n\n" if known else ""
     user = (
-        f"Period: {_when(window.start)} to {_when(window.end)}\n\n{previous}"
+        f"Period: {_when(window.start)} to {_when(window.end)}\n\n{previous}{known_now}"
         f"Lines (ids in brackets):\n{numbered or '(none)'}"
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

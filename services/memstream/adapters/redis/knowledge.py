@@ -58,7 +58,7 @@ def queue_knowledge(pipe: Any, prefix: str, change: KnowledgeChange) -> None:
 
 
 class RedisKnowledge(RedisBase):
-    """`ports.KnowledgeReads`."""
+    """`ports.KnowledgeReads` and `ports.ProfileFacts`."""
 
     async def facts(
         self, user_id: str, subject: str | None = None, at: datetime | None = None
@@ -82,6 +82,9 @@ class RedisKnowledge(RedisBase):
         index = await self.entity_index(user_id)
         key = find_entity(index, name)
         return index.entities.get(key) if key is not None else None
+
+    async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
+        return [f for f in await self._observations(user_id) if f.recorded_at < before]
 
     async def _observations(self, user_id: str) -> list[AtomicFact]:
         raw = await done(self._r.hvals(self._key(user_id, keys.FACTS)))
