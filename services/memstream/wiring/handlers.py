@@ -15,7 +15,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.adapters.llm.prompts import PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
-from memstream.domain.derivation import Derivation
+from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.dead_letters import DeadLetters
 from memstream.edges.tracing import (
@@ -49,7 +49,13 @@ def derivation(settings: Settings) -> Derivation:
         model=settings.llm.model if online else "rules",
         prompt_version=settings.llm.prompt_version or PROMPT_VERSION,
         embedder=embedder_id(settings),
+        extraction=extraction_id(settings),
     )
+
+
+def extraction_id(settings: Settings) -> str:
+    """Names what reads the L1s' facts: a change means a rebuild re-derives them."""
+    return RULES_EXTRACTION if settings.lifecycle.knowledge else NO_EXTRACTION
 
 
 def embedder_id(settings: Settings) -> str:
