@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from memstream.domain.facts import AtomicFact
 from memstream.domain.models import (
     Complexity,
     Level,
@@ -25,7 +26,14 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-class LanguageModel(Protocol):
+class FactReader(Protocol):
+    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+        """The atomic facts an L1's messages state, each citing the messages it comes from
+        (`domain.knowledge`); empty when they state none."""
+        ...
+
+
+class LanguageModel(FactReader, Protocol):
     async def write_segment(
         self, messages: Sequence[Turn], history: Sequence[MemoryNode]
     ) -> Summary: ...

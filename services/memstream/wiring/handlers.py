@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memstream.adapters.llm.prompts import PROMPT_VERSION
+from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
 from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
 from memstream.domain.windows import WindowRules
@@ -55,7 +55,9 @@ def derivation(settings: Settings) -> Derivation:
 
 def extraction_id(settings: Settings) -> str:
     """Names what reads the L1s' facts: a change means a rebuild re-derives them."""
-    return RULES_EXTRACTION if settings.lifecycle.knowledge else NO_EXTRACTION
+    if not settings.lifecycle.knowledge:
+        return NO_EXTRACTION
+    return FACTS_PROMPT_VERSION if settings.llm.base_url else RULES_EXTRACTION
 
 
 def embedder_id(settings: Settings) -> str:
@@ -127,6 +129,8 @@ def build_segmenter(c: Container) -> Segmenter:
         derivation=derivation(c.settings),
         rebuild_chunk_leaves=c.settings.rebuild.chunk_leaves,
         knowledge=c.settings.lifecycle.knowledge,
+        # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
+        facts=ports.llm if c.settings.llm.base_url else None,
     )
 
 

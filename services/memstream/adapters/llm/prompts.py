@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memstream.domain.models import Complexity, Fact, Level, MemoryNode, Turn, Window
+from memstream.domain.facts import ATTRIBUTES
+from memstream.domain.models import (
+    Complexity,
+    Fact,
+    Level,
+    MemoryNode,
+    SourceMessage,
+    Turn,
+    Window,
+)
 from memstream.domain.profile_facts import without_knowledge_lines
 
 Message = dict[str, str]
@@ -20,6 +29,10 @@ Message = dict[str, str]
 # The offline backend records it too: 2024.2 is also its summaries dating relative times.
 # 2024.3: a profile is given the facts holding at its month's end and the month's changes.
 PROMPT_VERSION = "2024.3"
+
+# The facts prompt's version, recorded as the extraction of every L1 the LLM backend reads
+# (`domain.derivation`): change it with the prompt or its schema, so a rebuild reads again.
+FACTS_PROMPT_VERSION = "llm-facts-1"
 
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
 _FACTS_REPLY = (
@@ -136,6 +149,38 @@ def consolidation_prompt(
         f"Lines (ids in brackets):\n{numbered or '(none)'}"
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def facts_prompt(messages: Sequence[SourceMessage]) -> list[Message]:
+    """An L1's facts: who each is about, which attribute, what value, since when."""
+    attributes = ", ".join(sorted(ATTRIBUTES))
+    system = (
+        "You keep a record of what is true in people's lives, read from their chats with an "
+        "assistant. From the numbered lines, list each thing a person says about their own "
+        "life or about someone they know. Give each one:\n"
+        "- subject: who or what it is about: the person's name when about themselves; the "
+        "relation ('sister', 'boss') when they name someone that way, with relation_of set "
+        "to the person speaking; otherwise the name given (a friend, a pet, a town).\n"
+        f"- attribute: one of {attributes}. Use statement, with a short clause as the "
+        "value, only when no other attribute fits.\n"
+        "- value: the place, organisation, occupation, thing or activity, in the person's "
+        "own words, without the verb.\n"
+        "- negated: true when the line says it stopped holding ('moved out of', 'quit', "
+        "'no longer').\n"
+        "- since: the day it began to hold as YYYY-MM-DD when the line says or implies it "
+        "(count 'last month' from the line's date), otherwise null.\n"
+        "- certainty: stated when said outright, implied when only suggested.\n"
+        "- source_ids: the ids of the lines it comes from, copied exactly.\n"
+        "Leave out questions, greetings, wishes, what might happen, and what the assistant "
+        "says. When the lines state nothing of the kind, the list is empty. "
+        'Reply with one JSON object: {"facts": [{"subject": "...", "relation_of": null, '
+        '"attribute": "...", "value": "...", "negated": false, "since": null, '
+        '"certainty": "stated", "source_ids": ["..."]}]}.'
+    )
+    lines = "\n".join(
+        f"[{m.event_id}] {m.ts:%Y-%m-%d} {m.speaker} ({m.role}): {m.text}" for m in messages
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": lines}]
 
 
 def planner_prompt(query: str) -> list[Message]:
