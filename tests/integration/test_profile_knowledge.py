@@ -3,7 +3,8 @@
 Maya says she lives in Porto in January and, in April, that they moved to Berlin "last
 month". The April profile opens with the change and what holds at its end, citing the
 messages; the January profile says Porto (it is built only from what was said by its end).
-Forgetting the Berlin message consolidates April again: Porto holds, Berlin is gone.
+Forgetting the Berlin message consolidates April again: Porto holds, Berlin is gone; then
+forgetting the Porto message (January's) rewrites April's profile too, which stated it.
 """
 
 from __future__ import annotations
@@ -68,3 +69,10 @@ async def test_a_profile_states_the_facts_of_its_month_end_and_the_change(
     assert "Berlin" not in april.text
     assert f"- {NOW} Maya lives in Porto (since 10 January 2024)" in april.text.split("\n")
     assert all("berlin" not in f.source_ids for f in april.facts)
+
+    # January's message forgotten: April's children are the same, but its profile stated
+    # the fact as holding, so it is written again without it.
+    await publish(runtime, written(tmp_path / "forget-jan.jsonl", [encode_forget(USER, ["porto"])]))
+    april = await profile(runtime, APR)
+    assert "Porto" not in april.text
+    assert all("porto" not in f.source_ids for f in april.facts)

@@ -21,9 +21,10 @@ the same versions.
 
 With the knowledge write on, a monthly profile also states the facts memstream knew at the
 month's end (`domain.profile_facts`), read through `ports.ProfileFacts`. They come from the
-L1s under the month and before it, so they change only with those: a change under the
-month changes its children, and one before it (a forget, a late message) re-closes only
-that earlier month, as it does for the sentences a profile carries forward.
+L1s under the month and before it: a change under the month changes its children (and so
+its fingerprint); a forget before it re-closes the later profiles too (the segmenter), and
+one whose fact lines cite a message no fact comes from any more is written again even with
+the same children, so a forgotten message's fact leaves every profile.
 
 A forget may land while a batch runs (`domain.forgetting`). The batch reads each user's
 tombstone (in its load, before it publishes what an outbox held) before it reads the
@@ -46,6 +47,7 @@ from memstream.consolidator.batch_view import BatchView
 from memstream.contracts.codec import memory_event, removed_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
+from memstream.domain.facts import AtomicFact
 from memstream.domain.forgetting import Guard
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode, WindowClosed
 from memstream.domain.nodes import (
@@ -56,7 +58,7 @@ from memstream.domain.nodes import (
     next_version,
     window_node,
 )
-from memstream.domain.profile_facts import ProfileKnowledge, profile_instant, profile_knowledge
+from memstream.domain.profile_facts import cites_unsaid, profile_instant, profile_knowledge
 from memstream.domain.sparse import document_vector
 from memstream.ports import (
     ConsolidatorStore,
@@ -171,14 +173,17 @@ class Consolidator:
             return Outcome(closure, None, "no children")
         existing = await view.get(user_id, closure.node_id)
         print_ = fingerprint(children, self._derivation)
-        if existing is not None and is_current(existing, print_):
+        said = await self._facts_said(closure, children)
+        # A profile citing a message no fact comes from any more (forgotten) is not current.
+        stale = said is not None and existing is not None and cites_unsaid(existing.node, said)
+        if existing is not None and is_current(existing, print_) and not stale:
             return Outcome(closure, existing.node, "unchanged")
 
         history: list[MemoryNode] = []
         if self._history:
             recent = await view.recent(user_id, window.level, self._history + 1, window.start)
             history = [h for h in recent if h.id != closure.node_id][-self._history :]
-        knowledge = await self._profile_knowledge(closure, children)
+        knowledge = profile_knowledge(said, window, profile_instant(children)) if said else None
         summary = await self._llm.consolidate(window.level, window, children, history, knowledge)
         node = replace(
             window_node(closure, children, summary, next_version(existing)),
@@ -193,16 +198,16 @@ class Consolidator:
         )
         return Outcome(closure, node, fingerprint=print_)
 
-    async def _profile_knowledge(
+    async def _facts_said(
         self, closure: WindowClosed, children: Sequence[MemoryNode]
-    ) -> ProfileKnowledge | None:
-        """What a profile states of the facts (None below L5, or with the write off)."""
+    ) -> list[AtomicFact] | None:
+        """The facts a profile may state: said by its last message (None below L5, or with
+        the knowledge write off)."""
         window = closure.window
         if self._knowledge is None or window.level is not Level.MONTH:
             return None
-        until = profile_instant(window, children)
-        said = await self._knowledge.facts_said(window.user_id, until + _INSTANT)
-        return profile_knowledge(said, window, until)
+        until = profile_instant(children)
+        return await self._knowledge.facts_said(window.user_id, until + _INSTANT)
 
     async def _store_vectors(self, nodes: list[MemoryNode]) -> None:
         if not nodes:

@@ -1,10 +1,10 @@
 """What a monthly profile says is true: the facts holding at the month's end, what changed.
 
 With the knowledge write on, an L5 profile opens with the user's facts by subject and
-attribute as memstream knew them at the month's end (only facts said by then, so a replay or
-a rebuild of the month writes the same lines whatever was said since), then the month's
-changes ("Maya moved from Porto to Berlin"), each line citing the messages its facts come
-from. The lines open with `NOW` or `CHANGED`, so the next month's profile never carries them
+attribute as memstream knew them at the month's last message (only facts said by then, so a
+replay or a rebuild of the month writes the same lines whatever was said since), then the
+month's changes ("Maya moved from Porto to Berlin"), each line citing the messages its facts
+come from. The lines open with `NOW` or `CHANGED`, so the next month's profile never carries them
 forward as sentences: it reads them afresh from the facts. A "statement" fact is prose the
 profile's quoted sentences already give, so it is left to them. Pure, standard library only.
 """
@@ -62,10 +62,10 @@ class ProfileKnowledge:
 def profile_knowledge(
     said: Iterable[AtomicFact], window: Window, until: datetime | None = None
 ) -> ProfileKnowledge:
-    """From the facts as extracted (observations), those said by `until` (the window's end
-    unless its children run past it, as the week that straddles two months does): the
-    versions that hold at that instant, and those of them that replaced another version of
-    the same slot within the window (valid from, or first learned, in it)."""
+    """From the facts as extracted (observations), those said by `until` (the window's last
+    instant unless given: `profile_instant`): the versions that hold at that instant, and
+    those of them that replaced another version of the same slot within the window (valid
+    from, or first learned, in it)."""
     last = until if until is not None else window.end - timedelta(microseconds=1)
     learned = [f for f in said if f.recorded_at <= last and f.attribute not in LEFT_TO_SENTENCES]
     holding: list[AtomicFact] = []
@@ -82,10 +82,22 @@ def profile_knowledge(
     return ProfileKnowledge(tuple(holding), tuple(changes), tuple(earlier))
 
 
-def profile_instant(window: Window, children: Sequence[MemoryNode]) -> datetime:
-    """The instant a profile states the facts of: its window's last, or its last child's end
-    when a child runs past the window (a profile summarises every message under it)."""
-    return max([window.end - timedelta(microseconds=1), *(c.t_end for c in children)])
+def profile_instant(children: Sequence[MemoryNode]) -> datetime:
+    """The instant a profile states the facts of: its last message's (a profile summarises
+    every message under it, and the week that straddles two months lies under the first).
+    A function of the children alone, so the first closure and a late one agree."""
+    return max(c.t_end for c in children)
+
+
+def cites_unsaid(profile: MemoryNode, said: Iterable[AtomicFact]) -> bool:
+    """Whether a profile's fact lines cite a message no fact in `said` comes from any more
+    (it was forgotten, or expired): the profile must be written again."""
+    sources = {s for fact in said for s in fact.source_ids}
+    return any(
+        not sources.issuperset(line.source_ids)
+        for line in profile.facts
+        if is_knowledge_line(line.text)
+    )
 
 
 def _rank(slot: tuple[str, str, str]) -> tuple[bool, bool, str, str]:

@@ -68,7 +68,7 @@ from memstream.ports import (
 )
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.rebuild import Rebuilder
-from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
+from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
 
 log = logging.getLogger(__name__)
 
@@ -325,7 +325,8 @@ class Segmenter:
     ) -> tuple[list[_Segment], list[MemoryNode], list[WindowClosed]]:
         """Every L1 citing one of `message_ids` written again from its other messages (same
         id, version + 1) or, with none left, removed; and the closures that consolidate
-        again, bottom-up, every stored ancestor of those L1s (as late data does)."""
+        again, bottom-up, every stored ancestor of those L1s (as late data does) and, with
+        the knowledge write on, every later profile (it may state their facts)."""
         forgotten = set(message_ids)
         citing = await self._tree.leaves_citing(user_id, message_ids)
         leaves = [
@@ -351,8 +352,10 @@ class Segmenter:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
             await self._index.delete_points(user_id, [n.id for n in removed])
-        ancestors = await stored_ancestors(self._tree, user_id, leaves)
-        return rewritten, removed, late_data_closures(ancestors.values())
+        above = await stored_ancestors(self._tree, user_id, leaves)
+        if self._knowledge:  # later profiles may state the facts of these messages as current
+            above |= {n.id: n for n in await later_profiles(self._tree, user_id, leaves, above)}
+        return rewritten, removed, late_data_closures(above.values())
 
     async def _write_segments(
         self, user_id: str, ready: list[SegmentReady], received: Mapping[str, float]

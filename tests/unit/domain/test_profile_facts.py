@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memstream.domain.fact_extraction import extract_facts
@@ -10,6 +11,7 @@ from memstream.domain.models import Fact, Level, MemoryNode, SourceMessage, Wind
 from memstream.domain.profile_facts import (
     CHANGED,
     NOW,
+    cites_unsaid,
     is_knowledge_line,
     knowledge_lines,
     offline_profile,
@@ -128,8 +130,17 @@ def test_a_profile_whose_last_week_runs_past_the_month_states_the_facts_said_in_
     march = month(datetime(2024, 3, 5, tzinfo=UTC))
     moved = said("m5", "We moved to Berlin on Saturday!", datetime(2024, 4, 2, 18, tzinfo=UTC))
     children = [leaf(PORTO), leaf(moved)]  # the week of 1 April is March's last
-    until = profile_instant(march, children)
+    until = profile_instant(children)
     assert until == moved.ts
     known = profile_knowledge(facts(PORTO, moved), march, until)
     assert [c.after.value for c in known.changes] == ["Berlin"]
     assert profile_knowledge(facts(PORTO, moved), march).changes == ()
+
+
+def test_a_profile_citing_a_message_no_fact_comes_from_any_more_is_stale() -> None:
+    known = profile_knowledge(facts(PORTO, BERLIN), month(APR))
+    profile = offline_profile(month(APR), [leaf(BERLIN)], [], known)
+    node = MemoryNode("p", "maya", Level.MONTH, APR, APR, profile.text, facts=profile.facts)
+    assert not cites_unsaid(node, facts(PORTO, BERLIN))
+    assert cites_unsaid(node, facts(BERLIN))  # Porto's message forgotten: the change line
+    assert not cites_unsaid(replace(node, facts=()), [])  # a profile without fact lines
