@@ -54,10 +54,6 @@ class ProfileKnowledge:
     changes: tuple[Change, ...] = ()  # replacements within the window
     earlier: tuple[Change, ...] = ()  # replacements before it, of versions still holding
 
-    @property
-    def empty(self) -> bool:
-        return not self.holding and not self.changes
-
 
 def profile_knowledge(
     said: Iterable[AtomicFact], window: Window, until: datetime | None = None
@@ -141,7 +137,7 @@ def knowledge_lines(
     ]
     for fact in knowledge.holding:
         since = f"since {_day(fact.valid_from, window)}"
-        if fact.fact_id in before:  # a change of this month has its own line
+        if fact.fact_id in before:  # replaced before the month (this month's: a line above)
             since += f"; before: {before[fact.fact_id]}"
         lines.append(Fact(f"{NOW} {fact.text} ({since})", fact.source_ids, fact.valid_from))
     if budget is None:
