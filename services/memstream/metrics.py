@@ -25,7 +25,9 @@ CLOSURE_REASONS: tuple[str, ...] = get_args(ClosureReason)
 # A conflict is a duplicate event id with other content: the first copy is kept.
 INGEST_OUTCOMES = ("accepted", "duplicate", "conflict", "dead_letter")
 CONSOLIDATION_RESULTS = ("written", "unchanged", "no_children")
-LLM_OPERATIONS = ("segment", *(f"consolidate_l{int(lv)}" for lv in Level if lv > 1), "plan", "gate")
+LLM_OPERATIONS = (
+    "segment", *(f"consolidate_l{int(lv)}" for lv in Level if lv > 1), "plan", "gate", "facts",
+)  # fmt: skip
 
 # Top-level fields of the turns topic's event types: a dead letter is filed under the field
 # its first problem names. Anything else is "other", so the label set stays bounded.

@@ -240,3 +240,15 @@ class KnowledgeContract:
         await tree.delete_user("ana")
         assert await tree.facts("ana") == [] and await tree.entities("ana") == []
         assert await tree.fact_history("ana", MAYA, "lives_in") == []
+
+    async def test_facts_said_are_the_observations_said_before_an_instant(
+        self, tree: TreeStore
+    ) -> None:
+        await write(tree, PORTO, BERLIN, MADRID)
+        before_april = await tree.facts_said("ana", APR)
+        assert [(f.value, f.valid_to, f.superseded_by) for f in before_april] == [
+            ("Porto", None, None)  # as said: no version derived, none closed
+        ]
+        everything = await tree.facts_said("ana", APR + timedelta(days=2))
+        assert sorted(values(everything)) == ["Berlin", "Madrid", "Porto"]
+        assert await tree.facts_said("other", APR + timedelta(days=2)) == []

@@ -35,7 +35,12 @@ class ScriptedLLM:
         self.up = False
 
     async def consolidate(
-        self, level: Level, window: Window, children: Sequence[MemoryNode], history: object
+        self,
+        level: Level,
+        window: Window,
+        children: Sequence[MemoryNode],
+        history: object,
+        knowledge: object = None,
     ) -> Summary:
         if not self.up:
             return Summary("offline text", degraded=True)

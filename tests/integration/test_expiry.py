@@ -4,8 +4,9 @@ The conversation of the message-forget test is built through the pipeline with o
 due an hour from "now" and an exchange already past its deadline. The clock (the segmenter's
 and the scheduler's) is then moved past the deadline, no sleep: the scheduler ticks the
 user, the segmenter forgets the message; afterwards it is in no Redis value and no Qdrant
-payload or sparse vector, the L1 that held it and exactly its ancestors are at version + 1,
-every other node is unchanged. The exchange past its deadline on arrival was never stored.
+payload or sparse vector, the fact it stated (Ana's kitten) is gone with it while the
+others stay, the L1 that held it and exactly its ancestors are at version + 1, every other
+node is unchanged. The exchange past its deadline on arrival was never stored.
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ async def test_a_message_past_its_deadline_is_forgotten_everywhere(
         assert PHRASE in stored and GONE_ON_ARRIVAL not in stored
         assert await runtime.tree.expiries(USER) == [(FORGOTTEN, deadline.timestamp())]
         assert mentions(await qdrant_points(runtime, all_ids))  # the check can see it
+        assert await pets_and_places(runtime) == {
+            ("kitten named Pistachio", (FORGOTTEN,)),
+            ("Porto", ("d1-q0",)),
+        }
 
         clock.now = deadline + timedelta(seconds=1)  # the scheduler's next tick sees it due
         loop = asyncio.get_running_loop()
@@ -134,3 +139,10 @@ async def test_a_message_past_its_deadline_is_forgotten_everywhere(
     assert GONE_ON_ARRIVAL not in stored
     assert mentions(await qdrant_points(runtime, all_ids)) == []
     assert await runtime.tree.expiries(USER) == []
+    assert await pets_and_places(runtime) == {("Porto", ("d1-q0",))}  # the sister's move stays
+
+
+async def pets_and_places(runtime: Container) -> set[tuple[str, tuple[str, ...]]]:
+    """Every fact stored for the user, as said: its value and its messages."""
+    said = await runtime.tree.facts_said(USER, datetime.now(UTC) + timedelta(days=1))
+    return {(f.value, f.source_ids) for f in said}

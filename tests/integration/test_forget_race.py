@@ -53,6 +53,7 @@ class ForgetsDuringConsolidation:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: object = None,
     ) -> Summary:
         if not self.raced:
             self.raced += 1

@@ -1,10 +1,13 @@
-"""The LLM path against a real model: one LoCoMo session, L2 to L5, through the consolidator.
+"""The LLM path against a real model: one LoCoMo session, L2 to L5, through the consolidator,
+and the facts of two of its leaves.
 
 A real OpenAI-compatible server (llama.cpp via xllamacpp) on loopback serves SmolLM2-135M
 with its JSON schema enforced; real Redis and a real qdrant-edge shard hold the tree. The
 model is tiny, so what it writes is not judged: every node must either parse into facts
 whose provenance resolves to the session's messages, or be marked degraded and written by
-the offline rules in the same shape. No window may be left without its node.
+the offline rules in the same shape. No window may be left without its node. A leaf's facts
+are the model's, checked (citations within the leaf, keys and dates well formed), or, when
+its answer is cut short or leaves the schema, the rules'.
 """
 
 from __future__ import annotations
@@ -190,3 +193,47 @@ async def test_a_session_through_a_real_model_parses_or_degrades_never_lost(
             children = await tree.get_many(USER, await tree.children_ids(USER, node.id))
             rewritten: Summary = await offline.consolidate(node.level, closure.window, children, [])
             assert rewritten.facts and node.text.split(":")[0] == rewritten.text.split(":")[0]
+
+
+FACT_TOKENS = 120  # one or two facts in the schema's shape
+
+
+async def test_facts_through_a_real_model_are_checked_or_fall_back_to_the_rules(
+    model_url: str,
+) -> None:
+    turns = [t for t in first_session() if t.role != "assistant"][:2]
+    leaves = [
+        MemoryNode(
+            id=segment_id(USER, [t.event_id]),
+            user_id=USER,
+            level=Level.SEGMENT,
+            t_start=t.ts,
+            t_end=t.ts,
+            text=render_segment([t]),
+            source_ids=(t.event_id,),
+            messages=(source_message(t),),
+        )
+        for t in turns
+    ]
+    client = AsyncOpenAI(base_url=model_url, api_key="local", max_retries=0, timeout=60.0)
+    model = OpenAILanguageModel(
+        client, "smollm2", temperature=0.0, max_retries=0, json_schema=True, max_tokens=FACT_TOKENS
+    )
+    fell_back: list[str] = []
+    llm = FallbackLanguageModel(
+        model, OfflineLanguageModel(), on_fallback=lambda op, exc: fell_back.append(op)
+    )
+    offline = OfflineLanguageModel()
+    try:
+        read = [await llm.read_facts(leaf) for leaf in leaves]
+    finally:
+        await client.close()
+    assert set(fell_back) <= {"facts"}
+    for leaf, facts in zip(leaves, read, strict=True):
+        rules = await offline.read_facts(leaf)
+        if facts == rules:
+            continue  # the fallback's answer, or the model agreeing with the rules
+        for fact in facts:  # the model's answer, checked on the way in
+            assert set(fact.source_ids) <= set(leaf.source_ids)
+            assert fact.user_id == USER and fact.text.startswith(fact.subject_name)
+            assert fact.valid_from.tzinfo is not None

@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections import Counter, deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ from openai import AsyncOpenAI
 from memstream.adapters.llm.fallback import FallbackLanguageModel
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.adapters.llm.openai import OpenAILanguageModel
-from memstream.domain.models import Level, MemoryNode, Turn, Window
+from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
 from memstream.domain.query import parse_query
 
 from .local_server import serving
@@ -227,3 +227,66 @@ async def test_plan_and_gate_parse_structured_answers(
     )
     nodes = [MemoryNode(f"n{i}", "u1", Level.SEGMENT, T0, T0, f"memory {i}") for i in range(1, 4)]
     assert await llm.gate(parse_query("career?"), "complex", nodes) == ["n2"]
+
+
+MOVED = SourceMessage("m1", "Maya", "user", "We moved to Berlin last month!", T0)
+MOVED_LEAF = MemoryNode(
+    "l1", "u1", Level.SEGMENT, T0, T0, "...", source_ids=("m1",), messages=(MOVED,)
+)
+
+
+async def test_facts_are_read_through_their_schema_and_keyed_as_the_rules_key_them(
+    endpoint: Harness,
+) -> None:
+    fake = endpoint.fake
+    answer = {
+        "facts": [
+            {
+                "subject": "Maya",
+                "attribute": "Lives In",  # normalised to the fixed list's spelling
+                "value": "Berlin",
+                "since": "2023-04-01",
+                "source_ids": ["m1", "m404"],
+            }
+        ]
+    }
+    fake.script.extend([Step(json.dumps(answer)), Step(json.dumps({"facts": []}))])
+    usage = UsageCounter()
+    client = AsyncOpenAI(base_url=endpoint.url, api_key="test", max_retries=0)
+    endpoint.clients.append(client)
+    llm = OpenAILanguageModel(client, "test-model", on_usage=usage, json_schema=True)
+    [fact] = await llm.read_facts(MOVED_LEAF)
+    assert (fact.subject, fact.attribute, fact.value, fact.source_ids) == (
+        "speaker:maya",
+        "lives_in",
+        "Berlin",
+        ("m1",),
+    )
+    assert fact.valid_from == datetime(2023, 4, 1, tzinfo=UTC)
+    assert await llm.read_facts(MOVED_LEAF) == ()  # nothing stated is an answer too
+    sent = fake.requests[0]
+    schema = sent["response_format"]["json_schema"]["schema"]
+    attribute = schema["$defs"]["_ReadFact"]["properties"]["attribute"]
+    assert "lives_in" in attribute["enum"] and "statement" in attribute["enum"]
+    assert "[m1] 2023-05-08 Maya (user): We moved to Berlin last month!" in str(sent["messages"])
+    assert usage.calls["facts"] == 2 and not usage.errors
+    assert await llm.read_facts(replace(MOVED_LEAF, messages=())) == ()
+    assert len(fake.requests) == 2  # a leaf without messages asks nothing
+
+
+async def test_an_answer_outside_the_schema_falls_back_to_the_rules(endpoint: Harness) -> None:
+    fake = endpoint.fake
+    wrong = {
+        "facts": [{"subject": "Maya", "attribute": "mood", "value": "x", "source_ids": ["m1"]}]
+    }
+    fake.script.append(Step(json.dumps(wrong)))
+    usage, failed = UsageCounter(), []
+    llm = FallbackLanguageModel(
+        endpoint.backend(usage),
+        OfflineLanguageModel(),
+        on_fallback=lambda operation, exc: failed.append(operation),
+    )
+    facts = await llm.read_facts(MOVED_LEAF)
+    assert facts == await OfflineLanguageModel().read_facts(MOVED_LEAF)
+    assert [f.value for f in facts] == ["Berlin"]
+    assert failed == ["facts"] and usage.errors == {"invalid_output": 1}

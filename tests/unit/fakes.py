@@ -294,6 +294,9 @@ class FakeTree:
     async def fact_versions(self, user_id: str) -> list[AtomicFact]:
         return list(fact_versions(self._observations(user_id)))
 
+    async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
+        return [f for f in self._observations(user_id) if f.recorded_at < before]
+
     async def entity_index(self, user_id: str) -> EntityIndex:
         docs = self.leaf_entities.get(user_id, {})
         return entity_index({k: decode_leaf_entities(json.loads(v)) for k, v in docs.items()})

@@ -19,6 +19,13 @@ then publish, then clear the outbox. An outbox a crash left behind is published 
 user's next closures, and a replay after a crash at any point writes the same nodes with
 the same versions.
 
+With the knowledge write on, a monthly profile also states the facts memstream knew at the
+month's end (`domain.profile_facts`), read through `ports.ProfileFacts`. They come from the
+L1s under the month and before it: a change under the month changes its children (and so
+its fingerprint); a forget before it re-closes the later profiles too (the segmenter), and
+one whose fact lines cite a message no fact comes from any more is written again even with
+the same children, so a forgotten message's fact leaves every profile.
+
 A forget may land while a batch runs (`domain.forgetting`). The batch reads each user's
 tombstone (in its load, before it publishes what an outbox held) before it reads the
 tree, looks again before indexing (a user forgotten by then is dropped), and commits
@@ -32,6 +39,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from memstream import faults
@@ -39,8 +47,9 @@ from memstream.consolidator.batch_view import BatchView
 from memstream.contracts.codec import memory_event, removed_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
+from memstream.domain.facts import AtomicFact
 from memstream.domain.forgetting import Guard
-from memstream.domain.models import IndexedMemory, MemoryNode, StoredNode, WindowClosed
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode, WindowClosed
 from memstream.domain.nodes import (
     changes,
     embedding_head,
@@ -49,10 +58,19 @@ from memstream.domain.nodes import (
     next_version,
     window_node,
 )
+from memstream.domain.profile_facts import cites_unsaid, profile_instant, profile_knowledge
 from memstream.domain.sparse import document_vector
-from memstream.ports import ConsolidatorStore, Embedder, LanguageModel, Publisher, VectorIndex
+from memstream.ports import (
+    ConsolidatorStore,
+    Embedder,
+    LanguageModel,
+    ProfileFacts,
+    Publisher,
+    VectorIndex,
+)
 
 log = logging.getLogger(__name__)
+_INSTANT = timedelta(microseconds=1)  # `facts_said` takes the first instant left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +93,7 @@ class Consolidator:
         memories_topic: str,
         history_window: int = 3,
         derivation: Derivation | None = None,
+        knowledge: ProfileFacts | None = None,
     ) -> None:
         self._tree = tree
         self._index = index
@@ -84,6 +103,7 @@ class Consolidator:
         self._memories_topic = memories_topic
         self._history = history_window
         self._derivation = derivation  # recorded on every node, part of its fingerprint
+        self._knowledge = knowledge  # None: the knowledge write is off, profiles state no fact
         self.handled = 0  # closures fully processed by this instance, for progress checks
 
     async def handle(self, closure: WindowClosed) -> Outcome:
@@ -153,14 +173,18 @@ class Consolidator:
             return Outcome(closure, None, "no children")
         existing = await view.get(user_id, closure.node_id)
         print_ = fingerprint(children, self._derivation)
-        if existing is not None and is_current(existing, print_):
+        said = await self._facts_said(closure, children)
+        # A profile citing a message no fact comes from any more (forgotten) is not current.
+        stale = said is not None and existing is not None and cites_unsaid(existing.node, said)
+        if existing is not None and is_current(existing, print_) and not stale:
             return Outcome(closure, existing.node, "unchanged")
 
         history: list[MemoryNode] = []
         if self._history:
             recent = await view.recent(user_id, window.level, self._history + 1, window.start)
             history = [h for h in recent if h.id != closure.node_id][-self._history :]
-        summary = await self._llm.consolidate(window.level, window, children, history)
+        knowledge = profile_knowledge(said, window, profile_instant(children)) if said else None
+        summary = await self._llm.consolidate(window.level, window, children, history, knowledge)
         node = replace(
             window_node(closure, children, summary, next_version(existing)),
             derivation=self._derivation,
@@ -173,6 +197,17 @@ class Consolidator:
             "consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason
         )
         return Outcome(closure, node, fingerprint=print_)
+
+    async def _facts_said(
+        self, closure: WindowClosed, children: Sequence[MemoryNode]
+    ) -> list[AtomicFact] | None:
+        """The facts a profile may state: said by its last message (None below L5, or with
+        the knowledge write off)."""
+        window = closure.window
+        if self._knowledge is None or window.level is not Level.MONTH:
+            return None
+        until = profile_instant(children)
+        return await self._knowledge.facts_said(window.user_id, until + _INSTANT)
 
     async def _store_vectors(self, nodes: list[MemoryNode]) -> None:
         if not nodes:

@@ -49,21 +49,25 @@ class KnowledgeChange:
     first_written: frozenset[str] = frozenset()
 
 
-def leaf_knowledge(leaf: MemoryNode) -> LeafKnowledge:
-    """What an L1's messages say, read from the messages it keeps verbatim."""
+def leaf_knowledge(leaf: MemoryNode, facts: tuple[AtomicFact, ...] | None = None) -> LeafKnowledge:
+    """What an L1's messages say, read from the messages it keeps verbatim: `facts` as an
+    LLM read them, or the rules' facts when none are given."""
     return LeafKnowledge(
-        facts=extract_facts(leaf.messages, user_id=leaf.user_id),
+        facts=extract_facts(leaf.messages, user_id=leaf.user_id) if facts is None else facts,
         entities=read_leaf(leaf.messages),
     )
 
 
 def knowledge_change(
-    written: Sequence[MemoryNode], removed: Sequence[MemoryNode] = ()
+    written: Sequence[MemoryNode],
+    removed: Sequence[MemoryNode] = (),
+    facts: Mapping[str, tuple[AtomicFact, ...]] | None = None,
 ) -> KnowledgeChange:
     """The knowledge of the L1s a commit writes and removes (other levels say nothing new:
-    they summarise their leaves)."""
+    they summarise their leaves); `facts` by L1 id, when an LLM read them."""
+    read = facts or {}
     l1s = [n for n in written if n.level == Level.SEGMENT]
-    leaves = {n.id: leaf_knowledge(n) for n in l1s}
+    leaves = {n.id: leaf_knowledge(n, read.get(n.id)) for n in l1s}
     dropped = tuple(
         dict.fromkeys(n.id for n in removed if n.level == Level.SEGMENT and n.id not in leaves)
     )

@@ -394,14 +394,19 @@ def _dated_beyond_budget(
 
 
 def consolidate_summary(
-    level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
+    level: Level,
+    window: Window,
+    children: Sequence[MemoryNode],
+    history: Sequence[MemoryNode],
+    *,
+    reserved: int = 0,
 ) -> Summary:
-    """The window's header and its most informative facts, within the level budget, each fact
-    with its sources."""
+    """The window's header and its most informative facts, within the level budget less
+    `reserved` tokens (what a profile's fact lines take), each fact with its sources."""
     if level not in LEVEL_BUDGETS:
         raise ValueError(f"{level.label} is written from messages, not consolidated")
     header = _header(level, window)
-    budget = LEVEL_BUDGETS[level] - count_tokens(header)
+    budget = LEVEL_BUDGETS[level] - count_tokens(header) - reserved
     previous = _latest(history, Level.MONTH) if level is Level.MONTH else None
     carried = _collect([previous], window, carried=True) if previous is not None else []
     fresh = _collect(children, window, start=len(carried))

@@ -4,9 +4,9 @@ Handlers (segmenter, consolidator, scheduler, recall) depend on these, never on 
 adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 """
 
-from memstream.ports.knowledge import KnowledgeReads
+from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
 from memstream.ports.messaging import Publisher
-from memstream.ports.models import Embedder, LanguageModel
+from memstream.ports.models import Embedder, FactReader, LanguageModel
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import (
     BacklogReads,
@@ -32,6 +32,7 @@ __all__ = [
     "ConsolidatorStore",
     "DueIndex",
     "Embedder",
+    "FactReader",
     "Forgetting",
     "KnowledgeReads",
     "LanguageModel",
@@ -39,6 +40,7 @@ __all__ = [
     "NodeReader",
     "OutboxName",
     "Outboxes",
+    "ProfileFacts",
     "Publisher",
     "RebuildQueue",
     "RecallReads",

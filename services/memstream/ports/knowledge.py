@@ -4,7 +4,8 @@ The segmenter writes a user's knowledge with its L1s, in the same transaction
 (`UserCommit.knowledge`, a `domain.knowledge.KnowledgeChange`); what is stored is each L1's
 contribution (its facts as extracted, its entity surfaces), and what is read is derived
 from all of them (`domain.knowledge`), so a read always agrees with the L1s committed.
-Readers (recall, the HTTP API) are typed with this protocol.
+Readers (recall, the HTTP API) are typed with `KnowledgeReads`; the consolidator, which
+builds each monthly profile from the facts, with `ProfileFacts`.
 `tests/integration/knowledge_contract.py` holds every implementation to it.
 """
 
@@ -45,4 +46,11 @@ class KnowledgeReads(Protocol):
 
     async def entity(self, user_id: str, name: str) -> Entity | None:
         """The entity `name` stands for (its key, an alias key, or a name), or None."""
+        ...
+
+
+class ProfileFacts(Protocol):
+    async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
+        """The facts as extracted from the user's L1s (observations: no version derived),
+        of messages said before `before`, in no particular order."""
         ...

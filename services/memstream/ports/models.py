@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from memstream.domain.facts import AtomicFact
 from memstream.domain.models import (
     Complexity,
     Level,
@@ -14,6 +15,7 @@ from memstream.domain.models import (
     Turn,
     Window,
 )
+from memstream.domain.profile_facts import ProfileKnowledge
 from memstream.domain.query import Query
 
 
@@ -24,7 +26,14 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-class LanguageModel(Protocol):
+class FactReader(Protocol):
+    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+        """The atomic facts an L1's messages state, each citing the messages it comes from
+        (`domain.knowledge`); empty when they state none."""
+        ...
+
+
+class LanguageModel(FactReader, Protocol):
     async def write_segment(
         self, messages: Sequence[Turn], history: Sequence[MemoryNode]
     ) -> Summary: ...
@@ -35,7 +44,11 @@ class LanguageModel(Protocol):
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
-    ) -> Summary: ...
+        knowledge: ProfileKnowledge | None = None,
+    ) -> Summary:
+        """The window's summary; a profile (L5) also states `knowledge`, the facts holding
+        at the window's end and its changes, when the knowledge write is on."""
+        ...
 
     async def plan(self, query: Query) -> Plan: ...
 

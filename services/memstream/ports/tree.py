@@ -12,7 +12,8 @@ markers, outboxes and the indexes across users. Each caller is typed with the ro
     RebuildQueue      rebuild jobs and the users whose rebuild may take its next chunk
     Forgetting        a user's tombstone, and forgetting a user for good
     TreeStore         all of them, and the knowledge the segmenter commits with the L1s
-                      (`ports.knowledge.KnowledgeReads`): what the composition root builds
+                      (`ports.knowledge`: KnowledgeReads, ProfileFacts): what the
+                      composition root builds
 
 Every write of one user that must hold together (`commit_user`, `commit_nodes`) is one
 transaction. `tests/integration/tree_contract.py` holds every implementation to this.
@@ -31,7 +32,7 @@ from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import UserSnapshot
-from memstream.ports.knowledge import KnowledgeReads
+from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
 
 # Each handler relays its own outbox: the segmenter and the consolidator of one user run in
 # different processes, and one shared list would let each trim what the other published.
@@ -269,6 +270,7 @@ class TreeStore(
     RebuildQueue,
     Forgetting,
     KnowledgeReads,
+    ProfileFacts,
     Protocol,
 ):
     """Every role at once: what the composition root builds and hands out."""

@@ -18,8 +18,9 @@ clock and the window rules into a `StepPlan` (the turns kept, the new state, the
 ready, the windows closed, the messages to forget, when the user is due next). Commit: the
 handler carries the plan out (the LLM writes the segments and rewrites the leaves a forget
 reaches, the index takes the vectors) and writes it as one `UserCommit`, in the order above,
-with what the L1s written say (their facts and entity surfaces, `domain.knowledge`) and
-without what the L1s removed said.
+with what the L1s written say (their facts and entity surfaces, `domain.knowledge`; the facts
+read by the offline rules, or by the LLM backend when one is configured) and without what
+the L1s removed said.
 
 A `rebuild.v1` of a user plans or advances that user's rebuild by one chunk of leaves
 (`segmenter.rebuild`), written, indexed and committed with the step like any other L1s.
@@ -58,6 +59,7 @@ from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_ste
 from memstream.domain.windows import SegmentReady, WindowRules, late_data_closures
 from memstream.ports import (
     Embedder,
+    FactReader,
     LanguageModel,
     Publisher,
     SegmenterStore,
@@ -66,7 +68,7 @@ from memstream.ports import (
 )
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.rebuild import Rebuilder
-from memstream.segmenter.rewrite import leaf_written_again, stored_ancestors
+from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
 
 log = logging.getLogger(__name__)
 
@@ -136,12 +138,14 @@ class Segmenter:
         derivation: Derivation | None = None,
         rebuild_chunk_leaves: int = 16,
         knowledge: bool = True,
+        facts: FactReader | None = None,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on.
         `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`)."""
         self._retention = retention
         self._knowledge = knowledge
+        self._facts = facts  # the LLM backend's reader of L1 facts; None: the offline rules
         self._tree = tree
         self._index = index
         self._embedder = embedder
@@ -300,22 +304,29 @@ class Segmenter:
             rebuild=rebuild,
             # What the L1s say, read from their messages: committed with them, so the facts
             # and entities never disagree with the leaves (a forget's rewrite included).
-            knowledge=self._knowledge_change([s.node for s in segments], removed),
+            knowledge=await self._knowledge_change([s.node for s in segments], removed),
         )
         return _UserWork(commit, segments)
 
-    def _knowledge_change(
+    async def _knowledge_change(
         self, written: Sequence[MemoryNode], removed: Sequence[MemoryNode]
     ) -> KnowledgeChange:
-        change = knowledge_change if self._knowledge else cleared
-        return change(written, removed)
+        if not self._knowledge:
+            return cleared(written, removed)
+        if self._facts is None:
+            return knowledge_change(written, removed)
+        leaves = [n for n in written if n.level == Level.SEGMENT]
+        read = await asyncio.gather(*(self._facts.read_facts(n) for n in leaves))
+        by_leaf = dict(zip([n.id for n in leaves], read, strict=True))
+        return knowledge_change(written, removed, by_leaf)
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
     ) -> tuple[list[_Segment], list[MemoryNode], list[WindowClosed]]:
         """Every L1 citing one of `message_ids` written again from its other messages (same
         id, version + 1) or, with none left, removed; and the closures that consolidate
-        again, bottom-up, every stored ancestor of those L1s (as late data does)."""
+        again, bottom-up, every stored ancestor of those L1s (as late data does) and, with
+        the knowledge write on, every later profile (it may state their facts)."""
         forgotten = set(message_ids)
         citing = await self._tree.leaves_citing(user_id, message_ids)
         leaves = [
@@ -341,8 +352,10 @@ class Segmenter:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
             await self._index.delete_points(user_id, [n.id for n in removed])
-        ancestors = await stored_ancestors(self._tree, user_id, leaves)
-        return rewritten, removed, late_data_closures(ancestors.values())
+        above = await stored_ancestors(self._tree, user_id, leaves)
+        if self._knowledge:  # later profiles may state the facts of these messages as current
+            above |= {n.id: n for n in await later_profiles(self._tree, user_id, leaves, above)}
+        return rewritten, removed, late_data_closures(above.values())
 
     async def _write_segments(
         self, user_id: str, ready: list[SegmentReady], received: Mapping[str, float]

@@ -25,6 +25,20 @@ async def stored_ancestors(
     return ancestors
 
 
+async def later_profiles(
+    tree: NodeReader, user_id: str, leaves: Sequence[MemoryNode], skip: Iterable[str]
+) -> list[MemoryNode]:
+    """The stored profiles (L5) that end after the first of `leaves` begins, but for those in
+    `skip` (their own ancestors): a profile states the facts still holding when it was
+    written, so a forget of these leaves' messages may reach them too."""
+    if not leaves:
+        return []
+    since = min(n.t_start for n in leaves).timestamp()
+    ids = await tree.level_ids(user_id, Level.MONTH, since, limit=10_000)
+    skipped = set(skip)
+    return await tree.get_many(user_id, [i for i in ids if i not in skipped])
+
+
 async def leaf_written_again(
     tree: NodeReader,
     llm: LanguageModel,

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memstream.adapters.llm.prompts import PROMPT_VERSION
+from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
-from memstream.domain.derivation import Derivation
+from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.dead_letters import DeadLetters
 from memstream.edges.tracing import (
@@ -50,7 +50,15 @@ def derivation(settings: Settings) -> Derivation:
         model=settings.llm.model if online else "rules",
         prompt_version=settings.llm.prompt_version or PROMPT_VERSION,
         embedder=embedder_id(settings),
+        extraction=extraction_id(settings),
     )
+
+
+def extraction_id(settings: Settings) -> str:
+    """Names what reads the L1s' facts: a change means a rebuild re-derives them."""
+    if not settings.lifecycle.knowledge:
+        return NO_EXTRACTION
+    return FACTS_PROMPT_VERSION if settings.llm.base_url else RULES_EXTRACTION
 
 
 def embedder_id(settings: Settings) -> str:
@@ -122,6 +130,8 @@ def build_segmenter(c: Container) -> Segmenter:
         derivation=derivation(c.settings),
         rebuild_chunk_leaves=c.settings.rebuild.chunk_leaves,
         knowledge=c.settings.lifecycle.knowledge,
+        # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
+        facts=ports.llm if c.settings.llm.base_url else None,
     )
 
 
@@ -136,6 +146,7 @@ def build_consolidator(c: Container) -> Consolidator:
         memories_topic=c.catalog.memories.name,
         history_window=c.settings.lifecycle.history_window,
         derivation=derivation(c.settings),
+        knowledge=ports.tree if c.settings.lifecycle.knowledge else None,
     )
 
 

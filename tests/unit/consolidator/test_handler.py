@@ -44,6 +44,7 @@ class Writer:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: object = None,
     ) -> Summary:
         self.calls += 1
         text = f"{level.label}: " + "; ".join(c.text for c in children)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from memstream.domain.derivation import LIGHT_LEXICON, Derivation
+from memstream.domain.derivation import (
+    FIRST_EXTRACTION,
+    LIGHT_LEXICON,
+    NO_EXTRACTION,
+    RULES_EXTRACTION,
+    Derivation,
+)
 from memstream.domain.lexical import LEXICON
 
 NOW = Derivation("offline", "rules", "p1", "hashing:384")
@@ -19,3 +25,12 @@ def test_a_node_stored_before_the_lexicon_was_recorded_was_stemmed_the_light_way
     assert before.lexicon == LIGHT_LEXICON != LEXICON
     # So a rebuild finds it out of date and writes its sparse vector again.
     assert before.key() != NOW.key()
+
+
+def test_a_node_stored_before_the_extraction_was_recorded_reads_as_the_first_rules() -> None:
+    assert NOW.extraction == RULES_EXTRACTION == FIRST_EXTRACTION
+    stored = {k: v for k, v in NOW.to_json().items() if k != "extraction"}
+    assert Derivation.from_json(stored) == NOW
+    # Another extraction (the write off, or other rules) is another derivation.
+    off = Derivation.from_json({**NOW.to_json(), "extraction": NO_EXTRACTION})
+    assert off.key() != NOW.key() and off != NOW

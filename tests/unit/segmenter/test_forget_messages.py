@@ -51,6 +51,7 @@ class EchoWriter:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: object = None,
     ) -> Summary:
         return Summary(f"{level.label}: " + "; ".join(c.text for c in children))
 

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from tests.unit.segmenter.test_forget_messages import NOW, USER, Rig, rig, turn
 
+from memstream.domain.facts import AtomicFact, make_fact
 from memstream.domain.forgetting import Tombstone
 from memstream.domain.ids import segment_id
-from memstream.domain.models import ForgetRequested, SessionEnded, Turn
+from memstream.domain.models import ForgetRequested, MemoryNode, SessionEnded, Turn
 from memstream.ports import UserCommit
 
 ANA = "speaker:ana"
@@ -125,3 +126,44 @@ async def test_with_the_knowledge_write_off_a_forget_still_clears_what_was_writt
     [porto] = await r.tree.facts(USER, ANA)
     assert (porto.value, porto.valid_to) == ("Porto", None)
     assert await r.tree.entity(USER, "Berlin") is None
+
+
+class JazzReader:
+    """A `FactReader` as the LLM backend is one: says every L1's user liked jazz."""
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+
+    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+        self.read.append(leaf.id)
+        first = leaf.messages[0]
+        return (
+            make_fact(
+                user_id=leaf.user_id,
+                subject=ANA,
+                subject_name="Ana",
+                attribute="likes",
+                value="jazz",
+                text="Ana likes jazz",
+                valid_from=first.ts,
+                recorded_at=first.ts,
+                source_ids=(first.event_id,),
+            ),
+        )
+
+
+async def test_with_a_fact_reader_the_l1s_facts_are_its_and_a_rewrite_reads_again() -> None:
+    r = rig()
+    reader = JazzReader()
+    r.segmenter._facts = reader  # as the composition root gives the LLM backend
+    await r.send(*PORTO, ended("s1", PORTO[-1]))
+    await r.send(*BERLIN, ended("s2", BERLIN[-1]))
+    porto, berlin = (segment_id(USER, [t.event_id for t in ts]) for ts in (PORTO, BERLIN))
+    assert reader.read == [porto, berlin]
+    [jazz] = await r.tree.facts(USER)  # the reader's facts, not the rules' Porto and Berlin
+    assert (jazz.value, jazz.source_ids) == ("jazz", ("porto", "berlin"))
+    assert await r.tree.entity(USER, "Berlin") is not None  # entities are still the index's
+    await r.send(ForgetRequested(USER, ("porto",)))
+    assert reader.read[-1] == porto  # written again from "porto-re": read again
+    [jazz] = await r.tree.facts(USER)
+    assert jazz.source_ids == ("porto-re", "berlin")

@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
+from memstream.domain.facts import AtomicFact
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.profile_facts import ProfileKnowledge
 from memstream.domain.query import Query
 from memstream.ports import LanguageModel
 from memstream.settings import Settings
@@ -63,13 +65,22 @@ class FallbackLanguageModel:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: ProfileKnowledge | None = None,
     ) -> Summary:
         try:
-            return await self._primary.consolidate(level, window, children, history)
+            return await self._primary.consolidate(level, window, children, history, knowledge)
         except Exception as exc:
             self._failed(f"consolidate_l{int(level)}", exc)
-        summary = await self._offline.consolidate(level, window, children, history)
+        summary = await self._offline.consolidate(level, window, children, history, knowledge)
         return dataclasses.replace(summary, degraded=True)
+
+    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+        # The rules' facts in its place: a leaf's knowledge is never left unread.
+        try:
+            return await self._primary.read_facts(leaf)
+        except Exception as exc:
+            self._failed("facts", exc)
+        return await self._offline.read_facts(leaf)
 
     async def plan(self, query: Query) -> Plan:
         try:

@@ -4,9 +4,11 @@ Answers are requested as JSON objects (`response_format={"type": "json_object"}`
 OpenAI-compatible servers widely support), or with their JSON schema enforced when built
 with `json_schema=True`, and validated with pydantic. A consolidation is a list of facts,
 each citing the message ids it comes from; ids that name no line it was given are dropped,
-and an answer left with no fact is invalid. Only transient failures are retried: rate
-limits, server errors, timeouts and broken connections. A malformed answer is not retried
-here: it raises `InvalidOutput`, and the fallback backend decides what to do.
+and an answer left with no fact is invalid. An L1's atomic facts (`read_facts`) come the
+same way, each naming its subject, attribute and value, and are keyed and checked as the
+offline rules' are (`fact_output`); an empty list is a valid answer. Only transient failures
+are retried: rate limits, server errors, timeouts and broken connections. A malformed answer
+is not retried here: it raises `InvalidOutput`, and the fallback backend decides what to do.
 """
 
 from __future__ import annotations
@@ -17,13 +19,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
 
 import openai
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, JsonValue, ValidationError, field_validator
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
 from memstream.adapters.llm import prompts
+from memstream.adapters.llm.fact_output import facts_of
 from memstream.adapters.llm.structured import facts_text, resolve_facts
-from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
+from memstream.domain.facts import ATTRIBUTES, AtomicFact, Certainty
+from memstream.domain.models import (
+    Complexity,
+    Fact,
+    Level,
+    MemoryNode,
+    Plan,
+    Summary,
+    Turn,
+    Window,
+)
+from memstream.domain.profile_facts import ProfileKnowledge, knowledge_lines
 from memstream.domain.query import Query
 
 if TYPE_CHECKING:
@@ -71,6 +85,38 @@ class _Facts(BaseModel):
     """A consolidation: facts, each citing the ids of the lines it comes from."""
 
     facts: list[_Fact] = Field(min_length=1, max_length=24)
+
+
+# The attributes a fact may have, as the schema's enum (a server that enforces it keeps to it).
+_ATTRIBUTE_NAMES: list[JsonValue] = [name for name in sorted(ATTRIBUTES)]
+
+
+class _ReadFact(BaseModel):
+    """One atomic fact of an L1, as the model reads it (`prompts.facts_prompt`)."""
+
+    subject: str = Field(min_length=1, max_length=120)
+    relation_of: str | None = Field(default=None, max_length=120)
+    attribute: str = Field(json_schema_extra={"enum": _ATTRIBUTE_NAMES})
+    value: str = Field(min_length=1, max_length=200)
+    negated: bool = False
+    since: str | None = Field(default=None, max_length=40)
+    certainty: Certainty = "stated"
+    source_ids: list[Annotated[str, Field(max_length=200)]] = Field(min_length=1, max_length=10)
+
+    @field_validator("attribute", mode="before")
+    @classmethod
+    def _known_attribute(cls, value: Any) -> Any:
+        # A model may answer "Lives In"; the list is fixed, so anything else is invalid.
+        text = str(value).strip().lower().replace(" ", "_")
+        if text not in ATTRIBUTES:
+            raise ValueError(f"unknown attribute {value!r}")
+        return text
+
+
+class _ReadFacts(BaseModel):
+    """An L1's atomic facts: none is a valid answer."""
+
+    facts: list[_ReadFact] = Field(default_factory=list, max_length=30)
 
 
 class _Planned(BaseModel):
@@ -229,12 +275,15 @@ class OpenAILanguageModel:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: ProfileKnowledge | None = None,
     ) -> Summary:
         operation = f"consolidate_l{int(level)}"
-        out, p, c = await self._complete(
-            operation, prompts.consolidation_prompt(level, window, children, history), _Facts
-        )
-        facts = resolve_facts(out.facts, level, children, history)
+        known: tuple[Fact, ...] = ()
+        if level is Level.MONTH and knowledge is not None:
+            known = knowledge_lines(knowledge, window, prompts.KNOWN_FACT_TOKENS)
+        messages = prompts.consolidation_prompt(level, window, children, history, known)
+        out, p, c = await self._complete(operation, messages, _Facts)
+        facts = resolve_facts(out.facts, level, children, history, known)
         if not facts:
             raise InvalidOutput(f"{operation}: no fact cites a line it was given")
         return Summary(
@@ -243,6 +292,12 @@ class OpenAILanguageModel:
             prompt_tokens=p,
             completion_tokens=c,
         )
+
+    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+        if not leaf.messages:
+            return ()
+        out, _, _ = await self._complete("facts", prompts.facts_prompt(leaf.messages), _ReadFacts)
+        return facts_of(out.facts, leaf)
 
     async def plan(self, query: Query) -> Plan:
         out, _, _ = await self._complete("plan", prompts.planner_prompt(query.text), _Planned)

@@ -10,14 +10,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memstream.domain.models import Complexity, Level, MemoryNode, Turn, Window
+from memstream.domain.facts import ATTRIBUTES
+from memstream.domain.models import (
+    Complexity,
+    Fact,
+    Level,
+    MemoryNode,
+    SourceMessage,
+    Turn,
+    Window,
+)
+from memstream.domain.profile_facts import without_knowledge_lines
 
 Message = dict[str, str]
 
 # The version of these prompts, recorded in every node's derivation: change it with any change
 # to a prompt's wording, so `memstream rebuild` writes the memories again (and only then).
 # The offline backend records it too: 2024.2 is also its summaries dating relative times.
-PROMPT_VERSION = "2024.2"
+# 2024.3: a profile is given the facts holding at its month's end and the month's changes.
+PROMPT_VERSION = "2024.3"
+
+# The facts prompt's version, recorded as the extraction of every L1 the LLM backend reads
+# (`domain.derivation`): change it with the prompt or its schema, so a rebuild reads again.
+FACTS_PROMPT_VERSION = "llm-facts-1"
 
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
 _FACTS_REPLY = (
@@ -38,6 +53,14 @@ _LEVEL_TASKS: dict[Level, str] = {
         "when it changed or appeared this month."
     ),
 }
+# With the knowledge write on, a profile is also given the facts known at the month's end.
+_KNOWN_TASK = (
+    "The facts known at the period's end come first in the profile: keep each one that "
+    "says what holds now or what changed this month ('moved from Porto to Berlin') as a "
+    "fact of its own, citing its ids, and never state a replaced value as current."
+)
+# At most this many tokens of known fact lines in a profile's prompt.
+KNOWN_FACT_TOKENS = 800
 # Facts per level: each level compresses the one below (see domain/summary_text budgets).
 LEVEL_FACTS: dict[Level, int] = {
     Level.SESSION: 6,
@@ -92,11 +115,17 @@ def segment_prompt(messages: Sequence[Turn], history: Sequence[MemoryNode]) -> l
 
 
 def consolidation_prompt(
-    level: Level, window: Window, children: Sequence[MemoryNode], history: Sequence[MemoryNode]
+    level: Level,
+    window: Window,
+    children: Sequence[MemoryNode],
+    history: Sequence[MemoryNode],
+    known: Sequence[Fact] = (),
 ) -> list[Message]:
-    """L2-L5: the window's facts, each citing the ids of the lines it comes from."""
+    """L2-L5: the window's facts, each citing the ids of the lines it comes from; a profile
+    is also given the `known` fact lines (`domain.profile_facts`), with their ids."""
+    task = f"{_LEVEL_TASKS[level]} {_KNOWN_TASK}" if known else _LEVEL_TASKS[level]
     system = (
-        f"You keep memories for a conversational assistant. {_LEVEL_TASKS[level]} A fact is "
+        f"You keep memories for a conversational assistant. {task} A fact is "
         "something a person told about their life: an event, a plan, a preference, a "
         "relationship, a place, a date, a number. Name the person and give the date in each "
         "fact, turning relative times ('yesterday', 'last Friday') into dates counted from "
@@ -109,14 +138,49 @@ def consolidation_prompt(
     )
     previous = ""
     if level is Level.MONTH and history:
-        latest = max(history, key=lambda h: h.t_end)
+        # Its fact lines are not carried: this month's known facts replace them.
+        latest = without_knowledge_lines(max(history, key=lambda h: h.t_end))
         carried = "\n".join(f"[{', '.join(f.source_ids)}] {f.text}" for f in latest.facts)
         previous = f"Previous profile:\n{carried or latest.text}\n\n"
+    facts = "\n".join(f"[{', '.join(f.source_ids)}] {f.text}" for f in known)
+    known_now = f"Facts known at the period's end:\n{facts}\n\n" if known else ""
     user = (
-        f"Period: {_when(window.start)} to {_when(window.end)}\n\n{previous}"
+        f"Period: {_when(window.start)} to {_when(window.end)}\n\n{previous}{known_now}"
         f"Lines (ids in brackets):\n{numbered or '(none)'}"
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def facts_prompt(messages: Sequence[SourceMessage]) -> list[Message]:
+    """An L1's facts: who each is about, which attribute, what value, since when."""
+    attributes = ", ".join(sorted(ATTRIBUTES))
+    system = (
+        "You keep a record of what is true in people's lives, read from their chats with an "
+        "assistant. From the numbered lines, list each thing a person says about their own "
+        "life or about someone they know. Give each one:\n"
+        "- subject: who or what it is about: the person's name when about themselves; the "
+        "relation ('sister', 'boss') when they name someone that way, with relation_of set "
+        "to the person speaking; otherwise the name given (a friend, a pet, a town).\n"
+        f"- attribute: one of {attributes}. Use statement, with a short clause as the "
+        "value, only when no other attribute fits.\n"
+        "- value: the place, organisation, occupation, thing or activity, in the person's "
+        "own words, without the verb.\n"
+        "- negated: true when the line says it stopped holding ('moved out of', 'quit', "
+        "'no longer').\n"
+        "- since: the day it began to hold as YYYY-MM-DD when the line says or implies it "
+        "(count 'last month' from the line's date), otherwise null.\n"
+        "- certainty: stated when said outright, implied when only suggested.\n"
+        "- source_ids: the ids of the lines it comes from, copied exactly.\n"
+        "Leave out questions, greetings, wishes, what might happen, and what the assistant "
+        "says. When the lines state nothing of the kind, the list is empty. "
+        'Reply with one JSON object: {"facts": [{"subject": "...", "relation_of": null, '
+        '"attribute": "...", "value": "...", "negated": false, "since": null, '
+        '"certainty": "stated", "source_ids": ["..."]}]}.'
+    )
+    lines = "\n".join(
+        f"[{m.event_id}] {m.ts:%Y-%m-%d} {m.speaker} ({m.role}): {m.text}" for m in messages
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": lines}]
 
 
 def planner_prompt(query: str) -> list[Message]:

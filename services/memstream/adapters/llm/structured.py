@@ -38,13 +38,19 @@ def resolve_facts(
     level: Level,
     children: Sequence[MemoryNode],
     history: Sequence[MemoryNode],
+    known: Sequence[Fact] = (),
 ) -> tuple[Fact, ...]:
     """The facts whose citations resolve to lines the model was given (the previous profile
-    counts for a profile), with unknown ids dropped and each dated by its first source."""
+    and the `known` fact lines count for a profile), with unknown ids dropped and each dated
+    by its first source."""
     shown = list(children)
     if level is Level.MONTH:
         shown += [h for h in history if h.level is Level.MONTH]
     times = _known_times(shown, [])
+    for line in known:
+        if line.at is not None:  # fact lines are dated by their version's start
+            for source in line.source_ids:
+                times.setdefault(source, line.at)
     out: list[Fact] = []
     for fact in facts:
         text = " ".join(fact.text.split())

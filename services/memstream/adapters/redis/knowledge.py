@@ -70,7 +70,8 @@ def queue_knowledge(pipe: Any, prefix: str, change: KnowledgeChange) -> None:
 
 
 class RedisKnowledge(RedisBase):
-    """`ports.KnowledgeReads`, what it derives kept in `knowledge_cache` by revision."""
+    """`ports.KnowledgeReads` and `ports.ProfileFacts`, what it derives kept in `knowledge_cache`
+    by revision."""
 
     async def facts(
         self, user_id: str, subject: str | None = None, at: datetime | None = None
@@ -103,6 +104,9 @@ class RedisKnowledge(RedisBase):
         index = await self.entity_index(user_id)
         key = find_entity(index, name)
         return index.entities.get(key) if key is not None else None
+
+    async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
+        return [f for f in await self._observations(user_id) if f.recorded_at < before]
 
     async def _observations(self, user_id: str) -> list[AtomicFact]:
         return list((await self._derived_facts(user_id)).observations)

@@ -35,6 +35,7 @@ class Broken:
         window: Window,
         children: Sequence[MemoryNode],
         history: Sequence[MemoryNode],
+        knowledge: object = None,
     ) -> Summary:
         self._fail()
         raise AssertionError

@@ -3,7 +3,9 @@
 It starts the stack and the workers in this process, publishes the synthetic conversation
 (two users in two time zones, several weeks), waits until every window is consolidated,
 prints each user's tree and exits. The idle timeout and the clock's grace are shortened so
-the sessions the story leaves open close within seconds rather than half an hour.
+the sessions the story leaves open close within seconds rather than half an hour, and the
+knowledge write is on, so each profile opens with what is true at its month's end and what
+changed in it (Ana's April: her move).
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ from memstream.entrypoints.views import user_tree
 from memstream.settings import Settings
 
 DEMO_FILE = Path(__file__).with_name("conversations.jsonl")
-DEMO_OVERRIDES = {"session_idle_timeout_s": 2.0, "clock_grace_s": 0.0, "clock_interval_s": 1.0}
+DEMO_OVERRIDES = {
+    "session_idle_timeout_s": 2.0,
+    "clock_grace_s": 0.0,
+    "clock_interval_s": 1.0,
+    "knowledge": True,
+}
 
 
 def demo_users(path: Path = DEMO_FILE) -> list[str]:

@@ -1,0 +1,142 @@
+"""An LLM's facts about one L1 made into atomic facts, keyed and checked as the rules' are.
+
+The model names a subject (a speaker, someone by relation to the speaker, or by name), an
+attribute from the fixed list, a value and, when the lines say it, the date it began to
+hold. Everything else is decided here, so both backends' facts read alike and supersede one
+another: subjects get the rules' keys (`speaker:maya`, `kin:maya:brother`), values and names
+are cleaned as the rules clean them, citations are kept only when they name a message of
+the leaf (a fact citing none is dropped), a fact is dated by its first message unless the
+model's date is a real one no later than a year after it, and one message giving two
+values of a single-valued slot yields neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta
+from typing import Protocol
+
+from memstream.domain.fact_extraction import clean_name, clean_value
+from memstream.domain.facts import (
+    ATTRIBUTES,
+    AtomicFact,
+    Certainty,
+    is_single_valued,
+    kin_key,
+    make_fact,
+    speaker_key,
+    value_key,
+)
+from memstream.domain.models import MemoryNode, SourceMessage
+
+# A start this long after the message is a misreading, not a plan.
+LATEST_START = timedelta(days=366)
+
+# How each attribute reads in a fact's sentence, held and ended.
+_VERBS: dict[str, tuple[str, str]] = {
+    "lives_in": ("lives in", "no longer lives in"),
+    "works_at": ("works at", "no longer works at"),
+    "job": ("is a", "is no longer a"),
+    "relationship": ("is", "is no longer"),
+    "diet": ("is", "is no longer"),
+    "pet": ("has a", "no longer has the"),
+    "owns": ("owns a", "no longer owns the"),
+    "studies": ("studies", "no longer studies"),
+    "likes": ("likes", "no longer likes"),
+    "hobby": ("took up", "gave up"),
+    "statement": ("said", "no longer said"),
+}
+
+
+class ReadFact(Protocol):
+    subject: str
+    relation_of: str | None
+    attribute: str
+    value: str
+    negated: bool
+    since: str | None
+    certainty: Certainty
+    source_ids: list[str]
+
+
+def facts_of(read: Sequence[ReadFact], leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+    """The atomic facts of the model's answer about `leaf`, in its order, checked."""
+    messages = {m.event_id: m for m in leaf.messages}
+    speakers = {value_key(clean_name(m.speaker)): clean_name(m.speaker) for m in leaf.messages}
+    facts = [
+        fact for item in read if (fact := _fact(item, leaf.user_id, messages, speakers)) is not None
+    ]
+    return _without_contradictions(facts)
+
+
+def _fact(
+    item: ReadFact,
+    user_id: str,
+    messages: dict[str, SourceMessage],
+    speakers: dict[str, str],
+) -> AtomicFact | None:
+    cited = [messages[s.strip()] for s in dict.fromkeys(item.source_ids) if s.strip() in messages]
+    value = clean_value(item.value)
+    if not cited or value is None or item.attribute not in ATTRIBUTES:
+        return None
+    first = min(cited, key=lambda m: m.ts)
+    subject, name = _subject(item, clean_name(first.speaker), speakers)
+    verb = _VERBS[item.attribute][item.negated]
+    if verb.endswith(" a") and value[:1].lower() in "aeiou":
+        verb += "n"
+    return make_fact(
+        user_id=user_id,
+        subject=subject,
+        subject_name=name,
+        attribute=item.attribute,
+        value=value,
+        text=f"{name} {verb} {value}",
+        valid_from=_start(item.since, first),
+        recorded_at=max(m.ts for m in cited),
+        source_ids=tuple(m.event_id for m in cited),
+        certainty=item.certainty,
+        negated=item.negated,
+    )
+
+
+def _subject(item: ReadFact, speaker: str, speakers: dict[str, str]) -> tuple[str, str]:
+    """The subject's key and name: someone by relation belongs to whoever the model says
+    they are related to (a speaker of the leaf; else the message's speaker)."""
+    named = clean_name(item.subject)
+    if item.relation_of and item.relation_of.strip():
+        owner = speakers.get(value_key(clean_name(item.relation_of)), speaker)
+        relation = named.lower().removeprefix("my ").strip() or "relative"
+        return kin_key(speaker_key(owner), relation), f"{owner}'s {relation}"
+    if value_key(named) in speakers or value_key(named) in {"i", "me", "speaker"}:
+        own = speakers.get(value_key(named), speaker)
+        return speaker_key(own), own
+    # Keyed by the name alone, as the entity index keys it; never a speaker's or a kin's key.
+    plain = named.replace(":", " ").strip() or "unknown"
+    return value_key(plain), plain
+
+
+def _start(since: str | None, message: SourceMessage) -> datetime:
+    """The model's date at the start of that day in the message's offset, if it is one and
+    not far beyond the message; otherwise when the message was said."""
+    try:
+        day = date.fromisoformat((since or "").strip())
+    except ValueError:
+        return message.ts
+    start = datetime.combine(day, time(), tzinfo=message.ts.tzinfo)
+    return start if start <= message.ts + LATEST_START else message.ts
+
+
+def _without_contradictions(facts: list[AtomicFact]) -> tuple[AtomicFact, ...]:
+    """One message giving two values of one single-valued slot cannot be settled by its
+    words: it yields neither; a fact given twice counts once."""
+    values: dict[tuple[str, str, bool, tuple[str, ...]], set[str]] = {}
+    for fact in facts:
+        slot = (fact.subject, fact.attribute, fact.negated, fact.source_ids)
+        values.setdefault(slot, set()).add(fact.value_key)
+    kept: dict[str, AtomicFact] = {}
+    for fact in facts:
+        slot = (fact.subject, fact.attribute, fact.negated, fact.source_ids)
+        if is_single_valued(fact.attribute) and len(values[slot]) > 1:
+            continue
+        kept.setdefault(fact.fact_id, fact)
+    return tuple(kept.values())

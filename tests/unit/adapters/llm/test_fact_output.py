@@ -1,0 +1,99 @@
+"""An LLM's facts about an L1, keyed and checked as the rules' are: plain values in and out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from memstream.adapters.llm.fact_output import facts_of
+from memstream.domain.fact_extraction import extract_facts
+from memstream.domain.facts import Certainty
+from memstream.domain.models import Level, MemoryNode, SourceMessage
+
+APR = datetime(2024, 4, 12, 20, 0, tzinfo=UTC)
+SAID = (
+    SourceMessage("m1", "Maya", "user", "Big news: we moved to Berlin last month!", APR),
+    SourceMessage("m2", "Maya", "user", "My brother moved to Madrid too.", APR),
+    SourceMessage("m3", "Bot", "assistant", "Tell me more about that.", APR),
+)
+LEAF = MemoryNode(
+    id="l1",
+    user_id="maya",
+    level=Level.SEGMENT,
+    t_start=APR,
+    t_end=APR,
+    text="...",
+    source_ids=("m1", "m2", "m3"),
+    messages=SAID,
+)
+
+
+@dataclass
+class Read:
+    subject: str
+    attribute: str
+    value: str
+    source_ids: list[str] = field(default_factory=lambda: ["m1"])
+    relation_of: str | None = None
+    negated: bool = False
+    since: str | None = None
+    certainty: Certainty = "stated"
+
+
+def test_the_speaker_and_someone_named_by_relation_get_the_rules_keys() -> None:
+    berlin, madrid = facts_of(
+        [
+            Read("Maya", "lives_in", "Berlin", since="2024-03-01"),
+            Read("brother", "lives_in", "Madrid", ["m2"], relation_of="Maya"),
+        ],
+        LEAF,
+    )
+    assert (berlin.subject, berlin.text, berlin.source_ids) == (
+        "speaker:maya",
+        "Maya lives in Berlin",
+        ("m1",),
+    )
+    assert berlin.valid_from == datetime(2024, 3, 1, tzinfo=UTC) and berlin.recorded_at == APR
+    assert (madrid.subject, madrid.subject_name) == ("kin:maya:brother", "Maya's brother")
+    # The same claim as the rules read it has the same slot: one supersedes the other.
+    rules = {f.slot for f in extract_facts(SAID, user_id="maya")}
+    assert {berlin.slot, madrid.slot} == rules
+
+
+def test_citations_must_name_the_leafs_messages_and_dates_must_be_real() -> None:
+    [fact] = facts_of(
+        [
+            Read("Maya", "likes", "jazz", ["m404"]),  # cites nothing it was shown: dropped
+            Read("Maya", "likes", "techno", ["m404", "m1"], since="last spring"),
+        ],
+        LEAF,
+    )
+    assert (fact.value, fact.source_ids, fact.valid_from) == ("techno", ("m1",), APR)
+    [sailing] = facts_of([Read("Maya", "hobby", "sailing", since="2031-01-01")], LEAF)
+    assert sailing.valid_from == APR  # years after the message: a misreading
+    [soon] = facts_of([Read("Maya", "hobby", "sailing", since="2024-05-01")], LEAF)
+    assert soon.valid_from == datetime(2024, 5, 1, tzinfo=UTC)  # a plan, weeks ahead
+    assert facts_of([Read("Maya", "likes", "jazz", ["m404"])], LEAF) == ()
+    assert facts_of([Read("Maya", "mood", "happy")], LEAF) == ()  # no such attribute
+
+
+def test_two_values_of_one_slot_from_one_message_yield_neither() -> None:
+    read = [
+        Read("Maya", "lives_in", "Berlin"),
+        Read("Maya", "lives_in", "Rome"),
+        Read("Maya", "likes", "jazz"),
+        Read("Maya", "likes", "jazz"),
+    ]
+    assert [f.value for f in facts_of(read, LEAF)] == ["jazz"]
+
+
+def test_hostile_names_and_values_are_cleaned_and_never_take_a_speakers_slot() -> None:
+    read = [
+        Read("speaker:maya", "lives_in", "Oslo"),
+        Read("<b>Max</b>\x00" + "x" * 10_000, "pet", "<script>cat</script>"),
+    ]
+    oslo, pet = facts_of(read, LEAF)
+    assert oslo.subject == "speaker maya" != "speaker:maya"
+    assert "<" not in pet.subject_name and "\x00" not in pet.subject_name
+    assert len(pet.subject_name) <= 200 and "<" not in pet.value
+    assert facts_of([Read("Max", "pet", " " * 3)], LEAF) == ()
