@@ -25,13 +25,15 @@ class MemoryFact(_Answer):
 
 
 class MemoryDerivation(_Answer):
-    """What wrote a memory: the backend, model, prompt version, embedder and lexicon."""
+    """What wrote a memory: the backend, model, prompt version, embedder, lexicon and what
+    read its facts."""
 
     backend: str
     model: str
     prompt_version: str
     embedder: str
     lexicon: str = "light-en"  # answers from a server older than the lexicon lack it
+    extraction: str = "rules-1"  # and from one older than the knowledge write, this
 
 
 class Memory(_Answer):

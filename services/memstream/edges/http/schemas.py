@@ -168,6 +168,10 @@ class MemoryDerivation(BaseModel):
     prompt_version: str
     embedder: str = Field(description="What made the dense vector, with its size.")
     lexicon: str = Field(description="What stemmed the words of the lexical (sparse) vector.")
+    extraction: str = Field(
+        description="What read the leaf's facts: rules-1 (offline rules), llm-facts-1, or none "
+        "(the knowledge write was off)."
+    )
 
     @classmethod
     def of(cls, derivation: Derivation | None) -> MemoryDerivation | None:

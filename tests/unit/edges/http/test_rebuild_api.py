@@ -95,8 +95,7 @@ async def test_a_memory_shows_its_derivation_and_recall_on_request() -> None:
         asked = await client.post(
             "/v1/recall", json={"user_id": "u1", "query": "hiking", "with_derivation": True}
         )
-    # The API's schema does not show the fact extraction (yet): every other part.
-    shown = {k: v for k, v in DERIVED.to_json().items() if k != "extraction"}
+    shown = DERIVED.to_json()
     assert detail.json()["memory"]["derivation"] == shown
     assert plain.json()["memories"], "the sample tree answers this query"
     assert all(m["derivation"] is None for m in plain.json()["memories"])
