@@ -89,6 +89,7 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
         options=variant.options,
         gate=variant.gate,
         fit=variant.fit,
+        knowledge=container.tree if variant.entities else None,
     )
     for conv in ctx.split:
         for q in conv.questions:

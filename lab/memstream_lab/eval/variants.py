@@ -74,6 +74,9 @@ class Variant:
     segment_messages: int | None = None
     # A point of the token curve (curve.py): the variant with `max_tokens` at this budget.
     budget: int | None = None
+    # Recall reads the entity index (the eval's stack always writes it); False: recall as
+    # with the knowledge write off.
+    entities: bool = True
 
     @property
     def method(self) -> str:
@@ -88,7 +91,16 @@ class Variant:
         # repr of frozen dataclasses (with their mapping-proxy budgets) is deterministic; a
         # stage is named by its function's name.
         stages = tuple(getattr(s, "__name__", repr(s)) for s in (self.gate, self.fit))
-        spec = repr((self.options, stages, self.complexity, self.max_tokens, self.segment_messages))
+        spec = repr(
+            (
+                self.options,
+                stages,
+                self.complexity,
+                self.max_tokens,
+                self.segment_messages,
+                self.entities,
+            )
+        )
         return hashlib.sha256(spec.encode()).hexdigest()[:16]
 
 
@@ -186,6 +198,12 @@ VARIANTS: tuple[Variant, ...] = (
         "default with summaries added in what the leaves leave of the budget, not only in "
         "place of leaves",
         fit=fit_beside_leaves,
+    ),
+    Variant(
+        "no-entities",
+        "default without the entity index in recall (no heatmap, no joined leaves); the "
+        "aggregation pool and session spread stay",
+        entities=False,
     ),
     Variant(
         "pool-60",

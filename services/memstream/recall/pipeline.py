@@ -24,6 +24,10 @@ Decisions worth knowing:
   score 0: it is the first memory dropped when the token budget is short.
 - The gate may only remove memories. When it cannot decide (LLM failure) the ungated set
   is returned and `degraded` is set; a failed planner also sets `degraded`.
+- With the knowledge write on, the user's entity index is read beside the leaf search; the
+  leaves of the entities the query names that the search missed join the pool (one more
+  MGET), and the re-rank reads which entities each leaf names (docs/knowledge.md,
+  "Entities in recall"). A question gathering facts searches a wider pool.
 - The query is parsed once, on arrival (`domain/query.py`); every stage reads the parsed
   `Query`. The gate and the fit are functions passed in (`recall/stages.py`), so an
   evaluation replaces a stage rather than switching one off.
@@ -40,6 +44,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from memstream.domain.entity_heatmap import leaves_to_join
+from memstream.domain.entity_index import (
+    EntityIndex,
+    entity_leaves,
+    leaf_entities,
+    query_entities,
+)
 from memstream.domain.facts import AtomicFact
 from memstream.domain.models import (
     REQUESTED_COMPLEXITIES,
@@ -59,7 +70,7 @@ from memstream.domain.ranking import (
     prune,
 )
 from memstream.domain.recall_options import RecallOptions
-from memstream.domain.rerank import rerank
+from memstream.domain.rerank import EntityHeat, rerank
 from memstream.domain.sparse import query_vector
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
@@ -200,16 +211,17 @@ class RecallPipeline:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
         the summaries read for that, with their ancestors (the climb starts from them)."""
         [dense] = await clock.time("embed", self._embedder.embed([query.text]))
-        hits = await clock.time(
-            "search",
-            self._index.search_leaves(
-                request.user_id,
-                dense,
-                query_vector(query),
-                limit=self.options.candidates,
-                dense_weight=self.options.dense_weight,
-                level=Level.SEGMENT,
-            ),
+        searching = self._index.search_leaves(
+            request.user_id,
+            dense,
+            query_vector(query),
+            limit=self.options.candidates_for(query.aggregative),
+            dense_weight=self.options.dense_weight,
+            level=Level.SEGMENT,
+        )
+        hits, index = await asyncio.gather(
+            clock.time("search", searching),
+            clock.time("entity_index", self._entity_index(request.user_id)),
         )
         scores = {hit.id: hit.score for hit in hits}
         nodes = await self._tree.get_many(request.user_id, list(scores))
@@ -220,10 +232,38 @@ class RecallPipeline:
             for n in nodes
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
+        heat = None
+        if index is not None:
+            heat, pool = await clock.time("entities", self._join(request, query, index, pool))
         sessions = await self._sessions(request.user_id, pool)
-        ranked = rerank(query, pool, self.options, sessions)
+        ranked = rerank(query, pool, self.options, sessions, heat)
         leaves = ranked[: self.options.leaf_top_k]
         return leaves, await self._lineage(request.user_id, leaves, sessions)
+
+    async def _entity_index(self, user_id: str) -> EntityIndex | None:
+        if self._knowledge is None:
+            return None
+        return await self._knowledge.entity_index(user_id)
+
+    async def _join(
+        self, request: RecallRequest, query: Query, index: EntityIndex, pool: list[RecalledMemory]
+    ) -> tuple[EntityHeat, list[RecalledMemory]]:
+        """The entities the query names, and the pool with their leaves the search missed.
+
+        A joined leaf has no fused score of its own: it enters at the weakest score of the
+        pool, so only the re-rank's bonuses (heat, speaker, time, summary) lift it."""
+        keys = query_entities(index, query.text)
+        found = {m.node.id for m in pool}
+        wanted = leaves_to_join(entity_leaves(index, keys), keys, found, self.options.entity_join)
+        joined = await self._tree.get_many(request.user_id, list(wanted)) if wanted else []
+        floor = min((m.score for m in pool), default=0.0)
+        pool = pool + [
+            RecalledMemory(n, floor)
+            for n in joined
+            if n.user_id == request.user_id and n.level == Level.SEGMENT
+        ]
+        leaf_keys = {m.node.id: leaf_entities(index, m.node.id) for m in pool}
+        return EntityHeat(keys, leaf_keys), pool
 
     async def _sessions(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
         """The session summaries above the pool, for the summary signal (none when it is

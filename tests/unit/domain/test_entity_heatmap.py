@@ -22,8 +22,10 @@ def test_leaves_naming_more_query_entities_come_first_ties_in_order() -> None:
 
 def test_missing_leaves_join_hottest_first_and_bounded() -> None:
     entity_leaves = {"mel": ["l1", "l2", "l7"], "anna": ["l7", "l8"], "bob": ["l9"]}
-    assert leaves_to_join(entity_leaves, ["mel", "anna"], pool={"l1"}) == ("l7", "l2", "l8")
-    assert leaves_to_join(entity_leaves, ["mel", "anna"], pool={"l1"}, limit=2) == ("l7", "l2")
+    # l7 names both; then the rarer entity's leaf (anna has two leaves, mel three).
+    assert leaves_to_join(entity_leaves, ["mel", "anna"], pool={"l1"}) == ("l7", "l8", "l2")
+    # mel's three leaves cannot all join in two places: none joins for naming mel alone.
+    assert leaves_to_join(entity_leaves, ["mel", "anna"], pool={"l1"}, limit=2) == ("l7", "l8")
     assert leaves_to_join(entity_leaves, ["mel"], pool=set(), limit=0) == ()
     assert leaves_to_join(entity_leaves, ["nobody"], pool=set()) == ()
 
@@ -40,6 +42,16 @@ def test_ranking_is_a_stable_sort_by_heat(
     # a leaf listed twice ranks by its hotter listing
     heats = [max(heat(k, query) for leaf_id, k in candidates if leaf_id == leaf) for leaf in ranked]
     assert heats == sorted(heats, reverse=True)
+
+
+def test_a_common_entity_alone_joins_nothing_but_its_leaves_naming_another() -> None:
+    speaker = [f"s{i}" for i in range(30)]
+    entity_leaves = {"caroline": speaker, "oscar": ["s3", "p1"]}
+    assert leaves_to_join(entity_leaves, ["caroline"], pool=set(), limit=20) == ()
+    assert leaves_to_join(entity_leaves, ["caroline", "oscar"], pool=set(), limit=20) == (
+        "s3",
+        "p1",
+    )
 
 
 @given(
