@@ -8,6 +8,7 @@ searches missed join the pool, a bounded number of them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 # How many leaves the heatmap may add to a pool unless the caller says otherwise.
@@ -17,6 +18,20 @@ DEFAULT_JOIN_LIMIT = 20
 def heat(leaf_keys: Collection[str], query_keys: Collection[str]) -> int:
     """How many of the query's entities a leaf mentions."""
     return len(set(leaf_keys) & set(query_keys))
+
+
+def rarity(entity_leaves: int, all_leaves: int) -> float:
+    """How much naming an entity tells about a leaf, in [0, 1]: the log of its inverse share
+    of the leaves, over the log of all of them. An entity in one leaf of many is near 1; a
+    speaker of most leaves near 0, so intersecting with them adds almost nothing."""
+    if all_leaves <= 1 or entity_leaves <= 0:
+        return 0.0
+    return max(0.0, min(1.0, math.log(all_leaves / entity_leaves) / math.log(all_leaves)))
+
+
+def weighted_heat(leaf_keys: Collection[str], weights: Mapping[str, float]) -> float:
+    """The query entities a leaf mentions, each counted by its weight (its rarity)."""
+    return sum(weights.get(k, 0.0) for k in set(leaf_keys))
 
 
 def rank_by_entities(

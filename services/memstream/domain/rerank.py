@@ -13,9 +13,10 @@ No LLM is needed for any of them:
   bonus in proportion to the share of them it holds. The summary says what the session was
   about, so a message that answers in its own words ("we went to Paris" to "Where did they
   travel in May?") is still found through the session that speaks of the trip;
-- entity heat (the entity heatmap, `domain/entity_heatmap.py`): a leaf naming several of the
-  entities the query names gets a bonus per entity beyond the first, so the leaf that joins
-  them (Melanie *and* her sister) ranks above the many that name one;
+- entity heat (the entity heatmap, `domain/entity_heatmap.py`): a leaf gets a bonus for each
+  entity the query names that it mentions, weighted by how rare the entity is among the
+  user's leaves, so the leaf that joins them (Melanie *and* her kids) ranks above the many
+  that name one, and a speaker named in most leaves adds next to nothing;
 - session spread, for a question gathering facts (`Query.aggregative`): past the first
   `spread_per_session` leaves of a session, each loses `spread_penalty` times its place
   past them, so what is kept
@@ -29,7 +30,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from memstream.domain.entity_heatmap import heat
+from memstream.domain.entity_heatmap import weighted_heat
 from memstream.domain.lexical import term_set
 from memstream.domain.models import MemoryNode
 from memstream.domain.query import Query
@@ -43,10 +44,11 @@ _TIME_SLACK_BEFORE = timedelta(days=1)
 
 @dataclass(frozen=True, slots=True)
 class EntityHeat:
-    """What the heat bonus reads of the entity index for one query: the entities the query
-    names, and those each candidate leaf mentions (a leaf not listed mentions none)."""
+    """What the heat bonus reads of the entity index for one query: the weight (rarity) of
+    each entity the query names, and those each candidate leaf mentions (a leaf not listed
+    mentions none)."""
 
-    query_keys: tuple[str, ...] = ()
+    weights: Mapping[str, float] = field(default_factory=dict)
     leaf_keys: Mapping[str, Collection[str]] = field(default_factory=dict)
 
 
@@ -82,13 +84,13 @@ def rerank(
 def _heat_bonus(
     pool: Sequence[RecalledMemory], entities: EntityHeat | None, weight: float
 ) -> list[tuple[str, float]]:
-    if not weight or entities is None or len(entities.query_keys) < 2:
+    if not weight or entities is None or not entities.weights:
         return []
     found = []
     for m in pool:
-        extra = heat(entities.leaf_keys.get(m.node.id, ()), entities.query_keys) - 1
-        if extra > 0:
-            found.append((m.node.id, weight * extra))
+        hot = weighted_heat(entities.leaf_keys.get(m.node.id, ()), entities.weights)
+        if hot > 0:
+            found.append((m.node.id, weight * hot))
     return found
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from memstream.domain.entity_heatmap import leaves_to_join
+from memstream.domain.entity_heatmap import leaves_to_join, rarity
 from memstream.domain.entity_index import (
     EntityIndex,
     entity_leaves,
@@ -250,20 +250,24 @@ class RecallPipeline:
     ) -> tuple[EntityHeat, list[RecalledMemory]]:
         """The entities the query names, and the pool with their leaves the search missed.
 
-        A joined leaf has no fused score of its own: it enters at the weakest score of the
-        pool, so only the re-rank's bonuses (heat, speaker, time, summary) lift it."""
+        A joined leaf has no fused score of its own: it enters at the score of the last leaf
+        the pool would keep (`leaf_top_k`), so only the re-rank's bonuses (heat, speaker,
+        time, summary) decide whether it is kept."""
         keys = query_entities(index, query.text)
         found = {m.node.id for m in pool}
-        wanted = leaves_to_join(entity_leaves(index, keys), keys, found, self.options.entity_join)
+        of_entity = entity_leaves(index, keys)
+        wanted = leaves_to_join(of_entity, keys, found, self.options.entity_join)
         joined = await self._tree.get_many(request.user_id, list(wanted)) if wanted else []
-        floor = min((m.score for m in pool), default=0.0)
+        scores = sorted((m.score for m in pool), reverse=True)
+        cutoff = scores[min(len(scores), self.options.leaf_top_k) - 1] if scores else 0.0
         pool = pool + [
-            RecalledMemory(n, floor)
+            RecalledMemory(n, cutoff)
             for n in joined
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
+        weights = {k: rarity(len(of_entity.get(k, ())), len(index.leaves)) for k in keys}
         leaf_keys = {m.node.id: leaf_entities(index, m.node.id) for m in pool}
-        return EntityHeat(keys, leaf_keys), pool
+        return EntityHeat(weights, leaf_keys), pool
 
     async def _sessions(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
         """The session summaries above the pool, for the summary signal (none when it is

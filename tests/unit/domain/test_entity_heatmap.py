@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstream.domain.entity_heatmap import heat, leaves_to_join, rank_by_entities
+from memstream.domain.entity_heatmap import (
+    heat,
+    leaves_to_join,
+    rank_by_entities,
+    rarity,
+    weighted_heat,
+)
 
 
 def test_leaves_naming_more_query_entities_come_first_ties_in_order() -> None:
@@ -67,3 +73,16 @@ def test_joined_leaves_are_new_bounded_and_of_the_query_entities(
     assert len(joined) <= limit and len(set(joined)) == len(joined)
     assert not set(joined) & pool
     assert all(any(leaf in entity_leaves.get(k, ()) for k in query) for leaf in joined)
+
+
+def test_rarity_is_near_one_for_a_rare_entity_and_near_zero_for_an_everywhere_one() -> None:
+    assert rarity(1, 400) == 1.0
+    assert rarity(400, 400) == 0.0
+    assert rarity(260, 400) < 0.1 < 0.6 < rarity(7, 400)
+    assert rarity(0, 400) == rarity(3, 1) == 0.0
+
+
+def test_weighted_heat_counts_each_query_entity_once_by_its_weight() -> None:
+    weights = {"mel": 0.1, "kids": 0.7}
+    assert weighted_heat(["mel", "kids", "kids", "paris"], weights) == 0.1 + 0.7
+    assert weighted_heat([], weights) == 0.0

@@ -114,18 +114,19 @@ def test_summary_signal_lifts_the_leaves_of_a_session_about_the_query() -> None:
     assert ids(rerank(parse_query(query, NOW), [trip, other], NONE, parents)) == ["b", "a"]
 
 
-def test_heat_lifts_a_leaf_naming_several_of_the_query_entities() -> None:
+def test_heat_lifts_a_leaf_naming_several_of_the_query_entities_the_rare_ones_most() -> None:
     pool = [leaf("one", 0.6, "Ann"), leaf("both", 0.5, "Ann"), leaf("none", 0.55, "Bob")]
-    named = {"one": {"ann"}, "both": {"ann", "anna"}}
-    query = parse_query("What did Ann and her sister paint?", NOW)
+    named = {"one": {"ann"}, "both": {"ann", "kids"}}
+    query = parse_query("What do Ann's kids like?", NOW)
     heat = replace(NONE, entity_heat=0.2)
-    ranked = rerank(query, pool, heat, entities=EntityHeat(("ann", "anna"), named))
+    # Ann speaks in most leaves (weight 0.1); her kids are named in few (0.9).
+    ranked = rerank(query, pool, heat, entities=EntityHeat({"ann": 0.1, "kids": 0.9}, named))
     assert ids(ranked) == ["both", "one", "none"]
-    assert ranked[0].score == 0.7  # one entity beyond the first
-    # A query naming one entity has nothing to intersect: the fused score decides.
-    alone = rerank(query, pool, heat, entities=EntityHeat(("ann",), named))
+    assert [round(m.score, 6) for m in ranked] == [0.7, 0.62, 0.55]
+    # A query naming the common entity alone barely moves anything.
+    alone = rerank(query, pool, heat, entities=EntityHeat({"ann": 0.1}, named))
     assert ids(alone) == ["one", "none", "both"]
-    # Without the entity index, no bonus either.
+    # Without the entity index, no bonus.
     assert ids(rerank(query, pool, heat)) == ["one", "none", "both"]
 
 
