@@ -201,9 +201,14 @@ VARIANTS: tuple[Variant, ...] = (
     ),
     Variant(
         "no-entities",
-        "default without the entity index in recall (no heatmap, no joined leaves); the "
-        "aggregation pool and session spread stay",
+        "default without the entity index in recall (no heat bonus, no joined leaves), as "
+        "with the knowledge write off; the aggregation widening stays",
         entities=False,
+    ),
+    Variant(
+        "no-widening",
+        "default keeping leaf_top_k leaves for a question gathering facts too (not 50 more)",
+        options=replace(SHIPPED, aggregate_leaves=0),
     ),
     Variant(
         "pool-60",
@@ -225,6 +230,12 @@ VARIANTS: tuple[Variant, ...] = (
         "+session",
         "default + session support: +0.05 x summed score of the other leaves of the session",
         options=replace(SHIPPED, session_support=0.05),
+    ),
+    Variant(
+        "+spread",
+        "default + session spread for questions gathering facts: past 3 leaves of a session, "
+        "-0.02 per further leaf",
+        options=replace(SHIPPED, spread_per_session=3, spread_penalty=0.02),
     ),
     Variant(
         "+summary-share",

@@ -168,7 +168,7 @@ class RecallPipeline:
             activating.cancel()
             raise
         complexity = plan.complexity
-        budgets = self.options.levels(complexity)
+        budgets = self.options.levels(complexity, query.aggregative)
         climbing = self._climb(request.user_id, leaves, budgets, parents)
         candidates = await clock.time("ancestors", climbing)
         gating = self._gate(self._llm, query, complexity, candidates)
@@ -237,7 +237,7 @@ class RecallPipeline:
             heat, pool = await clock.time("entities", self._join(request, query, index, pool))
         sessions = await self._sessions(request.user_id, pool)
         ranked = rerank(query, pool, self.options, sessions, heat)
-        leaves = ranked[: self.options.leaf_top_k]
+        leaves = ranked[: self.options.leaves_for(query.aggregative)]
         return leaves, await self._lineage(request.user_id, leaves, sessions)
 
     async def _entity_index(self, user_id: str) -> EntityIndex | None:
