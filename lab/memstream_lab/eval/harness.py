@@ -183,7 +183,8 @@ def _clear(out: Path) -> None:
 
 
 def stack_settings(out_dir: Path, settings: Settings, *, memory_llm: bool = False) -> Settings:
-    """The embedded stack of a run kept in `out_dir`; the LLM endpoint only if `memory_llm`."""
+    """The embedded stack of a run kept in `out_dir`; the LLM endpoint only if `memory_llm`.
+    The knowledge write is on, whatever the environment says: the entity variants read it."""
     # The replayed history is years old: the clock may close every window at once, and
     # should check often so the last day, week and month close soon after the replay.
     return settings.model_copy(
@@ -192,6 +193,7 @@ def stack_settings(out_dir: Path, settings: Settings, *, memory_llm: bool = Fals
             "clock_interval_s": 0.5,
             "clock_grace_s": 0.0,
             "llm_base_url": settings.llm.base_url if memory_llm else "",
+            "knowledge": True,
         }
     )
 

@@ -109,7 +109,8 @@ async def pending(
 
 
 async def missing_users(deployment: Deployment, users: Sequence[str], out_dir: Path) -> list[str]:
-    """The users whose L1 count in Redis and Qdrant is not what the marker says was ingested."""
+    """The users whose L1 count in Redis and Qdrant is not what the marker says was ingested,
+    or whose entity index is empty (a run directory ingested with the knowledge write off)."""
     marker = _read_marker(out_dir / MARKER_FILE)
     container = deployment.container
     todo: list[str] = []
@@ -117,7 +118,8 @@ async def missing_users(deployment: Deployment, users: Sequence[str], out_dir: P
         expected = marker.get(user)
         in_redis = await container.tree.count(user, Level.SEGMENT)
         in_qdrant = await container.index.count(user, Level.SEGMENT)
-        if expected is None or not (expected == in_redis == in_qdrant):
+        complete = expected is not None and expected == in_redis == in_qdrant
+        if not complete or not (await container.tree.entity_index(user)).leaves:
             todo.append(user)
     return todo
 

@@ -90,8 +90,9 @@ async def run_memstream(ctx: RunContext, deployment: Deployment, variant: Varian
         options=variant.options,
         gate=variant.gate,
         fit=variant.fit,
-        # As the API builds it (`wiring.handlers.build_recall`): facts read when written.
-        knowledge=container.tree if container.settings.lifecycle.knowledge else None,
+        # As the API builds it (`wiring.handlers.build_recall`): facts and entities read when
+        # written; a variant without entities reads neither.
+        knowledge=container.tree if variant.entities else None,
     )
     for conv in ctx.split:
         for q in conv.questions:

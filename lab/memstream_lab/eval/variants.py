@@ -74,6 +74,9 @@ class Variant:
     segment_messages: int | None = None
     # A point of the token curve (curve.py): the variant with `max_tokens` at this budget.
     budget: int | None = None
+    # Recall reads the entity index (the eval's stack always writes it); False: recall as
+    # with the knowledge write off.
+    entities: bool = True
 
     @property
     def method(self) -> str:
@@ -88,7 +91,16 @@ class Variant:
         # repr of frozen dataclasses (with their mapping-proxy budgets) is deterministic; a
         # stage is named by its function's name.
         stages = tuple(getattr(s, "__name__", repr(s)) for s in (self.gate, self.fit))
-        spec = repr((self.options, stages, self.complexity, self.max_tokens, self.segment_messages))
+        spec = repr(
+            (
+                self.options,
+                stages,
+                self.complexity,
+                self.max_tokens,
+                self.segment_messages,
+                self.entities,
+            )
+        )
         return hashlib.sha256(spec.encode()).hexdigest()[:16]
 
 
@@ -188,6 +200,17 @@ VARIANTS: tuple[Variant, ...] = (
         fit=fit_beside_leaves,
     ),
     Variant(
+        "no-entities",
+        "default without the entity index in recall (no heat bonus, no joined leaves), as "
+        "with the knowledge write off; the aggregation widening stays",
+        entities=False,
+    ),
+    Variant(
+        "no-widening",
+        "default keeping leaf_top_k leaves for a question gathering facts too (not 50 more)",
+        options=replace(SHIPPED, aggregate_leaves=0),
+    ),
+    Variant(
         "pool-60",
         "default re-ranking 60 candidates instead of 100",
         options=replace(SHIPPED, leaf_pool=60),
@@ -207,6 +230,12 @@ VARIANTS: tuple[Variant, ...] = (
         "+session",
         "default + session support: +0.05 x summed score of the other leaves of the session",
         options=replace(SHIPPED, session_support=0.05),
+    ),
+    Variant(
+        "+spread",
+        "default + session spread for questions gathering facts: past 3 leaves of a session, "
+        "-0.02 per further leaf",
+        options=replace(SHIPPED, spread_per_session=3, spread_penalty=0.02),
     ),
     Variant(
         "+summary-share",

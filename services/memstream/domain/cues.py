@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import re
 
-# What|Which + a plural noun ("What activities", "Which books"), "what kinds of", "What are
-# X's hobbies", present perfect over the history ("Where has X camped?"), counts, "both".
+# What|Which + a plural noun ("What activities", "Which books"), or a plural noun phrase
+# before its verb ("What video games does", "Which European countries has"), "what kinds of",
+# "What are X's hobbies", present perfect over the history ("Where has X camped?"), counts,
+# "both".
 _AGGREGATE = re.compile(
     r"""^\s*(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\b
       |^\s*(?:what|which)\s+(?!(?:is|was|does|has|this|kinds?|types?|sorts?)\b)
            [a-z-]{3,}(?<![su's])s\b
+      |^\s*(?:what|which)\s+(?:[a-z-]+\s+){1,2}?[a-z/-]{2,}(?<![su's])s
+           \s+(?:has|have|had|does|do|did|is|are|was|were|can|could|would|will)\b
       |^\s*what\s+are\b
       |^\s*(?:what|where|which|who)\s+(?:has|have)\b
       |^\s*how\s+many\b

@@ -8,6 +8,7 @@ searches missed join the pool, a bounded number of them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 # How many leaves the heatmap may add to a pool unless the caller says otherwise.
@@ -17,6 +18,20 @@ DEFAULT_JOIN_LIMIT = 20
 def heat(leaf_keys: Collection[str], query_keys: Collection[str]) -> int:
     """How many of the query's entities a leaf mentions."""
     return len(set(leaf_keys) & set(query_keys))
+
+
+def rarity(entity_leaves: int, all_leaves: int) -> float:
+    """How much naming an entity tells about a leaf, in [0, 1]: the log of its inverse share
+    of the leaves, over the log of all of them. An entity in one leaf of many is near 1; a
+    speaker of most leaves near 0, so intersecting with them adds almost nothing."""
+    if all_leaves <= 1 or entity_leaves <= 0:
+        return 0.0
+    return max(0.0, min(1.0, math.log(all_leaves / entity_leaves) / math.log(all_leaves)))
+
+
+def weighted_heat(leaf_keys: Collection[str], weights: Mapping[str, float]) -> float:
+    """The query entities a leaf mentions, each counted by its weight (its rarity)."""
+    return sum(weights.get(k, 0.0) for k in set(leaf_keys))
 
 
 def rank_by_entities(
@@ -36,18 +51,26 @@ def leaves_to_join(
 ) -> tuple[str, ...]:
     """Leaves of the query's entities missing from the pool, hottest first, at most `limit`.
 
-    Among leaves of equal heat, the query's first-named entity's leaves come first, each
-    entity's in the order given (the caller passes them newest first if recency matters).
+    Among leaves of equal heat, those of the rarer entity come first (a pet named in five
+    leaves says more of itself than a speaker in every leaf does), then the query's
+    first-named entity's, each entity's in the order given (the caller passes them newest
+    first if recency matters). A leaf naming one of the query's entities only joins if that
+    entity has no more than `limit` leaves: when they cannot all join, any few of them
+    would be an arbitrary pick.
     """
     if limit <= 0:
         return ()
     missing: dict[str, int] = {}
+    rarity: dict[str, int] = {}
     first_seen: dict[str, int] = {}
     for key in dict.fromkeys(query_keys):
-        for leaf_id in entity_leaves.get(key, ()):
+        leaves = list(dict.fromkeys(entity_leaves.get(key, ())))
+        for leaf_id in leaves:
             if leaf_id in pool:
                 continue
             missing[leaf_id] = missing.get(leaf_id, 0) + 1
+            rarity[leaf_id] = min(rarity.get(leaf_id, len(leaves)), len(leaves))
             first_seen.setdefault(leaf_id, len(first_seen))
-    ordered = sorted(missing, key=lambda leaf_id: (-missing[leaf_id], first_seen[leaf_id]))
+    joinable = [i for i in missing if missing[i] > 1 or rarity[i] <= limit]
+    ordered = sorted(joinable, key=lambda i: (-missing[i], rarity[i], first_seen[i]))
     return tuple(ordered[:limit])

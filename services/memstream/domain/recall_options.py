@@ -16,7 +16,12 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
   sharing a term with the query; summaries take the place of the weakest leaves rather than
   adding to them (both are the pipeline's fit stage, `recall/stages.py`);
 - a leaf is lifted by the share of the query's terms its session summary holds
-  (`summary_signal`), so the tree helps find leaves, not only follows them.
+  (`summary_signal`), so the tree helps find leaves, not only follows them;
+- with the entity index (knowledge on), up to `entity_join` leaves of the entities the query
+  names join a pool that lacks them, and a leaf is lifted by `entity_heat` times the rarity
+  of each of them it names; a question gathering facts keeps `aggregate_leaves` more leaves
+  (its token budget, not the leaf count, then decides), may search `aggregate_pool`
+  candidates and may spread what it keeps across sessions (`spread_*`, off).
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone; an idea that is a stage rather than a number (the gate, the
@@ -82,14 +87,32 @@ class RecallOptions:
     # over one ingest, evidence recall 0.701 against 0.695 and answer coverage 0.757 against
     # 0.761 (no summaries: 0.708 and 0.737); 0.2 left evidence recall on its bar.
     summary_share: float = 0.15
+    # Entities and aggregation (docs/knowledge.md, "Entities in recall": each value chosen
+    # leaving one LoCoMo conversation out, scored on it).
+    entity_heat: float = 0.05  # times the rarity of each query entity a leaf names
+    entity_join: int = 20  # leaves of the query's entities joining the pool, at most
+    aggregate_pool: int = 100  # candidates searched for a question gathering facts
+    aggregate_leaves: int = 50  # leaves kept beyond leaf_top_k for a question gathering facts
+    # Off: spreading what is kept across sessions lost evidence in every held-out fold.
+    spread_per_session: int = 2  # leaves of one session before the spread penalty
+    spread_penalty: float = 0.0  # times the leaf's place past them in its session
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
             raise ValueError("leaf_top_k must be positive")
         if self.default_max_tokens < 0:
             raise ValueError("default_max_tokens must not be negative")
-        if self.leaf_pool < 0:
-            raise ValueError("leaf_pool must not be negative")
+        for name in (
+            "leaf_pool",
+            "entity_join",
+            "aggregate_pool",
+            "aggregate_leaves",
+            "spread_per_session",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+        if self.entity_heat < 0 or self.spread_penalty < 0:
+            raise ValueError("entity_heat and spread_penalty must not be negative")
         for name in ("dense_weight", "focused_share", "summary_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1]")
@@ -104,9 +127,23 @@ class RecallOptions:
         """How many leaves to fetch from the index before re-ranking."""
         return max(self.leaf_pool, self.leaf_top_k)
 
-    def levels(self, complexity: Complexity) -> dict[Level, int]:
-        """The levels a complexity recalls, with their budgets (zero budgets left out)."""
-        return {level: n for level, n in sorted(self.budgets[complexity].items()) if n > 0}
+    def candidates_for(self, aggregative: bool) -> int:
+        """How many leaves to fetch for a query: a wider pool when it gathers facts."""
+        if not aggregative:
+            return self.candidates
+        return max(self.candidates, self.aggregate_pool, self.leaves_for(aggregative))
+
+    def leaves_for(self, aggregative: bool) -> int:
+        """How many re-ranked leaves go on: more when the query gathers facts."""
+        return self.leaf_top_k + (self.aggregate_leaves if aggregative else 0)
+
+    def levels(self, complexity: Complexity, aggregative: bool = False) -> dict[Level, int]:
+        """The levels a complexity recalls, with their budgets (zero budgets left out); a
+        query gathering facts may keep `aggregate_leaves` more leaves."""
+        budgets = {level: n for level, n in sorted(self.budgets[complexity].items()) if n > 0}
+        if aggregative and Level.SEGMENT in budgets:
+            budgets[Level.SEGMENT] += self.aggregate_leaves
+        return budgets
 
     def token_budget(self, max_tokens: int, aggregative: bool) -> int:
         """What a query may spend: all of `max_tokens` when it gathers facts, else a share."""

@@ -12,15 +12,25 @@ No LLM is needed for any of them:
 - summary signal: a leaf whose session summary (its parent) holds the query's terms gets a
   bonus in proportion to the share of them it holds. The summary says what the session was
   about, so a message that answers in its own words ("we went to Paris" to "Where did they
-  travel in May?") is still found through the session that speaks of the trip.
+  travel in May?") is still found through the session that speaks of the trip;
+- entity heat (the entity heatmap, `domain/entity_heatmap.py`): a leaf gets a bonus for each
+  entity the query names that it mentions, weighted by how rare the entity is among the
+  user's leaves, so the leaf that joins them (Melanie *and* her kids) ranks above the many
+  that name one, and a speaker named in most leaves adds next to nothing;
+- session spread, for a question gathering facts (`Query.aggregative`): past the first
+  `spread_per_session` leaves of a session, each loses `spread_penalty` times its place
+  past them, so what is kept
+  reaches across the sessions where the facts were said, not the nearest few of one.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from memstream.domain.entity_heatmap import weighted_heat
 from memstream.domain.lexical import term_set
 from memstream.domain.models import MemoryNode
 from memstream.domain.query import Query
@@ -32,14 +42,26 @@ from memstream.domain.recall_options import RecallOptions
 _TIME_SLACK_BEFORE = timedelta(days=1)
 
 
+@dataclass(frozen=True, slots=True)
+class EntityHeat:
+    """What the heat bonus reads of the entity index for one query: the weight (rarity) of
+    each entity the query names, and those each candidate leaf mentions (a leaf not listed
+    mentions none)."""
+
+    weights: Mapping[str, float] = field(default_factory=dict)
+    leaf_keys: Mapping[str, Collection[str]] = field(default_factory=dict)
+
+
 def rerank(
     query: Query,
     pool: Sequence[RecalledMemory],
     options: RecallOptions,
     parents: Mapping[str, MemoryNode] | None = None,
+    entities: EntityHeat | None = None,
 ) -> list[RecalledMemory]:
     """The pool with each bonus added to the fused score, best first. `parents` maps the
-    pool's parent ids to their nodes (the summary signal reads them; none, no signal)."""
+    pool's parent ids to their nodes (the summary signal reads them; none, no signal);
+    `entities` what the heat bonus reads (none, no bonus)."""
     scores = {m.node.id: m.score for m in pool}
     for node_id, bonus in _summary_bonus(query, pool, parents or {}, options.summary_signal):
         scores[node_id] += bonus
@@ -49,8 +71,46 @@ def rerank(
         scores[node_id] += bonus
     for node_id, bonus in _time_bonus(query, pool, options):
         scores[node_id] += bonus
+    for node_id, bonus in _heat_bonus(pool, entities, options.entity_heat):
+        scores[node_id] += bonus
     ranked = sorted(pool, key=lambda m: (-scores[m.node.id], m.node.id))
+    if query.aggregative:
+        for node_id, penalty in _spread_penalty(ranked, options):
+            scores[node_id] -= penalty
+        ranked = sorted(pool, key=lambda m: (-scores[m.node.id], m.node.id))
     return [RecalledMemory(m.node, scores[m.node.id]) for m in ranked]
+
+
+def _heat_bonus(
+    pool: Sequence[RecalledMemory], entities: EntityHeat | None, weight: float
+) -> list[tuple[str, float]]:
+    if not weight or entities is None or not entities.weights:
+        return []
+    found = []
+    for m in pool:
+        hot = weighted_heat(entities.leaf_keys.get(m.node.id, ()), entities.weights)
+        if hot > 0:
+            found.append((m.node.id, weight * hot))
+    return found
+
+
+def _spread_penalty(
+    ranked: Sequence[RecalledMemory], options: RecallOptions
+) -> list[tuple[str, float]]:
+    """The leaves past the first `spread_per_session` of their session, in rank order: the
+    penalty grows with each further leaf, so a session's next leaf waits for the others'."""
+    if not options.spread_penalty:
+        return []
+    cap = options.spread_per_session
+    seen: dict[str, int] = defaultdict(int)
+    found = []
+    for m in ranked:
+        # A leaf of a session still open has no parent yet: its day stands for the session.
+        session = m.node.parent_id or m.node.t_start.date().isoformat()
+        seen[session] += 1
+        if seen[session] > cap:
+            found.append((m.node.id, options.spread_penalty * (seen[session] - cap)))
+    return found
 
 
 def _speaker_bonus(

@@ -9,9 +9,11 @@ versions that give the memories their validity both come from it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 
+from memstream.domain.entity_index import EntityIndex
 from memstream.domain.fact_recall import (
     asked_instant,
     asked_slots,
@@ -34,11 +36,15 @@ class AskedKnowledge:
 
 
 async def read_asked_knowledge(
-    knowledge: KnowledgeReads, user_id: str, query: Query, when: datetime
+    knowledge: KnowledgeReads,
+    user_id: str,
+    query: Query,
+    when: datetime,
+    entity_index: Awaitable[EntityIndex] | None = None,
 ) -> AskedKnowledge:
     """Nothing for a question about no state; else the facts it asks for and the versions of
-    their slots. The entity index (the costly read: it is derived on read) is read only when
-    some fact shares a word with the question."""
+    their slots. The entity index is awaited only when some fact shares a word with the
+    question: `entity_index` when the caller reads it already (the heatmap does), else read."""
     if query.state is None:
         return AskedKnowledge()
     instant = asked_instant(query, when)
@@ -49,7 +55,8 @@ async def read_asked_knowledge(
     found = [f for facts in await asyncio.gather(*reads) for f in facts]
     if not worded_slots(query, found):
         return AskedKnowledge()
-    slots = asked_slots(query, found, await knowledge.entity_index(user_id))
+    index = await (entity_index or knowledge.entity_index(user_id))
+    slots = asked_slots(query, found, index)
     if not slots:
         return AskedKnowledge()
     histories = await asyncio.gather(

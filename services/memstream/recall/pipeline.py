@@ -29,6 +29,10 @@ Decisions worth knowing:
   dates, at most `fact_recall.FACT_SHARE` of it), and every memory returned carries its
   validity on the asked slots; for a question about a state, a memory stale at the asked
   time never outranks one that holds then (`domain/memory_validity.py`).
+- With the knowledge write on, the user's entity index is read beside the leaf search; the
+  leaves of the entities the query names that the search missed join the pool (one more
+  MGET), and the re-rank reads which entities each leaf names (docs/knowledge.md,
+  "Entities in recall"). A question gathering facts searches a wider pool.
 - The query is parsed once, on arrival (`domain/query.py`); every stage reads the parsed
   `Query`. The gate and the fit are functions passed in (`recall/stages.py`), so an
   evaluation replaces a stage rather than switching one off.
@@ -45,6 +49,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from memstream.domain.entity_heatmap import leaves_to_join, rarity
+from memstream.domain.entity_index import (
+    EntityIndex,
+    entity_leaves,
+    leaf_entities,
+    query_entities,
+)
 from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
 from memstream.domain.memory_validity import stale_below_holding, stale_last, with_validity
@@ -66,7 +77,7 @@ from memstream.domain.ranking import (
     prune,
 )
 from memstream.domain.recall_options import RecallOptions
-from memstream.domain.rerank import rerank
+from memstream.domain.rerank import EntityHeat, rerank
 from memstream.domain.sparse import query_vector
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
@@ -153,22 +164,24 @@ class RecallPipeline:
         started = time.perf_counter()
         when = request.query_time or datetime.now(UTC)
         query = parse_query(request.query, when)
+        # Read once, by the heatmap and the facts stage both.
+        index = self._read_entity_index(request.user_id, clock)
         planning = asyncio.ensure_future(clock.time("plan", self._plan(request, query)))
         activating = asyncio.ensure_future(
-            clock.time("leaves", self._activate(request, query, clock))
+            clock.time("leaves", self._activate(request, query, index, clock))
         )
-        knowing = asyncio.ensure_future(self._facts(request, query, when, clock))
+        knowing = asyncio.ensure_future(self._facts(request, query, when, index, clock))
         try:
             plan, (leaves, parents), asked = await asyncio.gather(planning, activating, knowing)
         except BaseException:
             # A failed store makes the plan useless (and vice versa): stop the siblings, and
             # let the original exception through (a TaskGroup would wrap it in a group).
-            planning.cancel()
-            activating.cancel()
-            knowing.cancel()
+            for sibling in (planning, activating, knowing, index):
+                if sibling is not None:
+                    sibling.cancel()
             raise
         complexity = plan.complexity
-        budgets = self.options.levels(complexity)
+        budgets = self.options.levels(complexity, query.aggregative)
         climbing = self._climb(request.user_id, leaves, budgets, parents)
         candidates = await clock.time("ancestors", climbing)
         gating = self._gate(self._llm, query, complexity, candidates)
@@ -214,31 +227,39 @@ class RecallPipeline:
             return dataclasses.replace(plan_query(query), degraded=True)
 
     async def _facts(
-        self, request: RecallRequest, query: Query, when: datetime, clock: _Stopwatch
+        self,
+        request: RecallRequest,
+        query: Query,
+        when: datetime,
+        index: asyncio.Future[EntityIndex] | None,
+        clock: _Stopwatch,
     ) -> AskedKnowledge:
         """The facts the query asks about (none with knowledge off)."""
         if self._knowledge is None:
             return AskedKnowledge()
-        reading = read_asked_knowledge(self._knowledge, request.user_id, query, when)
+        reading = read_asked_knowledge(self._knowledge, request.user_id, query, when, index)
         return await clock.time("facts", reading)
 
     async def _activate(
-        self, request: RecallRequest, query: Query, clock: _Stopwatch
+        self,
+        request: RecallRequest,
+        query: Query,
+        entity_index: asyncio.Future[EntityIndex] | None,
+        clock: _Stopwatch,
     ) -> tuple[list[RecalledMemory], dict[str, MemoryNode]]:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
         the summaries read for that, with their ancestors (the climb starts from them)."""
         [dense] = await clock.time("embed", self._embedder.embed([query.text]))
-        hits = await clock.time(
-            "search",
-            self._index.search_leaves(
-                request.user_id,
-                dense,
-                query_vector(query),
-                limit=self.options.candidates,
-                dense_weight=self.options.dense_weight,
-                level=Level.SEGMENT,
-            ),
+        searching = self._index.search_leaves(
+            request.user_id,
+            dense,
+            query_vector(query),
+            limit=self.options.candidates_for(query.aggregative),
+            dense_weight=self.options.dense_weight,
+            level=Level.SEGMENT,
         )
+        hits = await clock.time("search", searching)
+        index = await entity_index if entity_index is not None else None
         scores = {hit.id: hit.score for hit in hits}
         nodes = await self._tree.get_many(request.user_id, list(scores))
         # The index filters on the user already; checking again costs nothing and keeps a
@@ -248,10 +269,46 @@ class RecallPipeline:
             for n in nodes
             if n.user_id == request.user_id and n.level == Level.SEGMENT
         ]
+        heat = None
+        if index is not None:
+            heat, pool = await clock.time("entities", self._join(request, query, index, pool))
         sessions = await self._sessions(request.user_id, pool)
-        ranked = rerank(query, pool, self.options, sessions)
-        leaves = ranked[: self.options.leaf_top_k]
+        ranked = rerank(query, pool, self.options, sessions, heat)
+        leaves = ranked[: self.options.leaves_for(query.aggregative)]
         return leaves, await self._lineage(request.user_id, leaves, sessions)
+
+    def _read_entity_index(
+        self, user_id: str, clock: _Stopwatch
+    ) -> asyncio.Future[EntityIndex] | None:
+        """The user's entity index, being read (None with knowledge off)."""
+        if self._knowledge is None:
+            return None
+        reading = clock.time("entity_index", self._knowledge.entity_index(user_id))
+        return asyncio.ensure_future(reading)
+
+    async def _join(
+        self, request: RecallRequest, query: Query, index: EntityIndex, pool: list[RecalledMemory]
+    ) -> tuple[EntityHeat, list[RecalledMemory]]:
+        """The entities the query names, and the pool with their leaves the search missed.
+
+        A joined leaf has no fused score of its own: it enters at the score of the last leaf
+        the pool would keep (`leaf_top_k`), so only the re-rank's bonuses (heat, speaker,
+        time, summary) decide whether it is kept."""
+        keys = query_entities(index, query.text)
+        found = {m.node.id for m in pool}
+        of_entity = entity_leaves(index, keys)
+        wanted = leaves_to_join(of_entity, keys, found, self.options.entity_join)
+        joined = await self._tree.get_many(request.user_id, list(wanted)) if wanted else []
+        scores = sorted((m.score for m in pool), reverse=True)
+        cutoff = scores[min(len(scores), self.options.leaf_top_k) - 1] if scores else 0.0
+        pool = pool + [
+            RecalledMemory(n, cutoff)
+            for n in joined
+            if n.user_id == request.user_id and n.level == Level.SEGMENT
+        ]
+        weights = {k: rarity(len(of_entity.get(k, ())), len(index.leaves)) for k in keys}
+        leaf_keys = {m.node.id: leaf_entities(index, m.node.id) for m in pool}
+        return EntityHeat(weights, leaf_keys), pool
 
     async def _sessions(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
         """The session summaries above the pool, for the summary signal (none when it is

@@ -30,6 +30,9 @@ def test_named_people_matches_whole_first_names() -> None:
         "How many tournaments has Nate won?",
         "What subject have Caroline and Melanie both painted?",
         "In what ways is Caroline participating?",
+        "What video games does Nate play?",
+        "Which European countries has Maria been to?",
+        "What musical artists/bands has Melanie seen?",
     ],
 )
 def test_aggregative_questions(query: str) -> None:
@@ -44,6 +47,8 @@ def test_aggregative_questions(query: str) -> None:
         "What is Caroline's identity?",
         "What was discussed in the workshop?",
         "Which city did John recommend?",
+        "What dance class does Ann take?",
+        "What did his parents say?",
     ],
 )
 def test_one_fact_questions(query: str) -> None:

@@ -13,6 +13,10 @@ from memstream.domain.recall_options import DEFAULT_BUDGETS, RecallOptions
     [
         {"leaf_top_k": 0},
         {"leaf_pool": -1},
+        {"entity_join": -1},
+        {"aggregate_leaves": -1},
+        {"entity_heat": -0.1},
+        {"spread_penalty": -0.1},
         {"default_max_tokens": -1},
         {"dense_weight": 1.5},
         {"summary_share": -0.1},
@@ -37,3 +41,14 @@ def test_a_focused_question_spends_a_share_of_the_ceiling() -> None:
     options = RecallOptions(focused_share=0.5, default_max_tokens=800)
     assert options.token_budget(options.default_max_tokens, aggregative=False) == 400
     assert options.token_budget(options.default_max_tokens, aggregative=True) == 800
+
+
+def test_a_question_gathering_facts_searches_and_keeps_more_leaves() -> None:
+    options = RecallOptions(leaf_top_k=35, leaf_pool=100, aggregate_pool=150, aggregate_leaves=15)
+    assert (options.candidates_for(False), options.candidates_for(True)) == (100, 150)
+    assert (options.leaves_for(False), options.leaves_for(True)) == (35, 50)
+    assert options.levels("simple")[Level.SEGMENT] == 35
+    assert options.levels("simple", aggregative=True)[Level.SEGMENT] == 50
+    # The pool is never shallower than what is kept.
+    deep = RecallOptions(leaf_top_k=35, leaf_pool=40, aggregate_pool=0, aggregate_leaves=30)
+    assert deep.candidates_for(True) == 65

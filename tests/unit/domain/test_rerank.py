@@ -9,12 +9,19 @@ from memstream.domain.models import Level, MemoryNode
 from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
-from memstream.domain.rerank import rerank
+from memstream.domain.rerank import EntityHeat, rerank
 
 T0 = datetime(2023, 5, 1, 12, 0, tzinfo=UTC)
 NOW = datetime(2023, 8, 1, tzinfo=UTC)
 # Every bonus off; each test switches on the one it is about.
-NONE = RecallOptions(speaker_boost=0, time_boost=0, session_support=0, summary_signal=0)
+NONE = RecallOptions(
+    speaker_boost=0,
+    time_boost=0,
+    session_support=0,
+    summary_signal=0,
+    entity_heat=0,
+    spread_penalty=0,
+)
 
 
 def leaf(
@@ -105,3 +112,36 @@ def test_summary_signal_lifts_the_leaves_of_a_session_about_the_query() -> None:
     ]
     assert ids(rerank(parse_query(query, NOW), [trip, other], on)) == ["b", "a"]
     assert ids(rerank(parse_query(query, NOW), [trip, other], NONE, parents)) == ["b", "a"]
+
+
+def test_heat_lifts_a_leaf_naming_several_of_the_query_entities_the_rare_ones_most() -> None:
+    pool = [leaf("one", 0.6, "Ann"), leaf("both", 0.5, "Ann"), leaf("none", 0.55, "Bob")]
+    named = {"one": {"ann"}, "both": {"ann", "kids"}}
+    query = parse_query("What do Ann's kids like?", NOW)
+    heat = replace(NONE, entity_heat=0.2)
+    # Ann speaks in most leaves (weight 0.1); her kids are named in few (0.9).
+    ranked = rerank(query, pool, heat, entities=EntityHeat({"ann": 0.1, "kids": 0.9}, named))
+    assert ids(ranked) == ["both", "one", "none"]
+    assert [round(m.score, 6) for m in ranked] == [0.7, 0.62, 0.55]
+    # A query naming the common entity alone barely moves anything.
+    alone = rerank(query, pool, heat, entities=EntityHeat({"ann": 0.1}, named))
+    assert ids(alone) == ["one", "none", "both"]
+    # Without the entity index, no bonus.
+    assert ids(rerank(query, pool, heat)) == ["one", "none", "both"]
+
+
+def test_a_question_gathering_facts_spreads_its_leaves_across_sessions() -> None:
+    pool = [
+        leaf("a1", 0.9, "Ann", session="a"),
+        leaf("a2", 0.85, "Ann", session="a"),
+        leaf("a3", 0.8, "Ann", session="a"),
+        leaf("b1", 0.7, "Ann", session="b"),
+        leaf("c1", 0.55, "Ann", session="c"),
+    ]
+    spread = replace(NONE, spread_per_session=1, spread_penalty=0.25)
+    gathering = parse_query("What activities does Ann do?", NOW)
+    assert gathering.aggregative
+    assert ids(rerank(gathering, pool, spread)) == ["a1", "b1", "a2", "c1", "a3"]
+    # A question after one fact keeps the nearest, whatever their session.
+    single = parse_query("What did Ann paint?", NOW)
+    assert ids(rerank(single, pool, spread)) == ["a1", "a2", "a3", "b1", "c1"]
