@@ -1,9 +1,14 @@
 """The English statement patterns offline fact extraction reads: one row per way of saying.
 
-A pattern matches a subject at the head of a clause ("I", "we", "my brother"), a verb
-phrase, and a value; `shape` names what the value must look like for the slot, and the
-extractor checks it. A place keeps its case (a place is a capitalised name); everything
-else is matched in any case.
+A pattern matches a subject at the head of a clause ("I", "we", "my brother", "my sister
+Ana", "she"), a verb phrase, and a value; `shape` names what the value must look like for
+the slot, and the extractor checks it. A place or a name keeps its case (a place is a
+capitalised name); everything else is matched in any case. An open pattern takes its
+attribute from the possessive noun it matched ("my GP is Dr Okafor": gp).
+
+Each pattern lists `triggers`, words one of which every sentence it matches contains: the
+extractor tries a pattern only on sentences holding one, so most patterns never run on
+most sentences (the segmenter reads every L1 on the event loop).
 """
 
 from __future__ import annotations
@@ -16,19 +21,27 @@ from memstream.domain.facts import Certainty
 
 # A clause head: start of a sentence, after a short fronted time phrase ("Since May, I..."),
 # after a comma, a semicolon or a dash, or after a joining word.
-_FRONTED = r"(?:(?:since|for|in|over|last|this|about|around|a few|two|three)\s[^,;]{0,30}?,?\s+)"
+_FRONTED = (
+    r"(?:(?:since|for|in|over|last|this|about|around|a few|two|three|starting|from|as of|after)"
+    r"\s[^,;]{0,30}?,?\s+)"
+)
 _OPENER = r"(?:(?:sadly|unfortunately|fortunately|luckily|honestly|anyway|oh|plus|finally),?\s+)"
 _JOINING = r"(?:and|but|so|now|yeah|yes|well|actually|also|because|though)"
 HEAD = rf"(?i:^{_OPENER}?{_FRONTED}?|[,;:]\s+|\s[-\u2013\u2014]+\s+|\b{_JOINING}\s+)"
 
 _ADV = r"(?:(?:just|recently|finally|now|currently|still|actually|also|officially)\s+)?"
 _KIN = "|".join(sorted(KIN, key=len, reverse=True))
+# A capitalised name, in any pattern's case: "Ana", "O'Neill", "Jean-Luc", "Tomás".
+NAME = r"(?-i:[A-Z][a-z\u00df-\u00ff]+(?:['-][A-Z]?[a-z\u00df-\u00ff]{2,})?)"
 _FIRST = r"(?P<me>I|we)"
-_OTHER = rf"(?P<kin>[Mm]y (?:{_KIN}))"
-_WHO = rf"(?:{_FIRST}|{_OTHER})"
+# "my brother", "my sister Ana", "my sister, Ana,": the name, when said, is the subject.
+_OTHER = rf"(?P<kin>[Mm]y (?:{_KIN}))(?:,?\s+(?P<name>{NAME}),?)?"
+KIN_MENTION = _OTHER
+_PRONOUN = r"(?P<pron>he|she)"
+_WHO = rf"(?:{_FIRST}|{_OTHER}|{_PRONOUN})"
 _ME_IS = r"(?:I'm|I am|Im)"
 _WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
-_OTHER_IS = rf"(?:{_ME_IS}|{_OTHER}(?:\s+is|'s))"
+_OTHER_IS = rf"(?:{_ME_IS}|{_OTHER}(?:\s+is|'s)|{_PRONOUN}(?:\s+is|'s))"
 _HAVE_BEEN = r"(?:'ve been| have been| has been)"
 _DET = r"(?:a|an|my|his|her|their|the)"
 # A value runs to the next punctuation; the extractor cuts it at a word opening a new clause.
@@ -39,13 +52,28 @@ VALUE_PET_NAMED = (
 )
 # Where values come as a list ("I love hiking, baking and chess"), the list runs on.
 LIST = r"(?P<value>[^.;:!?()\"]+)"
+# A possessive noun an open pattern makes an attribute of: "GP", "flatmate", "favourite
+# band", "new phone" (new and current say when, not what).
+_NOUN = (
+    r"(?:(?i:new|current)\s+)?"
+    r"(?P<noun>(?:(?i:favou?rite|best|married|maiden|last)\s+)?(?:[a-z]+|[A-Z]{2,4}))"
+)
+# A proper name as a value: up to four capitalised words ("Dr Okafor", "Pixel 8").
+_NAMED_VALUE = rf"(?P<value>{NAME}(?:\s+(?:{NAME}|\d+))" + r"{0,3})"
+_NOUN_ENDS = r"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|but|who|since|for|now|too|these|though)\b))"
+
+
+def kin_alternation() -> str:
+    """The relation words as one alternation, longest first ("little sister" before "sister")."""
+    return _KIN
 
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    attribute: str
+    attribute: str  # "" for an open pattern: the attribute is the noun it matched
     regex: re.Pattern[str]
-    shape: str  # place, org, job, diet, pet, good, activity, hobby, subject, fixed
+    shape: str  # place, org, job, diet, pet, good, activity, hobby, subject, fixed, ...
+    triggers: frozenset[str]
     negated: bool = False
     certainty: Certainty = "stated"
     fixed: str | None = None  # the value when the words are it ("got married": married)
@@ -55,15 +83,17 @@ def _p(
     attribute: str,
     pattern: str,
     shape: str,
+    triggers: str,
     *,
     negated: bool = False,
     certainty: Certainty = "stated",
     fixed: str | None = None,
     anywhere: bool = False,
 ) -> Pattern:
-    flags = 0 if shape == "place" else re.IGNORECASE
+    flags = 0 if shape in {"place", "name", "open"} else re.IGNORECASE
     regex = re.compile(("" if anywhere else HEAD) + pattern, flags)
-    return Pattern(attribute, regex, shape, negated, certainty, fixed)
+    words = frozenset(triggers.split())
+    return Pattern(attribute, regex, shape, words, negated, certainty, fixed)
 
 
 def _i(pattern: str) -> str:
@@ -80,76 +110,179 @@ _TOOK_UP = r"(?:took up|taken up|picked up|started|began|got into|gotten into)"
 _WENT = r"(?:went|gone|became|become|turned)"
 _PARTED_WITH = r"(?:had to\s+)?(?:no longer have|don't have|gave away|give away|rehomed?|lost)"
 _BE_ROLE = r"(?:'m|\s+am|\s+is|'s|'ve been|\s+have been|\s+has been|\s+been)?"
+_DWELLING = r"(?:flat|apartment|house|home|place|condo|studio|room)"
+_PLAY = r"(?:play|plays|playing|played)"
+
+_LIVE_WORDS = "live lives living based"
+_WORK_WORDS = "work works working worked"
+_DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free dairy-free"
+_DIET_WORDS += " lactose-intolerant teetotal sober"
+_PET_WORDS = " ".join(word for word in PETS if " " not in word)
 
 PATTERNS: tuple[Pattern, ...] = (
     # Where someone lives: a capitalised place.
     _p("lives_in", _i(rf"{_WHO}\s+{_ADV}(?:used to live|lived)\s+in") + rf"\s+{VALUE}",
-       "place", negated=True),
+       "place", "lived live", negated=True),
     _p("lives_in", _i(rf"{_WHO}\s+{_ADV}{_NO_LONGER}\s+lives?\s+in") + rf"\s+{VALUE}",
-       "place", negated=True),
+       "place", "live lives", negated=True),
     _p("lives_in", _i(rf"{_WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{_ADV}{_LIVE_NOW}\s+in")
-       + rf"\s+{VALUE}", "place"),
-    _p("lives_in", _i(rf"{_WHO}{_MOVED}") + rf"\s+{VALUE}", "place"),
+       + rf"\s+{VALUE}", "place", _LIVE_WORDS),
+    _p("lives_in", _i(rf"{_WHO}{_MOVED}") + rf"\s+{VALUE}", "place", "moved"),
     # "I've lived in Madrid" alone may be one stop of many; with "for"/"since" it holds now.
     _p("lives_in", _i(rf"{_WHO}(?:'ve|\s+have|\s+has)\s+{_ADV}lived\s+in") + rf"\s+{VALUE}"
-       + _i(r"(?=\s+(?:for|since)\b)"), "place"),
-    _p("lives_in", _i(rf"{_WHO}\s+{_ADV}relocated\s+to") + rf"\s+{VALUE}", "place"),
+       + _i(r"(?=\s+(?:for|since)\b)"), "place", "lived"),
+    _p("lives_in", _i(rf"{_WHO}\s+{_ADV}relocated\s+to") + rf"\s+{VALUE}", "place",
+       "relocated"),
+    # A home of one's own in a place: "our little flat in Porto", "I'm renting a room in Leeds".
+    _p("lives_in", _i(rf"(?<![\w'-])(?:my|our)\s+(?:(?:little|new|tiny|small|own)\s+)?"
+       rf"{_DWELLING}\s+in") + rf"\s+{VALUE}", "place", "my our", certainty="implied",
+       anywhere=True),
+    _p("lives_in", _i(rf"{_WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{_ADV}(?:renting|rent|rents)\s+"
+       rf"an?\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING}\s+in") + rf"\s+{VALUE}", "place",
+       "renting rent rents"),
+    # "Berlin has been home for five months", "Lyon is home now".
+    _p("lives_in", rf"(?P<value>{NAME}(?:\s+{NAME}){{0,2}})\s+" + _i(
+       r"(?:has been|is|'s)\s+(?:(?:my|our)\s+)?home\b(?!\s+to\b)"), "place", "home"),
+    # Where someone comes from and grew up is not where they live now.
+    _p("origin", _i(rf"{_OTHER_IS}\s+{_ADV}(?:originally\s+)?from") + rf"\s+{VALUE}", "place",
+       "from"),
+    _p("grew_up_in", _i(rf"{_WHO}\s+{_ADV}grew up in") + rf"\s+{VALUE}", "place", "grew"),
+    _p("works_in", _i(rf"{_WHO}{_BE_ROLE}\s+{_ADV}{_WORK}\s+in") + rf"\s+{VALUE}", "place",
+       "work works working"),
     # Where someone works, and as what.
     _p("works_at", rf"{_WHO}\s+{_ADV}(?:used to work|worked)\s+(?:at|for)\s+{VALUE}",
-       "org", negated=True),
+       "org", "work worked", negated=True),
     _p("works_at", rf"{_WHO}\s+{_ADV}{_NO_LONGER}\s+works?\s+(?:at|for)\s+{VALUE}",
-       "org", negated=True),
+       "org", "work works", negated=True),
     _p("works_at", rf"{_WHO}\s+{_ADV}(?:quit|left|lost)\s+{_DET}\s+job\s+(?:at|with)\s+{VALUE}",
-       "org", negated=True),
-    _p("works_at", rf"{_WHO}{_BE_ROLE}\s+{_ADV}{_WORK}\s+(?:at|for)\s+{VALUE}", "org"),
+       "org", "job", negated=True),
+    _p("works_at", rf"{_WHO}{_BE_ROLE}\s+{_ADV}{_WORK}\s+(?:at|for)\s+{VALUE}", "org",
+       _WORK_WORDS),
     _p("works_at", rf"{_WHO}\s+{_ADV}(?:got|started|landed|took)\s+{_DET}\s+(?:new\s+)?"
-       rf"(?:job|position|role)\s+(?:at|with)\s+{VALUE}", "org"),
+       rf"(?:job|position|role)\s+(?:at|with)\s+{VALUE}", "org", "job position role"),
+    # "I joined Brightwave as a data engineer": an employer, and the job below.
+    _p("works_at", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}joined\s+{VALUE}"
+       rf"(?=\s+(?:\w+\s+)?as\s+an?\s)", "org", "joined"),
+    # "I'm a nurse at St Mary's", "she's now head nurse at Apollo": the role must be a job.
+    _p("works_at", rf"{_OTHER_IS}\s+{_ADV}(?:an?\s+)?(?P<role>[a-z][a-z -]{{1,30}}?)\s+"
+       rf"(?:at|for)\s+{VALUE}", "org", "at for"),
+    # "my manager at Lumen Analytics": a workmate at a place is a place one works at.
+    _p("works_at", rf"(?<![\w'-])(?i:my)\s+(?:boss|manager|colleagues?|coworkers?|co-workers?|"
+       rf"team|supervisor)\s+(?:at|in)\s+{VALUE}", "org",
+       "boss manager colleague colleagues coworker coworkers co-worker co-workers team supervisor",
+       certainty="implied", anywhere=True),
+    _p("member_of", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:joined|signed up (?:at|with))"
+       rf"\s+(?![^,.;!?]*\bas\s+an?\s){VALUE}", "org", "joined signed"),
+    _p("volunteers_at", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:volunteer|volunteers|volunteering|"
+       rf"volunteered)\s+(?:at|for|with)\s+{VALUE}", "org",
+       "volunteer volunteers volunteering volunteered"),
+    _p("studies_at", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:study|studies|studying)\s+at\s+{VALUE}",
+       "org", "study studies studying"),
+    _p("studies_at", rf"{_OTHER_IS}\s+{_ADV}an?\s+(?:[a-z-]+\s+)?student\s+at\s+{VALUE}",
+       "org", "student"),
     _p("job", rf"{_WHO}(?:'m|\s+am|\s+is|'s)?\s+{_ADV}(?:no longer|not)\s+an?\s+{VALUE}",
-       "job", negated=True),
-    _p("job", rf"{_WHO}\s+{_ADV}used to be\s+an?\s+{VALUE}", "job", negated=True),
-    _p("job", rf"{_OTHER_IS}\s+{_ADV}an?\s+{VALUE}", "job"),
-    _p("job", rf"{_WHO}{_HAVE_BEEN}?\s+{_ADV}(?:{_WORK}|started|start|began)\s+(?:out\s+)?"
-       rf"as\s+an?\s+{VALUE}", "job"),
-    _p("job", rf"{_WHO}\s+{_ADV}became\s+an?\s+{VALUE}", "job"),
+       "job", "longer not", negated=True),
+    _p("job", rf"{_WHO}\s+{_ADV}used to be\s+an?\s+{VALUE}", "job", "used", negated=True),
+    _p("job", rf"(?:{_OTHER_IS}|I{_HAVE_BEEN})\s+{_ADV}an?\s+{VALUE}", "job", "a an"),
+    _p("job", rf"{_WHO}{_HAVE_BEEN}?\s+{_ADV}(?:{_WORK}|started|start|began|joined\s+.{{1,40}}?)"
+       rf"\s+(?:out\s+)?as\s+an?\s+{VALUE}", "job", "as"),
+    _p("job", rf"{_WHO}\s+{_ADV}became\s+an?\s+{VALUE}", "job", "became"),
     # Relationship status: said outright, or implied by naming a spouse or partner.
-    _p("relationship", rf"{_FIRST}\s+{_ADV}got married\b", "fixed", fixed="married"),
-    _p("relationship", rf"{_WE_ARE}\s+{_ADV}married\b", "fixed", fixed="married"),
-    _p("relationship", rf"{_FIRST}\s+{_ADV}got engaged\b", "fixed", fixed="engaged"),
-    _p("relationship", rf"{_WE_ARE}\s+{_ADV}engaged\b", "fixed", fixed="engaged"),
+    _p("relationship", rf"{_FIRST}\s+{_ADV}got married\b", "fixed", "married", fixed="married"),
+    _p("relationship", rf"{_WE_ARE}\s+{_ADV}married\b", "fixed", "married", fixed="married"),
+    _p("relationship", rf"{_FIRST}\s+{_ADV}got engaged\b", "fixed", "engaged", fixed="engaged"),
+    _p("relationship", rf"{_WE_ARE}\s+{_ADV}engaged\b", "fixed", "engaged", fixed="engaged"),
     _p("relationship", rf"(?:{_ME_IS}|{_FIRST}\s+got)\s+{_ADV}divorced\b", "fixed",
-       fixed="divorced"),
-    _p("relationship", rf"(?:{_ME_IS}|I{_HAVE_BEEN})\s+{_ADV}single\b", "fixed", fixed="single"),
+       "divorced", fixed="divorced"),
+    _p("relationship", rf"(?:{_ME_IS}|I{_HAVE_BEEN})\s+{_ADV}single\b", "fixed", "single",
+       fixed="single"),
     _p("relationship", r"(?<![\w-])(?:my|our)\s+(?:husband|wife|spouse)\b", "fixed",
-       fixed="married", certainty="implied", anywhere=True),
+       "husband wife spouse", fixed="married", certainty="implied", anywhere=True),
     _p("relationship", r"(?<![\w-])my\s+(?:boyfriend|girlfriend|fiance|fiancee)\b", "fixed",
-       fixed="in a relationship", certainty="implied", anywhere=True),
+       "boyfriend girlfriend fiance fiancee", fixed="in a relationship", certainty="implied",
+       anywhere=True),
     # Diet.
-    _p("diet", rf"{_ME_IS}\s+{_ADV}(?:no longer|not)\s+(?:an?\s+)?{VALUE}", "diet",
+    _p("diet", rf"{_ME_IS}\s+{_ADV}(?:no longer|not)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS,
        negated=True),
     _p("diet", rf"{_FIRST}\s+{_ADV}(?:used to be|stopped being|gave up being)\s+(?:an?\s+)?"
-       rf"{VALUE}", "diet", negated=True),
+       rf"{VALUE}", "diet", _DIET_WORDS, negated=True),
     _p("diet", rf"(?:{_ME_IS}|I{_HAVE_BEEN}|{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_WENT})\s+{_ADV}"
-       rf"(?:an?\s+)?{VALUE}", "diet"),
+       rf"(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
+    # "my girlfriend Ellie is doing keto", "she's on a vegan diet".
+    _p("diet", rf"{_OTHER_IS}\s+{_ADV}(?:doing|on)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
     # Pets and things owned accumulate; "no longer have the cat" ends one.
     _p("pet", rf"{_FIRST}\s+{_ADV}{_PARTED_WITH}\s+"
-       rf"(?:the|my|our)\s+{VALUE}", "pet", negated=True),
-    _p("pet", rf"{_FIRST}\s+{_ADV}used to have\s+(?:a|an)\s+{VALUE}", "pet", negated=True),
-    _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|got|rescued|have|has)\s+"
-       rf"(?:a|an|two|three|a new)\s+{LIST}", "pet"),
+       rf"(?:the|my|our)\s+{VALUE}", "pet", _PET_WORDS + " cats dogs", negated=True),
+    _p("pet", rf"{_FIRST}\s+{_ADV}used to have\s+(?:a|an)\s+{VALUE}", "pet", "used",
+       negated=True),
+    _p("pet", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:adopted|got|rescued|have|has)\s+"
+       rf"(?:a|an|two|three|a new)\s+{LIST}", "pet", "adopted got rescued have has"),
     _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|rescued)\s+(?:this|these)\s+"
-       rf"{VALUE}", "pet"),
-    _p("pet", rf"(?<![\w'-])(?:my|our)\s+{VALUE_PET_NAMED}", "pet", certainty="implied",
-       anywhere=True),
-    _p("owns", rf"{_FIRST}\s+{_ADV}(?:sold|no longer own|don't own|got rid of)\s+"
-       rf"(?:my|our|the)\s+(?:old\s+)?{VALUE}", "good", negated=True),
-    _p("owns", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:bought|own|purchased)\s+"
-       rf"(?:a|an|my first|our first)\s+(?:new\s+)?{VALUE}", "good"),
-    _p("studies", rf"{_OTHER_IS}\s+{_ADV}(?:studying|majoring in)\s+{VALUE}", "subject"),
+       rf"{VALUE}", "pet", "adopted rescued"),
+    _p("pet", rf"(?<![\w'-])(?:my|our)\s+{VALUE_PET_NAMED}", "pet", "my our",
+       certainty="implied", anywhere=True),
+    _p("owns", rf"{_WHO}\s+{_ADV}(?:sold|no longer own|don't own|got rid of)\s+"
+       rf"(?:my|our|his|her|the)\s+(?:old\s+)?{VALUE}", "product", "sold own rid",
+       negated=True),
+    _p("owns", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:bought|own|purchased)\s+"
+       rf"(?:a|an|the|my first|our first)\s+(?:new\s+)?{VALUE}", "product",
+       "bought own purchased"),
+    # "I drive a Yaris", "she drives an old van": the vehicle someone uses now.
+    _p("car", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:drive|drives|driving)\s+(?:an?|the|my|his|her)\s+"
+       rf"(?:new\s+)?{VALUE}", "vehicle", "drive drives driving"),
+    _p("uses", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:ride|rides|riding|use|uses|using)\s+an?\s+"
+       rf"{VALUE}", "product", "ride rides riding use uses using"),
+    # "I signed up for Japanese lessons", "she's taking pottery classes".
+    _p("studies", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:signed up for|enrolled in|started|taking|take|"
+       rf"takes|booked)\s+(?:some\s+)?(?P<value>[A-Za-z]+(?:\s+[A-Za-z]+)?)\s+"
+       rf"(?:lessons|classes|course)\b", "subject", "lessons classes course"),
+    _p("studies", rf"{_OTHER_IS}\s+{_ADV}(?:studying|majoring in)\s+{VALUE}", "subject",
+       "studying majoring"),
+    # What someone plays: an instrument or a sport ("I've been playing guitar for a year").
+    _p("plays", rf"{_WHO}{_BE_ROLE}\s+{_ADV}{_PLAY}\s+(?:the\s+)?{VALUE}", "played",
+       "play plays playing"),
+    _p("team", rf"{_WHO}{_BE_ROLE}\s+{_ADV}{_PLAY}\s+for\s+{VALUE}", "org", "play plays playing"),
     # What someone likes and does.
     _p("likes", rf"{_FIRST}\s+{_ADV}(?:really\s+)?(?:no longer|don't|do not)\s+"
-       rf"(?:like|enjoy|love)\s+{VALUE}", "activity", negated=True),
-    _p("likes", rf"{_FIRST}\s+{_ADV}{_LOVE}\s+{LIST}", "activity"),
-    _p("likes", rf"{_WE_ARE}\s+{_ADV}(?:really\s+|more\s+|big\s+|so\s+)?into\s+{LIST}",
-       "activity"),
-    _p("hobby", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_TOOK_UP}\s+{LIST}", "hobby"),
+       rf"(?:like|enjoy|love)\s+{VALUE}", "activity", "like enjoy love", negated=True),
+    _p("likes", rf"{_FIRST}\s+{_ADV}{_LOVE}\s+{LIST}", "activity", "love enjoy like adore"),
+    _p("likes", rf"(?:{_WE_ARE}|{_OTHER_IS})\s+{_ADV}(?:really\s+|more\s+|big\s+|so\s+)?into\s+"
+       rf"{LIST}", "activity", "into"),
+    _p("hobby", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_TOOK_UP}\s+{LIST}", "hobby",
+       "took taken picked started began got gotten"),
+    # A partner, named: "I'm dating Tomás"; "Javier and I split up" ends one.
+    _p("partner", rf"{_WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{_ADV}(?:dating|seeing|engaged to|"
+       rf"married to|with)\s+{_NAMED_VALUE}", "name", "dating seeing engaged married with"),
+    _p("partner", rf"{_NAMED_VALUE}\s+(?i:and\s+(?P<me>I)\s+(?:have\s+|just\s+|finally\s+)?"
+       r"(?:split up|broke up|separated|divorced|got divorced)\b)", "name", "split broke "
+       "separated divorced", negated=True),
+    _p("partner", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:split up|broke up)\s+with\s+"
+       rf"{_NAMED_VALUE}", "name", "split broke", negated=True),
+    # A name taken or changed: "I changed my surname to Silva", "I'm Mrs Silva now".
+    _p("surname", _i(rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:legally\s+)?changed\s+"
+       r"(?:my|our|his|her)\s+(?:last\s+name|surname)\s+to") + rf"\s+{_NAMED_VALUE}", "name",
+       "changed"),
+    _p("name", _i(rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:legally\s+)?changed\s+"
+       r"(?:my|our|his|her)\s+(?:first\s+)?name\s+to") + rf"\s+{_NAMED_VALUE}", "name",
+       "changed"),
+    _p("surname", _i(rf"{_OTHER_IS}\s+{_ADV}(?:Mrs|Ms|Mr)\.?") + rf"\s+{_NAMED_VALUE}", "name",
+       "mrs ms mr"),
+    _p("name", _i(rf"{_WHO}\s+{_ADV}(?:go|goes)\s+by") + rf"\s+{_NAMED_VALUE}", "name", "by"),
+    # "I have a sister called Ana", "we started a band named The Hollows".
+    _p("", _i(rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:have|has|got|started|joined|formed|"
+       rf"bought)\s+(?:a|an)\s+") + rf"{_NOUN}\s+" + _i("(?:called|named)")
+       + rf"\s+{_NAMED_VALUE}", "open", "called named"),
+    # "my dog's name is Max", "my boss's name is Sue".
+    _p("", rf"(?<![\w'-])(?i:my)\s+{_NOUN}'s?\s+(?i:name\s+is|name's)\s+{_NAMED_VALUE}",
+       "open", "name"),
+    # Open attributes: "my GP is Dr Okafor", "my new phone is a Pixel", "Jess is my
+    # flatmate", "my flatmate Jess", "Jess, my flatmate,".
+    _p("", rf"(?<![\w'-])(?i:my)\s+{_NOUN}(?:\s+is|'s)\s+(?:(?i:called|named|an?|the)\s+)?"
+       rf"{_NAMED_VALUE}\b", "open", "my"),
+    _p("", rf"(?:^|[,;:]\s+|\b(?:and|but|so|because)\s+){_NAMED_VALUE}\s+(?i:is)\s+(?i:my)\s+"
+       rf"{_NOUN}{_NOUN_ENDS}", "open", "my"),
+    _p("", rf"(?<![\w'-])(?i:my)\s+{_NOUN}\s+{_NAMED_VALUE}(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))",
+       "open", "my", anywhere=True),
+    _p("", rf"(?:^|[.;:!?]\s+){_NAMED_VALUE},\s+(?i:my)\s+{_NOUN}\s*[,.;:!?)]", "open", "my",
+       anywhere=True),
 )  # fmt: skip
