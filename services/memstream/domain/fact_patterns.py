@@ -27,7 +27,7 @@ _FRONTED = (
 )
 _OPENER = r"(?:(?:sadly|unfortunately|fortunately|luckily|honestly|anyway|oh|plus|finally),?\s+)"
 _JOINING = r"(?:and|but|so|now|yeah|yes|well|actually|also|because|though)"
-HEAD = rf"(?i:^{_OPENER}?{_FRONTED}?|[,;:]\s+|\s[-\u2013\u2014]+\s+|\b{_JOINING}\s+)"
+HEAD = rf"(?i:^{_OPENER}?{_FRONTED}?|[,;:]\s+|\s?[-\u2013\u2014]+\s+|\b{_JOINING}\s+)"
 
 _ADV = r"(?:(?:just|recently|finally|now|currently|still|actually|also|officially)\s+)?"
 _KIN = "|".join(sorted(KIN, key=len, reverse=True))
@@ -216,7 +216,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("pet", rf"{_FIRST}\s+{_ADV}used to have\s+(?:a|an)\s+{VALUE}", "pet", "used",
        negated=True),
     _p("pet", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:adopted|got|rescued|have|has)\s+"
-       rf"(?:a|an|two|three|a new)\s+{LIST}", "pet", "adopted got rescued have has"),
+       rf"(?:a|an|two|three|a new|another)\s+{LIST}", "pet", "adopted got rescued have has"),
     _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|rescued)\s+(?:this|these)\s+"
        rf"{VALUE}", "pet", "adopted rescued"),
     _p("pet", rf"(?<![\w'-])(?:my|our)\s+{VALUE_PET_NAMED}", "pet", "my our",
@@ -227,6 +227,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("owns", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:bought|own|purchased)\s+"
        rf"(?:a|an|the|my first|our first)\s+(?:new\s+)?{VALUE}", "product",
        "bought own purchased"),
+    # "I opened a bakery", "she started her own online store": a business of one's own.
+    _p("owns", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:opened|started|launched|founded)\s+"
+       rf"(?:a|an|my own|our own|his own|her own)\s+(?:new\s+)?{VALUE}", "business",
+       "opened started launched founded"),
     # "I drive a Yaris", "she drives an old van": the vehicle someone uses now.
     _p("car", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:drive|drives|driving)\s+(?:an?|the|my|his|her)\s+"
        rf"(?:new\s+)?{VALUE}", "vehicle", "drive drives driving"),

@@ -38,6 +38,10 @@ _NEEDS_OBJECT = frozenset({
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 CALENDAR_WORDS = frozenset({*MONTH_NAMES, *_WEEKDAYS, "Christmas", "Easter"})
 _NOT_A_SUBJECT = frozenset({"for", "to", "at", "with", "hard", "late", "abroad", "up", "really"})
+BUSINESSES = frozenset({
+    "business", "company", "shop", "store", "restaurant", "cafe", "bakery", "studio", "salon",
+    "bar", "gym", "clinic", "practice", "agency", "startup", "firm", "label", "brand",
+})  # fmt: skip
 _CONNECTORS = frozenset({"of", "de", "la", "do", "da", "and", "&"})
 _PLAYED = INSTRUMENTS | {a for a in ACTIVITIES if not a.endswith("ing")}
 
@@ -128,6 +132,8 @@ def shaped(shape: str, raw: str) -> str | None:
         return _pet(words)
     if shape == "good":
         return _head_in(words, DURABLE_GOODS)
+    if shape == "business":
+        return _head_in(words, BUSINESSES)
     if shape in {"vehicle", "product"}:
         # A make or model ("Toyota Yaris", "iPhone 12") or a noun of the kind ("van").
         kinds = VEHICLES if shape == "vehicle" else DURABLE_GOODS | VEHICLES
