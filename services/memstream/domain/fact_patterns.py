@@ -32,7 +32,7 @@ HEAD = rf"(?i:^{_OPENER}?{_FRONTED}?|[,;:]\s+|\s?[-\u2013\u2014]+\s+|\b{_JOINING
 _ADV = r"(?:(?:just|recently|finally|now|currently|still|actually|also|officially)\s+)?"
 _KIN = "|".join(sorted(KIN, key=len, reverse=True))
 # A capitalised name, in any pattern's case: "Ana", "O'Neill", "Jean-Luc", "Tomás".
-NAME = r"(?-i:[A-Z][a-z\u00df-\u00ff]+(?:['-][A-Z]?[a-z\u00df-\u00ff]{2,})?)"
+NAME = r"(?-i:[A-Z][a-z\u00df-\u00ff]+(?:[A-Z][a-z]+)*(?:['-][A-Z]?[a-z\u00df-\u00ff]{2,})?)"
 _FIRST = r"(?P<me>I|we)"
 # "my brother", "my sister Ana", "my sister, Ana,": the name, when said, is the subject.
 _OTHER = rf"(?P<kin>[Mm]y (?:{_KIN}))(?:,?\s+(?P<name>{NAME}),?)?"
@@ -90,7 +90,7 @@ def _p(
     fixed: str | None = None,
     anywhere: bool = False,
 ) -> Pattern:
-    flags = 0 if shape in {"place", "name", "open"} else re.IGNORECASE
+    flags = 0 if shape in {"place", "name", "proper", "open"} else re.IGNORECASE
     regex = re.compile(("" if anywhere else HEAD) + pattern, flags)
     words = frozenset(triggers.split())
     return Pattern(attribute, regex, shape, words, negated, certainty, fixed)
@@ -116,7 +116,7 @@ _PLAY = r"(?:play|plays|playing|played)"
 _LIVE_WORDS = "live lives living based"
 _WORK_WORDS = "work works working worked"
 _DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free dairy-free"
-_DIET_WORDS += " lactose-intolerant teetotal sober"
+_DIET_WORDS += " lactose-intolerant teetotal sober plant-based"
 _PET_WORDS = " ".join(word for word in PETS if " " not in word)
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -133,6 +133,9 @@ PATTERNS: tuple[Pattern, ...] = (
        + _i(r"(?=\s+(?:for|since)\b)"), "place", "lived"),
     _p("lives_in", _i(rf"{_WHO}\s+{_ADV}relocated\s+to") + rf"\s+{VALUE}", "place",
        "relocated"),
+    _p("lives_in", _i(rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:settled|moved into\s+(?:a|an|"
+       rf"our|my|the)\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING})\s+in") + rf"\s+{VALUE}", "place",
+       "settled moved"),
     # A home of one's own in a place: "our little flat in Porto", "I'm renting a room in Leeds".
     _p("lives_in", _i(rf"(?<![\w'-])(?:my|our)\s+(?:(?:little|new|tiny|small|own)\s+)?"
        rf"{_DWELLING}\s+in") + rf"\s+{VALUE}", "place", "my our", certainty="implied",
@@ -187,6 +190,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("job", rf"{_WHO}{_HAVE_BEEN}?\s+{_ADV}(?:{_WORK}|started|start|began|joined\s+.{{1,40}}?)"
        rf"\s+(?:out\s+)?as\s+an?\s+{VALUE}", "job", "as"),
     _p("job", rf"{_WHO}\s+{_ADV}became\s+an?\s+{VALUE}", "job", "became"),
+    _p("job", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:got|been|was)\s+promoted\s+to\s+"
+       rf"(?:an?\s+)?{VALUE}", "job", "promoted"),
+    _p("job", rf"{_WHO}{_BE_ROLE}\s+{_ADV}retired\b(?!\s+(?:from\s+)?(?:the|my|his|her|a)\b)",
+       "fixed", "retired", fixed="retired"),
     # Relationship status: said outright, or implied by naming a spouse or partner.
     _p("relationship", rf"{_FIRST}\s+{_ADV}got married\b", "fixed", "married", fixed="married"),
     _p("relationship", rf"{_WE_ARE}\s+{_ADV}married\b", "fixed", "married", fixed="married"),
@@ -219,7 +226,7 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?:a|an|two|three|a new|another)\s+{LIST}", "pet", "adopted got rescued have has"),
     _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|rescued)\s+(?:this|these)\s+"
        rf"{VALUE}", "pet", "adopted rescued"),
-    _p("pet", rf"(?<![\w'-])(?:my|our)\s+{VALUE_PET_NAMED}", "pet", "my our",
+    _p("pet", rf"(?<![\w'-])(?:my|our)\s+(?:(?:new|little)\s+)?{VALUE_PET_NAMED}", "pet", "my our",
        certainty="implied", anywhere=True),
     _p("owns", rf"{_WHO}\s+{_ADV}(?:sold|no longer own|don't own|got rid of)\s+"
        rf"(?:my|our|his|her|the)\s+(?:old\s+)?{VALUE}", "product", "sold own rid",
@@ -254,9 +261,18 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"{LIST}", "activity", "into"),
     _p("hobby", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_TOOK_UP}\s+{LIST}", "hobby",
        "took taken picked started began got gotten"),
+    _p("hobby", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:gave up|given up|quit|stopped)\s+"
+       rf"{LIST}", "hobby", "gave given quit stopped", negated=True),
+    # "I'm learning Japanese": a language, or another subject with a name.
+    _p("studies", rf"{_OTHER_IS}\s+{_ADV}learning\s+{_NAMED_VALUE}", "proper", "learning"),
     # A partner, named: "I'm dating Tomás"; "Javier and I split up" ends one.
     _p("partner", rf"{_WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{_ADV}(?:dating|seeing|engaged to|"
-       rf"married to|with)\s+{_NAMED_VALUE}", "name", "dating seeing engaged married with"),
+       rf"married to)\s+{_NAMED_VALUE}", "name", "dating seeing engaged married"),
+    _p("partner", rf"{_WHO}{_HAVE_BEEN}\s+{_ADV}with\s+{_NAMED_VALUE}(?=\s+(?i:for|since)\b)",
+       "name", "with"),
+    _p("partner", rf"{_NAMED_VALUE}\s+(?i:and\s+(?P<me>I)\s+(?:just\s+|finally\s+)?(?:got married|"
+       r"got engaged|are engaged|are married|moved in together)\b)", "name",
+       "married engaged together"),
     _p("partner", rf"{_NAMED_VALUE}\s+(?i:and\s+(?P<me>I)\s+(?:have\s+|just\s+|finally\s+)?"
        r"(?:split up|broke up|separated|divorced|got divorced)\b)", "name", "split broke "
        "separated divorced", negated=True),
@@ -276,6 +292,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("", _i(rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:have|has|got|started|joined|formed|"
        rf"bought)\s+(?:a|an)\s+") + rf"{_NOUN}\s+" + _i("(?:called|named)")
        + rf"\s+{_NAMED_VALUE}", "open", "called named"),
+    # "I got a new laptop, a ThinkPad": the new thing, named.
+    _p("", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?i:got|bought|ordered|picked up)\s+"
+       rf"(?i:an?|my)\s+(?i:new)\s+{_NOUN},?\s+(?:(?i:an?|the)\s+)?{_NAMED_VALUE}"
+       r"(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))", "open", "new"),
     # "my dog's name is Max", "my boss's name is Sue".
     _p("", rf"(?<![\w'-])(?i:my)\s+{_NOUN}'s?\s+(?i:name\s+is|name's)\s+{_NAMED_VALUE}",
        "open", "name"),

@@ -84,15 +84,16 @@ def clean_name(raw: str) -> str:
     return text[:MAX_NAME_CHARS].strip() or "unknown"
 
 
-def is_name(words: list[str]) -> bool:
+def is_name(words: list[str], *, nationality: bool = False) -> bool:
     """A proper name: capitalised words (a number may follow: "Pixel 8"), not a greeting,
-    a calendar word, a relation ("Mom") or a nationality ("Irish")."""
+    a calendar word, a relation ("Mom"), nor a nationality ("Irish") unless it may be one
+    (a language: "learning Japanese")."""
     if not words or len(words) > 4 or not words[0][:1].isupper():
         return False
     first = words[0].lower()
     if first in NOT_NAMES or first in KIN or words[0] in CALENDAR_WORDS:
         return False
-    if len(words) == 1 and first in NATIONALITIES:
+    if len(words) == 1 and first in NATIONALITIES and not nationality:
         return False
     return all(w[:1].isupper() or w.isdigit() or w in {"of", "de", "la", "&"} for w in words)
 
@@ -116,8 +117,8 @@ def shaped(shape: str, raw: str) -> str | None:
         if not named or not all(w[0].isupper() or w in _CONNECTORS for w in named):
             return None
         return None if named[0].lower() in KIN or named[0].lower() in NOT_NAMES else value
-    if shape == "name":
-        return value if is_name(words) else None
+    if shape in {"name", "proper"}:
+        return value if is_name(words, nationality=shape == "proper") else None
     if shape == "org":
         named = words[1:] if first in {"the", "a", "an"} else words
         capitalised = bool(named) and named[0][0].isupper()

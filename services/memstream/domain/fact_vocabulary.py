@@ -53,7 +53,7 @@ OCCUPATIONS = frozenset({
 
 DIETS = frozenset({
     "vegetarian", "vegan", "pescatarian", "pescetarian", "keto", "paleo", "gluten-free",
-    "dairy-free", "lactose-intolerant", "teetotal", "sober",
+    "dairy-free", "lactose-intolerant", "teetotal", "sober", "plant-based",
 })  # fmt: skip
 
 PETS = frozenset({
