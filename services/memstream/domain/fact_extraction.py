@@ -116,12 +116,17 @@ def _sentence_facts(
 ) -> Iterator[AtomicFact]:
     words = frozenset(_WORD.findall(sentence.lower()))
     for pattern in PATTERNS:
-        if pattern.triggers.isdisjoint(words):
-            continue  # a word every sentence it matches holds is missing
+        if not _may_match(pattern, words):
+            continue
         for match in pattern.regex.finditer(sentence):
             subject = _subject(match, sentence, speaker, before)
             if subject is not None:
                 yield from _facts(pattern, match, sentence, message, subject, user_id)
+
+
+def _may_match(pattern: Pattern, words: frozenset[str]) -> bool:
+    """Whether the sentence holds one of the words every sentence the pattern matches holds."""
+    return not pattern.triggers.isdisjoint(words)
 
 
 def _shared_subject(sentence: str) -> str:

@@ -203,9 +203,9 @@ PATTERNS: tuple[Pattern, ...] = (
        "divorced", fixed="divorced"),
     _p("relationship", rf"(?:{_ME_IS}|I{_HAVE_BEEN})\s+{_ADV}single\b", "fixed", "single",
        fixed="single"),
-    _p("relationship", r"(?<![\w-])(?:my|our)\s+(?:husband|wife|spouse)\b", "fixed",
+    _p("relationship", r"(?<![\w-])(?:my|our)\s+(?:husband|wife|spouse)(?![\w-])", "fixed",
        "husband wife spouse", fixed="married", certainty="implied", anywhere=True),
-    _p("relationship", r"(?<![\w-])my\s+(?:boyfriend|girlfriend|fiance|fiancee)\b", "fixed",
+    _p("relationship", r"(?<![\w-])my\s+(?:boyfriend|girlfriend|fiance|fiancee)(?![\w-])", "fixed",
        "boyfriend girlfriend fiance fiancee", fixed="in a relationship", certainty="implied",
        anywhere=True),
     # Diet.

@@ -147,6 +147,11 @@ def test_an_open_attribute_is_single_or_multi_valued_by_its_noun() -> None:
     assert not is_single_valued(friends.attribute)
 
 
+def test_a_spouse_to_be_is_no_spouse() -> None:
+    assert summary("My husband-to-be wants a castle.") == set()
+    assert (MAYA, "relationship", "married", False) in summary("My husband wants a castle.")
+
+
 def test_a_possessive_of_what_is_no_attribute_yields_nothing() -> None:
     for text in ("My guess is Tuesday.", "My point is Boston.", "My bad, Jon."):
         assert facts_of(text) == ()
