@@ -27,6 +27,7 @@ from memstream.domain.fact_values import (
 )
 from memstream.domain.fact_vocabulary import (
     ATTRIBUTE_SYNONYMS,
+    KIN,
     FEMALE_KIN,
     MALE_KIN,
     NOT_ATTRIBUTE_NOUNS,
@@ -56,8 +57,16 @@ _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^\s*(?:a|an|the|some|two|three)\s+", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog",
-# "she", "Berlin has been home"): a sentence without any is passed over, most sentences in chat.
+# "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
+# with only a name is read only by the patterns whose subject may be a name.
 _SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
+# A named subject comes straight before its verb ("Tom moved", "Ana's a nurse", "Ellie is").
+_NAME_WORD = re.compile(
+    r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
+    r"lives|lived|works|worked|got|started|joined|bought|sold|adopted|plays|drives|uses|"
+    r"volunteers|studies|became|quit|left|relocated|no|doesn't|retired|grew|took|changed|"
+    r"goes|rents|settled|used)\b)"
+)
 _WORD = re.compile(r"[a-z][a-z'-]*")
 _PAST_STATE = re.compile(r"\b(?:used to|lived|worked)\b", re.IGNORECASE)
 # "I got a puppy for my niece", "a car for Ana": a gift, not the speaker's; "for my
@@ -84,6 +93,8 @@ _OPEN_SHAPES = {
     "studies": "subject", "diet": "diet", "car": "vehicle",
 }  # fmt: skip
 
+_NAMED_PATTERNS = tuple(pattern for pattern in PATTERNS if pattern.reads_names)
+
 Subject = tuple[str, str]  # entity key and display name
 _Other = tuple[str, str | None]  # a relation and, when said, the name: ("sister", "Ana")
 
@@ -104,18 +115,28 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
     for sentence in _SENTENCE.split(message.text.replace("\u2019", "'")):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
-        if not _SUBJECT_WORD.search(sentence):
+        names_only = not _SUBJECT_WORD.search(sentence)
+        if names_only and not _NAME_WORD.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
         if not sentence.endswith("?") and not _HYPOTHETICAL.search(sentence):
-            yield from _sentence_facts(_shared_subject(sentence), message, speaker, user_id, before)
+            sentence = _shared_subject(sentence)
+            yield from _sentence_facts(sentence, message, speaker, user_id, before, names_only)
         before = _last_other(sentence) or before
 
 
 def _sentence_facts(
-    sentence: str, message: SourceMessage, speaker: str, user_id: str, before: _Other | None
+    sentence: str,
+    message: SourceMessage,
+    speaker: str,
+    user_id: str,
+    before: _Other | None,
+    names_only: bool,
 ) -> Iterator[AtomicFact]:
-    words = frozenset(_WORD.findall(sentence.lower()))
-    for pattern in PATTERNS:
+    lowered = sentence.lower()
+    words = frozenset(_WORD.findall(lowered))
+    if "'s " in lowered:
+        words |= {"is"}  # "she's a nurse", "Ana's on keto"
+    for pattern in _NAMED_PATTERNS if names_only else PATTERNS:
         if not _may_match(pattern, words):
             continue
         for match in pattern.regex.finditer(sentence):
@@ -157,7 +178,13 @@ def _subject(
     (the last relation named before it in the message, if the pronoun fits: "she" is never
     "my brother"). None when a pronoun stands for no one named."""
     groups = match.groupdict()
-    pronoun, kin = groups.get("pron"), groups.get("kin")
+    pronoun, kin, named = groups.get("pron"), groups.get("kin"), groups.get("named")
+    if named:
+        if named.lower() in KIN:  # "Mom moved to Leeds"
+            return kin_key(speaker_key(speaker), named.lower()), f"{speaker}'s {named.lower()}"
+        if not is_name([named]) or value_key(named) == value_key(speaker):
+            return None  # a capitalised word that names no one; the speaker by name
+        return value_key(named), named
     if pronoun:
         other = _last_other(sentence[: match.start("pron")]) or before
         if other is None or other[0] in (FEMALE_KIN if pronoun.lower() == "he" else MALE_KIN):
@@ -260,6 +287,7 @@ def _valid_from(
     return began_at(clause, message.ts)
 
 
+_STATES = frozenset({"retired"})
 _VERBS = {
     "lives_in": ("lives in", "no longer lives in"),
     "works_in": ("works in", "no longer works in"),
@@ -287,6 +315,8 @@ def _sentence(name: str, attribute: str, value: str, negated: bool) -> str:
         noun = attribute.replace("_", " ")
         return f"{name}'s {noun} {'is no longer' if negated else 'is'} {value}"
     verb = _VERBS[attribute][negated]
+    if value in _STATES:
+        verb = verb.removesuffix(" a")  # "is retired", not "is a retired"
     if verb.endswith(" a") and value[:1].lower() in "aeiou":
         verb += "n"
     return f"{name} {verb} {value}"

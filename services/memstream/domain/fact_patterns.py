@@ -38,10 +38,12 @@ _FIRST = r"(?P<me>I|we)"
 _OTHER = rf"(?P<kin>[Mm]y (?:{_KIN}))(?:,?\s+(?P<name>{NAME}),?)?"
 KIN_MENTION = _OTHER
 _PRONOUN = r"(?P<pron>he|she)"
-_WHO = rf"(?:{_FIRST}|{_OTHER}|{_PRONOUN})"
+# "Tom moved to Leeds": someone named with no relation said; "Mom" is the speaker's mom.
+_NAMED = rf"(?P<named>{NAME})"
+_WHO = rf"(?:{_FIRST}|{_OTHER}|{_PRONOUN}|{_NAMED})"
 _ME_IS = r"(?:I'm|I am|Im)"
 _WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
-_OTHER_IS = rf"(?:{_ME_IS}|{_OTHER}(?:\s+is|'s)|{_PRONOUN}(?:\s+is|'s))"
+_OTHER_IS = rf"(?:{_ME_IS}|(?:{_OTHER}|{_PRONOUN}|{_NAMED})(?:\s+is|'s))"
 _HAVE_BEEN = r"(?:'ve been| have been| has been)"
 _DET = r"(?:a|an|my|his|her|their|the)"
 # A value runs to the next punctuation; the extractor cuts it at a word opening a new clause.
@@ -78,6 +80,11 @@ class Pattern:
     certainty: Certainty = "stated"
     fixed: str | None = None  # the value when the words are it ("got married": married)
 
+    @property
+    def reads_names(self) -> bool:
+        """Whether a named person can be its subject ("Tom moved to Leeds")."""
+        return "(?P<named>" in self.regex.pattern
+
 
 def _p(
     attribute: str,
@@ -113,6 +120,8 @@ _BE_ROLE = r"(?:'m|\s+am|\s+is|'s|'ve been|\s+have been|\s+has been|\s+been)?"
 _DWELLING = r"(?:flat|apartment|house|home|place|condo|studio|room)"
 _PLAY = r"(?:play|plays|playing|played)"
 
+# "I'm", "I am", "she is", "Ana's": the extractor reads any "'s" as a possible "is".
+_BE_WORDS = "i'm im am is"
 _LIVE_WORDS = "live lives living based"
 _WORK_WORDS = "work works working worked"
 _DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free dairy-free"
@@ -168,7 +177,7 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?=\s+(?:\w+\s+)?as\s+an?\s)", "org", "joined"),
     # "I'm a nurse at St Mary's", "she's now head nurse at Apollo": the role must be a job.
     _p("works_at", rf"{_OTHER_IS}\s+{_ADV}(?:an?\s+)?(?P<role>[a-z][a-z -]{{1,30}}?)\s+"
-       rf"(?:at|for)\s+{VALUE}", "org", "at for"),
+       rf"(?:at|for)\s+{VALUE}", "org", _BE_WORDS),
     # "my manager at Lumen Analytics": a workmate at a place is a place one works at.
     _p("works_at", rf"(?<![\w'-])(?i:my)\s+(?:boss|manager|colleagues?|coworkers?|co-workers?|"
        rf"team|supervisor)\s+(?:at|in)\s+{VALUE}", "org",
@@ -186,7 +195,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("job", rf"{_WHO}(?:'m|\s+am|\s+is|'s)?\s+{_ADV}(?:no longer|not)\s+an?\s+{VALUE}",
        "job", "longer not", negated=True),
     _p("job", rf"{_WHO}\s+{_ADV}used to be\s+an?\s+{VALUE}", "job", "used", negated=True),
-    _p("job", rf"(?:{_OTHER_IS}|I{_HAVE_BEEN})\s+{_ADV}an?\s+{VALUE}", "job", "a an"),
+    _p("job", rf"(?:{_OTHER_IS}|I{_HAVE_BEEN})\s+{_ADV}an?\s+{VALUE}", "job", _BE_WORDS + " been"),
     _p("job", rf"{_WHO}{_HAVE_BEEN}?\s+{_ADV}(?:{_WORK}|started|start|began|joined\s+.{{1,40}}?)"
        rf"\s+(?:out\s+)?as\s+an?\s+{VALUE}", "job", "as"),
     _p("job", rf"{_WHO}\s+{_ADV}became\s+an?\s+{VALUE}", "job", "became"),

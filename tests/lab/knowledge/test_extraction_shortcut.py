@@ -31,6 +31,15 @@ def test_skipping_sentences_without_a_subject_word_changes_no_fact(
     shortcut = fact_extraction.extract_facts(said, user_id="u")
     monkeypatch.setattr(fact_extraction, "_SUBJECT_WORD", re.compile(""))  # every sentence
     assert fact_extraction.extract_facts(said, user_id="u") == shortcut
+
+
+def test_reading_a_sentence_with_only_a_name_by_every_named_pattern_changes_no_fact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    said = messages()
+    shortcut = fact_extraction.extract_facts(said, user_id="u")
+    monkeypatch.setattr(fact_extraction, "_NAME_WORD", re.compile(""))  # every sentence
+    assert fact_extraction.extract_facts(said, user_id="u") == shortcut
     assert len(shortcut) >= 10  # the set states facts: the comparison is not of nothing
 
 
