@@ -27,8 +27,8 @@ from memstream.domain.fact_values import (
 )
 from memstream.domain.fact_vocabulary import (
     ATTRIBUTE_SYNONYMS,
-    KIN,
     FEMALE_KIN,
+    KIN,
     MALE_KIN,
     NOT_ATTRIBUTE_NOUNS,
     PETS,
