@@ -127,6 +127,9 @@ _WORK_WORDS = "work works working worked"
 _DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free dairy-free"
 _DIET_WORDS += " lactose-intolerant teetotal sober plant-based"
 _PET_WORDS = " ".join(word for word in PETS if " " not in word)
+_PET_KINDS = "|".join(sorted(PETS, key=len, reverse=True))
+_DIED = r"(?:passed away|passed on|died|passed(?=\s*[,.;!?]|\s*$|\s+(?:last|yesterday|recently)\b))"
+_NOT_DIED = rf"(?!\s+(?:has\s+|had\s+|just\s+)?{_DIED})"
 
 PATTERNS: tuple[Pattern, ...] = (
     # Where someone lives: a capitalised place.
@@ -183,6 +186,8 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"team|supervisor)\s+(?:at|in)\s+{VALUE}", "org",
        "boss manager colleague colleagues coworker coworkers co-worker co-workers team supervisor",
        certainty="implied", anywhere=True),
+    _p("works_at", rf"(?:{_WHO}\s+{_ADV}{_WORK}\s+as|I{_HAVE_BEEN})\s+{_ADV}(?:an?\s+)?"
+       rf"(?P<role>[a-z][a-z -]{{1,30}}?)\s+(?:at|for)\s+{VALUE}", "org", "as been"),
     _p("member_of", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:joined|signed up (?:at|with))"
        rf"\s+(?![^,.;!?]*\bas\s+an?\s){VALUE}", "org", "joined signed"),
     _p("volunteers_at", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:volunteer|volunteers|volunteering|"
@@ -231,11 +236,16 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?:the|my|our)\s+{VALUE}", "pet", _PET_WORDS + " cats dogs", negated=True),
     _p("pet", rf"{_FIRST}\s+{_ADV}used to have\s+(?:a|an)\s+{VALUE}", "pet", "used",
        negated=True),
+    # "our cat Mochi passed away": a pet, named or not, no longer had.
+    _p("pet", rf"(?<![\w'-])(?:my|our)\s+(?:(?:old|little|sweet)\s+)?(?P<value>(?:{_PET_KINDS})"
+       rf"(?:\s+(?-i:[A-Z][a-z]+))?)\s+(?:has\s+|had\s+|just\s+)?{_DIED}",
+       "pet", "died passed", negated=True, anywhere=True),
     _p("pet", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:adopted|got|rescued|have|has)\s+"
        rf"(?:a|an|two|three|a new|another)\s+{LIST}", "pet", "adopted got rescued have has"),
     _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|rescued)\s+(?:this|these)\s+"
        rf"{VALUE}", "pet", "adopted rescued"),
-    _p("pet", rf"(?<![\w'-])(?:my|our)\s+(?:(?:new|little)\s+)?{VALUE_PET_NAMED}", "pet", "my our",
+    _p("pet", rf"(?<![\w'-])(?:my|our)\s+(?:(?:new|little)\s+)?{VALUE_PET_NAMED}\b"
+       rf"{_NOT_DIED}", "pet", "my our",
        certainty="implied", anywhere=True),
     _p("owns", rf"{_WHO}\s+{_ADV}(?:sold|no longer own|don't own|got rid of)\s+"
        rf"(?:my|our|his|her|the)\s+(?:old\s+)?{VALUE}", "product", "sold own rid",
@@ -247,6 +257,13 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("owns", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:opened|started|launched|founded)\s+"
        rf"(?:a|an|my own|our own|his own|her own)\s+(?:new\s+)?{VALUE}", "business",
        "opened started launched founded"),
+    # "I traded in my Corolla for a Tesla": one thing given up, another had.
+    _p("owns", rf"{_WHO}\s+{_ADV}traded\s+(?:in\s+)?(?:my|our|his|her|the)\s+(?:old\s+)?"
+       rf"(?P<value>[^,.;:!?()\"]+?)\s+for\b", "product", "traded", negated=True),
+    _p("owns", rf"{_WHO}\s+{_ADV}traded\s+(?:in\s+)?[^,.;:!?()\"]+?\s+for\s+(?:an?|the)\s+"
+       rf"(?:new\s+)?{VALUE}", "product", "traded"),
+    _p("uses", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}switched\s+(?:over\s+)?to\s+"
+       rf"(?:an?\s+|the\s+)?{VALUE}", "product", "switched"),
     # "I drive a Yaris", "she drives an old van": the vehicle someone uses now.
     _p("car", rf"{_WHO}{_BE_ROLE}\s+{_ADV}(?:drive|drives|driving)\s+(?:an?|the|my|his|her)\s+"
        rf"(?:new\s+)?{VALUE}", "vehicle", "drive drives driving"),
@@ -272,6 +289,10 @@ PATTERNS: tuple[Pattern, ...] = (
        "took taken picked started began got gotten"),
     _p("hobby", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:gave up|given up|quit|stopped)\s+"
        rf"{LIST}", "hobby", "gave given quit stopped", negated=True),
+    _p("hobby", rf"{_WHO}{_HAVE_BEEN}\s+{_ADV}(?:doing|practicing|practising)\s+{LIST}", "hobby",
+       "doing practicing practising"),
+    _p("hobby", rf"{_FIRST}\s+{_ADV}(?:do|practice|practise)\s+{LIST}", "hobby",
+       "do practice practise"),
     # "I'm learning Japanese": a language, or another subject with a name.
     _p("studies", rf"{_OTHER_IS}\s+{_ADV}learning\s+{_NAMED_VALUE}", "proper", "learning"),
     # A partner, named: "I'm dating Tomás"; "Javier and I split up" ends one.
@@ -314,7 +335,8 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"{_NAMED_VALUE}\b", "open", "my"),
     _p("", rf"(?:^|[,;:]\s+|\b(?:and|but|so|because)\s+){_NAMED_VALUE}\s+(?i:is)\s+(?i:my)\s+"
        rf"{_NOUN}{_NOUN_ENDS}", "open", "my"),
-    _p("", rf"(?<![\w'-])(?i:my)\s+{_NOUN}\s+{_NAMED_VALUE}(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))",
+    _p("", rf"(?<![\w'-])(?i:my)\s+{_NOUN}\s+{_NAMED_VALUE}(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))"
+       rf"{_NOT_DIED}",
        "open", "my", anywhere=True),
     _p("", rf"(?:^|[.;:!?]\s+){_NAMED_VALUE},\s+(?i:my)\s+{_NOUN}\s*[,.;:!?)]", "open", "my",
        anywhere=True),

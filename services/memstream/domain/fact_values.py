@@ -139,7 +139,8 @@ def shaped(shape: str, raw: str) -> str | None:
         # A make or model ("Toyota Yaris", "iPhone 12") or a noun of the kind ("van").
         kinds = VEHICLES if shape == "vehicle" else DURABLE_GOODS | VEHICLES
         named = [w for w in words if any(ch.isupper() for ch in w)]
-        if named and len(words) <= 4 and (words[-1][:1].isupper() or words[-1].isdigit()):
+        last = words[-1]
+        if named and len(words) <= 4 and (last.isdigit() or any(ch.isupper() for ch in last)):
             return value
         return _head_in(words, kinds)
     if shape == "played":

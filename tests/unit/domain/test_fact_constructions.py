@@ -92,6 +92,15 @@ MAYA = "speaker:maya"
         ("Our new puppy Luna is wild.", (MAYA, "pet", "puppy named Luna", False),
          "Our new puppy is wild."),
         ("I went plant-based.", (MAYA, "diet", "plant-based", False), "I went plant shopping."),
+        ("Our cat Mochi passed away.", (MAYA, "pet", "cat named Mochi", True),
+         "Their cat Mochi passed away."),
+        ("I traded in my Corolla for a Tesla.", (MAYA, "owns", "Tesla", False),
+         "I traded stories for a laugh."),
+        ("I switched to an iPhone.", (MAYA, "uses", "iPhone", False), "I switched to decaf."),
+        ("I've been doing yoga for a year.", (MAYA, "hobby", "yoga", False),
+         "I've been doing nothing."),
+        ("I work as a nurse at St Mary.", (MAYA, "works_at", "St Mary", False),
+         "I work as hard as Mary."),
         ("I work in Hamburg.", (MAYA, "works_in", "Hamburg", False), "I work in marketing."),
         ("I'm from Sweden.", (MAYA, "origin", "Sweden", False), "I'm from the store."),
         ("I'm dating Tomás.", (MAYA, "partner", "Tomás", False), "I'm dating again."),
@@ -149,6 +158,14 @@ def test_an_open_attribute_is_single_or_multi_valued_by_its_noun() -> None:
     (friends,) = facts_of("My friends Jake and Sam came.")
     assert is_single_valued(gp.attribute)
     assert not is_single_valued(friends.attribute)
+
+
+def test_a_pet_that_died_is_no_longer_had_and_not_also_had() -> None:
+    assert summary("My cat Mochi passed away.") == {(MAYA, "pet", "cat named Mochi", True)}
+    # "passed" alone says died only where nothing follows it.
+    assert summary("Our cat Mochi passed the vet check.") == {
+        (MAYA, "pet", "cat named Mochi", False)
+    }
 
 
 def test_a_spouse_to_be_is_no_spouse() -> None:
