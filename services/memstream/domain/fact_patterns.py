@@ -117,6 +117,7 @@ _TOOK_UP = r"(?:took up|taken up|picked up|started|began|got into|gotten into)"
 _WENT = r"(?:went|gone|became|become|turned)"
 _PARTED_WITH = r"(?:had to\s+)?(?:no longer have|don't have|gave away|give away|rehomed?|lost)"
 _BE_ROLE = r"(?:'m|\s+am|\s+is|'s|'ve been|\s+have been|\s+has been|\s+been)?"
+_TITLE = r"(?:head|director|chief|manager|lead|president|dean|principal)"
 _DWELLING = r"(?:flat|apartment|house|home|place|condo|studio|room)"
 _PLAY = r"(?:play|plays|playing|played)"
 
@@ -204,6 +205,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("job", rf"{_WHO}{_HAVE_BEEN}?\s+{_ADV}(?:{_WORK}|started|start|began|joined\s+.{{1,40}}?)"
        rf"\s+(?:out\s+)?as\s+an?\s+{VALUE}", "job", "as"),
     _p("job", rf"{_WHO}\s+{_ADV}became\s+an?\s+{VALUE}", "job", "became"),
+    # A title without an article: "she's now head of pharmacy at Apollo".
+    _p("job", rf"(?:{_OTHER_IS}|I\s+{_ADV}became)\s+{_ADV}(?:the\s+)?(?P<value>{_TITLE}\s+of\s+"
+       rf"[^,.;:!?()\"]+)", "title", "head director chief manager lead president dean principal"),
     _p("job", rf"{_WHO}(?:'ve|\s+have|\s+has)?\s+{_ADV}(?:got|been|was)\s+promoted\s+to\s+"
        rf"(?:an?\s+)?{VALUE}", "job", "promoted"),
     _p("job", rf"{_WHO}{_BE_ROLE}\s+{_ADV}retired\b(?!\s+(?:from\s+)?(?:the|my|his|her|a)\b)",

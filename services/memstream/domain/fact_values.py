@@ -38,6 +38,9 @@ _NEEDS_OBJECT = frozenset({
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 CALENDAR_WORDS = frozenset({*MONTH_NAMES, *_WEEKDAYS, "Christmas", "Easter"})
 _NOT_A_SUBJECT = frozenset({"for", "to", "at", "with", "hard", "late", "abroad", "up", "really"})
+TITLES = frozenset({
+    "head", "director", "chief", "manager", "lead", "president", "dean", "principal",
+})  # fmt: skip
 BUSINESSES = frozenset({
     "business", "company", "shop", "store", "restaurant", "cafe", "bakery", "studio", "salon",
     "bar", "gym", "clinic", "practice", "agency", "startup", "firm", "label", "brand",
@@ -127,6 +130,9 @@ def shaped(shape: str, raw: str) -> str | None:
         return value if len(words) <= 4 else None
     if shape == "job":
         return _head_in(words, OCCUPATIONS)
+    if shape == "title":
+        # "head of pharmacy", "director of marketing": a title and what it heads.
+        return value.lower() if len(words) <= 5 and is_job(value) else None
     if shape == "diet":
         return first if first in DIETS and len(words) <= 2 else None
     if shape == "pet":
@@ -178,7 +184,11 @@ def _name_first(raw: str) -> str:
 
 
 def is_job(words: str) -> bool:
-    return _head_in(words.split(), OCCUPATIONS) is not None
+    """An occupation ("senior nurse") or a title ("head of pharmacy")."""
+    split = words.lower().split()
+    # "head of pharmacy"; "head of the class" or "of the household" is no job.
+    titled = len(split) > 2 and split[0] in TITLES and split[1] == "of" and split[2] != "the"
+    return _head_in(split, OCCUPATIONS) is not None or bool(titled)
 
 
 def _head_in(words: list[str], lexicon: frozenset[str]) -> str | None:

@@ -101,6 +101,8 @@ MAYA = "speaker:maya"
          "I've been doing nothing."),
         ("I work as a nurse at St Mary.", (MAYA, "works_at", "St Mary", False),
          "I work as hard as Mary."),
+        ("My wife Deepa got promoted, she's now head of pharmacy at Apollo.",
+         ("deepa", "job", "head of pharmacy", False), "I'm head of the class."),
         ("I work in Hamburg.", (MAYA, "works_in", "Hamburg", False), "I work in marketing."),
         ("I'm from Sweden.", (MAYA, "origin", "Sweden", False), "I'm from the store."),
         ("I'm dating Tomás.", (MAYA, "partner", "Tomás", False), "I'm dating again."),
