@@ -129,6 +129,10 @@ _DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free d
 _DIET_WORDS += " lactose-intolerant teetotal sober plant-based"
 _PET_WORDS = " ".join(word for word in PETS if " " not in word)
 _PET_KINDS = "|".join(sorted(PETS, key=len, reverse=True))
+# "I lost my job at Door Dash" ends it; the words before "my" say so.
+_NOT_LEFT = "".join(
+    rf"(?<!{verb} )" for verb in ("lost", "quit", "left", "leaving", "losing", "quitting", "from")
+)
 _DIED = r"(?:passed away|passed on|died|passed(?=\s*[,.;!?]|\s*$|\s+(?:last|yesterday|recently)\b))"
 _NOT_DIED = rf"(?!\s+(?:has\s+|had\s+|just\s+)?{_DIED})"
 
@@ -182,10 +186,11 @@ PATTERNS: tuple[Pattern, ...] = (
     # "I'm a nurse at St Mary's", "she's now head nurse at Apollo": the role must be a job.
     _p("works_at", rf"{_OTHER_IS}\s+{_ADV}(?:an?\s+)?(?P<role>[a-z][a-z -]{{1,30}}?)\s+"
        rf"(?:at|for)\s+{VALUE}", "org", _BE_WORDS),
-    # "my manager at Lumen Analytics": a workmate at a place is a place one works at.
-    _p("works_at", rf"(?<![\w'-])(?i:my)\s+(?:boss|manager|colleagues?|coworkers?|co-workers?|"
-       rf"team|supervisor)\s+(?:at|in)\s+{VALUE}", "org",
-       "boss manager colleague colleagues coworker coworkers co-worker co-workers team supervisor",
+    # "my manager at Lumen Analytics", "my job at Arup": a place one works at.
+    _p("works_at", rf"{_NOT_LEFT}(?<![\w'-])(?i:my)\s+(?:new\s+)?(?:boss|manager|colleagues?|"
+       rf"coworkers?|co-workers?|team|supervisor|job|office)\s+(?:at|in)\s+{VALUE}", "org",
+       "boss manager colleague colleagues coworker coworkers co-worker co-workers team supervisor "
+       "job office",
        certainty="implied", anywhere=True),
     _p("works_at", rf"(?:{_WHO}\s+{_ADV}{_WORK}\s+as|I{_HAVE_BEEN})\s+{_ADV}(?:an?\s+)?"
        rf"(?P<role>[a-z][a-z -]{{1,30}}?)\s+(?:at|for)\s+{VALUE}", "org", "as been"),

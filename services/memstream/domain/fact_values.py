@@ -144,9 +144,9 @@ def shaped(shape: str, raw: str) -> str | None:
     if shape in {"vehicle", "product"}:
         # A make or model ("Toyota Yaris", "iPhone 12") or a noun of the kind ("van").
         kinds = VEHICLES if shape == "vehicle" else DURABLE_GOODS | VEHICLES
-        named = [w for w in words if any(ch.isupper() for ch in w)]
+        first_named = any(ch.isupper() for ch in words[0])  # not "a lot of Python"
         last = words[-1]
-        if named and len(words) <= 4 and (last.isdigit() or any(ch.isupper() for ch in last)):
+        if first_named and len(words) <= 4 and (last.isdigit() or any(c.isupper() for c in last)):
             return value
         return _head_in(words, kinds)
     if shape == "played":
