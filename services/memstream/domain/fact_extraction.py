@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from memstream.domain.fact_patterns import KIN_MENTION, PATTERNS, Pattern, kin_alternation
+from memstream.domain.fact_grammar import KIN_MENTION, kin_alternation
+from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import (
     MAX_NAME_CHARS,
