@@ -1,10 +1,11 @@
 """The English statement patterns offline fact extraction reads: one row per way of saying.
 
 A pattern matches a subject at the head of a clause ("I", "we", "my brother", "my sister
-Ana", "she"), a verb phrase, and a value (the pieces are in `fact_grammar`); `shape` names what the value must look like for
-the slot, and the extractor checks it. A place or a name keeps its case (a place is a
-capitalised name); everything else is matched in any case. An open pattern takes its
-attribute from the possessive noun it matched ("my GP is Dr Okafor": gp).
+Ana", "she"), a verb phrase, and a value, built from the pieces in `fact_grammar`; `shape`
+names what the value must look like for the slot, and the extractor checks it. A place or a
+name keeps its case (a place is a capitalised name); everything else is matched in any case.
+An open pattern takes its attribute from the possessive noun it matched ("my GP is Dr
+Okafor": gp).
 
 Each pattern lists `triggers`, words one of which every sentence it matches contains: the
 extractor tries a pattern only on sentences holding one, so most patterns never run on
