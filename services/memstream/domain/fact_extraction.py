@@ -14,19 +14,29 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from memstream.domain.calendar import MONTH_NAMES
+from memstream.domain.fact_grammar import KIN_MENTION, kin_alternation
 from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_time import began_at
+from memstream.domain.fact_values import (
+    MAX_NAME_CHARS,
+    MAX_VALUE_CHARS,
+    clean_name,
+    clean_value,
+    is_job,
+    is_name,
+    shaped,
+)
 from memstream.domain.fact_vocabulary import (
-    ACTIVITIES,
-    DIETS,
-    DURABLE_GOODS,
-    OCCUPATIONS,
+    ATTRIBUTE_SYNONYMS,
+    FEMALE_KIN,
+    KIN,
+    MALE_KIN,
+    NOT_ATTRIBUTE_NOUNS,
     PETS,
-    STOP_OBJECTS,
 )
 from memstream.domain.facts import (
     AtomicFact,
+    is_attribute,
     is_single_valued,
     kin_key,
     make_fact,
@@ -35,62 +45,59 @@ from memstream.domain.facts import (
 )
 from memstream.domain.models import SourceMessage
 
-# A value that is a pronoun or a placeholder names nothing ("we moved here", "I love it").
-_PRONOUNS = frozenset({
-    "it", "that", "this", "those", "these", "them", "you", "him", "her", "me", "us",
-    "here", "there", "myself", "himself", "herself", "ourselves", "something", "someone",
-})  # fmt: skip
+__all__ = ["MAX_NAME_CHARS", "MAX_VALUE_CHARS", "clean_name", "clean_value", "extract_facts"]
 
-# Gerunds that say nothing alone: "I just like playing", "I love learning".
-_NEEDS_OBJECT = frozenset({
-    "playing", "learning", "escaping", "curling", "collecting", "doing", "listening", "watching",
-})  # fmt: skip
-
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_CALENDAR_WORDS = frozenset({*MONTH_NAMES, *_WEEKDAYS, "Christmas", "Easter"})
-_NOT_A_SUBJECT = frozenset({"for", "to", "at", "with", "hard", "late", "abroad", "up", "really"})
-
-MAX_VALUE_WORDS = 6
-MAX_VALUE_CHARS = 60
-MAX_NAME_CHARS = 60
-
-_CLAUSE_END = re.compile(
-    # "and" ends a value unless a name goes on ("Marks and Spencer", "Trinidad and Tobago").
-    r"\s+(?:and(?!\s+(?-i:(?!I\b)[A-Z]))|but|because|cause|since|so|when|where|which|who|"
-    r"while|after|before|with|"
-    r"for|to|until|as|if|though|although|now|recently|last|this|next|ago|in \d{4}|"
-    r"about|around|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|"
-    r"several|a couple|\d+|at|in|on|from|near|by|during|over|right|"
-    r"here|there|back|these days|nowadays|every|each|whenever|lately|anymore|any more|too|"
-    r"again|together|full-time|part-time)\b.*$",
-    re.IGNORECASE,
-)
 _DROPPED_I = re.compile(
     r"^(?=(?:just\s+|finally\s+|recently\s+)?(?:been|moved|relocated|started|got|adopted|bought|"
-    r"quit|lost|took up|picked up)\b)",
+    r"quit|lost|took up|picked up|joined)\b)",
     re.IGNORECASE,
 )
 _LIST_SHAPES = frozenset({"activity", "hobby", "pet"})  # "Marks and Spencer" is one employer
 _CLOSED_LIST = re.compile(r",[^,]*\b(?:and|or)\s+[^,]*$", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^\s*(?:a|an|the|some|two|three)\s+", re.IGNORECASE)
-_DASH = re.compile(r"\s[-\u2013\u2014]+(?:\s|$)")
-_MARKUP = re.compile(r"<[^>]*>|[*_`#\[\]{}|\\]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-# Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog"):
-# a sentence without any is passed over before the patterns, most sentences in chat.
-_SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our)\b", re.IGNORECASE)
+# Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog",
+# "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
+# with only a name is read only by the patterns whose subject may be a name.
+_SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
+# A named subject comes straight before its verb ("Tom moved", "Ana's a nurse", "Ellie is").
+_NAME_WORD = re.compile(
+    r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
+    r"lives|lived|works|worked|got|started|joined|bought|sold|adopted|plays|drives|uses|"
+    r"volunteers|studies|became|quit|left|relocated|no|doesn't|retired|grew|took|changed|"
+    r"goes|rents|settled|used)\b)"
+)
+_WORD = re.compile(r"[a-z][a-z'-]*")
 _PAST_STATE = re.compile(r"\b(?:used to|lived|worked)\b", re.IGNORECASE)
-# "I got a puppy for my niece": a gift, not a pet of the speaker's.
+# "I got a puppy for my niece", "a car for Ana": a gift, not the speaker's; "for my
+# birthday" or "for the ride to work" is no one else's.
 _FOR_SOMEONE = re.compile(
-    r"\s+for\s+(?:my|his|her|our|their|the|a|an|(?-i:[A-Z]\w*))\b", re.IGNORECASE
+    rf"\s+for\s+(?:(?:my|his|her|our|their|a|the)\s+(?:{kin_alternation()}|kids?|children|"
+    r"baby|family|parents)\b|him\b|them\b|(?-i:[A-Z]\w*))",
+    re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|would|wish|hope|want|wanna|might|maybe|planning|plan|going to|gonna|dream|"
     r"someday|imagine|should|could)\b",
     re.IGNORECASE,
 )
+# "My brother got a job offer and moved to Madrid": the second verb shares the subject.
+_SUBJECT_AT_HEAD = re.compile(rf"(?:^|[:;,]\s+)(?P<who>I|[Ww]e|[Hh]e|[Ss]he|{KIN_MENTION})(?=\s|')")
+_KIN_MENTION = re.compile(KIN_MENTION)
+_AND_VERB = re.compile(
+    r"(?:,?\s+and\s+(?:then\s+)?|;\s+)(?=(?:just\s+|recently\s+|finally\s+)?(?:moved|"
+    r"relocated|started|joined|bought|adopted|quit|became|works|lives)\b)"
+)
+_OPEN_SHAPES = {
+    "lives_in": "place", "works_at": "org", "studies_at": "org", "job": "job",
+    "studies": "subject", "diet": "diet", "car": "vehicle",
+}  # fmt: skip
+
+_NAMED_PATTERNS = tuple(pattern for pattern in PATTERNS if pattern.reads_names)
+
+Subject = tuple[str, str]  # entity key and display name
+_Other = tuple[str, str | None]  # a relation and, when said, the name: ("sister", "Ana")
 
 
 def extract_facts(messages: Sequence[SourceMessage], *, user_id: str) -> tuple[AtomicFact, ...]:
@@ -103,35 +110,94 @@ def extract_facts(messages: Sequence[SourceMessage], *, user_id: str) -> tuple[A
     return tuple(facts)
 
 
-def clean_value(raw: str) -> str | None:
-    """A value as stored: no markup or control characters, no trailing clause, bounded."""
-    text = _CONTROL.sub(" ", _MARKUP.sub(" ", raw))
-    text = _CLAUSE_END.sub("", " ".join(text.split()))
-    text = _DASH.split(text)[0].strip(" '\"-\u2013\u2014")
-    words = text.split()
-    if not words or len(words) > MAX_VALUE_WORDS or len(text) > MAX_VALUE_CHARS:
-        return None
-    return text
-
-
-def clean_name(raw: str) -> str:
-    """A speaker's name fit to display and key: hostile text reduced, length bounded."""
-    text = " ".join(_CONTROL.sub(" ", _MARKUP.sub(" ", raw)).split())
-    return text[:MAX_NAME_CHARS].strip() or "unknown"
-
-
 def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]:
     speaker = clean_name(message.speaker)
+    before: _Other | None = None  # whom "he"/"she" may stand for, from earlier sentences
     for sentence in _SENTENCE.split(message.text.replace("\u2019", "'")):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
-        if not sentence or sentence.endswith("?") or _HYPOTHETICAL.search(sentence):
-            continue
-        if not _SUBJECT_WORD.search(sentence):
+        names_only = not _SUBJECT_WORD.search(sentence)
+        if names_only and not _NAME_WORD.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
-        for pattern in PATTERNS:
-            for match in pattern.regex.finditer(sentence):
-                yield from _facts(pattern, match, sentence, message, speaker, user_id)
+        if not sentence.endswith("?") and not _HYPOTHETICAL.search(sentence):
+            sentence = _shared_subject(sentence)
+            yield from _sentence_facts(sentence, message, speaker, user_id, before, names_only)
+        before = _last_other(sentence) or before
+
+
+def _sentence_facts(
+    sentence: str,
+    message: SourceMessage,
+    speaker: str,
+    user_id: str,
+    before: _Other | None,
+    names_only: bool,
+) -> Iterator[AtomicFact]:
+    lowered = sentence.lower()
+    words = frozenset(_WORD.findall(lowered))
+    if "'s " in lowered:
+        words |= {"is"}  # "she's a nurse", "Ana's on keto"
+    for pattern in _NAMED_PATTERNS if names_only else PATTERNS:
+        if not _may_match(pattern, words):
+            continue
+        for match in pattern.regex.finditer(sentence):
+            subject = _subject(match, sentence, speaker, before)
+            if subject is not None:
+                yield from _facts(pattern, match, sentence, message, subject, user_id)
+
+
+def _may_match(pattern: Pattern, words: frozenset[str]) -> bool:
+    """Whether the sentence holds one of the words every sentence the pattern matches holds."""
+    return not pattern.triggers.isdisjoint(words)
+
+
+def _shared_subject(sentence: str) -> str:
+    if " and " not in sentence and ";" not in sentence:
+        return sentence
+    head = _SUBJECT_AT_HEAD.search(sentence)
+    if head is None:
+        return sentence
+    start = head.end()
+    return sentence[:start] + _AND_VERB.sub(f" and {head['who']} ", sentence[start:])
+
+
+def _last_other(text: str) -> _Other | None:
+    """The last relation of the speaker's named in `text` ("my sister Ana"), if any."""
+    if "my" not in text.lower():
+        return None
+    mentions = list(_KIN_MENTION.finditer(text))
+    if not mentions:
+        return None
+    last = mentions[-1]
+    return " ".join(last["kin"].split()[1:]).lower(), last["name"]
+
+
+def _subject(
+    match: re.Match[str], sentence: str, speaker: str, before: _Other | None
+) -> Subject | None:
+    """Whom a match is about: the speaker, a relation of theirs, or whom a pronoun stands for
+    (the last relation named before it in the message, if the pronoun fits: "she" is never
+    "my brother"). None when a pronoun stands for no one named."""
+    groups = match.groupdict()
+    pronoun, kin, named = groups.get("pron"), groups.get("kin"), groups.get("named")
+    if named:
+        if named.lower() in KIN:  # "Mom moved to Leeds"
+            return kin_key(speaker_key(speaker), named.lower()), f"{speaker}'s {named.lower()}"
+        if not is_name([named]) or value_key(named) == value_key(speaker):
+            return None  # a capitalised word that names no one; the speaker by name
+        return value_key(named), named
+    if pronoun:
+        other = _last_other(sentence[: match.start("pron")]) or before
+        if other is None or other[0] in (FEMALE_KIN if pronoun.lower() == "he" else MALE_KIN):
+            return None
+        relation, name = other
+    elif kin:
+        relation, name = " ".join(kin.split()[1:]).lower(), groups.get("name")
+    else:
+        return speaker_key(speaker), speaker
+    if name and is_name([name]):
+        return value_key(name), name
+    return kin_key(speaker_key(speaker), relation), f"{speaker}'s {relation}"
 
 
 def _facts(
@@ -139,57 +205,75 @@ def _facts(
     match: re.Match[str],
     sentence: str,
     message: SourceMessage,
-    speaker: str,
+    subject: Subject,
     user_id: str,
 ) -> Iterator[AtomicFact]:
+    attribute, shape = pattern.attribute, pattern.shape
+    if not attribute:
+        opened = _open_attribute(match["noun"])
+        if opened is None:
+            return
+        attribute, shape = opened
     if pattern.fixed is not None:
-        yield _fact(pattern, pattern.fixed, match, sentence, message, speaker, user_id)
+        yield _fact(pattern, attribute, pattern.fixed, match, sentence, message, subject, user_id)
         return
+    role = match.groupdict().get("role")
+    if role is not None and (not is_job(role) or role.split()[-1].lower() == "student"):
+        return  # "I'm good at chess" names no employer; a student's school is studies_at
     # A list yields its items up to the first that is not a value: in "I love hiking and
     # my kids love it" the list ends at "and".
     raw = match["value"]
-    if pattern.shape in {"pet", "good"} and not pattern.negated and _FOR_SOMEONE.search(raw):
+    if shape in {"pet", "good", "product"} and not pattern.negated and _FOR_SOMEONE.search(raw):
         return
-    if pattern.shape in _LIST_SHAPES and "," in raw and not _CLOSED_LIST.search(raw):
+    if shape in _LIST_SHAPES and "," in raw and not _CLOSED_LIST.search(raw):
         # Without a closing "and"/"or" the comma starts another clause, not a list item
         # ("I love experimenting in the kitchen, coming up with something new").
         raw = raw.split(",", 1)[0]
-    items = _LIST_SEPARATOR.split(raw) if pattern.shape in _LIST_SHAPES else [raw]
+    items = _LIST_SEPARATOR.split(raw) if shape in _LIST_SHAPES else [raw]
     for index, item in enumerate(items):
-        value = _shaped(pattern.shape, _ARTICLE.sub("", item) if index else item)
+        value = shaped(shape, _ARTICLE.sub("", item) if index else item)
         if value is None:
             return
-        yield _fact(pattern, value, match, sentence, message, speaker, user_id)
+        if not pattern.attribute and attribute == "pet":
+            value = f"{match['noun'].lower()} named {value}"
+        yield _fact(pattern, attribute, value, match, sentence, message, subject, user_id)
+
+
+def _open_attribute(noun: str) -> tuple[str, str] | None:
+    """The attribute a possessive noun names and the shape of its values: "GP" is gp (a
+    name), "home" is lives_in (a place); None for what is no attribute ("my point")."""
+    slug = "_".join(noun.lower().split())
+    if slug in NOT_ATTRIBUTE_NOUNS or not is_attribute(slug):
+        return None
+    if slug in PETS:
+        return "pet", "name"  # "my dog is called Rex": a pet, named as the pet patterns name it
+    attribute = ATTRIBUTE_SYNONYMS.get(slug, slug)
+    return attribute, _OPEN_SHAPES.get(attribute, "name")
 
 
 def _fact(
     pattern: Pattern,
+    attribute: str,
     value: str,
     match: re.Match[str],
     sentence: str,
     message: SourceMessage,
-    speaker: str,
+    subject: Subject,
     user_id: str,
 ) -> AtomicFact:
-    kin = match.groupdict().get("kin")
-    if kin:
-        relation = " ".join(kin.split()[1:]).lower()
-        subject, name = kin_key(speaker_key(speaker), relation), f"{speaker}'s {relation}"
-    else:
-        subject, name = speaker_key(speaker), speaker
-    certainty = pattern.certainty
+    key, name = subject
     clause = sentence[match.start() :]  # a time phrase of another clause dates nothing here
     return make_fact(
         user_id=user_id,
-        subject=subject,
+        subject=key,
         subject_name=name,
-        attribute=pattern.attribute,
+        attribute=attribute,
         value=value,
-        text=_sentence(name, pattern.attribute, value, pattern.negated),
+        text=_sentence(name, attribute, value, pattern.negated),
         valid_from=_valid_from(pattern, match, clause, message),
         recorded_at=message.ts,
         source_ids=(message.event_id,),
-        certainty=certainty,
+        certainty=pattern.certainty,
         negated=pattern.negated,
     )
 
@@ -204,105 +288,36 @@ def _valid_from(
     return began_at(clause, message.ts)
 
 
-def _shaped(shape: str, raw: str) -> str | None:
-    """The value if it has the shape its slot takes, else None (precision over recall)."""
-    value = clean_value(raw)
-    if value is None:
-        return None
-    words = value.split()
-    first = words[0].lower()
-    if first in _PRONOUNS:
-        return None
-    if shape == "place":
-        # "Berlin", "New York", "the Bay Area": every word capitalised past an article.
-        named = words[1:] if first == "the" else words
-        if not named or not all(w[0].isupper() or w in {"of", "de", "la"} for w in named):
-            return None
-        return value
-    if shape == "org":
-        named = words[1:] if first in {"the", "a", "an"} else words
-        capitalised = bool(named) and named[0][0].isupper()
-        if not capitalised and first not in {"a", "an", "the"}:
-            return None
-        return value if len(words) <= 4 else None
-    if shape == "job":
-        return _head_in(words, OCCUPATIONS)
-    if shape == "diet":
-        return first if first in DIETS and len(words) <= 2 else None
-    if shape == "pet":
-        return _pet(words)
-    if shape == "good":
-        return _head_in(words, DURABLE_GOODS)
-    if shape == "activity":
-        return _activity(words)
-    if shape == "hobby":
-        return _activity(words) if first in ACTIVITIES else None
-    if shape == "subject":
-        # "biology", "computer science"; not "for my exams" nor "hard".
-        lowered = {word.lower() for word in words}
-        if len(words) > 4 or first in _NOT_A_SUBJECT or lowered & STOP_OBJECTS:
-            return None
-        return None if first.endswith("ing") else value
-    raise ValueError(f"unknown value shape {shape!r}")
-
-
-def _head_in(words: list[str], lexicon: frozenset[str]) -> str | None:
-    # "a registered nurse", "an art teacher": up to three words ending in a known noun.
-    if len(words) > 3:
-        return None
-    head = words[-1].lower().rstrip("s") if words[-1].lower() not in lexicon else words[-1].lower()
-    return " ".join(words).lower() if head in lexicon else None
-
-
-def _pet(words: list[str]) -> str | None:
-    # "dog named Max", "puppy called Bo", "cat", "two cats", "cute little pup": up to two
-    # describing words, then the animal, then perhaps its name.
-    for index, word in enumerate(words[:3]):
-        kind = word.lower() if word.lower() in PETS else word.lower().rstrip("s")
-        if kind not in PETS:
-            continue
-        rest = words[index + 1 :]
-        if len(rest) >= 2 and rest[0].lower() in {"named", "called"} and rest[1][:1].isupper():
-            return f"{kind} named {rest[1]}"
-        if len(rest) == 1 and rest[0][:1].isupper() and rest[0] not in _CALENDAR_WORDS:
-            return f"{kind} named {rest[0]}"  # "our dog Biscuit"
-        return kind if not rest else None
-    return None
-
-
-def _activity(words: list[str]) -> str | None:
-    # A gerund or a noun of the activity list leads ("painting", "playing the guitar",
-    # "pottery"); "I love how ...", "I love it" and "I love you" never reach here.
-    if len(words) > 4:
-        return None  # cut short it would say something else ("sinking into different")
-    lowered = [word.lower() for word in words]
-    if len(lowered) == 1 and lowered[0] in _NEEDS_OBJECT:
-        return None
-    if any(word in STOP_OBJECTS for word in lowered[1:]):
-        return None
-    first = lowered[0]
-    if first in STOP_OBJECTS:
-        return None
-    if first in ACTIVITIES or (first.endswith("ing") and len(first) > 5):
-        return " ".join(words)
-    if len(lowered) == 2 and lowered[1] in ACTIVITIES:
-        return " ".join(words)  # "rock climbing", "ice skating"
-    return None
+_STATES = frozenset({"retired"})
+_VERBS = {
+    "lives_in": ("lives in", "no longer lives in"),
+    "works_in": ("works in", "no longer works in"),
+    "works_at": ("works at", "no longer works at"),
+    "job": ("is a", "is no longer a"),
+    "relationship": ("is", "is no longer"),
+    "diet": ("is", "is no longer"),
+    "pet": ("has a", "no longer has the"),
+    "owns": ("owns a", "no longer owns the"),
+    "studies": ("studies", "no longer studies"),
+    "studies_at": ("studies at", "no longer studies at"),
+    "likes": ("likes", "no longer likes"),
+    "hobby": ("took up", "gave up"),
+    "member_of": ("is a member of", "is no longer a member of"),
+    "volunteers_at": ("volunteers at", "no longer volunteers at"),
+    "plays": ("plays", "no longer plays"),
+    "team": ("plays for", "no longer plays for"),
+    "car": ("drives", "no longer drives"),
+    "uses": ("uses", "no longer uses"),
+}
 
 
 def _sentence(name: str, attribute: str, value: str, negated: bool) -> str:
-    verb = {
-        "lives_in": ("lives in", "no longer lives in"),
-        "works_at": ("works at", "no longer works at"),
-        "job": ("is a", "is no longer a"),
-        "relationship": ("is", "is no longer"),
-        "diet": ("is", "is no longer"),
-        "pet": ("has a", "no longer has the"),
-        "owns": ("owns a", "no longer owns the"),
-        "studies": ("studies", "no longer studies"),
-        "likes": ("likes", "no longer likes"),
-        "hobby": ("took up", "gave up"),
-    }.get(attribute, ("said", "no longer said"))[negated]
+    if attribute not in _VERBS:  # an open attribute: "Maya's gp is Dr Okafor"
+        noun = attribute.replace("_", " ")
+        return f"{name}'s {noun} {'is no longer' if negated else 'is'} {value}"
+    verb = _VERBS[attribute][negated]
+    if value in _STATES:
+        verb = verb.removesuffix(" a")  # "is retired", not "is a retired"
     if verb.endswith(" a") and value[:1].lower() in "aeiou":
         verb += "n"
     return f"{name} {verb} {value}"

@@ -1,9 +1,15 @@
 """The English statement patterns offline fact extraction reads: one row per way of saying.
 
-A pattern matches a subject at the head of a clause ("I", "we", "my brother"), a verb
-phrase, and a value; `shape` names what the value must look like for the slot, and the
-extractor checks it. A place keeps its case (a place is a capitalised name); everything
-else is matched in any case.
+A pattern matches a subject at the head of a clause ("I", "we", "my brother", "my sister
+Ana", "she"), a verb phrase, and a value, built from the pieces in `fact_grammar`; `shape`
+names what the value must look like for the slot, and the extractor checks it. A place or a
+name keeps its case (a place is a capitalised name); everything else is matched in any case.
+An open pattern takes its attribute from the possessive noun it matched ("my GP is Dr
+Okafor": gp).
+
+Each pattern lists `triggers`, words one of which every sentence it matches contains: the
+extractor tries a pattern only on sentences holding one, so most patterns never run on
+most sentences (the segmenter reads every L1 on the event loop).
 """
 
 from __future__ import annotations
@@ -11,59 +17,59 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memstream.domain.fact_vocabulary import KIN, PETS
-from memstream.domain.facts import Certainty
-
-# A clause head: start of a sentence, after a short fronted time phrase ("Since May, I..."),
-# after a comma, a semicolon or a dash, or after a joining word.
-_FRONTED = r"(?:(?:since|for|in|over|last|this|about|around|a few|two|three)\s[^,;]{0,30}?,?\s+)"
-_OPENER = r"(?:(?:sadly|unfortunately|fortunately|luckily|honestly|anyway|oh|plus|finally),?\s+)"
-_JOINING = r"(?:and|but|so|now|yeah|yes|well|actually|also|because|though)"
-HEAD = rf"(?i:^{_OPENER}?{_FRONTED}?|[,;:]\s+|\s[-\u2013\u2014]+\s+|\b{_JOINING}\s+)"
-
-_ADV = r"(?:(?:just|recently|finally|now|currently|still|actually|also|officially)\s+)?"
-_KIN = "|".join(sorted(KIN, key=len, reverse=True))
-_FIRST = r"(?P<me>I|we)"
-_OTHER = rf"(?P<kin>[Mm]y (?:{_KIN}))"
-_WHO = rf"(?:{_FIRST}|{_OTHER})"
-_ME_IS = r"(?:I'm|I am|Im)"
-_WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
-_OTHER_IS = rf"(?:{_ME_IS}|{_OTHER}(?:\s+is|'s))"
-_HAVE_BEEN = r"(?:'ve been| have been| has been)"
-_DET = r"(?:a|an|my|his|her|their|the)"
-# A value runs to the next punctuation; the extractor cuts it at a word opening a new clause.
-VALUE = r"(?P<value>[^,.;:!?()\"]+)"
-# "our dog Biscuit": a pet kind then a capitalised name, both kept for the value check.
-VALUE_PET_NAMED = (
-    r"(?P<value>(?:" + "|".join(sorted(PETS, key=len, reverse=True)) + r")\s+(?-i:[A-Z][a-z]+))"
+from memstream.domain.fact_grammar import (
+    ADV,
+    DET,
+    FIRST,
+    HAVE_BEEN,
+    HEAD,
+    LIST,
+    ME_IS,
+    NAME,
+    NAMED_VALUE,
+    NOUN,
+    NOUN_ENDS,
+    OTHER_IS,
+    VALUE,
+    VALUE_PET_NAMED,
+    WE_ARE,
+    WHO,
 )
-# Where values come as a list ("I love hiking, baking and chess"), the list runs on.
-LIST = r"(?P<value>[^.;:!?()\"]+)"
+from memstream.domain.fact_vocabulary import PETS
+from memstream.domain.facts import Certainty
 
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    attribute: str
+    attribute: str  # "" for an open pattern: the attribute is the noun it matched
     regex: re.Pattern[str]
-    shape: str  # place, org, job, diet, pet, good, activity, hobby, subject, fixed
+    shape: str  # place, org, job, diet, pet, good, activity, hobby, subject, fixed, ...
+    triggers: frozenset[str]
     negated: bool = False
     certainty: Certainty = "stated"
     fixed: str | None = None  # the value when the words are it ("got married": married)
+
+    @property
+    def reads_names(self) -> bool:
+        """Whether a named person can be its subject ("Tom moved to Leeds")."""
+        return "(?P<named>" in self.regex.pattern
 
 
 def _p(
     attribute: str,
     pattern: str,
     shape: str,
+    triggers: str,
     *,
     negated: bool = False,
     certainty: Certainty = "stated",
     fixed: str | None = None,
     anywhere: bool = False,
 ) -> Pattern:
-    flags = 0 if shape == "place" else re.IGNORECASE
+    flags = 0 if shape in {"place", "name", "proper", "open"} else re.IGNORECASE
     regex = re.compile(("" if anywhere else HEAD) + pattern, flags)
-    return Pattern(attribute, regex, shape, negated, certainty, fixed)
+    words = frozenset(triggers.split())
+    return Pattern(attribute, regex, shape, words, negated, certainty, fixed)
 
 
 def _i(pattern: str) -> str:
@@ -73,83 +79,243 @@ def _i(pattern: str) -> str:
 
 _NO_LONGER = r"(?:no longer|don't|doesn't|do not|does not)"
 _LIVE_NOW = r"(?:live|lives|living|based)"
-_MOVED = rf"(?:'ve|\s+have|\s+has)?\s+{_ADV}moved\s+(?:back\s+)?(?:from\s+[^,.;!?]+?\s+)?to"
+_MOVED = rf"(?:'ve|\s+have|\s+has)?\s+{ADV}moved\s+(?:back\s+)?(?:from\s+[^,.;!?]+?\s+)?to"
 _WORK = r"(?:work|works|working)"
 _LOVE = r"(?:really\s+|absolutely\s+)?(?:love|enjoy|like|adore)"
 _TOOK_UP = r"(?:took up|taken up|picked up|started|began|got into|gotten into)"
 _WENT = r"(?:went|gone|became|become|turned)"
 _PARTED_WITH = r"(?:had to\s+)?(?:no longer have|don't have|gave away|give away|rehomed?|lost)"
 _BE_ROLE = r"(?:'m|\s+am|\s+is|'s|'ve been|\s+have been|\s+has been|\s+been)?"
+_TITLE = r"(?:head|director|chief|manager|lead|president|dean|principal)"
+_DWELLING = r"(?:flat|apartment|house|home|place|condo|studio|room)"
+_PLAY = r"(?:play|plays|playing|played)"
+
+# "I'm", "I am", "she is", "Ana's": the extractor reads any "'s" as a possible "is".
+_BE_WORDS = "i'm im am is"
+_LIVE_WORDS = "live lives living based"
+_WORK_WORDS = "work works working worked"
+_DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free dairy-free"
+_DIET_WORDS += " lactose-intolerant teetotal sober plant-based"
+_PET_WORDS = " ".join(word for word in PETS if " " not in word)
+_PET_KINDS = "|".join(sorted(PETS, key=len, reverse=True))
+# "I lost my job at Door Dash" ends it; the words before "my" say so.
+_NOT_LEFT = "".join(
+    rf"(?<!{verb} )" for verb in ("lost", "quit", "left", "leaving", "losing", "quitting", "from")
+)
+_DIED = r"(?:passed away|passed on|died|passed(?=\s*[,.;!?]|\s*$|\s+(?:last|yesterday|recently)\b))"
+_NOT_DIED = rf"(?!\s+(?:has\s+|had\s+|just\s+)?{_DIED})"
 
 PATTERNS: tuple[Pattern, ...] = (
     # Where someone lives: a capitalised place.
-    _p("lives_in", _i(rf"{_WHO}\s+{_ADV}(?:used to live|lived)\s+in") + rf"\s+{VALUE}",
-       "place", negated=True),
-    _p("lives_in", _i(rf"{_WHO}\s+{_ADV}{_NO_LONGER}\s+lives?\s+in") + rf"\s+{VALUE}",
-       "place", negated=True),
-    _p("lives_in", _i(rf"{_WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{_ADV}{_LIVE_NOW}\s+in")
-       + rf"\s+{VALUE}", "place"),
-    _p("lives_in", _i(rf"{_WHO}{_MOVED}") + rf"\s+{VALUE}", "place"),
+    _p("lives_in", _i(rf"{WHO}\s+{ADV}(?:used to live|lived)\s+in") + rf"\s+{VALUE}",
+       "place", "lived live", negated=True),
+    _p("lives_in", _i(rf"{WHO}\s+{ADV}{_NO_LONGER}\s+lives?\s+in") + rf"\s+{VALUE}",
+       "place", "live lives", negated=True),
+    _p("lives_in", _i(rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}{_LIVE_NOW}\s+in")
+       + rf"\s+{VALUE}", "place", _LIVE_WORDS),
+    _p("lives_in", _i(rf"{WHO}{_MOVED}") + rf"\s+{VALUE}", "place", "moved"),
     # "I've lived in Madrid" alone may be one stop of many; with "for"/"since" it holds now.
-    _p("lives_in", _i(rf"{_WHO}(?:'ve|\s+have|\s+has)\s+{_ADV}lived\s+in") + rf"\s+{VALUE}"
-       + _i(r"(?=\s+(?:for|since)\b)"), "place"),
-    _p("lives_in", _i(rf"{_WHO}\s+{_ADV}relocated\s+to") + rf"\s+{VALUE}", "place"),
-    # Where someone works, and as what.
-    _p("works_at", rf"{_WHO}\s+{_ADV}(?:used to work|worked)\s+(?:at|for)\s+{VALUE}",
-       "org", negated=True),
-    _p("works_at", rf"{_WHO}\s+{_ADV}{_NO_LONGER}\s+works?\s+(?:at|for)\s+{VALUE}",
-       "org", negated=True),
-    _p("works_at", rf"{_WHO}\s+{_ADV}(?:quit|left|lost)\s+{_DET}\s+job\s+(?:at|with)\s+{VALUE}",
-       "org", negated=True),
-    _p("works_at", rf"{_WHO}{_BE_ROLE}\s+{_ADV}{_WORK}\s+(?:at|for)\s+{VALUE}", "org"),
-    _p("works_at", rf"{_WHO}\s+{_ADV}(?:got|started|landed|took)\s+{_DET}\s+(?:new\s+)?"
-       rf"(?:job|position|role)\s+(?:at|with)\s+{VALUE}", "org"),
-    _p("job", rf"{_WHO}(?:'m|\s+am|\s+is|'s)?\s+{_ADV}(?:no longer|not)\s+an?\s+{VALUE}",
-       "job", negated=True),
-    _p("job", rf"{_WHO}\s+{_ADV}used to be\s+an?\s+{VALUE}", "job", negated=True),
-    _p("job", rf"{_OTHER_IS}\s+{_ADV}an?\s+{VALUE}", "job"),
-    _p("job", rf"{_WHO}{_HAVE_BEEN}?\s+{_ADV}(?:{_WORK}|started|start|began)\s+(?:out\s+)?"
-       rf"as\s+an?\s+{VALUE}", "job"),
-    _p("job", rf"{_WHO}\s+{_ADV}became\s+an?\s+{VALUE}", "job"),
-    # Relationship status: said outright, or implied by naming a spouse or partner.
-    _p("relationship", rf"{_FIRST}\s+{_ADV}got married\b", "fixed", fixed="married"),
-    _p("relationship", rf"{_WE_ARE}\s+{_ADV}married\b", "fixed", fixed="married"),
-    _p("relationship", rf"{_FIRST}\s+{_ADV}got engaged\b", "fixed", fixed="engaged"),
-    _p("relationship", rf"{_WE_ARE}\s+{_ADV}engaged\b", "fixed", fixed="engaged"),
-    _p("relationship", rf"(?:{_ME_IS}|{_FIRST}\s+got)\s+{_ADV}divorced\b", "fixed",
-       fixed="divorced"),
-    _p("relationship", rf"(?:{_ME_IS}|I{_HAVE_BEEN})\s+{_ADV}single\b", "fixed", fixed="single"),
-    _p("relationship", r"(?<![\w-])(?:my|our)\s+(?:husband|wife|spouse)\b", "fixed",
-       fixed="married", certainty="implied", anywhere=True),
-    _p("relationship", r"(?<![\w-])my\s+(?:boyfriend|girlfriend|fiance|fiancee)\b", "fixed",
-       fixed="in a relationship", certainty="implied", anywhere=True),
-    # Diet.
-    _p("diet", rf"{_ME_IS}\s+{_ADV}(?:no longer|not)\s+(?:an?\s+)?{VALUE}", "diet",
-       negated=True),
-    _p("diet", rf"{_FIRST}\s+{_ADV}(?:used to be|stopped being|gave up being)\s+(?:an?\s+)?"
-       rf"{VALUE}", "diet", negated=True),
-    _p("diet", rf"(?:{_ME_IS}|I{_HAVE_BEEN}|{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_WENT})\s+{_ADV}"
-       rf"(?:an?\s+)?{VALUE}", "diet"),
-    # Pets and things owned accumulate; "no longer have the cat" ends one.
-    _p("pet", rf"{_FIRST}\s+{_ADV}{_PARTED_WITH}\s+"
-       rf"(?:the|my|our)\s+{VALUE}", "pet", negated=True),
-    _p("pet", rf"{_FIRST}\s+{_ADV}used to have\s+(?:a|an)\s+{VALUE}", "pet", negated=True),
-    _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|got|rescued|have|has)\s+"
-       rf"(?:a|an|two|three|a new)\s+{LIST}", "pet"),
-    _p("pet", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:adopted|rescued)\s+(?:this|these)\s+"
-       rf"{VALUE}", "pet"),
-    _p("pet", rf"(?<![\w'-])(?:my|our)\s+{VALUE_PET_NAMED}", "pet", certainty="implied",
+    _p("lives_in", _i(rf"{WHO}(?:'ve|\s+have|\s+has)\s+{ADV}lived\s+in") + rf"\s+{VALUE}"
+       + _i(r"(?=\s+(?:for|since)\b)"), "place", "lived"),
+    _p("lives_in", _i(rf"{WHO}\s+{ADV}relocated\s+to") + rf"\s+{VALUE}", "place",
+       "relocated"),
+    _p("lives_in", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:settled|moved into\s+(?:a|an|"
+       rf"our|my|the)\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING})\s+in") + rf"\s+{VALUE}", "place",
+       "settled moved"),
+    # A home of one's own in a place: "our little flat in Porto", "I'm renting a room in Leeds".
+    _p("lives_in", _i(rf"(?<![\w'-])(?:my|our)\s+(?:(?:little|new|tiny|small|own)\s+)?"
+       rf"{_DWELLING}\s+in") + rf"\s+{VALUE}", "place", "my our", certainty="implied",
        anywhere=True),
-    _p("owns", rf"{_FIRST}\s+{_ADV}(?:sold|no longer own|don't own|got rid of)\s+"
-       rf"(?:my|our|the)\s+(?:old\s+)?{VALUE}", "good", negated=True),
-    _p("owns", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}(?:bought|own|purchased)\s+"
-       rf"(?:a|an|my first|our first)\s+(?:new\s+)?{VALUE}", "good"),
-    _p("studies", rf"{_OTHER_IS}\s+{_ADV}(?:studying|majoring in)\s+{VALUE}", "subject"),
+    _p("lives_in", _i(rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}(?:renting|rent|rents)\s+"
+       rf"an?\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING}\s+in") + rf"\s+{VALUE}", "place",
+       "renting rent rents"),
+    # "Berlin has been home for five months", "Lyon is home now".
+    _p("lives_in", rf"(?P<value>{NAME}(?:\s+{NAME}){{0,2}})\s+" + _i(
+       r"(?:has been|is|'s)\s+(?:(?:my|our)\s+)?home\b(?!\s+to\b)"), "place", "home"),
+    # Where someone comes from and grew up is not where they live now.
+    _p("origin", _i(rf"{OTHER_IS}\s+{ADV}(?:originally\s+)?from") + rf"\s+{VALUE}", "place",
+       "from"),
+    _p("grew_up_in", _i(rf"{WHO}\s+{ADV}grew up in") + rf"\s+{VALUE}", "place", "grew"),
+    _p("works_in", _i(rf"{WHO}{_BE_ROLE}\s+{ADV}{_WORK}\s+in") + rf"\s+{VALUE}", "place",
+       "work works working"),
+    # Where someone works, and as what.
+    _p("works_at", rf"{WHO}\s+{ADV}(?:used to work|worked)\s+(?:at|for)\s+{VALUE}",
+       "org", "work worked", negated=True),
+    _p("works_at", rf"{WHO}\s+{ADV}{_NO_LONGER}\s+works?\s+(?:at|for)\s+{VALUE}",
+       "org", "work works", negated=True),
+    _p("works_at", rf"{WHO}\s+{ADV}(?:quit|left|lost)\s+{DET}\s+job\s+(?:at|with)\s+{VALUE}",
+       "org", "job", negated=True),
+    _p("works_at", rf"{WHO}{_BE_ROLE}\s+{ADV}{_WORK}\s+(?:at|for)\s+{VALUE}", "org",
+       _WORK_WORDS),
+    _p("works_at", rf"{WHO}\s+{ADV}(?:got|started|landed|took)\s+{DET}\s+(?:new\s+)?"
+       rf"(?:job|position|role)\s+(?:at|with)\s+{VALUE}", "org", "job position role"),
+    # "I joined Brightwave as a data engineer": an employer, and the job below.
+    _p("works_at", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}joined\s+{VALUE}"
+       rf"(?=\s+(?:\w+\s+)?as\s+an?\s)", "org", "joined"),
+    # "I'm a nurse at St Mary's", "she's now head nurse at Apollo": the role must be a job.
+    _p("works_at", rf"{OTHER_IS}\s+{ADV}(?:an?\s+)?(?P<role>[a-z][a-z -]{{1,30}}?)\s+"
+       rf"(?:at|for)\s+{VALUE}", "org", _BE_WORDS),
+    # "my manager at Lumen Analytics", "my job at Arup": a place one works at.
+    _p("works_at", rf"{_NOT_LEFT}(?<![\w'-])(?i:my)\s+(?:new\s+)?(?:boss|manager|colleagues?|"
+       rf"coworkers?|co-workers?|team|supervisor|job|office)\s+(?:at|in)\s+{VALUE}", "org",
+       "boss manager colleague colleagues coworker coworkers co-worker co-workers team supervisor "
+       "job office",
+       certainty="implied", anywhere=True),
+    _p("works_at", rf"(?:{WHO}\s+{ADV}{_WORK}\s+as|I{HAVE_BEEN})\s+{ADV}(?:an?\s+)?"
+       rf"(?P<role>[a-z][a-z -]{{1,30}}?)\s+(?:at|for)\s+{VALUE}", "org", "as been"),
+    _p("member_of", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:joined|signed up (?:at|with))"
+       rf"\s+(?![^,.;!?]*\bas\s+an?\s){VALUE}", "org", "joined signed"),
+    _p("volunteers_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:volunteer|volunteers|volunteering|"
+       rf"volunteered)\s+(?:at|for|with)\s+{VALUE}", "org",
+       "volunteer volunteers volunteering volunteered"),
+    _p("studies_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:study|studies|studying)\s+at\s+{VALUE}",
+       "org", "study studies studying"),
+    _p("studies_at", rf"{OTHER_IS}\s+{ADV}an?\s+(?:[a-z-]+\s+)?student\s+at\s+{VALUE}",
+       "org", "student"),
+    _p("job", rf"{WHO}(?:'m|\s+am|\s+is|'s)?\s+{ADV}(?:no longer|not)\s+an?\s+{VALUE}",
+       "job", "longer not", negated=True),
+    _p("job", rf"{WHO}\s+{ADV}used to be\s+an?\s+{VALUE}", "job", "used", negated=True),
+    _p("job", rf"(?:{OTHER_IS}|I{HAVE_BEEN})\s+{ADV}an?\s+{VALUE}", "job", _BE_WORDS + " been"),
+    _p("job", rf"{WHO}{HAVE_BEEN}?\s+{ADV}(?:{_WORK}|started|start|began|joined\s+.{{1,40}}?)"
+       rf"\s+(?:out\s+)?as\s+an?\s+{VALUE}", "job", "as"),
+    _p("job", rf"{WHO}\s+{ADV}became\s+an?\s+{VALUE}", "job", "became"),
+    # A title without an article: "she's now head of pharmacy at Apollo".
+    _p("job", rf"(?:{OTHER_IS}|I\s+{ADV}became)\s+{ADV}(?:the\s+)?(?P<value>{_TITLE}\s+of\s+"
+       rf"[^,.;:!?()\"]+)", "title", "head director chief manager lead president dean principal"),
+    _p("job", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:got|been|was)\s+promoted\s+to\s+"
+       rf"(?:an?\s+)?{VALUE}", "job", "promoted"),
+    _p("job", rf"{WHO}{_BE_ROLE}\s+{ADV}retired\b(?!\s+(?:from\s+)?(?:the|my|his|her|a)\b)",
+       "fixed", "retired", fixed="retired"),
+    # Relationship status: said outright, or implied by naming a spouse or partner.
+    _p("relationship", rf"{FIRST}\s+{ADV}got married\b", "fixed", "married", fixed="married"),
+    _p("relationship", rf"{WE_ARE}\s+{ADV}married\b", "fixed", "married", fixed="married"),
+    _p("relationship", rf"{FIRST}\s+{ADV}got engaged\b", "fixed", "engaged", fixed="engaged"),
+    _p("relationship", rf"{WE_ARE}\s+{ADV}engaged\b", "fixed", "engaged", fixed="engaged"),
+    _p("relationship", rf"(?:{ME_IS}|{FIRST}\s+got)\s+{ADV}divorced\b", "fixed",
+       "divorced", fixed="divorced"),
+    _p("relationship", rf"(?:{ME_IS}|I{HAVE_BEEN})\s+{ADV}single\b", "fixed", "single",
+       fixed="single"),
+    _p("relationship", r"(?<![\w-])(?:my|our)\s+(?:husband|wife|spouse)(?![\w-])", "fixed",
+       "husband wife spouse", fixed="married", certainty="implied", anywhere=True),
+    _p("relationship", r"(?<![\w-])my\s+(?:boyfriend|girlfriend|fiance|fiancee)(?![\w-])", "fixed",
+       "boyfriend girlfriend fiance fiancee", fixed="in a relationship", certainty="implied",
+       anywhere=True),
+    # Diet.
+    _p("diet", rf"{ME_IS}\s+{ADV}(?:no longer|not)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS,
+       negated=True),
+    _p("diet", rf"{FIRST}\s+{ADV}(?:used to be|stopped being|gave up being)\s+(?:an?\s+)?"
+       rf"{VALUE}", "diet", _DIET_WORDS, negated=True),
+    _p("diet", rf"(?:{ME_IS}|I{HAVE_BEEN}|{FIRST}(?:'ve|\s+have)?\s+{ADV}{_WENT})\s+{ADV}"
+       rf"(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
+    # "my girlfriend Ellie is doing keto", "she's on a vegan diet".
+    _p("diet", rf"{OTHER_IS}\s+{ADV}(?:doing|on)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
+    # Pets and things owned accumulate; "no longer have the cat" ends one.
+    _p("pet", rf"{FIRST}\s+{ADV}{_PARTED_WITH}\s+"
+       rf"(?:the|my|our)\s+{VALUE}", "pet", _PET_WORDS + " cats dogs", negated=True),
+    _p("pet", rf"{FIRST}\s+{ADV}used to have\s+(?:a|an)\s+{VALUE}", "pet", "used",
+       negated=True),
+    # "our cat Mochi passed away": a pet, named or not, no longer had.
+    _p("pet", rf"(?<![\w'-])(?:my|our)\s+(?:(?:old|little|sweet)\s+)?(?P<value>(?:{_PET_KINDS})"
+       rf"(?:\s+(?-i:[A-Z][a-z]+))?)\s+(?:has\s+|had\s+|just\s+)?{_DIED}",
+       "pet", "died passed", negated=True, anywhere=True),
+    _p("pet", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:adopted|got|rescued|have|has)\s+"
+       rf"(?:a|an|two|three|a new|another)\s+{LIST}", "pet", "adopted got rescued have has"),
+    _p("pet", rf"{FIRST}(?:'ve|\s+have)?\s+{ADV}(?:adopted|rescued)\s+(?:this|these)\s+"
+       rf"{VALUE}", "pet", "adopted rescued"),
+    _p("pet", rf"(?<![\w'-])(?:my|our)\s+(?:(?:new|little)\s+)?{VALUE_PET_NAMED}\b"
+       rf"{_NOT_DIED}", "pet", "my our",
+       certainty="implied", anywhere=True),
+    _p("owns", rf"{WHO}\s+{ADV}(?:sold|no longer own|don't own|got rid of)\s+"
+       rf"(?:my|our|his|her|the)\s+(?:old\s+)?{VALUE}", "product", "sold own rid",
+       negated=True),
+    _p("owns", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:bought|own|purchased)\s+"
+       rf"(?:a|an|the|my first|our first)\s+(?:new\s+)?{VALUE}", "product",
+       "bought own purchased"),
+    # "I opened a bakery", "she started her own online store": a business of one's own.
+    _p("owns", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:opened|started|launched|founded)\s+"
+       rf"(?:a|an|my own|our own|his own|her own)\s+(?:new\s+)?{VALUE}", "business",
+       "opened started launched founded"),
+    # "I traded in my Corolla for a Tesla": one thing given up, another had.
+    _p("owns", rf"{WHO}\s+{ADV}traded\s+(?:in\s+)?(?:my|our|his|her|the)\s+(?:old\s+)?"
+       rf"(?P<value>[^,.;:!?()\"]+?)\s+for\b", "product", "traded", negated=True),
+    _p("owns", rf"{WHO}\s+{ADV}traded\s+(?:in\s+)?[^,.;:!?()\"]+?\s+for\s+(?:an?|the)\s+"
+       rf"(?:new\s+)?{VALUE}", "product", "traded"),
+    _p("uses", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}switched\s+(?:over\s+)?to\s+"
+       rf"(?:an?\s+|the\s+)?{VALUE}", "product", "switched"),
+    # "I drive a Yaris", "she drives an old van": the vehicle someone uses now.
+    _p("car", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:drive|drives|driving)\s+(?:an?|the|my|his|her)\s+"
+       rf"(?:new\s+)?{VALUE}", "vehicle", "drive drives driving"),
+    _p("uses", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:ride|rides|riding|use|uses|using)\s+an?\s+"
+       rf"{VALUE}", "product", "ride rides riding use uses using"),
+    # "I signed up for Japanese lessons", "she's taking pottery classes".
+    _p("studies", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:signed up for|enrolled in|started|taking|take|"
+       rf"takes|booked)\s+(?:some\s+)?(?P<value>[A-Za-z]+(?:\s+[A-Za-z]+)?)\s+"
+       rf"(?:lessons|classes|course)\b", "subject", "lessons classes course"),
+    _p("studies", rf"{OTHER_IS}\s+{ADV}(?:studying|majoring in)\s+{VALUE}", "subject",
+       "studying majoring"),
+    # What someone plays: an instrument or a sport ("I've been playing guitar for a year").
+    _p("plays", rf"{WHO}{_BE_ROLE}\s+{ADV}{_PLAY}\s+(?:the\s+)?{VALUE}", "played",
+       "play plays playing"),
+    _p("team", rf"{WHO}{_BE_ROLE}\s+{ADV}{_PLAY}\s+for\s+{VALUE}", "org", "play plays playing"),
     # What someone likes and does.
-    _p("likes", rf"{_FIRST}\s+{_ADV}(?:really\s+)?(?:no longer|don't|do not)\s+"
-       rf"(?:like|enjoy|love)\s+{VALUE}", "activity", negated=True),
-    _p("likes", rf"{_FIRST}\s+{_ADV}{_LOVE}\s+{LIST}", "activity"),
-    _p("likes", rf"{_WE_ARE}\s+{_ADV}(?:really\s+|more\s+|big\s+|so\s+)?into\s+{LIST}",
-       "activity"),
-    _p("hobby", rf"{_FIRST}(?:'ve|\s+have)?\s+{_ADV}{_TOOK_UP}\s+{LIST}", "hobby"),
+    _p("likes", rf"{FIRST}\s+{ADV}(?:really\s+)?(?:no longer|don't|do not)\s+"
+       rf"(?:like|enjoy|love)\s+{VALUE}", "activity", "like enjoy love", negated=True),
+    _p("likes", rf"{FIRST}\s+{ADV}{_LOVE}\s+{LIST}", "activity", "love enjoy like adore"),
+    _p("likes", rf"(?:{WE_ARE}|{OTHER_IS})\s+{ADV}(?:really\s+|more\s+|big\s+|so\s+)?into\s+"
+       rf"{LIST}", "activity", "into"),
+    _p("hobby", rf"{FIRST}(?:'ve|\s+have)?\s+{ADV}{_TOOK_UP}\s+{LIST}", "hobby",
+       "took taken picked started began got gotten"),
+    _p("hobby", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:gave up|given up|quit|stopped)\s+"
+       rf"{LIST}", "hobby", "gave given quit stopped", negated=True),
+    _p("hobby", rf"{WHO}{HAVE_BEEN}\s+{ADV}(?:doing|practicing|practising)\s+{LIST}", "hobby",
+       "doing practicing practising"),
+    _p("hobby", rf"{FIRST}\s+{ADV}(?:do|practice|practise)\s+{LIST}", "hobby",
+       "do practice practise"),
+    # "I'm learning Japanese": a language, or another subject with a name.
+    _p("studies", rf"{OTHER_IS}\s+{ADV}learning\s+{NAMED_VALUE}", "proper", "learning"),
+    # A partner, named: "I'm dating Tomás"; "Javier and I split up" ends one.
+    _p("partner", rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}(?:dating|seeing|engaged to|"
+       rf"married to)\s+{NAMED_VALUE}", "name", "dating seeing engaged married"),
+    _p("partner", rf"{WHO}{HAVE_BEEN}\s+{ADV}with\s+{NAMED_VALUE}(?=\s+(?i:for|since)\b)",
+       "name", "with"),
+    _p("partner", rf"{NAMED_VALUE}\s+(?i:and\s+(?P<me>I)\s+(?:just\s+|finally\s+)?(?:got married|"
+       r"got engaged|are engaged|are married|moved in together)\b)", "name",
+       "married engaged together"),
+    _p("partner", rf"{NAMED_VALUE}\s+(?i:and\s+(?P<me>I)\s+(?:have\s+|just\s+|finally\s+)?"
+       r"(?:split up|broke up|separated|divorced|got divorced)\b)", "name", "split broke "
+       "separated divorced", negated=True),
+    _p("partner", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:split up|broke up)\s+with\s+"
+       rf"{NAMED_VALUE}", "name", "split broke", negated=True),
+    # A name taken or changed: "I changed my surname to Silva", "I'm Mrs Silva now".
+    _p("surname", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:legally\s+)?changed\s+"
+       r"(?:my|our|his|her)\s+(?:last\s+name|surname)\s+to") + rf"\s+{NAMED_VALUE}", "name",
+       "changed"),
+    _p("name", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:legally\s+)?changed\s+"
+       r"(?:my|our|his|her)\s+(?:first\s+)?name\s+to") + rf"\s+{NAMED_VALUE}", "name",
+       "changed"),
+    _p("surname", _i(rf"{OTHER_IS}\s+{ADV}(?:Mrs|Ms|Mr)\.?") + rf"\s+{NAMED_VALUE}", "name",
+       "mrs ms mr"),
+    _p("name", _i(rf"{WHO}\s+{ADV}(?:go|goes)\s+by") + rf"\s+{NAMED_VALUE}", "name", "by"),
+    # "I have a sister called Ana", "we started a band named The Hollows".
+    _p("", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:have|has|got|started|joined|formed|"
+       rf"bought)\s+(?:a|an)\s+") + rf"{NOUN}\s+" + _i("(?:called|named)")
+       + rf"\s+{NAMED_VALUE}", "open", "called named"),
+    # "I got a new laptop, a ThinkPad": the new thing, named.
+    _p("", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?i:got|bought|ordered|picked up)\s+"
+       rf"(?i:an?|my)\s+(?i:new)\s+{NOUN},?\s+(?:(?i:an?|the)\s+)?{NAMED_VALUE}"
+       r"(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))", "open", "new"),
+    # "my dog's name is Max", "my boss's name is Sue".
+    _p("", rf"(?<![\w'-])(?i:my)\s+{NOUN}'s?\s+(?i:name\s+is|name's)\s+{NAMED_VALUE}",
+       "open", "name"),
+    # Open attributes: "my GP is Dr Okafor", "my new phone is a Pixel", "Jess is my
+    # flatmate", "my flatmate Jess", "Jess, my flatmate,".
+    _p("", rf"(?<![\w'-])(?i:my)\s+{NOUN}(?:\s+is|'s)\s+(?:(?i:called|named|an?|the)\s+)?"
+       rf"{NAMED_VALUE}\b", "open", "my"),
+    _p("", rf"(?:^|[,;:]\s+|\b(?:and|but|so|because)\s+){NAMED_VALUE}\s+(?i:is)\s+(?i:my)\s+"
+       rf"{NOUN}{NOUN_ENDS}", "open", "my"),
+    _p("", rf"(?<![\w'-])(?i:my)\s+{NOUN}\s+{NAMED_VALUE}(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))"
+       rf"{_NOT_DIED}",
+       "open", "my", anywhere=True),
+    _p("", rf"(?:^|[.;:!?]\s+){NAMED_VALUE},\s+(?i:my)\s+{NOUN}\s*[,.;:!?)]", "open", "my",
+       anywhere=True),
 )  # fmt: skip

@@ -13,7 +13,24 @@ KIN = frozenset({
     "cousin", "aunt", "uncle", "grandma", "grandmother", "grandpa", "grandfather",
     "best friend", "roommate", "boss", "niece", "nephew", "stepmom", "stepdad",
     "little brother", "little sister", "older brother", "older sister", "younger brother",
-    "younger sister", "big brother", "big sister",
+    "younger sister", "big brother", "big sister", "friend", "neighbour", "neighbor",
+    "flatmate", "housemate", "colleague", "coworker", "co-worker", "grandson",
+    "granddaughter", "stepson", "stepdaughter", "mother-in-law", "father-in-law",
+    "sister-in-law", "brother-in-law", "son-in-law", "daughter-in-law", "twin",
+    "twin brother", "twin sister",
+})  # fmt: skip
+
+# Whom "he" or "she" can stand for, by the word that named them; a relation in neither set
+# ("my friend", "my partner") takes either pronoun.
+MALE_KIN = frozenset({
+    "husband", "boyfriend", "fiance", "brother", "dad", "father", "son", "uncle", "grandpa",
+    "grandfather", "nephew", "stepdad", "grandson", "stepson", "father-in-law",
+    "brother-in-law", "son-in-law",
+})  # fmt: skip
+FEMALE_KIN = frozenset({
+    "wife", "girlfriend", "fiancee", "sister", "mom", "mum", "mother", "daughter", "aunt",
+    "grandma", "grandmother", "niece", "stepmom", "granddaughter", "stepdaughter",
+    "mother-in-law", "sister-in-law", "daughter-in-law",
 })  # fmt: skip
 
 OCCUPATIONS = frozenset({
@@ -36,13 +53,55 @@ OCCUPATIONS = frozenset({
 
 DIETS = frozenset({
     "vegetarian", "vegan", "pescatarian", "pescetarian", "keto", "paleo", "gluten-free",
-    "dairy-free", "lactose-intolerant", "teetotal", "sober",
+    "dairy-free", "lactose-intolerant", "teetotal", "sober", "plant-based",
 })  # fmt: skip
 
 PETS = frozenset({
     "dog", "puppy", "pup", "kitty", "cat", "kitten", "rabbit", "bunny", "hamster", "parrot",
     "guinea pig", "bird", "fish", "goldfish", "turtle", "tortoise", "snake", "lizard",
     "gecko", "horse", "pony", "ferret", "rat", "mouse", "chicken", "pig", "goat",
+    "terrier", "greyhound", "retriever", "labrador", "poodle", "spaniel", "beagle", "collie",
+    "husky", "pug", "dachshund", "chihuahua", "corgi", "bulldog", "tabby",
+})  # fmt: skip
+
+VEHICLES = frozenset({
+    "car", "truck", "van", "minivan", "pickup", "jeep", "suv", "hatchback", "convertible",
+    "motorcycle", "motorbike", "scooter", "moped", "camper", "campervan", "hybrid",
+})  # fmt: skip
+
+INSTRUMENTS = frozenset({
+    "guitar", "piano", "violin", "viola", "cello", "bass", "drums", "trumpet", "trombone",
+    "saxophone", "sax", "flute", "clarinet", "oboe", "ukulele", "harp", "banjo", "keyboard",
+    "keyboards", "harmonica", "accordion", "tuba", "mandolin", "organ", "synth",
+})  # fmt: skip
+
+# An open attribute's noun, said another way, is often a known attribute: "my home is
+# Lyon" is where Maya lives, "my employer" is where she works, "my wife" her partner.
+ATTRIBUTE_SYNONYMS = {
+    "home": "lives_in", "city": "lives_in", "town": "lives_in", "hometown": "hometown",
+    "employer": "works_at", "company": "works_at", "workplace": "works_at",
+    "job": "job", "profession": "job", "occupation": "job", "role": "job", "position": "job",
+    "husband": "partner", "wife": "partner", "spouse": "partner", "boyfriend": "partner",
+    "girlfriend": "partner", "fiance": "partner", "fiancee": "partner", "partner": "partner",
+    "major": "studies", "degree": "studies", "school": "studies_at", "uni": "studies_at",
+    "university": "studies_at", "college": "studies_at", "diet": "diet", "ride": "car",
+    "surname": "surname", "last_name": "surname", "married_name": "surname",
+    "family_name": "surname", "maiden_name": "maiden_name", "name": "name",
+}  # fmt: skip
+
+# Nouns a possessive names that are not a lasting attribute of anyone: "my point is",
+# "my guess is", "my favourite is". A value after them says nothing about the speaker.
+NOT_ATTRIBUTE_NOUNS = frozenset({
+    "point", "guess", "bad", "fault", "pleasure", "problem", "question", "answer", "goal",
+    "plan", "plans", "dream", "hope", "wish", "advice", "thing", "things", "idea", "heart",
+    "mind", "turn", "favourite", "favorite", "fave", "bet", "take", "view", "opinion",
+    "reason", "excuse", "word", "words", "god", "gosh", "goodness", "day", "week", "year",
+    "month", "life", "way", "place", "time", "birthday", "treat", "go", "first", "last",
+    "own", "best", "only", "main", "next", "new", "old", "current",
+    "family", "folks", "love", "dear", "darling", "man", "girl",
+    "boy", "lord", "bucket", "list", "schedule", "weekend", "morning", "night", "email",
+    "number", "phone_number", "address", "password", "story", "experience", "inspiration",
+    "motto", "mantra", "theme", "focus", "priority", "concern", "worry", "fear",
 })  # fmt: skip
 
 DURABLE_GOODS = frozenset({
@@ -78,4 +137,33 @@ STOP_OBJECTS = frozenset({
     "going", "making", "sharing", "working", "trying", "finding", "spending", "taking",
     "here", "there", "home", "myself", "ourselves", "some", "any", "more", "much", "a",
     "an", "one", "something", "anything", "nothing", "someone", "way", "idea",
+})  # fmt: skip
+
+# Capitalised words that open a sentence or an address without naming anyone or anything:
+# "Thanks, my friend", "Today is my birthday".
+NOT_NAMES = frozenset({
+    "thanks", "thank", "hey", "hi", "hello", "yes", "no", "yeah", "yep", "nope", "oh", "wow",
+    "okay", "ok", "sorry", "congrats", "congratulations", "cheers", "love", "bye", "please",
+    "well", "right", "sure", "absolutely", "definitely", "exactly", "indeed", "agreed",
+    "true", "aw", "aww", "haha", "lol", "omg", "ugh", "hmm", "dear", "today", "tomorrow",
+    "tonight", "yesterday", "everything", "nothing", "everyone", "nobody", "someone", "this",
+    "that", "it", "he", "she", "they", "we", "you", "there", "here", "what", "which", "who",
+    "and", "but", "so", "or", "then", "now", "also", "just", "still", "anyway", "honestly",
+    "good", "great", "nice", "awesome", "amazing", "happy", "merry", "welcome", "morning",
+    "night", "evening", "afternoon", "mine", "his", "hers", "ours", "theirs", "is", "was",
+    "has", "had", "got", "did", "does", "sounds", "looks", "seems", "my", "our", "your",
+})  # fmt: skip
+
+# What someone is, not who: "my dad is Irish" names no one.
+NATIONALITIES = frozenset({
+    "american", "british", "english", "scottish", "welsh", "irish", "canadian", "mexican",
+    "brazilian", "argentinian", "chilean", "colombian", "peruvian", "cuban", "spanish",
+    "portuguese", "french", "german", "italian", "dutch", "belgian", "swiss", "austrian",
+    "polish", "czech", "hungarian", "greek", "turkish", "russian", "ukrainian", "swedish",
+    "norwegian", "danish", "finnish", "icelandic", "chinese", "japanese", "korean",
+    "vietnamese", "thai", "filipino", "indonesian", "malaysian", "indian", "pakistani",
+    "bangladeshi", "iranian", "persian", "iraqi", "syrian", "lebanese", "israeli", "jewish",
+    "egyptian", "moroccan", "nigerian", "ghanaian", "kenyan", "ethiopian", "african",
+    "australian", "asian", "european", "latino", "latina", "hispanic", "catholic",
+    "christian", "muslim", "buddhist", "hindu", "atheist", "jamaican", "haitian",
 })  # fmt: skip

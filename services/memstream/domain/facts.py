@@ -10,6 +10,7 @@ D" are different questions with different answers. Pure, standard library only.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,9 +22,28 @@ Certainty = Literal["stated", "implied"]
 
 # A new value of a single-valued attribute closes the old one: a person lives in one place
 # at a time. Values of a multi-valued attribute accumulate until one is negated.
-SINGLE_VALUED = frozenset({"lives_in", "works_at", "job", "relationship", "diet", "studies"})
-MULTI_VALUED = frozenset({"likes", "hobby", "pet", "owns", "statement"})
+SINGLE_VALUED = frozenset({
+    "lives_in", "works_at", "job", "relationship", "diet", "studies", "studies_at", "partner",
+    "car", "name",
+})  # fmt: skip
+MULTI_VALUED = frozenset({
+    "likes", "hobby", "pet", "owns", "statement", "plays", "member_of", "volunteers_at", "uses",
+})  # fmt: skip
 ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED
+
+# Past the closed set, an attribute is a possessive noun made a slug ("my GP is ...": gp,
+# "my flatmates": flatmates). The noun's number says how many values it holds: "my
+# flatmate" is one person at a time, "my flatmates" several. A few singular nouns are of
+# things a person commonly has several of at once, and count as plural.
+_SLUG = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+){0,3}")
+MAX_ATTRIBUTE_CHARS = 32
+_IRREGULAR_PLURALS = frozenset({"children", "people", "men", "women", "feet", "teeth", "mice"})
+_NOT_PLURAL_ENDINGS = ("ss", "us", "is", "ics")
+_SEVERAL_AT_ONCE = frozenset({
+    "brother", "sister", "son", "daughter", "child", "kid", "cousin", "aunt", "uncle",
+    "niece", "nephew", "friend", "colleague", "coworker", "neighbour", "neighbor",
+    "grandchild", "grandson", "granddaughter", "teammate", "classmate",
+})  # fmt: skip
 
 SPEAKER_PREFIX = "speaker:"
 
@@ -63,10 +83,26 @@ class AtomicFact:
         return self.valid_to is None and not self.negated
 
 
+def is_attribute(attribute: str) -> bool:
+    """A known attribute, or an open one shaped as a slug: "gp", "favourite_band"."""
+    if attribute in ATTRIBUTES:
+        return True
+    return len(attribute) <= MAX_ATTRIBUTE_CHARS and _SLUG.fullmatch(attribute) is not None
+
+
 def is_single_valued(attribute: str) -> bool:
-    if attribute not in ATTRIBUTES:
-        raise ValueError(f"unknown fact attribute {attribute!r}")
-    return attribute in SINGLE_VALUED
+    if attribute in ATTRIBUTES:
+        return attribute in SINGLE_VALUED
+    if not is_attribute(attribute):
+        raise ValueError(f"not a fact attribute {attribute!r}")
+    head = attribute.rsplit("_", 1)[-1]
+    return not _is_plural(head) and head not in _SEVERAL_AT_ONCE
+
+
+def _is_plural(noun: str) -> bool:
+    if noun in _IRREGULAR_PLURALS:
+        return True
+    return len(noun) > 3 and noun.endswith("s") and not noun.endswith(_NOT_PLURAL_ENDINGS)
 
 
 def value_key(value: str) -> str:
@@ -121,7 +157,7 @@ def make_fact(
     negated: bool = False,
 ) -> AtomicFact:
     """An observed fact, open-ended and unlinked, with its deterministic id."""
-    is_single_valued(attribute)  # rejects an unknown attribute
+    is_single_valued(attribute)  # rejects what is not an attribute slug
     if not source_ids:
         raise ValueError("a fact needs the ids of the messages it comes from")
     if valid_from.tzinfo is None or recorded_at.tzinfo is None:

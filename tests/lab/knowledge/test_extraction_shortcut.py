@@ -1,5 +1,6 @@
-"""The extractor passes over sentences without a subject word; over every turn of the
-knowledge-update set that changes no fact, only how long extraction takes."""
+"""The extractor passes over sentences without a subject word, and tries a pattern only on
+sentences holding one of its trigger words; over every turn of the knowledge-update set
+neither changes a fact, only how long extraction takes."""
 
 from __future__ import annotations
 
@@ -30,4 +31,23 @@ def test_skipping_sentences_without_a_subject_word_changes_no_fact(
     shortcut = fact_extraction.extract_facts(said, user_id="u")
     monkeypatch.setattr(fact_extraction, "_SUBJECT_WORD", re.compile(""))  # every sentence
     assert fact_extraction.extract_facts(said, user_id="u") == shortcut
+
+
+def test_reading_a_sentence_with_only_a_name_by_every_named_pattern_changes_no_fact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    said = messages()
+    shortcut = fact_extraction.extract_facts(said, user_id="u")
+    monkeypatch.setattr(fact_extraction, "_NAME_WORD", re.compile(""))  # every sentence
+    assert fact_extraction.extract_facts(said, user_id="u") == shortcut
     assert len(shortcut) >= 10  # the set states facts: the comparison is not of nothing
+
+
+def test_trying_only_patterns_whose_trigger_words_occur_changes_no_fact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    said = messages()
+    gated = fact_extraction.extract_facts(said, user_id="u")
+    monkeypatch.setattr(fact_extraction, "_may_match", lambda pattern, words: True)
+    assert fact_extraction.extract_facts(said, user_id="u") == gated
+    assert len({f.attribute for f in gated}) >= 5  # many patterns fired, not one

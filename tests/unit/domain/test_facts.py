@@ -30,8 +30,33 @@ def test_every_attribute_is_single_or_multi_valued_never_both() -> None:
     assert {"lives_in", "works_at", "job", "relationship", "diet"} <= SINGLE_VALUED
     assert {"likes", "hobby", "pet", "owns"} <= MULTI_VALUED
     assert all(is_single_valued(a) == (a in SINGLE_VALUED) for a in ATTRIBUTES)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "single"),
+    [
+        ("gp", True),
+        ("flatmate", True),
+        ("favourite_band", True),
+        ("boss", True),  # a singular noun ending in s
+        ("flatmates", False),
+        ("favourite_books", False),
+        ("children", False),
+        ("sister", False),  # singular, but people commonly have several at once
+    ],
+)
+def test_an_open_attribute_holds_one_value_when_its_noun_is_singular(
+    attribute: str, single: bool
+) -> None:
+    assert is_single_valued(attribute) is single
+
+
+@pytest.mark.parametrize(
+    "attribute", ["Favourite Colour", "gp!", "", "_gp", "a" * 40, "my gp", "lives-in"]
+)
+def test_what_is_not_a_slug_is_not_an_attribute(attribute: str) -> None:
     with pytest.raises(ValueError):
-        is_single_valued("favourite_colour")
+        is_single_valued(attribute)
 
 
 def test_the_id_depends_on_the_claim_and_its_messages_not_on_case_or_order() -> None:
@@ -50,7 +75,7 @@ def test_keys_name_the_speaker_and_their_kin() -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        {"attribute": "favourite_colour"},
+        {"attribute": "Favourite colour!"},
         {"source_ids": ()},
         {"valid_from": datetime(2024, 1, 1)},
     ],

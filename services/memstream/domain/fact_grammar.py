@@ -1,0 +1,60 @@
+"""The pieces every fact pattern is built from: clause heads, subjects, values.
+
+A subject is "I"/"we" (group `me`), a relation of the speaker's, perhaps named ("my sister
+Ana": groups `kin` and `name`), "he"/"she" (`pron`), or someone named (`named`); a value is
+the group `value`. A name keeps its case inside any pattern; the rest is matched in any case.
+"""
+
+from __future__ import annotations
+
+from memstream.domain.fact_vocabulary import KIN, PETS
+
+# A clause head: start of a sentence, after a short fronted time phrase ("Since May, I..."),
+# after a comma, a semicolon or a dash, or after a joining word.
+_FRONTED = (
+    r"(?:(?:since|for|in|over|last|this|about|around|a few|two|three|starting|from|as of|after)"
+    r"\s[^,;]{0,30}?,?\s+)"
+)
+_OPENER = r"(?:(?:sadly|unfortunately|fortunately|luckily|honestly|anyway|oh|plus|finally),?\s+)"
+_JOINING = r"(?:and|but|so|now|yeah|yes|well|actually|also|because|though)"
+HEAD = rf"(?i:^{_OPENER}?{_FRONTED}?|[,;:]\s+|\s?[-\u2013\u2014]+\s+|\b{_JOINING}\s+)"
+
+ADV = r"(?:(?:just|recently|finally|now|currently|still|actually|also|officially)\s+)?"
+KIN_WORDS = "|".join(sorted(KIN, key=len, reverse=True))
+# A capitalised name, in any pattern's case: "Ana", "O'Neill", "Jean-Luc", "Tomás".
+NAME = r"(?-i:[A-Z][a-z\u00df-\u00ff]+(?:[A-Z][a-z]+)*(?:['-][A-Z]?[a-z\u00df-\u00ff]{2,})?)"
+FIRST = r"(?P<me>I|we)"
+# "my brother", "my sister Ana", "my sister, Ana,": the name, when said, is the subject.
+OTHER = rf"(?P<kin>[Mm]y (?:{KIN_WORDS}))(?:,?\s+(?P<name>{NAME}),?)?"
+KIN_MENTION = OTHER  # what "he"/"she" may stand for, read by the extractor
+PRONOUN = r"(?P<pron>he|she)"
+# "Tom moved to Leeds": someone named with no relation said; "Mom" is the speaker's mom.
+NAMED = rf"(?P<named>{NAME})"
+WHO = rf"(?:{FIRST}|{OTHER}|{PRONOUN}|{NAMED})"
+ME_IS = r"(?:I'm|I am|Im)"
+WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
+OTHER_IS = rf"(?:{ME_IS}|(?:{OTHER}|{PRONOUN}|{NAMED})(?:\s+is|'s))"
+HAVE_BEEN = r"(?:'ve been| have been| has been)"
+DET = r"(?:a|an|my|his|her|their|the)"
+# A value runs to the next punctuation; the extractor cuts it at a word opening a new clause.
+VALUE = r"(?P<value>[^,.;:!?()\"]+)"
+# "our dog Biscuit": a pet kind then a capitalised name, both kept for the value check.
+VALUE_PET_NAMED = (
+    r"(?P<value>(?:" + "|".join(sorted(PETS, key=len, reverse=True)) + r")\s+(?-i:[A-Z][a-z]+))"
+)
+# Where values come as a list ("I love hiking, baking and chess"), the list runs on.
+LIST = r"(?P<value>[^.;:!?()\"]+)"
+# A possessive noun an open pattern makes an attribute of: "GP", "flatmate", "favourite
+# band", "new phone" (new and current say when, not what).
+NOUN = (
+    r"(?:(?i:new|current)\s+)?"
+    r"(?P<noun>(?:(?i:favou?rite|best|married|maiden|last)\s+)?(?:[a-z]+|[A-Z]{2,4}))"
+)
+# A proper name as a value: up to four capitalised words ("Dr Okafor", "Pixel 8").
+NAMED_VALUE = rf"(?P<value>{NAME}(?:\s+(?:{NAME}|\d+))" + r"{0,3})"
+NOUN_ENDS = r"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|but|who|since|for|now|too|these|though)\b))"
+
+
+def kin_alternation() -> str:
+    """The relation words as one alternation, longest first ("little sister" before "sister")."""
+    return KIN_WORDS
