@@ -94,6 +94,11 @@ class Recall(_Answer):
     tokens: int
     timings_ms: dict[str, float]
     degraded: bool
+    # With `after`: whether a message named may be missing, why (`not_yet_processed`,
+    # `awaiting_reply`), and the ids of messages held for their reply.
+    pending: bool = False
+    pending_reason: str | None = None
+    held_messages: list[str] = []
 
     def as_prompt(self, heading: str = "What you remember about this user:") -> str:
         """The facts and memories as text to paste into a prompt: what holds now first, with

@@ -7,6 +7,7 @@ adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 from memstream.ports.knowledge import KnowledgeReads
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, LanguageModel
+from memstream.ports.progress import ProgressMarks, ProgressReads
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import (
     BacklogReads,
@@ -39,6 +40,8 @@ __all__ = [
     "NodeReader",
     "OutboxName",
     "Outboxes",
+    "ProgressMarks",
+    "ProgressReads",
     "Publisher",
     "RebuildQueue",
     "RecallReads",

@@ -82,3 +82,15 @@ def test_session_end_is_valid_with_a_default_time() -> None:
     value = session_end_event(user_id="ann", session_id="s1")
 
     assert checked(CATALOG, value)[0] == "p.memstream.turns.v1"
+
+
+def test_a_flushed_turn_is_valid_and_decodes_flushed_and_others_do_not() -> None:
+    flushed, plain = _turn(flush=True), _turn()
+    checked(CATALOG, flushed)
+    assert "flush" not in plain
+    decoded = decode_input(flushed)
+    assert isinstance(decoded, Turn) and decoded.flush
+    assert encode_turn(decoded)["flush"] is True
+    assert not decode_input(plain).flush  # type: ignore[union-attr]
+    with pytest.raises(InvalidEvent, match="flush"):
+        checked(CATALOG, {**plain, "flush": "yes"})

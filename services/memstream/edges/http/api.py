@@ -66,6 +66,7 @@ from memstream.edges.http.schemas import (
     Text,
     recall_request_model,
 )
+from memstream.edges.http.writes import settle
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor
@@ -193,7 +194,11 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     )
 
     async def recall(body: RecallRequestBase, parts: Parts) -> RecallResponse:
-        """Memories that help answer `query`, for the agent's context."""
+        """Memories that help answer `query`, for the agent's context (after the writes
+        named in `after`, waiting for them at most `wait_ms`)."""
+        writes = await settle(
+            parts.writes, body.user_id, body.after, body.wait_ms, settings.api.write_token_key
+        )
         request = RecallRequest(
             user_id=body.user_id,
             query=body.query,
@@ -218,6 +223,9 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             tokens=result.tokens,
             timings_ms=result.timings_ms,
             degraded=result.degraded,
+            pending=writes.pending,
+            pending_reason=writes.reason,
+            held_messages=list(writes.held),
         )
 
     # FastAPI validates against the annotation: swap in the subclass carrying this
@@ -226,7 +234,10 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     router.post(
         "/recall",
         response_model=RecallResponse,
-        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
+        responses={
+            400: {"model": Problem, "description": "The body is not UTF-8 JSON."},
+            403: {"model": Problem, "description": "A write token of another user."},
+        },
         tags=["recall"],
     )(recall)
 
