@@ -34,6 +34,7 @@ class WriteStatus:
     pending: bool = False
     reason: PendingReason | None = None
     held: tuple[str, ...] = ()  # event ids the window state holds back (awaiting_reply)
+    waited_ms: float = 0.0  # from the first check to the answer
 
 
 class WriteWaiter:
@@ -55,18 +56,23 @@ class WriteWaiter:
         read of `user_id` may still miss."""
         if not positions:
             return WriteStatus()
-        deadline = self._monotonic() + timeout_s
+        started = self._monotonic()
+        deadline = started + timeout_s
         pause = FIRST_PAUSE_S
         while not await self._past(positions):
             left = deadline - self._monotonic()
             if left <= 0:
-                return WriteStatus(pending=True, reason="not_yet_processed")
+                return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
             await self._pause(min(pause, left))
             pause = min(pause * 2, LONGEST_PAUSE_S)
         held = tuple(await self._reads.held_messages(user_id))
+        waited_ms = self._ms_since(started)
         if held:
-            return WriteStatus(pending=True, reason="awaiting_reply", held=held)
-        return WriteStatus()
+            return WriteStatus(True, "awaiting_reply", held, waited_ms)
+        return WriteStatus(waited_ms=waited_ms)
+
+    def _ms_since(self, started: float) -> float:
+        return round((self._monotonic() - started) * 1000, 3)
 
     async def _past(self, positions: Sequence[WritePosition]) -> bool:
         marks = await self._reads.progress([p.partition for p in positions])

@@ -221,7 +221,10 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             ],
             facts=[Fact.of(f) for f in result.facts],
             tokens=result.tokens,
-            timings_ms=result.timings_ms,
+            # With `after`, how long the read waited for the writes, beside recall's stages.
+            timings_ms={**result.timings_ms, "after": writes.waited_ms}
+            if body.after
+            else result.timings_ms,
             degraded=result.degraded,
             pending=writes.pending,
             pending_reason=writes.reason,

@@ -66,6 +66,7 @@ async def test_a_write_not_yet_committed_answers_what_is_there_and_pending(
     body = (await recall(client, after=[token(39), token(40)], wait_ms=30)).json()
     assert body["pending"] is True and body["pending_reason"] == "not_yet_processed"
     assert body["memories"] and time.monotonic() - started >= 0.03
+    assert body["timings_ms"]["after"] >= 30
 
 
 async def test_a_message_held_for_its_reply_is_reported_with_its_id(
@@ -84,6 +85,7 @@ async def test_without_after_nothing_is_waited_for_or_pending(
     tree.states["u1"] = json.dumps({"pending": [{"type": "turn.v1", "event_id": "q9"}]})
     body = (await recall(client)).json()
     assert body["pending"] is False and body["held_messages"] == []
+    assert "after" not in body["timings_ms"]
 
 
 @pytest.mark.parametrize(
