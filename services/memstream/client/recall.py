@@ -42,7 +42,13 @@ from memstream.client.models import (
     Recall,
 )
 from memstream.client.receipt import After, tokens_of
-from memstream.client.requests import entity_path, facts_params, memories_params, recall_body
+from memstream.client.requests import (
+    after_params,
+    entity_path,
+    facts_params,
+    memories_params,
+    recall_body,
+)
 from memstream.client.tracing import context_headers
 
 M = TypeVar("M", bound=BaseModel)
@@ -177,8 +183,12 @@ class RecallClient(_Base):
         )
         return self._request(Recall, "POST", "/v1/recall", json=body)
 
-    def profile(self, user_id: str) -> Profile:
-        return self._request(Profile, "GET", f"/v1/users/{user_id}/profile")
+    def profile(
+        self, user_id: str, *, after: After | None = None, wait_ms: int = DEFAULT_WAIT_MS
+    ) -> Profile:
+        """The user's profile (after the messages of `after`, as `recall` waits for them)."""
+        params = after_params(tokens_of(after), wait_ms)
+        return self._request(Profile, "GET", f"/v1/users/{user_id}/profile", params=params)
 
     def memories(
         self,
@@ -189,8 +199,11 @@ class RecallClient(_Base):
         end: datetime | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        after: After | None = None,
+        wait_ms: int = DEFAULT_WAIT_MS,
     ) -> MemoryPage:
         params = memories_params(level, start, end, limit, cursor)
+        params |= after_params(tokens_of(after), wait_ms)
         return self._request(MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params)
 
     def memory(self, user_id: str, memory_id: str) -> MemoryDetail | None:
@@ -302,8 +315,11 @@ class AsyncRecallClient(_Base):
         )
         return await self._request(Recall, "POST", "/v1/recall", json=body)
 
-    async def profile(self, user_id: str) -> Profile:
-        return await self._request(Profile, "GET", f"/v1/users/{user_id}/profile")
+    async def profile(
+        self, user_id: str, *, after: After | None = None, wait_ms: int = DEFAULT_WAIT_MS
+    ) -> Profile:
+        params = after_params(tokens_of(after), wait_ms)
+        return await self._request(Profile, "GET", f"/v1/users/{user_id}/profile", params=params)
 
     async def memories(
         self,
@@ -314,8 +330,11 @@ class AsyncRecallClient(_Base):
         end: datetime | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        after: After | None = None,
+        wait_ms: int = DEFAULT_WAIT_MS,
     ) -> MemoryPage:
         params = memories_params(level, start, end, limit, cursor)
+        params |= after_params(tokens_of(after), wait_ms)
         return await self._request(
             MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params
         )

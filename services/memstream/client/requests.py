@@ -30,6 +30,11 @@ def recall_body(
     return body
 
 
+def after_params(after: list[str], wait_ms: int) -> dict[str, Any]:
+    """`after` and `wait_ms` as query parameters (the token repeated), when there are tokens."""
+    return {"after": after, "wait_ms": wait_ms} if after else {}
+
+
 def memories_params(
     level: int | None, start: datetime | None, end: datetime | None, limit: int, cursor: str | None
 ) -> dict[str, Any]:

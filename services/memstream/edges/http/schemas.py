@@ -281,19 +281,9 @@ class Memory(BaseModel):
         )
 
 
-class RecallResponse(BaseModel):
-    user_id: str
-    complexity: Complexity
-    keywords: list[str]
-    memories: list[Memory]
-    facts: list[KnowledgeFact] = Field(
-        default_factory=list,
-        description="The fact versions the query asks about (knowledge on), the one true at "
-        "the asked time first, each with its validity.",
-    )
-    tokens: int = Field(ge=0)
-    timings_ms: dict[str, float]
-    degraded: bool = Field(description="True when an LLM step failed and a fallback answered.")
+class WritesSeen(BaseModel):
+    """What an answer to a read with `after` may be missing (docs/read-your-writes.md)."""
+
     pending: bool = Field(
         default=False,
         description="True when a write named in `after` may be missing from the answer.",
@@ -309,12 +299,27 @@ class RecallResponse(BaseModel):
     )
 
 
-class ProfileResponse(BaseModel):
+class RecallResponse(WritesSeen):
+    user_id: str
+    complexity: Complexity
+    keywords: list[str]
+    memories: list[Memory]
+    facts: list[KnowledgeFact] = Field(
+        default_factory=list,
+        description="The fact versions the query asks about (knowledge on), the one true at "
+        "the asked time first, each with its validity.",
+    )
+    tokens: int = Field(ge=0)
+    timings_ms: dict[str, float]
+    degraded: bool = Field(description="True when an LLM step failed and a fallback answered.")
+
+
+class ProfileResponse(WritesSeen):
     user_id: str
     profile: Memory | None
 
 
-class MemoryPage(BaseModel):
+class MemoryPage(WritesSeen):
     user_id: str
     items: list[Memory]
     next_cursor: str | None = Field(

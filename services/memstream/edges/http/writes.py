@@ -5,16 +5,20 @@ A token that is malformed, forged, stale or from the future is a 422 naming the 
 client learns at once that the token will never be satisfied, instead of waiting for it.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: FastAPI reads the query dependency's annotations
+# at definition time, and its bound is a local of `after_query`.
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import HTTPException
+from fastapi import HTTPException, Query
 from fastapi.exceptions import RequestValidationError
 from pydantic import SecretStr
 
 from memstream.domain.write_token import BadWriteToken, WritePosition, verify
+from memstream.edges.http.schemas import MAX_WRITE_TOKENS
 from memstream.recall.writes import WriteStatus, WriteWaiter
 
 # A token older than the turns topic keeps its records (7 days) plus a day, as the seen
@@ -45,6 +49,44 @@ def positions(
                 [{"type": f"write_token_{bad.reason}", "loc": loc, "msg": str(bad)}]
             ) from None
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class AfterQuery:
+    """`after` and `wait_ms` as query parameters, for the GET routes that read the tree."""
+
+    after: list[str]
+    wait_ms: int
+
+
+def after_query(max_wait_ms: int) -> Callable[..., Awaitable[AfterQuery]]:
+    """The dependency reading `?after=<token>&after=...&wait_ms=N` (bounded by the setting)."""
+
+    async def read(
+        after: Annotated[
+            list[str],
+            Query(
+                max_length=MAX_WRITE_TOKENS,
+                description="Write token(s) of publish receipts: answer once the segmenter "
+                "has committed past them (docs/read-your-writes.md).",
+            ),
+        ] = [],  # noqa: B006 (FastAPI copies a default; it is never mutated)
+        wait_ms: Annotated[
+            int, Query(ge=0, le=max_wait_ms, description="Most milliseconds to wait for `after`.")
+        ] = 0,
+    ) -> AfterQuery:
+        return AfterQuery(after, wait_ms)
+
+    return read
+
+
+def seen(status: WriteStatus) -> dict[str, Any]:
+    """The `WritesSeen` fields of an answer."""
+    return {
+        "pending": status.pending,
+        "pending_reason": status.reason,
+        "held_messages": list(status.held),
+    }
 
 
 async def settle(

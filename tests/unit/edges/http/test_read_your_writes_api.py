@@ -129,3 +129,33 @@ async def test_wait_and_after_are_bounded(
     reply = await recall(client, **body)
     assert reply.status_code == 422
     assert {e["loc"][1] for e in reply.json()["detail"]} <= {"wait_ms", "after"}
+
+
+@pytest.mark.parametrize("path", ["/v1/users/u1/profile", "/v1/users/u1/memories"])
+async def test_the_reads_of_the_tree_wait_for_after_too(
+    client: httpx.AsyncClient, tree: FakeTree, path: str
+) -> None:
+    await tree.mark_progress({2: 41})
+    done = await client.get(path, params={"after": token(40), "wait_ms": 300}, headers=AUTH)
+    late = await client.get(
+        path, params={"after": [token(40), token(41)], "wait_ms": 20}, headers=AUTH
+    )
+    assert done.status_code == 200 and done.json()["pending"] is False
+    assert late.json()["pending"] is True and late.json()["pending_reason"] == "not_yet_processed"
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "loc"),
+    [
+        ({"after": "nope"}, 422, ["query", "after", 0]),
+        ({"after": token(1), "wait_ms": 301}, 422, ["query", "wait_ms"]),
+        ({"after": token(1, user="u2")}, 403, None),
+    ],
+)
+async def test_the_reads_of_the_tree_refuse_bad_tokens_naming_the_parameter(
+    client: httpx.AsyncClient, params: dict[str, object], status: int, loc: list[object] | None
+) -> None:
+    reply = await client.get("/v1/users/u1/profile", params=params, headers=AUTH)
+    assert reply.status_code == status
+    if loc is not None:
+        assert [e["loc"] for e in reply.json()["detail"]] == [loc]
