@@ -138,6 +138,8 @@ class AsyncMemstreamProducer:
 
     async def publish_receipted(self, value: Mapping[str, Any]) -> Receipt:
         """Send a turn and wait for its ack: the receipt names where the broker put it."""
+        if value.get("type") != "turn.v1":
+            raise ValueError("only a turn.v1 gets a receipt; publish() sends the other events")
         sent = await (await self._send(value))
         position = WritePosition(sent.partition, sent.offset, int(time.time() * 1000))
         token = issue(str(value["user_id"]), position, self._token_key)
