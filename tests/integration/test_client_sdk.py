@@ -54,7 +54,7 @@ async def test_produce_recall_and_forget_through_the_sdk(
                     role=role,
                     text=text,
                     ts=f"2024-05-01T09:3{seq}:00+02:00",
-                )
+                ).event_id
                 for seq, (speaker, role, text) in enumerate(TURNS)
             ]
             producer.end_session(user_id=USER, session_id="s1", ts="2024-05-01T09:40:00+02:00")

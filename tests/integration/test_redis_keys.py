@@ -117,6 +117,7 @@ async def _workload(tree: RedisTree, client: aioredis.Redis, namespace: str) -> 
         )
     )
     await tree.lease_rebuild("ana", T0.timestamp())
+    await tree.mark_progress({0: 12, 3: 7})
     await client.delete(f"{namespace}:{{ana}}:sources")  # as a version before the index left it
     assert await tree.leaves_citing("ana", ["q1"]) == ["l1"]
     await client.delete(f"{namespace}:{{ana}}:seen")

@@ -52,6 +52,9 @@ CHECKS = [
     positive_data_acceptance,
 ]
 
+# Operations taking a cursor or write tokens, which only the server (or a producer) issues.
+OPAQUE_INPUT = {"/v1/users/{user_id}/memories", "/v1/users/{user_id}/profile", "/v1/recall"}
+
 # --- hostile values -------------------------------------------------------------------
 
 OFFSETS = ["Z", "+00:00", "-14:00", "+14:00", "-23:59", "+23:59", "+05:45"]
@@ -255,10 +258,10 @@ def test_every_operation_honours_the_served_spec(server: BackgroundServer) -> No
         if hostile is not None:
             strategies.append(hostile)
 
-        # A cursor is opaque: a schema-valid string the server did not issue is refused
-        # (422), so only there valid-looking input may be rejected.
+        # A cursor and a write token (`after`) are opaque: a schema-valid string the server
+        # did not issue is refused (422), so only there valid-looking input may be rejected.
         checks = CHECKS
-        if operation.path == "/v1/users/{user_id}/memories":
+        if operation.path in OPAQUE_INPUT:
             checks = [check for check in CHECKS if check is not positive_data_acceptance]
 
         fuzz(server, strategies, checks, statuses)

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.util._once import Once
 
-from memstream.client import AsyncMemstreamProducer, AsyncRecallClient
+from memstream.client import AsyncMemstreamProducer, AsyncRecallClient, turn_event
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.settings import Settings
 
@@ -67,20 +67,25 @@ async def test_one_trace_from_producer_to_summary_and_through_recall(
             idempotent=False,
         )
         async with producer:
-            await producer.publish_turn(
-                user_id=USER,
-                session_id="s1",
-                seq=0,
-                text="I moved to Porto in March.",
-                ts="2024-03-04T10:00:00+00:00",
+            # Queued together (publish_turn would wait for each ack): one batch, one L1.
+            await producer.publish(
+                turn_event(
+                    user_id=USER,
+                    session_id="s1",
+                    seq=0,
+                    text="I moved to Porto in March.",
+                    ts="2024-03-04T10:00:00+00:00",
+                )
             )
-            await producer.publish_turn(
-                user_id=USER,
-                session_id="s1",
-                seq=1,
-                role="assistant",
-                text="Porto, nice!",
-                ts="2024-03-04T10:00:05+00:00",
+            await producer.publish(
+                turn_event(
+                    user_id=USER,
+                    session_id="s1",
+                    seq=1,
+                    role="assistant",
+                    text="Porto, nice!",
+                    ts="2024-03-04T10:00:05+00:00",
+                )
             )
             await producer.end_session(
                 user_id=USER, session_id="s1", ts="2024-03-04T10:01:00+00:00"

@@ -178,6 +178,21 @@ class TreeContract:
         assert await tree.load_state("ana") == state(2, 3)
         assert await tree.load_state("mira") is None
 
+    async def test_progress_reads_the_last_mark_of_each_partition_asked(
+        self, tree: TreeStore
+    ) -> None:
+        assert await tree.progress([0, 1]) == {}
+        await tree.mark_progress({0: 12, 1: 3})
+        await tree.mark_progress({0: 15})
+        assert await tree.progress([0, 1, 2, 0]) == {0: 15, 1: 3}
+
+    async def test_held_messages_are_the_pending_turns_of_the_state(self, tree: TreeStore) -> None:
+        assert await tree.held_messages("ana") == []
+        held = {**state(2), "pending": [{"type": "turn.v1", "event_id": "q1"}]}
+        await commit(tree, window_state=held)
+        assert await tree.held_messages("ana") == ["q1"]
+        assert await tree.held_messages("mira") == []
+
     async def test_a_snapshot_reads_what_a_step_needs_as_committed(self, tree: TreeStore) -> None:
         empty = await tree.load_user("ana", ["e1"])
         assert (empty.stored, empty.state, empty.tombstone) == (False, None, None)

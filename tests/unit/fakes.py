@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -157,6 +157,7 @@ class FakeTree:
         # user -> L1 id -> JSON of its facts / its entity surfaces, as Redis keeps them
         self.leaf_facts: dict[str, dict[str, str]] = {}
         self.leaf_entities: dict[str, dict[str, str]] = {}
+        self.next_offsets: dict[int, int] = {}  # turns partition -> next offset to handle
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.get_many_calls = 0
         self.loads = 0  # snapshots read (a segmenter step's, a consolidation batch's)
@@ -199,6 +200,16 @@ class FakeTree:
 
     async def ping(self) -> bool:
         return True
+
+    async def mark_progress(self, next_offsets: Mapping[int, int]) -> None:
+        self.next_offsets.update(next_offsets)
+
+    async def progress(self, partitions: Sequence[int]) -> dict[int, int]:
+        return {p: self.next_offsets[p] for p in partitions if p in self.next_offsets}
+
+    async def held_messages(self, user_id: str) -> list[str]:
+        raw = self.states.get(user_id)
+        return [str(t["event_id"]) for t in json.loads(raw)["pending"]] if raw else []
 
     async def load_state(self, user_id: str) -> dict[str, Any] | None:
         raw = self.states.get(user_id)

@@ -23,6 +23,7 @@ BENCHMARKS = (
     "knowledge_write",
     "l1_freshness",
     "loop_work",
+    "read_your_writes",
     "rebuild",
     "recall_latency",
     "recall_load",

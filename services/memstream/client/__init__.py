@@ -3,8 +3,8 @@
     from memstream.client import MemstreamProducer, RecallClient
 
     with MemstreamProducer("localhost:9092") as producer, RecallClient(url, api_key=key) as memory:
-        producer.publish_turn(user_id="ann", session_id="s1", seq=0, text="I adopted a cat.")
-        context = memory.recall("ann", "What pets does Ann have?").as_prompt()
+        sent = producer.publish_turn(user_id="ann", session_id="s1", seq=0, text="I adopted a cat.")
+        context = memory.recall("ann", "What pets does Ann have?", after=sent).as_prompt()
 
 It needs none of the worker's dependencies (no torch, Faust, Qdrant or Redis client): only
 the topic catalog (`memstream.contracts`), aiokafka, httpx, tenacity and pydantic.
@@ -26,6 +26,7 @@ from memstream.client.models import (
 )
 from memstream.client.producer import AsyncMemstreamProducer, MemstreamProducer
 from memstream.client.recall import AsyncRecallClient, RecallClient, RecallError
+from memstream.client.receipt import Receipt
 
 __all__ = [
     "AsyncMemstreamProducer",
@@ -45,6 +46,7 @@ __all__ = [
     "Recall",
     "RecallClient",
     "RecallError",
+    "Receipt",
     "forget_event",
     "session_end_event",
     "turn_event",

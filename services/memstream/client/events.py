@@ -44,10 +44,12 @@ def turn_event(
     metadata: Mapping[str, Any] | None = None,
     event_id: str | None = None,
     expires_at: datetime | str | None = None,
+    flush: bool = False,
 ) -> dict[str, Any]:
     """A `turn.v1` value. The event id (the workers' dedup key) is a new uuid4 when not given:
     build the value once and send that, so a retry sends the same id. With `expires_at`,
-    memstream forgets the message (and rewrites what was derived from it) at that time."""
+    memstream forgets the message (and rewrites what was derived from it) at that time. With
+    `flush`, a user's message is written as a memory at once instead of waiting for its reply."""
     value: dict[str, Any] = {
         "type": "turn.v1",
         "event_id": event_id or str(uuid.uuid4()),
@@ -65,6 +67,8 @@ def turn_event(
         value["metadata"] = dict(metadata)
     if expires_at is not None:
         value["expires_at"] = _timestamp(expires_at)
+    if flush:
+        value["flush"] = True
     return value
 
 

@@ -85,7 +85,15 @@ class Fact(_Answer):
         return self.valid_to is None and self.superseded_by is None and not self.negated
 
 
-class Recall(_Answer):
+class _Pending(_Answer):
+    # With `after`: whether a message named may be missing, why (`not_yet_processed`,
+    # `awaiting_reply`), and the ids of messages held for their reply.
+    pending: bool = False
+    pending_reason: str | None = None
+    held_messages: list[str] = []
+
+
+class Recall(_Pending):
     """What to remember for one query: the memories, their token count, stage timings."""
 
     user_id: str
@@ -104,12 +112,12 @@ class Recall(_Answer):
         return render_recall(self.facts, self.memories, heading)
 
 
-class Profile(_Answer):
+class Profile(_Pending):
     user_id: str
     profile: Memory | None
 
 
-class MemoryPage(_Answer):
+class MemoryPage(_Pending):
     user_id: str
     items: list[Memory]
     next_cursor: str | None

@@ -1,7 +1,8 @@
 """Publishing chat events to memstream's turns topic, validated, keyed and batched.
 
     async with AsyncMemstreamProducer("broker:9092") as producer:
-        await producer.publish_turn(user_id="ann", session_id="s1", seq=0, text="Hi")
+        receipt = await producer.publish_turn(user_id="ann", session_id="s1", seq=0, text="Hi")
+        # receipt.token: pass it to a recall as `after` to read this message (read-your-writes)
     # leaving the block flushes: every event sent is acknowledged by the broker
 
     with MemstreamProducer("broker:9092") as producer:   # the same, for code without a loop
@@ -16,7 +17,8 @@ What makes it safe to use from an agent:
   after a lost acknowledgement, and the event id, drawn once per call before the send,
   lets the workers drop anything sent twice by the caller;
 - sends are batched for `linger_ms`; `flush()` (and closing) waits for every ack and
-  raises the first delivery error.
+  raises the first delivery error; `publish_turn` waits for its own ack, since its receipt
+  names where the broker put the message (`domain.write_token`, docs/read-your-writes.md).
 
 The sync flavour runs the async one on a private event loop in a daemon thread: it needs no
 second Kafka client library.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Coroutine, Mapping
 from datetime import datetime
 from types import TracebackType
@@ -41,9 +44,11 @@ from memstream.client.events import (
     session_end_event,
     turn_event,
 )
+from memstream.client.receipt import Receipt
 from memstream.client.tracing import producing
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import encode_value
+from memstream.domain.write_token import WritePosition, issue
 
 T = TypeVar("T")
 DEFAULT_LINGER_MS = 10
@@ -66,9 +71,13 @@ class AsyncMemstreamProducer:
         linger_ms: int = DEFAULT_LINGER_MS,
         idempotent: bool = True,
         client_id: str = "memstream-sdk",
+        write_token_key: str | None = None,
         **kafka_options: Any,
     ) -> None:
+        """`write_token_key`: the deployment's MEMSTREAM_API_WRITE_TOKEN_KEY, which signs the
+        receipts' tokens (none: they are only checksummed, as the API then expects)."""
         self.catalog = catalog or load_catalog(topic_prefix)
+        self._token_key = (write_token_key or "").encode()
         self._options: dict[str, Any] = {
             "bootstrap_servers": bootstrap,
             "client_id": client_id,
@@ -116,14 +125,25 @@ class AsyncMemstreamProducer:
 
     async def publish(self, value: Mapping[str, Any]) -> None:
         """Validate any catalog event and queue it for sending; `flush()` waits for the ack."""
+        self._pending.append(await self._send(value))
+
+    async def _send(self, value: Mapping[str, Any]) -> asyncio.Future[Any]:
         if self._producer is None:
             raise RuntimeError("the producer is not started (use `async with` or start())")
         topic, key = checked(self.catalog, value)
         with producing(topic, str(value["type"]), key) as headers:
-            sent = await self._producer.send(
+            return await self._producer.send(
                 topic, value=encode_value(dict(value)), key=key.encode(), headers=headers or None
             )
-        self._pending.append(sent)
+
+    async def publish_receipted(self, value: Mapping[str, Any]) -> Receipt:
+        """Send a turn and wait for its ack: the receipt names where the broker put it."""
+        if value.get("type") != "turn.v1":
+            raise ValueError("only a turn.v1 gets a receipt; publish() sends the other events")
+        sent = await (await self._send(value))
+        position = WritePosition(sent.partition, sent.offset, int(time.time() * 1000))
+        token = issue(str(value["user_id"]), position, self._token_key)
+        return Receipt(str(value["event_id"]), token)
 
     async def publish_turn(
         self,
@@ -139,9 +159,12 @@ class AsyncMemstreamProducer:
         metadata: Mapping[str, Any] | None = None,
         event_id: str | None = None,
         expires_at: datetime | str | None = None,
-    ) -> str:
-        """Queue one message of a conversation; returns its event id (a new uuid if not given).
-        With `expires_at`, memstream forgets the message at that time."""
+        flush: bool = False,
+    ) -> Receipt:
+        """Send one message of a conversation and wait for its ack; returns its receipt (the
+        event id, a new uuid if not given, and the write token). With `expires_at`, memstream
+        forgets the message at that time; with `flush`, a user's message is written as a
+        memory at once instead of waiting for the reply it would be gathered with."""
         value = turn_event(
             user_id=user_id,
             session_id=session_id,
@@ -154,9 +177,9 @@ class AsyncMemstreamProducer:
             metadata=metadata,
             event_id=event_id,
             expires_at=expires_at,
+            flush=flush,
         )
-        await self.publish(value)
-        return str(value["event_id"])
+        return await self.publish_receipted(value)
 
     async def end_session(
         self, *, user_id: str, session_id: str, ts: datetime | str | None = None
@@ -239,7 +262,8 @@ class MemstreamProducer:
         metadata: Mapping[str, Any] | None = None,
         event_id: str | None = None,
         expires_at: datetime | str | None = None,
-    ) -> str:
+        flush: bool = False,
+    ) -> Receipt:
         # Built here, in the caller's thread, so the id is fixed before anything is sent.
         value = turn_event(
             user_id=user_id,
@@ -253,9 +277,9 @@ class MemstreamProducer:
             metadata=metadata,
             event_id=event_id,
             expires_at=expires_at,
+            flush=flush,
         )
-        self.publish(value)
-        return str(value["event_id"])
+        return self._call(self._async.publish_receipted(value))
 
     def end_session(
         self, *, user_id: str, session_id: str, ts: datetime | str | None = None

@@ -41,11 +41,21 @@ from memstream.client.models import (
     Profile,
     Recall,
 )
-from memstream.client.requests import entity_path, facts_params, memories_params, recall_body
+from memstream.client.receipt import After, tokens_of
+from memstream.client.requests import (
+    after_params,
+    entity_path,
+    facts_params,
+    memories_params,
+    recall_body,
+)
 from memstream.client.tracing import context_headers
 
 M = TypeVar("M", bound=BaseModel)
 RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
+# How long a recall `after` some receipts waits for them by default: under the API's
+# default bound, and long enough for the segmenter's usual lag.
+DEFAULT_WAIT_MS = 2_000
 
 
 class RecallError(RuntimeError):
@@ -154,14 +164,31 @@ class RecallClient(_Base):
         complexity: str = "auto",
         max_tokens: int | None = None,
         with_derivation: bool = False,
+        after: After | None = None,
+        wait_ms: int = DEFAULT_WAIT_MS,
     ) -> Recall:
         """The memories that help answer `query` (as of `query_time`, within `max_tokens`);
-        `with_derivation`: each memory says what wrote it (backend, model, prompts, embedder)."""
-        body = recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
+        `with_derivation`: each memory says what wrote it (backend, model, prompts, embedder);
+        `after`: receipts (or their tokens) of messages the answer must include, waited for
+        at most `wait_ms` (the answer says `pending` if they are not in yet)."""
+        body = recall_body(
+            user_id,
+            query,
+            query_time,
+            complexity,
+            max_tokens,
+            with_derivation,
+            tokens_of(after),
+            wait_ms,
+        )
         return self._request(Recall, "POST", "/v1/recall", json=body)
 
-    def profile(self, user_id: str) -> Profile:
-        return self._request(Profile, "GET", f"/v1/users/{user_id}/profile")
+    def profile(
+        self, user_id: str, *, after: After | None = None, wait_ms: int = DEFAULT_WAIT_MS
+    ) -> Profile:
+        """The user's profile (after the messages of `after`, as `recall` waits for them)."""
+        params = after_params(tokens_of(after), wait_ms)
+        return self._request(Profile, "GET", f"/v1/users/{user_id}/profile", params=params)
 
     def memories(
         self,
@@ -172,8 +199,11 @@ class RecallClient(_Base):
         end: datetime | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        after: After | None = None,
+        wait_ms: int = DEFAULT_WAIT_MS,
     ) -> MemoryPage:
         params = memories_params(level, start, end, limit, cursor)
+        params |= after_params(tokens_of(after), wait_ms)
         return self._request(MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params)
 
     def memory(self, user_id: str, memory_id: str) -> MemoryDetail | None:
@@ -270,12 +300,26 @@ class AsyncRecallClient(_Base):
         complexity: str = "auto",
         max_tokens: int | None = None,
         with_derivation: bool = False,
+        after: After | None = None,
+        wait_ms: int = DEFAULT_WAIT_MS,
     ) -> Recall:
-        body = recall_body(user_id, query, query_time, complexity, max_tokens, with_derivation)
+        body = recall_body(
+            user_id,
+            query,
+            query_time,
+            complexity,
+            max_tokens,
+            with_derivation,
+            tokens_of(after),
+            wait_ms,
+        )
         return await self._request(Recall, "POST", "/v1/recall", json=body)
 
-    async def profile(self, user_id: str) -> Profile:
-        return await self._request(Profile, "GET", f"/v1/users/{user_id}/profile")
+    async def profile(
+        self, user_id: str, *, after: After | None = None, wait_ms: int = DEFAULT_WAIT_MS
+    ) -> Profile:
+        params = after_params(tokens_of(after), wait_ms)
+        return await self._request(Profile, "GET", f"/v1/users/{user_id}/profile", params=params)
 
     async def memories(
         self,
@@ -286,8 +330,11 @@ class AsyncRecallClient(_Base):
         end: datetime | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        after: After | None = None,
+        wait_ms: int = DEFAULT_WAIT_MS,
     ) -> MemoryPage:
         params = memories_params(level, start, end, limit, cursor)
+        params |= after_params(tokens_of(after), wait_ms)
         return await self._request(
             MemoryPage, "GET", f"/v1/users/{user_id}/memories", params=params
         )

@@ -14,8 +14,13 @@ def recall_body(
     complexity: str,
     max_tokens: int | None,
     with_derivation: bool = False,
+    after: list[str] | None = None,
+    wait_ms: int = 0,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"user_id": user_id, "query": query, "complexity": complexity}
+    if after:
+        body["after"] = after
+        body["wait_ms"] = wait_ms
     if query_time is not None:
         body["query_time"] = query_time.isoformat()
     if max_tokens is not None:
@@ -23,6 +28,11 @@ def recall_body(
     if with_derivation:
         body["with_derivation"] = True
     return body
+
+
+def after_params(after: list[str], wait_ms: int) -> dict[str, Any]:
+    """`after` and `wait_ms` as query parameters (the token repeated), when there are tokens."""
+    return {"after": after, "wait_ms": wait_ms} if after else {}
 
 
 def memories_params(

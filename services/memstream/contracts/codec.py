@@ -53,6 +53,7 @@ def decode_input(value: dict[str, Any]) -> InputEvent:
             tz=value.get("tz"),
             metadata=value.get("metadata") or {},
             expires_at=parse_ts(value["expires_at"]) if value.get("expires_at") else None,
+            flush=value.get("flush") is True,
         )
     if kind == "session_end.v1":
         return SessionEnded(value["user_id"], value["session_id"], parse_ts(value["ts"]))
@@ -90,6 +91,8 @@ def encode_turn(turn: Turn) -> dict[str, Any]:
         value["metadata"] = turn.metadata
     if turn.expires_at is not None:
         value["expires_at"] = turn.expires_at.isoformat()
+    if turn.flush:
+        value["flush"] = True
     return value
 
 

@@ -54,6 +54,7 @@ class Turn:
     tz: str | None = None
     metadata: dict[str, object] = field(default_factory=dict)
     expires_at: datetime | None = None  # when it must be forgotten (domain.expiry)
+    flush: bool = False  # a segment of its own at once, not waiting for its reply
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,7 +161,7 @@ def _on_turn(
         outputs.append(_segment(state, pending))
         pending = ()
     pending = (*pending, turn)
-    complete = len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
+    complete = turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
     state = replace(
         state,
         open_session=turn.session_id,

@@ -51,6 +51,11 @@ def mcp(
         user_id=user_id,
         user_keys={user: key.get_secret_value() for user, key in settings.mcp.user_keys.items()},
         idempotent=idempotent,
+        write_token_key=(
+            settings.api.write_token_key.get_secret_value()
+            if settings.api.write_token_key
+            else None
+        ),
     )
     if not config.kafka_bootstrap:
         typer.echo("No broker configured: set MEMSTREAM_KAFKA_BOOTSTRAP.", err=True)

@@ -37,6 +37,7 @@ from memstream.client import (
     InvalidEvent,
     Memory,
     RecallError,
+    Receipt,
 )
 from memstream.client.prompt import fact_line
 
@@ -54,6 +55,7 @@ class McpConfig:
     user_id: str = ""  # single-user mode when set
     user_keys: Mapping[str, str] = field(default_factory=dict)  # user id -> session key
     idempotent: bool = True
+    write_token_key: str | None = None  # the API's MEMSTREAM_API_WRITE_TOKEN_KEY
     session_id: str = field(default_factory=lambda: f"mcp-{uuid.uuid4().hex[:12]}")
 
 
@@ -62,12 +64,17 @@ class RecallOutput(BaseModel):
     memories: list[Memory]
     tokens: int
     complexity: str
+    pending: bool = Field(
+        default=False, description="A message remembered here may be missing from `context`."
+    )
+    pending_reason: str | None = None
 
 
 class RememberOutput(BaseModel):
     event_id: str
     session_id: str
     seq: int
+    write_token: str = Field(description="Where the message sits in the log (read-your-writes).")
 
 
 class Backends:
@@ -79,6 +86,9 @@ class Backends:
         self.recall: AsyncRecallClient | None = None
         self.producer: AsyncMemstreamProducer | None = None
         self._seq: dict[tuple[str, str], int] = {}
+        # Per user, the receipt of the last message remembered: the next recall waits for
+        # it, so a message remembered in this agent turn is recalled in the same turn.
+        self.last_written: dict[str, Receipt] = {}
 
     async def __aenter__(self) -> Backends:
         cfg = self.config
@@ -86,7 +96,10 @@ class Backends:
             AsyncRecallClient(cfg.api_url, api_key=cfg.api_key)
         )
         producer = AsyncMemstreamProducer(
-            cfg.kafka_bootstrap, topic_prefix=cfg.topic_prefix, idempotent=cfg.idempotent
+            cfg.kafka_bootstrap,
+            topic_prefix=cfg.topic_prefix,
+            idempotent=cfg.idempotent,
+            write_token_key=cfg.write_token_key,
         )
         self.producer = await self._stack.enter_async_context(producer)
         return self
@@ -140,8 +153,13 @@ def build_server(backends: Backends) -> MCPServer:
         `query_time`: when the question is asked (RFC 3339), for questions like "last week";
         `max_tokens`: the most the memories may take (a server default otherwise).
         """
+        user = user_of(ctx, config)
         answer = await clients()[0].recall(
-            user_of(ctx, config), query, query_time=query_time, max_tokens=max_tokens
+            user,
+            query,
+            query_time=query_time,
+            max_tokens=max_tokens,
+            after=backends.last_written.get(user),
         )
         text = answer.as_prompt() or "Nothing remembered about this yet."
         output = RecallOutput(
@@ -149,6 +167,8 @@ def build_server(backends: Backends) -> MCPServer:
             memories=answer.memories,
             tokens=answer.tokens,
             complexity=answer.complexity,
+            pending=answer.pending,
+            pending_reason=answer.pending_reason,
         )
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
@@ -164,19 +184,22 @@ def build_server(backends: Backends) -> MCPServer:
         session_id: str | None = None,
         ts: datetime | None = None,
         expires_at: datetime | None = None,
+        flush: bool = False,
     ) -> RememberOutput:
         """Store one message of the conversation (role `user`, `assistant` or `other`).
 
         Messages of one `session_id` form one conversation (default: this server's session);
         `ts` defaults to now. With `expires_at`, memstream forgets the message at that time
-        (a one-time code, a temporary address); one already past is stored nowhere.
+        (a one-time code, a temporary address); one already past is stored nowhere. With
+        `flush`, a user's message is written at once, not with the reply it awaits: a
+        `recall` in this same turn then finds it.
         """
         user = user_of(ctx, config)
         session = session_id or config.session_id
         seq = backends.next_seq(user, session)
         producer = clients()[1]
         try:
-            event_id = await producer.publish_turn(
+            receipt = await producer.publish_turn(
                 user_id=user,
                 session_id=session,
                 seq=seq,
@@ -185,11 +208,14 @@ def build_server(backends: Backends) -> MCPServer:
                 speaker=speaker,
                 ts=ts,
                 expires_at=expires_at,
+                flush=flush,
             )
         except InvalidEvent as bad:
             raise ToolError(f"not stored: {bad}") from bad
-        await producer.flush()
-        return RememberOutput(event_id=event_id, session_id=session, seq=seq)
+        backends.last_written[user] = receipt
+        return RememberOutput(
+            event_id=receipt.event_id, session_id=session, seq=seq, write_token=receipt.token
+        )
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def profile(ctx: Context[Any, Any]) -> str:

@@ -7,6 +7,7 @@ adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, FactReader, LanguageModel
+from memstream.ports.progress import ProgressMarks, ProgressReads
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import (
     BacklogReads,
@@ -41,6 +42,8 @@ __all__ = [
     "OutboxName",
     "Outboxes",
     "ProfileFacts",
+    "ProgressMarks",
+    "ProgressReads",
     "Publisher",
     "RebuildQueue",
     "RecallReads",

@@ -33,6 +33,7 @@ from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import UserSnapshot
 from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
+from memstream.ports.progress import ProgressMarks, ProgressReads
 
 # Each handler relays its own outbox: the segmenter and the consolidator of one user run in
 # different processes, and one shared list would let each trim what the other published.
@@ -185,7 +186,7 @@ class RecallReads(NodeReader, MessageIndex, RebuildQueue, Protocol):
     """What the HTTP API and recall read: the tree, the message index, rebuild progress."""
 
 
-class SegmenterStore(NodeReader, MessageIndex, Outboxes, Tombstones, Protocol):
+class SegmenterStore(NodeReader, MessageIndex, Outboxes, Tombstones, ProgressMarks, Protocol):
     """The segmenter's step: one load, one commit (and the reads its LLM writes need)."""
 
     async def load_user(self, user_id: str, event_ids: Sequence[str]) -> UserSnapshot:
@@ -271,6 +272,7 @@ class TreeStore(
     Forgetting,
     KnowledgeReads,
     ProfileFacts,
+    ProgressReads,
     Protocol,
 ):
     """Every role at once: what the composition root builds and hands out."""

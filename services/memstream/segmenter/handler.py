@@ -6,7 +6,8 @@ batch is handled in steps of consecutive records, the messages of every step emb
 reducer; the ready segments become L1 memories (written by the LLM backend with the newest
 L1s as context); then the vectors go to Qdrant, and per user the new state, nodes,
 idempotency markers and outgoing events go to the tree store in one transaction (the
-outbox); only then are the events published and the outbox cleared. A crash at any point
+outbox); only then are the events published and the outbox cleared. Once a batch is done, the offset
+after its last record is marked per partition (what read-your-writes waits on). A crash at any point
 replays the batch: ids are deterministic, markers skip what was committed, and an outbox a
 crash left behind is published before anything new.
 
@@ -183,6 +184,9 @@ class Segmenter:
                 await self._handle_step(step, report, ahead, index)
         finally:
             await ahead.close()
+        # Every step above committed (or dropped) its records: a read holding a write token
+        # for any of them may now answer (read-your-writes waits on this mark).
+        await self._tree.mark_progress(_next_offsets(batch))
         self.handled += len(batch)
         return report
 
@@ -422,6 +426,17 @@ def _count(report: BatchReport, user_id: str, plan: StepPlan) -> None:
 
 def _unmarked(name: str) -> AbstractContextManager[object]:
     return nullcontext()
+
+
+def _next_offsets(batch: Sequence[Consumed[InputEvent]]) -> dict[int, int]:
+    """Per partition of the batch, the offset after its last record (records that came from
+    no partition, such as a rebuild's replays, mark nothing)."""
+    ahead: dict[int, int] = {}
+    for item in batch:
+        if item.raw.partition >= 0:
+            at = item.raw.partition
+            ahead[at] = max(ahead.get(at, 0), item.raw.offset + 1)
+    return ahead
 
 
 def _forgets_user(event: InputEvent) -> bool:

@@ -419,6 +419,19 @@ class ApiSettings(BaseModel):
         "of a model process each; it is watched like a worker. `false`: a model process per "
         "worker.",
     )
+    max_wait_ms: int = Field(
+        default=5_000,
+        ge=0,
+        le=60_000,
+        description="Longest `wait_ms` a read with write tokens (`after`) may ask for: how "
+        "long it may wait for the segmenter to commit past them before answering `pending`.",
+    )
+    write_token_key: SecretStr | None = Field(
+        default=None,
+        description="Key that signs the write tokens of publish receipts (the SDK's "
+        "`write_token_key` and the MCP server must be given the same); none: tokens are only "
+        "checksummed, so a token can be made by hand for the user it names.",
+    )
 
     @field_validator("keys")
     @classmethod

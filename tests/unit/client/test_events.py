@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstream.client.events import InvalidEvent, checked, session_end_event, turn_event
+from memstream.client import AsyncMemstreamProducer
+from memstream.client.events import (
+    InvalidEvent,
+    checked,
+    forget_event,
+    session_end_event,
+    turn_event,
+)
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import decode_input, encode_turn
 from memstream.contracts.records import RawEvent, encode_value
@@ -82,3 +89,21 @@ def test_session_end_is_valid_with_a_default_time() -> None:
     value = session_end_event(user_id="ann", session_id="s1")
 
     assert checked(CATALOG, value)[0] == "p.memstream.turns.v1"
+
+
+def test_a_flushed_turn_is_valid_and_decodes_flushed_and_others_do_not() -> None:
+    flushed, plain = _turn(flush=True), _turn()
+    checked(CATALOG, flushed)
+    assert "flush" not in plain
+    decoded = decode_input(flushed)
+    assert isinstance(decoded, Turn) and decoded.flush
+    assert encode_turn(decoded)["flush"] is True
+    assert not decode_input(plain).flush  # type: ignore[union-attr]
+    with pytest.raises(InvalidEvent, match="flush"):
+        checked(CATALOG, {**plain, "flush": "yes"})
+
+
+async def test_only_a_turn_gets_a_receipt() -> None:
+    producer = AsyncMemstreamProducer("127.0.0.1:1")  # never started: refused before sending
+    with pytest.raises(ValueError, match=r"only a turn\.v1"):
+        await producer.publish_receipted(forget_event(user_id="ann"))

@@ -145,6 +145,16 @@ def test_by_exchange_a_user_message_and_its_reply_form_one_segment() -> None:
     assert segments == [[0], [1, 2], [3], [4], [5, 6]]
 
 
+def test_a_flushed_user_message_is_a_segment_at_once_and_its_reply_one_of_its_own() -> None:
+    t0 = at(6, 10)
+    asked = replace(turn("s1", 0, t0), flush=True)
+    state, out = run(initial_state("u1", "UTC"), [asked])
+    assert [[m.seq for m in o.messages] for o in out if isinstance(o, SegmentReady)] == [[0]]
+    assert state.pending == ()
+    _, out = run(state, [turn("s1", 1, t0 + timedelta(minutes=1))])
+    assert [[m.seq for m in o.messages] for o in out if isinstance(o, SegmentReady)] == [[1]]
+
+
 def test_by_count_segments_take_every_n_messages_whoever_speaks() -> None:
     rules = WindowRules(segment_messages=2, segment_by_exchange=False)
     state = initial_state("u1", "UTC")

@@ -37,6 +37,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 (+inf: its leaves are done, its windows not yet seen
                                 consolidated)
     ms:degraded                 set of JSON ["user", "node id"] the offline fallback wrote
+    ms:progress                 hash: turns partition -> the next offset the segmenter has
+                                yet to handle, marked once the records before it are
+                                committed (what read-your-writes waits on)
 
 `tests/integration/test_redis_keys.py` reads this table: a key written that it does not
 list fails the test.
@@ -107,6 +110,10 @@ def due(namespace: str) -> str:
 
 def rebuilds(namespace: str) -> str:
     return f"{namespace}:rebuilds"
+
+
+def progress(namespace: str) -> str:
+    return f"{namespace}:progress"
 
 
 def degraded(namespace: str) -> str:

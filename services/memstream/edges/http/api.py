@@ -66,6 +66,7 @@ from memstream.edges.http.schemas import (
     Text,
     recall_request_model,
 )
+from memstream.edges.http.writes import AfterQuery, after_query, seen, settle
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor
@@ -191,9 +192,17 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             503: {"model": Problem, "description": "A memory store is unavailable."},
         },
     )
+    # Reads that name writes (`after`): the token check's refusal, the wait's bound and key.
+    foreign_token: dict[int | str, dict[str, Any]] = {
+        403: {"model": Problem, "description": "A write token of another user."}
+    }
+    After = Annotated[AfterQuery, Depends(after_query(settings.api.max_wait_ms))]
+    token_key = settings.api.write_token_key
 
     async def recall(body: RecallRequestBase, parts: Parts) -> RecallResponse:
-        """Memories that help answer `query`, for the agent's context."""
+        """Memories that help answer `query`, for the agent's context (after the writes
+        named in `after`, waiting for them at most `wait_ms`)."""
+        writes = await settle(parts.writes, body.user_id, body.after, body.wait_ms, token_key)
         request = RecallRequest(
             user_id=body.user_id,
             query=body.query,
@@ -216,8 +225,12 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             ],
             facts=[Fact.of(f) for f in result.facts],
             tokens=result.tokens,
-            timings_ms=result.timings_ms,
+            # With `after`, how long the read waited for the writes, beside recall's stages.
+            timings_ms={**result.timings_ms, "after": writes.waited_ms}
+            if body.after
+            else result.timings_ms,
             degraded=result.degraded,
+            **seen(writes),
         )
 
     # FastAPI validates against the annotation: swap in the subclass carrying this
@@ -226,27 +239,46 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     router.post(
         "/recall",
         response_model=RecallResponse,
-        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
+        responses={
+            400: {"model": Problem, "description": "The body is not UTF-8 JSON."},
+            **foreign_token,
+        },
         tags=["recall"],
     )(recall)
 
-    @router.get("/users/{user_id}/profile", response_model=ProfileResponse, tags=["memories"])
-    async def profile(user_id: UserIdPath, parts: Parts) -> ProfileResponse:
-        """The user's latest monthly profile (L5), or null."""
+    @router.get(
+        "/users/{user_id}/profile",
+        response_model=ProfileResponse,
+        responses=foreign_token,
+        tags=["memories"],
+    )
+    async def profile(user_id: UserIdPath, parts: Parts, reads: After) -> ProfileResponse:
+        """The user's latest monthly profile (L5), or null (after the writes in `after`)."""
+        writes = await settle(parts.writes, user_id, reads.after, reads.wait_ms, token_key, "query")
         node = await parts.service.profile(user_id)
-        return ProfileResponse(user_id=user_id, profile=Memory.of(node) if node else None)
+        return ProfileResponse(
+            user_id=user_id, profile=Memory.of(node) if node else None, **seen(writes)
+        )
 
-    @router.get("/users/{user_id}/memories", response_model=MemoryPage, tags=["memories"])
+    @router.get(
+        "/users/{user_id}/memories",
+        response_model=MemoryPage,
+        responses=foreign_token,
+        tags=["memories"],
+    )
     async def memories(
         user_id: UserIdPath,
         parts: Parts,
+        reads: After,
         level: Annotated[int | None, Query(ge=1, le=5, description="Only this level.")] = None,
         start: Annotated[DateTime | None, Query(description="t_end >= start.")] = None,
         end: Annotated[DateTime | None, Query(description="t_end <= end.")] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         cursor: Annotated[Text | None, Query(max_length=200)] = None,
     ) -> MemoryPage:
-        """A page of the user's memories, level by level, each level by end time."""
+        """A page of the user's memories, level by level, each level by end time (after the
+        writes in `after`)."""
+        writes = await settle(parts.writes, user_id, reads.after, reads.wait_ms, token_key, "query")
         try:
             page = await parts.service.list_memories(
                 user_id,
@@ -262,7 +294,10 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
                 detail=[{"loc": ["query", "cursor"], "msg": str(exc), "type": "value_error"}],
             ) from exc
         return MemoryPage(
-            user_id=user_id, items=[Memory.of(n) for n in page.items], next_cursor=page.next_cursor
+            user_id=user_id,
+            items=[Memory.of(n) for n in page.items],
+            next_cursor=page.next_cursor,
+            **seen(writes),
         )
 
     @router.get(

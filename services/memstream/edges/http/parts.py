@@ -18,6 +18,7 @@ from memstream.edges.http.schemas import USER_ID_MAX_CHARS, USER_ID_PATTERN, val
 from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
+from memstream.recall.writes import WriteWaiter
 
 _USER_ID_SPEC = {"pattern": USER_ID_PATTERN}
 UserIdPath = Annotated[
@@ -44,12 +45,14 @@ UserIdQuery = Annotated[
 
 @dataclass(frozen=True)
 class RecallParts:
-    """What the routes call: the pipeline, the service, the readiness checks by store, and
-    the knowledge reads (None while the knowledge write is off: its routes say so)."""
+    """What the routes call: the pipeline, the service, the readiness checks by store, the
+    wait for write tokens, and the knowledge reads (None while the knowledge write is off:
+    its routes say so)."""
 
     pipeline: RecallPipeline
     service: MemoryService
     checks: Mapping[str, Callable[[], Awaitable[bool]]]
+    writes: WriteWaiter
     knowledge: KnowledgeService | None = None
 
 

@@ -118,6 +118,11 @@ Date = Annotated[date, BeforeValidator(iso_date_text)]
 # Bounds on a JsonInt go inside it, before the check (Annotated[int, Field(ge=...), check]):
 # put on the outside, they reach the spec as "ge"/"le", which JSON Schema does not know.
 JsonInt = Annotated[int, BeforeValidator(json_integer)]
+# Write tokens of publish receipts (`domain.write_token`); what they say is checked by the
+# route, which names the field when it refuses one.
+MAX_WRITE_TOKENS = 64
+WriteToken = Annotated[str, Field(min_length=1, max_length=128)]
+WriteTokens = WriteToken | Annotated[list[WriteToken], Field(max_length=MAX_WRITE_TOKENS)]
 
 
 class RecallRequestBase(BaseModel):
@@ -142,6 +147,16 @@ class RecallRequestBase(BaseModel):
     with_derivation: StrictBool = Field(
         default=False, description="Give each memory's derivation (what wrote it)."
     )
+    after: WriteTokens | None = Field(
+        default=None,
+        description="Write token(s) of publish receipts: answer once the segmenter has "
+        "committed past them, waiting at most `wait_ms` (docs/read-your-writes.md).",
+    )
+    wait_ms: JsonInt = Field(
+        default=0,
+        description="Most milliseconds to wait for `after` (bounded by the deployment); "
+        "past it the answer has what is stored and `pending: true`.",
+    )
 
 
 def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
@@ -158,6 +173,10 @@ def recall_request_model(settings: Settings) -> type[RecallRequestBase]:
             ]
             | None,
             Field(default=None),
+        ),
+        wait_ms=(
+            Annotated[int, Field(ge=0, le=settings.api.max_wait_ms), BeforeValidator(json_integer)],
+            Field(default=0),
         ),
     )
 
@@ -266,7 +285,25 @@ class Memory(BaseModel):
         )
 
 
-class RecallResponse(BaseModel):
+class WritesSeen(BaseModel):
+    """What an answer to a read with `after` may be missing (docs/read-your-writes.md)."""
+
+    pending: bool = Field(
+        default=False,
+        description="True when a write named in `after` may be missing from the answer.",
+    )
+    pending_reason: Literal["not_yet_processed", "awaiting_reply"] | None = Field(
+        default=None,
+        description="`not_yet_processed`: the segmenter had not committed past it by "
+        "`wait_ms`; `awaiting_reply`: a user's message is held for its reply (publish it "
+        "with `flush`), its event id in `held_messages`.",
+    )
+    held_messages: list[str] = Field(
+        default_factory=list, description="Event ids held for their reply (awaiting_reply)."
+    )
+
+
+class RecallResponse(WritesSeen):
     user_id: str
     complexity: Complexity
     keywords: list[str]
@@ -281,12 +318,12 @@ class RecallResponse(BaseModel):
     degraded: bool = Field(description="True when an LLM step failed and a fallback answered.")
 
 
-class ProfileResponse(BaseModel):
+class ProfileResponse(WritesSeen):
     user_id: str
     profile: Memory | None
 
 
-class MemoryPage(BaseModel):
+class MemoryPage(WritesSeen):
     user_id: str
     items: list[Memory]
     next_cursor: str | None = Field(

@@ -128,12 +128,14 @@ async def test_an_integer_may_be_written_with_a_zero_fraction(client: httpx.Asyn
 async def test_an_unknown_user_gets_empty_answers(client: httpx.AsyncClient) -> None:
     reply = await client.post("/v1/recall", json={"user_id": "ghost", "query": "q"}, headers=AUTH)
     assert reply.status_code == 200 and reply.json()["memories"] == []
+    nothing_pending = {"pending": False, "pending_reason": None, "held_messages": []}
     assert (await client.get("/v1/users/ghost/profile", headers=AUTH)).json() == {
         "user_id": "ghost",
         "profile": None,
+        **nothing_pending,
     }
     page = (await client.get("/v1/users/ghost/memories", headers=AUTH)).json()
-    assert page == {"user_id": "ghost", "items": [], "next_cursor": None}
+    assert page == {"user_id": "ghost", "items": [], "next_cursor": None, **nothing_pending}
     assert (
         await client.get("/v1/memories/u1-m", params={"user_id": "ghost"}, headers=AUTH)
     ).status_code == 404

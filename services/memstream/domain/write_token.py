@@ -1,0 +1,89 @@
+"""Write tokens: where in the turns log a published message sits, bound to its user.
+
+A producer that publishes a turn gets back a token naming the record's partition and offset;
+a read that passes it waits until the segmenter has committed past that record. The token is
+opaque to callers; inside, after the version prefix `mst1.`, it is base64url (no padding) of
+
+    partition (u16) | offset (u64) | issued, ms since the epoch (u64) | user digest (8 bytes)
+    | MAC (16 bytes)
+
+The user digest (SHA-256 of the user id) lets a read refuse another user's token with that
+reason; the MAC (HMAC-SHA-256 over the rest and the user id) is keyed with the deployment's
+write-token key, so without the key no one can forge a token or move one to a later offset.
+With no key configured both sides use the empty key: the MAC is then a checksum, which
+still turns a mangled or hand-made token into a refusal instead of a wait.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import struct
+from dataclasses import dataclass
+
+PREFIX = "mst1."
+_BODY = struct.Struct(">HQQ8s")
+_MAC_BYTES = 16
+_LENGTH = _BODY.size + _MAC_BYTES
+# A token issued this far past the reader's clock is refused: clocks disagree, not by this.
+FUTURE_SKEW_MS = 5 * 60 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class WritePosition:
+    """A record of the turns topic: what a write token names."""
+
+    partition: int
+    offset: int
+    issued_ms: int
+
+
+class BadWriteToken(ValueError):
+    """A token a read must refuse; `reason` is one of `malformed`, `forged`, `other_user`,
+    `future`, `stale`."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        super().__init__(detail)
+
+
+def _digest(user_id: str) -> bytes:
+    return hashlib.sha256(user_id.encode()).digest()[:8]
+
+
+def _mac(key: bytes, body: bytes, user_id: str) -> bytes:
+    return hmac.new(key, body + user_id.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
+
+
+def issue(user_id: str, position: WritePosition, key: bytes = b"") -> str:
+    body = _BODY.pack(position.partition, position.offset, position.issued_ms, _digest(user_id))
+    raw = body + _mac(key, body, user_id)
+    return PREFIX + base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def verify(
+    token: str, user_id: str, *, now_ms: int, max_age_ms: int, key: bytes = b""
+) -> WritePosition:
+    """The position a token names, once it is shown to be this user's, genuine and current."""
+    if not token.startswith(PREFIX):
+        raise BadWriteToken("malformed", f"a write token starts with {PREFIX!r}")
+    encoded = token[len(PREFIX) :]
+    try:
+        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except (binascii.Error, ValueError):
+        raise BadWriteToken("malformed", "not base64url") from None
+    if len(raw) != _LENGTH:
+        raise BadWriteToken("malformed", "wrong length")
+    body, mac = raw[: _BODY.size], raw[_BODY.size :]
+    partition, offset, issued_ms, digest = _BODY.unpack(body)
+    if not hmac.compare_digest(digest, _digest(user_id)):
+        raise BadWriteToken("other_user", "the token was issued for another user")
+    if not hmac.compare_digest(mac, _mac(key, body, user_id)):
+        raise BadWriteToken("forged", "the signature does not match")
+    if issued_ms > now_ms + FUTURE_SKEW_MS:
+        raise BadWriteToken("future", "issued in the future")
+    if now_ms - issued_ms > max_age_ms:
+        raise BadWriteToken("stale", "older than the turns topic keeps its records")
+    return WritePosition(partition, offset, issued_ms)

@@ -1,0 +1,102 @@
+"""`after` and `wait_ms` of a read: the write tokens checked, then the wait for them.
+
+A token that is malformed, forged, stale or from the future is a 422 naming the field
+(`loc: [body, after]`, the reason in `type`), and one issued for another user a 403: a
+client learns at once that the token will never be satisfied, instead of waiting for it.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the query dependency's annotations
+# at definition time, and its bound is a local of `after_query`.
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import HTTPException, Query
+from fastapi.exceptions import RequestValidationError
+from pydantic import SecretStr
+
+from memstream.domain.write_token import BadWriteToken, WritePosition, verify
+from memstream.edges.http.schemas import MAX_WRITE_TOKENS
+from memstream.recall.writes import WriteStatus, WriteWaiter
+
+# A token older than the turns topic keeps its records (7 days) plus a day, as the seen
+# markers: the record it names may be gone and its progress mark with it.
+MAX_TOKEN_AGE_MS = 8 * 24 * 3600 * 1000
+
+
+def positions(
+    user_id: str, after: str | Sequence[str] | None, key: SecretStr | None, location: str
+) -> list[WritePosition]:
+    """The positions `after` names, or the 4xx that refuses it."""
+    tokens = [after] if isinstance(after, str) else list(after or ())
+    secret = key.get_secret_value().encode() if key is not None else b""
+    now_ms = int(time.time() * 1000)
+    found: list[WritePosition] = []
+    for index, token in enumerate(tokens):
+        try:
+            found.append(
+                verify(token, user_id, now_ms=now_ms, max_age_ms=MAX_TOKEN_AGE_MS, key=secret)
+            )
+        except BadWriteToken as bad:
+            loc: list[str | int] = [location, "after"]
+            if not isinstance(after, str):
+                loc.append(index)
+            if bad.reason == "other_user":
+                raise HTTPException(status_code=403, detail=f"after: {bad}") from None
+            raise RequestValidationError(
+                [{"type": f"write_token_{bad.reason}", "loc": loc, "msg": str(bad)}]
+            ) from None
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class AfterQuery:
+    """`after` and `wait_ms` as query parameters, for the GET routes that read the tree."""
+
+    after: list[str]
+    wait_ms: int
+
+
+def after_query(max_wait_ms: int) -> Callable[..., Awaitable[AfterQuery]]:
+    """The dependency reading `?after=<token>&after=...&wait_ms=N` (bounded by the setting)."""
+
+    async def read(
+        after: Annotated[
+            list[str],
+            Query(
+                max_length=MAX_WRITE_TOKENS,
+                description="Write token(s) of publish receipts: answer once the segmenter "
+                "has committed past them (docs/read-your-writes.md).",
+            ),
+        ] = [],  # noqa: B006 (FastAPI copies a default; it is never mutated)
+        wait_ms: Annotated[
+            int, Query(ge=0, le=max_wait_ms, description="Most milliseconds to wait for `after`.")
+        ] = 0,
+    ) -> AfterQuery:
+        return AfterQuery(after, wait_ms)
+
+    return read
+
+
+def seen(status: WriteStatus) -> dict[str, Any]:
+    """The `WritesSeen` fields of an answer."""
+    return {
+        "pending": status.pending,
+        "pending_reason": status.reason,
+        "held_messages": list(status.held),
+    }
+
+
+async def settle(
+    waiter: WriteWaiter,
+    user_id: str,
+    after: str | Sequence[str] | None,
+    wait_ms: int,
+    key: SecretStr | None,
+    location: str = "body",
+) -> WriteStatus:
+    """Check `after`, then wait up to `wait_ms` for the segmenter to commit past it."""
+    found = positions(user_id, after, key, location)
+    return await waiter.wait(user_id, found, wait_ms / 1000)
