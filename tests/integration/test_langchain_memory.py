@@ -63,6 +63,7 @@ async def test_history_publishes_retriever_recalls_and_clear_forgets(
         with RecallClient(stack.url, api_key=API_KEY) as sync_client:
             retriever = MemstreamRetriever(user_id=user, client=sync_client)
             sync_docs = await asyncio.to_thread(retriever.invoke, question)
+            threaded_docs = await retriever.ainvoke(question)  # no async client: a thread
         retriever = MemstreamRetriever(user_id=user, async_client=client)
         docs = await retriever.ainvoke(question)
 
@@ -72,7 +73,9 @@ async def test_history_publishes_retriever_recalls_and_clear_forgets(
         await asyncio.to_thread(producer.close)
 
     assert history.messages == [] and len(await second.aget_messages()) == 1
-    assert [d.page_content for d in docs] == [d.page_content for d in sync_docs]
+    contents = [d.page_content for d in docs]
+    assert contents == [d.page_content for d in sync_docs]
+    assert contents == [d.page_content for d in threaded_docs]
     leaves = [d for d in docs if d.metadata["kind"] == "memory" and d.metadata["level"] == 1]
     cat = next(d for d in leaves if said.id in d.metadata["source_ids"])
     assert "Miso" in cat.page_content

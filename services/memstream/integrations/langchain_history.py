@@ -1,10 +1,10 @@
 """A LangChain chat-message history that publishes the conversation to memstream.
 
     history = MemstreamChatMessageHistory("s1", user_id="ann", producer=producer)
-    chain = RunnableWithMessageHistory(prompt | model, lambda session_id: history, ...)
+    history.add_messages([HumanMessage("I adopted a cat called Miso."), AIMessage(reply)])
 
 memstream keeps memories, not transcripts: `messages` are the ones added through this object
-(the window the chain replays), while every human and AI message is also published to the
+(the window a chain replays), while every human and AI message is also published to the
 turns topic, where it becomes long-term memory that `MemstreamRetriever` recalls in any later
 session. System and tool messages stay in the window and are not remembered. `clear()`
 empties the window and forgets, in memstream too, the messages this history published.
