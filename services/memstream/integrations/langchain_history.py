@@ -21,20 +21,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ChatMessage
 
 from memstream.client import AsyncMemstreamProducer, MemstreamProducer
 from memstream.integrations.session_turns import Role, SessionTurns
 
+# By message type, and for a ChatMessage (type "chat") by the role it names.
 ROLES: dict[str, Role] = {"human": "user", "ai": "assistant"}
+CHAT_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
 
 
 def message_role(message: BaseMessage) -> Role | None:
     """memstream's role for a LangChain message, None for one not to remember (system, tool,
     or an AI message that only calls tools)."""
-    role = ROLES.get(message.type)
-    if role is None and message.type == "chat":
-        role = ROLES.get({"user": "human", "assistant": "ai"}.get(getattr(message, "role", ""), ""))
+    if isinstance(message, ChatMessage):
+        role = CHAT_ROLES.get(message.role)
+    else:
+        role = ROLES.get(message.type)
     if role is None or not message.text.strip():
         return None
     return role

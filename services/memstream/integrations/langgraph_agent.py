@@ -23,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from memstream.client import AsyncMemstreamProducer, AsyncRecallClient
@@ -54,7 +55,7 @@ def build_memory_agent(
     checkpointer: Checkpointer = None,
     system: str = DEFAULT_SYSTEM,
     max_tokens: int | None = None,
-) -> Any:
+) -> CompiledStateGraph[MemoryState, None, MemoryState, MemoryState]:
     """The compiled graph; invoke it with `configurable.user_id` and `configurable.thread_id`."""
 
     async def recall_memories(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
