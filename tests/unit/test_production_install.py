@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# What only the extras bring (the local model, the embedded stack) and the lab (memstream-lab:
-# the benchmarks and the evaluation, with its plots and the mem0 peer).
+# What only the extras bring (the local model, the embedded stack, the agent frameworks) and
+# the lab (memstream-lab: the benchmarks and the evaluation, with its plots and the mem0 peer).
 DEV_ONLY = (
     "memstream_lab",
     "torch",
@@ -27,6 +27,9 @@ DEV_ONLY = (
     "qdrant_edge",
     "matplotlib",
     "mem0",
+    "langchain_core",
+    "langgraph",
+    "agents",
 )
 BLOCKER = f"""
 import sys
@@ -108,7 +111,8 @@ def test_the_production_commands_start(production_env: dict[str, str], command: 
 def test_every_production_module_imports_and_the_root_builds(
     production_env: dict[str, str],
 ) -> None:
-    # Everything but the embedded stack and the in-process Qdrant adapter (the extra).
+    # Everything but the embedded stack, the in-process Qdrant adapter and the framework
+    # adapters (the extras).
     done = run(
         production_env,
         """
@@ -116,7 +120,11 @@ def test_every_production_module_imports_and_the_root_builds(
         import memstream
         from memstream.settings import Settings
 
-        skipped = ("memstream.entrypoints.embedded", "memstream.adapters.qdrant.edge")
+        skipped = (
+            "memstream.entrypoints.embedded",
+            "memstream.adapters.qdrant.edge",
+            "memstream.integrations.",
+        )
         for module in pkgutil.walk_packages(memstream.__path__, "memstream."):
             if not module.name.startswith(skipped):
                 importlib.import_module(module.name)
