@@ -298,10 +298,11 @@ class LifecycleSettings(BaseModel):
         default=3, ge=0, le=20, description="Same-level memories given as context."
     )
     knowledge: bool = Field(
-        default=False,
-        description="Extract facts and entities from every L1 and commit them with it (off by "
-        "default until their cost fits the ingest target: docs/figures/knowledge-write.md); "
-        "off, a forget still removes what an earlier run wrote about its leaves.",
+        default=True,
+        description="Extract facts and entities from every L1 and commit them with it, and "
+        "recall, the profile and the facts routes use them (its cost: "
+        "docs/figures/knowledge-write.md); off, the facts routes answer 501 and a forget "
+        "still removes what an earlier run wrote about its leaves.",
     )
 
 
