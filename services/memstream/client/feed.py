@@ -8,11 +8,13 @@ group (`docs/change-feed.md`).
                 case MemoryRemoved():  index.delete(event.ids)
                 case UserForgotten():  index.delete_user(event.user_id)
 
-Delivery is at least once. Every event the loop was given is committed for the group when
-it asks for the next batch of records (or on `commit()` and on leaving the block), so a
-consumer that stops mid-batch sees the rest of that batch again: deduplicate by
-`event.dedup_key` or apply events idempotently (every event here can be). Events of one
-user come in order (the topic is keyed by user id); users on different partitions interleave.
+Delivery is at least once. An event counts as handled once the loop asks for the next one
+(or leaves the block without an exception); handled events are committed for the group
+when the loop asks for more records, on `commit()` and on leaving the block. So an event
+whose handling raised is read again by the next run, and a consumer that stops mid-batch
+sees the rest of that batch again: deduplicate by `event.dedup_key` or apply events
+idempotently (every event here can be). Events of one user come in order (the topic is
+keyed by user id); users on different partitions interleave.
 
 Where a new group starts: `start="beginning"` (the oldest event kept) or `"end"` (only new
 ones); `positions={partition: offset}` starts there instead. A group that fell behind the
@@ -65,7 +67,9 @@ class FeedBehindRetention(Exception):
 
 
 class _SeekToPositions(ConsumerRebalanceListener):
-    """Moves each partition to the caller's position the first time it is assigned."""
+    """Moves each partition to the caller's position the first time it is assigned, once
+    the position is known to be one the topic holds (a broker may answer a fetch past the
+    end with nothing rather than an error)."""
 
     def __init__(self, feed: MemoryFeed, positions: Mapping[int, int]) -> None:
         self._feed = feed
@@ -75,10 +79,19 @@ class _SeekToPositions(ConsumerRebalanceListener):
         await self._feed.commit()
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
-        for tp in assigned:
-            offset = self._positions.pop(tp.partition, None)
-            if offset is not None:
-                self._feed.consumer.seek(tp, offset)
+        wanted = {
+            tp: self._positions.pop(tp.partition)
+            for tp in assigned
+            if tp.partition in self._positions
+        }
+        if not wanted:
+            return
+        refused = await self._feed.out_of_range(wanted)
+        if refused is not None:
+            self._feed.refused = refused  # raised by the loop: a listener's error is only logged
+            return
+        for tp, offset in wanted.items():
+            self._feed.consumer.seek(tp, offset)
 
 
 class MemoryFeed:
@@ -110,15 +123,20 @@ class MemoryFeed:
         )
         self._listener = _SeekToPositions(self, positions or {})
         self._pending: list[FeedEvent] = []
-        self._read: dict[TopicPartition, int] = {}  # next offset after what the loop was given
+        self._given: FeedEvent | None = None  # the last event returned, maybe still in hand
+        self._handled: dict[TopicPartition, int] = {}  # next offset after what is handled
         self._committed: dict[TopicPartition, int] = {}
+        self.refused: Exception | None = None  # a starting position the topic does not hold
 
     async def start(self) -> None:
         await self.consumer.start()
         self.consumer.subscribe([self.topic], listener=self._listener)
 
-    async def stop(self) -> None:
+    async def stop(self, *, handled: bool = True) -> None:
+        """Commit and leave the group; `handled`: whether the last event returned was."""
         try:
+            if handled:
+                self._mark_handled()
             await self.commit()
         finally:
             await self.consumer.stop()
@@ -133,26 +151,28 @@ class MemoryFeed:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.stop()
+        await self.stop(handled=exc is None)
 
     def __aiter__(self) -> MemoryFeed:
         return self
 
     async def __anext__(self) -> FeedEvent:
+        self._mark_handled()  # the loop came back for more: what it was given is handled
         while not self._pending:
-            await self.commit()  # the loop came back for more: what it was given is handled
+            await self.commit()
             self._pending = await self._fetch()
-        event = self._pending.pop(0)
-        self._read[TopicPartition(self.topic, event.partition)] = event.offset + 1
-        return event
+            if self.refused is not None:
+                raise self.refused
+        self._given = self._pending.pop(0)
+        return self._given
 
     def positions(self) -> dict[int, int]:
-        """Per partition, the offset after the last event the loop was given."""
-        return {tp.partition: offset for tp, offset in self._read.items()}
+        """Per partition, the offset after the last event handled: where to resume."""
+        return {tp.partition: offset for tp, offset in self._handled.items()}
 
     async def commit(self) -> None:
-        """Record for the group that every event the loop was given is handled."""
-        fresh = {tp: o for tp, o in self._read.items() if self._committed.get(tp) != o}
+        """Record for the group how far the events are handled."""
+        fresh = {tp: o for tp, o in self._handled.items() if self._committed.get(tp) != o}
         if fresh:
             await self.consumer.commit(fresh)
             self._committed.update(fresh)
@@ -164,7 +184,8 @@ class MemoryFeed:
             await self._place_new(unplaced)
             return []
         except OffsetOutOfRangeError as gone:
-            raise await self._behind(gone) from gone
+            wanted = dict(gone.args[0]) if gone.args else {}
+            raise (await self.out_of_range(wanted) or gone) from gone
         events: list[FeedEvent] = []
         for tp, records in batches.items():
             for record in records:
@@ -172,8 +193,14 @@ class MemoryFeed:
                 if event is not None:
                     events.append(event)
                 else:  # skipped, but read: the group moves past it
-                    self._read[tp] = record.offset + 1
+                    self._handled[tp] = record.offset + 1
         return events
+
+    def _mark_handled(self) -> None:
+        if self._given is not None:
+            tp = TopicPartition(self.topic, self._given.partition)
+            self._handled[tp] = self._given.offset + 1
+            self._given = None
 
     async def _place_new(self, unplaced: NoOffsetForPartitionError) -> None:
         """A partition the group has no position in starts where `start` says."""
@@ -184,19 +211,19 @@ class MemoryFeed:
         else:
             await self.consumer.seek_to_end(*tps)
 
-    async def _behind(self, gone: OffsetOutOfRangeError) -> Exception:
-        wanted: dict[TopicPartition, int] = dict(gone.args[0]) if gone.args else {}
+    async def out_of_range(self, wanted: Mapping[TopicPartition, int]) -> Exception | None:
+        """Why these positions cannot be read from (behind retention, past the end), or None."""
         kept = await self.consumer.beginning_offsets(list(wanted))
         ends = await self.consumer.end_offsets(list(wanted))
-        behind = {tp: o for tp, o in wanted.items() if o < kept[tp]}
-        if not behind:  # past the end: a position this topic never had
+        behind = {tp.partition: (o, kept[tp]) for tp, o in wanted.items() if o < kept[tp]}
+        if behind:
+            return FeedBehindRetention(self.topic, behind)
+        if any(o > ends[tp] for tp, o in wanted.items()):
             return ValueError(
                 f"positions {_by_partition(wanted)} are past the end of {self.topic} "
                 f"(it ends at {_by_partition(ends)}): not a place this feed has been"
             )
-        return FeedBehindRetention(
-            self.topic, {tp.partition: (o, kept[tp]) for tp, o in behind.items()}
-        )
+        return None
 
 
 def _by_partition(offsets: Mapping[TopicPartition, int]) -> dict[int, int]:
