@@ -24,7 +24,7 @@ topic's retention gets `FeedBehindRetention` naming what was lost and where to r
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Any, Literal
 
@@ -77,6 +77,7 @@ class _SeekToPositions(ConsumerRebalanceListener):
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
         await self._feed.commit()
+        self._feed.let_go(revoked)
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         wanted = {
@@ -172,7 +173,10 @@ class MemoryFeed:
 
     async def commit(self) -> None:
         """Record for the group how far the events are handled."""
-        fresh = {tp: o for tp, o in self._handled.items() if self._committed.get(tp) != o}
+        owned = self.consumer.assignment()  # a partition given away is its new reader's
+        fresh = {
+            tp: o for tp, o in self._handled.items() if tp in owned and self._committed.get(tp) != o
+        }
         if fresh:
             await self.consumer.commit(fresh)
             self._committed.update(fresh)
@@ -196,10 +200,20 @@ class MemoryFeed:
                     self._handled[tp] = record.offset + 1
         return events
 
+    def let_go(self, revoked: Collection[TopicPartition]) -> None:
+        """Forget partitions another member now reads: their records still waiting here are
+        that member's to give (from the group's committed offsets)."""
+        self._pending = [e for e in self._pending if self._tp(e) not in revoked]
+        for tp in revoked:
+            self._handled.pop(tp, None)
+            self._committed.pop(tp, None)
+
+    def _tp(self, event: FeedEvent) -> TopicPartition:
+        return TopicPartition(self.topic, event.partition)
+
     def _mark_handled(self) -> None:
         if self._given is not None:
-            tp = TopicPartition(self.topic, self._given.partition)
-            self._handled[tp] = self._given.offset + 1
+            self._handled[self._tp(self._given)] = self._given.offset + 1
             self._given = None
 
     async def _place_new(self, unplaced: NoOffsetForPartitionError) -> None:

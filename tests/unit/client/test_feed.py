@@ -43,6 +43,9 @@ class ConsumerAfterRetention:
     async def start(self) -> None:
         pass
 
+    def assignment(self) -> set[TopicPartition]:
+        return {TP}
+
     def subscribe(self, topics: list[str], listener: object) -> None:
         pass
 
