@@ -14,8 +14,8 @@ setup: $(STAMP)
 # lint-imports checks the layers in .importlinter on this tree's sources (PYTHONPATH), not on
 # wherever memstream and the lab happen to be installed.
 lint: $(STAMP)
-	ruff check services lab tests
-	ruff format --check services lab tests
+	ruff check services lab tests examples
+	ruff format --check services lab tests examples
 	PYTHONPATH=services:lab lint-imports
 
 # The packages to check (memstream, memstream_lab) are in pyproject.toml's [tool.mypy].

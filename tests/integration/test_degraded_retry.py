@@ -113,7 +113,7 @@ async def test_degraded_session_is_rewritten_when_the_llm_is_back(
     assert second.node.text == "a summary written by the model"
     assert await tree.degraded() == []
     assert await ticker.reconsolidate_degraded() == 0
-    memories = [o.value for o in published.sent if o.topic == "memories"]
+    memories = [o.value for o in published.sent if o.value["type"] == "memory.v1"]
     assert [(m["id"], m["version"]) for m in memories] == [(session_id, 1), (session_id, 2)]
     assert await tree.outbox(USER, "consolidator") == []
     await index.close()

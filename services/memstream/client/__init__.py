@@ -11,6 +11,15 @@ the topic catalog (`memstream.contracts`), aiokafka, httpx, tenacity and pydanti
 """
 
 from memstream.client.events import InvalidEvent, forget_event, session_end_event, turn_event
+from memstream.client.feed import FeedBehindRetention, MemoryFeed
+from memstream.client.feed_events import (
+    FeedEvent,
+    MemoryRemoved,
+    MemoryWritten,
+    RebuildFinished,
+    UserForgotten,
+    WindowConsolidated,
+)
 from memstream.client.models import (
     Entities,
     EntityDetail,
@@ -36,17 +45,25 @@ __all__ = [
     "EntitySummary",
     "Fact",
     "Facts",
+    "FeedBehindRetention",
+    "FeedEvent",
     "ForgetResult",
     "InvalidEvent",
     "Memory",
     "MemoryDetail",
+    "MemoryFeed",
     "MemoryPage",
+    "MemoryRemoved",
+    "MemoryWritten",
     "MemstreamProducer",
     "Profile",
+    "RebuildFinished",
     "Recall",
     "RecallClient",
     "RecallError",
     "Receipt",
+    "UserForgotten",
+    "WindowConsolidated",
     "forget_event",
     "session_end_event",
     "turn_event",

@@ -45,6 +45,7 @@ from typing import Any
 from memstream import faults
 from memstream.consolidator.batch_view import BatchView
 from memstream.contracts.codec import memory_event, removed_event
+from memstream.contracts.feed_events import window_consolidated_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.facts import AtomicFact
@@ -139,6 +140,7 @@ class Consolidator:
             faults.reach("consolidation.after_qdrant")
             for user_id, mine in by_user.items():
                 events = [self._memory_event(s.node).to_json() for s in mine]
+                events += [self._consolidated_event(s.node).to_json() for s in mine]
                 ids = [s.node.id for s in mine]
                 gone = removed.get(user_id, [])
                 if gone:
@@ -222,6 +224,9 @@ class Consolidator:
 
     def _memory_event(self, node: MemoryNode) -> Outbound:
         return Outbound(self._memories_topic, node.user_id, memory_event(node))
+
+    def _consolidated_event(self, node: MemoryNode) -> Outbound:
+        return Outbound(self._memories_topic, node.user_id, window_consolidated_event(node))
 
     async def _flush_outboxes(self, users: Sequence[str]) -> None:
         """Publish what the users' outboxes hold, in one call, then clear them."""

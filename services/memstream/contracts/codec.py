@@ -246,9 +246,14 @@ def decode_derivation(raw: Any) -> Derivation | None:
 
 
 def memory_event(node: MemoryNode) -> dict[str, Any]:
-    """The memories topic announces a node; its children, verbatim messages, facts and
-    derivation stay in the stores (so they are not encoded for it either)."""
-    return {"type": "memory.v1", **_announced(node)}
+    """The change feed announces a node with what wrote it and the facts of its text; its
+    children and verbatim messages stay in the stores (the feed carries no message twice)."""
+    return {
+        "type": "memory.v1",
+        **_announced(node),
+        "derivation": node.derivation.to_json() if node.derivation else None,
+        "facts": encode_facts(node.facts),
+    }
 
 
 def removed_event(user_id: str, node_ids: Sequence[str]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from typing import Any
 
 from memstream import faults
 from memstream.contracts.codec import encode_state, encode_window, memory_event, removed_event
+from memstream.contracts.feed_events import rebuild_finished_event, user_forgotten_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
@@ -250,8 +251,18 @@ class Segmenter:
             # would let the records between the two forgets back in.)
             stone = Tombstone(self._clock().timestamp(), raw.partition, raw.offset, raw.timestamp)
             await self._forget(user_id, stone)
+            await self._announce_forgotten(user_id, stone)
             report.forgotten.append(user_id)
         return items[last_forget + 1 :]
+
+    async def _announce_forgotten(self, user_id: str, stone: Tombstone) -> None:
+        """`user_forgotten.v1` on the change feed, published at once: the forget wiped the
+        user's outbox. A crash before it replays the forget (same place: not older than its
+        own tombstone), which announces it again under the same `forget_id`."""
+        value = user_forgotten_event(
+            user_id, stone.partition or 0, stone.offset or 0, stone.forgotten_at
+        )
+        await self._publisher.publish([Outbound(self._topics.memories, user_id, value)])
 
     async def _load_decide_carry_out(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
@@ -293,6 +304,7 @@ class Segmenter:
         if removed:
             gone = removed_event(user_id, [n.id for n in removed])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
+        outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         commit = UserCommit(
             user_id,
@@ -406,6 +418,14 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(dict(p)) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+
+
+def _rebuild_announced(topic: str, user_id: str, job: RebuildJob | None) -> list[Outbound]:
+    """`rebuild_finished.v1` when this step wrote the rebuild's last chunk (in the outbox,
+    committed with the finished job: announced at least once)."""
+    if job is None or not job.finished:
+        return []
+    return [Outbound(topic, user_id, rebuild_finished_event(user_id, job))]
 
 
 def _count(report: BatchReport, user_id: str, plan: StepPlan) -> None:

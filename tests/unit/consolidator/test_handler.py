@@ -79,7 +79,8 @@ class Rig:
     consolidator: Consolidator
 
     def published_versions(self) -> list[tuple[str, int]]:
-        return [(str(o.value["id"]), int(o.value["version"])) for o in self.publisher.sent]
+        written = [o.value for o in self.publisher.sent if o.value["type"] == "memory.v1"]
+        return [(str(v["id"]), int(v["version"])) for v in written]
 
     async def versions(self) -> dict[str, int]:
         return {i: s.node.version for (_, i), s in self.tree.stored.items()}
@@ -143,6 +144,13 @@ async def test_a_closed_session_becomes_a_node_indexed_committed_and_published()
     assert stored == StoredNode(node, fingerprint([leaf(1), leaf(2, minutes=30)]))
     assert [m.node for m in r.index.upserted] == [node]
     assert r.published_versions() == [(SESSION, 1)]
+    # The change feed says the window is consolidated after announcing its memory.
+    assert [
+        (o.value["type"], o.value.get("id") or o.value["node_id"]) for o in r.publisher.sent
+    ] == [
+        ("memory.v1", SESSION),
+        ("window_consolidated.v1", SESSION),
+    ]
     assert await r.tree.outbox(USER, "consolidator") == []
 
 
@@ -196,7 +204,8 @@ async def test_a_crash_between_commit_and_publish_is_published_on_replay_once() 
         await r.consolidator.handle_batch([session_closure(), day_closure()])
     versions = await r.versions()
     assert versions == {leaf(1).id: 1, SESSION: 1, DAY: 1}  # committed, not published
-    assert len(await r.tree.outbox(USER, "consolidator")) == 2
+    # Each window's memory and its consolidation, waiting in the outbox.
+    assert len(await r.tree.outbox(USER, "consolidator")) == 4
 
     replay = await r.consolidator.handle_batch([session_closure(), day_closure()])
     assert skipped(replay) == ["unchanged", "unchanged"]

@@ -77,6 +77,28 @@ GOOD: dict[str, dict[str, object]] = {
         "degraded": False,
     },
     "memory_removed.v1": {"type": "memory_removed.v1", "user_id": USER, "count": 12},
+    "user_forgotten.v1": {
+        "type": "user_forgotten.v1",
+        "user_id": USER,
+        "forget_id": "3:41",
+        "forgotten_at": TS,
+    },
+    "window_consolidated.v1": {
+        "type": "window_consolidated.v1",
+        "user_id": USER,
+        "node_id": "n1",
+        "level": 3,
+        "t_start": TS,
+        "t_end": TS,
+        "version": 2,
+    },
+    "rebuild_finished.v1": {
+        "type": "rebuild_finished.v1",
+        "user_id": USER,
+        "rebuild_id": "r1",
+        "leaves": 40,
+        "leaves_rewritten": 38,
+    },
     "dead_letter.v1": {
         "type": "dead_letter.v1",
         "topic": "memstream.turns.v1",
@@ -111,6 +133,9 @@ BAD = [
     ("memory.v1", {"source_ids": ["e1", 7]}, "source_ids[1]", "must be string"),
     ("memory_removed.v1", {"count": DROP}, "", "needs ids or count"),
     ("memory.v1", {"parent_id": 3}, "parent_id", "must be string or null"),
+    ("user_forgotten.v1", {"forget_id": DROP}, "forget_id", "missing field"),
+    ("window_consolidated.v1", {"level": 1}, "level", "at least 2"),
+    ("rebuild_finished.v1", {"leaves": -1}, "leaves", "at least 0"),
 ]
 
 

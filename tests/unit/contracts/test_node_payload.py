@@ -79,6 +79,9 @@ def test_points_written_before_the_packing_are_still_read() -> None:
     assert node_from_payload(LEAF.id, {**unpacked(LEAF), "messages": None}).messages == ()
 
 
-def test_the_memories_topic_announces_the_node_without_them() -> None:
+def test_the_change_feed_announces_a_node_with_its_facts_and_without_its_messages() -> None:
     event = memory_event(LEAF)
-    assert "messages" not in event and "facts" not in event
+    assert "messages" not in event and "children" not in event
+    assert memory_event(SESSION)["facts"] == [
+        {"text": 'Ana: "I adopted a dog."', "source_ids": ["m1", "m2"], "at": MAY_8.isoformat()}
+    ]

@@ -195,6 +195,9 @@ async def test_events_before_a_forget_are_moot_and_those_after_it_count() -> Non
     report = await r.segmenter.handle_batch(batch)
     assert r.forgets.users == [USER]
     assert report.forgotten == [USER]
+    # The change feed says so, under the forget record's place in the turns topic.
+    [forgotten] = [e for e in r.published() if e["type"] == "user_forgotten.v1"]
+    assert (forgotten["user_id"], forgotten["forget_id"]) == (USER, "0:2")
     # q1/a1 came before the forget; q0/a0 again after it, and the forget cleared their markers.
     assert [n.source_ids for n in await r.l1s()] == [("q0", "a0")]
     assert report.duplicates == 0

@@ -163,6 +163,16 @@ async def test_a_new_derivation_rewrites_every_node_once_with_the_same_ids_and_s
     )
     job = await r.tree.rebuild_job(USER)
     assert job is not None and job.finished and job.rewritten == 6
+    announced = [o.value for o in r.publisher.sent if o.value["type"] == "rebuild_finished.v1"]
+    assert announced == [
+        {
+            "type": "rebuild_finished.v1",
+            "user_id": USER,
+            "rebuild_id": "r1",
+            "leaves": 6,
+            "leaves_rewritten": 6,
+        }
+    ]
     assert sorted(job.windows) == sorted(i for i, n in before.items() if n.level > 1)
 
 

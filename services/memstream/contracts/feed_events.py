@@ -1,0 +1,54 @@
+"""The change feed's events beyond memories written and removed (`docs/change-feed.md`).
+
+Each is published on the memories topic under its user's id, so it sits in order with that
+user's `memory.v1` and `memory_removed.v1` values.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from memstream.domain.models import MemoryNode
+from memstream.domain.rebuild import RebuildJob
+
+USER_FORGOTTEN = "user_forgotten.v1"
+WINDOW_CONSOLIDATED = "window_consolidated.v1"
+REBUILD_FINISHED = "rebuild_finished.v1"
+
+
+def user_forgotten_event(
+    user_id: str, partition: int, offset: int, forgotten_at: float
+) -> dict[str, Any]:
+    """Every memory of the user is gone. `forget_id` is the forget record's place in the
+    turns topic: a replayed forget announces itself again under the same id."""
+    return {
+        "type": USER_FORGOTTEN,
+        "user_id": user_id,
+        "forget_id": f"{partition}:{offset}",
+        "forgotten_at": datetime.fromtimestamp(forgotten_at, UTC).isoformat(),
+    }
+
+
+def window_consolidated_event(node: MemoryNode) -> dict[str, Any]:
+    """The window of `node` (L2-L5) was consolidated into this version of it."""
+    return {
+        "type": WINDOW_CONSOLIDATED,
+        "user_id": node.user_id,
+        "node_id": node.id,
+        "level": int(node.level),
+        "t_start": node.t_start.isoformat(),
+        "t_end": node.t_end.isoformat(),
+        "version": node.version,
+    }
+
+
+def rebuild_finished_event(user_id: str, job: RebuildJob) -> dict[str, Any]:
+    """The rebuild's last leaves are written; the windows above follow as consolidations."""
+    return {
+        "type": REBUILD_FINISHED,
+        "user_id": user_id,
+        "rebuild_id": job.rebuild_id,
+        "leaves": len(job.leaves),
+        "leaves_rewritten": job.rewritten,
+    }

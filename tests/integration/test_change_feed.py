@@ -1,0 +1,169 @@
+"""The change feed replays the stores (real broker, Faust workers, Redis and Qdrant).
+
+A `MemoryFeed` reads the memories topic from the start while two users' conversations are
+ingested, one message of the first is forgotten, the second user is forgotten whole, and
+the first is rebuilt with a new prompt version. Applying the events it gave, in order, must
+give exactly the live memories of the stores: the same ids, versions and texts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+
+from memstream.bootstrap import Container
+from memstream.client.feed import MemoryFeed
+from memstream.client.feed_events import (
+    FeedEvent,
+    MemoryRemoved,
+    MemoryWritten,
+    RebuildFinished,
+    UserForgotten,
+    WindowConsolidated,
+)
+from memstream.domain.models import Level
+from memstream.entrypoints.embedded.caught_up import wait_caught_up
+from memstream.entrypoints.embedded.ingest import publish_file
+from memstream.entrypoints.runner import WRITE_PATH, Part, run_parts
+
+from .test_forget_message import FORGOTTEN, USER, conversation, runtime, wait_done
+from .test_rebuild import rebuilt
+
+__all__ = ["runtime"]
+
+OTHER = "feed-other"
+Replayed = dict[str, tuple[str, int, str]]  # memory id -> user, version, text
+
+
+def replay(events: Sequence[FeedEvent]) -> Replayed:
+    """The live memories the events describe, applied in the order they came."""
+    live: Replayed = {}
+    for event in events:
+        if isinstance(event, MemoryWritten):
+            live[event.id] = (event.user_id, event.version, event.text)
+        elif isinstance(event, MemoryRemoved):
+            for memory_id in event.ids:
+                live.pop(memory_id, None)
+        elif isinstance(event, UserForgotten):
+            live = {i: m for i, m in live.items() if m[0] != event.user_id}
+    return live
+
+
+async def stored(rt: Container, users: Sequence[str]) -> Replayed:
+    live: Replayed = {}
+    for user in users:
+        for level in Level:
+            ids = await rt.tree.level_ids(user, level, limit=10_000)
+            for node in await rt.tree.get_many(user, ids):
+                live[node.id] = (user, node.version, node.text)
+    return live
+
+
+async def read_to_end(feed: MemoryFeed, events: list[FeedEvent], timeout_s: float = 60) -> None:
+    """Wait until the feed has given every event the topic holds now."""
+    consumer = feed.consumer
+    tps = await _partitions(feed)
+    ends = {tp.partition: o for tp, o in (await consumer.end_offsets(tps)).items() if o > 0}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while any(feed.positions().get(p, 0) < end for p, end in ends.items()):
+        if loop.time() > deadline:
+            raise TimeoutError(f"the feed read {feed.positions()} of {ends}")
+        await asyncio.sleep(0.1)
+
+
+async def _partitions(feed: MemoryFeed) -> list[object]:
+    from aiokafka import TopicPartition
+
+    parts = feed.consumer.partitions_for_topic(feed.topic) or set()
+    return [TopicPartition(feed.topic, p) for p in sorted(parts)]
+
+
+async def test_replaying_the_feed_gives_the_stores_final_state(
+    runtime: Container, tmp_path: Path
+) -> None:
+    settings = runtime.settings
+    other = [{**e, "user_id": OTHER} for e in conversation() if e.get("session_id") == "s0"]
+    path = tmp_path / "conversation.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in conversation() + other))
+    events: list[FeedEvent] = []
+
+    async def consume(feed: MemoryFeed) -> None:
+        async for event in feed:
+            events.append(event)
+
+    base = f"http://127.0.0.1:{settings.api.port}"
+    feed = MemoryFeed(
+        settings.broker.bootstrap,
+        group_id=settings.broker.consumer_group + "-feed",
+        catalog=runtime.catalog,
+    )
+    async with feed, httpx.AsyncClient(base_url=base, timeout=30) as client:
+        reading = asyncio.create_task(consume(feed))
+        started = asyncio.Event()
+        async with run_parts(
+            runtime, WRITE_PATH | {Part.API}, fast_rebalance=True, on_started=started.set
+        ):
+            await asyncio.wait_for(started.wait(), 60)
+            await publish_file(
+                path,
+                catalog=runtime.catalog,
+                bootstrap=settings.broker.bootstrap,
+                show_progress=False,
+            )
+            await wait_caught_up(runtime, [USER, OTHER], timeout_s=120)
+            # Both messages of an exchange: its leaf is removed, its ancestors written again.
+            forgotten = {"message_ids": [FORGOTTEN, "d0-a0"]}
+            reply = await client.post(f"/v1/users/{USER}/messages:forget", json=forgotten)
+            assert reply.status_code == 202, reply.text
+            for handle in reply.json()["handles"]:
+                await wait_done(client, handle)
+            reply = await client.delete(f"/v1/users/{OTHER}")
+            assert reply.status_code == 200, reply.text
+            await wait_caught_up(runtime, [USER], timeout_s=120)
+
+        # The workers again with a new prompt version: the rebuild writes every node again.
+        upgraded = settings.model_copy(update={"prompt_version": "feed-2"})
+        started = asyncio.Event()
+        async with run_parts(
+            replace(runtime, settings=upgraded),
+            WRITE_PATH | {Part.API},
+            fast_rebalance=True,
+            on_started=started.set,
+        ):
+            await asyncio.wait_for(started.wait(), 60)
+            await rebuilt(client)
+            await wait_caught_up(runtime, [USER], timeout_s=120)
+
+        await read_to_end(feed, events)
+        reading.cancel()
+
+    final = await stored(runtime, [USER, OTHER])
+    assert {m[0] for m in final.values()} == {USER}  # the other user is gone from the stores
+    assert replay(events) == final
+
+    # Every kind of change was announced, and each only as often as the feed repeats it.
+    kinds = {type(e) for e in events}
+    assert kinds == {
+        MemoryWritten,
+        MemoryRemoved,
+        UserForgotten,
+        WindowConsolidated,
+        RebuildFinished,
+    }
+    assert [e.user_id for e in events if isinstance(e, UserForgotten)] == [OTHER]
+    [finished] = [e for e in events if isinstance(e, RebuildFinished)]
+    assert finished.leaves == finished.leaves_rewritten > 0
+    versions = [e.version for e in events if isinstance(e, MemoryWritten) and e.user_id == USER]
+    assert max(versions) >= 3  # forgotten (v2) then rebuilt (v3): versions in the feed
+    # Per user in order: a memory's versions come in increasing order.
+    seen: dict[str, int] = {}
+    for e in events:
+        if isinstance(e, MemoryWritten):
+            assert e.version > seen.get(e.id, 0), e.dedup_key
+            seen[e.id] = e.version
