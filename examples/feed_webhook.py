@@ -1,6 +1,6 @@
 """Forward memstream's change feed to a webhook, signed, with retries (`docs/change-feed.md`).
 
-    MEMSTREAM_WEBHOOK_SECRET=... python examples/feed_webhook.py \
+    FEED_WEBHOOK_SECRET=... python examples/feed_webhook.py \
         --bootstrap localhost:9092 --group my-webhook --url https://example.org/hooks/memstream
 
 Each event is POSTed as its JSON (the schemas in `topics/memstream.memories.v1.json`) with:
@@ -117,7 +117,7 @@ async def main() -> None:
     parser.add_argument("--topic-prefix", default="", help="as the workers' MEMSTREAM_TOPIC_PREFIX")
     parser.add_argument("--start", choices=["beginning", "end"], default="end")
     args = parser.parse_args()
-    secret = os.environ["MEMSTREAM_WEBHOOK_SECRET"].encode()
+    secret = os.environ["FEED_WEBHOOK_SECRET"].encode()
     feed = MemoryFeed(
         args.bootstrap, group_id=args.group, topic_prefix=args.topic_prefix, start=args.start
     )
