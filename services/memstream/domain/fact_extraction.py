@@ -269,7 +269,7 @@ def _fact(
         subject_name=name,
         attribute=attribute,
         value=value,
-        text=_sentence(name, attribute, value, pattern.negated),
+        text=fact_sentence(name, attribute, value, pattern.negated),
         valid_from=_valid_from(pattern, match, clause, message),
         recorded_at=message.ts,
         source_ids=(message.event_id,),
@@ -308,10 +308,12 @@ _VERBS = {
     "team": ("plays for", "no longer plays for"),
     "car": ("drives", "no longer drives"),
     "uses": ("uses", "no longer uses"),
+    "statement": ("said", "no longer said"),
 }
 
 
-def _sentence(name: str, attribute: str, value: str, negated: bool) -> str:
+def fact_sentence(name: str, attribute: str, value: str, negated: bool) -> str:
+    """A fact as a readable sentence: "Maya lives in Berlin", "Maya's gp is Dr Okafor"."""
     if attribute not in _VERBS:  # an open attribute: "Maya's gp is Dr Okafor"
         noun = attribute.replace("_", " ")
         return f"{name}'s {noun} {'is no longer' if negated else 'is'} {value}"

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from typing import Protocol
 
-from memstream.domain.fact_extraction import clean_name, clean_value
+from memstream.domain.fact_extraction import clean_name, clean_value, fact_sentence
 from memstream.domain.facts import (
     ATTRIBUTES,
     AtomicFact,
@@ -32,22 +32,8 @@ from memstream.domain.models import MemoryNode, SourceMessage
 # A start this long after the message is a misreading, not a plan.
 LATEST_START = timedelta(days=366)
 
+
 # How each attribute reads in a fact's sentence, held and ended.
-_VERBS: dict[str, tuple[str, str]] = {
-    "lives_in": ("lives in", "no longer lives in"),
-    "works_at": ("works at", "no longer works at"),
-    "job": ("is a", "is no longer a"),
-    "relationship": ("is", "is no longer"),
-    "diet": ("is", "is no longer"),
-    "pet": ("has a", "no longer has the"),
-    "owns": ("owns a", "no longer owns the"),
-    "studies": ("studies", "no longer studies"),
-    "likes": ("likes", "no longer likes"),
-    "hobby": ("took up", "gave up"),
-    "statement": ("said", "no longer said"),
-}
-
-
 class ReadFact(Protocol):
     subject: str
     relation_of: str | None
@@ -81,16 +67,13 @@ def _fact(
         return None
     first = min(cited, key=lambda m: m.ts)
     subject, name = _subject(item, clean_name(first.speaker), speakers)
-    verb = _VERBS[item.attribute][item.negated]
-    if verb.endswith(" a") and value[:1].lower() in "aeiou":
-        verb += "n"
     return make_fact(
         user_id=user_id,
         subject=subject,
         subject_name=name,
         attribute=item.attribute,
         value=value,
-        text=f"{name} {verb} {value}",
+        text=fact_sentence(name, item.attribute, value, item.negated),
         valid_from=_start(item.since, first),
         recorded_at=max(m.ts for m in cited),
         source_ids=tuple(m.event_id for m in cited),
