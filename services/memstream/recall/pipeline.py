@@ -49,13 +49,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from memstream.domain.entity_heatmap import leaves_to_join, rarity
-from memstream.domain.entity_index import (
-    EntityIndex,
-    entity_leaves,
-    leaf_entities,
-    query_entities,
-)
+from memstream.domain.entity_index import EntityIndex
 from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
 from memstream.domain.memory_validity import stale_below_holding, stale_last, with_validity
@@ -77,10 +71,11 @@ from memstream.domain.ranking import (
     prune,
 )
 from memstream.domain.recall_options import RecallOptions
-from memstream.domain.rerank import EntityHeat, rerank
+from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
+from memstream.recall.entities import join_entity_leaves
 from memstream.recall.facts import AskedKnowledge, read_asked_knowledge
 from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
 
@@ -271,7 +266,10 @@ class RecallPipeline:
         ]
         heat = None
         if index is not None:
-            heat, pool = await clock.time("entities", self._join(request, query, index, pool))
+            joining = join_entity_leaves(
+                self._tree, request.user_id, query, index, pool, self.options
+            )
+            heat, pool = await clock.time("entities", joining)
         sessions = await self._sessions(request.user_id, pool)
         ranked = rerank(query, pool, self.options, sessions, heat)
         leaves = ranked[: self.options.leaves_for(query.aggregative)]
@@ -285,30 +283,6 @@ class RecallPipeline:
             return None
         reading = clock.time("entity_index", self._knowledge.entity_index(user_id))
         return asyncio.ensure_future(reading)
-
-    async def _join(
-        self, request: RecallRequest, query: Query, index: EntityIndex, pool: list[RecalledMemory]
-    ) -> tuple[EntityHeat, list[RecalledMemory]]:
-        """The entities the query names, and the pool with their leaves the search missed.
-
-        A joined leaf has no fused score of its own: it enters at the score of the last leaf
-        the pool would keep (`leaf_top_k`), so only the re-rank's bonuses (heat, speaker,
-        time, summary) decide whether it is kept."""
-        keys = query_entities(index, query.text)
-        found = {m.node.id for m in pool}
-        of_entity = entity_leaves(index, keys)
-        wanted = leaves_to_join(of_entity, keys, found, self.options.entity_join)
-        joined = await self._tree.get_many(request.user_id, list(wanted)) if wanted else []
-        scores = sorted((m.score for m in pool), reverse=True)
-        cutoff = scores[min(len(scores), self.options.leaf_top_k) - 1] if scores else 0.0
-        pool = pool + [
-            RecalledMemory(n, cutoff)
-            for n in joined
-            if n.user_id == request.user_id and n.level == Level.SEGMENT
-        ]
-        weights = {k: rarity(len(of_entity.get(k, ())), len(index.leaves)) for k in keys}
-        leaf_keys = {m.node.id: leaf_entities(index, m.node.id) for m in pool}
-        return EntityHeat(weights, leaf_keys), pool
 
     async def _sessions(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
         """The session summaries above the pool, for the summary signal (none when it is
