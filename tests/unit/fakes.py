@@ -26,10 +26,12 @@ from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.knowledge import (
     KnowledgeChange,
     current_facts,
+    entities_by_key,
     entity_index,
     fact_history,
     fact_versions,
-    find_entity,
+    named_entity,
+    said_before,
 )
 from memstream.domain.models import (
     Complexity,
@@ -306,20 +308,17 @@ class FakeTree:
         return list(fact_versions(self._observations(user_id)))
 
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
-        return [f for f in self._observations(user_id) if f.recorded_at < before]
+        return said_before(self._observations(user_id), before)
 
     async def entity_index(self, user_id: str) -> EntityIndex:
         docs = self.leaf_entities.get(user_id, {})
         return entity_index({k: decode_leaf_entities(json.loads(v)) for k, v in docs.items()})
 
     async def entities(self, user_id: str) -> list[Entity]:
-        index = await self.entity_index(user_id)
-        return [index.entities[key] for key in sorted(index.entities)]
+        return entities_by_key(await self.entity_index(user_id))
 
     async def entity(self, user_id: str, name: str) -> Entity | None:
-        index = await self.entity_index(user_id)
-        key = find_entity(index, name)
-        return index.entities.get(key) if key is not None else None
+        return named_entity(await self.entity_index(user_id), name)
 
     async def outbox(self, user_id: str, name: OutboxName) -> list[dict[str, Any]]:
         return [json.loads(e) for e in self.outboxes.get((user_id, name), [])]

@@ -17,7 +17,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memstream.domain.entity_index import EntityIndex, LeafEntities, build, read_leaf, resolve
+from memstream.domain.entity_index import (
+    Entity,
+    EntityIndex,
+    LeafEntities,
+    build,
+    read_leaf,
+    resolve,
+)
 from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.fact_timeline import Timeline, at, current, history, timelines_of
 from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact
@@ -179,6 +186,22 @@ def entity_index(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
 def find_entity(index: EntityIndex, name: str) -> str | None:
     """The key of the entity `name` stands for: its key, an alias key, or a name resolved."""
     return index.keys.get(name) or resolve(index, name)
+
+
+def named_entity(index: EntityIndex, name: str) -> Entity | None:
+    """The entity `name` stands for (`find_entity`), or None."""
+    key = find_entity(index, name)
+    return index.entities.get(key) if key is not None else None
+
+
+def entities_by_key(index: EntityIndex) -> list[Entity]:
+    """Every entity of the index, by key."""
+    return [index.entities[key] for key in sorted(index.entities)]
+
+
+def said_before(observations: Iterable[AtomicFact], before: datetime) -> list[AtomicFact]:
+    """The facts as said (no version derived) that memstream learned before `before`."""
+    return [f for f in observations if f.recorded_at < before]
 
 
 def subject_entity(index: EntityIndex, subject: str) -> str | None:

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from memstream.domain.entity_index import Entity, entity_leaves
 from memstream.domain.facts import AtomicFact
-from memstream.domain.knowledge import facts_about, find_entity
+from memstream.domain.knowledge import facts_about, named_entity
 from memstream.domain.models import MemoryNode
 from memstream.ports import NodeReader
 from memstream.ports.knowledge import KnowledgeReads
@@ -76,12 +76,13 @@ class KnowledgeService:
     async def entity(self, user_id: str, name: str, leaf_limit: int) -> EntityDetail | None:
         """The entity `name` stands for with its timeline and at most `leaf_limit` leaves."""
         index = await self._knowledge.entity_index(user_id)
-        key = find_entity(index, name)
-        if key is None or key not in index.entities:
+        found = named_entity(index, name)
+        if found is None:
             return None
+        key = found.key
         versions = await self._knowledge.fact_versions(user_id)
         about = facts_about(index, versions, key) or ()
         timeline = sorted(about, key=lambda f: (f.valid_from, f.recorded_at, f.fact_id))
         leaf_ids = entity_leaves(index, [key]).get(key, ())[:leaf_limit]
         leaves = await self._tree.get_many(user_id, list(leaf_ids))
-        return EntityDetail(index.entities[key], tuple(timeline), tuple(leaves))
+        return EntityDetail(found, tuple(timeline), tuple(leaves))

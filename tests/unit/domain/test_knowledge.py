@@ -13,6 +13,7 @@ from memstream.domain.knowledge import (
     applied,
     cleared,
     current_facts,
+    entities_by_key,
     entity_index,
     fact_history,
     fact_versions,
@@ -22,6 +23,8 @@ from memstream.domain.knowledge import (
     history_in,
     knowledge_change,
     leaf_knowledge,
+    named_entity,
+    said_before,
     subject_entity,
 )
 from memstream.domain.models import Level, MemoryNode, SourceMessage
@@ -193,3 +196,26 @@ def test_facts_of_derived_timelines_are_the_facts_of_their_observations() -> Non
             assert facts_in(timelines, subject, when) == current_facts(facts, subject, when)
     for subject, attribute in (("speaker:maya", "lives_in"), ("speaker:maya", "works_at")):
         assert history_in(timelines, subject, attribute) == fact_history(facts, subject, attribute)
+
+
+def test_an_entity_is_named_as_find_entity_resolves_it_and_listed_by_key() -> None:
+    knowledge = stored(PORTO, BERLIN, BROTHER)
+    index = entity_index({leaf_id: k.entities for leaf_id, k in knowledge.items()})
+    maya = named_entity(index, "Maya")
+    assert maya is not None and maya.key == find_entity(index, "Maya")
+    assert named_entity(index, "Olga") is None
+    keys = [e.key for e in entities_by_key(index)]
+    assert keys == sorted(index.entities) and "maya" in keys
+
+
+def test_facts_said_before_an_instant_are_those_learned_before_it() -> None:
+    said = observations(stored(PORTO, BERLIN))
+    before_april = said_before(said, APR)
+    assert before_april and all(f.recorded_at < APR for f in before_april)
+    assert "Porto" in values(before_april) and "Berlin" not in values(before_april)
+    assert "Berlin" in values(said_before(said, APR + timedelta(days=1)))
+    assert said_before(said, JAN) == []
+
+
+def values(facts: list[AtomicFact]) -> list[str]:
+    return [f.value for f in facts]

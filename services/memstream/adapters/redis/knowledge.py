@@ -29,10 +29,12 @@ from memstream.domain.entity_index import Entity, EntityIndex
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import (
     KnowledgeChange,
+    entities_by_key,
     entity_index,
     facts_in,
-    find_entity,
     history_in,
+    named_entity,
+    said_before,
     versions_in,
 )
 
@@ -97,16 +99,13 @@ class RedisKnowledge(RedisBase):
         return index
 
     async def entities(self, user_id: str) -> list[Entity]:
-        index = await self.entity_index(user_id)
-        return [index.entities[key] for key in sorted(index.entities)]
+        return entities_by_key(await self.entity_index(user_id))
 
     async def entity(self, user_id: str, name: str) -> Entity | None:
-        index = await self.entity_index(user_id)
-        key = find_entity(index, name)
-        return index.entities.get(key) if key is not None else None
+        return named_entity(await self.entity_index(user_id), name)
 
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
-        return [f for f in await self._observations(user_id) if f.recorded_at < before]
+        return said_before(await self._observations(user_id), before)
 
     async def _observations(self, user_id: str) -> list[AtomicFact]:
         return list((await self._derived_facts(user_id)).observations)
