@@ -5,15 +5,18 @@ summary the messages behind the facts its (trimmed) text keeps, or, with none ke
 span's. Validity is read on the asked slots only: a leaf about Porto carries when Berlin
 replaced it for "Where does Maya live?", and nothing for "What does she do?". A memory that
 states several versions carries the one that held latest (the current one if it states
-it): it is stale only when all it says on the slot is. For a question about a state, a
-memory whose validity excludes the asked time never outranks one that holds then. Pure,
-standard library only.
+it): it is stale only when all it says on the slot is. A memory that states none of them
+but was said before an asked slot changed held at most until that change: what anyone said
+about where Maya lives in 2022 describes what held before she said she lives in Berlin in
+2024, whether or not its words were read as a fact. For a question about a state, a memory
+whose validity excludes the asked time never outranks one that holds then. Pure, standard
+library only.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
 from memstream.domain.facts import AtomicFact
@@ -32,22 +35,49 @@ def memory_sources(node: MemoryNode) -> frozenset[str]:
     return frozenset(node.source_ids)
 
 
-def memory_validity(node: MemoryNode, versions: Iterable[AtomicFact]) -> Validity | None:
-    """The validity of the latest-holding version the memory states, or None if it states
-    none of them."""
+def memory_validity(
+    node: MemoryNode, versions: Sequence[AtomicFact], *, said_before: bool = False
+) -> Validity | None:
+    """The validity of the latest-holding version the memory states; if it states none,
+    with `said_before`, until the change that followed it (`said_before_change`); else None."""
     sources = memory_sources(node)
     stated = [v for v in versions if not sources.isdisjoint(v.source_ids)]
     if not stated:
-        return None
+        return said_before_change(node, versions) if said_before else None
     latest = max(stated, key=_holds_until)
     return Validity(latest.valid_from, latest.valid_to, latest.superseded_by)
 
 
+def said_before_change(node: MemoryNode, versions: Sequence[AtomicFact]) -> Validity | None:
+    """For a memory that states no version: valid until the first version of its slot that
+    began after the memory ended, replaced by that version. Over several slots, the latest
+    such change (the memory may be about any of them, so it is closed only once all have
+    changed); None when some slot has not changed since the memory."""
+    first_after: dict[tuple[str, str, str], AtomicFact] = {}
+    slots = {v.slot for v in versions}
+    for version in versions:
+        if version.valid_from <= node.t_end:
+            continue
+        known = first_after.get(version.slot)
+        if known is None or version.valid_from < known.valid_from:
+            first_after[version.slot] = version
+    if not slots or len(first_after) < len(slots):
+        return None
+    change = max(first_after.values(), key=lambda v: v.valid_from)
+    return Validity(None, change.valid_from, change.fact_id)
+
+
 def with_validity(
-    memories: Sequence[RecalledMemory], versions: Sequence[AtomicFact]
+    memories: Sequence[RecalledMemory],
+    versions: Sequence[AtomicFact],
+    *,
+    said_before: bool = False,
 ) -> list[RecalledMemory]:
-    """The memories, each with its validity on these versions (None when it states none)."""
-    return [dataclasses.replace(m, validity=memory_validity(m.node, versions)) for m in memories]
+    """The memories, each with its validity on these versions (`memory_validity`)."""
+    return [
+        dataclasses.replace(m, validity=memory_validity(m.node, versions, said_before=said_before))
+        for m in memories
+    ]
 
 
 def excludes(validity: Validity | None, instant: datetime) -> bool:

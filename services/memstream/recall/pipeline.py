@@ -196,7 +196,12 @@ class RecallPipeline:
         memories = order(fitted, when)
         if asked.versions:
             # Again after the fit: a trimmed summary states only the facts it kept.
-            memories = stale_last(with_validity(memories, asked.versions), instant)
+            # What was said before a change is closed by it (but kept: the slots asked are
+            # matched by words, and may not be what a memory is about), except for a question
+            # about what held before: there the earlier words are the answer, not stale ones.
+            said_before = query.state != "before"
+            validity = with_validity(memories, asked.versions, said_before=said_before)
+            memories = stale_last(validity, instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         return RecallResult(

@@ -148,3 +148,37 @@ def test_stale_memories_go_last_within_their_level_in_their_own_order() -> None:
         "porto-2",
         "old-week",
     ]
+
+
+def test_a_memory_stating_nothing_but_said_before_a_change_holds_until_that_change() -> None:
+    mid_2023 = datetime(2023, 7, 1, tzinfo=UTC)
+    dec_2022 = datetime(2022, 12, 1, tzinfo=UTC)
+    # Said between Porto and Berlin: closed by Berlin, the first change after it.
+    assert memory_validity(
+        leaf("chat", ("m-chat",), mid_2023), [PORTO, BERLIN], said_before=True
+    ) == Validity(None, APR_2024, BERLIN.fact_id)
+    # Said before the first version: closed by that version.
+    assert memory_validity(
+        leaf("chat", ("m-chat",), dec_2022), [PORTO, BERLIN], said_before=True
+    ) == Validity(None, JAN_2023, PORTO.fact_id)
+    # Said after the last change: nothing known about it; and without `said_before`, none.
+    assert (
+        memory_validity(leaf("chat", ("m-chat",), NOW), [PORTO, BERLIN], said_before=True) is None
+    )
+    assert memory_validity(leaf("chat", ("m-chat",), mid_2023), [PORTO, BERLIN]) is None
+    # A memory that states a version keeps that version's validity.
+    assert memory_validity(
+        leaf("berlin", ("m-berlin",), mid_2023), [PORTO, BERLIN], said_before=True
+    ) == Validity(APR_2024, None, None)
+
+
+def test_over_several_slots_a_memory_is_closed_only_once_every_slot_has_changed() -> None:
+    job = replace(PORTO, fact_id="job-1", attribute="job", valid_from=JAN_2023, valid_to=None)
+    mid_2023 = datetime(2023, 7, 1, tzinfo=UTC)
+    # Berlin changed after the memory; the job did not: the memory may be about the job.
+    said = leaf("chat", ("m-chat",), mid_2023)
+    assert memory_validity(said, [PORTO, BERLIN, job], said_before=True) is None
+    later_job = replace(job, fact_id="job-2", valid_from=NOW - timedelta(days=30))
+    assert memory_validity(said, [PORTO, BERLIN, job, later_job], said_before=True) == Validity(
+        None, later_job.valid_from, "job-2"
+    )

@@ -32,8 +32,14 @@ SAID = {
 }
 
 
+# Said between the two versions, in words no fact is read from.
+UNSTATED = {
+    "l-tram": ("The tram woke me at five again, I need earplugs.", JAN_2023 + timedelta(days=90))
+}
+
+
 def leaf(node_id: str) -> MemoryNode:
-    text, when = SAID[node_id]
+    text, when = {**SAID, **UNSTATED}[node_id]
     message = SourceMessage(f"m-{node_id}", "Maya", "user", text, when)
     return MemoryNode(
         id=node_id,
@@ -54,8 +60,10 @@ async def keep_all(
     return candidates, False
 
 
-def build(knowledge: bool = True, scores: dict[str, float] | None = None) -> RecallPipeline:
-    leaves = [leaf(node_id) for node_id in SAID]
+def build(
+    knowledge: bool = True, scores: dict[str, float] | None = None, extra: tuple[str, ...] = ()
+) -> RecallPipeline:
+    leaves = [leaf(node_id) for node_id in (*SAID, *extra)]
     tree = FakeTree(leaves)
     tree._apply_knowledge("u1", knowledge_change(leaves))
     # The index ranks the stale Porto leaf first, as dense search may.
@@ -107,6 +115,20 @@ async def test_a_leaf_with_only_a_superseded_value_does_not_outrank_the_current_
     )
     kept = [m.node.id for m in tight.memories]
     assert "l-berlin" in kept and "l-porto" not in kept
+
+
+async def test_a_memory_said_before_the_change_is_closed_by_it_but_not_for_before() -> None:
+    scores = {"l-tram": 0.95, "l-porto": 0.9, "l-trip": 0.6, "l-berlin": 0.5}
+    pipeline = build(scores=scores, extra=("l-tram",))
+    now = await pipeline.recall(ask("Where does Maya live these days?"))
+    tram = next(m for m in now.memories if m.node.id == "l-tram")
+    assert tram.validity is not None and tram.validity.valid_to == APR_2024
+    assert tram.validity.superseded_by == now.facts[0].fact_id  # what replaced it: Berlin
+    order = [m.node.id for m in now.memories]
+    assert order.index("l-berlin") < order.index("l-tram")
+    # Asked what held before Berlin, the earlier words are the answer: not closed.
+    before = await pipeline.recall(ask("Which city did Maya live in before Berlin?"))
+    assert next(m for m in before.memories if m.node.id == "l-tram").validity is None
 
 
 async def test_asked_in_the_past_the_value_true_then_comes_first() -> None:
