@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memstream.domain.facts import AtomicFact
+from memstream.domain.lexical import term_set
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.validity import Validity
 
 # A demoted memory's score sits this far below the lowest one that holds.
 _BELOW = 1e-6
+# "Before" a change is the instant just before it began.
+_JUST_BEFORE = timedelta(microseconds=1)
 
 
 def memory_sources(node: MemoryNode) -> frozenset[str]:
@@ -112,6 +115,47 @@ def stale_last(memories: Sequence[RecalledMemory], instant: datetime) -> list[Re
     """The same order, but within each level the memories stale at `instant` after the
     rest (a stable partition: the order among each part is kept)."""
     return sorted(memories, key=lambda m: (int(m.node.level), excludes(m.validity, instant)))
+
+
+def before_change(
+    versions: Sequence[AtomicFact], query_terms: frozenset[str], when: datetime
+) -> datetime | None:
+    """The instant a question about what held *before* asks about: just before the change it
+    names ("before Berlin": when a version whose value the question holds began), else just
+    before the latest change among the versions holding at `when`. None without such a version.
+    """
+    holding = [
+        v for v in versions if not v.negated and v.valid_from <= when and not _ended(v, when)
+    ]
+    named = [
+        v
+        for v in versions
+        if not v.negated and term_set(v.value) and term_set(v.value) <= query_terms
+    ]
+    if named:
+        return min(v.valid_from for v in named) - _JUST_BEFORE
+    if holding:
+        return max(v.valid_from for v in holding) - _JUST_BEFORE
+    return None
+
+
+def order_before(memories: Sequence[RecalledMemory], instant: datetime) -> list[RecalledMemory]:
+    """For a question about what held before `instant`: by level, then those that ended
+    before it first, each part by how near its end lies to it (the words said just before a
+    change are the likeliest to tell what it replaced)."""
+    return sorted(
+        memories,
+        key=lambda m: (
+            int(m.node.level),
+            m.node.t_end > instant,
+            abs((m.node.t_end - instant).total_seconds()),
+            m.node.id,
+        ),
+    )
+
+
+def _ended(version: AtomicFact, when: datetime) -> bool:
+    return version.valid_to is not None and version.valid_to <= when
 
 
 def _holds_until(version: AtomicFact) -> tuple[bool, datetime]:

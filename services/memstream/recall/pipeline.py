@@ -52,7 +52,13 @@ from typing import TypeVar
 from memstream.domain.entity_index import EntityIndex
 from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
-from memstream.domain.memory_validity import stale_below_holding, stale_last, with_validity
+from memstream.domain.memory_validity import (
+    before_change,
+    order_before,
+    stale_below_holding,
+    stale_last,
+    with_validity,
+)
 from memstream.domain.models import (
     REQUESTED_COMPLEXITIES,
     Complexity,
@@ -182,6 +188,11 @@ class RecallPipeline:
         gating = self._gate(self._llm, query, complexity, candidates)
         kept, gate_failed = await clock.time("gate", gating)
         instant = asked_instant(query, when)
+        before = query.state == "before" and asked.versions
+        if before:
+            # What held before a change is read at the instant before it: the versions it
+            # replaced hold then, and the one holding now is not yet true.
+            instant = before_change(asked.versions, query.term_set, when) or instant
         if asked.versions:  # a state question whose slots have versions
             kept = stale_below_holding(with_validity(kept, asked.versions), instant)
         max_tokens = (
@@ -193,14 +204,13 @@ class RecallPipeline:
         budget = self.options.token_budget(max_tokens, query.aggregative)
         facts, fact_tokens = fit_facts(asked.facts, budget)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
-        memories = order(fitted, when)
+        memories = order_before(fitted, instant) if before else order(fitted, when)
         if asked.versions:
-            # Again after the fit: a trimmed summary states only the facts it kept.
-            # What was said before a change is closed by it (but kept: the slots asked are
-            # matched by words, and may not be what a memory is about), except for a question
-            # about what held before: there the earlier words are the answer, not stale ones.
-            said_before = query.state != "before"
-            validity = with_validity(memories, asked.versions, said_before=said_before)
+            # Again after the fit: a trimmed summary states only the facts it kept. What was
+            # said before a change is closed by it, here only: the slots asked are matched by
+            # words, and may not be what a memory is about, so it changes no memory's place
+            # in the fit.
+            validity = with_validity(memories, asked.versions, said_before=True)
             memories = stale_last(validity, instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)

@@ -182,3 +182,19 @@ def test_over_several_slots_a_memory_is_closed_only_once_every_slot_has_changed(
     assert memory_validity(said, [PORTO, BERLIN, job, later_job], said_before=True) == Validity(
         None, later_job.valid_from, "job-2"
     )
+
+
+def test_before_a_change_is_the_instant_before_the_named_or_latest_version_began() -> None:
+    from memstream.domain.lexical import term_set
+    from memstream.domain.memory_validity import before_change
+
+    lisbon = replace(
+        PORTO, fact_id="lisbon", value="Lisbon", valid_from=JAN_2023 - timedelta(days=400)
+    )
+    named = before_change([lisbon, PORTO, BERLIN], term_set("where before Porto"), NOW)
+    # "before Porto" names a version that replaced another: just before Porto began.
+    assert named is not None and named < JAN_2023 and JAN_2023 - named < timedelta(seconds=1)
+    # Naming none: just before the version holding now began.
+    latest = before_change([PORTO, BERLIN], term_set("where did she live before"), NOW)
+    assert latest is not None and latest < APR_2024 and APR_2024 - latest < timedelta(seconds=1)
+    assert before_change([], term_set("before"), NOW) is None
