@@ -1,6 +1,8 @@
 """Words of every script: the lexical channel reads Arabic, Hebrew, Chinese, Japanese,
 Cyrillic, emoji and mixed text, and reads English exactly as the ASCII-only tokenizer did."""
 
+# ruff: noqa: RUF001 (full-width and Arabic punctuation is what these texts are written with)
+
 from __future__ import annotations
 
 import json
@@ -28,7 +30,8 @@ def _locomo_texts() -> list[str]:
         for key, turns in conversation.items():
             if key.startswith("session_") and isinstance(turns, list):
                 texts += [t["text"] for t in turns] + [t.get("blip_caption", "") for t in turns]
-        texts += [str(q.get("question", "")) + " " + str(q.get("answer", "")) for q in data.get("qa", [])]
+        qa = data.get("qa", [])
+        texts += [f"{q.get('question', '')} {q.get('answer', '')}" for q in qa]
     return [t for t in texts if t]
 
 
@@ -58,8 +61,16 @@ def test_on_mixed_text_only_the_words_with_other_letters_change() -> None:
         # Hebrew, with and without niqqud.
         ("הַקּוֹד שֶׁל הַמַּנְעוּל הוּא 3907", "מה הקוד של המנעול", {"הקוד", "של", "המנעול"}),
         # Chinese and Japanese: character pairs.
-        ("我的自行车锁密码是3907。", "自行车锁的密码是什么？", {"自行", "行车", "车锁", "密码", "码是"}),
-        ("私の自転車の鍵の番号は3907です", "自転車の鍵の番号は？", {"自転", "転車", "車の", "の鍵", "鍵の", "の番", "番号", "号は"}),
+        (
+            "我的自行车锁密码是3907。",
+            "自行车锁的密码是什么？",
+            {"自行", "行车", "车锁", "密码", "码是"},
+        ),
+        (
+            "私の自転車の鍵の番号は3907です",
+            "自転車の鍵の番号は？",
+            {"自転", "転車", "車の", "の鍵", "鍵の", "の番", "番号", "号は"},
+        ),
         # Cyrillic: case-folded, not stemmed.
         ("Код от Замка — 3907", "код замка", {"код", "замка"}),
         # Emoji: one word each, skin tones and variation selectors dropped.

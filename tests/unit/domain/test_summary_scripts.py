@@ -2,6 +2,8 @@
 the offline backend's rules (which read English cues, and must not drop what they cannot
 read)."""
 
+# ruff: noqa: RUF001 (full-width and Arabic punctuation is what these texts are written with)
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
