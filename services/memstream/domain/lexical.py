@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from memstream.domain.scripts import Word, words
+from memstream.domain.scripts import Word, ascii_words, words
 
 STOPWORDS = frozenset(
     [
@@ -211,6 +211,8 @@ def tokenize(text: str) -> list[str]:
 # The recall gate tokenizes the same memories' texts on every request that finds them.
 @lru_cache(maxsize=16_384)
 def _content_words(text: str) -> tuple[str, ...]:
+    if text.isascii():  # most text: the same words as `words` finds, without folding
+        return tuple(stem(w) for w in ascii_words(text) if w not in STOPWORDS)
     return tuple(term for word in words(text) if (term := _term(word)) is not None)
 
 

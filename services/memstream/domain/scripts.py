@@ -42,6 +42,8 @@ _UNSPACED = (
 # Pictographs: the emoji blocks, miscellaneous symbols and dingbats.
 _EMOJI = "\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
 _TOKEN = re.compile(rf"([^\W_]+(?:'[^\W\d_]+)?)|([{_EMOJI}])")
+# What `_TOKEN` finds in lower-case ASCII text, read without the rest (most text is ASCII).
+_ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _UNSPACED_RUN = re.compile(rf"([{_UNSPACED}]+)")
 _DROPPED = re.compile("[\u0640\U0001f3fb-\U0001f3ff]")  # tatweel, skin tones
 
@@ -80,6 +82,11 @@ def normalise(text: str) -> str:
     if text.isascii():
         return text.lower()
     return unicodedata.normalize("NFKC", text).casefold().translate(_FOLD)
+
+
+def ascii_words(text: str) -> list[str]:
+    """The words of an ASCII `text` (all English): what `words` finds in it, faster."""
+    return _ASCII_WORD.findall(text.lower())
 
 
 def words(text: str) -> list[Word]:
