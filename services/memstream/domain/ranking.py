@@ -28,6 +28,10 @@ class RecalledMemory:
     # The leaf's size when its text is an excerpt of it (`domain/excerpt.py`), else None.
     full_tokens: int | None = None
 
+    @property
+    def excerpt(self) -> bool:
+        return self.full_tokens is not None
+
 
 @dataclass(frozen=True, slots=True)
 class Support:

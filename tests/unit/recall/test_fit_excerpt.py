@@ -39,6 +39,6 @@ def test_a_leaf_longer_than_the_budget_comes_as_an_excerpt_beside_the_others() -
     fitted, tokens = fit_in_place_of_leaves(query, memories, 300, 0.15)
     assert [m.node.id for m in fitted] == ["long", "short"]
     assert fitted[0].node.text.endswith(BIKE + '"')
-    assert fitted[0].full_tokens == count_tokens(memories[0].node.text)
-    assert fitted[1].full_tokens is None
+    assert fitted[0].excerpt and fitted[0].full_tokens == count_tokens(memories[0].node.text)
+    assert not fitted[1].excerpt and fitted[1].full_tokens is None
     assert tokens == sum(count_tokens(m.node.text) for m in fitted) <= 300
