@@ -58,6 +58,9 @@ class Memory(_Answer):
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    # In recall: the text is an excerpt of a leaf too long for the budget, of this size.
+    excerpt: bool = False
+    full_tokens: int | None = None
 
 
 class Fact(_Answer):
@@ -102,14 +105,16 @@ class Recall(_Pending):
     memories: list[Memory]
     facts: list[Fact] = []  # from a server with the knowledge write on
     tokens: int
+    omitted_for_budget: int = 0  # relevant memories the token budget left out
     timings_ms: dict[str, float]
     degraded: bool
 
     def as_prompt(self, heading: str = "What you remember about this user:") -> str:
         """The facts and memories as text to paste into a prompt: what holds now first, with
         since when and what it replaced ("Maya lives in Berlin (since Apr 2024; before:
-        Porto)"); a replaced fact or memory is shown with the dates it held, never as current."""
-        return render_recall(self.facts, self.memories, heading)
+        Porto)"); a replaced fact or memory is shown with the dates it held, never as current.
+        An excerpt says so, and so does a budget that left relevant memories out."""
+        return render_recall(self.facts, self.memories, heading, self.omitted_for_budget)
 
 
 class Profile(_Pending):

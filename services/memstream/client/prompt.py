@@ -53,6 +53,8 @@ class Memory(Protocol):
     def valid_to(self) -> datetime | None: ...
     @property
     def superseded_by(self) -> str | None: ...
+    @property
+    def full_tokens(self) -> int | None: ...
 
 
 def month(when: datetime) -> str:
@@ -77,6 +79,8 @@ def memory_line(memory: Memory) -> str:
     end = memory.t_end.date().isoformat()
     span = start if end == start else f"{start} to {end}"
     line = f"- [{memory.level_name}, {span}] {memory.text}"
+    if memory.full_tokens is not None:
+        line += f" (an excerpt: the whole memory is {memory.full_tokens} tokens)"
     if memory.valid_to is not None:
         return f"{line} (no longer true since {month(memory.valid_to)})"
     if memory.superseded_by is not None:
@@ -86,9 +90,12 @@ def memory_line(memory: Memory) -> str:
     return line
 
 
-def render_recall(facts: Sequence[Fact], memories: Sequence[Memory], heading: str) -> str:
+def render_recall(
+    facts: Sequence[Fact], memories: Sequence[Memory], heading: str, omitted: int = 0
+) -> str:
     """The heading, the facts in the answer's order (the one true at the asked time first),
-    then the memories (the broad ones first); empty when there is nothing to say."""
+    then the memories (the broad ones first), then how many relevant memories the budget
+    left out; empty when there is nothing to say."""
     if not facts and not memories:
         return ""
     by_id = {f.fact_id: f for f in facts}
@@ -100,4 +107,6 @@ def render_recall(facts: Sequence[Fact], memories: Sequence[Memory], heading: st
         )
         lines.append(fact_line(fact, before))
     lines += [memory_line(m) for m in memories]
+    if omitted:
+        lines.append(f"({omitted} more relevant memories did not fit the token budget.)")
     return "\n".join(lines)

@@ -3,11 +3,14 @@
 Qdrant multiplies each stored weight by the term's IDF (collection statistics, `Modifier.IDF`),
 so a document vector carries only the BM25 term-frequency part and a query vector carries 1.0
 per distinct query term.
+
+Words of every script are tokens (`domain/scripts.py` reads the text): English words are
+stemmed as before, other words are kept as written (case-folded), text written without
+spaces (Chinese, Japanese, Thai) gives its character pairs, and each emoji is a token.
 """
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable
@@ -15,7 +18,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+from memstream.domain.scripts import Word, ascii_words, words
 
 STOPWORDS = frozenset(
     [
@@ -185,8 +188,10 @@ BM25_AVG_DOC_TOKENS = 40.0
 # I/O and no state, as pure as the standard library's `re` and `zlib` beside it. It found
 # more evidence than the light stemmer it replaced (BM25 alone, on LoCoMo).
 _SNOWBALL = snowballstemmer.stemmer("english")
-# Names the stemmer in every node's derivation: a node stemmed otherwise is rebuilt.
-LEXICON = "snowball-en"
+# Names the stemmer and the word rules in every node's derivation: a node tokenized
+# otherwise is rebuilt. "+unicode-1": words of every script (`domain/scripts.py`), where
+# "snowball-en" kept [a-z0-9] only.
+LEXICON = "snowball-en+unicode-1"
 
 
 # Conversations reuse a small vocabulary: stemming a word again costs more than looking it
@@ -206,7 +211,16 @@ def tokenize(text: str) -> list[str]:
 # The recall gate tokenizes the same memories' texts on every request that finds them.
 @lru_cache(maxsize=16_384)
 def _content_words(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    if text.isascii():  # most text: the same words as `words` finds, without folding
+        return tuple(stem(w) for w in ascii_words(text) if w not in STOPWORDS)
+    return tuple(term for word in words(text) if (term := _term(word)) is not None)
+
+
+def _term(word: Word) -> str | None:
+    """The index term of a word: English words stemmed, stopwords none, others as read."""
+    if not word.english:
+        return word.text
+    return None if word.text in STOPWORDS else stem(word.text)
 
 
 # Recall matches the query's terms against the same summaries on every request that reads

@@ -32,8 +32,9 @@ _HYBRID = re.compile(
     r"|during|between)\b",
     re.IGNORECASE,
 )
-# The planner's words keep inner hyphens and apostrophes ("LGBTQ-friendly", "Caroline's").
-_PLANNER_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+# The planner's words keep inner hyphens and apostrophes ("LGBTQ-friendly", "Caroline's");
+# letters and digits of any script (on ASCII, exactly `[A-Za-z0-9][A-Za-z0-9'-]*`).
+_PLANNER_WORD = re.compile(r"[^\W_](?:[^\W_]|['-])*")
 # Runs of word characters: a name written in the query is one of them (or several in a row).
 _WORD = re.compile(r"\w+")
 # Words that shape a question rather than name what a memory would contain.

@@ -25,6 +25,12 @@ class RecalledMemory:
     score: float
     # Derived from the facts its messages state (knowledge on); None when it states none.
     validity: Validity | None = None
+    # The leaf's size when its text is an excerpt of it (`domain/excerpt.py`), else None.
+    full_tokens: int | None = None
+
+    @property
+    def excerpt(self) -> bool:
+        return self.full_tokens is not None
 
 
 @dataclass(frozen=True, slots=True)

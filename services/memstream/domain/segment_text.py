@@ -18,8 +18,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from memstream.domain.calendar import spelled_day
 from memstream.domain.models import Turn
 
-# Where one sentence ends; summaries (`summary_text`) split messages with it too.
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+# Where one sentence ends; summaries (`summary_text`) split messages with it too. Chinese
+# and Japanese full stops and marks need no space after them; the Arabic question mark and
+# the Devanagari danda end sentences too.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f\u061f\u0964])\s*|\n+")
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 # Keys under which producers put what a shared image shows (LoCoMo: `blip_caption`).
 CAPTION_KEYS = ("caption", "blip_caption")

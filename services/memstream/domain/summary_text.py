@@ -28,6 +28,7 @@ from memstream.domain.calendar import MONTH_NAMES, spelled_day
 from memstream.domain.event_time import annotation
 from memstream.domain.lexical import tokenize
 from memstream.domain.models import Fact, Level, MemoryNode, Summary, Window
+from memstream.domain.scripts import words
 from memstream.domain.segment_text import SENTENCE_BREAK, dated
 from memstream.domain.tokens import count_tokens
 
@@ -69,6 +70,7 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|we|we're|we've|
 _CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
 _ADDRESSEE = re.compile(r"\b(?:you|your|you're|you've|you'll|you'd|yours)\b", re.I)
 _NUMBER = re.compile(r"\d")
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # and the full-width and Arabic ones
 _GREETING = re.compile(
     r"^(?:hi|hey|hello|good (?:morning|afternoon|evening|night)|morning|evening|thanks|"
     r"thank you|bye|goodbye|see you|welcome)\b",
@@ -155,8 +157,13 @@ def names_in(texts: Sequence[str]) -> frozenset[str]:
 def is_fact(sentence: str, names: frozenset[str] = frozenset()) -> bool:
     """Whether a sentence tells something (see the module docstring for the rule)."""
     text = sentence.strip()
-    if not text or text.endswith("?") or _GREETING.match(text):
+    if not text or text.endswith(_QUESTION_MARKS) or _GREETING.match(text):
         return False
+    if not reads_as_english(text):
+        # The cues below (English pronouns, capitals, greetings) cannot read other scripts:
+        # there, a statement with enough words is a fact, so a disclosure in Arabic or
+        # Chinese reaches its summary rather than failing an English test.
+        return sum(w.text[0].isalpha() for w in words(text)) >= MIN_CONTENT_TERMS
     content = [t for t in tokenize(text) if t not in _CHATTER]
     if len(content) < MIN_CONTENT_TERMS:
         return False
@@ -168,6 +175,12 @@ def is_fact(sentence: str, names: frozenset[str] = frozenset()) -> bool:
     if _ADDRESSEE.search(text):
         return concrete
     return concrete or bool(_FIRST_PERSON.search(text))
+
+
+def reads_as_english(text: str) -> bool:
+    """Whether most words of `text` (emoji aside) are written in plain Latin letters."""
+    read = [w for w in words(text) if w.text[0].isalnum()]
+    return 2 * sum(w.english for w in read) >= len(read)
 
 
 def _sentences(text: str) -> list[str]:

@@ -99,7 +99,7 @@ def fit_without_repeats(
     people = {p for m in memories for p in m.node.speakers}
     terms = query.terms_without(people) if query is not None else frozenset()
     focused = [
-        RecalledMemory(node, m.score)
+        replace(m, node=node)
         for m in memories
         if (node := trim_summary(m.node, frozenset(), terms)) is not None
     ]

@@ -134,6 +134,8 @@ def _print(console: Console, response: RecallResponse) -> None:
     )
     if response.degraded:
         header.append("  degraded (an LLM step fell back)", style="yellow")
+    if response.omitted_for_budget:
+        header.append(f"  {response.omitted_for_budget} left out for the budget", style="yellow")
     console.print(header)
     if not response.memories:
         console.print("nothing recalled", style="dim")

@@ -50,6 +50,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from memstream.domain.entity_index import EntityIndex
+from memstream.domain.excerpt import omitted_leaves
 from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
 from memstream.domain.memory_validity import (
@@ -119,6 +120,7 @@ class RecallResult:
     # first, or for a "before" question what it replaced (`domain.fact_recall`); each
     # carries its own validity.
     facts: list[AtomicFact] = field(default_factory=list)
+    omitted_for_budget: int = 0  # leaves the gate kept that the token budget left out
 
 
 @dataclass
@@ -222,6 +224,7 @@ class RecallPipeline:
             timings_ms=clock.timings,
             degraded=plan.degraded or gate_failed,
             facts=facts,
+            omitted_for_budget=omitted_leaves(kept, fitted),
         )
 
     # --- stages ----------------------------------------------------------------------------

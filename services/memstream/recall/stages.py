@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol
 
+from memstream.domain.excerpt import excerpt_long_leaves
 from memstream.domain.models import Complexity
 from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory, leaf_spend
@@ -73,6 +74,8 @@ def fit_in_place_of_leaves(
 ) -> tuple[list[RecalledMemory], int]:
     """Summaries take the place of the weakest leaves, never more tokens than the leaves
     alone; each says only what the leaves returned do not, and only its facts sharing a
-    term with the query, but for a query asking when, its facts dating relative times."""
+    term with the query, but for a query asking when, its facts dating relative times. A
+    leaf longer than the whole budget comes as an excerpt around the query's terms."""
+    memories = excerpt_long_leaves(memories, query.term_set, max_tokens)
     budget = leaf_spend(memories, max_tokens)
     return fit_without_repeats(memories, budget, summary_share, query, query.asks_when)

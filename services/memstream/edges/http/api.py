@@ -219,12 +219,17 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             keywords=list(result.keywords),
             memories=[
                 Memory.of(
-                    m.node, m.score, with_derivation=body.with_derivation, validity=m.validity
+                    m.node,
+                    m.score,
+                    with_derivation=body.with_derivation,
+                    validity=m.validity,
+                    full_tokens=m.full_tokens,
                 )
                 for m in result.memories
             ],
             facts=[Fact.of(f) for f in result.facts],
             tokens=result.tokens,
+            omitted_for_budget=result.omitted_for_budget,
             # With `after`, how long the read waited for the writes, beside recall's stages.
             timings_ms={**result.timings_ms, "after": writes.waited_ms}
             if body.after

@@ -235,6 +235,14 @@ class Memory(BaseModel):
     superseded_by: str | None = Field(
         default=None, description="The fact_id of the fact that replaced what it says."
     )
+    excerpt: bool = Field(
+        default=False,
+        description="In recall: the text is an excerpt of a leaf too long for the token "
+        "budget, around what matched the query (cuts marked with \u2026).",
+    )
+    full_tokens: int | None = Field(
+        default=None, ge=0, description="The whole leaf's size in tokens, for an excerpt."
+    )
 
     @classmethod
     def of(
@@ -244,6 +252,7 @@ class Memory(BaseModel):
         *,
         with_derivation: bool = False,
         validity: Validity | None = None,
+        full_tokens: int | None = None,
     ) -> Memory:
         valid = validity or Validity()
         return cls(
@@ -265,6 +274,8 @@ class Memory(BaseModel):
             valid_from=valid.valid_from,
             valid_to=valid.valid_to,
             superseded_by=valid.superseded_by,
+            excerpt=full_tokens is not None,
+            full_tokens=full_tokens,
         )
 
     def to_node(self) -> MemoryNode:
@@ -314,6 +325,12 @@ class RecallResponse(WritesSeen):
         "the asked time first, each with its validity.",
     )
     tokens: int = Field(ge=0)
+    omitted_for_budget: int = Field(
+        default=0,
+        ge=0,
+        description="How many memories judged relevant the token budget left out (neither "
+        "whole nor as an excerpt): a larger `max_tokens` would return them.",
+    )
     timings_ms: dict[str, float]
     degraded: bool = Field(description="True when an LLM step failed and a fallback answered.")
 

@@ -1,0 +1,143 @@
+"""A leaf too long for recall's budget, returned as an excerpt around what matched: pure.
+
+Recall fits whole memories into a token budget; a leaf longer than the whole budget could
+never be returned and was skipped, with the caller none the wiser. Such a leaf is cut
+instead to the passage that matches the query, within `EXCERPT_SHARE` of the budget (so
+the memories beside it still have room): the message's sentences (and, for a sentence too
+long, runs of its words, or of its characters for text without spaces) are scored by how
+many of the query's terms they hold, and the window grows around the best one, a passage
+before then one after, while it fits. Without a matching term (an emoji-only message, a
+question in other words), the window starts at the beginning of the message: recall has
+no per-passage vectors to judge dense similarity by. The excerpt keeps the leaf's date and
+the speaker, and marks its cuts with "…"; the recalled memory carries the leaf's full size.
+
+Only leaves that exceed the whole budget are cut: a leaf that fits stays whole, so recall
+over ordinary conversations is unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence, Set
+from dataclasses import dataclass, replace
+
+from memstream.domain.calendar import spelled_day
+from memstream.domain.lexical import term_set
+from memstream.domain.models import Level, MemoryNode
+from memstream.domain.ranking import RecalledMemory
+from memstream.domain.segment_text import SENTENCE_BREAK
+from memstream.domain.tokens import count_tokens
+
+# The share of the budget an excerpt may take.
+EXCERPT_SHARE = 0.5
+# A passage is a sentence, or a run of its words, of at most this many tokens: small enough
+# to aim at the sentence that matched, large enough to read.
+PASSAGE_TOKENS = 48
+# Below this, an excerpt would be the header and a few words: better left out (and counted).
+MIN_EXCERPT_TOKENS = 24
+CUT = "…"
+_DATE_HEADER = re.compile(r"^\d{1,2} [A-Z][a-z]+ \d{4}, ")
+
+
+@dataclass(frozen=True, slots=True)
+class _Passage:
+    message: int  # which message of the leaf
+    text: str
+
+
+def excerpt_long_leaves(
+    memories: Sequence[RecalledMemory], terms: Set[str], max_tokens: int
+) -> list[RecalledMemory]:
+    """The memories, each leaf longer than `max_tokens` cut to an excerpt around `terms`
+    within `EXCERPT_SHARE` of it (left whole when no excerpt fits)."""
+    room = int(max_tokens * EXCERPT_SHARE)
+    out: list[RecalledMemory] = []
+    for memory in memories:
+        node = memory.node
+        full = count_tokens(node.text)
+        too_long = node.level is Level.SEGMENT and full > max_tokens
+        cut = excerpt(node, terms, room) if too_long else None
+        out.append(memory if cut is None else replace(memory, node=cut, full_tokens=full))
+    return out
+
+
+def omitted_leaves(candidates: Iterable[RecalledMemory], returned: Iterable[RecalledMemory]) -> int:
+    """How many leaves among the candidates (what the gate judged relevant) the answer lacks,
+    whole or as an excerpt: what the budget left out."""
+    kept = {m.node.id for m in returned}
+    return sum(1 for m in candidates if m.node.level is Level.SEGMENT and m.node.id not in kept)
+
+
+def excerpt(node: MemoryNode, terms: Set[str], max_tokens: int) -> MemoryNode | None:
+    """The leaf with its text cut to the passages around the best match of `terms`, within
+    `max_tokens`; None when not even a passage fits."""
+    if max_tokens < MIN_EXCERPT_TOKENS:
+        return None
+    header, speakers, texts = _parts(node)
+    passages = [p for i, text in enumerate(texts) for p in _passages(i, text)]
+    if not passages:
+        return None
+    best = max(range(len(passages)), key=lambda i: (_matches(passages[i], terms), -i))
+    message = passages[best].message
+    own = [i for i, p in enumerate(passages) if p.message == message]
+    first, last = best, best
+
+    def render(lo: int, hi: int) -> str:
+        body = " ".join(passages[i].text for i in range(lo, hi + 1))
+        body = (CUT if lo > own[0] else "") + body + (CUT if hi < own[-1] else "")
+        said = f'{speakers[message]}: "{body}"' if speakers[message] else body
+        return header + said
+
+    if count_tokens(render(first, last)) > max_tokens:
+        return None
+    grew = True
+    while grew:
+        grew = False
+        if first > own[0] and count_tokens(render(first - 1, last)) <= max_tokens:
+            first, grew = first - 1, True
+        if last < own[-1] and count_tokens(render(first, last + 1)) <= max_tokens:
+            last, grew = last + 1, True
+    return replace(node, text=render(first, last))
+
+
+def _parts(node: MemoryNode) -> tuple[str, list[str], list[str]]:
+    """The date header, and each message's speaker and text; a leaf without its messages is
+    one text with no speaker."""
+    if not node.messages:
+        return "", [""], [node.text]
+    # The leaf's own date (the user's day, as `segment_text` wrote it) when it opens with one.
+    dated = _DATE_HEADER.match(node.text)
+    header = dated.group() if dated else f"{spelled_day(node.messages[0].ts)}, "
+    return header, [m.speaker for m in node.messages], [m.text for m in node.messages]
+
+
+def _matches(passage: _Passage, terms: Set[str]) -> int:
+    return len(term_set(passage.text) & terms)
+
+
+def _passages(message: int, text: str) -> list[_Passage]:
+    out: list[_Passage] = []
+    for sentence in SENTENCE_BREAK.split(" ".join(text.split("\n"))):
+        out += [_Passage(message, part) for part in _pieces(" ".join(sentence.split()))]
+    return out
+
+
+def _pieces(sentence: str) -> list[str]:
+    """The sentence in runs of words of at most `PASSAGE_TOKENS` (a word longer than that,
+    in slices of characters: no character counts more than one token)."""
+    if not sentence:
+        return []
+    if count_tokens(sentence) <= PASSAGE_TOKENS:
+        return [sentence]
+    pieces: list[str] = []
+    run: list[str] = []
+    for word in re.findall(r"\S+", sentence):
+        slices = [word[i : i + PASSAGE_TOKENS] for i in range(0, len(word), PASSAGE_TOKENS)]
+        for part in slices:
+            if run and count_tokens(" ".join([*run, part])) > PASSAGE_TOKENS:
+                pieces.append(" ".join(run))
+                run = []
+            run.append(part)
+    if run:
+        pieces.append(" ".join(run))
+    return pieces
