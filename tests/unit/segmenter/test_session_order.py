@@ -1,0 +1,116 @@
+"""Trees that do not depend on how producers send: a session's turns out of `seq` order
+(within the reorder window), duplicates mixed in, in batches of any size, give the in-order
+tree node by node; through the real segmenter and consolidator handlers over the fakes."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+from tests.unit.segmenter.session_rig import HandlerRig, handler_rig, locomo_events
+
+from memstream.domain.models import InputEvent, Level, MemoryNode, Turn
+from memstream.domain.windows import WindowRules
+
+CONVERSATION = "26"
+SESSIONS = 3  # 58 messages: enough for every window level, small enough for many seeds
+SEEDS = range(5)
+LAYOUTS = ["other", "assistant"]
+
+
+def shuffled_within_sessions(
+    events: Sequence[InputEvent], rng: random.Random, reach: int | None = None
+) -> list[InputEvent]:
+    """Each session's turns in another order (none moved further than `reach` places, if
+    given), its `session_end` still after them."""
+    out: list[InputEvent] = []
+    run: list[InputEvent] = []
+    for event in [*events, None]:
+        if isinstance(event, Turn) and (not run or run[0].session_id == event.session_id):
+            run.append(event)
+            continue
+        out += _permuted(run, rng, reach)
+        run = [event] if isinstance(event, Turn) else []
+        if event is not None and not isinstance(event, Turn):
+            out.append(event)
+    return out
+
+
+def _permuted(run: list[InputEvent], rng: random.Random, reach: int | None) -> list[InputEvent]:
+    if reach is None:
+        return rng.sample(run, len(run))
+    # Sort by place plus a bounded random shift: nothing moves more than `reach` places.
+    keyed = sorted(range(len(run)), key=lambda i: i + rng.uniform(0, reach))
+    return [run[i] for i in keyed]
+
+
+def with_duplicates(events: list[InputEvent], rng: random.Random, share: float) -> list[InputEvent]:
+    """`events` with copies of some turns put back in later (a producer's retries)."""
+    out = list(events)
+    turns = [e for e in events if isinstance(e, Turn)]
+    for turn in rng.sample(turns, int(len(turns) * share)):
+        after = out.index(turn)
+        out.insert(rng.randint(after + 1, min(len(out), after + 6)), turn)
+    return out
+
+
+def batch_sizes(rng: random.Random) -> list[int]:
+    return [rng.randint(1, 9) for _ in range(12)]
+
+
+async def tree_of(rules: WindowRules, events: Sequence[InputEvent], sizes: list[int]) -> HandlerRig:
+    rig = handler_rig(rules)
+    await rig.send_in_batches(events, sizes)
+    return rig
+
+
+def differences(got: dict[str, MemoryNode], want: dict[str, MemoryNode]) -> list[str]:
+    """Node by node: ids missing or extra, and every field that differs."""
+    found = [f"missing {want[i].level.label} {i}" for i in want.keys() - got.keys()]
+    found += [f"extra {got[i].level.label} {i}" for i in got.keys() - want.keys()]
+    for i in want.keys() & got.keys():
+        for name in MemoryNode.__dataclass_fields__:
+            if getattr(got[i], name) != getattr(want[i], name):
+                found.append(f"{want[i].level.label} {i}: {name} differs")
+    return found
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_turns_shuffled_within_their_sessions_give_the_in_order_tree(
+    layout: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    rules = WindowRules(reorder_turns=64)  # a whole session may arrive backwards
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    assert sent != events
+    shuffled = await tree_of(rules, sent, batch_sizes(rng))
+    assert differences(shuffled.nodes("locomo"), in_order) == []
+    assert {n.level for n in in_order.values()} == set(Level)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+async def test_a_bounded_shuffle_within_the_default_window_gives_the_in_order_tree(
+    layout: str,
+) -> None:
+    rules = WindowRules(reorder_turns=32)  # the setting's default
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    for seed in SEEDS:
+        rng = random.Random(100 + seed)
+        sent = with_duplicates(shuffled_within_sessions(events, rng, reach=6), rng, share=0.1)
+        shuffled = await tree_of(rules, sent, batch_sizes(rng))
+        assert differences(shuffled.nodes("locomo"), in_order) == [], seed
+
+
+async def test_without_a_reorder_window_a_shuffle_changes_the_tree() -> None:
+    """The window is what makes the trees equal: turns taken as they arrive pair otherwise."""
+    rules = WindowRules(reorder_turns=0)
+    events = locomo_events(CONVERSATION, SESSIONS, "assistant")
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = shuffled_within_sessions(events, random.Random(7))
+    shuffled = await tree_of(rules, sent, [8])
+    assert differences(shuffled.nodes("locomo"), in_order) != []
