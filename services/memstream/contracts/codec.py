@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from memstream.domain.derivation import Derivation
+from memstream.domain.incarnations import SessionInfo
 from memstream.domain.models import (
     ClockTicked,
     Fact,
@@ -25,7 +26,6 @@ from memstream.domain.models import (
     Window,
     WindowClosed,
 )
-from memstream.domain.incarnations import SessionInfo
 from memstream.domain.windows import OpenWindow, UserWindows, window_key
 
 TURN_TYPE = "turn.v1"

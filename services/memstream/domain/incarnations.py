@@ -51,9 +51,7 @@ def earlier_session(
     belongs to: the latest that started by its time (None: none is remembered)."""
     if turn.ts >= current.start:
         return None
-    candidates = [
-        s for s in earlier if s.session_id == turn.session_id and s.start <= turn.ts
-    ]
+    candidates = [s for s in earlier if s.session_id == turn.session_id and s.start <= turn.ts]
     return max(candidates, key=lambda s: s.start, default=None)
 
 

@@ -218,7 +218,9 @@ def _may_grow(pending: tuple[Turn, ...], rules: WindowRules) -> bool:
 def _on_late_turn(
     state: UserWindows, turn: Turn, info: SessionInfo, rules: WindowRules
 ) -> tuple[UserWindows, list[Output]]:
-    info = replace(info, last_ts=max(info.last_ts, turn.ts), next_seq=max(info.next_seq, turn.seq + 1))
+    info = replace(
+        info, last_ts=max(info.last_ts, turn.ts), next_seq=max(info.next_seq, turn.seq + 1)
+    )
     if state.sessions.get(info.session_id, info).start == info.start:
         state = replace(state, sessions=_remember(state.sessions, info))
     else:  # a turn of an earlier session under a reused id

@@ -8,12 +8,12 @@ in either role layout: `other` (two named speakers, as `memstream ingest` sends 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memstream_lab.locomo import load_conversation, locomo_data_dir
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeTree, FlakyPublisher
 from tests.unit.segmenter.test_forget_messages import EchoWriter
 
@@ -24,6 +24,7 @@ from memstream.domain.models import ClockTicked, InputEvent, MemoryNode, Turn
 from memstream.domain.windows import WindowRules
 from memstream.entrypoints.embedded.locomo import conversation_events
 from memstream.segmenter.handler import Segmenter, Topics
+from memstream_lab.locomo import load_conversation, locomo_data_dir
 
 TOPICS = Topics(memories="memories", windows="windows")
 # After every LoCoMo date: the wall clock of the handlers, past every window's end.
@@ -111,6 +112,42 @@ def _laid_out(value: dict[str, Any], layout: str) -> dict[str, Any]:
     if value.get("role") == "other" and layout == "assistant":
         return {**value, "role": "assistant"}
     return value
+
+
+def shuffled_within_sessions(
+    events: Sequence[InputEvent], rng: random.Random, reach: int | None = None
+) -> list[InputEvent]:
+    """Each session's turns in another order (none moved further than `reach` places, if
+    given), its `session_end` still after them."""
+    out: list[InputEvent] = []
+    run: list[InputEvent] = []
+    for event in [*events, None]:
+        if isinstance(event, Turn) and (not run or run[0].session_id == event.session_id):
+            run.append(event)
+            continue
+        out += _permuted(run, rng, reach)
+        run = [event] if isinstance(event, Turn) else []
+        if event is not None and not isinstance(event, Turn):
+            out.append(event)
+    return out
+
+
+def _permuted(run: list[InputEvent], rng: random.Random, reach: int | None) -> list[InputEvent]:
+    if reach is None:
+        return rng.sample(run, len(run))
+    # Sort by place plus a bounded random shift: nothing moves more than `reach` places.
+    keyed = sorted(range(len(run)), key=lambda i: i + rng.uniform(0, reach))
+    return [run[i] for i in keyed]
+
+
+def with_duplicates(events: list[InputEvent], rng: random.Random, share: float) -> list[InputEvent]:
+    """`events` with copies of some turns put back in later (a producer's retries)."""
+    out = list(events)
+    turns = [e for e in events if isinstance(e, Turn)]
+    for turn in rng.sample(turns, int(len(turns) * share)):
+        after = out.index(turn)
+        out.insert(rng.randint(after + 1, min(len(out), after + 6)), turn)
+    return out
 
 
 def turn_at(user: str, session: str, seq: int, ts: datetime, text: str) -> Turn:

@@ -8,51 +8,21 @@ import random
 from collections.abc import Sequence
 
 import pytest
-from tests.unit.segmenter.session_rig import HandlerRig, handler_rig, locomo_events
+from tests.unit.segmenter.session_rig import (
+    HandlerRig,
+    handler_rig,
+    locomo_events,
+    shuffled_within_sessions,
+    with_duplicates,
+)
 
-from memstream.domain.models import InputEvent, Level, MemoryNode, Turn
+from memstream.domain.models import InputEvent, Level, MemoryNode
 from memstream.domain.windows import WindowRules
 
 CONVERSATION = "26"
 SESSIONS = 3  # 58 messages: enough for every window level, small enough for many seeds
 SEEDS = range(5)
 LAYOUTS = ["other", "assistant"]
-
-
-def shuffled_within_sessions(
-    events: Sequence[InputEvent], rng: random.Random, reach: int | None = None
-) -> list[InputEvent]:
-    """Each session's turns in another order (none moved further than `reach` places, if
-    given), its `session_end` still after them."""
-    out: list[InputEvent] = []
-    run: list[InputEvent] = []
-    for event in [*events, None]:
-        if isinstance(event, Turn) and (not run or run[0].session_id == event.session_id):
-            run.append(event)
-            continue
-        out += _permuted(run, rng, reach)
-        run = [event] if isinstance(event, Turn) else []
-        if event is not None and not isinstance(event, Turn):
-            out.append(event)
-    return out
-
-
-def _permuted(run: list[InputEvent], rng: random.Random, reach: int | None) -> list[InputEvent]:
-    if reach is None:
-        return rng.sample(run, len(run))
-    # Sort by place plus a bounded random shift: nothing moves more than `reach` places.
-    keyed = sorted(range(len(run)), key=lambda i: i + rng.uniform(0, reach))
-    return [run[i] for i in keyed]
-
-
-def with_duplicates(events: list[InputEvent], rng: random.Random, share: float) -> list[InputEvent]:
-    """`events` with copies of some turns put back in later (a producer's retries)."""
-    out = list(events)
-    turns = [e for e in events if isinstance(e, Turn)]
-    for turn in rng.sample(turns, int(len(turns) * share)):
-        after = out.index(turn)
-        out.insert(rng.randint(after + 1, min(len(out), after + 6)), turn)
-    return out
 
 
 def batch_sizes(rng: random.Random) -> list[int]:

@@ -45,7 +45,9 @@ async def test_one_id_over_three_days_gives_three_sessions_under_three_days(
     rig = handler_rig(RULES)
     await rig.send_in_batches(three_days(end_each_day=end_each_day, seq_restarts=seq_restarts), [5])
     nodes = rig.nodes(USER)
-    leaves, sessions, days = (by_level(nodes, lv) for lv in (Level.SEGMENT, Level.SESSION, Level.DAY))
+    leaves, sessions, days = (
+        by_level(nodes, lv) for lv in (Level.SEGMENT, Level.SESSION, Level.DAY)
+    )
     assert [len(leaf.source_ids) for leaf in leaves] == [2] * 6  # six exchanges, none split
     assert [d.t_start.day for d in days] == [19, 20, 21]
     assert [s.id for s in sessions] == [
@@ -79,6 +81,8 @@ async def test_a_late_turn_of_an_earlier_session_joins_that_session() -> None:
     await rig.send_in_batches([*events[:10], late, *events[10:]], [4])
     nodes = rig.nodes(USER)
     first = window_node_id(USER, Level.SESSION, DAYS[0], SESSION)
-    [leaf] = [n for n in nodes.values() if n.level == Level.SEGMENT and late.event_id in n.source_ids]
+    [leaf] = [
+        n for n in nodes.values() if n.level == Level.SEGMENT and late.event_id in n.source_ids
+    ]
     assert leaf.parent_id == first
     assert len(by_level(nodes, Level.SESSION)) == 3
