@@ -43,7 +43,10 @@ def apply_in_order(
     outputs: list[Output] = []
     if state.held:
         only = event.session_id if isinstance(event, SessionEnded) else None
-        state, outputs = _release(state, received_at, rules, keep=0, only=only)
+        # Released turns count as received when the newest of them was: a tick that lets
+        # them go can then find their session idle.
+        at = state.held_at or received_at
+        state, outputs = _release(state, at, rules, keep=0, only=only)
     state, more = apply(state, event, received_at, rules)
     return state, outputs + more
 
