@@ -10,7 +10,8 @@ The wait is bounded by a count, `WindowRules.reorder_turns` (the user's held tur
 a time: the log holds the same records in the same order on every replay, so a count holds
 and releases the same turns each time, where a wall-clock wait would depend on how fast
 the records were read. Past the bound, the session of the turn held longest goes on from
-its lowest held `seq` (the missing turns, should they come, are late data); a
+its lowest held `seq` (the missing turns, should they come, are late data: a turn of a
+closed session is never held, nothing will come to fill its gap); a
 `session_end` releases its session's held turns first, and a clock tick all of them (a
 tick is due the idle timeout after the newest hold, `held_due`). A session's first `seq`
 is 0 (the schema's minimum): a session that starts higher waits for the bound.
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from memstream.domain.incarnations import starts_anew
 from memstream.domain.models import ClockTicked, SessionEnded, Turn
 from memstream.domain.windows import Output, UserWindows, WindowRules, apply
 
@@ -36,7 +38,7 @@ def apply_in_order(
 ) -> tuple[UserWindows, list[Output]]:
     """`windows.apply`, with the user's turns taken in their sessions' `seq` order."""
     if isinstance(event, Turn):
-        if not state.held and event.seq <= expected_seq(state, event.session_id):
+        if not state.held and event.seq <= expected_seq(state, event, rules):
             return apply(state, event, received_at, rules)  # in order: the usual case
         state = replace(state, held=(*state.held, event), held_at=received_at)
         return _release(state, received_at, rules, keep=rules.reorder_turns)
@@ -51,10 +53,17 @@ def apply_in_order(
     return state, outputs + more
 
 
-def expected_seq(state: UserWindows, session_id: str) -> int:
-    """The `seq` that session's next turn should carry (0 for a session not seen yet)."""
-    info = state.sessions.get(session_id)
-    return 0 if info is None else info.next_seq
+def expected_seq(state: UserWindows, turn: Turn, rules: WindowRules) -> int:
+    """The highest `seq` `turn` may carry to be taken now: its session's next (0 for a
+    session not seen yet). A turn that starts a new session under a used id expects the
+    old session's next, or 0 if it counts again from 0; one of a closed session it does
+    not start anew is late data, taken at once (nothing would come to fill its gap)."""
+    info = state.sessions.get(turn.session_id)
+    if info is None:
+        return 0
+    if starts_anew(info, turn, rules.session_idle):
+        return info.next_seq if turn.seq >= info.next_seq else 0
+    return turn.seq if info.closed else info.next_seq
 
 
 def held_due(state: UserWindows, rules: WindowRules) -> datetime | None:
@@ -73,7 +82,7 @@ def _release(
     turns (of session `only`, if given) are held, go on past the gap held longest."""
     outputs: list[Output] = []
     while True:
-        turn = _next_in_order(state)
+        turn = _next_in_order(state, rules)
         if turn is None:
             waiting = [t for t in state.held if only is None or t.session_id == only]
             if len(waiting) <= keep:
@@ -87,7 +96,7 @@ def _release(
     return state, outputs
 
 
-def _next_in_order(state: UserWindows) -> Turn | None:
+def _next_in_order(state: UserWindows, rules: WindowRules) -> Turn | None:
     """A held turn its session expects now (the lowest such `seq`), if any."""
-    ready = [t for t in state.held if t.seq <= expected_seq(state, t.session_id)]
+    ready = [t for t in state.held if t.seq <= expected_seq(state, t, rules)]
     return min(ready, key=lambda t: t.seq, default=None)

@@ -90,6 +90,32 @@ def test_held_turns_are_due_for_a_tick_which_takes_them() -> None:
     assert state.held == () and state.open_session is None  # idle once they are in
 
 
+def test_a_late_turn_of_a_closed_session_is_never_held() -> None:
+    """Dated inside its closed session, with a `seq` past its end: late data, at once."""
+    end = SessionEnded("u1", "s1", T0 + timedelta(minutes=2))
+    state, _ = run([turn("s1", 0), turn("s1", 1), end])
+    state, out = run([turn("s1", 999, minute=0.5)], state=state)
+    assert state.held == ()
+    [late] = [o for o in out if isinstance(o, SegmentReady)]
+    assert late.late and [m.event_id for m in late.messages] == ["s1-999"]
+
+
+def test_a_reused_id_counting_again_from_0_is_held_for_its_0() -> None:
+    end = SessionEnded("u1", "s1", T0 + timedelta(minutes=2))
+    state, _ = run([turn("s1", 0), turn("s1", 1), turn("s1", 2), end])
+    day = 24 * 60
+    reply, question = turn("s1", 1, minute=day + 1), turn("s1", 0, minute=day)
+    reply, question = (
+        Turn(f"next-{t.seq}", "u1", "s1", t.seq, t.speaker, t.role, t.text, t.ts)
+        for t in (reply, question)
+    )
+    state, out = run([reply], state=state)
+    assert segments(out) == [] and state.held == (reply,)
+    state, out = run([question], state=state)
+    assert [ids for ids, _ in segments(out)] == [("next-0", "next-1")]
+    assert state.sessions["s1"].start == question.ts and len(state.earlier) == 1
+
+
 def test_without_a_window_turns_are_taken_as_they_come() -> None:
     _, out = run([turn("s1", 1), turn("s1", 0)], rules=WindowRules())
     assert [ids for ids, _ in segments(out)] == [("s1-1",)]  # the question waits for a reply
