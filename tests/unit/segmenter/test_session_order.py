@@ -16,7 +16,7 @@ from tests.unit.segmenter.session_rig import (
     with_duplicates,
 )
 
-from memstream.domain.models import InputEvent, Level, MemoryNode
+from memstream.domain.models import InputEvent, Level, MemoryNode, Turn
 from memstream.domain.windows import WindowRules
 
 CONVERSATION = "26"
@@ -84,3 +84,28 @@ async def test_without_a_reorder_window_a_shuffle_changes_the_tree() -> None:
     sent = shuffled_within_sessions(events, random.Random(7))
     shuffled = await tree_of(rules, sent, [8])
     assert differences(shuffled.nodes("locomo"), in_order) != []
+
+
+def shape(nodes: dict[str, MemoryNode]) -> dict[str, tuple[object, ...]]:
+    return {i: (n.level, n.parent_id, n.t_start, n.t_end, n.source_ids) for i, n in nodes.items()}
+
+
+@pytest.mark.parametrize("closed", [False, True])
+async def test_a_turn_later_than_the_window_is_late_data_in_its_own_session(
+    closed: bool,
+) -> None:
+    """Between two people every message is an exchange of its own: a message that comes
+    after the window has let its session go on is late data and the tree has the in-order
+    nodes (ids, parents, intervals, messages); if its session had closed, the session and
+    the windows above it that had closed are written again (their versions tell)."""
+    rules = WindowRules(reorder_turns=4)
+    events = locomo_events(CONVERSATION, SESSIONS, "other")
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    late = events[5]  # the first session's sixth message
+    assert isinstance(late, Turn) and late.seq == 5
+    at = 25 if closed else 18  # after the next session's first messages, or before its end
+    sent = [*events[:5], *events[6:at], late, *events[at:]]
+    got = (await tree_of(rules, sent, [8])).nodes("locomo")
+    assert shape(got) == shape(in_order)
+    bumped = {n.level for i, n in got.items() if n.version != in_order[i].version}
+    assert bumped == ({Level.SESSION, Level.DAY, Level.WEEK} if closed else set())
