@@ -181,11 +181,19 @@ def _on_turn(
     )
     sessions = _remember(state.sessions, info)
     pending = state.pending
-    if pending and not _continues(pending, turn, rules):
-        outputs.append(_segment(state, pending))
-        pending = ()
-    pending = (*pending, turn)
-    complete = turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
+    if pending and turn.seq < pending[0].seq:
+        # A message from before the waiting one, come later than the reorder window: not
+        # its reply (the window has gone past it), so an L1 of its own; the waiting one waits on.
+        outputs.append(replace(_segment(state, (turn,)), late=True))
+        complete = False
+    else:
+        if pending and not _continues(pending, turn, rules):
+            outputs.append(_segment(state, pending))
+            pending = ()
+        pending = (*pending, turn)
+        complete = (
+            turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
+        )
     state = replace(
         state,
         open_session=turn.session_id,

@@ -179,3 +179,15 @@ def test_any_shuffle_within_the_window_gives_the_in_order_segments(
     _, want = run(in_order)
     _, got = run(shuffled)
     assert segments(got) == segments(want)
+
+
+def test_a_message_later_than_the_window_never_pairs_with_a_later_one_waiting() -> None:
+    """The window lets the session go past a missing reply; when it comes, the question
+    waiting now is not the one it answers: it is an L1 of its own, the question waits on."""
+    rules = WindowRules(reorder_turns=1)
+    state, out = run([turn("s1", 0), turn("s1", 2), turn("s1", 3), turn("s1", 4)], rules)
+    assert [ids for ids, _ in segments(out)] == [("s1-0",), ("s1-2", "s1-3")]
+    assert [t.event_id for t in state.pending] == ["s1-4"]
+    state, out = run([turn("s1", 1)], rules, state)
+    assert [ids for ids, _ in segments(out)] == [("s1-1",)]
+    assert [t.event_id for t in state.pending] == ["s1-4"]
