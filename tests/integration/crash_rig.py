@@ -50,6 +50,11 @@ BATCH = 8
 CITIES = ("Porto", "Berlin", "Madrid")
 
 
+# The order a session's six turns are published in: the first and last replies come before
+# the messages they answer, the second exchange in order.
+SENT_ORDER = (1, 0, 2, 3, 5, 4)
+
+
 def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
     """(user, event) in publishing order: KEPT talks on eight days from Mon 29 Jan 2024
     (weeks of 29 Jan and 5 Feb, months January and February); GONE talks on two of them,
@@ -59,29 +64,31 @@ def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
     for n, day in enumerate(days):
         start = datetime(2024, 1, 1, 18, tzinfo=UTC) + timedelta(days=day - 1)
         for user in (KEPT, GONE) if n < 2 else (KEPT,):
-            for i in range(3):
-                for j, role in enumerate(("user", "assistant")):
-                    seq = 2 * i + j
-                    speaker = "Ana" if role == "user" else "Bot"
-                    text = f"{speaker} on day {day}, exchange {i}: {user} likes topic {day * 7 + i}"
-                    if role == "user" and i == 0:  # a fact that changes: versions to compare
-                        text += f". I live in {CITIES[n % len(CITIES)]} now."
-                    events.append(
-                        (
-                            user,
-                            {
-                                "type": "turn.v1",
-                                "event_id": f"{user}-{day}-{seq}",
-                                "user_id": user,
-                                "session_id": f"{user}-s{day}",
-                                "seq": seq,
-                                "speaker": speaker,
-                                "role": role,
-                                "text": text,
-                                "ts": (start + timedelta(minutes=seq)).isoformat(),
-                            },
-                        )
+            # Each session's turns out of `seq` order (as two producer instances would send
+            # them): the reorder holds, committed with the window state, cross kill points.
+            for seq in SENT_ORDER:
+                i, j = divmod(seq, 2)
+                role = ("user", "assistant")[j]
+                speaker = "Ana" if role == "user" else "Bot"
+                text = f"{speaker} on day {day}, exchange {i}: {user} likes topic {day * 7 + i}"
+                if role == "user" and i == 0:  # a fact that changes: versions to compare
+                    text += f". I live in {CITIES[n % len(CITIES)]} now."
+                events.append(
+                    (
+                        user,
+                        {
+                            "type": "turn.v1",
+                            "event_id": f"{user}-{day}-{seq}",
+                            "user_id": user,
+                            "session_id": f"{user}-s{day}",
+                            "seq": seq,
+                            "speaker": speaker,
+                            "role": role,
+                            "text": text,
+                            "ts": (start + timedelta(minutes=seq)).isoformat(),
+                        },
                     )
+                )
             # An explicit end: the session closes on event time, not after an idle wait.
             end = (start + timedelta(minutes=10)).isoformat()
             events.append(

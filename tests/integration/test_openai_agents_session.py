@@ -160,8 +160,8 @@ async def test_the_transcript_stays_in_the_underlying_session_and_only_messages_
     assert len(held) == 4 and held[1]["type"] == "function_call_output"
     assert [(t["type"], t.get("seq"), t.get("role")) for t in turns] == [
         ("turn.v1", 0, "user"),
-        ("turn.v1", 2, "assistant"),  # the tool output keeps its place, unsent
-        ("turn.v1", 3, "user"),  # numbered after what the file already held
+        ("turn.v1", 1, "assistant"),  # the tool output takes no seq: it is not sent
+        ("turn.v1", 2, "user"),  # numbered after the messages the file already held
         ("forget.v1", None, None),  # the pop forgets what it removes
     ]
     assert turns[3]["message_ids"] == [turns[2]["event_id"]]

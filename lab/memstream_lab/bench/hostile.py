@@ -138,7 +138,7 @@ async def phase(
         for n in range(int(seconds * rate)):
             await asyncio.sleep(max(0.0, start + n / rate - time.monotonic()))
             user = users[n % USERS]
-            event = _turn(user, n)
+            event = _turn(user, n, seq=n // USERS)  # each user's turns numbered 0, 1, 2...
             published[(user, segment_id(user, [event["event_id"]]))] = time.monotonic()
             await producer.send_and_wait(
                 catalog.turns.name, key=user.encode(), value=encode_value(event)

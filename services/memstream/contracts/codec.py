@@ -6,11 +6,12 @@ schema-valid value and only convert types.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
 from memstream.domain.derivation import Derivation
+from memstream.domain.incarnations import SessionInfo
 from memstream.domain.models import (
     ClockTicked,
     Fact,
@@ -25,7 +26,7 @@ from memstream.domain.models import (
     Window,
     WindowClosed,
 )
-from memstream.domain.windows import OpenWindow, SessionInfo, UserWindows
+from memstream.domain.windows import OpenWindow, UserWindows, window_key
 
 TURN_TYPE = "turn.v1"
 REBUILD_TYPE = "rebuild.v1"
@@ -273,16 +274,7 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
         "watermark": state.watermark.isoformat() if state.watermark else None,
         "open_session": state.open_session,
         "pending": [encode_turn(t) for t in state.pending],
-        "sessions": [
-            [
-                s.session_id,
-                s.start.isoformat(),
-                s.last_ts.isoformat(),
-                s.last_received.isoformat(),
-                s.closed,
-            ]
-            for s in state.sessions.values()
-        ],
+        "sessions": [_encode_session(s) for s in state.sessions.values()],
         "open_windows": {
             key: {
                 "level": int(ow.window.level),
@@ -295,17 +287,45 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
             for key, ow in state.open_windows.items()
         },
         "closed": list(state.closed),
+        "earlier": [_encode_session(s) for s in state.earlier],
+        "held": [encode_turn(t) for t in state.held],
+        "held_at": state.held_at.isoformat() if state.held_at else None,
     }
+
+
+def _encode_session(s: SessionInfo) -> list[Any]:
+    return [
+        s.session_id,
+        s.start.isoformat(),
+        s.last_ts.isoformat(),
+        s.last_received.isoformat(),
+        s.closed,
+        s.next_seq,
+        s.ended.isoformat() if s.ended else None,
+    ]
+
+
+def _decode_session(row: Sequence[Any]) -> SessionInfo:
+    """A session as `_encode_session` wrote it; a state written before a session kept its
+    next `seq` and end has five fields (they start at 0 and None)."""
+    sid, start, last, received, closed, *rest = row
+    next_seq, ended = (*rest, 0, None)[:2]
+    return SessionInfo(
+        sid,
+        parse_ts(start),
+        parse_ts(last),
+        parse_ts(received),
+        closed,
+        int(next_seq),
+        parse_ts(ended) if ended else None,
+    )
 
 
 def decode_state(value: dict[str, Any]) -> UserWindows:
     user_id = value["user_id"]
-    sessions = {
-        sid: SessionInfo(sid, parse_ts(start), parse_ts(last), parse_ts(received), closed)
-        for sid, start, last, received, closed in value["sessions"]
-    }
+    sessions = {s.session_id: s for s in map(_decode_session, value["sessions"])}
     open_windows = {
-        key: OpenWindow(
+        _session_key(key, w, sessions): OpenWindow(
             Window(
                 user_id,
                 Level(w["level"]),
@@ -327,5 +347,22 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
         pending=pending,
         sessions=sessions,
         open_windows=open_windows,
-        closed=tuple(value["closed"]),
+        closed=tuple(_session_key(k, None, sessions) for k in value["closed"]),
+        earlier=tuple(map(_decode_session, value.get("earlier", ()))),
+        held=tuple(t for t in map(decode_input, value.get("held", ())) if isinstance(t, Turn)),
+        held_at=parse_ts(value["held_at"]) if value.get("held_at") else None,
     )
+
+
+def _session_key(
+    key: str, window: Mapping[str, Any] | None, sessions: Mapping[str, SessionInfo]
+) -> str:
+    """A window key as `window_key` writes it now. A state written before a session's key
+    held its start names a session `2|<id>`: such a key gets the start of its window, or,
+    in the closed list, of the session its id names."""
+    if window is not None:
+        if window["level"] != int(Level.SESSION):
+            return key
+        return window_key(Level.SESSION, parse_ts(window["start"]), window["session_id"])
+    info = sessions.get(key[2:]) if key.startswith("2|") else None
+    return key if info is None else window_key(Level.SESSION, info.start, info.session_id)

@@ -26,11 +26,11 @@ from memstream.domain.models import (
     Turn,
     WindowClosed,
 )
+from memstream.domain.reorder import apply_in_order, held_due
 from memstream.domain.windows import (
     SegmentReady,
     UserWindows,
     WindowRules,
-    apply,
     initial_state,
     next_due,
 )
@@ -124,7 +124,11 @@ def decide_step(
     first_tz = next((t.tz for t in turns if t.tz), None)
     state = snapshot.state or initial_state(snapshot.user_id, first_tz or rules.default_tz)
     if forget:  # a message waiting in the state (for its reply) goes before it is used
-        state = replace(state, pending=tuple(t for t in state.pending if t.event_id not in forget))
+        state = replace(
+            state,
+            pending=tuple(t for t in state.pending if t.event_id not in forget),
+            held=tuple(t for t in state.held if t.event_id not in forget),
+        )
     run = _reduce(state, events, snapshot.seen, now, rules)
     expiring = {
         t.event_id: at
@@ -144,7 +148,12 @@ def decide_step(
         closures=tuple(run.closures),
         forget=forget,
         expiring=expiring,
-        due=earliest(next_due(run.state, rules), next_expiry, *expiring.values()),
+        due=earliest(
+            next_due(run.state, rules),
+            held_due(run.state, rules),
+            next_expiry,
+            *expiring.values(),
+        ),
         rebuild=requests[-1] if requests else None,
         received=received,
         duplicates=run.duplicates,
@@ -224,7 +233,7 @@ def _reduce(
                     conflicts.append(event.event_id)
                 continue
             seen[event.event_id] = mark
-        state, outputs = apply(state, event, now, rules)
+        state, outputs = apply_in_order(state, event, now, rules)
         for out in outputs:
             if isinstance(out, SegmentReady):
                 ready.append(out)

@@ -13,6 +13,11 @@ Rules (see DESIGN.md, "Temporal Memory Tree"):
 - A turn of a session that has already closed is late: it becomes an L1 segment of its own
   at once and every already-consolidated window above it closes again (reason `late_data`).
 - One session is open per user at a time; a turn of an unknown session opens it.
+- A session id names a session only while it is in use (`domain.incarnations`): a turn
+  dated after its session's `session_end`, or at least the idle timeout after its last
+  message (event time, so a replay decides the same), starts a new session under the same
+  id, with an L2 of its own (its id names the new session's start). A session that crosses
+  midnight stays under the day it started on.
 - A turn of a session the state no longer remembers (evicted past the bounds below: older
   than every remembered session while the memory is full) is late data too: it gets its L1
   at once under an L2 of its own (the forgotten session's start is unknown, so the L2 window
@@ -28,6 +33,13 @@ from datetime import datetime, timedelta
 
 from memstream.domain.calendar import parent_window_start, window_for
 from memstream.domain.ids import window_node_id
+from memstream.domain.incarnations import (
+    SessionInfo,
+    archived,
+    earlier_session,
+    starts_anew,
+    updated,
+)
 from memstream.domain.models import (
     ClockTicked,
     ClosureReason,
@@ -52,15 +64,9 @@ class WindowRules:
     session_idle: timedelta = timedelta(minutes=30)
     clock_grace: timedelta = timedelta(hours=1)
     default_tz: str = "UTC"
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    session_id: str
-    start: datetime
-    last_ts: datetime
-    last_received: datetime
-    closed: bool = False
+    # Turns a user's out-of-`seq`-order turns may be held for their gap (`domain.reorder`);
+    # 0: every turn is taken as it arrives.
+    reorder_turns: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +90,12 @@ class UserWindows:
     sessions: dict[str, SessionInfo] = field(default_factory=dict)
     open_windows: dict[str, OpenWindow] = field(default_factory=dict)
     closed: tuple[str, ...] = ()
+    # Earlier sessions under ids that were used again, newest last (`domain.incarnations`).
+    earlier: tuple[SessionInfo, ...] = ()
+    # Turns waiting for an earlier `seq` of their session, in arrival order (`domain.reorder`),
+    # and when the newest of them arrived.
+    held: tuple[Turn, ...] = ()
+    held_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +111,8 @@ Output = SegmentReady | WindowClosed
 
 
 def window_key(level: Level, start: datetime, session_id: str | None = None) -> str:
-    if level == Level.SESSION:
-        return f"2|{session_id}"
+    if level == Level.SESSION:  # the start tells apart the sessions one id has named
+        return f"2|{session_id}|{start.isoformat()}"
     return f"{int(level)}|{start.isoformat()}"
 
 
@@ -142,26 +154,46 @@ def _on_turn(
     if tz != state.tz:  # (each `replace` copies the whole state: one per turn where it can)
         state = replace(state, tz=tz)
     known = state.sessions.get(turn.session_id)
-    if known is not None and known.closed:
+    outputs: list[Output] = []
+    if known is not None and starts_anew(known, turn, rules.session_idle):
+        if not known.closed:  # its last message is the idle timeout behind this one
+            state, outputs = _close_session(state, "idle", rules)
+        state = replace(state, earlier=archived(state.earlier, state.sessions[turn.session_id]))
+        known = None
+    elif known is not None and (earlier := earlier_session(state.earlier, known, turn)):
+        return _on_late_turn(state, turn, earlier, rules)
+    elif known is not None and known.closed:
         return _on_late_turn(state, turn, known, rules)
     if known is None and _forgotten(state, turn):
         return _on_forgotten_session_turn(state, turn, received_at)
 
-    outputs: list[Output] = []
     if state.open_session is not None and state.open_session != turn.session_id:
         state, closed = _close_session(state, "new_session", rules)
         outputs += closed
     if known is None:
         known = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at)
         state = _open_session_windows(state, known)
-    info = replace(known, last_ts=max(known.last_ts, turn.ts), last_received=received_at)
+    info = replace(
+        known,
+        last_ts=max(known.last_ts, turn.ts),
+        last_received=received_at,
+        next_seq=max(known.next_seq, turn.seq + 1),
+    )
     sessions = _remember(state.sessions, info)
     pending = state.pending
-    if pending and not _continues(pending, turn, rules):
-        outputs.append(_segment(state, pending))
-        pending = ()
-    pending = (*pending, turn)
-    complete = turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
+    if pending and turn.seq < pending[0].seq:
+        # A message from before the waiting one, come later than the reorder window: not
+        # its reply (the window has gone past it), so an L1 of its own; the waiting one waits on.
+        outputs.append(replace(_segment(state, (turn,)), late=True))
+        complete = False
+    else:
+        if pending and not _continues(pending, turn, rules):
+            outputs.append(_segment(state, pending))
+            pending = ()
+        pending = (*pending, turn)
+        complete = (
+            turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
+        )
     state = replace(
         state,
         open_session=turn.session_id,
@@ -194,8 +226,13 @@ def _may_grow(pending: tuple[Turn, ...], rules: WindowRules) -> bool:
 def _on_late_turn(
     state: UserWindows, turn: Turn, info: SessionInfo, rules: WindowRules
 ) -> tuple[UserWindows, list[Output]]:
-    info = replace(info, last_ts=max(info.last_ts, turn.ts))
-    state = replace(state, sessions=_remember(state.sessions, info))
+    info = replace(
+        info, last_ts=max(info.last_ts, turn.ts), next_seq=max(info.next_seq, turn.seq + 1)
+    )
+    if state.sessions.get(info.session_id, info).start == info.start:
+        state = replace(state, sessions=_remember(state.sessions, info))
+    else:  # a turn of an earlier session under a reused id
+        state = replace(state, earlier=updated(state.earlier, info))
     session_key = window_key(Level.SESSION, info.start, info.session_id)
     outputs: list[Output] = [
         SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
@@ -236,6 +273,9 @@ def _on_session_end(
 ) -> tuple[UserWindows, list[Output]]:
     if state.open_session != event.session_id:
         return state, []  # unknown or already closed: nothing more to do
+    info = state.sessions[event.session_id]
+    ended = replace(info, ended=max(event.ts, info.last_ts))
+    state = replace(state, sessions=_remember(state.sessions, ended))
     state, outputs = _close_session(state, "session_end", rules)
     ts = event.ts if state.watermark is None else max(state.watermark, event.ts)
     state = replace(state, watermark=ts)

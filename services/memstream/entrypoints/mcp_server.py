@@ -56,6 +56,8 @@ class McpConfig:
     user_keys: Mapping[str, str] = field(default_factory=dict)  # user id -> session key
     idempotent: bool = True
     write_token_key: str | None = None  # the API's MEMSTREAM_API_WRITE_TOKEN_KEY
+    # One id for the life of the process, `seq` counting on: the segmenter makes each
+    # conversation after an idle timeout a session of its own (`domain.incarnations`).
     session_id: str = field(default_factory=lambda: f"mcp-{uuid.uuid4().hex[:12]}")
 
 

@@ -73,17 +73,17 @@ def build_memory_agent(
         user_id, thread_id = _who(config)
         messages = state["messages"]
         # This turn's messages: the reply and the user's messages before it, back to the
-        # previous reply (a thread's seq is the message's place in the thread).
+        # previous reply (a thread's seq is the message's place among the thread's messages
+        # that are remembered, without gaps: the segmenter waits for a missing seq).
         start = len(messages) - 1
         while start > 0 and messages[start - 1].type != "ai":
             start -= 1
-        turns = SessionTurns(user_id, thread_id, next_seq=start)
+        before = sum(message_role(m) is not None for m in messages[:start])
+        turns = SessionTurns(user_id, thread_id, next_seq=before)
         for message in messages[start:]:
             role = message_role(message)
-            if role is None:
-                turns.next_seq += 1
-                continue
-            await producer.publish(turns.turn(role, message.text, event_id=message.id))
+            if role is not None:
+                await producer.publish(turns.turn(role, message.text, event_id=message.id))
         await producer.flush()
         return {}
 

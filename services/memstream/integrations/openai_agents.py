@@ -85,13 +85,13 @@ class MemstreamSession:
         return await self.underlying_session.get_items(limit)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Store the items, then publish their messages (seq: the item's place in the session)."""
+        """Store the items, then publish their messages (seq: the message's place among the
+        session's messages, without gaps: the segmenter waits for a missing seq)."""
         turns = await self._session_turns()
         await self.underlying_session.add_items(items)
         for item in items:
             message = item_message(item)
             if message is None:
-                turns.next_seq += 1
                 continue
             value = turns.turn(*message)
             await self._producer.publish(value)
@@ -102,7 +102,8 @@ class MemstreamSession:
         item = await self.underlying_session.pop_item()
         if item is None or self._turns is None:
             return item
-        self._turns.next_seq = max(0, self._turns.next_seq - 1)
+        if item_message(item) is not None:  # only messages took a seq
+            self._turns.next_seq = max(0, self._turns.next_seq - 1)
         if self._published and self._published[-1][0] == _key(item):
             _, event_id = self._published.pop()
             await self._publish_forget(self._turns.forget_last(event_id))
@@ -119,7 +120,8 @@ class MemstreamSession:
         # Numbered after what the underlying session already holds, so a session reopened
         # from a file goes on where it stopped.
         if self._turns is None:
-            held = len(await self.underlying_session.get_items())
+            items = await self.underlying_session.get_items()
+            held = sum(item_message(item) is not None for item in items)
             self._turns = SessionTurns(self.user_id, self.session_id, held, *self._names)
         return self._turns
 

@@ -79,6 +79,7 @@ def window_rules(settings: Settings) -> WindowRules:
         session_idle=timedelta(seconds=settings.lifecycle.session_idle_timeout_s),
         clock_grace=timedelta(seconds=settings.lifecycle.clock_grace_s),
         default_tz=settings.lifecycle.default_tz,
+        reorder_turns=settings.lifecycle.session_reorder_turns,
     )
 
 

@@ -95,7 +95,8 @@ def test_late_turn_gets_a_segment_and_reconsolidates_its_closed_windows() -> Non
     s1 = [turn("s1", 0, at(6, 10)), SessionEnded("u1", "s1", at(6, 10, 1))]
     s2 = [turn("s2", 0, at(8, 10))]  # closes day 6
     state, _ = run(initial_state("u1", "UTC"), [*s1, *s2])
-    _, out = run(state, [turn("s1", 7, at(6, 10, 2))])
+    # Dated before s1's end: late data of s1 (dated after it, it would start a new session)
+    _, out = run(state, [turn("s1", 7, at(6, 10) + timedelta(seconds=30))])
     segments = [o for o in out if isinstance(o, SegmentReady)]
     assert len(segments) == 1 and segments[0].late
     # session and day re-close; the week (6-12 January) never closed, so it is not re-queued

@@ -1,0 +1,111 @@
+"""Trees that do not depend on how producers send: a session's turns out of `seq` order
+(within the reorder window), duplicates mixed in, in batches of any size, give the in-order
+tree node by node; through the real segmenter and consolidator handlers over the fakes."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+from tests.unit.segmenter.session_rig import (
+    HandlerRig,
+    handler_rig,
+    locomo_events,
+    shuffled_within_sessions,
+    with_duplicates,
+)
+
+from memstream.domain.models import InputEvent, Level, MemoryNode, Turn
+from memstream.domain.windows import WindowRules
+
+CONVERSATION = "26"
+SESSIONS = 3  # 58 messages: enough for every window level, small enough for many seeds
+SEEDS = range(5)
+LAYOUTS = ["other", "assistant"]
+
+
+def batch_sizes(rng: random.Random) -> list[int]:
+    return [rng.randint(1, 9) for _ in range(12)]
+
+
+async def tree_of(rules: WindowRules, events: Sequence[InputEvent], sizes: list[int]) -> HandlerRig:
+    rig = handler_rig(rules)
+    await rig.send_in_batches(events, sizes)
+    return rig
+
+
+def differences(got: dict[str, MemoryNode], want: dict[str, MemoryNode]) -> list[str]:
+    """Node by node: ids missing or extra, and every field that differs."""
+    found = [f"missing {want[i].level.label} {i}" for i in want.keys() - got.keys()]
+    found += [f"extra {got[i].level.label} {i}" for i in got.keys() - want.keys()]
+    for i in want.keys() & got.keys():
+        for name in MemoryNode.__dataclass_fields__:
+            if getattr(got[i], name) != getattr(want[i], name):
+                found.append(f"{want[i].level.label} {i}: {name} differs")
+    return found
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_turns_shuffled_within_their_sessions_give_the_in_order_tree(
+    layout: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    rules = WindowRules(reorder_turns=64)  # a whole session may arrive backwards
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    assert sent != events
+    shuffled = await tree_of(rules, sent, batch_sizes(rng))
+    assert differences(shuffled.nodes("locomo"), in_order) == []
+    assert {n.level for n in in_order.values()} == set(Level)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+async def test_a_bounded_shuffle_within_the_default_window_gives_the_in_order_tree(
+    layout: str,
+) -> None:
+    rules = WindowRules(reorder_turns=32)  # the setting's default
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    for seed in SEEDS:
+        rng = random.Random(100 + seed)
+        sent = with_duplicates(shuffled_within_sessions(events, rng, reach=6), rng, share=0.1)
+        shuffled = await tree_of(rules, sent, batch_sizes(rng))
+        assert differences(shuffled.nodes("locomo"), in_order) == [], seed
+
+
+async def test_without_a_reorder_window_a_shuffle_changes_the_tree() -> None:
+    """The window is what makes the trees equal: turns taken as they arrive pair otherwise."""
+    rules = WindowRules(reorder_turns=0)
+    events = locomo_events(CONVERSATION, SESSIONS, "assistant")
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = shuffled_within_sessions(events, random.Random(7))
+    shuffled = await tree_of(rules, sent, [8])
+    assert differences(shuffled.nodes("locomo"), in_order) != []
+
+
+def shape(nodes: dict[str, MemoryNode]) -> dict[str, tuple[object, ...]]:
+    return {i: (n.level, n.parent_id, n.t_start, n.t_end, n.source_ids) for i, n in nodes.items()}
+
+
+@pytest.mark.parametrize("closed", [False, True])
+async def test_a_turn_later_than_the_window_is_late_data_in_its_own_session(
+    closed: bool,
+) -> None:
+    """Between two people every message is an exchange of its own: a message that comes
+    after the window has let its session go on is late data and the tree has the in-order
+    nodes (ids, parents, intervals, messages); if its session had closed, the session and
+    the windows above it that had closed are written again (their versions tell)."""
+    rules = WindowRules(reorder_turns=4)
+    events = locomo_events(CONVERSATION, SESSIONS, "other")
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    late = events[5]  # the first session's sixth message
+    assert isinstance(late, Turn) and late.seq == 5
+    at = 25 if closed else 18  # after the next session's first messages, or before its end
+    sent = [*events[:5], *events[6:at], late, *events[at:]]
+    got = (await tree_of(rules, sent, [8])).nodes("locomo")
+    assert shape(got) == shape(in_order)
+    bumped = {n.level for i, n in got.items() if n.version != in_order[i].version}
+    assert bumped == ({Level.SESSION, Level.DAY, Level.WEEK} if closed else set())
