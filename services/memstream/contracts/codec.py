@@ -28,6 +28,9 @@ from memstream.domain.models import (
 )
 from memstream.domain.windows import OpenWindow, UserWindows, window_key
 
+# The next `seq` of a session saved before sessions kept one: above any real `seq`, so no
+# turn of it waits for an earlier one (a reused id counting from 0 still starts anew).
+UNKNOWN_NEXT_SEQ = 2**62
 TURN_TYPE = "turn.v1"
 REBUILD_TYPE = "rebuild.v1"
 
@@ -306,10 +309,12 @@ def _encode_session(s: SessionInfo) -> list[Any]:
 
 
 def _decode_session(row: Sequence[Any]) -> SessionInfo:
-    """A session as `_encode_session` wrote it; a state written before a session kept its
-    next `seq` and end has five fields (they start at 0 and None)."""
+    """A session as `_encode_session` wrote it. A state written before a session kept its
+    next `seq` and end has five fields: the `seq` it has reached is unknown, so the session
+    goes on taking its turns as they come (`UNKNOWN_NEXT_SEQ`: nothing is held for it, where
+    0 would hold every later turn waiting for a `seq` 0 it already took); its end is None."""
     sid, start, last, received, closed, *rest = row
-    next_seq, ended = (*rest, 0, None)[:2]
+    next_seq, ended = (*rest, UNKNOWN_NEXT_SEQ, None)[:2]
     return SessionInfo(
         sid,
         parse_ts(start),
