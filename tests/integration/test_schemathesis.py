@@ -118,13 +118,14 @@ def hostile_cases(operation: Any) -> st.SearchStrategy[Any] | None:
     path = operation.path
     if path == "/v1/recall":
         return st.builds(
-            lambda user, words, text, when, complexity, tokens: operation.Case(
+            lambda user, words, text, when, complexity, tokens, explain: operation.Case(
                 body={
                     "user_id": user,
                     "query": f"what happened {words} {text}".strip(),
                     "query_time": when,
                     "complexity": complexity,
                     "max_tokens": tokens,
+                    "explain": explain,
                 }
             ),
             st.sampled_from(["user"]) | odd_user_ids,
@@ -133,6 +134,7 @@ def hostile_cases(operation: Any) -> st.SearchStrategy[Any] | None:
             extreme_dates | odd_text | st.integers() | st.none(),
             st.sampled_from(["auto", "simple", "hybrid", "complex"]) | odd_text,
             st.integers(min_value=-5, max_value=20_000) | st.none(),
+            st.booleans(),  # the trace of an explained recall is held to its schema too
         )
     if path == "/v1/users/{user_id}/memories":
         return st.builds(

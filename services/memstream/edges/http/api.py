@@ -66,6 +66,7 @@ from memstream.edges.http.schemas import (
     Text,
     recall_request_model,
 )
+from memstream.edges.http.trace_schemas import RecallTrace
 from memstream.edges.http.writes import AfterQuery, after_query, seen, settle
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
@@ -209,6 +210,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             query_time=body.query_time,
             complexity=body.complexity,
             max_tokens=body.max_tokens,
+            explain=body.explain,
         )
         result = await parts.pipeline.recall(request)
         if observe is not None:
@@ -230,6 +232,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             if body.after
             else result.timings_ms,
             degraded=result.degraded,
+            trace=RecallTrace.of(result.trace) if result.trace is not None else None,
             **seen(writes),
         )
 
