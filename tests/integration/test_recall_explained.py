@@ -1,5 +1,6 @@
-"""Recall, explained, over real HTTP, on a small conversation the real write path ingested:
-the trace agrees with the memories returned."""
+"""Recall, explained, and the operator's routes over real HTTP, on a small conversation the
+real write path ingested: the trace agrees with the memories returned, the users search
+finds the user by prefix, and its overview counts what the tree holds."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from memstream.client import AsyncRecallClient, MemstreamProducer, RecallClient
@@ -99,3 +101,23 @@ async def test_an_explained_recall_agrees_with_its_answer_sync_and_async(stack: 
     cut = await asyncio.to_thread(blocking)
     assert_trace_agrees(cut)
     assert cut.trace is not None and cut.trace.max_tokens == 40
+
+
+async def test_users_are_searched_by_prefix_and_overviewed(stack: Served) -> None:
+    auth = {"Authorization": f"Bearer {API_KEY}"}
+    async with httpx.AsyncClient(base_url=stack.url, headers=auth, timeout=30) as http:
+        found = (await http.get("/v1/users", params={"prefix": "explain-"})).json()
+        none = (await http.get("/v1/users", params={"prefix": "nobody-"})).json()
+        overview = await http.get(f"/v1/users/{USER}/overview")
+        unknown = await http.get("/v1/users/nobody/overview")
+        bad_cursor = await http.get("/v1/users", params={"cursor": "%%%"})
+    [item] = found["items"]
+    assert item["user_id"] == USER and item["memories"] >= 2 and item["last_seen"]
+    assert found["next_cursor"] is None and none == {"items": [], "next_cursor": None}
+    assert overview.status_code == 200, overview.text
+    body = overview.json()
+    assert body["counts"]["1"] == item["memories"] and body["counts"]["2"] >= 1
+    assert set(body["counts"]) == {"1", "2", "3", "4", "5"}
+    assert body["first_at"] < body["last_at"] and body["last_written_at"]
+    assert body["degraded"] == 0 and isinstance(body["pending_windows"], list)
+    assert unknown.status_code == 404 and bad_cursor.status_code == 422

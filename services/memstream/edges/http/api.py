@@ -67,6 +67,7 @@ from memstream.edges.http.schemas import (
     recall_request_model,
 )
 from memstream.edges.http.trace_schemas import RecallTrace
+from memstream.edges.http.user_routes import user_routes
 from memstream.edges.http.writes import AfterQuery, after_query, seen, settle
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
@@ -343,6 +344,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     _message_routes(router)
     _rebuild_routes(router)
     knowledge_routes(router)
+    user_routes(router)
     return router
 
 
