@@ -65,7 +65,7 @@ async def stack(settings: Settings, tmp_path: Path) -> AsyncIterator[Served]:
         yield served
 
 
-def assert_trace_agrees(answer: Recall) -> None:
+def assert_trace_agrees(answer: Recall, dense_weight: float) -> None:
     trace = answer.trace
     assert trace is not None
     returned = {m.id for m in answer.memories}
@@ -83,6 +83,13 @@ def assert_trace_agrees(answer: Recall) -> None:
     assert trace.tokens == answer.tokens and trace.max_tokens > 0
     assert trace.plan.complexity == answer.complexity and trace.plan.pool >= len(trace.leaves) > 0
     assert {"total", "search", "gate"} <= set(trace.timings_ms)
+    # Where both channels rank a leaf, their scores make up the fused one.
+    both = [leaf for leaf in trace.leaves if leaf.source == "both"]
+    assert both
+    for leaf in both:
+        assert leaf.dense is not None and leaf.lexical is not None and leaf.fused is not None
+        made = dense_weight * leaf.dense + (1 - dense_weight) * leaf.lexical
+        assert abs(made - leaf.fused) < 1e-3, leaf.id
 
 
 async def test_an_explained_recall_agrees_with_its_answer_sync_and_async(stack: Served) -> None:
@@ -91,7 +98,8 @@ async def test_an_explained_recall_agrees_with_its_answer_sync_and_async(stack: 
         explained = await memory.recall(USER, QUESTION, complexity="complex", explain=True)
     assert plain.trace is None
     assert [m.id for m in plain.memories] == [m.id for m in explained.memories]
-    assert_trace_agrees(explained)
+    weight = stack.settings.recall.options().dense_weight
+    assert_trace_agrees(explained, weight)
     assert any(leaf.returned and "Tom" in leaf.text for leaf in explained.trace.leaves)  # type: ignore[union-attr]
 
     def blocking() -> Recall:
@@ -99,7 +107,7 @@ async def test_an_explained_recall_agrees_with_its_answer_sync_and_async(stack: 
             return memory.recall(USER, QUESTION, explain=True, max_tokens=40)
 
     cut = await asyncio.to_thread(blocking)
-    assert_trace_agrees(cut)
+    assert_trace_agrees(cut, weight)
     assert cut.trace is not None and cut.trace.max_tokens == 40
 
 

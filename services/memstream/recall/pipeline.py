@@ -46,10 +46,8 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TypeVar
 
 from memstream.domain.entity_index import EntityIndex
 from memstream.domain.fact_recall import asked_instant, fit_facts
@@ -80,13 +78,12 @@ from memstream.ports.knowledge import KnowledgeReads
 from memstream.recall.entities import join_entity_leaves
 from memstream.recall.facts import AskedKnowledge, read_asked_knowledge
 from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
+from memstream.recall.stopwatch import Stopwatch
 from memstream.recall.trace import RecallTrace, TraceRecorder
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -120,20 +117,6 @@ class RecallResult:
     trace: RecallTrace | None = None  # with `RecallRequest.explain`
 
 
-@dataclass
-class _Stopwatch:
-    """Per-stage wall times in milliseconds."""
-
-    timings: dict[str, float] = field(default_factory=dict)
-
-    async def time(self, stage: str, work: Awaitable[T]) -> T:
-        start = time.perf_counter()
-        try:
-            return await work
-        finally:
-            self.timings[stage] = round((time.perf_counter() - start) * 1000, 3)
-
-
 class RecallPipeline:
     """Stateless: safe to share between concurrent requests."""
 
@@ -160,7 +143,7 @@ class RecallPipeline:
         self._knowledge = knowledge
 
     async def recall(self, request: RecallRequest) -> RecallResult:
-        clock = _Stopwatch()
+        clock = Stopwatch()
         trace = TraceRecorder() if request.explain else None
         started = time.perf_counter()
         when = request.query_time or datetime.now(UTC)
@@ -210,7 +193,7 @@ class RecallPipeline:
         explained = None
         if trace is not None:
             trace.fitted(memories, facts, tokens + fact_tokens, max_tokens, budget - fact_tokens)
-            explained = trace.finish(query, plan, budgets, request.query_time, clock.timings)
+            explained = await trace.finish(query, plan, budgets, request.query_time, clock.timings)
         return RecallResult(
             complexity=complexity,
             keywords=plan.keywords,
@@ -240,7 +223,7 @@ class RecallPipeline:
         query: Query,
         when: datetime,
         index: asyncio.Future[EntityIndex] | None,
-        clock: _Stopwatch,
+        clock: Stopwatch,
     ) -> AskedKnowledge:
         """The facts the query asks about (none with knowledge off)."""
         if self._knowledge is None:
@@ -253,17 +236,20 @@ class RecallPipeline:
         request: RecallRequest,
         query: Query,
         entity_index: asyncio.Future[EntityIndex] | None,
-        clock: _Stopwatch,
+        clock: Stopwatch,
         trace: TraceRecorder | None,
     ) -> tuple[list[RecalledMemory], dict[str, MemoryNode]]:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
         the summaries read for that, with their ancestors (the climb starts from them)."""
         [dense] = await clock.time("embed", self._embedder.embed([query.text]))
+        sparse, limit = query_vector(query), self.options.candidates_for(query.aggregative)
+        if trace is not None:
+            trace.search_channels(self._index, request.user_id, dense, sparse, limit)
         searching = self._index.search_leaves(
             request.user_id,
             dense,
-            query_vector(query),
-            limit=self.options.candidates_for(query.aggregative),
+            sparse,
+            limit=limit,
             dense_weight=self.options.dense_weight,
             level=Level.SEGMENT,
         )
@@ -293,7 +279,7 @@ class RecallPipeline:
         return leaves, await self._lineage(request.user_id, leaves, sessions)
 
     def _read_entity_index(
-        self, user_id: str, clock: _Stopwatch
+        self, user_id: str, clock: Stopwatch
     ) -> asyncio.Future[EntityIndex] | None:
         """The user's entity index, being read (None with knowledge off)."""
         if self._knowledge is None:

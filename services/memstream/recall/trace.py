@@ -5,24 +5,28 @@ without one every hook is skipped by a None check, so a plain recall does no mor
 recorder holds references to what the stages computed anyway, and `finish` turns them into
 one `RecallTrace` value after the answer is decided.
 
-Scores per leaf: `fused` is what the index gave (dense and lexical fused in one query, so
-the two channels are not told apart: `dense` and `lexical` stay None, and `source` says
-which channels matched: "both" when the leaf shares a content term with the query, else
-"dense"; "entity" for a leaf the entity join added). `rerank` is the score after the re-rank
-bonuses (speaker, time, session summary, entity heat).
+Scores per leaf: `fused` is what the index gave, `dense_weight * dense + (1 - dense_weight)
+* lexical`. The channels are read by two more searches of the same depth, one per channel
+(dense weight 1, then 0), run beside the fused one: a leaf among a channel's best has its
+score there, else None. `source` says which channels' best hold the leaf ("both", "dense",
+"lexical"; "fused" when neither alone ranks it that high; "entity" for a leaf the entity
+join added). `rerank` is the score after the re-rank bonuses (speaker, time, session
+summary, entity heat).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from memstream.domain.facts import AtomicFact
-from memstream.domain.lexical import tokenize
-from memstream.domain.models import Level, MemoryNode, Plan
+from memstream.domain.models import Level, MemoryNode, Plan, ScoredId, SparseVector
 from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory
+from memstream.ports import VectorIndex
 
 __all__ = [
     "ClimbTrace",
@@ -32,6 +36,8 @@ __all__ = [
     "RecallTrace",
     "TraceRecorder",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,8 @@ class PlanTrace:
 @dataclass(frozen=True, slots=True)
 class LeafTrace:
     node: MemoryNode
+    dense: float | None
+    lexical: float | None
     fused: float | None
     rerank: float
     rank: int  # 1 for the best re-ranked leaf
@@ -88,6 +96,7 @@ class TraceRecorder:
     """Collects, stage by stage, what `finish` makes into a `RecallTrace`."""
 
     fused: dict[str, float] = field(default_factory=dict)
+    channels: asyncio.Future[tuple[list[ScoredId], list[ScoredId]]] | None = None
     ranked: list[RecalledMemory] = field(default_factory=list)
     top_k: int = 0
     pool_size: int = 0
@@ -101,6 +110,25 @@ class TraceRecorder:
     tokens: int = 0
     max_tokens: int = 0
     budget: int = 0
+
+    def search_channels(
+        self,
+        index: VectorIndex,
+        user_id: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        limit: int,
+    ) -> None:
+        """Start the two single-channel searches (read by `finish`)."""
+
+        async def search(weight: float) -> list[ScoredId]:
+            return await index.search_leaves(
+                user_id, dense, sparse, limit=limit, dense_weight=weight, level=Level.SEGMENT
+            )
+
+        self.channels = asyncio.ensure_future(asyncio.gather(search(1.0), search(0.0)))
+        # A recall that fails before `finish` leaves them unread: not an unretrieved error.
+        self.channels.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     def leaves_ranked(
         self,
@@ -135,7 +163,7 @@ class TraceRecorder:
         self.memories, self.facts = list(memories), tuple(facts)
         self.tokens, self.max_tokens, self.budget = tokens, max_tokens, budget
 
-    def finish(
+    async def finish(
         self,
         query: Query,
         plan: Plan,
@@ -145,6 +173,7 @@ class TraceRecorder:
     ) -> RecallTrace:
         returned = {m.node.id for m in self.memories}
         time_range = query.time_range
+        dense, lexical = await self._channel_scores()
         return RecallTrace(
             plan=PlanTrace(
                 complexity=plan.complexity,
@@ -157,7 +186,7 @@ class TraceRecorder:
                 top_k=self.top_k,
                 pool=self.pool_size,
             ),
-            leaves=tuple(self._leaves(query, returned)),
+            leaves=tuple(self._leaves(returned, dense, lexical)),
             climbed=tuple(self._climbed(returned)),
             dropped=tuple(self._dropped(budgets, returned)),
             facts=self.facts,
@@ -168,16 +197,27 @@ class TraceRecorder:
 
     # --- the parts of the trace --------------------------------------------------------
 
-    def _leaves(self, query: Query, returned: set[str]) -> Iterable[LeafTrace]:
-        terms = query.term_set
+    async def _channel_scores(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Each leaf's score in the dense and in the lexical search, where it ranks."""
+        if self.channels is None:
+            return {}, {}
+        try:
+            dense, lexical = await self.channels
+        except Exception:
+            # The answer stands without them: the trace shows the channels as unknown.
+            log.warning("the per-channel searches of an explained recall failed", exc_info=True)
+            return {}, {}
+        return {h.id: h.score for h in dense}, {h.id: h.score for h in lexical}
+
+    def _leaves(
+        self, returned: set[str], dense: Mapping[str, float], lexical: Mapping[str, float]
+    ) -> Iterable[LeafTrace]:
         for rank, memory in enumerate(self.ranked, start=1):
-            node = memory.node
-            fused = self.fused.get(node.id)
-            if fused is None:
-                source = "entity"
-            else:
-                source = "both" if terms.intersection(tokenize(node.text)) else "dense"
-            yield LeafTrace(node, fused, memory.score, rank, source, node.id in returned)
+            i = memory.node.id
+            found = (i in dense, i in lexical)
+            source = _SOURCES[found] if i in self.fused else "entity"
+            scores = (dense.get(i), lexical.get(i), self.fused.get(i))
+            yield LeafTrace(memory.node, *scores, memory.score, rank, source, i in returned)
 
     def _below(self) -> dict[str, set[str]]:
         """Each climbed node's id -> the recalled leaves below it."""
@@ -230,3 +270,11 @@ class TraceRecorder:
                     "or saying only what the memories returned say"
                 )
                 yield DropTrace(memory.node, "budget", reason)
+
+
+_SOURCES = {
+    (True, True): "both",
+    (True, False): "dense",
+    (False, True): "lexical",
+    (False, False): "fused",
+}

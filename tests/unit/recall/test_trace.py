@@ -2,22 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
 from tests.unit.recall.test_pipeline_entities import QUERY, TARGET, pipeline, tree_with_entities
 
-from memstream.domain.models import Level
+from memstream.domain.models import Level, ScoredId, SparseVector
 from memstream.domain.recall_options import RecallOptions
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
 from memstream.recall.trace import RecallTrace
 
 
-def build(llm: FakeLLM | None = None) -> RecallPipeline:
+class ChannelIndex(FakeIndex):
+    """A dense-only search finds the first two leaves, a lexical-only one the second and
+    third (a channel's own scores); the fused search is the fake's."""
+
+    fail = False
+
+    async def search_leaves(
+        self,
+        user_id: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        limit: int,
+        dense_weight: float,
+        level: Level = Level.SEGMENT,
+    ) -> list[ScoredId]:
+        fused = await super().search_leaves(
+            user_id, dense, sparse, limit=limit, dense_weight=0.5, level=level
+        )
+        if dense_weight not in (0.0, 1.0):
+            return fused
+        if self.fail:
+            raise ConnectionError("index gone")
+        ids = [h.id for h in fused]
+        chosen = ids[:2] if dense_weight == 1.0 else ids[1:3]
+        return [ScoredId(i, 0.9 if dense_weight == 1.0 else 0.3) for i in chosen]
+
+
+def build(llm: FakeLLM | None = None, index: FakeIndex | None = None) -> RecallPipeline:
     tree = FakeTree(sample_tree())
     return RecallPipeline(
         tree=tree,  # type: ignore[arg-type]
-        index=FakeIndex(tree),
+        index=index or FakeIndex(tree),
         embedder=FakeEmbedder(),
         llm=llm or FakeLLM(),
         options=RecallOptions(),
@@ -106,3 +135,36 @@ async def test_a_leaf_the_entity_join_added_is_marked_so() -> None:
     [joined] = [leaf for leaf in trace.leaves if leaf.node.id == TARGET]
     assert joined.source == "entity" and joined.fused is None and joined.rank == 1
     assert set(trace.plan.entities) >= {"mel", "anna"}
+
+
+async def test_each_leaf_says_which_channel_found_it_and_with_what_score() -> None:
+    tree = FakeTree(sample_tree())
+    index = ChannelIndex(tree)
+    pipeline = build(index=index)
+    request = RecallRequest("u1", "q", complexity="simple")
+    by_search = [
+        h.id
+        for h in await index.search_leaves(
+            "u1", [], SparseVector((), ()), limit=3, dense_weight=0.5
+        )
+    ]
+    trace = await explained(pipeline, request)
+    leaves = {leaf.node.id: leaf for leaf in trace.leaves}
+    first, second, third = (leaves[i] for i in by_search)
+    assert (first.source, first.dense, first.lexical) == ("dense", 0.9, None)
+    assert (second.source, second.dense, second.lexical) == ("both", 0.9, 0.3)
+    assert (third.source, third.dense, third.lexical) == ("lexical", None, 0.3)
+    others = [leaf for i, leaf in leaves.items() if i not in by_search]
+    assert others and all(leaf.source == "fused" for leaf in others)
+
+
+async def test_failed_channel_searches_leave_the_answer_and_unknown_channels() -> None:
+    tree = FakeTree(sample_tree())
+    index = ChannelIndex(tree)
+    index.fail = True
+    pipeline = build(index=index)
+    request = RecallRequest("u1", "q", complexity="simple")
+    plain = await pipeline.recall(request)
+    traced = await pipeline.recall(replace(request, explain=True))
+    assert traced.memories == plain.memories and traced.trace is not None
+    assert all(leaf.dense is None and leaf.lexical is None for leaf in traced.trace.leaves)

@@ -57,17 +57,23 @@ class TraceLeaf(BaseModel):
     t_end: datetime
     text: str
     dense: float | None = Field(
-        default=None, description="Null: the index fuses dense and lexical in one query."
+        default=None,
+        description="Its score in a dense-only search of the same depth; null when it is "
+        "not among that search's best.",
     )
-    lexical: float | None = Field(default=None, description="Null, as `dense`.")
+    lexical: float | None = Field(
+        default=None,
+        description="Its saturated lexical score in a lexical-only search, likewise.",
+    )
     fused: float | None = Field(
-        description="The index's fused score; null for a leaf the entity join added."
+        description="The index's score, dense_weight * dense + (1 - dense_weight) * lexical; "
+        "null for a leaf the entity join added."
     )
     rerank: float | None = Field(description="After the re-rank's bonuses.")
     rank: int = Field(ge=1, description="Its place after the re-rank, 1 the best.")
     source: str = Field(
-        description='"both": found by the search and shares a term with the query; "dense": '
-        'found by the search on meaning alone; "entity": added by the entity join.'
+        description='Which single-channel searches rank it among their best: "both", '
+        '"dense", "lexical", or "fused" (neither alone); "entity": added by the entity join.'
     )
     returned: bool
 
@@ -80,6 +86,8 @@ class TraceLeaf(BaseModel):
             t_start=node.t_start,
             t_end=node.t_end,
             text=node.text,
+            dense=leaf.dense,
+            lexical=leaf.lexical,
             fused=leaf.fused,
             rerank=leaf.rerank,
             rank=leaf.rank,
