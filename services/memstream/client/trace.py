@@ -49,6 +49,7 @@ class TraceLeaf(_Answer):
     rank: int
     source: str
     returned: bool
+    entities: list[str] = []  # the query's entities it names
 
 
 class TraceClimb(_Answer):

@@ -274,8 +274,7 @@ class RecallPipeline:
         ranked = rerank(query, pool, self.options, sessions, heat)
         leaves = ranked[: self.options.leaves_for(query.aggregative)]
         if trace is not None:
-            heated = heat.weights if heat is not None else ()
-            trace.leaves_ranked(scores, ranked, len(leaves), len(hits), heated)
+            trace.leaves_ranked(scores, ranked, len(leaves), len(hits), heat)
         return leaves, await self._lineage(request.user_id, leaves, sessions)
 
     def _read_entity_index(

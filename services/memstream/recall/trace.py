@@ -26,6 +26,7 @@ from memstream.domain.facts import AtomicFact
 from memstream.domain.models import Level, MemoryNode, Plan, ScoredId, SparseVector
 from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory
+from memstream.domain.rerank import EntityHeat
 from memstream.ports import VectorIndex
 
 __all__ = [
@@ -63,6 +64,7 @@ class LeafTrace:
     rank: int  # 1 for the best re-ranked leaf
     source: str
     returned: bool
+    entities: tuple[str, ...] = ()  # the entities it names that the query names (the heat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,7 @@ class TraceRecorder:
     top_k: int = 0
     pool_size: int = 0
     entities: tuple[str, ...] = ()
+    heat: EntityHeat = field(default_factory=EntityHeat)
     by_level: dict[Level, list[MemoryNode]] = field(default_factory=dict)
     candidates: list[RecalledMemory] = field(default_factory=list)
     gated: list[RecalledMemory] = field(default_factory=list)
@@ -136,13 +139,14 @@ class TraceRecorder:
         ranked: list[RecalledMemory],
         top_k: int,
         pool_size: int,
-        entities: Iterable[str],
+        heat: EntityHeat | None,
     ) -> None:
         self.fused = dict(fused)
         self.ranked = ranked
         self.top_k = top_k
         self.pool_size = pool_size
-        self.entities = tuple(entities)
+        self.heat = heat or EntityHeat()
+        self.entities = tuple(self.heat.weights)
 
     def climbed(self, by_level: dict[Level, list[MemoryNode]]) -> None:
         self.by_level = by_level
@@ -217,7 +221,16 @@ class TraceRecorder:
             found = (i in dense, i in lexical)
             source = _SOURCES[found] if i in self.fused else "entity"
             scores = (dense.get(i), lexical.get(i), self.fused.get(i))
-            yield LeafTrace(memory.node, *scores, memory.score, rank, source, i in returned)
+            named = tuple(k for k in self.heat.leaf_keys.get(i, ()) if k in self.heat.weights)
+            yield LeafTrace(
+                memory.node,
+                *scores,
+                memory.score,
+                rank,
+                source,
+                i in returned,
+                tuple(sorted(named)),
+            )
 
     def _below(self) -> dict[str, set[str]]:
         """Each climbed node's id -> the recalled leaves below it."""

@@ -135,6 +135,7 @@ async def test_a_leaf_the_entity_join_added_is_marked_so() -> None:
     [joined] = [leaf for leaf in trace.leaves if leaf.node.id == TARGET]
     assert joined.source == "entity" and joined.fused is None and joined.rank == 1
     assert set(trace.plan.entities) >= {"mel", "anna"}
+    assert set(joined.entities) >= {"mel", "anna"}
 
 
 async def test_each_leaf_says_which_channel_found_it_and_with_what_score() -> None:

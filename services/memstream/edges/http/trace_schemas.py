@@ -76,6 +76,10 @@ class TraceLeaf(BaseModel):
         '"dense", "lexical", or "fused" (neither alone); "entity": added by the entity join.'
     )
     returned: bool
+    entities: list[str] = Field(
+        default_factory=list,
+        description="The entities the query names that it names too (the re-rank's heat).",
+    )
 
     @classmethod
     def of(cls, leaf: recall.LeafTrace) -> TraceLeaf:
@@ -93,6 +97,7 @@ class TraceLeaf(BaseModel):
             rank=leaf.rank,
             source=leaf.source,
             returned=leaf.returned,
+            entities=list(leaf.entities),
         )
 
 
