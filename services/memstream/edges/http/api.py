@@ -66,6 +66,8 @@ from memstream.edges.http.schemas import (
     Text,
     recall_request_model,
 )
+from memstream.edges.http.trace_schemas import RecallTrace
+from memstream.edges.http.user_routes import user_routes
 from memstream.edges.http.writes import AfterQuery, after_query, seen, settle
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
@@ -209,6 +211,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             query_time=body.query_time,
             complexity=body.complexity,
             max_tokens=body.max_tokens,
+            explain=body.explain,
         )
         result = await parts.pipeline.recall(request)
         if observe is not None:
@@ -235,6 +238,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             if body.after
             else result.timings_ms,
             degraded=result.degraded,
+            trace=RecallTrace.of(result.trace) if result.trace is not None else None,
             **seen(writes),
         )
 
@@ -345,6 +349,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     _message_routes(router)
     _rebuild_routes(router)
     knowledge_routes(router)
+    user_routes(router)
     return router
 
 
