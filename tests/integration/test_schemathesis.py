@@ -223,10 +223,19 @@ def server(
 
 
 def vanishes_on_the_wire(case: schemathesis.Case) -> bool:
-    """Whether a query parameter of the case is not sent at all: an empty list or None has no
-    encoding in a query string, so a negative case resting on it (an unknown parameter
-    `"": []`, say) reaches the server as the valid request it is without it."""
-    return any(value is None or value == [] for value in (case.query or {}).values())
+    """Whether a query parameter of the case is not sent at all: None, an empty list or
+    object, or a list of them has no encoding in a query string, so a negative case resting
+    on it (an unknown parameter `"": []`, a cursor `[[]]`, say) reaches the server as the
+    valid request it is without it."""
+    return any(_empty(value) for value in (case.query or {}).values())
+
+
+def _empty(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_empty(v) for v in value)
+    if isinstance(value, dict):
+        return all(_empty(v) for v in value.values())
+    return value is None
 
 
 def head_fits(case: schemathesis.Case) -> bool:
