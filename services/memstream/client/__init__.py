@@ -34,7 +34,8 @@ from memstream.client.models import (
     Recall,
 )
 from memstream.client.producer import AsyncMemstreamProducer, MemstreamProducer
-from memstream.client.recall import AsyncRecallClient, RecallClient, RecallError
+from memstream.client.recall import RecallClient, RecallError
+from memstream.client.recall_async import AsyncRecallClient
 from memstream.client.receipt import Receipt
 
 __all__ = [
