@@ -34,7 +34,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,6 +43,7 @@ from memstream.contracts.codec import encode_state, encode_window, memory_event,
 from memstream.contracts.feed_events import rebuild_finished_event, user_forgotten_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
+from memstream.domain.facts import FactReading
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import (
@@ -112,6 +113,15 @@ class _Segment:
     node: MemoryNode
     texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
     received: float | None  # broker time of its newest message in this batch
+
+
+def _read_by(segment: _Segment, reading: FactReading | None) -> _Segment:
+    """`segment` with the extraction that read its facts in its derivation."""
+    derivation = segment.node.derivation
+    if reading is None or derivation is None or derivation.extraction == reading.extraction:
+        return segment
+    node = replace(segment.node, derivation=replace(derivation, extraction=reading.extraction))
+    return replace(segment, node=node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +307,9 @@ class Segmenter:
         # Bottom-up across all: a window the clock closes now (a new day above a session a
         # forget or a rebuild rewrites) is consolidated after its rewritten children.
         closures.sort(key=lambda c: c.window.level)
+        # What the L1s say, read from their messages before they are written: each records
+        # what read it (the model, or the rules it fell back to).
+        knowledge, segments = await self._knowledge_change(segments, removed)
         report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
@@ -318,23 +331,28 @@ class Segmenter:
             forgotten=plan.forget,
             expiring=plan.expiring,
             rebuild=rebuild,
-            # What the L1s say, read from their messages: committed with them, so the facts
-            # and entities never disagree with the leaves (a forget's rewrite included).
-            knowledge=await self._knowledge_change([s.node for s in segments], removed),
+            # Committed with the L1s, so the facts and entities never disagree with the
+            # leaves (a forget's rewrite included).
+            knowledge=knowledge,
         )
         return _UserWork(commit, segments)
 
     async def _knowledge_change(
-        self, written: Sequence[MemoryNode], removed: Sequence[MemoryNode]
-    ) -> KnowledgeChange:
+        self, segments: list[_Segment], removed: Sequence[MemoryNode]
+    ) -> tuple[KnowledgeChange, list[_Segment]]:
+        """The knowledge of the L1s written and removed, and the L1s, each naming in its
+        derivation what read its facts when that is not what the deployment names."""
+        written = [s.node for s in segments]
         if not self._knowledge:
-            return cleared(written, removed)
+            return cleared(written, removed), segments
         if self._facts is None:
-            return knowledge_change(written, removed)
+            return knowledge_change(written, removed), segments
         leaves = [n for n in written if n.level == Level.SEGMENT]
         read = await asyncio.gather(*(self._facts.read_facts(n) for n in leaves))
         by_leaf = dict(zip([n.id for n in leaves], read, strict=True))
-        return knowledge_change(written, removed, by_leaf)
+        segments = [_read_by(s, by_leaf.get(s.node.id)) for s in segments]
+        facts = {leaf_id: reading.facts for leaf_id, reading in by_leaf.items()}
+        return knowledge_change([s.node for s in segments], removed, facts), segments
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
