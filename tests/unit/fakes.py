@@ -292,6 +292,10 @@ class FakeTree:
             if knowledge.entities.surfaces or knowledge.entities.links:
                 surfaces[leaf_id] = json.dumps(encode_leaf_entities(knowledge.entities))
 
+    async def facts_by_leaf(self, user_id: str) -> dict[str, tuple[AtomicFact, ...]]:
+        docs = self.leaf_facts.get(user_id, {})
+        return {k: tuple(decode_fact(f) for f in json.loads(v)) for k, v in docs.items()}
+
     def _observations(self, user_id: str) -> list[AtomicFact]:
         docs = self.leaf_facts.get(user_id, {}).values()
         return [decode_fact(f) for doc in docs for f in json.loads(doc)]

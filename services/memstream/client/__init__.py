@@ -13,6 +13,10 @@ the topic catalog (`memstream.contracts`), aiokafka, httpx, tenacity and pydanti
 from memstream.client.events import InvalidEvent, forget_event, session_end_event, turn_event
 from memstream.client.feed import FeedBehindRetention, MemoryFeed
 from memstream.client.feed_events import (
+    FactRemoved,
+    FactReopened,
+    FactSuperseded,
+    FactWritten,
     FeedEvent,
     MemoryRemoved,
     MemoryWritten,
@@ -45,6 +49,10 @@ __all__ = [
     "EntityDetail",
     "EntitySummary",
     "Fact",
+    "FactRemoved",
+    "FactReopened",
+    "FactSuperseded",
+    "FactWritten",
     "Facts",
     "FeedBehindRetention",
     "FeedEvent",

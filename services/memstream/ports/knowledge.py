@@ -5,7 +5,8 @@ The segmenter writes a user's knowledge with its L1s, in the same transaction
 contribution (its facts as extracted, its entity surfaces), and what is read is derived
 from all of them (`domain.knowledge`), so a read always agrees with the L1s committed.
 Readers (recall, the HTTP API) are typed with `KnowledgeReads`; the consolidator, which
-builds each monthly profile from the facts, with `ProfileFacts`.
+builds each monthly profile from the facts, with `ProfileFacts`; the segmenter, which
+announces the versions its commits change on the change feed, with `LeafFacts`.
 `tests/integration/knowledge_contract.py` holds every implementation to it.
 """
 
@@ -53,4 +54,11 @@ class ProfileFacts(Protocol):
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
         """The facts as extracted from the user's L1s (observations: no version derived),
         of messages said before `before`, in no particular order."""
+        ...
+
+
+class LeafFacts(Protocol):
+    async def facts_by_leaf(self, user_id: str) -> dict[str, tuple[AtomicFact, ...]]:
+        """What each of the user's L1s said, as extracted (observations), by L1 id: what the
+        segmenter compares a commit's knowledge with to announce the versions it changes."""
         ...

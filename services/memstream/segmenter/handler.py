@@ -43,9 +43,7 @@ from memstream.contracts.codec import encode_state, encode_window, memory_event,
 from memstream.contracts.feed_events import rebuild_finished_event, user_forgotten_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
-from memstream.domain.facts import FactReading
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -70,6 +68,7 @@ from memstream.ports import (
     VectorIndex,
 )
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
+from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
 
@@ -113,15 +112,6 @@ class _Segment:
     node: MemoryNode
     texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
     received: float | None  # broker time of its newest message in this batch
-
-
-def _read_by(segment: _Segment, reading: FactReading | None) -> _Segment:
-    """`segment` with the extraction that read its facts in its derivation."""
-    derivation = segment.node.derivation
-    if reading is None or derivation is None or derivation.extraction == reading.extraction:
-        return segment
-    node = replace(segment.node, derivation=replace(derivation, extraction=reading.extraction))
-    return replace(segment, node=node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +299,10 @@ class Segmenter:
         closures.sort(key=lambda c: c.window.level)
         # What the L1s say, read from their messages before they are written: each records
         # what read it (the model, or the rules it fell back to).
-        knowledge, segments = await self._knowledge_change(segments, removed)
+        knowledge, extraction = await read_knowledge(
+            [s.node for s in segments], removed, enabled=self._knowledge, reader=self._facts
+        )
+        segments = [replace(s, node=read_by(s.node, extraction.get(s.node.id))) for s in segments]
         report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
@@ -317,6 +310,7 @@ class Segmenter:
         if removed:
             gone = removed_event(user_id, [n.id for n in removed])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
+        outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         commit = UserCommit(
@@ -336,23 +330,6 @@ class Segmenter:
             knowledge=knowledge,
         )
         return _UserWork(commit, segments)
-
-    async def _knowledge_change(
-        self, segments: list[_Segment], removed: Sequence[MemoryNode]
-    ) -> tuple[KnowledgeChange, list[_Segment]]:
-        """The knowledge of the L1s written and removed, and the L1s, each naming in its
-        derivation what read its facts when that is not what the deployment names."""
-        written = [s.node for s in segments]
-        if not self._knowledge:
-            return cleared(written, removed), segments
-        if self._facts is None:
-            return knowledge_change(written, removed), segments
-        leaves = [n for n in written if n.level == Level.SEGMENT]
-        read = await asyncio.gather(*(self._facts.read_facts(n) for n in leaves))
-        by_leaf = dict(zip([n.id for n in leaves], read, strict=True))
-        segments = [_read_by(s, by_leaf.get(s.node.id)) for s in segments]
-        facts = {leaf_id: reading.facts for leaf_id, reading in by_leaf.items()}
-        return knowledge_change([s.node for s in segments], removed, facts), segments
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]

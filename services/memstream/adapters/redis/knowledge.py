@@ -104,6 +104,13 @@ class RedisKnowledge(RedisBase):
     async def entity(self, user_id: str, name: str) -> Entity | None:
         return named_entity(await self.entity_index(user_id), name)
 
+    async def facts_by_leaf(self, user_id: str) -> dict[str, tuple[AtomicFact, ...]]:
+        _, raw = await self._read(user_id, keys.FACTS)
+        return {
+            text(leaf_id): tuple(decode_fact(f) for f in json.loads(doc))
+            for leaf_id, doc in raw.items()
+        }
+
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
         return said_before(await self._observations(user_id), before)
 
