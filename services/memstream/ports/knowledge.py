@@ -12,6 +12,7 @@ announces the versions its commits change on the change feed, with `LeafFacts`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Protocol
 
@@ -58,7 +59,11 @@ class ProfileFacts(Protocol):
 
 
 class LeafFacts(Protocol):
-    async def facts_by_leaf(self, user_id: str) -> dict[str, tuple[AtomicFact, ...]]:
-        """What each of the user's L1s said, as extracted (observations), by L1 id: what the
-        segmenter compares a commit's knowledge with to announce the versions it changes."""
+    async def slot_facts(
+        self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
+    ) -> dict[str, tuple[AtomicFact, ...]]:
+        """By L1 id, the user's stored facts as extracted (observations) of every (subject,
+        attribute) in `slots` or said by one of `leaf_ids`: every fact whose versions a
+        commit can change that writes facts of `slots` and rewrites or drops `leaf_ids`.
+        The segmenter compares them with the commit's to announce the versions it changes."""
         ...

@@ -57,5 +57,7 @@ async def fact_outbox(
     are read only when the change may change a version."""
     if not touches_facts(change):
         return []
-    changes = fact_changes(await store.facts_by_leaf(user_id), change)
+    slots = {(f.subject, f.attribute) for k in change.leaves.values() for f in k.facts}
+    again = {*change.dropped, *(i for i in change.leaves if i not in change.first_written)}
+    changes = fact_changes(await store.slot_facts(user_id, slots, again), change)
     return [Outbound(topic, user_id, event) for event in fact_events(user_id, changes)]
