@@ -254,3 +254,18 @@ class KnowledgeContract:
         everything = await tree.facts_said("ana", APR + timedelta(days=2))
         assert sorted(values(everything)) == ["Berlin", "Madrid", "Porto"]
         assert await tree.facts_said("other", APR + timedelta(days=2)) == []
+
+    async def test_the_facts_of_a_slot_are_read_from_every_leaf_that_said_one(
+        self, tree: TreeStore
+    ) -> None:
+        await write(tree, PORTO, BERLIN, MADRID)
+        homes = await tree.slot_facts("ana", {(MAYA, "lives_in")}, ())
+        assert {leaf: values(list(facts)) for leaf, facts in homes.items()} == {
+            "l1": ["Porto"],
+            "l2": ["Berlin"],
+        }
+        # A leaf named brings every slot it said, from whichever leaf said it too.
+        porto = await tree.slot_facts("ana", (), {"l1"})
+        assert set(porto) == {"l1", "l2"} and values(list(porto["l1"])) == ["Porto"]
+        assert await tree.slot_facts("ana", {(MAYA, "works_at")}, ()) == {}
+        assert await tree.slot_facts("other", {(MAYA, "lives_in")}, {"l1"}) == {}

@@ -1,9 +1,11 @@
 """The change feed replays the stores (real broker, Faust workers, Redis and Qdrant).
 
 A `MemoryFeed` reads the memories topic from the start while two users' conversations are
-ingested, one message of the first is forgotten, the second user is forgotten whole, and
+ingested, messages of the first are forgotten, the second user is forgotten whole, and
 the first is rebuilt with a new prompt version. Applying the events it gave, in order, must
-give exactly the live memories of the stores: the same ids, versions and texts.
+give exactly the live memories of the stores (the same ids, versions and texts) and the
+facts route's current facts. The first user's sister moves from Porto to Lisbon, then to
+Oslo; forgetting the Oslo message re-opens Lisbon.
 """
 
 from __future__ import annotations
@@ -12,13 +14,19 @@ import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from memstream.bootstrap import Container
 from memstream.client.feed import MemoryFeed
 from memstream.client.feed_events import (
+    FactRemoved,
+    FactReopened,
+    FactSuperseded,
+    FactWritten,
     FeedEvent,
     MemoryRemoved,
     MemoryWritten,
@@ -31,13 +39,61 @@ from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, Part, run_parts
 
-from .test_forget_message import FORGOTTEN, USER, conversation, runtime, wait_done
+from .test_forget_message import FORGOTTEN, START, USER, conversation, runtime, wait_done
 from .test_rebuild import rebuilt
 
 __all__ = ["runtime"]
 
 OTHER = "feed-other"
 Replayed = dict[str, tuple[str, int, str]]  # memory id -> user, version, text
+# Later days of the first user: the sister's home moves twice; the second move is forgotten.
+MOVES = [("Lisbon", "How exciting!"), ("Oslo", "What a change!")]
+OSLO = "d3-q0"
+
+
+def moves() -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for n, (city, reply) in enumerate(MOVES):
+        day, at = n + 2, START + timedelta(days=n + 2)
+        session = f"s{day}"
+        for j, (role, speaker, text) in enumerate(
+            (("user", "Ana", f"My sister moved to {city}."), ("assistant", "Bot", reply))
+        ):
+            events.append(
+                {
+                    "type": "turn.v1",
+                    "event_id": f"d{day}-{'qa'[j]}0",
+                    "user_id": USER,
+                    "session_id": session,
+                    "seq": j,
+                    "speaker": speaker,
+                    "role": role,
+                    "text": text,
+                    "ts": (at + timedelta(minutes=j)).isoformat(),
+                }
+            )
+        end = {"type": "session_end.v1", "user_id": USER, "session_id": session}
+        events.append({**end, "ts": (at + timedelta(minutes=10)).isoformat()})
+    return events
+
+
+def replay_facts(events: Sequence[FeedEvent]) -> dict[str, tuple[str, str, str, str]]:
+    """The fact versions that hold, by id (user, subject, attribute, value), from the
+    events applied in order."""
+    versions: dict[str, FactWritten] = {}
+    for event in events:
+        if isinstance(event, FactWritten):
+            versions[event.fact_id] = event
+        elif isinstance(event, FactRemoved):
+            for fact_id in event.fact_ids:
+                versions.pop(fact_id, None)
+        elif isinstance(event, UserForgotten):
+            versions = {i: v for i, v in versions.items() if v.user_id != event.user_id}
+    return {i: (v.user_id, v.subject, v.attribute, v.value) for i, v in versions.items() if v.holds}
+
+
+def current_facts(user: str, answer: dict[str, Any]) -> dict[str, tuple[str, str, str, str]]:
+    return {f["fact_id"]: (user, f["subject"], f["attribute"], f["value"]) for f in answer["facts"]}
 
 
 def replay(events: Sequence[FeedEvent]) -> Replayed:
@@ -90,7 +146,8 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
     settings = runtime.settings
     other = [{**e, "user_id": OTHER} for e in conversation() if e.get("session_id") == "s0"]
     path = tmp_path / "conversation.jsonl"
-    path.write_text("".join(json.dumps(e) + "\n" for e in conversation() + other))
+    turns = conversation() + moves() + other
+    path.write_text("".join(json.dumps(e) + "\n" for e in turns))
     events: list[FeedEvent] = []
 
     async def consume(feed: MemoryFeed) -> None:
@@ -118,7 +175,8 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
             )
             await wait_caught_up(runtime, [USER, OTHER], timeout_s=120)
             # Both messages of an exchange: its leaf is removed, its ancestors written again.
-            forgotten = {"message_ids": [FORGOTTEN, "d0-a0"]}
+            # And the move to Oslo: Lisbon holds again.
+            forgotten = {"message_ids": [FORGOTTEN, "d0-a0", OSLO]}
             reply = await client.post(f"/v1/users/{USER}/messages:forget", json=forgotten)
             assert reply.status_code == 202, reply.text
             for handle in reply.json()["handles"]:
@@ -139,6 +197,9 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
             await asyncio.wait_for(started.wait(), 60)
             await rebuilt(client)
             await wait_caught_up(runtime, [USER], timeout_s=120)
+            facts = {
+                user: (await client.get(f"/v1/users/{user}/facts")).json() for user in (USER, OTHER)
+            }
 
         await read_to_end(feed, events)
         reading.cancel()
@@ -146,6 +207,11 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
     final = await stored(runtime, [USER, OTHER])
     assert {m[0] for m in final.values()} == {USER}  # the other user is gone from the stores
     assert replay(events) == final
+    # The current facts replayed from the feed are the facts route's answer.
+    answered = current_facts(USER, facts[USER]) | current_facts(OTHER, facts[OTHER])
+    assert replay_facts(events) == answered
+    sister = {v[3] for v in answered.values() if v[2] == "lives_in" and "sister" in v[1]}
+    assert sister == {"Lisbon"}
 
     # Every kind of change was announced, and each only as often as the feed repeats it.
     kinds = {type(e) for e in events}
@@ -155,8 +221,16 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
         UserForgotten,
         WindowConsolidated,
         RebuildFinished,
+        FactWritten,
+        FactRemoved,
+        FactSuperseded,
+        FactReopened,
     }
     assert [e.user_id for e in events if isinstance(e, UserForgotten)] == [OTHER]
+    closed = {(e.value, e.superseded_by) for e in events if isinstance(e, FactSuperseded)}
+    assert {value for value, _ in closed} >= {"Porto", "Lisbon"}
+    [reopened] = {(e.value, e.was_superseded_by) for e in events if isinstance(e, FactReopened)}
+    assert reopened[0] == "Lisbon" and ("Lisbon", reopened[1]) in closed
     [finished] = [e for e in events if isinstance(e, RebuildFinished)]
     assert finished.leaves == finished.leaves_rewritten > 0
     versions = [e.version for e in events if isinstance(e, MemoryWritten) and e.user_id == USER]

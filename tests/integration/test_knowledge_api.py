@@ -186,6 +186,9 @@ def test_a_user_with_no_memories_has_no_facts_and_no_entities(api: Api) -> None:
         "user_id": "nobody-here",
         "total": 0,
         "entities": [],
+        "pending": False,
+        "pending_reason": None,
+        "held_messages": [],
     }
 
 

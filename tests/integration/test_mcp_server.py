@@ -194,8 +194,8 @@ async def _list_tools(client: Client) -> None:
 async def test_remember_then_recall_in_one_agent_turn_over_mcp(
     settings: Settings, tmp_path: Path
 ) -> None:
-    """No polling: `recall` waits for the message `remember` just published (flushed, so
-    it is written before any reply)."""
+    """No polling: `recall` and `facts` wait for the message `remember` just published
+    (flushed, so it is written before any reply)."""
     async with serving_everything(settings, tmp_path) as stack:
         stdio = StdioServerParameters(
             command=sys.executable, args=_args(stack, "--user-id", "mcp-carla"), env=_env(stack)
@@ -205,8 +205,14 @@ async def test_remember_then_recall_in_one_agent_turn_over_mcp(
                 "remember", {"text": "Remember: my locker code is 4711.", "flush": True}
             )
             recalled = await carla.call_tool("recall", {"query": "What is my locker code?"})
+            await carla.call_tool(
+                "remember", {"text": "We live in Porto, by the river.", "flush": True}
+            )
+            known = await carla.call_tool("facts", {})
     assert not said.is_error and said.structured_content is not None
     assert said.structured_content["write_token"].startswith("mst1.")
     assert not recalled.is_error and recalled.structured_content is not None
     assert recalled.structured_content["pending"] is False
     assert any("4711" in m["text"] for m in recalled.structured_content["memories"])
+    # The facts tool waits for the last message remembered too.
+    assert not known.is_error and "Porto" in known.content[0].text

@@ -255,7 +255,9 @@ async def test_facts_are_read_through_their_schema_and_keyed_as_the_rules_key_th
     client = AsyncOpenAI(base_url=endpoint.url, api_key="test", max_retries=0)
     endpoint.clients.append(client)
     llm = OpenAILanguageModel(client, "test-model", on_usage=usage, json_schema=True)
-    [fact] = await llm.read_facts(MOVED_LEAF)
+    reading = await llm.read_facts(MOVED_LEAF)
+    [fact] = reading.facts
+    assert reading.extraction == "llm-facts-1"
     assert (fact.subject, fact.attribute, fact.value, fact.source_ids) == (
         "speaker:maya",
         "lives_in",
@@ -263,14 +265,14 @@ async def test_facts_are_read_through_their_schema_and_keyed_as_the_rules_key_th
         ("m1",),
     )
     assert fact.valid_from == datetime(2023, 4, 1, tzinfo=UTC)
-    assert await llm.read_facts(MOVED_LEAF) == ()  # nothing stated is an answer too
+    assert (await llm.read_facts(MOVED_LEAF)).facts == ()  # nothing stated is an answer too
     sent = fake.requests[0]
     schema = sent["response_format"]["json_schema"]["schema"]
     attribute = schema["$defs"]["_ReadFact"]["properties"]["attribute"]
     assert "lives_in" in attribute["enum"] and "statement" in attribute["enum"]
     assert "[m1] 2023-05-08 Maya (user): We moved to Berlin last month!" in str(sent["messages"])
     assert usage.calls["facts"] == 2 and not usage.errors
-    assert await llm.read_facts(replace(MOVED_LEAF, messages=())) == ()
+    assert (await llm.read_facts(replace(MOVED_LEAF, messages=()))).facts == ()
     assert len(fake.requests) == 2  # a leaf without messages asks nothing
 
 
@@ -286,7 +288,8 @@ async def test_an_answer_outside_the_schema_falls_back_to_the_rules(endpoint: Ha
         OfflineLanguageModel(),
         on_fallback=lambda operation, exc: failed.append(operation),
     )
-    facts = await llm.read_facts(MOVED_LEAF)
-    assert facts == await OfflineLanguageModel().read_facts(MOVED_LEAF)
-    assert [f.value for f in facts] == ["Berlin"]
+    reading = await llm.read_facts(MOVED_LEAF)
+    assert reading == await OfflineLanguageModel().read_facts(MOVED_LEAF)
+    assert [f.value for f in reading.facts] == ["Berlin"]
+    assert reading.extraction == "rules-1"  # what the leaf records: the rules read it
     assert failed == ["facts"] and usage.errors == {"invalid_output": 1}

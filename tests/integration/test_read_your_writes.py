@@ -45,9 +45,23 @@ async def test_remember_then_recall_in_one_agent_turn(settings: Settings, tmp_pa
             flush=True,
         )
         answer = await memory.recall(USER, "What is my locker code?", after=said, wait_ms=WAIT_MS)
+        [leaf] = [m for m in answer.memories if said.event_id in m.source_ids]
+        one = await memory.memory(USER, leaf.id, after=said, wait_ms=WAIT_MS)
+
+        # The other reads of the tree wait too: the fact, the entity, at once.
+        moved = await producer.publish_turn(
+            user_id=USER,
+            session_id="s1",
+            seq=1,
+            text="My sister Ines moved to Lisbon.",
+            flush=True,
+        )
+        facts = await memory.facts(USER, after=moved, wait_ms=WAIT_MS)
+        entities = await memory.entities(USER, after=moved, wait_ms=WAIT_MS)
+        lisbon = await memory.entity(USER, "Lisbon", after=moved, wait_ms=WAIT_MS)
 
         held = await producer.publish_turn(
-            user_id=USER, session_id="s1", seq=1, text="Also, my bike is the blue one."
+            user_id=USER, session_id="s1", seq=2, text="Also, my bike is the blue one."
         )
         waiting = await memory.recall(USER, "What colour is my bike?", after=held, wait_ms=WAIT_MS)
 
@@ -60,6 +74,11 @@ async def test_remember_then_recall_in_one_agent_turn(settings: Settings, tmp_pa
     cited = {s for m in answer.memories for s in m.source_ids}
     assert not answer.pending and said.event_id in cited
     assert "4711" in answer.as_prompt()
+    assert one is not None and not one.pending and said.event_id in one.source_ids
+    assert facts is not None and not facts.pending
+    assert "Lisbon" in {f.value for f in facts.facts if f.attribute == "lives_in"}
+    assert not entities.pending and "lisbon" in {e.key for e in entities.entities}
+    assert lisbon is not None and not lisbon.pending
     assert waiting.pending and waiting.pending_reason == "awaiting_reply"
     assert waiting.held_messages == [held.event_id]
     assert refused.value.status == 422 and "after" in str(refused.value.detail)

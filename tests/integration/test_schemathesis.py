@@ -54,10 +54,14 @@ CHECKS = [
 
 # Operations taking a cursor or write tokens, which only the server (or a producer) issues.
 OPAQUE_INPUT = {
+    "/v1/users",
+    "/v1/recall",
     "/v1/users/{user_id}/memories",
     "/v1/users/{user_id}/profile",
-    "/v1/recall",
-    "/v1/users",
+    "/v1/memories/{memory_id}",
+    "/v1/users/{user_id}/facts",
+    "/v1/users/{user_id}/entities",
+    "/v1/users/{user_id}/entities/{entity}",
 }
 
 # --- hostile values -------------------------------------------------------------------

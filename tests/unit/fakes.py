@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,6 +18,7 @@ from memstream.contracts.codec import decode_state
 from memstream.contracts.knowledge_codec import (
     decode_fact,
     decode_leaf_entities,
+    decode_slot_facts,
     encode_fact,
     encode_leaf_entities,
 )
@@ -296,6 +297,11 @@ class FakeTree(FakeDirectory):
                 facts[leaf_id] = json.dumps([encode_fact(f) for f in knowledge.facts])
             if knowledge.entities.surfaces or knowledge.entities.links:
                 surfaces[leaf_id] = json.dumps(encode_leaf_entities(knowledge.entities))
+
+    async def slot_facts(
+        self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
+    ) -> dict[str, tuple[AtomicFact, ...]]:
+        return decode_slot_facts(self.leaf_facts.get(user_id, {}), slots, leaf_ids)
 
     def _observations(self, user_id: str) -> list[AtomicFact]:
         docs = self.leaf_facts.get(user_id, {}).values()

@@ -13,6 +13,10 @@ the topic catalog (`memstream.contracts`), aiokafka, httpx, tenacity and pydanti
 from memstream.client.events import InvalidEvent, forget_event, session_end_event, turn_event
 from memstream.client.feed import FeedBehindRetention, MemoryFeed
 from memstream.client.feed_events import (
+    FactRemoved,
+    FactReopened,
+    FactSuperseded,
+    FactWritten,
     FeedEvent,
     MemoryRemoved,
     MemoryWritten,
@@ -34,7 +38,8 @@ from memstream.client.models import (
     Recall,
 )
 from memstream.client.producer import AsyncMemstreamProducer, MemstreamProducer
-from memstream.client.recall import AsyncRecallClient, RecallClient, RecallError
+from memstream.client.recall import RecallClient, RecallError
+from memstream.client.recall_async import AsyncRecallClient
 from memstream.client.receipt import Receipt
 from memstream.client.trace import RecallTrace
 
@@ -45,6 +50,10 @@ __all__ = [
     "EntityDetail",
     "EntitySummary",
     "Fact",
+    "FactRemoved",
+    "FactReopened",
+    "FactSuperseded",
+    "FactWritten",
     "Facts",
     "FeedBehindRetention",
     "FeedEvent",

@@ -112,7 +112,94 @@ class RebuildFinished(_FeedEvent):
         return f"rebuild:{self.user_id}:{self.rebuild_id}"
 
 
+class FactWritten(_FeedEvent):
+    """A fact version was written: new, or its validity, links or sources changed. Replace
+    the version with this `fact_id`; it holds while `valid_to` is null and it is not
+    `negated`."""
+
+    type: Literal["fact.v1"]
+    fact_id: str
+    subject: str
+    subject_name: str
+    attribute: str
+    value: str
+    text: str
+    valid_from: datetime
+    recorded_at: datetime
+    certainty: str
+    source_ids: list[str]
+    negated: bool
+    valid_to: datetime | None
+    supersedes: str | None
+    superseded_by: str | None
+
+    @property
+    def holds(self) -> bool:
+        return self.valid_to is None and not self.negated
+
+    @property
+    def dedup_key(self) -> str:
+        return f"fact:{self.fact_id}:{_digest(self.model_dump_json(exclude=_WHERE))}"
+
+
+class FactRemoved(_FeedEvent):
+    """These fact versions no longer exist: the messages that said them were forgotten."""
+
+    type: Literal["fact_removed.v1"]
+    fact_ids: list[str]
+
+    @property
+    def dedup_key(self) -> str:
+        return f"facts_removed:{self.user_id}:{_digest(chr(10).join(sorted(self.fact_ids)))}"
+
+
+class _FactChange(_FeedEvent):
+    fact_id: str
+    subject: str
+    subject_name: str
+    attribute: str
+    value: str
+
+
+class FactSuperseded(_FactChange):
+    """A version that held was closed by a newer one (`superseded_by`) at `valid_to`: "Maya
+    lives in Porto" ended when "Maya lives in Berlin" began. Both `fact.v1` come before it."""
+
+    type: Literal["fact_superseded.v1"]
+    superseded_by: str
+    valid_to: datetime | None
+
+    @property
+    def dedup_key(self) -> str:
+        return f"superseded:{self.fact_id}:{self.superseded_by}"
+
+
+class FactReopened(_FactChange):
+    """A closed version holds again: the version that closed it (`was_superseded_by`) was
+    forgotten. Its `fact.v1` comes before it."""
+
+    type: Literal["fact_reopened.v1"]
+    was_superseded_by: str
+
+    @property
+    def dedup_key(self) -> str:
+        return f"reopened:{self.fact_id}:{self.was_superseded_by}"
+
+
 FeedEvent = Annotated[
-    MemoryWritten | MemoryRemoved | UserForgotten | WindowConsolidated | RebuildFinished,
+    MemoryWritten
+    | MemoryRemoved
+    | UserForgotten
+    | WindowConsolidated
+    | RebuildFinished
+    | FactWritten
+    | FactRemoved
+    | FactSuperseded
+    | FactReopened,
     Field(discriminator="type"),
 ]
+_WHERE = {"partition", "offset"}  # where an event was read: not part of what it says
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -130,7 +130,7 @@ class MemoryPage(_Pending):
     next_cursor: str | None
 
 
-class MemoryDetail(_Answer):
+class MemoryDetail(_Pending):
     memory: Memory
     children: list[Memory]
     ancestors: list[Memory]
@@ -144,7 +144,7 @@ class ForgetResult(_Answer):
     forget_event_published: bool
 
 
-class Facts(_Answer):
+class Facts(_Pending):
     """A user's facts: those that hold now, at `at`, or (`history`) every version."""
 
     user_id: str
@@ -167,13 +167,13 @@ class EntitySummary(_Answer):
     leaves: int
 
 
-class Entities(_Answer):
+class Entities(_Pending):
     user_id: str
     total: int
     entities: list[EntitySummary]
 
 
-class EntityDetail(_Answer):
+class EntityDetail(_Pending):
     """One entity: every version of its facts in time order, and the exchanges naming it."""
 
     user_id: str

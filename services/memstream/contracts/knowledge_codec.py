@@ -6,6 +6,8 @@ assume a value these encoders wrote and only convert types.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection, Mapping
 from typing import Any, cast
 
 from memstream.contracts.codec import parse_ts
@@ -52,6 +54,23 @@ def decode_fact(value: dict[str, Any]) -> AtomicFact:
         supersedes=value.get("supersedes"),
         superseded_by=value.get("superseded_by"),
     )
+
+
+def decode_slot_facts(
+    docs: Mapping[str, str], slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
+) -> dict[str, tuple[AtomicFact, ...]]:
+    """Of the stored facts by L1 id (each L1's list as JSON), those of a (subject, attribute)
+    in `slots` or said by one of `leaf_ids`, by L1 id: only they are decoded, the costly part
+    of reading a user's facts."""
+    parsed = {leaf_id: cast(list[dict[str, Any]], json.loads(doc)) for leaf_id, doc in docs.items()}
+    wanted = set(slots)
+    wanted |= {(f["subject"], f["attribute"]) for i in leaf_ids for f in parsed.get(i, ())}
+    found: dict[str, tuple[AtomicFact, ...]] = {}
+    for leaf_id, facts in parsed.items():
+        chosen = tuple(decode_fact(f) for f in facts if (f["subject"], f["attribute"]) in wanted)
+        if chosen:
+            found[leaf_id] = chosen
+    return found
 
 
 def encode_leaf_entities(leaf: LeafEntities) -> dict[str, Any]:

@@ -83,6 +83,16 @@ class AtomicFact:
         return self.valid_to is None and not self.negated
 
 
+@dataclass(frozen=True, slots=True)
+class FactReading:
+    """An L1's facts and what read them, as an extraction id of `domain.derivation`: the
+    LLM backend's facts prompt, or the rules when it fell back to them. The L1 records the
+    reader that actually answered, so a rebuild with the model back reads it again."""
+
+    facts: tuple[AtomicFact, ...]
+    extraction: str
+
+
 def is_attribute(attribute: str) -> bool:
     """A known attribute, or an open one shaped as a slug: "gp", "favourite_band"."""
     if attribute in ATTRIBUTES:

@@ -222,7 +222,8 @@ def build_server(backends: Backends) -> MCPServer:
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def profile(ctx: Context[Any, Any]) -> str:
         """The user's latest monthly profile (who they are, what they care about), if any."""
-        answer = await clients()[0].profile(user_of(ctx, config))
+        user = user_of(ctx, config)
+        answer = await clients()[0].profile(user, after=backends.last_written.get(user))
         return answer.profile.text if answer.profile else "No profile yet."
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -236,7 +237,10 @@ def build_server(backends: Backends) -> MCPServer:
         `at`: what held at that time (RFC 3339) instead of now.
         """
         try:
-            answer = await clients()[0].facts(user_of(ctx, config), subject=subject, at=at)
+            user = user_of(ctx, config)
+            answer = await clients()[0].facts(
+                user, subject=subject, at=at, after=backends.last_written.get(user)
+            )
         except RecallError as error:
             if error.status == 501 or 400 <= error.status < 500:
                 raise ToolError(f"no facts: {error.detail}") from error

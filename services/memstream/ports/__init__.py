@@ -4,7 +4,7 @@ Handlers (segmenter, consolidator, scheduler, recall) depend on these, never on 
 adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 """
 
-from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
+from memstream.ports.knowledge import KnowledgeReads, LeafFacts, ProfileFacts
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, FactReader, LanguageModel
 from memstream.ports.progress import ProgressMarks, ProgressReads
@@ -38,6 +38,7 @@ __all__ = [
     "Forgetting",
     "KnowledgeReads",
     "LanguageModel",
+    "LeafFacts",
     "MessageIndex",
     "NodeReader",
     "OutboxName",

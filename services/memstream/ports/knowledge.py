@@ -5,12 +5,14 @@ The segmenter writes a user's knowledge with its L1s, in the same transaction
 contribution (its facts as extracted, its entity surfaces), and what is read is derived
 from all of them (`domain.knowledge`), so a read always agrees with the L1s committed.
 Readers (recall, the HTTP API) are typed with `KnowledgeReads`; the consolidator, which
-builds each monthly profile from the facts, with `ProfileFacts`.
+builds each monthly profile from the facts, with `ProfileFacts`; the segmenter, which
+announces the versions its commits change on the change feed, with `LeafFacts`.
 `tests/integration/knowledge_contract.py` holds every implementation to it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Protocol
 
@@ -53,4 +55,15 @@ class ProfileFacts(Protocol):
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
         """The facts as extracted from the user's L1s (observations: no version derived),
         of messages said before `before`, in no particular order."""
+        ...
+
+
+class LeafFacts(Protocol):
+    async def slot_facts(
+        self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
+    ) -> dict[str, tuple[AtomicFact, ...]]:
+        """By L1 id, the user's stored facts as extracted (observations) of every (subject,
+        attribute) in `slots` or said by one of `leaf_ids`: every fact whose versions a
+        commit can change that writes facts of `slots` and rewrites or drops `leaf_ids`.
+        The segmenter compares them with the commit's to announce the versions it changes."""
         ...

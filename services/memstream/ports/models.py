@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from memstream.domain.facts import AtomicFact
+from memstream.domain.facts import FactReading
 from memstream.domain.models import (
     Complexity,
     Level,
@@ -27,9 +27,9 @@ class Embedder(Protocol):
 
 
 class FactReader(Protocol):
-    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+    async def read_facts(self, leaf: MemoryNode) -> FactReading:
         """The atomic facts an L1's messages state, each citing the messages it comes from
-        (`domain.knowledge`); empty when they state none."""
+        (`domain.knowledge`), none when they state none; and what read them."""
         ...
 
 

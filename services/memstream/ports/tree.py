@@ -33,7 +33,7 @@ from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import UserSnapshot
-from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
+from memstream.ports.knowledge import KnowledgeReads, LeafFacts, ProfileFacts
 from memstream.ports.progress import ProgressMarks, ProgressReads
 from memstream.ports.users import UserDirectory
 
@@ -188,7 +188,9 @@ class RecallReads(NodeReader, MessageIndex, RebuildQueue, Protocol):
     """What the HTTP API and recall read: the tree, the message index, rebuild progress."""
 
 
-class SegmenterStore(NodeReader, MessageIndex, Outboxes, Tombstones, ProgressMarks, Protocol):
+class SegmenterStore(
+    NodeReader, MessageIndex, Outboxes, Tombstones, ProgressMarks, LeafFacts, Protocol
+):
     """The segmenter's step: one load, one commit (and the reads its LLM writes need)."""
 
     async def load_user(self, user_id: str, event_ids: Sequence[str]) -> UserSnapshot:

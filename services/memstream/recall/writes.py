@@ -3,8 +3,11 @@
 A read that passes write tokens (`domain.write_token`) waits, up to its deadline, for the
 segmenter's progress mark of each token's partition to pass the token's offset; the mark is
 written only after the records before it are in the tree, so once it passes, the read sees
-them. It polls Redis (one small hash read) with a growing pause, so a read that arrives
-after the write costs one read and one that waits costs a few per second at most.
+them. A read that arrives after the write costs one small hash read. Reads that have to
+wait share one poll per process: a single loop reads the marks of every partition they
+wait on, with a pause growing from 5 ms to 50 ms (back to 5 ms when a read joins), and
+wakes each read whose marks have passed or whose deadline has come. However many reads
+wait, Redis sees at most one read per pause from this process.
 
 Past the mark, a user's message can still be held by the window state, waiting for the reply
 it would be written with (the exchange rule): the read is then reported pending with reason
@@ -16,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from memstream.domain.write_token import WritePosition
 from memstream.ports import ProgressReads
 
 PendingReason = Literal["not_yet_processed", "awaiting_reply"]
-FIRST_PAUSE_S = 0.002
+FIRST_PAUSE_S = 0.005
 LONGEST_PAUSE_S = 0.05
 
 
@@ -37,6 +40,18 @@ class WriteStatus:
     waited_ms: float = 0.0  # from the first check to the answer
 
 
+@dataclass(eq=False)
+class _Waiting:
+    """One read waiting: its positions, its deadline, and what the poll tells it (True: past
+    every position; False: the deadline came first)."""
+
+    positions: Sequence[WritePosition]
+    deadline: float
+    outcome: asyncio.Future[bool] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
 class WriteWaiter:
     def __init__(
         self,
@@ -48,6 +63,9 @@ class WriteWaiter:
         self._reads = reads
         self._monotonic = monotonic
         self._pause = pause
+        self._waiting: set[_Waiting] = set()
+        self._joined = False  # a read joined since the last poll: poll again soon
+        self._poll: asyncio.Task[None] | None = None
 
     async def wait(
         self, user_id: str, positions: Sequence[WritePosition], timeout_s: float
@@ -57,14 +75,9 @@ class WriteWaiter:
         if not positions:
             return WriteStatus()
         started = self._monotonic()
-        deadline = started + timeout_s
-        pause = FIRST_PAUSE_S
-        while not await self._past(positions):
-            left = deadline - self._monotonic()
-            if left <= 0:
-                return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
-            await self._pause(min(pause, left))
-            pause = min(pause * 2, LONGEST_PAUSE_S)
+        marks = await self._reads.progress([p.partition for p in positions])
+        if not _past(marks, positions) and not await self._polled(positions, started + timeout_s):
+            return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
         held = tuple(await self._reads.held_messages(user_id))
         waited_ms = self._ms_since(started)
         if held:
@@ -74,6 +87,63 @@ class WriteWaiter:
     def _ms_since(self, started: float) -> float:
         return round((self._monotonic() - started) * 1000, 3)
 
-    async def _past(self, positions: Sequence[WritePosition]) -> bool:
-        marks = await self._reads.progress([p.partition for p in positions])
-        return all(marks.get(p.partition, 0) > p.offset for p in positions)
+    async def _polled(self, positions: Sequence[WritePosition], deadline: float) -> bool:
+        """Wait with the shared poll; whether the marks passed before the deadline."""
+        waiting = _Waiting(positions, deadline)
+        self._waiting.add(waiting)
+        self._joined = True
+        if self._poll is None or self._poll.done():
+            self._poll = asyncio.create_task(self._poll_while_waited())
+        try:
+            return await waiting.outcome
+        finally:
+            self._waiting.discard(waiting)
+            waiting.outcome.cancel()  # a read cancelled mid-wait: nothing left to tell it
+
+    async def _poll_while_waited(self) -> None:
+        try:
+            await self._poll_loop()
+        finally:
+            # Stopped (cancelled at shutdown): no read is left waiting for a poll that is gone.
+            for w in list(self._waiting):
+                self._tell(w, RuntimeError("the poll of the segmenter's progress stopped"))
+
+    async def _poll_loop(self) -> None:
+        pause = FIRST_PAUSE_S
+        while self._waiting:
+            if self._joined:
+                pause, self._joined = FIRST_PAUSE_S, False
+            earliest = min(w.deadline for w in self._waiting)
+            await self._pause(max(0.0, min(pause, earliest - self._monotonic())))
+            pause = min(pause * 2, LONGEST_PAUSE_S)
+            waiting = list(self._waiting)
+            if not waiting:
+                return
+            try:
+                marks = await self._reads.progress(
+                    sorted({p.partition for w in waiting for p in w.positions})
+                )
+            except Exception as error:  # the store failed: every read waiting answers with it
+                for w in waiting:
+                    self._tell(w, error)
+                return
+            now = self._monotonic()
+            for w in waiting:
+                if _past(marks, w.positions):
+                    self._tell(w, True)
+                elif now >= w.deadline:
+                    self._tell(w, False)
+
+    def _tell(self, waiting: _Waiting, outcome: bool | Exception) -> None:
+        """Answer a read; it no longer waits (even before it resumes to see the answer)."""
+        self._waiting.discard(waiting)
+        if waiting.outcome.done():  # cancelled meanwhile
+            return
+        if isinstance(outcome, Exception):
+            waiting.outcome.set_exception(outcome)
+        else:
+            waiting.outcome.set_result(outcome)
+
+
+def _past(marks: dict[int, int], positions: Sequence[WritePosition]) -> bool:
+    return all(marks.get(p.partition, 0) > p.offset for p in positions)

@@ -34,7 +34,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -44,7 +44,6 @@ from memstream.contracts.feed_events import rebuild_finished_event, user_forgott
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -69,6 +68,7 @@ from memstream.ports import (
     VectorIndex,
 )
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
+from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
 
@@ -297,6 +297,12 @@ class Segmenter:
         # Bottom-up across all: a window the clock closes now (a new day above a session a
         # forget or a rebuild rewrites) is consolidated after its rewritten children.
         closures.sort(key=lambda c: c.window.level)
+        # What the L1s say, read from their messages before they are written: each records
+        # what read it (the model, or the rules it fell back to).
+        knowledge, extraction = await read_knowledge(
+            [s.node for s in segments], removed, enabled=self._knowledge, reader=self._facts
+        )
+        segments = [replace(s, node=read_by(s.node, extraction.get(s.node.id))) for s in segments]
         report.segments.extend(s.node for s in segments)
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
@@ -304,6 +310,7 @@ class Segmenter:
         if removed:
             gone = removed_event(user_id, [n.id for n in removed])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
+        outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         commit = UserCommit(
@@ -318,23 +325,11 @@ class Segmenter:
             forgotten=plan.forget,
             expiring=plan.expiring,
             rebuild=rebuild,
-            # What the L1s say, read from their messages: committed with them, so the facts
-            # and entities never disagree with the leaves (a forget's rewrite included).
-            knowledge=await self._knowledge_change([s.node for s in segments], removed),
+            # Committed with the L1s, so the facts and entities never disagree with the
+            # leaves (a forget's rewrite included).
+            knowledge=knowledge,
         )
         return _UserWork(commit, segments)
-
-    async def _knowledge_change(
-        self, written: Sequence[MemoryNode], removed: Sequence[MemoryNode]
-    ) -> KnowledgeChange:
-        if not self._knowledge:
-            return cleared(written, removed)
-        if self._facts is None:
-            return knowledge_change(written, removed)
-        leaves = [n for n in written if n.level == Level.SEGMENT]
-        read = await asyncio.gather(*(self._facts.read_facts(n) for n in leaves))
-        by_leaf = dict(zip([n.id for n in leaves], read, strict=True))
-        return knowledge_change(written, removed, by_leaf)
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]

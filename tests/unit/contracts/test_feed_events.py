@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pydantic import TypeAdapter
+from tests.unit.domain.test_fact_changes import lives_in
 
 from memstream.client.feed_events import (
+    FactRemoved,
+    FactReopened,
+    FactSuperseded,
+    FactWritten,
     FeedEvent,
     MemoryRemoved,
     MemoryWritten,
@@ -19,15 +24,20 @@ from memstream.client.feed_events import (
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import memory_event, removed_event
 from memstream.contracts.feed_events import (
+    fact_events,
     rebuild_finished_event,
     user_forgotten_event,
     window_consolidated_event,
 )
 from memstream.domain.derivation import Derivation
+from memstream.domain.fact_changes import fact_changes
+from memstream.domain.knowledge import KnowledgeChange, LeafKnowledge
 from memstream.domain.models import Fact, Level, MemoryNode, RebuildRequested
 from memstream.domain.rebuild import plan_job
 
 AT = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
+PORTO, BERLIN = lives_in("Porto", AT - timedelta(days=60), "m1"), lives_in("Berlin", AT, "m2")
+MOVED_IN = KnowledgeChange(leaves={"l2": LeafKnowledge((BERLIN,))}, first_written=frozenset({"l2"}))
 DERIVED = Derivation(backend="offline", model="rules", prompt_version="p1", embedder="hashing:8")
 DAY = MemoryNode(
     id="day-1",
@@ -48,12 +58,19 @@ JOB = replace(
     rewritten=1,
     finished=True,
 )
+MOVED = {"l1": (PORTO,), "l2": (BERLIN,)}  # Ann's sister lived in Porto, then in Berlin
+SUPERSEDING = fact_events("ann", fact_changes({"l1": (PORTO,)}, MOVED_IN))
+REOPENING = fact_events("ann", fact_changes(MOVED, KnowledgeChange(dropped=("l2",))))
 EVENTS = {
     MemoryWritten: memory_event(DAY),
     MemoryRemoved: removed_event("ann", ["leaf-1"]),
     UserForgotten: user_forgotten_event("ann", 3, 41, AT.timestamp()),
     WindowConsolidated: window_consolidated_event(DAY),
     RebuildFinished: rebuild_finished_event("ann", JOB),
+    FactWritten: SUPERSEDING[0],
+    FactSuperseded: SUPERSEDING[-1],
+    FactRemoved: REOPENING[0],
+    FactReopened: REOPENING[-1],
 }
 _FEED: TypeAdapter[FeedEvent] = TypeAdapter(FeedEvent)
 
@@ -88,3 +105,28 @@ def test_removals_are_keyed_by_what_they_remove_in_any_order() -> None:
     same = _FEED.validate_python(removed_event("ann", ["b", "a"]))
     other = _FEED.validate_python(removed_event("ann", ["a"]))
     assert one.dedup_key == same.dedup_key != other.dedup_key
+
+
+def test_a_supersession_comes_after_the_versions_it_links() -> None:
+    kinds = [e["type"] for e in SUPERSEDING]
+    assert kinds == ["fact.v1", "fact.v1", "fact_superseded.v1"]
+    closed = _FEED.validate_python(SUPERSEDING[-1])
+    assert isinstance(closed, FactSuperseded)
+    assert (closed.value, closed.superseded_by) == ("Porto", BERLIN.fact_id)
+    written = [_FEED.validate_python(e) for e in SUPERSEDING[:2]]
+    assert [w.holds for w in written if isinstance(w, FactWritten)] == [False, True]
+
+
+def test_a_forget_removes_a_version_and_reopens_the_one_it_had_closed() -> None:
+    assert [e["type"] for e in REOPENING] == ["fact_removed.v1", "fact.v1", "fact_reopened.v1"]
+    reopened = _FEED.validate_python(REOPENING[-1])
+    assert isinstance(reopened, FactReopened) and reopened.was_superseded_by == BERLIN.fact_id
+    porto = _FEED.validate_python(REOPENING[1])
+    assert isinstance(porto, FactWritten) and porto.holds
+
+
+def test_a_fact_version_is_keyed_by_what_it_says_not_where_it_was_read() -> None:
+    open_ = _FEED.validate_python(REOPENING[1])
+    closed = _FEED.validate_python(SUPERSEDING[0])
+    again = _FEED.validate_python({**REOPENING[1], "partition": 2, "offset": 9})
+    assert open_.dedup_key == again.dedup_key != closed.dedup_key

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
+import pytest
 from tests.unit.fakes import FakeTree
 
 from memstream.domain.write_token import WritePosition
@@ -23,6 +25,7 @@ class Clock:
         return self.now
 
     async def pause(self, seconds: float) -> None:
+        await asyncio.sleep(0)  # as a real pause does, let others run (before time moves)
         self.pauses.append(seconds)
         self.now += seconds
         if self.during:
@@ -74,3 +77,76 @@ async def test_no_tokens_no_wait() -> None:
     tree, clock = FakeTree(), Clock()
     tree.states["ann"] = json.dumps({"pending": [{"type": "turn.v1", "event_id": "q1"}]})
     assert await waiter(tree, clock).wait("ann", [], timeout_s=1) == WriteStatus()
+
+
+class CountingTree(FakeTree):
+    """Counts the progress reads; fails them from the `fail_after`-th on, if set."""
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        super().__init__()
+        self.progress_reads = 0
+        self.fail_after = fail_after
+
+    async def progress(self, partitions: Sequence[int]) -> dict[int, int]:
+        self.progress_reads += 1
+        if self.fail_after is not None and self.progress_reads > self.fail_after:
+            raise ConnectionError("redis went away")
+        return await super().progress(partitions)
+
+
+async def nothing() -> None:
+    return None
+
+
+async def test_reads_that_wait_share_one_poll() -> None:
+    tree, clock = CountingTree(), Clock()
+    await tree.mark_progress({0: 0, 1: 0})
+    shared = waiter(tree, clock)
+    clock.during = [nothing, nothing, lambda: tree.mark_progress({0: 100, 1: 100})]
+    readers = 50
+    statuses = await asyncio.gather(
+        *(shared.wait("ann", [at(n % 2, n)], timeout_s=1) for n in range(readers))
+    )
+    assert [s.pending for s in statuses] == [False] * readers
+    # Each read checks once on its own, then all of them are polled together.
+    assert tree.progress_reads == readers + len(clock.pauses) == readers + 3
+
+
+async def test_each_read_waits_for_its_own_position_and_deadline() -> None:
+    tree, clock = CountingTree(), Clock()
+    await tree.mark_progress({0: 0})
+    shared = waiter(tree, clock)
+    clock.during = [lambda: tree.mark_progress({0: 5})]
+    soon, never = await asyncio.gather(
+        shared.wait("ann", [at(0, 4)], timeout_s=1),
+        shared.wait("ann", [at(0, 9)], timeout_s=0.2),
+    )
+    assert not soon.pending and soon.waited_ms == round(clock.pauses[0] * 1000, 3)
+    assert never == WriteStatus(True, "not_yet_processed", waited_ms=200.0)
+
+
+async def test_a_failed_poll_reaches_every_read_waiting() -> None:
+    tree, clock = CountingTree(fail_after=2), Clock()  # each read's own check succeeds
+    shared = waiter(tree, clock)
+    outcomes = await asyncio.gather(
+        shared.wait("ann", [at(0, 1)], timeout_s=1),
+        shared.wait("bob", [at(1, 1)], timeout_s=1),
+        return_exceptions=True,
+    )
+    assert [type(o) for o in outcomes] == [ConnectionError, ConnectionError]
+    tree.fail_after = None
+    await tree.mark_progress({0: 2})
+    assert not (await shared.wait("ann", [at(0, 1)], timeout_s=1)).pending  # polls again
+
+
+async def test_a_read_cancelled_while_waiting_leaves_the_others_waiting() -> None:
+    tree, clock = CountingTree(), Clock()
+    shared = waiter(tree, clock)
+    gone = asyncio.create_task(shared.wait("ann", [at(0, 1)], timeout_s=1))
+    clock.during = [nothing, lambda: tree.mark_progress({0: 2})]
+    staying = asyncio.create_task(shared.wait("bob", [at(0, 1)], timeout_s=1))
+    await asyncio.sleep(0)  # both joined
+    gone.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert not (await staying).pending

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from tests.unit.segmenter.test_forget_messages import NOW, USER, Rig, rig, turn
+from tests.unit.segmenter.test_forget_messages import NOW, TOPICS, USER, Rig, rig, turn
 
-from memstream.domain.facts import AtomicFact, make_fact
+from memstream.domain.derivation import Derivation
+from memstream.domain.facts import AtomicFact, FactReading, make_fact
 from memstream.domain.forgetting import Tombstone
 from memstream.domain.ids import segment_id
 from memstream.domain.models import ForgetRequested, MemoryNode, SessionEnded, Turn
@@ -137,13 +138,14 @@ async def test_with_the_knowledge_write_off_a_forget_still_clears_what_was_writt
 class JazzReader:
     """A `FactReader` as the LLM backend is one: says every L1's user liked jazz."""
 
-    def __init__(self) -> None:
+    def __init__(self, extraction: str = "llm-facts-1") -> None:
         self.read: list[str] = []
+        self.extraction = extraction  # what it says read the facts: the rules, when it fell back
 
-    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+    async def read_facts(self, leaf: MemoryNode) -> FactReading:
         self.read.append(leaf.id)
         first = leaf.messages[0]
-        return (
+        facts = (
             make_fact(
                 user_id=leaf.user_id,
                 subject=ANA,
@@ -156,6 +158,7 @@ class JazzReader:
                 source_ids=(first.event_id,),
             ),
         )
+        return FactReading(facts, self.extraction)
 
 
 async def test_with_a_fact_reader_the_l1s_facts_are_its_and_a_rewrite_reads_again() -> None:
@@ -173,3 +176,23 @@ async def test_with_a_fact_reader_the_l1s_facts_are_its_and_a_rewrite_reads_agai
     assert reader.read[-1] == porto  # written again from "porto-re": read again
     [jazz] = await r.tree.facts(USER)
     assert jazz.source_ids == ("porto-re", "berlin")
+
+
+@pytest.mark.parametrize("answered", ["llm-facts-1", "rules-1"])
+async def test_an_l1_records_what_actually_read_its_facts(answered: str) -> None:
+    """The deployment names the model's facts prompt; when the model failed and the rules
+    answered instead, the L1 (stored and on the change feed) says the rules read it, so a
+    rebuild with the model back reads it again."""
+    r = rig()
+    r.segmenter._facts = JazzReader(extraction=answered)
+    r.segmenter._derivation = Derivation(
+        backend="openai", model="m", prompt_version="p", embedder="e", extraction="llm-facts-1"
+    )
+    await r.send(*PORTO, ended("s1", PORTO[-1]))
+    porto = segment_id(USER, [t.event_id for t in PORTO])
+    stored = await r.tree.get(USER, porto)
+    assert stored is not None and stored.node.derivation is not None
+    assert stored.node.derivation.extraction == answered
+    events = [o.value for o in r.publisher.sent if o.topic == TOPICS.memories]
+    [written] = [e for e in events if e.get("id") == porto]
+    assert written["derivation"]["extraction"] == answered

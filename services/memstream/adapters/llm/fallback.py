@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
-from memstream.domain.facts import AtomicFact
+from memstream.domain.facts import FactReading
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
 from memstream.domain.profile_facts import ProfileKnowledge
 from memstream.domain.query import Query
@@ -74,8 +74,9 @@ class FallbackLanguageModel:
         summary = await self._offline.consolidate(level, window, children, history, knowledge)
         return dataclasses.replace(summary, degraded=True)
 
-    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
-        # The rules' facts in its place: a leaf's knowledge is never left unread.
+    async def read_facts(self, leaf: MemoryNode) -> FactReading:
+        # The rules' facts in its place: a leaf's knowledge is never left unread, and the
+        # reading names the rules, which the leaf then records.
         try:
             return await self._primary.read_facts(leaf)
         except Exception as exc:

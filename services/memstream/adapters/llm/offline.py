@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memstream.domain.derivation import RULES_EXTRACTION
 from memstream.domain.fact_extraction import extract_facts
-from memstream.domain.facts import AtomicFact
+from memstream.domain.facts import FactReading
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
 from memstream.domain.profile_facts import ProfileKnowledge, offline_profile
 from memstream.domain.query import Query
@@ -43,8 +44,8 @@ class OfflineLanguageModel:
             return offline_profile(window, children, history, knowledge)
         return consolidate_summary(level, window, children, history)
 
-    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
-        return extract_facts(leaf.messages, user_id=leaf.user_id)
+    async def read_facts(self, leaf: MemoryNode) -> FactReading:
+        return FactReading(extract_facts(leaf.messages, user_id=leaf.user_id), RULES_EXTRACTION)
 
     async def plan(self, query: Query) -> Plan:
         return plan_query(query)

@@ -26,7 +26,7 @@ from tenacity.wait import wait_random_exponential
 from memstream.adapters.llm import prompts
 from memstream.adapters.llm.fact_output import facts_of
 from memstream.adapters.llm.structured import facts_text, resolve_facts
-from memstream.domain.facts import ATTRIBUTES, AtomicFact, Certainty
+from memstream.domain.facts import ATTRIBUTES, Certainty, FactReading
 from memstream.domain.models import (
     Complexity,
     Fact,
@@ -293,11 +293,11 @@ class OpenAILanguageModel:
             completion_tokens=c,
         )
 
-    async def read_facts(self, leaf: MemoryNode) -> tuple[AtomicFact, ...]:
+    async def read_facts(self, leaf: MemoryNode) -> FactReading:
         if not leaf.messages:
-            return ()
+            return FactReading((), prompts.FACTS_PROMPT_VERSION)
         out, _, _ = await self._complete("facts", prompts.facts_prompt(leaf.messages), _ReadFacts)
-        return facts_of(out.facts, leaf)
+        return FactReading(facts_of(out.facts, leaf), prompts.FACTS_PROMPT_VERSION)
 
     async def plan(self, query: Query) -> Plan:
         out, _, _ = await self._complete("plan", prompts.planner_prompt(query.text), _Planned)

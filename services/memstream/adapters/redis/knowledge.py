@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,7 @@ from memstream.adapters.redis.knowledge_cache import Derived, DerivedFacts
 from memstream.contracts.knowledge_codec import (
     decode_fact,
     decode_leaf_entities,
+    decode_slot_facts,
     encode_fact,
     encode_leaf_entities,
 )
@@ -103,6 +105,12 @@ class RedisKnowledge(RedisBase):
 
     async def entity(self, user_id: str, name: str) -> Entity | None:
         return named_entity(await self.entity_index(user_id), name)
+
+    async def slot_facts(
+        self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
+    ) -> dict[str, tuple[AtomicFact, ...]]:
+        _, raw = await self._read(user_id, keys.FACTS)
+        return decode_slot_facts({text(k): text(v) for k, v in raw.items()}, slots, leaf_ids)
 
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
         return said_before(await self._observations(user_id), before)

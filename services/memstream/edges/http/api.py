@@ -68,7 +68,14 @@ from memstream.edges.http.schemas import (
 )
 from memstream.edges.http.trace_schemas import RecallTrace
 from memstream.edges.http.user_routes import user_routes
-from memstream.edges.http.writes import AfterQuery, after_query, seen, settle
+from memstream.edges.http.writes import (
+    FOREIGN_TOKEN,
+    AfterQuery,
+    after_query,
+    not_found,
+    seen,
+    settle,
+)
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor
@@ -185,6 +192,7 @@ def _store_errors(app: FastAPI) -> None:
 
 
 def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None) -> APIRouter:
+    token_key = settings.api.write_token_key
     router = APIRouter(
         prefix="/v1",
         dependencies=[Depends(bearer_auth(keys)), Depends(known_query_parameters)],
@@ -194,12 +202,9 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             503: {"model": Problem, "description": "A memory store is unavailable."},
         },
     )
-    # Reads that name writes (`after`): the token check's refusal, the wait's bound and key.
-    foreign_token: dict[int | str, dict[str, Any]] = {
-        403: {"model": Problem, "description": "A write token of another user."}
-    }
-    After = Annotated[AfterQuery, Depends(after_query(settings.api.max_wait_ms))]
-    token_key = settings.api.write_token_key
+    # Reads that name writes (`after`): the wait's bound and the tokens' key.
+    reads_after = after_query(settings.api.max_wait_ms, token_key)
+    After = Annotated[AfterQuery, Depends(reads_after)]
 
     async def recall(body: RecallRequestBase, parts: Parts) -> RecallResponse:
         """Memories that help answer `query`, for the agent's context (after the writes
@@ -250,7 +255,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
         response_model=RecallResponse,
         responses={
             400: {"model": Problem, "description": "The body is not UTF-8 JSON."},
-            **foreign_token,
+            **FOREIGN_TOKEN,
         },
         tags=["recall"],
     )(recall)
@@ -258,12 +263,12 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     @router.get(
         "/users/{user_id}/profile",
         response_model=ProfileResponse,
-        responses=foreign_token,
+        responses=FOREIGN_TOKEN,
         tags=["memories"],
     )
     async def profile(user_id: UserIdPath, parts: Parts, reads: After) -> ProfileResponse:
         """The user's latest monthly profile (L5), or null (after the writes in `after`)."""
-        writes = await settle(parts.writes, user_id, reads.after, reads.wait_ms, token_key, "query")
+        writes = await reads.settle(parts.writes, user_id)
         node = await parts.service.profile(user_id)
         return ProfileResponse(
             user_id=user_id, profile=Memory.of(node) if node else None, **seen(writes)
@@ -272,7 +277,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     @router.get(
         "/users/{user_id}/memories",
         response_model=MemoryPage,
-        responses=foreign_token,
+        responses=FOREIGN_TOKEN,
         tags=["memories"],
     )
     async def memories(
@@ -287,7 +292,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     ) -> MemoryPage:
         """A page of the user's memories, level by level, each level by end time (after the
         writes in `after`)."""
-        writes = await settle(parts.writes, user_id, reads.after, reads.wait_ms, token_key, "query")
+        writes = await reads.settle(parts.writes, user_id)
         try:
             page = await parts.service.list_memories(
                 user_id,
@@ -312,23 +317,30 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     @router.get(
         "/memories/{memory_id}",
         response_model=MemoryDetailResponse,
-        responses={404: {"model": Problem, "description": "No such memory for this user."}},
+        responses={
+            404: {"model": Problem, "description": "No such memory for this user."},
+            **FOREIGN_TOKEN,
+        },
         tags=["memories"],
     )
     async def memory(
         memory_id: Annotated[Text, Path(min_length=1, max_length=200)],
         user_id: UserIdQuery,
         parts: Parts,
+        reads: After,
     ) -> MemoryDetailResponse:
-        """One memory with its children and provenance (ancestors, source message ids)."""
+        """One memory with its children and provenance (ancestors, source message ids), after
+        the writes in `after`."""
+        writes = await reads.settle(parts.writes, user_id)
         detail = await parts.service.memory(user_id, memory_id)
         if detail is None:
-            raise HTTPException(status_code=404, detail="no such memory for this user")
+            raise HTTPException(status_code=404, detail=not_found("memory", writes))
         return MemoryDetailResponse(
             memory=Memory.of(detail.node, with_derivation=True),
             children=[Memory.of(c) for c in detail.children],
             ancestors=[Memory.of(a) for a in detail.ancestors],
             source_ids=list(detail.node.source_ids),
+            **seen(writes),
         )
 
     @router.delete("/users/{user_id}", response_model=ForgetResponse, tags=["memories"])
@@ -348,7 +360,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
 
     _message_routes(router)
     _rebuild_routes(router)
-    knowledge_routes(router)
+    knowledge_routes(router, reads_after)
     user_routes(router)
     return router
 

@@ -8,6 +8,7 @@ memories has no facts and no entities (an empty 200, as elsewhere in the API).
 
 # No `from __future__ import annotations`: FastAPI reads the route annotations at definition time.
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
@@ -25,6 +26,7 @@ from memstream.edges.http.knowledge_schemas import (
 )
 from memstream.edges.http.parts import Parts, UserIdPath
 from memstream.edges.http.schemas import DateTime, Memory, Problem
+from memstream.edges.http.writes import FOREIGN_TOKEN, AfterQuery, not_found, seen
 from memstream.recall.knowledge import KnowledgeService
 
 KNOWLEDGE_OFF = (
@@ -60,18 +62,26 @@ async def _knowledge(parts: Parts) -> KnowledgeService:
 Knowledge = Annotated[KnowledgeService, Depends(_knowledge)]
 
 
-def knowledge_routes(router: APIRouter) -> None:
-    """Add the facts and entities routes to the API's versioned router."""
+def knowledge_routes(router: APIRouter, reads_after: Callable[..., Awaitable[AfterQuery]]) -> None:
+    """Add the facts and entities routes to the API's versioned router; `reads_after` is the
+    dependency reading `after` and `wait_ms` (`edges.http.writes.after_query`)."""
+    After = Annotated[AfterQuery, Depends(reads_after)]
 
     @router.get(
         "/users/{user_id}/facts",
         response_model=FactsResponse,
-        responses={404: {"model": Problem, "description": "No such subject."}, **_OFF},
+        responses={
+            404: {"model": Problem, "description": "No such subject."},
+            **_OFF,
+            **FOREIGN_TOKEN,
+        },
         tags=["knowledge"],
     )
     async def facts(
         user_id: UserIdPath,
         knowledge: Knowledge,
+        parts: Parts,
+        reads: After,
         at: Annotated[
             DateTime | None,
             Query(description="What held at this time (RFC 3339 with offset), as known today."),
@@ -94,41 +104,53 @@ def knowledge_routes(router: APIRouter) -> None:
             ),
         ] = False,
     ) -> FactsResponse:
-        """The user's current facts; `at` for what held then; `history` for every version."""
+        """The user's current facts; `at` for what held then; `history` for every version
+        (after the writes in `after`)."""
+        writes = await reads.settle(parts.writes, user_id)
         found = await knowledge.facts(user_id, subject=subject, at=at, history=history)
         if found is None:
-            raise HTTPException(status_code=404, detail="no such subject for this user")
+            raise HTTPException(status_code=404, detail=not_found("subject", writes))
         return FactsResponse(
             user_id=user_id,
             subject=subject,
             at=at,
             history=history,
             facts=[Fact.of(f) for f in found],
+            **seen(writes),
         )
 
     @router.get(
         "/users/{user_id}/entities",
         response_model=EntityPageResponse,
-        responses=_OFF,
+        responses={**_OFF, **FOREIGN_TOKEN},
         tags=["knowledge"],
     )
     async def entities(
         user_id: UserIdPath,
         knowledge: Knowledge,
+        parts: Parts,
+        reads: After,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
     ) -> EntityPageResponse:
-        """The people, pets, places and things the user's memories name, most mentioned first."""
+        """The people, pets, places and things the user's memories name, most mentioned first
+        (after the writes in `after`)."""
+        writes = await reads.settle(parts.writes, user_id)
         page = await knowledge.entities(user_id, limit)
         return EntityPageResponse(
             user_id=user_id,
             total=page.total,
             entities=[EntitySummary.of(e) for e in page.entities],
+            **seen(writes),
         )
 
     @router.get(
         "/users/{user_id}/entities/{entity}",
         response_model=EntityDetailResponse,
-        responses={404: {"model": Problem, "description": "No such entity."}, **_OFF},
+        responses={
+            404: {"model": Problem, "description": "No such entity."},
+            **_OFF,
+            **FOREIGN_TOKEN,
+        },
         tags=["knowledge"],
     )
     async def entity(
@@ -143,17 +165,22 @@ def knowledge_routes(router: APIRouter) -> None:
             ),
         ],
         knowledge: Knowledge,
+        parts: Parts,
+        reads: After,
         limit: Annotated[int, Query(ge=1, le=200, description="Most memories to give.")] = 20,
     ) -> EntityDetailResponse:
-        """One entity: its facts as a timeline and the exchanges that mention it."""
+        """One entity: its facts as a timeline and the exchanges that mention it (after the
+        writes in `after`)."""
+        writes = await reads.settle(parts.writes, user_id)
         detail = await knowledge.entity(user_id, entity, limit)
         if detail is None:
-            raise HTTPException(status_code=404, detail="no such entity for this user")
+            raise HTTPException(status_code=404, detail=not_found("entity", writes))
         return EntityDetailResponse(
             user_id=user_id,
             entity=EntitySummary.of(detail.entity),
             timeline=[Fact.of(f) for f in detail.timeline],
             memories=[Memory.of(n) for n in detail.leaves],
+            **seen(writes),
         )
 
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from memstream.domain.entities import EntityKind
 from memstream.domain.entity_index import Entity
 from memstream.edges.http.fact_schema import Fact
-from memstream.edges.http.schemas import Memory
+from memstream.edges.http.schemas import Memory, WritesSeen
 
 # A name is a line of text: no control characters (C0, DEL, C1) nor line or paragraph
 # separators; the length bound keeps a hostile "name" from reaching the resolver.
@@ -25,7 +25,7 @@ def valid_entity_name(value: str) -> str:
     return value
 
 
-class FactsResponse(BaseModel):
+class FactsResponse(WritesSeen):
     user_id: str
     subject: str | None = Field(description="The subject asked for, or null for everyone's.")
     at: datetime | None = Field(description="The time asked about, or null for now.")
@@ -60,13 +60,13 @@ class EntitySummary(BaseModel):
         )
 
 
-class EntityPageResponse(BaseModel):
+class EntityPageResponse(WritesSeen):
     user_id: str
     total: int = Field(ge=0, description="How many entities the user's memories name.")
     entities: list[EntitySummary] = Field(description="The most mentioned first, up to `limit`.")
 
 
-class EntityDetailResponse(BaseModel):
+class EntityDetailResponse(WritesSeen):
     user_id: str
     entity: EntitySummary
     timeline: list[Fact] = Field(

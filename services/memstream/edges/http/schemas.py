@@ -355,7 +355,7 @@ class MemoryPage(WritesSeen):
     )
 
 
-class MemoryDetailResponse(BaseModel):
+class MemoryDetailResponse(WritesSeen):
     memory: Memory
     children: list[Memory]
     ancestors: list[Memory] = Field(description="Parent first, up to the monthly profile.")

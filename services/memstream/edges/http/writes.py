@@ -18,12 +18,16 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import SecretStr
 
 from memstream.domain.write_token import BadWriteToken, WritePosition, verify
-from memstream.edges.http.schemas import MAX_WRITE_TOKENS
+from memstream.edges.http.schemas import MAX_WRITE_TOKENS, Problem
 from memstream.recall.writes import WriteStatus, WriteWaiter
 
 # A token older than the turns topic keeps its records (7 days) plus a day, as the seen
 # markers: the record it names may be gone and its progress mark with it.
 MAX_TOKEN_AGE_MS = 8 * 24 * 3600 * 1000
+# What a read with `after` may answer besides its own: a token issued for another user.
+FOREIGN_TOKEN: dict[int | str, dict[str, Any]] = {
+    403: {"model": Problem, "description": "A write token of another user."}
+}
 
 
 def positions(
@@ -53,13 +57,21 @@ def positions(
 
 @dataclass(frozen=True, slots=True)
 class AfterQuery:
-    """`after` and `wait_ms` as query parameters, for the GET routes that read the tree."""
+    """`after` and `wait_ms` as query parameters, for the GET routes that read the tree,
+    with the deployment's write-token key to check them."""
 
     after: list[str]
     wait_ms: int
+    key: SecretStr | None = None
+
+    async def settle(self, waiter: WriteWaiter, user_id: str) -> WriteStatus:
+        """Check the tokens for `user_id`, then wait for them (`settle`)."""
+        return await settle(waiter, user_id, self.after, self.wait_ms, self.key, "query")
 
 
-def after_query(max_wait_ms: int) -> Callable[..., Awaitable[AfterQuery]]:
+def after_query(
+    max_wait_ms: int, key: SecretStr | None = None
+) -> Callable[..., Awaitable[AfterQuery]]:
     """The dependency reading `?after=<token>&after=...&wait_ms=N` (bounded by the setting)."""
 
     async def read(
@@ -75,7 +87,7 @@ def after_query(max_wait_ms: int) -> Callable[..., Awaitable[AfterQuery]]:
             int, Query(ge=0, le=max_wait_ms, description="Most milliseconds to wait for `after`.")
         ] = 0,
     ) -> AfterQuery:
-        return AfterQuery(after, wait_ms)
+        return AfterQuery(after, wait_ms, key)
 
     return read
 
@@ -87,6 +99,14 @@ def seen(status: WriteStatus) -> dict[str, Any]:
         "pending_reason": status.reason,
         "held_messages": list(status.held),
     }
+
+
+def not_found(what: str, status: WriteStatus) -> str:
+    """A 404's detail, saying when the writes named in `after` may still bring it."""
+    detail = f"no such {what} for this user"
+    if status.pending:
+        detail += f" yet: the writes named in `after` are pending ({status.reason})"
+    return detail
 
 
 async def settle(

@@ -131,17 +131,57 @@ async def test_wait_and_after_are_bounded(
     assert {e["loc"][1] for e in reply.json()["detail"]} <= {"wait_ms", "after"}
 
 
-@pytest.mark.parametrize("path", ["/v1/users/u1/profile", "/v1/users/u1/memories"])
+READS_OF_THE_TREE = [
+    ("/v1/users/u1/profile", {}),
+    ("/v1/users/u1/memories", {}),
+    ("/v1/memories/u1-m", {"user_id": "u1"}),
+    ("/v1/users/u1/facts", {}),
+    ("/v1/users/u1/entities", {}),
+]
+
+
+@pytest.mark.parametrize(("path", "params"), READS_OF_THE_TREE)
 async def test_the_reads_of_the_tree_wait_for_after_too(
-    client: httpx.AsyncClient, tree: FakeTree, path: str
+    client: httpx.AsyncClient, tree: FakeTree, path: str, params: dict[str, str]
 ) -> None:
     await tree.mark_progress({2: 41})
-    done = await client.get(path, params={"after": token(40), "wait_ms": 300}, headers=AUTH)
+    done = await client.get(
+        path, params={**params, "after": token(40), "wait_ms": 300}, headers=AUTH
+    )
     late = await client.get(
-        path, params={"after": [token(40), token(41)], "wait_ms": 20}, headers=AUTH
+        path, params={**params, "after": [token(40), token(41)], "wait_ms": 20}, headers=AUTH
     )
     assert done.status_code == 200 and done.json()["pending"] is False
+    assert late.status_code == 200
     assert late.json()["pending"] is True and late.json()["pending_reason"] == "not_yet_processed"
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/v1/memories/u1-nothing", {"user_id": "u1"}),
+        ("/v1/users/u1/facts", {"subject": "Nobody"}),
+        ("/v1/users/u1/entities/Nobody", {}),
+    ],
+)
+async def test_a_404_says_when_the_writes_it_waited_for_are_pending(
+    client: httpx.AsyncClient, tree: FakeTree, path: str, params: dict[str, str]
+) -> None:
+    await tree.mark_progress({2: 40})
+    late = await client.get(
+        path, params={**params, "after": token(40), "wait_ms": 10}, headers=AUTH
+    )
+    settled = await client.get(path, params=params, headers=AUTH)
+    assert late.status_code == 404 and "not_yet_processed" in late.json()["detail"]
+    assert settled.status_code == 404 and "pending" not in settled.json()["detail"]
+
+
+@pytest.mark.parametrize(("path", "params"), READS_OF_THE_TREE)
+async def test_every_read_of_the_tree_refuses_a_token_of_another_user(
+    client: httpx.AsyncClient, path: str, params: dict[str, str]
+) -> None:
+    reply = await client.get(path, params={**params, "after": token(1, user="u2")}, headers=AUTH)
+    assert reply.status_code == 403 and reply.json()["detail"].startswith("after:")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,88 @@
+"""What a commit's knowledge changes in a user's fact versions, for the change feed.
+
+The store keeps what each L1 said (its observations); the versions, their validity and
+their links are derived from them (`fact_timeline`). A commit replaces what some L1s said
+and drops others, so the versions of the slots they touch may change: new ones appear, one
+that held is closed by a newer one (superseded), one a forgotten message had closed holds
+again (re-opened), and some are gone. Only the touched slots are derived again, before and
+after, and compared. Pure, standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from memstream.domain.fact_timeline import Timeline, change, timelines_of
+from memstream.domain.facts import AtomicFact
+from memstream.domain.knowledge import KnowledgeChange
+
+Slot = tuple[str, str, str]  # (user, subject, attribute)
+
+
+@dataclass(frozen=True, slots=True)
+class Reopened:
+    """A version closed before the commit that holds again after it."""
+
+    version: AtomicFact
+    was_superseded_by: str
+
+
+@dataclass(frozen=True, slots=True)
+class FactChanges:
+    """The versions a commit writes (new or changed), removes, closes and re-opens."""
+
+    written: tuple[AtomicFact, ...] = ()
+    removed: tuple[str, ...] = ()
+    superseded: tuple[AtomicFact, ...] = ()  # newly closed by `superseded_by`
+    reopened: tuple[Reopened, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.written and not self.removed
+
+
+def touches_facts(change_: KnowledgeChange) -> bool:
+    """Whether the commit may change any version: an L1 said facts, or one that may have
+    said some is written again or dropped. A first write saying none changes nothing."""
+    return bool(change_.dropped) or any(
+        knowledge.facts or leaf_id not in change_.first_written
+        for leaf_id, knowledge in change_.leaves.items()
+    )
+
+
+def fact_changes(
+    stored: Mapping[str, tuple[AtomicFact, ...]], change_: KnowledgeChange
+) -> FactChanges:
+    """The version changes of applying `change_` to `stored` (observations by L1 id)."""
+    replaced = set(change_.dropped) | set(change_.leaves)
+    incoming = [f for knowledge in change_.leaves.values() for f in knowledge.facts]
+    slots = {f.slot for f in incoming}
+    slots |= {f.slot for leaf_id in replaced for f in stored.get(leaf_id, ())}
+    if not slots:
+        return FactChanges()
+    kept = [f for leaf_id, facts in stored.items() if leaf_id not in replaced for f in facts]
+    before = timelines_of(_in(slots, (f for facts in stored.values() for f in facts)))
+    after = timelines_of(_in(slots, [*kept, *incoming]))
+    written: list[AtomicFact] = []
+    removed: list[str] = []
+    superseded: list[AtomicFact] = []
+    reopened: list[Reopened] = []
+    for slot in sorted(slots):
+        old, new = before.get(slot), after.get(slot)
+        diff = change(old or Timeline(), new or Timeline())
+        written += diff.upserts
+        removed += diff.deletes
+        was = {v.fact_id: v for v in old.versions} if old else {}
+        for version in diff.upserts:
+            prior = was.get(version.fact_id)
+            closed_before = prior.superseded_by if prior else None
+            if version.superseded_by and version.superseded_by != closed_before:
+                superseded.append(version)
+            elif closed_before and not version.superseded_by:
+                reopened.append(Reopened(version, closed_before))
+    return FactChanges(tuple(written), tuple(removed), tuple(superseded), tuple(reopened))
+
+
+def _in(slots: set[Slot], facts: Iterable[AtomicFact]) -> list[AtomicFact]:
+    return [f for f in facts if f.slot in slots]

@@ -1,0 +1,63 @@
+"""The knowledge of a segmenter commit: what its L1s say, and the fact versions it changes.
+
+An L1's facts are read by the offline rules, or by the LLM backend's reader when there is
+one; the reader says what actually read them (the model, or the rules it fell back to), and
+the L1 records that in its derivation. The versions the commit changes go on the change
+feed, in the commit's outbox: they are found by comparing what the user's L1s said before
+with what they will say (`domain.fact_changes`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memstream.contracts.feed_events import fact_events
+from memstream.contracts.records import Outbound
+from memstream.domain.fact_changes import fact_changes, touches_facts
+from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
+from memstream.domain.models import Level, MemoryNode
+from memstream.ports import FactReader, LeafFacts
+
+
+async def read_knowledge(
+    written: Sequence[MemoryNode],
+    removed: Sequence[MemoryNode],
+    *,
+    enabled: bool,
+    reader: FactReader | None,
+) -> tuple[KnowledgeChange, dict[str, str]]:
+    """The knowledge of the L1s written and removed, and by L1 id the extraction that read
+    each one's facts (when a reader did: the rules' own are the deployment's)."""
+    if not enabled:
+        return cleared(written, removed), {}
+    if reader is None:
+        return knowledge_change(written, removed), {}
+    leaves = [n for n in written if n.level == Level.SEGMENT]
+    readings = await asyncio.gather(*(reader.read_facts(n) for n in leaves))
+    by_leaf = dict(zip([n.id for n in leaves], readings, strict=True))
+    facts = {leaf_id: reading.facts for leaf_id, reading in by_leaf.items()}
+    extractions = {leaf_id: reading.extraction for leaf_id, reading in by_leaf.items()}
+    return knowledge_change(written, removed, facts), extractions
+
+
+def read_by(node: MemoryNode, extraction: str | None) -> MemoryNode:
+    """`node` naming in its derivation the extraction that read its facts."""
+    derivation = node.derivation
+    if extraction is None or derivation is None or derivation.extraction == extraction:
+        return node
+    return replace(node, derivation=replace(derivation, extraction=extraction))
+
+
+async def fact_outbox(
+    store: LeafFacts, topic: str, user_id: str, change: KnowledgeChange
+) -> list[Outbound]:
+    """The fact versions `change` changes, as change-feed events; the user's stored facts
+    are read only when the change may change a version."""
+    if not touches_facts(change):
+        return []
+    slots = {(f.subject, f.attribute) for k in change.leaves.values() for f in k.facts}
+    again = {*change.dropped, *(i for i in change.leaves if i not in change.first_written)}
+    changes = fact_changes(await store.slot_facts(user_id, slots, again), change)
+    return [Outbound(topic, user_id, event) for event in fact_events(user_id, changes)]
