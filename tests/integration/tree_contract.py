@@ -23,6 +23,7 @@ from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.windows import initial_state
+from memstream.domain.write_token import HeldMessages
 from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
 
 
@@ -186,12 +187,18 @@ class TreeContract:
         await tree.mark_progress({0: 15})
         assert await tree.progress([0, 1, 2, 0]) == {0: 15, 1: 3}
 
-    async def test_held_messages_are_the_pending_turns_of_the_state(self, tree: TreeStore) -> None:
-        assert await tree.held_messages("ana") == []
-        held = {**state(2), "pending": [{"type": "turn.v1", "event_id": "q1"}]}
+    async def test_held_messages_are_the_pending_and_held_turns_of_the_state(
+        self, tree: TreeStore
+    ) -> None:
+        assert await tree.held_messages("ana") == HeldMessages()
+        held = {
+            **state(2),
+            "pending": [{"type": "turn.v1", "event_id": "q1"}],
+            "held": [{"type": "turn.v1", "event_id": "q3"}],
+        }
         await commit(tree, window_state=held)
-        assert await tree.held_messages("ana") == ["q1"]
-        assert await tree.held_messages("mira") == []
+        assert await tree.held_messages("ana") == HeldMessages(("q1",), ("q3",))
+        assert await tree.held_messages("mira") == HeldMessages()
 
     async def test_a_snapshot_reads_what_a_step_needs_as_committed(self, tree: TreeStore) -> None:
         empty = await tree.load_user("ana", ["e1"])

@@ -15,6 +15,7 @@ from tests.unit.fake_directory import FakeDirectory
 from memstream.bootstrap import Container
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import decode_state
+from memstream.contracts.held import held_in_state
 from memstream.contracts.knowledge_codec import (
     decode_fact,
     decode_leaf_entities,
@@ -49,6 +50,7 @@ from memstream.domain.models import (
 from memstream.domain.query import Query
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
+from memstream.domain.write_token import HeldMessages
 from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
 from memstream.settings import Settings
 
@@ -213,9 +215,9 @@ class FakeTree(FakeDirectory):
     async def progress(self, partitions: Sequence[int]) -> dict[int, int]:
         return {p: self.next_offsets[p] for p in partitions if p in self.next_offsets}
 
-    async def held_messages(self, user_id: str) -> list[str]:
+    async def held_messages(self, user_id: str) -> HeldMessages:
         raw = self.states.get(user_id)
-        return [str(t["event_id"]) for t in json.loads(raw)["pending"]] if raw else []
+        return held_in_state(json.loads(raw)) if raw else HeldMessages()
 
     async def load_state(self, user_id: str) -> dict[str, Any] | None:
         raw = self.states.get(user_id)

@@ -91,7 +91,7 @@ class Fact(_Answer):
 
 class _Pending(_Answer):
     # With `after`: whether a message named may be missing, why (`not_yet_processed`,
-    # `awaiting_reply`), and the ids of messages held for their reply.
+    # `awaiting_reply`, `awaiting_earlier_seq`), and the ids of the messages held back.
     pending: bool = False
     pending_reason: str | None = None
     held_messages: list[str] = []

@@ -87,3 +87,13 @@ def verify(
     if now_ms - issued_ms > max_age_ms:
         raise BadWriteToken("stale", "older than the turns topic keeps its records")
     return WritePosition(partition, offset, issued_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldMessages:
+    """A user's messages the window state holds back, not yet in a memory, by why: waiting
+    for the reply they will be written with (the exchange rule), or for a turn of their
+    session with an earlier `seq` (taken in `seq` order, `domain.reorder`)."""
+
+    awaiting_reply: tuple[str, ...] = ()
+    awaiting_earlier_seq: tuple[str, ...] = ()

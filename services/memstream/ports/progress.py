@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from memstream.domain.write_token import HeldMessages
+
 
 class ProgressMarks(Protocol):
     async def mark_progress(self, next_offsets: Mapping[int, int]) -> None:
@@ -25,7 +27,6 @@ class ProgressReads(Protocol):
         nothing marked yet)."""
         ...
 
-    async def held_messages(self, user_id: str) -> list[str]:
-        """Event ids of the user's messages the window state holds, not yet in a memory (a
-        user's message waiting for its reply)."""
+    async def held_messages(self, user_id: str) -> HeldMessages:
+        """Event ids of the user's messages the window state holds, not yet in a memory."""
         ...

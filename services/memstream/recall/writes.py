@@ -11,7 +11,10 @@ wait, Redis sees at most one read per pause from this process.
 
 Past the mark, a user's message can still be held by the window state, waiting for the reply
 it would be written with (the exchange rule): the read is then reported pending with reason
-`awaiting_reply` and the held event ids (publish with `flush` to write it at once).
+`awaiting_reply` and the held event ids (publish with `flush` to write it at once). A turn
+can also be held for one of its session with an earlier `seq` that has not arrived
+(`domain.reorder`): reason `awaiting_earlier_seq`, which a producer's missing or
+out-of-order `seq` causes, and which takes precedence.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Literal
 from memstream.domain.write_token import WritePosition
 from memstream.ports import ProgressReads
 
-PendingReason = Literal["not_yet_processed", "awaiting_reply"]
+PendingReason = Literal["not_yet_processed", "awaiting_reply", "awaiting_earlier_seq"]
 FIRST_PAUSE_S = 0.005
 LONGEST_PAUSE_S = 0.05
 
@@ -36,7 +39,7 @@ class WriteStatus:
 
     pending: bool = False
     reason: PendingReason | None = None
-    held: tuple[str, ...] = ()  # event ids the window state holds back (awaiting_reply)
+    held: tuple[str, ...] = ()  # event ids the window state holds back
     waited_ms: float = 0.0  # from the first check to the answer
 
 
@@ -78,10 +81,13 @@ class WriteWaiter:
         marks = await self._reads.progress([p.partition for p in positions])
         if not _past(marks, positions) and not await self._polled(positions, started + timeout_s):
             return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
-        held = tuple(await self._reads.held_messages(user_id))
+        held = await self._reads.held_messages(user_id)
         waited_ms = self._ms_since(started)
-        if held:
-            return WriteStatus(True, "awaiting_reply", held, waited_ms)
+        if held.awaiting_earlier_seq:
+            ids = held.awaiting_earlier_seq + held.awaiting_reply
+            return WriteStatus(True, "awaiting_earlier_seq", ids, waited_ms)
+        if held.awaiting_reply:
+            return WriteStatus(True, "awaiting_reply", held.awaiting_reply, waited_ms)
         return WriteStatus(waited_ms=waited_ms)
 
     def _ms_since(self, started: float) -> float:

@@ -73,6 +73,18 @@ async def test_a_message_held_for_its_reply_is_reported_with_its_id() -> None:
     assert status == WriteStatus(True, "awaiting_reply", held=("q1",))
 
 
+async def test_a_turn_held_for_an_earlier_seq_is_reported_first_with_its_reason() -> None:
+    tree, clock = FakeTree(), Clock()
+    await tree.mark_progress({0: 2})
+    held = {
+        "pending": [{"type": "turn.v1", "event_id": "q1"}],
+        "held": [{"type": "turn.v1", "event_id": "s1-5"}],
+    }
+    tree.states["ann"] = json.dumps(held)
+    status = await waiter(tree, clock).wait("ann", [at(0, 1)], timeout_s=1)
+    assert status == WriteStatus(True, "awaiting_earlier_seq", held=("s1-5", "q1"))
+
+
 async def test_no_tokens_no_wait() -> None:
     tree, clock = FakeTree(), Clock()
     tree.states["ann"] = json.dumps({"pending": [{"type": "turn.v1", "event_id": "q1"}]})

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import RedisBase, done
+from memstream.contracts.held import held_in_state
+from memstream.domain.write_token import HeldMessages
 
 
 class RedisProgress(RedisBase):
@@ -23,9 +25,6 @@ class RedisProgress(RedisBase):
         raw = await done(self._r.hmget(keys.progress(self._ns), [str(p) for p in asked]))
         return {p: int(o) for p, o in zip(asked, raw, strict=True) if o is not None}
 
-    async def held_messages(self, user_id: str) -> list[str]:
+    async def held_messages(self, user_id: str) -> HeldMessages:
         raw = await self._r.get(self._key(user_id, keys.STATE))
-        if not raw:
-            return []
-        # The codec's state encoding: pending turns as turn.v1 values.
-        return [str(t["event_id"]) for t in json.loads(raw).get("pending", ())]
+        return held_in_state(json.loads(raw)) if raw else HeldMessages()

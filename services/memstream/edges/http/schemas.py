@@ -309,14 +309,17 @@ class WritesSeen(BaseModel):
         default=False,
         description="True when a write named in `after` may be missing from the answer.",
     )
-    pending_reason: Literal["not_yet_processed", "awaiting_reply"] | None = Field(
+    pending_reason: (
+        Literal["not_yet_processed", "awaiting_reply", "awaiting_earlier_seq"] | None
+    ) = Field(
         default=None,
         description="`not_yet_processed`: the segmenter had not committed past it by "
         "`wait_ms`; `awaiting_reply`: a user's message is held for its reply (publish it "
-        "with `flush`), its event id in `held_messages`.",
+        "with `flush`), its event id in `held_messages`; `awaiting_earlier_seq`: a turn is "
+        "held until its session's turn with an earlier `seq` arrives (docs/producers.md).",
     )
     held_messages: list[str] = Field(
-        default_factory=list, description="Event ids held for their reply (awaiting_reply)."
+        default_factory=list, description="Event ids the window state holds back."
     )
 
 
