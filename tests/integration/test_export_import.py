@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,7 +32,7 @@ from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.recall.pipeline import RecallRequest
 from memstream.wiring.handlers import build_recall, embedder_id
 
-from .test_forget_message import runtime
+from .test_forget_message import qdrant_points, runtime
 
 __all__ = ["runtime"]
 
@@ -93,6 +94,20 @@ async def answers(rt: Container) -> list[list[tuple[str, int, str, float]]]:
     return replies
 
 
+def vectors_of(points: dict[str, Any]) -> dict[str, tuple[list[float], Any]]:
+    """Each point's dense vector and its lexical one (indices and weights)."""
+    found = {}
+    for point_id, record in points.items():
+        dense, lexical = record.vector["dense"], record.vector["lexical"]
+        found[point_id] = (list(dense), (list(lexical.indices), list(lexical.values)))
+    return found
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    return dot / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
 async def imported(rt: Container, lines: list[str], **options: Any) -> Imported:
     def records() -> Iterator[Record]:
         return read_records(lines)
@@ -123,6 +138,8 @@ async def test_an_export_imported_after_a_forget_is_the_same_memory(
     assert counts["facts"] >= 1 and counts["expiries"] == 1
     before = await answers(runtime)
     assert all(before)
+    ids = [json.loads(line)["node"]["id"] for line in first if '"type": "node"' in line]
+    vectors = vectors_of(await qdrant_points(runtime, ids))
 
     await runtime.forget_user(USER)
     assert await runtime.index.count(USER) == 0
@@ -134,9 +151,16 @@ async def test_an_export_imported_after_a_forget_is_the_same_memory(
     second = await exported(runtime)
     assert without_time(second) == without_time(first)
     assert await runtime.index.count(USER) == result.nodes
+    # The index holds the vectors the workers made, embedded again: the same lexical ones,
+    # dense ones as near as the model gives (the int8 model quantises a batch's activations
+    # by that batch's range, and the import embeds other batches than the workers did).
+    again_vectors = vectors_of(await qdrant_points(runtime, ids))
+    assert again_vectors.keys() == vectors.keys()
+    for point_id, (dense, sparse) in vectors.items():
+        assert again_vectors[point_id][1] == sparse
+        assert cosine(again_vectors[point_id][0], dense) > 0.99
     after = await answers(runtime)
-    # The same memories in the same order; a score may move in its third decimal: the index's
-    # vectors are embedded again in other batches (the quantised model pads each batch).
+    # The same memories in the same order, their scores as near as their vectors.
     assert [[m[:3] for m in a] for a in after] == [[m[:3] for m in b] for b in before]
     for a, b in zip(after, before, strict=True):
         assert [m[3] for m in a] == pytest.approx([m[3] for m in b], abs=0.01)
