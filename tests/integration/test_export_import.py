@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.unit.contracts.test_backup_format import USER as SMALL_USER
+from tests.unit.contracts.test_backup_format import records as small_user
+from typer.testing import CliRunner
 
 from memstream.backup.export import export_records
 from memstream.backup.renaming import rule_id
@@ -26,6 +29,7 @@ from memstream.backup.restore import Imported, UserHasMemory, import_records
 from memstream.bootstrap import Container
 from memstream.contracts.backup_format import NodeRecord, Record, encode_record, read_records
 from memstream.domain.models import Level
+from memstream.entrypoints.cli import app
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
@@ -209,3 +213,36 @@ async def test_a_tree_imported_under_another_id_has_the_ids_the_pipeline_gives_i
             assert node.parent_id is None or node.parent_id in ids
     facts = [f for line in copy for f in line.get("facts", ())]
     assert facts and {f["user_id"] for f in facts} == {"export-bruno"}
+
+
+async def test_the_commands_write_the_file_and_refuse_an_unknown_version(
+    runtime: Container, tmp_path: Path
+) -> None:
+    lines = [encode_record(r) for r in small_user()]  # built by hand: no workers needed
+    await imported(runtime, lines)
+    env = {
+        "MEMSTREAM_REDIS_URL": runtime.settings.redis.url,
+        "MEMSTREAM_REDIS_NAMESPACE": runtime.settings.redis.namespace,
+        "MEMSTREAM_KAFKA_BOOTSTRAP": runtime.settings.broker.bootstrap,
+    }
+    out = tmp_path / "ana.jsonl"
+    export = ["export", "--user", SMALL_USER, "--out", str(out)]
+    result = await asyncio.to_thread(CliRunner().invoke, app, export, env=env)
+    assert result.exit_code == 0, result.output
+    written = out.read_text().splitlines(keepends=True)
+    assert written[1:] == lines[1:]  # the header is this memstream's, with every level counted
+    assert json.loads(written[0])["counts"] == {
+        "L1": 1, "L2": 1, "L3": 0, "L4": 0, "L5": 0, "expiries": 1
+    }  # fmt: skip
+
+    header = json.loads(lines[0]) | {"version": 99}
+    future = tmp_path / "future.jsonl"
+    future.write_text("".join([json.dumps(header) + "\n", *lines[1:]]))
+    result = await asyncio.to_thread(CliRunner().invoke, app, ["import", str(future)], env=env)
+    assert result.exit_code == 2
+    assert "line 1: format version 99" in result.output
+
+    nobody = ["export", "--user", "nobody", "--out", str(tmp_path / "nobody.jsonl")]
+    result = await asyncio.to_thread(CliRunner().invoke, app, nobody, env=env)
+    assert result.exit_code == 1 and "no memory stored" in result.output
+    assert not (tmp_path / "nobody.jsonl").exists()

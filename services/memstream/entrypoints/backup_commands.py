@@ -183,16 +183,17 @@ async def _import(settings: Settings, file: str, user_id: str | None, replace: b
     def open_records() -> Iterator[Record]:
         return read_records(_lines(file))
 
+    # A file of another format or version is refused before any store is opened.
+    header = next(open_records()) if file != STDIO else None
     with _bar(f"import {file}") as bar:
         task = bar.task_ids[0]
+        if isinstance(header, Header):
+            bar.update(task, total=sum(header.counts.values()) + 1)
 
         def show(record: Record) -> None:
             bar.advance(task)
 
         async with connect(settings, producer=False) as container:
-            first = next(open_records()) if file != STDIO else None
-            if isinstance(first, Header):
-                bar.update(task, total=sum(first.counts.values()) + 1)
             imported = await import_records(
                 open_records,
                 container.tree,

@@ -22,19 +22,24 @@ from memstream.contracts.backup_format import (
     encode_record,
     read_records,
 )
+from memstream.contracts.codec import encode_state
 from memstream.domain.entity_index import LeafEntities
 from memstream.domain.facts import make_fact
+from memstream.domain.ids import segment_id, window_node_id
 from memstream.domain.knowledge import LeafKnowledge
 from memstream.domain.models import Level, MemoryNode, SourceMessage, StoredNode
+from memstream.domain.windows import UserWindows
 
 USER = "ana"
 AT = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
+LEAF = segment_id(USER, ["m1"])
+SESSION = window_node_id(USER, Level.SESSION, AT, "s1")
 
 
 def leaf() -> MemoryNode:
     message = SourceMessage("m1", "Ana", "user", "I moved to Porto. ليلة سعيدة", AT)
     return MemoryNode(
-        "leaf-1", USER, Level.SEGMENT, AT, AT, "On 4 March Ana said ...", "session-1",
+        LEAF, USER, Level.SEGMENT, AT, AT, "On 4 March Ana said ...", SESSION,
         source_ids=("m1",), session_id="s1", speakers=("Ana",), messages=(message,),
     )  # fmt: skip
 
@@ -46,11 +51,11 @@ def records() -> list[Record]:
         source_ids=("m1",),
     )  # fmt: skip
     session = MemoryNode(
-        "session-1", USER, Level.SESSION, AT, AT + timedelta(minutes=5), "Ana moved.",
-        children=("leaf-1",), source_ids=("m1",), session_id="s1",
+        SESSION, USER, Level.SESSION, AT, AT + timedelta(minutes=5), "Ana moved.",
+        children=(LEAF,), source_ids=("m1",), session_id="s1",
     )  # fmt: skip
     body: list[Record] = [
-        UserState({"user_id": USER, "tz": "UTC"}, AT + timedelta(days=1)),
+        UserState(encode_state(UserWindows(USER, "UTC")), AT + timedelta(days=1)),
         Expiry("m1", AT + timedelta(days=30)),
         NodeRecord(StoredNode(leaf(), ""), LeafKnowledge((fact,), LeafEntities((), ()))),
         NodeRecord(StoredNode(session, "f" * 32)),
