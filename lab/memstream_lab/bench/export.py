@@ -123,8 +123,8 @@ async def build_user(container: Container, messages: int) -> dict[str, int]:
             leaf = segment_node(USER, SegmentReady(tuple(pair), node_id), summary, made)
             leaves.append(leaf)
             children[node_id].append(leaf)
-    for start in range(0, len(leaves), PAGE):
-        page = leaves[start : start + PAGE]
+    for first in range(0, len(leaves), PAGE):
+        page = leaves[first : first + PAGE]
         await tree.commit_user(
             UserCommit(USER, state, nodes=page, knowledge=knowledge_change(page))
         )
@@ -145,8 +145,8 @@ async def build_user(container: Container, messages: int) -> dict[str, int]:
             written.append(StoredNode(node, fingerprint(kids, made)))
             if parent is not None:
                 above[parent].append(node)
-        for start in range(0, len(written), PAGE):
-            await tree.commit_nodes(USER, written[start : start + PAGE], outbox=[])
+        for first in range(0, len(written), PAGE):
+            await tree.commit_nodes(USER, written[first : first + PAGE], outbox=[])
         counts[level.label] = len(written)
         children = above
     return counts
