@@ -246,3 +246,31 @@ async def test_the_commands_write_the_file_and_refuse_an_unknown_version(
     result = await asyncio.to_thread(CliRunner().invoke, app, nobody, env=env)
     assert result.exit_code == 1 and "no memory stored" in result.output
     assert not (tmp_path / "nobody.jsonl").exists()
+
+
+class CrashingStore:
+    """The tree store, but the process dies at the consolidator's first commit."""
+
+    def __init__(self, tree: Any) -> None:
+        self._tree = tree
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tree, name)
+
+    async def commit_nodes(self, *args: Any, **kwargs: Any) -> bool:
+        raise RuntimeError("killed")
+
+
+async def test_an_import_cut_short_is_finished_by_running_it_again(runtime: Container) -> None:
+    lines = [encode_record(r) for r in small_user()]
+
+    def records() -> Iterator[Record]:
+        return read_records(lines)
+
+    with pytest.raises(RuntimeError, match="killed"):
+        await import_records(records, CrashingStore(runtime.tree), runtime.index, runtime.embedder)
+    half = await exported(runtime, SMALL_USER)
+    assert sum('"type": "node"' in line for line in half) == 1  # the L1 only
+    finished = await imported(runtime, lines)
+    assert finished.repeated
+    assert (await exported(runtime, SMALL_USER))[1:] == lines[1:]

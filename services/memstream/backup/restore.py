@@ -8,8 +8,8 @@ vectors the workers make (`vectors`), embedded again from the text by this deplo
 embedder. Ids, versions and derivations are the file's: nothing is derived again.
 
 A user that already has memory is refused unless `replace` (it is forgotten first, its
-tombstone kept) or unless it is the file's (its window state and the file's first nodes are
-stored as the file has them): the same file imported again (or an import cut short) then
+tombstone kept) or unless it is the file's (its window state is the file's, and so are the
+file's first L1s it holds): the same file imported again (or an import cut short) then
 writes the same values again, so importing twice is importing once.
 """
 
@@ -141,17 +141,24 @@ async def _holds(
     head: list[Record],
     names: Renaming | None,
 ) -> bool:
-    """Whether the user's memory is this file's (imported before, maybe cut short): its
-    window state is the file's, and so are the file's first nodes (same ids and versions).
-    A user at the same point of the same conversation with another tree (other ids) is
-    not."""
+    """Whether the user's memory is this file's (imported before, perhaps cut short): its
+    window state is the file's, and of the file's first L1s (committed with that state) it
+    holds some, each at the file's version. A user at the same point of the same
+    conversation with another tree (other ids, other versions) is not."""
     if await store.load_state(user_id) != state:
         return False
-    nodes = [r.stored.node for r in head if isinstance(r, NodeRecord)]
+    leaves = [
+        r.stored.node
+        for r in head
+        if isinstance(r, NodeRecord) and r.stored.node.level == Level.SEGMENT
+    ]
     if names is not None:
-        nodes = [names.node(n) for n in nodes]
-    stored = await store.stored_nodes(user_id, [n.id for n in nodes])
-    return {(s.node.id, s.node.version) for s in stored} == {(n.id, n.version) for n in nodes}
+        leaves = [names.node(n) for n in leaves]
+    if not leaves:
+        return True
+    versions = {n.id: n.version for n in leaves}
+    stored = await store.stored_nodes(user_id, list(versions))
+    return bool(stored) and all(versions[s.node.id] == s.node.version for s in stored)
 
 
 def _state(state: Mapping[str, Any] | None, user_id: str, names: Renaming | None) -> dict[str, Any]:
