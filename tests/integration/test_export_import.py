@@ -223,7 +223,6 @@ async def test_the_commands_write_the_file_and_refuse_an_unknown_version(
     env = {
         "MEMSTREAM_REDIS_URL": runtime.settings.redis.url,
         "MEMSTREAM_REDIS_NAMESPACE": runtime.settings.redis.namespace,
-        "MEMSTREAM_KAFKA_BOOTSTRAP": runtime.settings.broker.bootstrap,
     }
     out = tmp_path / "ana.jsonl"
     export = ["export", "--user", SMALL_USER, "--out", str(out)]

@@ -40,7 +40,7 @@ def export(
     entities, its window state) to a versioned JSON Lines file (docs/export.md)."""
     import asyncio
 
-    settings = _settings(need_broker=False)
+    settings = _settings()
     try:
         with _output(out) as stream:
             written = asyncio.run(_export(settings, user, stream))
@@ -70,12 +70,19 @@ def import_(
 
     if file == STDIO and user is not None:
         raise typer.BadParameter("--user reads the file twice: give a file, not -")
-    settings = _settings(need_broker=True)
+    settings = _settings()
     try:
         imported = asyncio.run(_import(settings, file, user, replace))
     except BackupFormatError as exc:
         typer.echo(f"{file}: {exc}", err=True)
         raise typer.Exit(2) from exc
+    except StoresBusy as exc:
+        typer.echo(
+            f"{exc}\n(with the in-process Qdrant engine, stop `memstream up` or the workers "
+            "first: its files are one process's)",
+            err=True,
+        )
+        raise typer.Exit(1) from exc
     except UserHasMemory as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(1) from exc
@@ -101,15 +108,13 @@ def import_(
         )
 
 
-def _settings(*, need_broker: bool) -> Settings:
+def _settings() -> Settings:
     from memstream.settings import Settings
 
     settings = Settings()
-    if not settings.redis.url or (need_broker and not settings.broker.bootstrap):
+    if not settings.redis.url:
         typer.echo(
-            "no stores configured: set MEMSTREAM_REDIS_URL"
-            + (" and MEMSTREAM_KAFKA_BOOTSTRAP" if need_broker else "")
-            + " (as `memstream up` prints them)",
+            "no stores configured: set MEMSTREAM_REDIS_URL (as `memstream up` prints it)",
             err=True,
         )
         raise typer.Exit(2)
@@ -175,9 +180,14 @@ async def _export(settings: Settings, user_id: str, stream: TextIO) -> int:
 
 
 async def _import(settings: Settings, file: str, user_id: str | None, replace: bool) -> Imported:
+    from contextlib import AsyncExitStack
+
+    import redis.asyncio as aioredis
+
+    from memstream.adapters.embedding.embedders import build_embedder
     from memstream.backup.restore import import_records
     from memstream.contracts.backup_format import Header, read_records
-    from memstream.wiring.container import connect
+    from memstream.wiring.container import open_index, redis_tree
     from memstream.wiring.handlers import embedder_id
 
     def open_records() -> Iterator[Record]:
@@ -185,23 +195,34 @@ async def _import(settings: Settings, file: str, user_id: str | None, replace: b
 
     # A file of another format or version is refused before any store is opened.
     header = next(open_records()) if file != STDIO else None
-    with _bar(f"import {file}") as bar:
-        task = bar.task_ids[0]
-        if isinstance(header, Header):
-            bar.update(task, total=sum(header.counts.values()) + 1)
+    async with AsyncExitStack() as stack:
+        # The stores and the embedder only: an import publishes nothing.
+        client = aioredis.from_url(settings.redis.url)
+        stack.push_async_callback(client.aclose)
+        embedder = build_embedder(settings)
+        try:
+            index = await open_index(settings, settings.qdrant.collection, embedder.dim, stack)
+        except RuntimeError as exc:  # e.g. the in-process engine's files held by `memstream up`
+            raise StoresBusy(f"cannot open the index: {exc}") from exc
+        with _bar(f"import {file}") as bar:
+            task = bar.task_ids[0]
+            if isinstance(header, Header):
+                bar.update(task, total=sum(header.counts.values()) + 1)
 
-        def show(record: Record) -> None:
-            bar.advance(task)
+            def show(record: Record) -> None:
+                bar.advance(task)
 
-        async with connect(settings, producer=False) as container:
-            imported = await import_records(
+            return await import_records(
                 open_records,
-                container.tree,
-                container.index,
-                container.embedder,
+                redis_tree(client, settings),
+                index,
+                embedder,
                 user_id=user_id,
                 replace=replace,
                 embedder_id=embedder_id(settings),
                 on_record=show,
             )
-    return imported
+
+
+class StoresBusy(RuntimeError):
+    """The stores cannot be opened from this process."""
