@@ -19,6 +19,7 @@ from typing import Any
 
 import typer
 
+from memstream.entrypoints.backup_commands import add_backup_commands
 from memstream.entrypoints.mcp_command import mcp
 from memstream.entrypoints.process_commands import serve, worker
 from memstream.entrypoints.rebuild_command import rebuild
@@ -36,6 +37,7 @@ app.command("serve")(serve)
 app.command("recall")(recall)
 app.command("mcp")(mcp)
 app.command("rebuild")(rebuild)
+add_backup_commands(app)
 
 # A tool gets the rest of the command line untouched, options and `--help` included.
 tool_command = functools.partial(
