@@ -95,6 +95,22 @@ async def follow(
         await asyncio.sleep(poll_s)
 
 
+async def _with_memories(tree: RecallReads, users: Sequence[str]) -> list[str]:
+    """The users that have memories; each other is named as having nothing to rebuild, at
+    once: the segmenter passes over a rebuild of a user it holds nothing for."""
+    from memstream.recall.rebuilds import has_memories
+
+    kept = []
+    for user_id in users:
+        if await has_memories(tree, user_id):
+            kept.append(user_id)
+        else:
+            typer.echo(
+                f"{user_id}: no memories, nothing to rebuild (a lost tree: `memstream repair`)"
+            )
+    return kept
+
+
 def work_done(states: Sequence[RebuildProgress]) -> tuple[int, int]:
     """(done, total) units of work over the rebuilds: leaves re-derived and windows written."""
     total = sum(s.leaves + s.windows for s in states)
@@ -159,6 +175,7 @@ async def _run(
     try:
         if all_users:
             users = await tree.all_users()
+        users = await _with_memories(tree, users)
         turns = load_catalog(settings.broker.topic_prefix).turns.name
         requested = await request_rebuilds(publisher, turns, users, since, levels)
         typer.echo(f"rebuild requested for {len(requested)} user(s)")

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from memstream.domain.models import Level
 from memstream.domain.nodes import fingerprint, is_current
 from memstream.domain.rebuild import RebuildJob
-from memstream.ports import RecallReads
+from memstream.ports import NodeReader, RecallReads
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,14 @@ class RebuildProgress:
     leaves_rewritten: int  # of those done, how many were written again
     windows: int
     windows_pending: int
+
+
+async def has_memories(tree: NodeReader, user_id: str) -> bool:
+    """Whether the user has any node: what a rebuild needs to have anything to do."""
+    for level in Level:
+        if await tree.count(user_id, level):
+            return True
+    return False
 
 
 async def pending_windows(tree: RecallReads, user_id: str, job: RebuildJob) -> int:
