@@ -33,11 +33,13 @@ from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.recall.writes import WriteWaiter
+from memstream.repair.jobs import RepairJobs
 from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.scheduler.rebuilds import RebuildPacer, pace
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 from memstream.wiring.container import Container
+from memstream.wiring.repair import build_repair, divergence_watch
 
 if TYPE_CHECKING:
     from memstream.edges.http.api import RecallParts
@@ -190,11 +192,17 @@ def build_recall(c: Container) -> RecallParts:
             publisher=c.publisher,
             turns_topic=c.catalog.turns.name,
         ),
-        checks={"redis": c.tree.ping, "qdrant": c.index.ping},
+        checks={
+            "redis": c.tree.ping,
+            "qdrant": c.index.ping,
+            # False while one store is empty beside the other: recall would answer empty.
+            "stores_agree": divergence_watch(c).stores_agree,
+        },
         writes=WriteWaiter(c.tree),
         knowledge=(
             KnowledgeService(knowledge=c.tree, tree=c.tree)
             if c.settings.lifecycle.knowledge
             else None
         ),
+        repairs=RepairJobs(build_repair(c), c.tree, c.index),
     )

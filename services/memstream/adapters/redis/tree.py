@@ -4,17 +4,19 @@ Its parts, one module each: `keys` (the table of every key, and the functions th
 them), `base` (the client, the clock and the guarded transaction), `nodes` (the tree's nodes),
 `segmenter_state` (the segmenter's load and commit, markers, outboxes), `knowledge` (the
 facts and entity surfaces of the L1s, written in that commit) and `users` (the indexes
-across users, and forgetting), `progress` (the segmenter's committed offsets).
+across users, and forgetting), `progress` (the segmenter's committed offsets), `restore`
+(the tree written back from the index).
 """
 
 from __future__ import annotations
 
 from memstream.adapters.redis.knowledge import RedisKnowledge
 from memstream.adapters.redis.progress import RedisProgress
+from memstream.adapters.redis.restore import RedisRestore
 from memstream.adapters.redis.segmenter_state import RedisSegmenterState
 from memstream.adapters.redis.users import RedisUsers
 
 
-class RedisTree(RedisSegmenterState, RedisUsers, RedisKnowledge, RedisProgress):
+class RedisTree(RedisSegmenterState, RedisUsers, RedisKnowledge, RedisProgress, RedisRestore):
     """Implements `memstream.ports.TreeStore`: tree links, time indexes, window state,
     idempotency markers, outboxes, and the knowledge committed with the L1s."""

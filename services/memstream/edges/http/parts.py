@@ -19,6 +19,7 @@ from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.recall.writes import WriteWaiter
+from memstream.repair.jobs import RepairJobs
 
 _USER_ID_SPEC = {"pattern": USER_ID_PATTERN}
 UserIdPath = Annotated[
@@ -54,6 +55,7 @@ class RecallParts:
     checks: Mapping[str, Callable[[], Awaitable[bool]]]
     writes: WriteWaiter
     knowledge: KnowledgeService | None = None
+    repairs: RepairJobs | None = None  # POST/GET /v1/users/{u}/repair
 
 
 PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]
