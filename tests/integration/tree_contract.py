@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis.asyncio as aioredis
@@ -24,6 +24,7 @@ from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.windows import initial_state
 from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
+from memstream.ports.repair import TreeRestore
 
 
 @asynccontextmanager
@@ -113,6 +114,24 @@ LATER = 4e9  # epoch seconds in 2096: past any commit of these tests
 
 
 class TreeContract:
+    # --- repairs ---------------------------------------------------------------------------
+
+    async def test_restored_nodes_keep_their_version_and_are_linked_and_users_listed(
+        self, tree: TreeStore
+    ) -> None:
+        restoring = cast(TreeRestore, tree)
+        assert await restoring.users_with_nodes(10) == []
+        leaf, session = node("l1", end=1, parent="s2"), node("s2", Level.SESSION, end=2)
+        await restoring.restore_nodes("ana", [StoredNode(leaf, ""), StoredNode(session, "fp")])
+        await save(tree, node("x", user="bo"))
+        assert await tree.get_many("ana", ["l1", "s2"]) == [leaf, session]
+        assert (await tree.get("ana", "s2")) == StoredNode(session, "fp")
+        assert await tree.children_ids("ana", "s2") == ["l1"]
+        assert await tree.level_ids("ana", Level.SESSION) == ["s2"]
+        assert await tree.leaves_citing("ana", ["m-l1"]) == ["l1"]
+        assert await restoring.users_with_nodes(10) == ["ana", "bo"]
+        assert len(await restoring.users_with_nodes(1)) == 1
+
     # --- rebuilds --------------------------------------------------------------------------
 
     async def test_a_rebuild_job_commits_with_the_user_and_is_listed_until_settled(

@@ -27,6 +27,7 @@ BENCHMARKS = (
     "rebuild",
     "recall_latency",
     "recall_load",
+    "repair",
     "restart",
 )
 

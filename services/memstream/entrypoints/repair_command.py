@@ -35,6 +35,9 @@ def repair(
     from memstream.settings import Settings
 
     settings = Settings()
+    from memstream import faults
+
+    faults.arm(settings.handoff.fault_point)  # off unless a test set MEMSTREAM_FAULT_POINT
     if not settings.redis.url or not settings.broker.bootstrap:
         typer.echo(
             "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "

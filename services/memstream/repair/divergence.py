@@ -31,7 +31,14 @@ async def check_stores(tree: TreeRestore, index: IndexScan, sample_users: int) -
 
 class DivergenceWatch:
     """The latest check, done again when older than `every_s`: what readiness and the
-    metric read, so that probes cost one check per interval whatever their number."""
+    metric read, so that probes cost one check per interval whatever their number.
+
+    Readiness fails at once on an empty index beside a tree: the write path indexes before it
+    commits to Redis, so a healthy deployment never shows it. An empty tree beside an index
+    it does show for a moment (the first write of a new deployment, the forget of its last
+    user: Redis first, then Qdrant), so that fails readiness only when two checks in a row
+    find it.
+    """
 
     def __init__(
         self,
@@ -43,12 +50,18 @@ class DivergenceWatch:
         self._every = every_s
         self._clock = clock
         self._last: tuple[float, Divergence] | None = None
+        self._tree_empty_before = False  # what the check before the latest found
 
     async def latest(self) -> Divergence:
         now = self._clock()
         if self._last is None or now - self._last[0] >= self._every:
+            if self._last is not None:
+                self._tree_empty_before = self._last[1].tree_empty
             self._last = (now, await self._check())
         return self._last[1]
 
     async def stores_agree(self) -> bool:
-        return (await self.latest()).stores_agree
+        found = await self.latest()
+        if found.tree_empty:
+            return not self._tree_empty_before
+        return found.stores_agree

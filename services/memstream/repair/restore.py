@@ -27,13 +27,15 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
+from memstream import faults
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode
 from memstream.domain.nodes import embedding_head, fingerprint, mean_direction, remaining_turns
 from memstream.domain.sparse import document_vector
 from memstream.ports import Embedder
 from memstream.ports.repair import IndexScan, TreeRestore
 
-_PAGE = 64
+# Pages of 256: the local embedder splits a call into pieces of 64 over its model processes.
+_PAGE = 256
 # Every user of a deployment, for `--all` (facets and SCANs stop at this many).
 ALL_USERS = 1_000_000
 
@@ -131,6 +133,7 @@ class StoreRepair:
                     )
                     if moved:
                         await self._index.upsert(await self._indexed(moved))
+                faults.reach("repair.after_page")
                 progress.looked_at += len(ids)
                 progress.indexed += len(stale)
                 on_progress(progress)
@@ -180,6 +183,7 @@ class StoreRepair:
                 await self._tree.restore_nodes(
                     user_id, [_as_stored(n, children.get(n.id, [])) for n in absent]
                 )
+            faults.reach("repair.after_page")
             progress.looked_at += len(page)
             progress.restored += len(absent)
             on_progress(progress)

@@ -196,7 +196,7 @@ def build_recall(c: Container) -> RecallParts:
             "redis": c.tree.ping,
             "qdrant": c.index.ping,
             # False while one store is empty beside the other: recall would answer empty.
-            "stores_agree": divergence_watch(c).stores_agree,
+            "stores_agree": divergence_watch(c, sample_users=1).stores_agree,
         },
         writes=WriteWaiter(c.tree),
         knowledge=(

@@ -19,8 +19,10 @@ def build_repair(c: Container) -> StoreRepair:
     )
 
 
-def divergence_watch(c: Container) -> DivergenceWatch:
-    """One per process: readiness and the scheduler's collector read the same check."""
-    sample = c.settings.rebuild.divergence_sample_users
+def divergence_watch(c: Container, sample_users: int | None = None) -> DivergenceWatch:
+    """One per process: readiness and the scheduler's collector read the same check.
+    `sample_users`: fewer than the setting where only readiness reads it (the recall API),
+    which needs no more than whether a whole store is missing."""
+    sample = sample_users or c.settings.rebuild.divergence_sample_users
     check = functools.partial(check_stores, c.tree, c.index, sample)
     return DivergenceWatch(check, c.settings.rebuild.divergence_check_s)

@@ -47,3 +47,31 @@ async def test_the_watch_checks_again_only_once_its_interval_passed() -> None:
     assert await watch.stores_agree() is False and len(calls) == 1
     clock.now += 1.0
     assert await watch.stores_agree() is True and len(calls) == 2
+
+
+async def test_an_empty_tree_fails_readiness_only_when_two_checks_in_a_row_find_it() -> None:
+    clock = Clock()
+    found = [
+        divergence(False, 3, {}),  # the first write: its points, not yet its nodes
+        divergence(True, 3, {}),
+        divergence(False, 3, {}),  # Redis lost
+        divergence(False, 3, {}),
+    ]
+    calls = iter(found)
+
+    async def check() -> Divergence:
+        return next(calls)
+
+    watch = DivergenceWatch(check, every_s=1.0, clock=clock)
+    answers = []
+    for _ in found:
+        answers.append(await watch.stores_agree())
+        clock.now += 1.0
+    assert answers == [True, True, True, False]
+
+
+async def test_an_empty_index_fails_readiness_at_the_first_check() -> None:
+    async def check() -> Divergence:
+        return divergence(True, 0, {})
+
+    assert await DivergenceWatch(check, every_s=1.0).stores_agree() is False
