@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from memstream.settings import Settings
 
 _LEVEL = re.compile(r"^[Ll]?([1-5])$")
+# What ends the wait: a rebuild done, or one that has nothing to start from.
+FINISHED = ("done", "nothing_to_do")
 
 
 def parse_levels(text: str) -> list[int]:
@@ -88,7 +90,7 @@ async def follow(
     while True:
         states = [await rebuild_progress(tree, r.user_id, r.rebuild_id) for r in requested]
         on_progress(states)
-        if all(s.status == "done" for s in states):
+        if all(s.status in FINISHED for s in states):
             return states
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"rebuilds not done after {timeout_s} s")
@@ -187,7 +189,7 @@ async def _run(
 
             def show(states: list[RebuildProgress]) -> None:
                 done, total = work_done(states)
-                finished = sum(s.status == "done" for s in states)
+                finished = sum(s.status in FINISHED for s in states)
                 bar.update(
                     task,
                     completed=done,

@@ -20,7 +20,9 @@ from memstream.ports import NodeReader, RecallReads
 @dataclass(frozen=True, slots=True)
 class RebuildProgress:
     rebuild_id: str
-    status: Literal["pending", "done"]
+    # nothing_to_do: no job and no memory of the user (an unknown id, a lost tree): the
+    # segmenter passes over a rebuild of a user it holds nothing for, so none will start.
+    status: Literal["pending", "done", "nothing_to_do"]
     leaves: int  # in the job (0: the segmenter has not planned it yet)
     leaves_done: int
     leaves_rewritten: int  # of those done, how many were written again
@@ -53,8 +55,11 @@ async def pending_windows(tree: RecallReads, user_id: str, job: RebuildJob) -> i
 
 async def rebuild_progress(tree: RecallReads, user_id: str, rebuild_id: str) -> RebuildProgress:
     """The rebuild's progress; "pending" with nothing counted while its command waits in
-    the turns topic (or after a newer rebuild of the user replaced it)."""
+    the turns topic (or after a newer rebuild of the user replaced it); "nothing_to_do" at
+    once for a user with no job and no memory."""
     job = await tree.rebuild_job(user_id)
+    if job is None and not await has_memories(tree, user_id):
+        return RebuildProgress(rebuild_id, "nothing_to_do", 0, 0, 0, 0, 0)
     if job is None or job.rebuild_id != rebuild_id:
         return RebuildProgress(rebuild_id, "pending", 0, 0, 0, 0, 0)
     pending = await pending_windows(tree, user_id, job)

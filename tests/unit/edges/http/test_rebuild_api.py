@@ -44,6 +44,17 @@ async def test_a_user_without_memories_gets_404_at_once_and_nothing_is_published
     assert publisher.sent == []
 
 
+async def test_the_status_of_a_rebuild_of_a_user_without_memories_is_nothing_to_do() -> None:
+    # A rebuild.v1 published another way (the SDK's rebuild_event) for a user the segmenter
+    # holds nothing for is passed over: its status says so at once instead of "pending".
+    tree = FakeTree(sample_tree("u1"))
+    async with serving(tree, FakePublisher()) as client:
+        unknown = await client.get("/v1/users/never-seen/rebuilds/r1")
+        known = await client.get("/v1/users/u1/rebuilds/r1")
+    assert unknown.status_code == 200 and unknown.json()["status"] == "nothing_to_do"
+    assert known.json()["status"] == "pending"  # its command may still wait in the topic
+
+
 async def test_bad_bodies_are_refused() -> None:
     publisher = FakePublisher()
     async with serving(FakeTree(), publisher) as client:
