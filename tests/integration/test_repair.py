@@ -62,6 +62,13 @@ async def snapshot(rt: Container) -> tuple[dict[str, MemoryNode], Any]:
     return {n.id: n for n in await all_nodes(rt)}, await answers(rt)
 
 
+async def knowledge(rt: Container) -> dict[str, dict[bytes, bytes]]:
+    """The L1s' facts and entity surfaces as Redis keeps them."""
+    client = rt.tree._r  # type: ignore[attr-defined]
+    prefix = f"{rt.settings.redis.namespace}:{{{USER}}}:"
+    return {name: await client.hgetall(prefix + name) for name in ("facts", "entities")}
+
+
 async def until_repaired(client: httpx.AsyncClient, timeout_s: float = 120) -> dict[str, Any]:
     """POST a repair of USER, poll its handle until done; the last state."""
     reply = await client.post(f"/v1/users/{USER}/repair")
@@ -139,6 +146,8 @@ async def test_a_flushed_redis_is_noticed_and_its_tree_repaired_from_the_index_b
     async with api_runtime(settings, tmp_path) as rt:
         await built(rt, tmp_path)
         before_nodes, before_answers = await snapshot(rt)
+        before_knowledge = await knowledge(rt)
+        assert all(before_knowledge.values())
         await rt.tree._r.flushall()  # type: ignore[attr-defined]  # this test run's own Redis
 
         lost = await check_stores(rt.tree, rt.index, sample_users=5)
@@ -156,6 +165,7 @@ async def test_a_flushed_redis_is_noticed_and_its_tree_repaired_from_the_index_b
     async with api_runtime(settings, tmp_path) as rt:
         after_nodes, after_answers = await snapshot(rt)
         assert after_nodes == before_nodes
+        assert await knowledge(rt) == before_knowledge
         assert after_answers == before_answers
         assert (await check_stores(rt.tree, rt.index, sample_users=5)).stores_agree
     again = await run_repair(local, [USER], False, show=False)

@@ -20,7 +20,8 @@ import redis.asyncio as aioredis
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.models import Level, MemoryNode, StoredNode
+from memstream.domain.knowledge import entity_index, knowledge_change
+from memstream.domain.models import Level, MemoryNode, SourceMessage, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.windows import initial_state
 from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
@@ -121,8 +122,14 @@ class TreeContract:
     ) -> None:
         restoring = cast(TreeRestore, tree)
         assert await restoring.users_with_nodes(10) == []
-        leaf, session = node("l1", end=1, parent="s2"), node("s2", Level.SESSION, end=2)
-        await restoring.restore_nodes("ana", [StoredNode(leaf, ""), StoredNode(session, "fp")])
+        spoken = SourceMessage("m-l1", "Ana", "user", "My sister Mira moved to Porto.", T0)
+        leaf = replace(node("l1", end=1, parent="s2"), messages=(spoken,))
+        session = node("s2", Level.SESSION, end=2)
+        said = knowledge_change([leaf])
+        assert said.leaves["l1"].entities.surfaces
+        await restoring.restore_nodes(
+            "ana", [StoredNode(leaf, ""), StoredNode(session, "fp")], said
+        )
         await save(tree, node("x", user="bo"))
         assert await tree.get_many("ana", ["l1", "s2"]) == [leaf, session]
         assert (await tree.get("ana", "s2")) == StoredNode(session, "fp")
@@ -131,6 +138,8 @@ class TreeContract:
         assert await tree.leaves_citing("ana", ["m-l1"]) == ["l1"]
         assert await restoring.users_with_nodes(10) == ["ana", "bo"]
         assert len(await restoring.users_with_nodes(1)) == 1
+        index = await tree.entity_index("ana")  # type: ignore[attr-defined]
+        assert index == entity_index({"l1": said.leaves["l1"].entities})
 
     # --- rebuilds --------------------------------------------------------------------------
 

@@ -353,8 +353,12 @@ class FakeTree:
     async def users_with_nodes(self, limit: int) -> list[str]:
         return sorted({u for u, _ in self.stored})[:limit]
 
-    async def restore_nodes(self, user_id: str, nodes: Sequence[StoredNode]) -> None:
+    async def restore_nodes(
+        self, user_id: str, nodes: Sequence[StoredNode], knowledge: KnowledgeChange | None = None
+    ) -> None:
         await self.commit_nodes(user_id, nodes, outbox=[])
+        if knowledge is not None:
+            self._apply_knowledge(user_id, knowledge)
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         return self.stored.get((user_id, node_id))

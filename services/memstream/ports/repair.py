@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import MemoryNode, StoredNode
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import NodeReader
@@ -41,6 +42,9 @@ class TreeRestore(NodeReader, Protocol):
         """Up to `limit` users with nodes in the tree."""
         ...
 
-    async def restore_nodes(self, user_id: str, nodes: Sequence[StoredNode]) -> None:
-        """Write these nodes as they are (same version), with their links and indexes."""
+    async def restore_nodes(
+        self, user_id: str, nodes: Sequence[StoredNode], knowledge: KnowledgeChange | None = None
+    ) -> None:
+        """Write these nodes as they are (same version), with their links and indexes, and
+        the knowledge of their L1s when given, in one transaction."""
         ...

@@ -8,7 +8,10 @@
 - **The tree from the index.** Every point whose node is missing from Redis is written back
   as the payload keeps it (the whole node but its children, which come from the parents the
   other points name), at the same version, with the fingerprint the consolidator would give
-  it from those children, so that nothing is consolidated again for it.
+  it from those children, so that nothing is consolidated again for it. With the knowledge
+  write on the offline rules (`knowledge_rules`), the L1s' facts and entity surfaces are
+  read again from their messages and committed with them; the facts an LLM read are not
+  asked for again (a rebuild under a new prompt version derives them).
 
 Nodes already present at the same version are passed over, so a repair run twice writes
 nothing the second time, and one stopped midway (a kill) resumes where it stopped when run
@@ -28,6 +31,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from memstream import faults
+from memstream.domain.knowledge import knowledge_change
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode
 from memstream.domain.nodes import embedding_head, fingerprint, mean_direction, remaining_turns
 from memstream.domain.sparse import document_vector
@@ -83,7 +87,9 @@ class StoreRepair:
         embedder: Embedder,
         nodes_per_s: float,
         page: int = _PAGE,
+        knowledge_rules: bool = False,
     ) -> None:
+        self._knowledge_rules = knowledge_rules
         self._tree = tree
         self._index = index
         self._embedder = embedder
@@ -180,9 +186,11 @@ class StoreRepair:
             present = {n.id for n in await self._tree.get_many(user_id, [n.id for n in page])}
             absent = [n for n in page if n.id not in present]
             if absent:
-                await self._tree.restore_nodes(
-                    user_id, [_as_stored(n, children.get(n.id, [])) for n in absent]
-                )
+                # The facts and entities of the L1s were in the lost Redis too: the offline
+                # rules read them again from the verbatim messages, as the segmenter did.
+                known = knowledge_change(absent) if self._knowledge_rules else None
+                stored = [_as_stored(n, children.get(n.id, [])) for n in absent]
+                await self._tree.restore_nodes(user_id, stored, known)
             faults.reach("repair.after_page")
             progress.looked_at += len(page)
             progress.restored += len(absent)

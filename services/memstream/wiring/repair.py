@@ -16,6 +16,8 @@ def build_repair(c: Container) -> StoreRepair:
         # A repair runs beside live traffic: behind the write path's embeddings.
         embedder=c.background_embedder,
         nodes_per_s=c.settings.rebuild.repair_nodes_per_s,
+        # What the segmenter's knowledge write runs: the rules unless an LLM reads the facts.
+        knowledge_rules=c.settings.lifecycle.knowledge and not c.settings.llm.base_url,
     )
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import text
+from memstream.adapters.redis.knowledge import queue_knowledge
 from memstream.adapters.redis.nodes import RedisNodes
+from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import StoredNode
 
 
@@ -22,7 +25,22 @@ class RedisRestore(RedisNodes):
                 break
         return sorted(found)
 
-    async def restore_nodes(self, user_id: str, nodes: Sequence[StoredNode]) -> None:
-        """The nodes as they are, through the consolidator's commit (links, level indexes,
-        the message index of the L1s, degraded markers): no version changes, no event."""
-        await self.commit_nodes(user_id, nodes, outbox=[])
+    async def restore_nodes(
+        self, user_id: str, nodes: Sequence[StoredNode], knowledge: KnowledgeChange | None = None
+    ) -> None:
+        """The nodes as they are (no version changes, no event), with their links, level
+        indexes, the message index of the L1s and the degraded markers, and the knowledge
+        of the L1s when given, in one transaction."""
+        for stored in nodes:
+            if stored.node.user_id != user_id:
+                raise ValueError(f"node {stored.node.id} belongs to another user")
+
+        def queue(pipe: Any) -> None:
+            self._queue_nodes(pipe, user_id, [(s.node, s.fingerprint) for s in nodes])
+            for stored in nodes:
+                if stored.node.degraded:
+                    pipe.sadd(self._degraded, keys.degraded_member(user_id, stored.node.id))
+            if knowledge is not None:
+                queue_knowledge(pipe, keys.user_prefix(user_id, self._ns), knowledge)
+
+        await self._commit(user_id, queue, None)
