@@ -127,9 +127,10 @@ class TreeContract:
         session = node("s2", Level.SESSION, end=2)
         said = knowledge_change([leaf])
         assert said.leaves["l1"].entities.surfaces
-        await restoring.restore_nodes(
-            "ana", [StoredNode(leaf, ""), StoredNode(session, "fp")], said
+        restored = await restoring.restore_nodes(
+            "ana", [StoredNode(leaf, ""), StoredNode(session, "fp")], said, Guard(None)
         )
+        assert restored
         await save(tree, node("x", user="bo"))
         assert await tree.get_many("ana", ["l1", "s2"]) == [leaf, session]
         assert (await tree.get("ana", "s2")) == StoredNode(session, "fp")

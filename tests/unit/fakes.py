@@ -354,11 +354,17 @@ class FakeTree:
         return sorted({u for u, _ in self.stored})[:limit]
 
     async def restore_nodes(
-        self, user_id: str, nodes: Sequence[StoredNode], knowledge: KnowledgeChange | None = None
-    ) -> None:
-        await self.commit_nodes(user_id, nodes, outbox=[])
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        knowledge: KnowledgeChange | None,
+        guard: Guard,
+    ) -> bool:
+        if not await self.commit_nodes(user_id, nodes, outbox=[], guard=guard):
+            return False
         if knowledge is not None:
             self._apply_knowledge(user_id, knowledge)
+        return True
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         return self.stored.get((user_id, node_id))

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from memstream.domain.forgetting import Guard
 from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import MemoryNode, StoredNode
 from memstream.ports.stores import VectorIndex
-from memstream.ports.tree import NodeReader
+from memstream.ports.tree import NodeReader, Tombstones
 
 
 class IndexScan(VectorIndex, Protocol):
@@ -37,14 +38,19 @@ class IndexScan(VectorIndex, Protocol):
         ...
 
 
-class TreeRestore(NodeReader, Protocol):
+class TreeRestore(NodeReader, Tombstones, Protocol):
     async def users_with_nodes(self, limit: int) -> list[str]:
         """Up to `limit` users with nodes in the tree."""
         ...
 
     async def restore_nodes(
-        self, user_id: str, nodes: Sequence[StoredNode], knowledge: KnowledgeChange | None = None
-    ) -> None:
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        knowledge: KnowledgeChange | None,
+        guard: Guard,
+    ) -> bool:
         """Write these nodes as they are (same version), with their links and indexes, and
-        the knowledge of their L1s when given, in one transaction."""
+        the knowledge of their L1s when given, in one transaction; False (nothing written)
+        when the guard refuses it (the user was forgotten meanwhile)."""
         ...

@@ -20,17 +20,20 @@ leaves Redis, Qdrant and the embedder their room.
 
 A node the segmenter or the consolidator writes while the repair runs may meet the repair's
 write of an older version: the index is read again after each page and a point that moved is
-upserted again; the tree is only written where a node is absent.
+upserted again; the tree is only written where a node is absent, and never for a user with a
+tombstone (a forget in progress, or one the tombstone still guards against replays).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from memstream import faults
+from memstream.domain.forgetting import Guard
 from memstream.domain.knowledge import knowledge_change
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode
 from memstream.domain.nodes import embedding_head, fingerprint, mean_direction, remaining_turns
@@ -40,6 +43,7 @@ from memstream.ports.repair import IndexScan, TreeRestore
 
 # Pages of 256: the local embedder splits a call into pieces of 64 over its model processes.
 _PAGE = 256
+log = logging.getLogger(__name__)
 # Every user of a deployment, for `--all` (facets and SCANs stop at this many).
 ALL_USERS = 1_000_000
 
@@ -170,8 +174,15 @@ class StoreRepair:
         self, progress: RepairProgress, pacer: Pacer, on_progress: Callable[[RepairProgress], None]
     ) -> None:
         user_id = progress.user_id
+        stone = await self._tree.tombstone(user_id)
+        if stone is not None:
+            # Forgotten: points left in the index (a forget that stopped between Redis and
+            # Qdrant) must not bring the user back; the forget's own retry removes them.
+            log.warning("repair of %s: forgotten, its tree is not written back", user_id)
+            return
         points: list[MemoryNode] = []
         after: str | None = None
+        progress.nodes = progress.looked_at + await self._index.count(user_id)
         while True:
             page, after = await self._index.user_nodes(user_id, after, 256)
             points += page
@@ -190,7 +201,9 @@ class StoreRepair:
                 # rules read them again from the verbatim messages, as the segmenter did.
                 known = knowledge_change(absent) if self._knowledge_rules else None
                 stored = [_as_stored(n, children.get(n.id, [])) for n in absent]
-                await self._tree.restore_nodes(user_id, stored, known)
+                if not await self._tree.restore_nodes(user_id, stored, known, Guard(None)):
+                    log.warning("repair of %s: forgotten meanwhile, stopped", user_id)
+                    return
             faults.reach("repair.after_page")
             progress.looked_at += len(page)
             progress.restored += len(absent)

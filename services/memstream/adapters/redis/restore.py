@@ -9,6 +9,7 @@ from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import text
 from memstream.adapters.redis.knowledge import queue_knowledge
 from memstream.adapters.redis.nodes import RedisNodes
+from memstream.domain.forgetting import Guard
 from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import StoredNode
 
@@ -26,11 +27,15 @@ class RedisRestore(RedisNodes):
         return sorted(found)
 
     async def restore_nodes(
-        self, user_id: str, nodes: Sequence[StoredNode], knowledge: KnowledgeChange | None = None
-    ) -> None:
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        knowledge: KnowledgeChange | None,
+        guard: Guard,
+    ) -> bool:
         """The nodes as they are (no version changes, no event), with their links, level
         indexes, the message index of the L1s and the degraded markers, and the knowledge
-        of the L1s when given, in one transaction."""
+        of the L1s when given, in one transaction, unless `guard` refuses it."""
         for stored in nodes:
             if stored.node.user_id != user_id:
                 raise ValueError(f"node {stored.node.id} belongs to another user")
@@ -43,4 +48,4 @@ class RedisRestore(RedisNodes):
             if knowledge is not None:
                 queue_knowledge(pipe, keys.user_prefix(user_id, self._ns), knowledge)
 
-        await self._commit(user_id, queue, None)
+        return await self._commit(user_id, queue, guard)
