@@ -47,7 +47,18 @@ def repair(
         raise typer.Exit(2)
     import asyncio
 
-    reports = asyncio.run(run_repair(settings, user or [], all_users))
+    try:
+        reports = asyncio.run(run_repair(settings, user or [], all_users))
+    except Exception as exc:
+        # qdrant-edge refuses a second open of a shard by its write-ahead log's lock.
+        if settings.qdrant.url or "WAL" not in str(exc):
+            raise
+        typer.echo(
+            "the index directory is open in another process (`memstream up`?): stop it and "
+            "run this again, or repair through its API: POST /v1/users/{user}/repair",
+            err=True,
+        )
+        raise typer.Exit(2) from exc
     indexed = sum(r.indexed for r in reports)
     restored = sum(r.restored for r in reports)
     typer.echo(
