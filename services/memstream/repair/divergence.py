@@ -29,6 +29,11 @@ async def check_stores(tree: TreeRestore, index: IndexScan, sample_users: int) -
     return divergence(bool(tree_users), points, per_user)
 
 
+# How soon an empty tree beside an index is looked at again, to tell a loss from a write
+# between its two stores (milliseconds apart).
+CONFIRM_S = 1.0
+
+
 class DivergenceWatch:
     """The latest check, done again when older than `every_s`: what readiness and the
     metric read, so that probes cost one check per interval whatever their number.
@@ -37,7 +42,8 @@ class DivergenceWatch:
     commits to Redis, so a healthy deployment never shows it. An empty tree beside an index
     it does show for a moment (the first write of a new deployment, the forget of its last
     user: Redis first, then Qdrant), so that fails readiness only when two checks in a row
-    find it.
+    find it; the second comes `CONFIRM_S` after the first, not a whole interval, so a lost
+    Redis too fails readiness within an interval (and that second).
     """
 
     def __init__(
@@ -54,11 +60,15 @@ class DivergenceWatch:
 
     async def latest(self) -> Divergence:
         now = self._clock()
-        if self._last is None or now - self._last[0] >= self._every:
+        if self._last is None or now - self._last[0] >= self._due_after(self._last[1]):
             if self._last is not None:
                 self._tree_empty_before = self._last[1].tree_empty
             self._last = (now, await self._check())
         return self._last[1]
+
+    def _due_after(self, last: Divergence) -> float:
+        unconfirmed = last.tree_empty and not self._tree_empty_before
+        return min(CONFIRM_S, self._every) if unconfirmed else self._every
 
     async def stores_agree(self) -> bool:
         found = await self.latest()

@@ -62,12 +62,31 @@ async def test_an_empty_tree_fails_readiness_only_when_two_checks_in_a_row_find_
     async def check() -> Divergence:
         return next(calls)
 
-    watch = DivergenceWatch(check, every_s=1.0, clock=clock)
+    watch = DivergenceWatch(check, every_s=15.0, clock=clock)
     answers = []
     for _ in found:
         answers.append(await watch.stores_agree())
-        clock.now += 1.0
+        clock.now += 15.0
     assert answers == [True, True, True, False]
+
+
+async def test_an_empty_tree_is_checked_again_after_a_second_not_a_whole_interval() -> None:
+    clock = Clock()
+    calls = 0
+
+    async def check() -> Divergence:
+        nonlocal calls
+        calls += 1
+        return divergence(False, 3, {})  # Redis lost
+
+    watch = DivergenceWatch(check, every_s=15.0, clock=clock)
+    assert await watch.stores_agree() is True  # not yet confirmed
+    clock.now += 0.5
+    assert await watch.stores_agree() is True and calls == 1
+    clock.now += 0.5
+    assert await watch.stores_agree() is False and calls == 2
+    clock.now += 14.0  # confirmed: back to the interval
+    assert await watch.stores_agree() is False and calls == 2
 
 
 async def test_an_empty_index_fails_readiness_at_the_first_check() -> None:
