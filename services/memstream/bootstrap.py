@@ -59,6 +59,7 @@ from memstream.wiring.handlers import (
     embedder_id,
     window_rules,
 )
+from memstream.wiring.repair import build_repair, divergence_watch
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -71,10 +72,12 @@ __all__ = [
     "build_clock",
     "build_consolidator",
     "build_recall",
+    "build_repair",
     "build_segmenter",
     "connect",
     "dead_letters",
     "derivation",
+    "divergence_watch",
     "embedder_id",
     "open_index",
     "qdrant_edge_dir",
@@ -183,7 +186,11 @@ def recall_app(
             if warm_up is not None:
                 await warm_up()  # load the model now, not on the first request
             app.state.container = container
-            yield build_recall(container)
+            parts = build_recall(container)
+            if parts.repairs is not None:
+                # Before the connections close: a repair cut here resumes when asked again.
+                stack.push_async_callback(parts.repairs.close)
+            yield parts
 
     observers = [recall_observer(metrics) if metrics else None, recall_stage_spans()]
     app = create_app(

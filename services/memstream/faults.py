@@ -12,6 +12,8 @@ sleep could only guess. The points, in the order a record meets them:
     forget.after_redis        a forget deleted the user's keys, not yet their points
     rebuild.before_commit     a rebuild chunk's leaves re-derived and indexed, the chunk and
                               the job's progress not yet committed
+    repair.after_page         `memstream repair` wrote one page of nodes into the index or
+                              the tree, not the rest
 
 This module sits below every layer (it needs only the standard library), so a handler may
 mark a point without knowing anything about processes.
@@ -32,6 +34,7 @@ POINTS = frozenset(
         "consolidation.after_qdrant",
         "forget.after_redis",
         "rebuild.before_commit",
+        "repair.after_page",
     }
 )
 

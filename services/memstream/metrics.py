@@ -14,6 +14,7 @@ from typing import get_args
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from memstream.domain.divergence import KINDS as DIVERGENCE_KINDS
 from memstream.domain.models import ClosureReason, Level
 
 # prometheus_client's switch to multiprocess mode: set (to an empty directory) before the
@@ -151,6 +152,16 @@ class Metrics:
             "a rebuild whose leaves are not all re-derived yet).",
             registry=r,
         )
+        self.store_divergence = Gauge(
+            "memstream_store_divergence",
+            "How the tree (Redis) and the index (Qdrant) disagree, by kind: index_empty and "
+            "tree_empty are 1 while one store is empty beside the other; users_differing counts "
+            "the sampled users whose nodes per level differ (docs/repair.md).",
+            ["kind"],
+            registry=r,
+        )
+        for kind in DIVERGENCE_KINDS:
+            self.store_divergence.labels(kind)  # at zero until a check finds otherwise
         self.consumer_lag = Gauge(
             "memstream_consumer_lag_messages",
             "Records a consumer group has not yet committed, by topic and partition.",

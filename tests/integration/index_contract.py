@@ -56,6 +56,17 @@ class Index(Protocol):
 
     async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None: ...
 
+    # What a repair reads (`ports.repair.IndexScan`).
+    async def total(self) -> int: ...
+
+    async def users_with_points(self, limit: int) -> list[str]: ...
+
+    async def user_nodes(
+        self, user_id: str, after: str | None, limit: int
+    ) -> tuple[list[MemoryNode], str | None]: ...
+
+    async def versions(self, user_id: str, node_ids: Sequence[str]) -> dict[str, int]: ...
+
 
 @dataclass
 class Opened:
@@ -126,6 +137,33 @@ class IndexContract:
         assert [h.id for h in hits] == [alice.id]
         assert set(await index.get([alice.id, bob.id], user_id="alice")) == {alice.id}
         assert await index.count("bob") == 1 and await index.count("carol") == 0
+
+    async def test_a_user_s_nodes_are_scanned_back_page_by_page_as_they_were_written(
+        self, index: Index
+    ) -> None:
+        assert await index.total() == 0 and await index.users_with_points(10) == []
+        mine = [make_node("alice", f"Caroline said fact number {i}.", version=i) for i in (1, 2, 3)]
+        mine.append(make_node("alice", "A week of cats.", Level.WEEK))
+        other = make_node("bob", "Melanie said she paints.")
+        await index.upsert([await indexed(n) for n in (*mine, other)])
+        assert await index.total() == 5
+        assert await index.users_with_points(10) == ["alice", "bob"]
+        assert len(await index.users_with_points(1)) == 1
+        scanned: list[MemoryNode] = []
+        after: str | None = None
+        pages = 0
+        while True:
+            page, after = await index.user_nodes("alice", after, 3)
+            scanned += page
+            pages += 1
+            if after is None:
+                break
+        assert pages == 2
+        assert sorted(scanned, key=lambda n: n.id) == sorted(mine, key=lambda n: n.id)
+        versions = await index.versions(
+            "alice", [n.id for n in mine] + [other.id, str(uuid.uuid4())]
+        )
+        assert versions == {n.id: n.version for n in mine}
 
     async def test_rare_keyword_breaks_a_dense_tie(self, index: Index) -> None:
         same = [1.0] + [0.0] * (DIM - 1)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis.asyncio as aioredis
@@ -20,11 +20,13 @@ import redis.asyncio as aioredis
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.models import Level, MemoryNode, StoredNode
+from memstream.domain.knowledge import entity_index, knowledge_change
+from memstream.domain.models import Level, MemoryNode, SourceMessage, StoredNode
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.windows import initial_state
 from memstream.domain.write_token import HeldMessages
 from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
+from memstream.ports.repair import TreeRestore
 
 
 @asynccontextmanager
@@ -114,6 +116,33 @@ LATER = 4e9  # epoch seconds in 2096: past any commit of these tests
 
 
 class TreeContract:
+    # --- repairs ---------------------------------------------------------------------------
+
+    async def test_restored_nodes_keep_their_version_and_are_linked_and_users_listed(
+        self, tree: TreeStore
+    ) -> None:
+        restoring = cast(TreeRestore, tree)
+        assert await restoring.users_with_nodes(10) == []
+        spoken = SourceMessage("m-l1", "Ana", "user", "My sister Mira moved to Porto.", T0)
+        leaf = replace(node("l1", end=1, parent="s2"), messages=(spoken,))
+        session = node("s2", Level.SESSION, end=2)
+        said = knowledge_change([leaf])
+        assert said.leaves["l1"].entities.surfaces
+        restored = await restoring.restore_nodes(
+            "ana", [StoredNode(leaf, ""), StoredNode(session, "fp")], said, Guard(None)
+        )
+        assert restored
+        await save(tree, node("x", user="bo"))
+        assert await tree.get_many("ana", ["l1", "s2"]) == [leaf, session]
+        assert (await tree.get("ana", "s2")) == StoredNode(session, "fp")
+        assert await tree.children_ids("ana", "s2") == ["l1"]
+        assert await tree.level_ids("ana", Level.SESSION) == ["s2"]
+        assert await tree.leaves_citing("ana", ["m-l1"]) == ["l1"]
+        assert await restoring.users_with_nodes(10) == ["ana", "bo"]
+        assert len(await restoring.users_with_nodes(1)) == 1
+        index = await tree.entity_index("ana")  # type: ignore[attr-defined]
+        assert index == entity_index({"l1": said.leaves["l1"].entities})
+
     # --- rebuilds --------------------------------------------------------------------------
 
     async def test_a_rebuild_job_commits_with_the_user_and_is_listed_until_settled(

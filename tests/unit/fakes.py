@@ -363,6 +363,22 @@ class FakeTree(FakeDirectory):
         self.outboxes.setdefault((user_id, "consolidator"), []).extend(map(json.dumps, outbox))
         return True
 
+    async def users_with_nodes(self, limit: int) -> list[str]:
+        return sorted({u for u, _ in self.stored})[:limit]
+
+    async def restore_nodes(
+        self,
+        user_id: str,
+        nodes: Sequence[StoredNode],
+        knowledge: KnowledgeChange | None,
+        guard: Guard,
+    ) -> bool:
+        if not await self.commit_nodes(user_id, nodes, outbox=[], guard=guard):
+            return False
+        if knowledge is not None:
+            self._apply_knowledge(user_id, knowledge)
+        return True
+
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         return self.stored.get((user_id, node_id))
 
@@ -549,6 +565,29 @@ class FakeIndex:
             for (u, _), n in self.tree.nodes.items()
             if u == user_id and (level is None or n.level == level)
         )
+
+    # `ports.repair.IndexScan`: the index holds what the tree holds.
+
+    async def total(self) -> int:
+        return len(self.tree.nodes)
+
+    async def users_with_points(self, limit: int) -> list[str]:
+        return sorted({u for u, _ in self.tree.nodes})[:limit]
+
+    async def user_nodes(
+        self, user_id: str, after: str | None, limit: int
+    ) -> tuple[list[MemoryNode], str | None]:
+        mine = sorted(
+            (n for (u, _), n in self.tree.nodes.items() if u == user_id), key=lambda n: n.id
+        )
+        start = 0 if after is None else next(i for i, n in enumerate(mine) if n.id == after)
+        page = [replace(n, children=()) for n in mine[start : start + limit]]
+        following = mine[start + limit].id if start + limit < len(mine) else None
+        return page, following
+
+    async def versions(self, user_id: str, node_ids: Sequence[str]) -> dict[str, int]:
+        found = await self.tree.get_many(user_id, node_ids)
+        return {n.id: n.version for n in found}
 
 
 class FakeEmbedder:

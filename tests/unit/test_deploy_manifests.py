@@ -151,6 +151,7 @@ PANEL_TOPICS = (
     "recall latency",
     "dead",
     "rebuild windows pending",
+    "store divergence",
 )
 
 

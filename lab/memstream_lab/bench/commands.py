@@ -28,6 +28,7 @@ BENCHMARKS = (
     "rebuild",
     "recall_latency",
     "recall_load",
+    "repair",
     "restart",
 )
 

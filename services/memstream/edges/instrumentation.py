@@ -20,6 +20,7 @@ from memstream.adapters.kafka.lag import consumer_lag
 from memstream.adapters.llm.fallback import FallbackHook
 from memstream.consolidator.handler import Consolidator, Outcome
 from memstream.contracts.records import Consumed
+from memstream.domain.divergence import Divergence
 from memstream.domain.models import InputEvent, Level, WindowClosed
 from memstream.metrics import (
     CONSOLIDATED_LEVELS,
@@ -274,8 +275,11 @@ class BacklogCollector:
         bootstrap: str,
         groups: Mapping[str, Sequence[str]],
         lag_reader: LagReader = consumer_lag,
+        divergence: Callable[[], Awaitable[Divergence]] | None = None,
     ) -> None:
         self._metrics = metrics
+        self._divergence = divergence
+        self._disagreement_logged = ""
         self._tree = tree
         self._bootstrap = bootstrap
         self._groups = groups  # consumer group -> the topics it consumes
@@ -305,12 +309,29 @@ class BacklogCollector:
     async def collect_rebuilds(self) -> None:
         self._metrics.rebuild_pending_windows.set(await pending_over_users(self._tree))
 
+    async def collect_divergence(self) -> None:
+        if self._divergence is None:
+            return
+        found = await self._divergence()
+        for kind, value in found.by_kind().items():
+            self._metrics.store_divergence.labels(kind).set(value)
+        # Said when it changes, as above.
+        if found.reason != self._disagreement_logged:
+            level = (
+                logging.INFO
+                if found.stores_agree and not found.users_differing
+                else logging.WARNING
+            )
+            log.log(level, "tree and index: %s", found.reason)
+            self._disagreement_logged = found.reason
+
     async def collect_once(self) -> None:
         """Every collection; a failure is counted and logged, never raised."""
         for name, collect in (
             ("consumer_lag", self.collect_lag),
             ("windows_pending", self.collect_pending),
             ("rebuild_pending_windows", self.collect_rebuilds),
+            ("store_divergence", self.collect_divergence),
         ):
             try:
                 await collect()

@@ -24,6 +24,7 @@ from memstream.entrypoints.mcp_command import mcp
 from memstream.entrypoints.process_commands import serve, worker
 from memstream.entrypoints.rebuild_command import rebuild
 from memstream.entrypoints.recall_command import recall
+from memstream.entrypoints.repair_command import repair
 from memstream.entrypoints.topics_commands import topics_app
 
 app = typer.Typer(
@@ -38,6 +39,7 @@ app.command("recall")(recall)
 app.command("mcp")(mcp)
 app.command("rebuild")(rebuild)
 add_backup_commands(app)
+app.command("repair")(repair)
 
 # A tool gets the rest of the command line untouched, options and `--help` included.
 tool_command = functools.partial(

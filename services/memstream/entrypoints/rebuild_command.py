@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from memstream.settings import Settings
 
 _LEVEL = re.compile(r"^[Ll]?([1-5])$")
+# What ends the wait: a rebuild done, or one that has nothing to start from.
+FINISHED = ("done", "nothing_to_do")
 
 
 def parse_levels(text: str) -> list[int]:
@@ -88,11 +90,27 @@ async def follow(
     while True:
         states = [await rebuild_progress(tree, r.user_id, r.rebuild_id) for r in requested]
         on_progress(states)
-        if all(s.status == "done" for s in states):
+        if all(s.status in FINISHED for s in states):
             return states
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"rebuilds not done after {timeout_s} s")
         await asyncio.sleep(poll_s)
+
+
+async def _with_memories(tree: RecallReads, users: Sequence[str]) -> list[str]:
+    """The users that have memories; each other is named as having nothing to rebuild, at
+    once: the segmenter passes over a rebuild of a user it holds nothing for."""
+    from memstream.recall.rebuilds import has_memories
+
+    kept = []
+    for user_id in users:
+        if await has_memories(tree, user_id):
+            kept.append(user_id)
+        else:
+            typer.echo(
+                f"{user_id}: no memories, nothing to rebuild (a lost tree: `memstream repair`)"
+            )
+    return kept
 
 
 def work_done(states: Sequence[RebuildProgress]) -> tuple[int, int]:
@@ -161,6 +179,7 @@ async def _run(
             users = await tree.all_users()
             # Users written before the users registry existed join it (the operator's search).
             await tree.register_users()
+        users = await _with_memories(tree, users)
         turns = load_catalog(settings.broker.topic_prefix).turns.name
         requested = await request_rebuilds(publisher, turns, users, since, levels)
         typer.echo(f"rebuild requested for {len(requested)} user(s)")
@@ -172,7 +191,7 @@ async def _run(
 
             def show(states: list[RebuildProgress]) -> None:
                 done, total = work_done(states)
-                finished = sum(s.status == "done" for s in states)
+                finished = sum(s.status in FINISHED for s in states)
                 bar.update(
                     task,
                     completed=done,

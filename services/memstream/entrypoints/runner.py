@@ -33,6 +33,7 @@ from memstream.bootstrap import (
     build_consolidator,
     build_segmenter,
     connect,
+    divergence_watch,
     recall_app,
     write_path_app,
     write_path_handlers,
@@ -45,6 +46,7 @@ from memstream.edges.startup import phase
 from memstream.edges.tracing import configure as configure_tracing
 from memstream.entrypoints.api_workers import wait_for_each_other
 from memstream.metrics import Metrics
+from memstream.repair.divergence import DivergenceWatch
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
 
@@ -109,6 +111,8 @@ class RunningProcess:
     # The model's load and first run, under way while the consumer joins its group.
     model: asyncio.Task[None] | None = None
     probes_port: int | None = None
+    # The scheduler's process compares the tree with the index (a metric, and readiness).
+    divergence: DivergenceWatch | None = None
     started: bool = False
     agents: AgentHealth = field(default_factory=AgentHealth)
     # Set once the consumer group has handed this process its partitions (the first
@@ -144,6 +148,8 @@ class RunningProcess:
         if self.app is not None:
             status["consumer-group"] = self.joined.is_set()
         status["redis"] = await self.container.tree.ping()
+        if self.divergence is not None:
+            status["stores_agree"] = await self.divergence.stores_agree()
         return status
 
 
@@ -235,11 +241,13 @@ async def run_parts(
             running.clock = build_clock(container)
             running.clock.start()
             stack.callback(running.clock.shutdown, wait=False)
+            running.divergence = divergence_watch(container)
             collector = BacklogCollector(
                 metrics,
                 tree=container.tree,
                 bootstrap=settings.broker.bootstrap,
                 groups=lag_groups(settings, parts, container),
+                divergence=running.divergence.latest,
             )
             running.collector = asyncio.create_task(
                 collector.run(collect_interval_s), name="backlog-collector"

@@ -11,20 +11,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from memstream.domain.models import Level
 from memstream.domain.nodes import fingerprint, is_current
 from memstream.domain.rebuild import RebuildJob
-from memstream.ports import RecallReads
+from memstream.ports import NodeReader, RecallReads
 
 
 @dataclass(frozen=True, slots=True)
 class RebuildProgress:
     rebuild_id: str
-    status: Literal["pending", "done"]
+    # nothing_to_do: no job and no memory of the user (an unknown id, a lost tree): the
+    # segmenter passes over a rebuild of a user it holds nothing for, so none will start.
+    status: Literal["pending", "done", "nothing_to_do"]
     leaves: int  # in the job (0: the segmenter has not planned it yet)
     leaves_done: int
     leaves_rewritten: int  # of those done, how many were written again
     windows: int
     windows_pending: int
+
+
+async def has_memories(tree: NodeReader, user_id: str) -> bool:
+    """Whether the user has any node: what a rebuild needs to have anything to do."""
+    for level in Level:
+        if await tree.count(user_id, level):
+            return True
+    return False
 
 
 async def pending_windows(tree: RecallReads, user_id: str, job: RebuildJob) -> int:
@@ -44,8 +55,11 @@ async def pending_windows(tree: RecallReads, user_id: str, job: RebuildJob) -> i
 
 async def rebuild_progress(tree: RecallReads, user_id: str, rebuild_id: str) -> RebuildProgress:
     """The rebuild's progress; "pending" with nothing counted while its command waits in
-    the turns topic (or after a newer rebuild of the user replaced it)."""
+    the turns topic (or after a newer rebuild of the user replaced it); "nothing_to_do" at
+    once for a user with no job and no memory."""
     job = await tree.rebuild_job(user_id)
+    if job is None and not await has_memories(tree, user_id):
+        return RebuildProgress(rebuild_id, "nothing_to_do", 0, 0, 0, 0, 0)
     if job is None or job.rebuild_id != rebuild_id:
         return RebuildProgress(rebuild_id, "pending", 0, 0, 0, 0, 0)
     pending = await pending_windows(tree, user_id, job)

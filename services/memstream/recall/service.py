@@ -31,7 +31,7 @@ from memstream.contracts.codec import encode_forget, encode_rebuild
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, MemoryNode
 from memstream.ports import Publisher, RecallReads
-from memstream.recall.rebuilds import RebuildProgress, rebuild_progress
+from memstream.recall.rebuilds import RebuildProgress, has_memories, rebuild_progress
 
 # The tree has five levels; ancestors beyond that would mean a cycle in the links.
 MAX_DEPTH = len(Level)
@@ -50,6 +50,11 @@ class ForgetNotPublished(RuntimeError):
     def __init__(self, removed: dict[str, int]) -> None:
         super().__init__("stores cleared, but the forget event could not be published")
         self.removed = removed
+
+
+class NothingToRebuild(LookupError):
+    """The user has no memories: a rebuild would have nothing to re-derive, and the segmenter
+    passes over a command for a user it holds no state for (the job would never start)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +212,11 @@ class MemoryService:
         rebuild_id: str | None = None,
     ) -> str:
         """Publish `rebuild.v1` for the user (the segmenter re-derives its tree from the
-        stored messages, in order with its turns); returns the rebuild's id."""
+        stored messages, in order with its turns); returns the rebuild's id.
+        NothingToRebuild when the user has no memory (an unknown id, or a lost tree: see
+        `memstream repair`)."""
+        if not await has_memories(self._tree, user_id):
+            raise NothingToRebuild(user_id)
         rebuild_id = rebuild_id or uuid.uuid4().hex
         value = encode_rebuild(user_id, rebuild_id, since, levels)
         await self._publisher.publish([Outbound(self._turns_topic, user_id, value)])

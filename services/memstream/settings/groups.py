@@ -316,7 +316,8 @@ class LifecycleSettings(BaseModel):
 
 
 class RebuildSettings(BaseModel):
-    """Rebuilds (`memstream rebuild`): how fast they re-derive the tree."""
+    """Rebuilds and repairs (`memstream rebuild`, `memstream repair`): how fast they write the
+    tree again, and how much the check that notices a lost store reads."""
 
     model_config = _group("REBUILD_")
 
@@ -333,6 +334,27 @@ class RebuildSettings(BaseModel):
         le=1000,
         description="Leaves re-derived per rebuild command: the longest a rebuild holds its "
         "partition.",
+    )
+    repair_nodes_per_s: float = Field(
+        default=200.0,
+        gt=0,
+        le=100_000,
+        description="Nodes a `memstream repair` writes again per second at most, into the "
+        "index or the tree (docs/repair.md).",
+    )
+    divergence_sample_users: int = Field(
+        default=20,
+        ge=1,
+        le=10_000,
+        description="Users whose node counts per level the divergence check compares between "
+        "the tree and the index, each check (docs/repair.md).",
+    )
+    divergence_check_s: float = Field(
+        default=15.0,
+        gt=0,
+        le=3600,
+        description="How often the scheduler's process and readiness compare the tree with "
+        "the index; a lost store turns readiness false within this (docs/repair.md).",
     )
 
 

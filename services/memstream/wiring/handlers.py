@@ -34,11 +34,13 @@ from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.recall.users import UserSearch
 from memstream.recall.writes import WriteWaiter
+from memstream.repair.jobs import RepairJobs
 from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.scheduler.rebuilds import RebuildPacer, pace
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 from memstream.wiring.container import Container
+from memstream.wiring.repair import build_repair, divergence_watch
 
 if TYPE_CHECKING:
     from memstream.edges.http.api import RecallParts
@@ -192,7 +194,12 @@ def build_recall(c: Container) -> RecallParts:
             publisher=c.publisher,
             turns_topic=c.catalog.turns.name,
         ),
-        checks={"redis": c.tree.ping, "qdrant": c.index.ping},
+        checks={
+            "redis": c.tree.ping,
+            "qdrant": c.index.ping,
+            # False while one store is empty beside the other: recall would answer empty.
+            "stores_agree": divergence_watch(c, sample_users=1).stores_agree,
+        },
         writes=WriteWaiter(c.tree),
         users=UserSearch(c.tree),
         knowledge=(
@@ -200,4 +207,5 @@ def build_recall(c: Container) -> RecallParts:
             if c.settings.lifecycle.knowledge
             else None
         ),
+        repairs=RepairJobs(build_repair(c), c.tree, c.index),
     )

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 import typer
-from tests.unit.fakes import FakePublisher, FakeTree
+from tests.unit.fakes import FakePublisher, FakeTree, sample_tree
 
 from memstream.contracts.catalog import load_catalog
 from memstream.domain.models import Level
@@ -36,7 +36,7 @@ def test_bad_levels_are_refused(text: str) -> None:
 
 
 async def test_one_command_per_user_then_followed_until_every_rebuild_is_done() -> None:
-    publisher, tree = FakePublisher(), FakeTree()
+    publisher, tree = FakePublisher(), FakeTree([*sample_tree("ana"), *sample_tree("bo")])
     requested = await request_rebuilds(publisher, "turns", ["ana", "bo"], date(2024, 1, 2), [1])
     assert [(e.key, e.value["user_id"], e.value["levels"]) for e in publisher.sent] == [
         ("ana", "ana", [1]),
@@ -56,3 +56,10 @@ async def test_one_command_per_user_then_followed_until_every_rebuild_is_done() 
     states = await follow(tree, requested, on_progress, poll_s=0.01, timeout_s=10)
     assert [s.status for s in states] == ["done", "done"]
     assert seen[0] == (0, 0) and seen[-1] == (2, 2)
+
+
+async def test_following_a_rebuild_of_a_user_without_memories_ends_at_once() -> None:
+    tree = FakeTree(sample_tree("ana"))
+    requested = await request_rebuilds(FakePublisher(), "turns", ["nobody"], None, None)
+    states = await follow(tree, requested, lambda _: None, poll_s=0.01, timeout_s=1)
+    assert [s.status for s in states] == ["nothing_to_do"]

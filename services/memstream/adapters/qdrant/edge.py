@@ -45,7 +45,9 @@ from qdrant_edge import (
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
+    FacetRequest,
     Modifier,
+    ScrollRequest,
     UpdateOperation,
     VectorStorageDatatype,
 )
@@ -62,9 +64,10 @@ from memstream.adapters.qdrant.query import (
     LEXICAL_HALF_SCORE,
     PAYLOAD_INDEXES,
     leaf_query,
+    node_from_payload,
     user_filter,
 )
-from memstream.domain.models import IndexedMemory, Level, ScoredId, SparseVector
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
 
 # Written by `EdgeShard.create`; its presence tells an existing shard from a new directory.
 _CONFIG_FILE = "edge_config.json"
@@ -217,3 +220,32 @@ class EdgeIndex:
         """Remove these points (node ids are uuid5 of the user and more: one user's each)."""
         if point_ids:
             self._shard.update(UpdateOperation.delete_points(list(point_ids)))
+
+    # What noticing and repairing a lost store reads (`ports.repair.IndexScan`).
+
+    async def total(self) -> int:
+        return await asyncio.to_thread(self._shard.count, CountRequest(exact=False))
+
+    async def users_with_points(self, limit: int) -> list[str]:
+        """Users holding points, through the tenant index's facet."""
+        request = FacetRequest("user_id", limit=limit, exact=True)
+        reply = await asyncio.to_thread(self._shard.facet, request)
+        return [str(hit.value) for hit in reply.hits]
+
+    async def user_nodes(
+        self, user_id: str, after: str | None, limit: int
+    ) -> tuple[list[MemoryNode], str | None]:
+        request = ScrollRequest(
+            offset=after,
+            limit=limit,
+            filter=edge_filter(user_filter(user_id)),
+            with_payload=True,
+            with_vector=False,
+        )
+        records, following = await asyncio.to_thread(self._shard.scroll, request)
+        nodes = [node_from_payload(str(r.id), dict(r.payload or {})) for r in records]
+        return nodes, None if following is None else str(following)
+
+    async def versions(self, user_id: str, node_ids: Sequence[str]) -> dict[str, int]:
+        payloads = await self.get(node_ids, user_id=user_id)
+        return {i: node_from_payload(i, p).version for i, p in payloads.items()}

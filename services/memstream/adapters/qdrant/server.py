@@ -21,9 +21,10 @@ from memstream.adapters.qdrant.query import (
     PAYLOAD_INDEXES,
     leaf_query,
     memory_point,
+    node_from_payload,
     user_filter,
 )
-from memstream.domain.models import IndexedMemory, Level, ScoredId, SparseVector
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
 
 _LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
 
@@ -162,3 +163,32 @@ class QdrantIndex:
         if point_ids:
             selector = models.PointIdsList(points=list(point_ids))
             await self._client.delete(self._collection, points_selector=selector, wait=True)
+
+    # What noticing and repairing a lost store reads (`ports.repair.IndexScan`).
+
+    async def total(self) -> int:
+        """Points in the collection (approximate on a server: enough to tell empty from not)."""
+        return (await self._client.count(self._collection, exact=False)).count
+
+    async def users_with_points(self, limit: int) -> list[str]:
+        """Users holding points, through the tenant index's facet."""
+        reply = await self._client.facet(self._collection, key="user_id", limit=limit, exact=True)
+        return [str(hit.value) for hit in reply.hits]
+
+    async def user_nodes(
+        self, user_id: str, after: str | None, limit: int
+    ) -> tuple[list[MemoryNode], str | None]:
+        records, following = await self._client.scroll(
+            self._collection,
+            scroll_filter=user_filter(user_id),
+            limit=limit,
+            offset=after,
+            with_payload=True,
+            with_vectors=False,
+        )
+        nodes = [node_from_payload(str(r.id), dict(r.payload or {})) for r in records]
+        return nodes, None if following is None else str(following)
+
+    async def versions(self, user_id: str, node_ids: Sequence[str]) -> dict[str, int]:
+        payloads = await self.get(node_ids, user_id=user_id)
+        return {i: node_from_payload(i, p).version for i, p in payloads.items()}

@@ -45,6 +45,7 @@ from memstream.edges.http.parts import (
     UserIdPath,
     UserIdQuery,
 )
+from memstream.edges.http.repair_routes import repair_routes
 from memstream.edges.http.schemas import (
     DateTime,
     ForgetMessagesRequest,
@@ -78,7 +79,7 @@ from memstream.edges.http.writes import (
 )
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
-from memstream.recall.service import ForgetNotPublished, InvalidCursor
+from memstream.recall.service import ForgetNotPublished, InvalidCursor, NothingToRebuild
 from memstream.settings import Settings
 
 __all__ = ["PartsOpener", "RecallParts", "create_app", "exposition"]
@@ -362,7 +363,14 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     _rebuild_routes(router)
     knowledge_routes(router, reads_after)
     user_routes(router)
+    repair_routes(router)
     return router
+
+
+NOTHING_TO_REBUILD = (
+    "the user has no memories: nothing to rebuild (a lost tree is repaired, not rebuilt: "
+    "POST /v1/users/{user_id}/repair)"
+)
 
 
 def _rebuild_routes(router: APIRouter) -> None:
@@ -376,7 +384,10 @@ def _rebuild_routes(router: APIRouter) -> None:
         "/users/{user_id}/rebuild",
         status_code=202,
         response_model=RebuildResponse,
-        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
+        responses={
+            400: {"model": Problem, "description": "The body is not UTF-8 JSON."},
+            404: {"model": Problem, "description": "The user has no memories to rebuild."},
+        },
         tags=["memories"],
     )
     async def rebuild(
@@ -387,6 +398,8 @@ def _rebuild_routes(router: APIRouter) -> None:
         request = body or RebuildRequest()
         try:
             rebuild_id = await parts.service.rebuild(user_id, request.from_date, request.levels)
+        except NothingToRebuild as exc:
+            raise HTTPException(status_code=404, detail=NOTHING_TO_REBUILD) from exc
         except Exception as exc:
             log.error("rebuild of %s: %s", user_id, exc, exc_info=exc)
             raise HTTPException(status_code=503, detail="not published; retry") from exc

@@ -20,6 +20,7 @@ from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.recall.users import UserSearch
 from memstream.recall.writes import WriteWaiter
+from memstream.repair.jobs import RepairJobs
 
 _USER_ID_SPEC = {"pattern": USER_ID_PATTERN}
 UserIdPath = Annotated[
@@ -56,6 +57,7 @@ class RecallParts:
     writes: WriteWaiter
     users: UserSearch
     knowledge: KnowledgeService | None = None
+    repairs: RepairJobs | None = None  # POST/GET /v1/users/{u}/repair
 
 
 PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]

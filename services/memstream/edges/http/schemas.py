@@ -424,8 +424,10 @@ class RebuildResponse(BaseModel):
 class RebuildStatus(BaseModel):
     user_id: str
     rebuild_id: str
-    status: Literal["pending", "done"] = Field(
-        description="done: every leaf re-derived and every window above consolidated again."
+    status: Literal["pending", "done", "nothing_to_do"] = Field(
+        description="done: every leaf re-derived and every window above consolidated again; "
+        "nothing_to_do: the user has no memory and no rebuild job (an unknown id, or a lost "
+        "tree: repair it), so no rebuild will start."
     )
     leaves: int = Field(description="Leaves in the rebuild (0 until the workers plan it).")
     leaves_done: int

@@ -82,7 +82,7 @@ async def test_probes_and_metrics_need_no_key(client: httpx.AsyncClient) -> None
     assert (await client.get("/healthz")).json() == {"status": "ok"}
     assert (await client.get("/readyz")).json() == {
         "status": "ok",
-        "checks": {"redis": True, "qdrant": True},
+        "checks": {"redis": True, "qdrant": True, "stores_agree": True},
     }
     assert (await client.get("/metrics")).status_code == 200
     assert "openapi" in (await client.get("/openapi.json")).json()

@@ -18,7 +18,7 @@ DERIVED = Derivation("offline", "rules", "7", "hashing:384")
 
 async def test_post_publishes_rebuild_and_answers_202_with_a_handle() -> None:
     publisher = FakePublisher()
-    async with serving(FakeTree(), publisher) as client:
+    async with serving(FakeTree(sample_tree("u1")), publisher) as client:
         whole = await client.post("/v1/users/u1/rebuild")
         narrow = await client.post(
             "/v1/users/u1/rebuild", json={"from": "2024-03-01", "levels": [1, 2]}
@@ -33,6 +33,26 @@ async def test_post_publishes_rebuild_and_answers_202_with_a_handle() -> None:
     assert second.value["from"] == "2024-03-01" and second.value["levels"] == [1, 2]
     for event in publisher.sent:  # what the API publishes is what the workers accept
         assert load_catalog().validate("memstream.turns.v1", event.value) == []
+
+
+async def test_a_user_without_memories_gets_404_at_once_and_nothing_is_published() -> None:
+    publisher = FakePublisher()
+    async with serving(FakeTree(sample_tree("u1")), publisher) as client:
+        reply = await client.post("/v1/users/never-seen/rebuild")
+    assert reply.status_code == 404
+    assert "nothing to rebuild" in reply.json()["detail"]
+    assert publisher.sent == []
+
+
+async def test_the_status_of_a_rebuild_of_a_user_without_memories_is_nothing_to_do() -> None:
+    # A rebuild.v1 published another way (the SDK's rebuild_event) for a user the segmenter
+    # holds nothing for is passed over: its status says so at once instead of "pending".
+    tree = FakeTree(sample_tree("u1"))
+    async with serving(tree, FakePublisher()) as client:
+        unknown = await client.get("/v1/users/never-seen/rebuilds/r1")
+        known = await client.get("/v1/users/u1/rebuilds/r1")
+    assert unknown.status_code == 200 and unknown.json()["status"] == "nothing_to_do"
+    assert known.json()["status"] == "pending"  # its command may still wait in the topic
 
 
 async def test_bad_bodies_are_refused() -> None:

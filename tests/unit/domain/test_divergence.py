@@ -1,0 +1,35 @@
+"""The tree and the index judged from their counts (`domain.divergence`)."""
+
+from __future__ import annotations
+
+from memstream.domain.divergence import divergence, levels_differing
+
+SAME = ({1: 4, 2: 2, 3: 1}, {1: 4, 2: 2, 3: 1})
+
+
+def test_equal_counts_agree_and_a_missing_level_counts_zero() -> None:
+    assert levels_differing({1: 4, 2: 0}, {1: 4}) == []
+    assert levels_differing({1: 4, 2: 2}, {1: 3, 5: 1}) == [1, 2, 5]
+    found = divergence(True, 7, {"ana": SAME})
+    assert found.stores_agree and found.users_differing == ()
+    assert found.by_kind() == {"index_empty": 0, "tree_empty": 0, "users_differing": 0}
+
+
+def test_an_empty_index_beside_a_tree_is_not_ready_and_says_what_to_do() -> None:
+    found = divergence(True, 0, {"ana": ({1: 4}, {})})
+    assert found.index_empty and not found.stores_agree
+    assert found.users_differing == ("ana",)
+    assert "memstream repair" in found.reason
+    assert found.by_kind() == {"index_empty": 1, "tree_empty": 0, "users_differing": 1}
+
+
+def test_an_empty_tree_beside_an_index_is_not_ready() -> None:
+    found = divergence(False, 9, {"ana": ({}, {1: 9})})
+    assert found.tree_empty and not found.index_empty and not found.stores_agree
+
+
+def test_two_empty_stores_agree_and_a_few_users_differing_stay_ready() -> None:
+    assert divergence(False, 0, {}).stores_agree
+    found = divergence(True, 12, {"ana": SAME, "bo": ({1: 3}, {1: 2})})
+    assert found.stores_agree and found.users_differing == ("bo",)
+    assert found.reason == "1 of 2 sampled users differ"
