@@ -28,6 +28,7 @@ BENCHMARKS = (
     "recall_latency",
     "recall_load",
     "restart",
+    "scale",
 )
 
 bench_app = typer.Typer(

@@ -48,9 +48,11 @@ WARM_UP = 3
 MIN_QUERIES = 10
 
 
-def measure(client: httpx.Client, asks: Sequence[str], seconds: float) -> dict[str, Any]:
+def measure(
+    client: httpx.Client, asks: Sequence[str], seconds: float, user: str = USER
+) -> dict[str, Any]:
     for query in asks[:WARM_UP]:
-        client.post("/v1/recall", json={"user_id": USER, "query": query}).raise_for_status()
+        client.post("/v1/recall", json={"user_id": user, "query": query}).raise_for_status()
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
     complexities: dict[str, int] = {}
@@ -59,7 +61,7 @@ def measure(client: httpx.Client, asks: Sequence[str], seconds: float) -> dict[s
         if len(latencies) >= MIN_QUERIES and time.perf_counter() > deadline:
             break
         began = time.perf_counter()
-        reply = client.post("/v1/recall", json={"user_id": USER, "query": query})
+        reply = client.post("/v1/recall", json={"user_id": user, "query": query})
         latencies.append(ms_since(began))
         reply.raise_for_status()
         body = reply.json()
