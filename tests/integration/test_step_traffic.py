@@ -89,9 +89,7 @@ def _session(user: str, number: int, turns: int, start: datetime) -> list[Consum
 
 
 def _history(user: str, sessions: int) -> list[Consumed[InputEvent]]:
-    return [
-        c for n in range(sessions) for c in _session(user, n, 12, T0 + timedelta(days=2 * n))
-    ]
+    return [c for n in range(sessions) for c in _session(user, n, 12, T0 + timedelta(days=2 * n))]
 
 
 @pytest.fixture

@@ -58,7 +58,15 @@ from memstream_lab.bench.scale_fill import (
     Vectors,
 )
 from memstream_lab.bench.scale_kind import check_kind
-from memstream_lab.bench.scale_probe import forget_time, segmenter_cpu
+from memstream_lab.bench.scale_plot import plot_latency
+from memstream_lab.bench.scale_probe import (
+    forget_time,
+    knowledge_derive,
+    saturated_state,
+    segmenter_cpu,
+    state_cost,
+    user_state_cost,
+)
 from memstream_lab.bench.synthetic import queries
 from memstream_lab.locomo import conversation_files, load_conversation, message_text
 from memstream_lab.measure import write_report
@@ -67,6 +75,7 @@ T = TypeVar("T")
 SIZES = (10_000, 100_000)
 LARGEST = 1_000_000
 HEAVY, MEDIUM, FRESH = "heavy-user", "medium-user", "fresh-user"
+LIGHT0 = "light-0"
 LIGHT_SAMPLE = 20  # light users whose keys are measured at each size
 
 
@@ -107,37 +116,6 @@ def _bank(run: Run, c: Container, call: Callable[..., Any]) -> list[list[float]]
     bank = call(functools.partial(c.embedder.embed, texts))
     path.write_text(json.dumps(bank))
     return list(bank)
-
-
-async def _redis_figures(client: Any, namespace: str, users: Sequence[str]) -> dict[str, Any]:
-    per_user: dict[str, Any] = {}
-    for user in users:
-        families = await sb.user_families(client, namespace, user)
-        per_user[user] = {
-            "levels": await sb.level_counts(client, namespace, user),
-            "bytes_by_family": dict(sorted(families.items())),
-            "bytes": sum(families.values()),
-        }
-    info = await client.info("memory")
-    return {"used_memory": int(info["used_memory"]), "users": per_user}
-
-
-def _per_memory(redis: dict[str, Any], light: Sequence[str]) -> dict[str, Any]:
-    """Bytes per memory of the light users sampled, by level where a family has one."""
-    total = memories = 0
-    by_level: dict[str, int] = {}
-    for user in light:
-        fig = redis["users"][user]
-        total += fig["bytes"]
-        memories += sum(fig["levels"].values())
-        for fam, size in fig["bytes_by_family"].items():
-            if fam.startswith("node:L"):
-                by_level[fam] = by_level.get(fam, 0) + size
-    return {
-        "redis_bytes_per_memory": round(total / max(memories, 1), 1),
-        "redis_bytes_per_light_user": round(total / max(len(light), 1), 1),
-        "node_bytes_by_level": by_level,
-    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -195,7 +173,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     while built.get("memories", 0) < size:
                         user = f"light-{built.get('light_users', 0)}"
                         chat = user_chat(user, shape, args.light_messages, span_days=30)
-                        got: Filled = call(lambda u=user, ch=chat: filler.fill_user(u, ch))
+                        got: Filled = call(functools.partial(filler.fill_user, user, chat))
                         built["light_users"] = built.get("light_users", 0) + 1
                         built["memories"] = built.get("memories", 0) + got.l1 + got.summaries
                         bar.update(task, completed=min(built["memories"], sizes[-1]))
@@ -205,7 +183,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     if str(size) in measured:
                         continue
                     light = [f"light-{i}" for i in range(min(LIGHT_SAMPLE, built["light_users"]))]
-                    redis = call(lambda lt=light: _redis_figures(client, ns, [HEAVY, *lt]))
+                    redis = call(functools.partial(sb.redis_figures, client, ns, [HEAVY, *light]))
                     qdir = sb.qdrant_dir(args.run_dir / "stores")
                     measured[str(size)] = {
                         "memories": built["memories"],
@@ -213,14 +191,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         "recall_heavy": recall_measure(http, asks, args.seconds, HEAVY),
                         "recall_light": recall_measure(http, asks, args.seconds, light[0]),
                         "redis": redis,
-                        **_per_memory(redis, light),
+                        **sb.per_memory(redis, light),
                         "qdrant_disk_bytes": sb.disk_bytes(qdir) if qdir else None,
                         "qdrant_points": call(functools.partial(_points, c, [HEAVY, *light])),
                         "process_rss_bytes": sb.rss_bytes(),
                     }
                     run_dir.save()
                 _probes(run_dir, call, c, built)
-            call(_async(client.aclose))
+            call(client.aclose)
     return run_dir.doc
 
 
@@ -298,6 +276,19 @@ def _probes(run_dir: Run, call: Callable[..., Any], c: Container, built: dict[st
                 )
             },
         )
+    if not run_dir.done("window_state"):
+        run_dir.keep(
+            "window_state",
+            {
+                "at_bound": state_cost(saturated_state()),
+                **{u: call(functools.partial(user_state_cost, c, u)) for u in (HEAVY, LIGHT0)},
+            },
+        )
+    if not run_dir.done("knowledge_derive"):
+        run_dir.keep(
+            "knowledge_derive",
+            {u: call(functools.partial(knowledge_derive, c, u)) for u in (HEAVY, LIGHT0)},
+        )
     if not run_dir.done("forget_heavy"):
         run_dir.keep("forget_heavy", call(lambda: forget_time(c, HEAVY)))
 
@@ -309,7 +300,7 @@ async def _points(c: Container, users: Sequence[str]) -> dict[str, int]:
 def _async(work: Callable[[], T]) -> Callable[[], Awaitable[T]]:
     async def wrapped() -> T:
         result = work()
-        return await result if asyncio.iscoroutine(result) else result  # type: ignore[no-any-return]
+        return await result if asyncio.iscoroutine(result) else result
 
     return wrapped
 
@@ -335,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--vectors", choices=("resampled", "real"), default="resampled")
     parser.add_argument("--queries", type=int, default=100, help="Recall requests per user.")
     parser.add_argument("--seconds", type=float, default=20.0, help="Recall time per user.")
+    parser.add_argument("--plot", type=Path, help="Where to draw recall latency against size.")
     args = parser.parse_args(argv)
     report = run(args)
     report["setup"] = {
@@ -344,6 +336,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "python": platform.python_version(),
     }
     write_report(args.out, report, default=str)
+    if args.plot is not None:
+        plot_latency(report, args.plot)
     for size, fig in report.get("sizes", {}).items():
         heavy, light = fig["recall_heavy"], fig["recall_light"]
         print(

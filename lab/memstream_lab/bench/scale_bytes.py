@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import resource
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,37 @@ async def user_families(client: Any, namespace: str, user_id: str) -> Counter[st
 async def level_counts(client: Any, namespace: str, user_id: str) -> dict[int, int]:
     prefix = keys.user_prefix(user_id, namespace)
     return {int(lv): int(await client.zcard(prefix + keys.level(lv))) for lv in Level}
+
+
+async def redis_figures(client: Any, namespace: str, users: Sequence[str]) -> dict[str, Any]:
+    per_user: dict[str, Any] = {}
+    for user in users:
+        families = await user_families(client, namespace, user)
+        per_user[user] = {
+            "levels": await level_counts(client, namespace, user),
+            "bytes_by_family": dict(sorted(families.items())),
+            "bytes": sum(families.values()),
+        }
+    info = await client.info("memory")
+    return {"used_memory": int(info["used_memory"]), "users": per_user}
+
+
+def per_memory(redis: dict[str, Any], light: Sequence[str]) -> dict[str, Any]:
+    """Bytes per memory of the light users sampled, by level where a family has one."""
+    total = memories = 0
+    by_level: dict[str, int] = {}
+    for user in light:
+        fig = redis["users"][user]
+        total += fig["bytes"]
+        memories += sum(fig["levels"].values())
+        for fam, size in fig["bytes_by_family"].items():
+            if fam.startswith("node:L"):
+                by_level[fam] = by_level.get(fam, 0) + size
+    return {
+        "redis_bytes_per_memory": round(total / max(memories, 1), 1),
+        "redis_bytes_per_light_user": round(total / max(len(light), 1), 1),
+        "node_bytes_by_level": by_level,
+    }
 
 
 def _glob_escape(text: str) -> str:

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.bootstrap import Container
-from memstream.contracts.codec import decode_input
+from memstream.contracts.codec import decode_input, decode_state, encode_state
 from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.models import SessionEnded, Turn
+from memstream.domain.windows import MAX_REMEMBERED_SESSIONS, WindowRules, apply, initial_state
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.wiring.handlers import derivation, window_rules
 
@@ -93,4 +96,58 @@ async def forget_time(c: Container, user_id: str) -> dict[str, Any]:
         "seconds": round(time.perf_counter() - began, 3),
         "cpu_seconds": round(time.process_time() - cpu, 3),
         **removed,
+    }
+
+
+def _least_ms(work: Callable[[], object], repeats: int = 20) -> float:
+    spent = []
+    for _ in range(repeats):
+        began = time.process_time()
+        work()
+        spent.append(time.process_time() - began)
+    return round(1000 * min(spent), 3)
+
+
+def state_cost(raw: bytes) -> dict[str, Any]:
+    """What a step pays for a window state of this size: decoded at its load, encoded at its
+    commit (CPU, least of 20)."""
+    state = decode_state(json.loads(raw))
+    return {
+        "bytes": len(raw),
+        "sessions_remembered": len(state.sessions),
+        "closed_remembered": len(state.closed),
+        "decode_ms": _least_ms(lambda: decode_state(json.loads(raw))),
+        "encode_ms": _least_ms(lambda: json.dumps(encode_state(state))),
+    }
+
+
+def saturated_state() -> bytes:
+    """A window state at its bound: more sessions than it remembers, one a day."""
+    rules, state = WindowRules(), initial_state("bound", "UTC")
+    start = datetime(2020, 1, 1, 9, tzinfo=UTC)
+    for n in range(MAX_REMEMBERED_SESSIONS + 200):
+        at = start + timedelta(days=n)
+        turn = Turn(f"m{n}", "bound", f"s{n}", 0, "ana", "user", "hello there", at, "UTC")
+        state, _ = apply(state, turn, at, rules)
+        state, _ = apply(state, SessionEnded("bound", f"s{n}", at), at, rules)
+    return json.dumps(encode_state(state)).encode()
+
+
+async def user_state_cost(c: Container, user_id: str) -> dict[str, Any]:
+    raw = await c.tree._r.get(f"{c.settings.redis.namespace}:{{{user_id}}}:state")
+    return state_cost(raw) if raw else {}
+
+
+async def knowledge_derive(c: Container, user_id: str) -> dict[str, Any]:
+    """What the first recall after a write pays for the user's knowledge: both hashes read
+    whole and derived again (what the revision cache holds until the next write)."""
+    c.tree.knowledge_cache.drop(user_id)
+    began, cpu = time.perf_counter(), time.process_time()
+    index = await c.tree.entity_index(user_id)
+    versions = await c.tree.fact_versions(user_id)
+    return {
+        "ms": round(1000 * (time.perf_counter() - began), 2),
+        "cpu_ms": round(1000 * (time.process_time() - cpu), 2),
+        "leaves_with_entities": len(index.leaves),
+        "fact_versions": len(versions),
     }
