@@ -21,8 +21,9 @@ last size: one segmenter step's CPU per message for a fresh, the medium and the 
 (`scale_probe`), then the time to forget the heavy user.
 
 Resumable: `--run-dir` keeps the stores and `progress.json` (what is built, what is
-measured); running again skips every measurement already made and fills only what is
-missing. `--out` gets the JSON of everything measured so far.
+measured); running again skips every measurement already made. What the stores lost is
+written again first (the embedded Redis keeps nothing across runs; the same seeds write the
+same users, ids and all). `--out` gets the JSON of everything measured so far.
 """
 
 from __future__ import annotations
