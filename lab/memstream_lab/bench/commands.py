@@ -30,6 +30,7 @@ BENCHMARKS = (
     "recall_load",
     "repair",
     "restart",
+    "scale",
 )
 
 bench_app = typer.Typer(

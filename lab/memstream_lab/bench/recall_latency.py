@@ -52,9 +52,11 @@ WARM_UP = 3
 MIN_QUERIES = 10
 
 
-def measure(client: httpx.Client, asks: Sequence[str], seconds: float) -> dict[str, Any]:
+def measure(
+    client: httpx.Client, asks: Sequence[str], seconds: float, user: str = USER
+) -> dict[str, Any]:
     for query in asks[:WARM_UP]:
-        client.post("/v1/recall", json={"user_id": USER, "query": query}).raise_for_status()
+        client.post("/v1/recall", json={"user_id": user, "query": query}).raise_for_status()
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
     complexities: dict[str, int] = {}
@@ -62,7 +64,7 @@ def measure(client: httpx.Client, asks: Sequence[str], seconds: float) -> dict[s
     for query in asks:
         if len(latencies) >= MIN_QUERIES and time.perf_counter() > deadline:
             break
-        body = _ask(client, query, latencies)
+        body = _ask(client, query, latencies, user=user)
         complexities[body["complexity"]] = complexities.get(body["complexity"], 0) + 1
         for stage, ms in body["timings_ms"].items():
             stages.setdefault(stage, []).append(ms)
@@ -92,9 +94,13 @@ def measure_explained(client: httpx.Client, asks: Sequence[str], seconds: float)
 
 
 def _ask(
-    client: httpx.Client, query: str, latencies: list[float], explain: bool = False
+    client: httpx.Client,
+    query: str,
+    latencies: list[float],
+    explain: bool = False,
+    user: str = USER,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"user_id": USER, "query": query}
+    body: dict[str, Any] = {"user_id": user, "query": query}
     if explain:
         body["explain"] = True
     began = time.perf_counter()

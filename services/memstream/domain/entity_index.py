@@ -352,16 +352,18 @@ def leaf_entities(index: EntityIndex, leaf_id: str) -> frozenset[str]:
 
 
 def entity_leaves(index: EntityIndex, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """The leaves of each given entity, the most recently said first (ties by leaf id)."""
-    said_at = {
-        leaf_id: max(s.last for s in leaf.surfaces)
-        for leaf_id, leaf in index.leaves.items()
-        if leaf.surfaces  # an entity's leaves all mention something
-    }
+    """The leaves of each given entity, the most recently said first (ties by leaf id).
+
+    Only the given entities' leaves are read: recall asks this on every request, and a
+    user's index holds a leaf per L1 of its whole history."""
     found: dict[str, tuple[str, ...]] = {}
     for key in keys:
         entity = index.entities.get(key)
         if entity is not None:
+            said_at = {
+                leaf_id: max(s.last for s in index.leaves[leaf_id].surfaces)
+                for leaf_id in entity.leaf_ids  # an entity's leaves all mention something
+            }
             by_id = sorted(entity.leaf_ids)
             found[key] = tuple(sorted(by_id, key=lambda leaf_id: said_at[leaf_id], reverse=True))
     return found

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memstream.domain.entity_index import (
     EntityIndex,
+    LeafEntities,
     entity_leaves,
     forget,
     leaf_entities,
@@ -150,6 +153,34 @@ def test_query_entities_and_leaf_entities() -> None:
 def test_entity_leaves_come_newest_first() -> None:
     index = _index(("a", "X", "I saw Nate."), ("b", "X", "I saw Nate."), ("c", "X", "Bye Nate."))
     assert entity_leaves(index, ["nate", "nobody"]) == {"nate": ("c", "b", "a")}
+
+
+class _CountedLeaves(dict[str, LeafEntities]):
+    """A leaf table that counts the leaves read from it, and refuses a walk of all of them."""
+
+    def __init__(self, leaves: Mapping[str, LeafEntities]) -> None:
+        super().__init__(leaves)
+        self.read = 0
+
+    def __getitem__(self, key: str) -> LeafEntities:
+        self.read += 1
+        return super().__getitem__(key)
+
+    def items(self) -> Any:
+        raise AssertionError("every leaf of the user read")
+
+    def values(self) -> Any:
+        raise AssertionError("every leaf of the user read")
+
+
+def test_entity_leaves_read_only_the_leaves_of_the_entities_asked() -> None:
+    # Recall asks on every request; a long history must not make it read every leaf.
+    rows = [("nate", "X", "I saw Nate.")] + [(f"o{i}", "X", f"I met Ann{i}.") for i in range(300)]
+    index = _index(*rows)
+    counted = replace(index, leaves=_CountedLeaves(index.leaves))
+    assert entity_leaves(counted, ["nate"]) == {"nate": ("nate",)}
+    assert entity_leaves(counted, []) == {}
+    assert counted.leaves.read == 1  # type: ignore[attr-defined]
 
 
 SENTENCES = (

@@ -1,0 +1,153 @@
+"""The scale benchmark's timed probes: one segmenter step of a user with a given history, and
+forgetting a user.
+
+The segmenter step is the real handler (`Segmenter.handle_batch`) on the container's
+stores, LLM and publisher, with the hashing embedder in place of the model: the model's
+cost per message does not depend on the user's history, and it would hide what does. A
+step is one new session of `STEP_TURNS` turns dated after the user's last message; its
+figure is the CPU time of the whole process (`process_time`, the embedded stores' threads
+included) per message, the least of `ROUNDS` steps, which another process on the shared
+cores moves far less than a wall-clock time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memstream.adapters.embedding.embedders import HashingEmbedder
+from memstream.bootstrap import Container
+from memstream.contracts.codec import decode_input, decode_state, encode_state
+from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.models import SessionEnded, Turn
+from memstream.domain.windows import MAX_REMEMBERED_SESSIONS, WindowRules, apply, initial_state
+from memstream.segmenter.handler import Segmenter, Topics
+from memstream.wiring.handlers import derivation, window_rules
+
+STEP_TURNS = 16
+ROUNDS = 5
+
+
+def _segmenter(c: Container) -> Segmenter:
+    return Segmenter(
+        tree=c.tree,
+        index=c.index,
+        embedder=HashingEmbedder(c.embedder.dim),
+        llm=c.llm,
+        publisher=c.publisher,
+        topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
+        forget=c.forget_user,
+        rules=window_rules(c.settings),
+        history_window=c.settings.lifecycle.history_window,
+        derivation=derivation(c.settings),
+        knowledge=c.settings.lifecycle.knowledge,
+    )
+
+
+def _session(user_id: str, number: int, start: datetime) -> list[Consumed[Any]]:
+    session_id = f"{user_id}-probe{number}"
+    events: list[dict[str, Any]] = []
+    for seq in range(STEP_TURNS):
+        events.append(
+            {
+                "type": "turn.v1",
+                "event_id": f"{session_id}-m{seq}",
+                "user_id": user_id,
+                "session_id": session_id,
+                "seq": seq,
+                "speaker": f"{user_id}-me" if seq % 2 == 0 else f"{user_id}-friend",
+                "role": "user" if seq % 2 == 0 else "other",
+                "text": f"I work as a nurse and I went hiking near the harbor, part {seq}.",
+                "ts": (start + timedelta(seconds=30 * seq)).isoformat(),
+                "tz": "UTC",
+            }
+        )
+    events.append({"type": "session_end.v1", "user_id": user_id, "session_id": session_id})
+    events[-1]["ts"] = events[-2]["ts"]
+    return [Consumed(decode_input(e), RawEvent(json.dumps(e).encode())) for e in events]
+
+
+async def segmenter_cpu(c: Container, user_id: str, after: datetime) -> dict[str, Any]:
+    """CPU per message of one segmenter step for the user, after its history."""
+    segmenter = _segmenter(c)
+    spent: list[float] = []
+    for number in range(ROUNDS):
+        batch = _session(user_id, number, after + timedelta(hours=6 * (number + 1)))
+        began = time.process_time()
+        await segmenter.handle_batch(batch)
+        spent.append(time.process_time() - began)
+    per_message = [1000 * s / STEP_TURNS for s in spent]
+    return {
+        "cpu_ms_per_msg_least": round(min(per_message), 3),
+        "cpu_ms_per_msg_median": round(sorted(per_message)[len(per_message) // 2], 3),
+        "turns_per_step": STEP_TURNS,
+        "rounds": ROUNDS,
+    }
+
+
+async def forget_time(c: Container, user_id: str) -> dict[str, Any]:
+    """Wall time and CPU of forgetting the user in both stores (the API's forget)."""
+    began, cpu = time.perf_counter(), time.process_time()
+    removed = await c.forget_user(user_id)
+    return {
+        "seconds": round(time.perf_counter() - began, 3),
+        "cpu_seconds": round(time.process_time() - cpu, 3),
+        **removed,
+    }
+
+
+def _least_ms(work: Callable[[], object], repeats: int = 20) -> float:
+    spent = []
+    for _ in range(repeats):
+        began = time.process_time()
+        work()
+        spent.append(time.process_time() - began)
+    return round(1000 * min(spent), 3)
+
+
+def state_cost(raw: bytes) -> dict[str, Any]:
+    """What a step pays for a window state of this size: decoded at its load, encoded at its
+    commit (CPU, least of 20)."""
+    state = decode_state(json.loads(raw))
+    return {
+        "bytes": len(raw),
+        "sessions_remembered": len(state.sessions),
+        "closed_remembered": len(state.closed),
+        "decode_ms": _least_ms(lambda: decode_state(json.loads(raw))),
+        "encode_ms": _least_ms(lambda: json.dumps(encode_state(state))),
+    }
+
+
+def saturated_state() -> bytes:
+    """A window state at its bound: more sessions than it remembers, one a day."""
+    rules, state = WindowRules(), initial_state("bound", "UTC")
+    start = datetime(2020, 1, 1, 9, tzinfo=UTC)
+    for n in range(MAX_REMEMBERED_SESSIONS + 200):
+        at = start + timedelta(days=n)
+        turn = Turn(f"m{n}", "bound", f"s{n}", 0, "ana", "user", "hello there", at, "UTC")
+        state, _ = apply(state, turn, at, rules)
+        state, _ = apply(state, SessionEnded("bound", f"s{n}", at), at, rules)
+    return json.dumps(encode_state(state)).encode()
+
+
+async def user_state_cost(c: Container, user_id: str) -> dict[str, Any]:
+    raw = await c.tree._r.get(f"{c.settings.redis.namespace}:{{{user_id}}}:state")
+    return state_cost(raw) if raw else {}
+
+
+async def knowledge_derive(c: Container, user_id: str) -> dict[str, Any]:
+    """What the first recall after a write pays for the user's knowledge: both hashes read
+    whole and derived again (what the revision cache holds until the next write)."""
+    c.tree.knowledge_cache.drop(user_id)
+    began, cpu = time.perf_counter(), time.process_time()
+    index = await c.tree.entity_index(user_id)
+    versions = await c.tree.fact_versions(user_id)
+    return {
+        "ms": round(1000 * (time.perf_counter() - began), 2),
+        "cpu_ms": round(1000 * (time.process_time() - cpu), 2),
+        "leaves_with_entities": len(index.leaves),
+        "fact_versions": len(versions),
+    }

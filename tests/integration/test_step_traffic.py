@@ -1,0 +1,140 @@
+"""One segmenter step costs a heavy user no more Redis traffic than a light one.
+
+The real segmenter on a real Redis (the embedded stack's), through a client that counts
+the replies it reads and their bytes. A user with 1,200 messages of history and one with 12
+each take the same step (a new session of eight turns); the heavy one's step may read no
+more replies and, within a margin for longer ids, no more bytes besides its window state. A
+read of every node of a level, a whole hash or an uncapped sorted set on the step's path
+fails this test.
+
+The window state is read and written whole at every step and does grow with history, up to
+its own bound (`domain.windows.MAX_REMEMBERED_SESSIONS` and `MAX_REMEMBERED_CLOSED`); its
+size at that bound and what it costs a step are in docs/scaling.md.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.connection import Connection
+from tests.unit.fakes import FakeEmbedder, FakeIndex, FakePublisher, FakeTree
+
+from memstream.adapters.llm.offline import OfflineLanguageModel
+from memstream.adapters.redis.tree import RedisTree
+from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.forgetting import Tombstone
+from memstream.domain.models import InputEvent, SessionEnded, Turn
+from memstream.domain.windows import WindowRules
+from memstream.segmenter.handler import Segmenter, Topics
+from memstream.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2023, 1, 2, 9, 0, tzinfo=UTC)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+SAYINGS = (
+    "I work as a nurse at the clinic near the harbor.",
+    "My sister Hana moved to Lisbon last spring.",
+    "We went hiking with Ben and talked about pottery.",
+    "My favourite hobby is sourdough baking these days.",
+)
+
+
+class Traffic:
+    """Replies read and their bytes, over every connection of one client."""
+
+    replies = 0
+    bytes = 0
+
+
+def _size(reply: Any) -> int:
+    if isinstance(reply, bytes | str):
+        return len(reply)
+    if isinstance(reply, list | tuple):
+        return sum(_size(r) for r in reply)
+    return 8
+
+
+class CountingConnection(Connection):
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        reply = await super().read_response(*args, **kwargs)
+        Traffic.replies += 1
+        Traffic.bytes += _size(reply)
+        return reply
+
+
+def _session(user: str, number: int, turns: int, start: datetime) -> list[Consumed[InputEvent]]:
+    session = f"{user}-s{number}"
+    events: list[InputEvent] = [
+        Turn(
+            event_id=f"{session}-m{seq}",
+            user_id=user,
+            session_id=session,
+            seq=seq,
+            speaker="ana" if seq % 2 == 0 else "ben",
+            role="user" if seq % 2 == 0 else "other",
+            text=SAYINGS[(number + seq) % len(SAYINGS)],
+            ts=start + timedelta(seconds=30 * seq),
+            tz="UTC",
+        )
+        for seq in range(turns)
+    ]
+    events.append(SessionEnded(user_id=user, session_id=session, ts=events[-1].ts))
+    return [Consumed(e, RawEvent(b"")) for e in events]
+
+
+def _history(user: str, sessions: int) -> list[Consumed[InputEvent]]:
+    return [c for n in range(sessions) for c in _session(user, n, 12, T0 + timedelta(days=2 * n))]
+
+
+@pytest.fixture
+async def tree(stack_settings: Settings) -> AsyncIterator[RedisTree]:
+    pool = aioredis.ConnectionPool.from_url(
+        stack_settings.redis.url, connection_class=CountingConnection
+    )
+    client = aioredis.Redis(connection_pool=pool)
+    namespace = f"traffic-{uuid.uuid4().hex[:12]}"
+    try:
+        yield RedisTree(client, namespace, clock=lambda: NOW)
+    finally:
+        names = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if names:
+            await client.delete(*names)
+        await client.aclose()
+
+
+async def _no_forget(user_id: str, tombstone: Tombstone) -> None:
+    raise AssertionError("no user is forgotten here")
+
+
+async def test_a_step_reads_no_more_for_a_user_with_a_long_history(tree: RedisTree) -> None:
+    segmenter = Segmenter(
+        tree=tree,
+        index=FakeIndex(FakeTree()),  # type: ignore[arg-type]
+        embedder=FakeEmbedder(),
+        llm=OfflineLanguageModel(),
+        publisher=FakePublisher(),
+        topics=Topics(memories="memories", windows="windows"),
+        forget=_no_forget,
+        rules=WindowRules(),
+        clock=lambda: NOW,
+    )
+    await segmenter.handle_batch(_history("heavy", 100))
+    await segmenter.handle_batch(_history("light", 1))
+    assert await tree.count("heavy", 1) >= 100 * await tree.count("light", 1) > 0
+
+    traffic: dict[str, tuple[int, int]] = {}
+    for user in ("heavy", "light"):
+        state = int(await tree._r.strlen(f"{tree._ns}:{{{user}}}:state"))
+        Traffic.replies = Traffic.bytes = 0
+        await segmenter.handle_batch(_session(user, 1000, 8, T0 + timedelta(days=400)))
+        traffic[user] = (Traffic.replies, Traffic.bytes - state)
+
+    (heavy_replies, heavy_bytes), (light_replies, light_bytes) = traffic["heavy"], traffic["light"]
+    assert heavy_replies <= light_replies
+    assert heavy_bytes <= 1.2 * light_bytes + 1024
