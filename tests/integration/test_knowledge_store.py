@@ -99,3 +99,24 @@ class TestFakeKnowledge(KnowledgeContract):
     @pytest.fixture
     def tree(self) -> FakeTree:
         return FakeTree()
+
+
+async def test_a_slot_is_read_through_its_index_and_without_it_the_same(
+    stack_settings: Settings,
+) -> None:
+    async with scratch_tree(stack_settings.redis.url, "knowledge-slots") as tree:
+        await write(tree, PORTO, BERLIN)
+        # A fact of another slot, in a leaf the slot index does not name: not read.
+        await plant_fact(tree, "l9", "Lisbon")
+        await tree._r.hset(
+            tree._key("ana", keys.FACTS),
+            "l9",
+            (await tree._r.hget(tree._key("ana", keys.FACTS), "l9")).replace(
+                b'"lives_in"', b'"works_at"'
+            ),
+        )
+        indexed = await tree.slot_facts("ana", {(MAYA, "lives_in")}, ())
+        assert set(indexed) == {"l1", "l2"}
+        # Facts written before the index existed: every fact is read, the same answer.
+        await tree._r.delete(tree._key("ana", keys.FACT_SLOTS))
+        assert await tree.slot_facts("ana", {(MAYA, "lives_in")}, ()) == indexed

@@ -25,6 +25,7 @@ from redis.asyncio.connection import Connection
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakePublisher, FakeTree
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
+from memstream.adapters.redis import keys
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.forgetting import Tombstone
@@ -37,12 +38,23 @@ pytestmark = pytest.mark.integration
 
 T0 = datetime(2023, 1, 2, 9, 0, tzinfo=UTC)
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+# Each session speaks of people of its own (a name built from its number), so the history
+# grows in people and facts, not in restatements of one fact: a fact restated in every
+# session is a slot whose own history grows, and reading a slot's history is what a step
+# that states it costs (docs/scaling.md, "A fact restated").
 SAYINGS = (
-    "I work as a nurse at the clinic near the harbor.",
-    "My sister Hana moved to Lisbon last spring.",
+    "I had lunch with {name} at the clinic near the harbor.",
+    "{name} moved to Lisbon last spring, she told me.",
     "We went hiking with Ben and talked about pottery.",
-    "My favourite hobby is sourdough baking these days.",
+    "{name} has a dog called Miso, the sweetest thing.",
 )
+SYLLABLES = ("Ka", "Lo", "Mi", "Ra", "Su", "Te", "Vo", "Ne")
+
+
+def _name(number: int) -> str:
+    """A capitalised name of its own for each session number."""
+    digits = [SYLLABLES[(number // 8**i) % 8] for i in range(3)]
+    return digits[0] + "".join(d.lower() for d in digits[1:])
 
 
 class Traffic:
@@ -78,7 +90,7 @@ def _session(user: str, number: int, turns: int, start: datetime) -> list[Consum
             seq=seq,
             speaker="ana" if seq % 2 == 0 else "ben",
             role="user" if seq % 2 == 0 else "other",
-            text=SAYINGS[(number + seq) % len(SAYINGS)],
+            text=SAYINGS[(number + seq) % len(SAYINGS)].format(name=_name(number)),
             ts=start + timedelta(seconds=30 * seq),
             tz="UTC",
         )
@@ -127,6 +139,9 @@ async def test_a_step_reads_no_more_for_a_user_with_a_long_history(tree: RedisTr
     await segmenter.handle_batch(_history("heavy", 100))
     await segmenter.handle_batch(_history("light", 1))
     assert await tree.count("heavy", 1) >= 100 * await tree.count("light", 1) > 0
+    # The history states facts (a person of its own in each session), so the knowledge the
+    # step writes and the change feed it reads are on the path measured.
+    assert await tree._r.zcard(tree._key("heavy", keys.FACT_SLOTS)) >= 100
 
     traffic: dict[str, tuple[int, int]] = {}
     for user in ("heavy", "light"):

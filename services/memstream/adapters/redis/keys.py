@@ -66,6 +66,10 @@ EXPIRY = "expiry"
 TOMBSTONE = "tombstone"
 REBUILD = "rebuild"
 FACTS = "facts"
+# (subject, attribute, L1 id) of every fact written, lexically sorted: a slot's L1s without
+# reading every fact of the user (members of rewritten L1s may outlive their facts: readers
+# take only what the facts hash still says).
+FACT_SLOTS = "fact_slots"
 ENTITIES = "entities"
 KNOWLEDGE_REVISION = "knowledge_revision"
 # The segmenter's outbox keeps its first key, so an upgrade still publishes what it left.
@@ -82,6 +86,7 @@ FIXED_SUFFIXES = (
     EXPIRY,
     REBUILD,
     FACTS,
+    FACT_SLOTS,
     ENTITIES,
     KNOWLEDGE_REVISION,
 )
@@ -89,6 +94,18 @@ FIXED_SUFFIXES = (
 # A field of the message index no message id can be (ids are never empty): every L1 of the
 # user is in the index, those written before it existed included.
 SOURCES_COMPLETE = ""
+
+
+_SLOT_SEPARATOR = "\x1f"
+
+
+def fact_slot_member(subject: str, attribute: str, leaf_id: str = "") -> str:
+    """A member of `FACT_SLOTS`; with no leaf id, the prefix every member of the slot has."""
+    return f"{subject}{_SLOT_SEPARATOR}{attribute}{_SLOT_SEPARATOR}{leaf_id}"
+
+
+def leaf_of_fact_slot(member: str) -> str:
+    return member.rsplit(_SLOT_SEPARATOR, 1)[1]
 
 
 def user_prefix(user_id: str, namespace: str = DEFAULT_NAMESPACE) -> str:

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from memstream.adapters.redis import keys
-from memstream.adapters.redis.base import RedisBase, text
+from memstream.adapters.redis.base import RedisBase, done, text
 from memstream.adapters.redis.knowledge_cache import Derived, DerivedFacts
 from memstream.contracts.knowledge_codec import (
     decode_fact,
@@ -53,6 +53,10 @@ def queue_knowledge(pipe: Any, prefix: str, change: KnowledgeChange) -> None:
         again = leaf_id not in change.first_written
         if knowledge.facts:
             facts[leaf_id] = json.dumps([encode_fact(f) for f in knowledge.facts])
+            slots = {
+                keys.fact_slot_member(f.subject, f.attribute, leaf_id): 0 for f in knowledge.facts
+            }
+            pipe.zadd(prefix + keys.FACT_SLOTS, slots)
         elif again:
             gone_facts.append(leaf_id)
         if knowledge.entities.surfaces or knowledge.entities.links:
@@ -109,8 +113,33 @@ class RedisKnowledge(RedisBase):
     async def slot_facts(
         self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
     ) -> dict[str, tuple[AtomicFact, ...]]:
-        _, raw = await self._read(user_id, keys.FACTS)
-        return decode_slot_facts({text(k): text(v) for k, v in raw.items()}, slots, leaf_ids)
+        """Only the L1s of the slots asked (and of those `leaf_ids` stated) are read, through
+        the slot index; facts written before the index existed are all read."""
+        facts_key, index = self._key(user_id, keys.FACTS), self._key(user_id, keys.FACT_SLOTS)
+        named = sorted(leaf_ids)
+        pipe = self._r.pipeline(transaction=False)
+        pipe.exists(index)
+        pipe.hmget(facts_key, named) if named else pipe.exists(facts_key)
+        indexed, stated = await pipe.execute()
+        if not indexed:
+            _, raw = await self._read(user_id, keys.FACTS)
+            return decode_slot_facts({text(k): text(v) for k, v in raw.items()}, slots, leaf_ids)
+        docs = {i: text(d) for i, d in zip(named, stated if named else (), strict=False) if d}
+        wanted = set(slots) | {
+            (f["subject"], f["attribute"]) for doc in docs.values() for f in json.loads(doc)
+        }
+        pipe = self._r.pipeline(transaction=False)
+        for subject, attribute in sorted(wanted):
+            start = keys.fact_slot_member(subject, attribute).encode()
+            pipe.zrangebylex(index, b"[" + start, b"[" + start + b"\xff")
+        found = {
+            keys.leaf_of_fact_slot(text(m)) for members in await pipe.execute() for m in members
+        }
+        missing = sorted(found - docs.keys())
+        if missing:
+            values = await done(self._r.hmget(facts_key, missing))
+            docs |= {i: text(d) for i, d in zip(missing, values, strict=True) if d}
+        return decode_slot_facts(docs, slots, leaf_ids)
 
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
         return said_before(await self._observations(user_id), before)
