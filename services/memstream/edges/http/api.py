@@ -66,6 +66,7 @@ from memstream.edges.http.schemas import (
     Text,
     recall_request_model,
 )
+from memstream.edges.http.ui import UiHeaders, ui_router
 from memstream.edges.http.writes import AfterQuery, after_query, seen, settle
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
@@ -168,7 +169,9 @@ def create_app(
     install_validation_errors(app)
     app.include_router(_v1_router(settings, ring, observe))
     app.include_router(_ops_router(settings, metrics_registry))
+    app.include_router(ui_router())  # the memory explorer's pages (docs/explorer.md)
     app.add_middleware(RequestGate, max_body_bytes=settings.api.max_body_bytes, keys=ring)
+    app.add_middleware(UiHeaders)
     app.state.settings = settings  # the server reads its connection limits from here
     return app
 
