@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -46,7 +47,9 @@ def live(
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser(live: LiveExplorer) -> Iterator[Browser]:
+    # After the stack: Playwright's synchronous API holds an event loop in this thread, and
+    # the stack's set-up runs one of its own here first.
     with chromium() as launched:
         yield launched
 
@@ -122,6 +125,7 @@ def test_a_cited_source_leads_to_its_message(
     [summary] = day["items"]
     message = summary["source_ids"][0]
     page = signed_in(browser, live, f"/ui/users/{LOCOMO_USER}/memories/{summary['id']}").page
+    expect(page.locator("main[data-ready=true]")).to_be_visible()
     keep(page, "summary")
     page.locator("a.source", has_text=re.compile(f"^{re.escape(message)}$")).first.click()
     page.wait_for_url(re.compile(r"/memories/"))
@@ -149,11 +153,34 @@ def test_an_explained_recall(browser: Browser, live: LiveExplorer) -> None:
     assert watched.errors == []
 
 
+def cited_outside_its_chain(api: httpx.Client, leaf: dict[str, Any]) -> bool:
+    """Whether a summary other than the leaf's ancestors cites its message (a later month's
+    profile can carry a fact forward; forgetting does not rewrite those, see the report)."""
+    [message] = leaf["source_ids"]
+    chain, parent = set(), leaf["parent_id"]
+    summaries = {}
+    for level in (2, 3, 4, 5):
+        page = api.get(f"/v1/users/{LOCOMO_USER}/memories", params={"level": level, "limit": 500})
+        summaries |= {n["id"]: n for n in page.json()["items"]}
+    while parent:
+        chain.add(parent)
+        parent = summaries[parent]["parent_id"]
+    return any(
+        message in n["source_ids"] or any(message in f["source_ids"] for f in n["facts"])
+        for i, n in summaries.items()
+        if i not in chain
+    )
+
+
 def test_forgetting_a_message_takes_it_off_the_tree(
     browser: Browser, live: LiveExplorer, api: httpx.Client
 ) -> None:
     leaves = api.get(f"/v1/users/{LOCOMO_USER}/memories", params={"level": 1, "limit": 50})
-    leaf = next(n for n in reversed(leaves.json()["items"]) if len(n["source_ids"]) == 1)
+    leaf = next(
+        n
+        for n in reversed(leaves.json()["items"])
+        if len(n["source_ids"]) == 1 and not cited_outside_its_chain(api, n)
+    )
     [message] = leaf["source_ids"]
     page = signed_in(browser, live, f"/ui/users/{LOCOMO_USER}/memories/{leaf['id']}").page
     page.click(f"text=Forget message {message}")
@@ -162,8 +189,10 @@ def test_forgetting_a_message_takes_it_off_the_tree(
     keep(page, "forget")
     dialog.locator("button[type=submit]").click()
     # Done when no memory cites it; the page then shows the memory above, rewritten.
-    page.wait_for_url(re.compile(r"\?forgot="), timeout=FORGET_TIMEOUT_MS)
-    expect(page.locator(".notice", has_text="was forgotten")).to_be_visible()
+    forgotten = page.locator(".notice", has_text=f"Message {message} was forgotten")
+    expect(forgotten).to_be_visible(timeout=FORGET_TIMEOUT_MS)
+    assert f"/memories/{leaf['parent_id']}?forgot=" in page.url
+    expect(page.locator("main[data-ready=true]")).to_be_visible()
     expect(page.locator(f"a[href$='/memories/{leaf['id']}']")).to_have_count(0)
     expect(page.locator("a.source", has_text=re.compile(f"^{re.escape(message)}$"))).to_have_count(
         0

@@ -127,7 +127,7 @@ async function show(main, id) {
   }
   const node = detail.memory;
   const forgot = new URLSearchParams(location.search).get("forgot");
-  main.append(
+  const parts = [
     el("h1", { text: `${node.level_name} (L${node.level}) · ${when(node.t_start)} – ${when(node.t_end)}` }),
     forgot ? el("p", { class: "notice", role: "status", dir: "auto", text: `Message ${forgot} was forgotten; this is the memory above it now.` }) : null,
     el("p", { class: "meta", text: `version ${node.version}${node.degraded ? " · degraded (a fallback wrote it)" : ""} · id ${node.id}` }),
@@ -137,7 +137,8 @@ async function show(main, id) {
     sources(node),
     tree(detail),
     derivation(node),
-  );
+  ];
+  main.append(...parts.filter(Boolean)); // append() would write a null as the text "null"
 }
 
 if (await requireSignIn()) {

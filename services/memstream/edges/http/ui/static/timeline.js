@@ -153,10 +153,13 @@ async function knowledge() {
     entities.status === "fulfilled"
       ? el("ul", {}, entities.value.entities.map((e) => el("li", { dir: "auto", text: `${e.name} (${e.kind}, ${e.mentions})` })))
       : unavailable("Entities", entities.reason);
+  const held = facts.status === "fulfilled" ? facts.value.facts.slice(0, 30) : [];
   const current =
-    facts.status === "fulfilled"
-      ? el("ul", {}, facts.value.facts.slice(0, 30).map((f) => el("li", { dir: "auto", text: `${f.text} (since ${when(f.valid_from)})` })))
-      : unavailable("Facts", facts.reason);
+    facts.status === "rejected"
+      ? unavailable("Facts", facts.reason)
+      : held.length
+        ? el("ul", {}, held.map((f) => el("li", { dir: "auto", text: `${f.text} (since ${when(f.valid_from)})` })))
+        : el("p", { text: "No fact holds now." });
   return panel("What it knows", el("h3", { text: "Entities" }), names, el("h3", { text: "Current facts" }), current);
 }
 
@@ -211,7 +214,7 @@ async function draw(main, overviewResult) {
     const rows = visible.map((l, i) => row(l, nodes[i], counts[String(l.level)], range, zoom));
     const hint = visible.length < LEVELS.length ? el("p", { class: "hint", text: "Click a month, week or day to zoom in; sessions and exchanges appear as the range narrows." }) : null;
     const axis = el("div", { class: "axis", id: "axis" }, rows, pendingRow(overview, range));
-    clear(view).append(controls, axis, hint, listing(nodes[nodes.length - 1]));
+    clear(view).append(...[controls, axis, hint, listing(nodes[nodes.length - 1])].filter(Boolean));
   };
   window.addEventListener("popstate", render);
   await render();
