@@ -56,11 +56,15 @@ export function when(iso) {
   return Number.isNaN(at.getTime()) ? String(iso) : at.toISOString().replace(".000Z", "Z");
 }
 
+// A table; headings of empty strings only (a list of names and values) make no header row.
 export function table(headings, rows) {
+  const head = headings.some(Boolean)
+    ? el("thead", {}, el("tr", {}, headings.map((h) => el("th", { scope: "col", text: h }))))
+    : null;
   return el(
     "table",
     {},
-    el("thead", {}, el("tr", {}, headings.map((h) => el("th", { scope: "col", text: h })))),
+    head,
     el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((c) => cellOf(c))))),
   );
 }
