@@ -195,6 +195,18 @@ def stub_app(*, missing: bool = False) -> FastAPI:
             "source_ids": node["source_ids"],
         }
 
+    @app.delete("/v1/users/{user_id}")
+    async def forget(user_id: str) -> Any:
+        forgotten = len(nodes) if user_id == USER else 0
+        if user_id == USER:
+            nodes.clear()
+        return {
+            "user_id": user_id,
+            "qdrant_points": forgotten,
+            "redis_keys": forgotten,
+            "forget_event_published": True,
+        }
+
     @app.post("/v1/recall")
     async def recall(body: dict[str, Any]) -> Any:
         if missing and "explain" in body:
@@ -228,7 +240,7 @@ def stub_app(*, missing: bool = False) -> FastAPI:
 
         @app.get("/v1/users/{user_id}/overview")
         async def overview(user_id: str) -> Any:
-            if user_id != USER:
+            if user_id != USER or not nodes:
                 raise HTTPException(404, "no such user")
             counts = {
                 str(level): sum(n["level"] == level for n in nodes.values())

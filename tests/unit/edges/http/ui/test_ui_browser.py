@@ -136,3 +136,20 @@ def test_an_older_server_gets_not_available_panels(browser: Browser, older: str)
     expect(page.locator(".row[data-level='5'] .bar")).to_have_count(1)
     page.goto(f"{older}/ui/users")
     expect(page.locator(".notice", has_text="User search is not available")).to_be_visible()
+
+
+def test_forgetting_the_user_needs_the_id_typed_out(browser: Browser) -> None:
+    with BackgroundServer(stub_app()) as server:  # its own: the user is gone afterwards
+        watched = signed_in(browser, server.url, f"/ui/users/{USER}")
+        page = watched.page
+        expect(page.locator("main[data-ready=true]")).to_be_visible()
+        page.click("text=Forget this user")
+        dialog = page.locator("dialog.confirm")
+        confirm = dialog.locator("button[type=submit]")
+        expect(confirm).to_be_disabled()
+        dialog.locator("input").fill("an")
+        expect(confirm).to_be_disabled()
+        dialog.locator("input").fill(USER)
+        confirm.click()
+        expect(page.locator(".notice", has_text="No memories for this user")).to_be_visible()
+        assert watched.dialogs == []
