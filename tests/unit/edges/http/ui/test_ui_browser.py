@@ -86,7 +86,7 @@ def test_the_timeline_shows_levels_counts_and_consolidation(browser: Browser, fu
     expect(page.locator("text=Pending windows · 1")).to_be_visible()
     expect(page.locator("section.panel h2", has_text="Consolidation")).to_be_visible()
     # The stand-in has no knowledge routes: those panels say so instead of failing.
-    expect(page.locator(".notice", has_text="Entities is not available")).to_be_visible()
+    expect(page.locator(".notice", has_text="Entities: not available")).to_be_visible()
     assert watched.errors == []
 
 
@@ -128,14 +128,14 @@ def test_an_older_server_gets_not_available_panels(browser: Browser, older: str)
     page = signed_in(browser, older, f"/ui/users/{USER}/recall").page
     page.fill("#query", "plans")
     page.click("#recall button[type=submit]")
-    expect(page.locator(".notice", has_text="The recall trace is not available")).to_be_visible()
+    expect(page.locator(".notice", has_text="The recall trace: not available")).to_be_visible()
     expect(page.locator("section.panel", has_text="Recalled")).to_contain_text("message d1")
     page.goto(f"{older}/ui/users/{USER}")
     expect(page.locator("main[data-ready=true]")).to_be_visible()
-    expect(page.locator(".notice", has_text="overview is not available")).to_be_visible()
+    expect(page.locator(".notice", has_text="overview: not available")).to_be_visible()
     expect(page.locator(".row[data-level='5'] .bar")).to_have_count(1)
     page.goto(f"{older}/ui/users")
-    expect(page.locator(".notice", has_text="User search is not available")).to_be_visible()
+    expect(page.locator(".notice", has_text="User search: not available")).to_be_visible()
 
 
 def test_forgetting_the_user_needs_the_id_typed_out(browser: Browser) -> None:

@@ -45,7 +45,7 @@ export function unavailable(what, error) {
   return el(
     "div",
     { class: "notice", role: "status" },
-    el("strong", { text: `${what} is not available` }),
+    el("strong", { text: `${what}: not available` }),
     reason ? el("span", { text: ` (${reason}).` }) : ".",
   );
 }

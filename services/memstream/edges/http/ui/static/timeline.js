@@ -117,6 +117,36 @@ function pendingRow(overview, range) {
   return el("div", { class: "row" }, label, el("div", { class: "track" }, bars));
 }
 
+// Marks along the axis: month starts over a wide range, day starts over a narrower one,
+// hours within a day or two; never more than about a dozen labels.
+function ticks(range) {
+  const span = range.end - range.start;
+  const marks = [];
+  const at = new Date(range.start);
+  if (span > 60 * DAY) {
+    at.setUTCHours(0, 0, 0, 0);
+    at.setUTCDate(1);
+    const step = Math.max(1, Math.ceil(span / (30 * DAY) / 12));
+    for (; at.getTime() <= range.end; at.setUTCMonth(at.getUTCMonth() + step)) marks.push([at.getTime(), at.toISOString().slice(0, 7)]);
+  } else if (span > 2 * DAY) {
+    at.setUTCHours(0, 0, 0, 0);
+    const step = Math.max(1, Math.ceil(span / DAY / 12));
+    for (; at.getTime() <= range.end; at.setUTCDate(at.getUTCDate() + step)) marks.push([at.getTime(), at.toISOString().slice(5, 10)]);
+  } else {
+    at.setUTCMinutes(0, 0, 0);
+    const step = Math.max(1, Math.ceil(span / 3_600_000 / 12));
+    for (; at.getTime() <= range.end; at.setUTCHours(at.getUTCHours() + step)) marks.push([at.getTime(), at.toISOString().slice(11, 16)]);
+  }
+  const labels = marks
+    .filter(([t]) => t >= range.start)
+    .map(([t, text]) => {
+      const label = el("span", { class: "tick", text });
+      label.style.left = `${(((t - range.start) / span) * 100).toFixed(3)}%`;
+      return label;
+    });
+  return el("div", { class: "row" }, el("div", { class: "label", text: "UTC" }), el("div", { class: "ticks" }, labels));
+}
+
 function listing(nodes) {
   const shown = nodes.slice(0, LISTED);
   const items = shown.map((n) =>
@@ -213,7 +243,7 @@ async function draw(main, overviewResult) {
     const counts = overview?.counts || {};
     const rows = visible.map((l, i) => row(l, nodes[i], counts[String(l.level)], range, zoom));
     const hint = visible.length < LEVELS.length ? el("p", { class: "hint", text: "Click a month, week or day to zoom in; sessions and exchanges appear as the range narrows." }) : null;
-    const axis = el("div", { class: "axis", id: "axis" }, rows, pendingRow(overview, range));
+    const axis = el("div", { class: "axis", id: "axis" }, ticks(range), rows, pendingRow(overview, range));
     clear(view).append(...[controls, axis, hint, listing(nodes[nodes.length - 1])].filter(Boolean));
   };
   window.addEventListener("popstate", render);
