@@ -55,9 +55,11 @@ function leaves(trace) {
     score(l.fused),
     score(l.rerank),
     l.returned ? "yes" : "no",
+    (l.entities || []).join(", ") || "—",
     textBlock(l.text.slice(0, 160), "span"),
   ]);
-  return panel("Leaves", table(["rank", "memory", "found by", "dense", "lexical", "fused", "rerank", "returned", "text"], rows));
+  const headings = ["rank", "memory", "found by", "dense", "lexical", "fused", "rerank", "returned", "names", "text"];
+  return panel("Leaves", table(headings, rows));
 }
 
 function climbed(trace) {
@@ -121,7 +123,7 @@ function form(out) {
     { id: "recall", onsubmit: submit },
     el("label", { for: "query", text: "Query" }),
     el("input", { id: "query", name: "query", required: true, autocomplete: "off", dir: "auto" }),
-    el("label", { for: "at", text: "Query time (optional)" }),
+    el("label", { for: "at", text: "Query time (optional, this browser's time zone)" }),
     el("input", { id: "at", name: "at", type: "datetime-local" }),
     el("label", { for: "budget", text: "Token budget (optional)" }),
     el("input", { id: "budget", name: "budget", type: "number", min: "1" }),
