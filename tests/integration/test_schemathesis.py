@@ -53,7 +53,12 @@ CHECKS = [
 ]
 
 # Operations taking a cursor or write tokens, which only the server (or a producer) issues.
-OPAQUE_INPUT = {"/v1/users/{user_id}/memories", "/v1/users/{user_id}/profile", "/v1/recall"}
+OPAQUE_INPUT = {
+    "/v1/users/{user_id}/memories",
+    "/v1/users/{user_id}/profile",
+    "/v1/recall",
+    "/v1/users",
+}
 
 # --- hostile values -------------------------------------------------------------------
 
@@ -118,13 +123,14 @@ def hostile_cases(operation: Any) -> st.SearchStrategy[Any] | None:
     path = operation.path
     if path == "/v1/recall":
         return st.builds(
-            lambda user, words, text, when, complexity, tokens: operation.Case(
+            lambda user, words, text, when, complexity, tokens, explain: operation.Case(
                 body={
                     "user_id": user,
                     "query": f"what happened {words} {text}".strip(),
                     "query_time": when,
                     "complexity": complexity,
                     "max_tokens": tokens,
+                    "explain": explain,
                 }
             ),
             st.sampled_from(["user"]) | odd_user_ids,
@@ -133,6 +139,15 @@ def hostile_cases(operation: Any) -> st.SearchStrategy[Any] | None:
             extreme_dates | odd_text | st.integers() | st.none(),
             st.sampled_from(["auto", "simple", "hybrid", "complex"]) | odd_text,
             st.integers(min_value=-5, max_value=20_000) | st.none(),
+            st.booleans(),  # the trace of an explained recall is held to its schema too
+        )
+    if path == "/v1/users":
+        return st.builds(
+            lambda prefix, cursor: operation.Case(
+                query={k: v for k, v in (("prefix", prefix), ("cursor", cursor)) if v}
+            ),
+            st.sampled_from(["u", "us", "user", "*", "[u"]) | odd_url_text.map(query_value),
+            odd_url_text.map(query_value) | st.none(),
         )
     if path == "/v1/users/{user_id}/memories":
         return st.builds(
@@ -256,7 +271,7 @@ def test_every_operation_honours_the_served_spec(server: BackgroundServer) -> No
     schema = schemathesis.openapi.from_url(server.url + "/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
     # Every route of the app, so a new route is fuzzed as soon as it exists.
-    assert len(operations) == 16
+    assert len(operations) == 18
     statuses: dict[int, int] = {}
 
     for operation in operations:

@@ -13,12 +13,13 @@ from tests.unit.fakes import FakeTree
 from memstream.adapters.redis.tree import RedisTree
 from memstream.settings import Settings
 
+from .directory_contract import DirectoryContract
 from .tree_contract import TreeContract, commit, node, scratch_tree
 
 pytestmark = pytest.mark.integration
 
 
-class TestRedisTree(TreeContract):
+class TestRedisTree(TreeContract, DirectoryContract):
     @pytest.fixture
     async def tree(self, stack_settings: Settings) -> AsyncIterator[RedisTree]:
         async with scratch_tree(stack_settings.redis.url, "contract") as tree:
@@ -100,7 +101,7 @@ async def test_markers_an_older_version_kept_as_a_set_are_still_read(
         await client.aclose()
 
 
-class TestFakeTree(TreeContract):
+class TestFakeTree(TreeContract, DirectoryContract):
     @pytest.fixture
     def tree(self) -> FakeTree:
         return FakeTree()

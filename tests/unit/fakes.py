@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tests.unit.fake_directory import FakeDirectory
+
 from memstream.bootstrap import Container
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import decode_state
@@ -134,7 +136,7 @@ def link(nodes: Sequence[MemoryNode]) -> list[MemoryNode]:
     return list(by_id.values())
 
 
-class FakeTree:
+class FakeTree(FakeDirectory):
     """An in-memory `TreeStore`, held to RedisTree's contract by tests/integration/tree_contract.
 
     Nodes given to the constructor (or `add`) are stored as the consolidator would store them.
@@ -161,6 +163,7 @@ class FakeTree:
         self.leaf_entities: dict[str, dict[str, str]] = {}
         self.next_offsets: dict[int, int] = {}  # turns partition -> next offset to handle
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
+        self.written: dict[str, float] = {}  # user -> when its messages were last committed
         self.get_many_calls = 0
         self.loads = 0  # snapshots read (a segmenter step's, a consolidation batch's)
         self.read_ids: list[str] = []
@@ -259,6 +262,8 @@ class FakeTree:
             self.rebuild_jobs[user_id] = json.dumps(c.rebuild.to_json())
             self.rebuilds[user_id] = float("inf") if c.rebuild.finished else self.now
         self.states[user_id] = json.dumps(c.state)
+        if c.seen:
+            self.written[user_id] = self.now
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in c.seen.items()})
         for n in c.nodes:
             self.add(n)
@@ -454,6 +459,7 @@ class FakeTree:
         """Counts nodes, outboxes, state and markers (not the indexes: children, messages)."""
         _drop(self.children, user_id)
         gone = _drop(self.stored, user_id) + _drop(self.outboxes, user_id)
+        self.written.pop(user_id, None)
         gone += (self.states.pop(user_id, None) is not None) + (
             self.seen.pop(user_id, None) is not None
         )

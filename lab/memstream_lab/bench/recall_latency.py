@@ -18,6 +18,10 @@ The measured user grows from one size to the next (1k, then 9k more, ...). For e
 a few warm-up requests run, then up to `--queries` requests or `--seconds` of them
 (at least 10). Server-side stage timings (`timings_ms`) are summarised too, which shows
 where the time goes.
+
+With `--explain`, each query is asked twice in turn, plainly and with `explain: true`
+(which goes first alternates), and both are summarised with the ratio of their latencies:
+what the recall trace costs (docs/recall-explained.md).
 """
 
 from __future__ import annotations
@@ -58,28 +62,76 @@ def measure(client: httpx.Client, asks: Sequence[str], seconds: float) -> dict[s
     for query in asks:
         if len(latencies) >= MIN_QUERIES and time.perf_counter() > deadline:
             break
-        began = time.perf_counter()
-        reply = client.post("/v1/recall", json={"user_id": USER, "query": query})
-        latencies.append(ms_since(began))
-        reply.raise_for_status()
-        body = reply.json()
+        body = _ask(client, query, latencies)
         complexities[body["complexity"]] = complexities.get(body["complexity"], 0) + 1
         for stage, ms in body["timings_ms"].items():
             stages.setdefault(stage, []).append(ms)
-    return {
+    return _summary(latencies, complexities, stages)
+
+
+def measure_explained(client: httpx.Client, asks: Sequence[str], seconds: float) -> dict[str, Any]:
+    """Plain and explained recall of the same queries, in turn, and the ratio of their
+    latencies (explained over plain)."""
+    for query in asks[:WARM_UP]:
+        for explain in (False, True):
+            _ask(client, query, [], explain)
+    plain: list[float] = []
+    explained: list[float] = []
+    deadline = time.perf_counter() + seconds
+    for i, query in enumerate(asks):
+        if len(plain) >= MIN_QUERIES and time.perf_counter() > deadline:
+            break
+        for explain in (i % 2 == 1, i % 2 == 0):
+            trace = _ask(client, query, explained if explain else plain, explain).get("trace")
+            assert (trace is not None) == explain, "the server ignored `explain`"
+    figures = {"plain": _summary(plain), "explained": _summary(explained)}
+    for stat in ("p50_ms", "p95_ms", "mean_ms"):
+        ratio = figures["explained"][stat] / figures["plain"][stat]
+        figures[f"ratio_{stat.removesuffix('_ms')}"] = round(ratio, 3)
+    return figures
+
+
+def _ask(
+    client: httpx.Client, query: str, latencies: list[float], explain: bool = False
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"user_id": USER, "query": query}
+    if explain:
+        body["explain"] = True
+    began = time.perf_counter()
+    reply = client.post("/v1/recall", json=body)
+    latencies.append(ms_since(began))
+    reply.raise_for_status()
+    answer: dict[str, Any] = reply.json()
+    return answer
+
+
+def _summary(
+    latencies: list[float],
+    complexities: dict[str, int] | None = None,
+    stages: dict[str, list[float]] | None = None,
+) -> dict[str, Any]:
+    summary: dict[str, Any] = {
         "p50_ms": round(nearest_rank(latencies, 50), 2),
         "p95_ms": round(nearest_rank(latencies, 95), 2),
         "mean_ms": round(statistics.fmean(latencies), 2),
         "requests": len(latencies),
-        "complexities": complexities,
-        "server_stage_p50_ms": {
-            s: round(nearest_rank(v, 50), 2) for s, v in sorted(stages.items())
-        },
     }
+    if complexities is not None:
+        summary["complexities"] = complexities
+    if stages is not None:
+        summary["server_stage_p50_ms"] = {
+            s: round(nearest_rank(v, 50), 2) for s, v in sorted(stages.items())
+        }
+    return summary
 
 
 def run(
-    settings: Settings, sizes: Sequence[int], background_users: int, count: int, seconds: float
+    settings: Settings,
+    sizes: Sequence[int],
+    background_users: int,
+    count: int,
+    seconds: float,
+    explain: bool = False,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {}
     points: dict[str, int] = {}
@@ -105,7 +157,8 @@ def run(
                     f"{size} memories written ({time.perf_counter() - began:.0f} s); measuring",
                     flush=True,
                 )
-                results[str(size)] = measure(client, asks, seconds)
+                measuring = measure_explained if explain else measure
+                results[str(size)] = measuring(client, asks, seconds)
                 print(f"  {json.dumps(results[str(size)])}", flush=True)
             background = [f"bench-other-{u}" for u in range(background_users)]
             total = 0
@@ -122,7 +175,7 @@ def run(
             "stored_dense_vectors": "hashing embedder (synthetic dense scores)",
             "query_embedder": settings.embedding.backend,
             "planner_and_gate": "offline",
-            "target": "p95 < 50 ms at 10k",
+            "target": "explained p50 within 2x of plain" if explain else "p95 < 50 ms at 10k",
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
         },
@@ -136,6 +189,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--background-users", type=int, default=20)
     parser.add_argument("--queries", type=int, default=100, help="Requests per size, at most.")
     parser.add_argument("--seconds", type=float, default=60.0, help="Time per size, at most.")
+    parser.add_argument(
+        "--explain", action="store_true", help="Plain vs explained recall, in turn."
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
         # The stores are the embedded ones, always: a fresh directory, nothing shared.
@@ -149,11 +205,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             embed_threads=1,  # as `memstream serve` runs its model
             embed_processes=1,
         )
-        report = run(settings, args.sizes, args.background_users, args.queries, args.seconds)
+        report = run(
+            settings, args.sizes, args.background_users, args.queries, args.seconds, args.explain
+        )
     write_report(args.out, report)
     for size, figures in report["memories_per_user"].items():
-        p50, p95 = figures["p50_ms"], figures["p95_ms"]
-        print(f"{size:>7} memories/user: p50 {p50:8.1f} ms  p95 {p95:8.1f} ms")
+        for name, shown in figures.items() if args.explain else [("", figures)]:
+            if isinstance(shown, dict):
+                p50, p95 = shown["p50_ms"], shown["p95_ms"]
+                print(f"{size:>7} memories/user {name:>9}: p50 {p50:8.1f} ms  p95 {p95:8.1f} ms")
+        if args.explain:
+            print(f"{'':>7} explained/plain p50 x{figures['ratio_p50']}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from memstream.client.models import (
 from memstream.client.producer import AsyncMemstreamProducer, MemstreamProducer
 from memstream.client.recall import AsyncRecallClient, RecallClient, RecallError
 from memstream.client.receipt import Receipt
+from memstream.client.trace import RecallTrace
 
 __all__ = [
     "AsyncMemstreamProducer",
@@ -61,6 +62,7 @@ __all__ = [
     "Recall",
     "RecallClient",
     "RecallError",
+    "RecallTrace",
     "Receipt",
     "UserForgotten",
     "WindowConsolidated",

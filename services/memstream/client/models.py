@@ -10,6 +10,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from memstream.client.prompt import render_recall
+from memstream.client.trace import RecallTrace
 from memstream.domain.models import Complexity
 
 
@@ -104,6 +105,7 @@ class Recall(_Pending):
     tokens: int
     timings_ms: dict[str, float]
     degraded: bool
+    trace: RecallTrace | None = None  # asked for with `explain=True`
 
     def as_prompt(self, heading: str = "What you remember about this user:") -> str:
         """The facts and memories as text to paste into a prompt: what holds now first, with

@@ -166,11 +166,13 @@ class RecallClient(_Base):
         with_derivation: bool = False,
         after: After | None = None,
         wait_ms: int = DEFAULT_WAIT_MS,
+        explain: bool = False,
     ) -> Recall:
         """The memories that help answer `query` (as of `query_time`, within `max_tokens`);
         `with_derivation`: each memory says what wrote it (backend, model, prompts, embedder);
         `after`: receipts (or their tokens) of messages the answer must include, waited for
-        at most `wait_ms` (the answer says `pending` if they are not in yet)."""
+        at most `wait_ms` (the answer says `pending` if they are not in yet); `explain`: the
+        answer's `trace` says what each stage kept and left out, and why."""
         body = recall_body(
             user_id,
             query,
@@ -180,6 +182,7 @@ class RecallClient(_Base):
             with_derivation,
             tokens_of(after),
             wait_ms,
+            explain,
         )
         return self._request(Recall, "POST", "/v1/recall", json=body)
 
@@ -302,6 +305,7 @@ class AsyncRecallClient(_Base):
         with_derivation: bool = False,
         after: After | None = None,
         wait_ms: int = DEFAULT_WAIT_MS,
+        explain: bool = False,
     ) -> Recall:
         body = recall_body(
             user_id,
@@ -312,6 +316,7 @@ class AsyncRecallClient(_Base):
             with_derivation,
             tokens_of(after),
             wait_ms,
+            explain,
         )
         return await self._request(Recall, "POST", "/v1/recall", json=body)
 

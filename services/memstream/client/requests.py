@@ -16,8 +16,11 @@ def recall_body(
     with_derivation: bool = False,
     after: list[str] | None = None,
     wait_ms: int = 0,
+    explain: bool = False,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"user_id": user_id, "query": query, "complexity": complexity}
+    if explain:
+        body["explain"] = True
     if after:
         body["after"] = after
         body["wait_ms"] = wait_ms

@@ -159,6 +159,8 @@ async def _run(
     try:
         if all_users:
             users = await tree.all_users()
+            # Users written before the users registry existed join it (the operator's search).
+            await tree.register_users()
         turns = load_catalog(settings.broker.topic_prefix).turns.name
         requested = await request_rebuilds(publisher, turns, users, since, levels)
         typer.echo(f"rebuild requested for {len(requested)} user(s)")

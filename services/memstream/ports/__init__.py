@@ -26,6 +26,7 @@ from memstream.ports.tree import (
     TreeStore,
     UserCommit,
 )
+from memstream.ports.users import UserDirectory
 
 __all__ = [
     "BacklogReads",
@@ -51,5 +52,6 @@ __all__ = [
     "Tombstones",
     "TreeStore",
     "UserCommit",
+    "UserDirectory",
     "VectorIndex",
 ]

@@ -11,6 +11,7 @@ markers, outboxes and the indexes across users. Each caller is typed with the ro
     DueIndex          who the clock must tick (and nodes the offline fallback wrote)
     RebuildQueue      rebuild jobs and the users whose rebuild may take its next chunk
     Forgetting        a user's tombstone, and forgetting a user for good
+    UserDirectory     the users registry and a user's overview (`ports.users`)
     TreeStore         all of them, and the knowledge the segmenter commits with the L1s
                       (`ports.knowledge`: KnowledgeReads, ProfileFacts): what the
                       composition root builds
@@ -34,6 +35,7 @@ from memstream.domain.rebuild import RebuildJob
 from memstream.domain.step import UserSnapshot
 from memstream.ports.knowledge import KnowledgeReads, ProfileFacts
 from memstream.ports.progress import ProgressMarks, ProgressReads
+from memstream.ports.users import UserDirectory
 
 # Each handler relays its own outbox: the segmenter and the consolidator of one user run in
 # different processes, and one shared list would let each trim what the other published.
@@ -273,6 +275,7 @@ class TreeStore(
     KnowledgeReads,
     ProfileFacts,
     ProgressReads,
+    UserDirectory,
     Protocol,
 ):
     """Every role at once: what the composition root builds and hands out."""

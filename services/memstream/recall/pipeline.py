@@ -33,6 +33,8 @@ Decisions worth knowing:
   leaves of the entities the query names that the search missed join the pool (one more
   MGET), and the re-rank reads which entities each leaf names (docs/knowledge.md,
   "Entities in recall"). A question gathering facts searches a wider pool.
+- With `explain`, a `TraceRecorder` (`recall/trace.py`) gathers a `RecallTrace`; off, each
+  of its hooks costs one None check.
 - The query is parsed once, on arrival (`domain/query.py`); every stage reads the parsed
   `Query`. The gate and the fit are functions passed in (`recall/stages.py`), so an
   evaluation replaces a stage rather than switching one off.
@@ -44,10 +46,8 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TypeVar
 
 from memstream.domain.entity_index import EntityIndex
 from memstream.domain.fact_recall import asked_instant, fit_facts
@@ -78,12 +78,12 @@ from memstream.ports.knowledge import KnowledgeReads
 from memstream.recall.entities import join_entity_leaves
 from memstream.recall.facts import AskedKnowledge, read_asked_knowledge
 from memstream.recall.stages import Fit, Gate, fit_in_place_of_leaves, gate_by_model
+from memstream.recall.stopwatch import Stopwatch
+from memstream.recall.trace import RecallTrace, TraceRecorder
 
 __all__ = ["RecallPipeline", "RecallRequest", "RecallResult"]
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,7 @@ class RecallRequest:
     query_time: datetime | None = None
     complexity: RequestedComplexity = "auto"
     max_tokens: int | None = None
+    explain: bool = False  # give the result a `RecallTrace`
 
     def __post_init__(self) -> None:
         if self.complexity not in REQUESTED_COMPLEXITIES:
@@ -113,20 +114,7 @@ class RecallResult:
     # first, or for a "before" question what it replaced (`domain.fact_recall`); each
     # carries its own validity.
     facts: list[AtomicFact] = field(default_factory=list)
-
-
-@dataclass
-class _Stopwatch:
-    """Per-stage wall times in milliseconds."""
-
-    timings: dict[str, float] = field(default_factory=dict)
-
-    async def time(self, stage: str, work: Awaitable[T]) -> T:
-        start = time.perf_counter()
-        try:
-            return await work
-        finally:
-            self.timings[stage] = round((time.perf_counter() - start) * 1000, 3)
+    trace: RecallTrace | None = None  # with `RecallRequest.explain`
 
 
 class RecallPipeline:
@@ -155,7 +143,8 @@ class RecallPipeline:
         self._knowledge = knowledge
 
     async def recall(self, request: RecallRequest) -> RecallResult:
-        clock = _Stopwatch()
+        clock = Stopwatch()
+        trace = TraceRecorder() if request.explain else None
         started = time.perf_counter()
         when = request.query_time or datetime.now(UTC)
         query = parse_query(request.query, when)
@@ -163,7 +152,7 @@ class RecallPipeline:
         index = self._read_entity_index(request.user_id, clock)
         planning = asyncio.ensure_future(clock.time("plan", self._plan(request, query)))
         activating = asyncio.ensure_future(
-            clock.time("leaves", self._activate(request, query, index, clock))
+            clock.time("leaves", self._activate(request, query, index, clock, trace))
         )
         knowing = asyncio.ensure_future(self._facts(request, query, when, index, clock))
         try:
@@ -177,10 +166,12 @@ class RecallPipeline:
             raise
         complexity = plan.complexity
         budgets = self.options.levels(complexity, query.aggregative)
-        climbing = self._climb(request.user_id, leaves, budgets, parents)
+        climbing = self._climb(request.user_id, leaves, budgets, parents, trace)
         candidates = await clock.time("ancestors", climbing)
         gating = self._gate(self._llm, query, complexity, candidates)
         kept, gate_failed = await clock.time("gate", gating)
+        if trace is not None:
+            trace.gate(candidates, kept, gate_failed)
         instant = asked_instant(query, when)
         if asked.versions:  # a state question whose slots have versions
             kept = stale_below_holding(with_validity(kept, asked.versions), instant)
@@ -199,6 +190,10 @@ class RecallPipeline:
             memories = stale_last(with_validity(memories, asked.versions), instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
+        explained = None
+        if trace is not None:
+            trace.fitted(memories, facts, tokens + fact_tokens, max_tokens, budget - fact_tokens)
+            explained = await trace.finish(query, plan, budgets, request.query_time, clock.timings)
         return RecallResult(
             complexity=complexity,
             keywords=plan.keywords,
@@ -207,6 +202,7 @@ class RecallPipeline:
             timings_ms=clock.timings,
             degraded=plan.degraded or gate_failed,
             facts=facts,
+            trace=explained,
         )
 
     # --- stages ----------------------------------------------------------------------------
@@ -227,7 +223,7 @@ class RecallPipeline:
         query: Query,
         when: datetime,
         index: asyncio.Future[EntityIndex] | None,
-        clock: _Stopwatch,
+        clock: Stopwatch,
     ) -> AskedKnowledge:
         """The facts the query asks about (none with knowledge off)."""
         if self._knowledge is None:
@@ -240,16 +236,20 @@ class RecallPipeline:
         request: RecallRequest,
         query: Query,
         entity_index: asyncio.Future[EntityIndex] | None,
-        clock: _Stopwatch,
+        clock: Stopwatch,
+        trace: TraceRecorder | None,
     ) -> tuple[list[RecalledMemory], dict[str, MemoryNode]]:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
         the summaries read for that, with their ancestors (the climb starts from them)."""
         [dense] = await clock.time("embed", self._embedder.embed([query.text]))
+        sparse, limit = query_vector(query), self.options.candidates_for(query.aggregative)
+        if trace is not None:
+            trace.search_channels(self._index, request.user_id, dense, sparse, limit)
         searching = self._index.search_leaves(
             request.user_id,
             dense,
-            query_vector(query),
-            limit=self.options.candidates_for(query.aggregative),
+            sparse,
+            limit=limit,
             dense_weight=self.options.dense_weight,
             level=Level.SEGMENT,
         )
@@ -273,10 +273,12 @@ class RecallPipeline:
         sessions = await self._sessions(request.user_id, pool)
         ranked = rerank(query, pool, self.options, sessions, heat)
         leaves = ranked[: self.options.leaves_for(query.aggregative)]
+        if trace is not None:
+            trace.leaves_ranked(scores, ranked, len(leaves), len(hits), heat)
         return leaves, await self._lineage(request.user_id, leaves, sessions)
 
     def _read_entity_index(
-        self, user_id: str, clock: _Stopwatch
+        self, user_id: str, clock: Stopwatch
     ) -> asyncio.Future[EntityIndex] | None:
         """The user's entity index, being read (None with knowledge off)."""
         if self._knowledge is None:
@@ -315,6 +317,7 @@ class RecallPipeline:
         leaves: list[RecalledMemory],
         budgets: dict[Level, int],
         known: dict[str, MemoryNode],
+        trace: TraceRecorder | None = None,
     ) -> list[RecalledMemory]:
         """Leaves plus their ancestors at the budgeted levels, best first within each level."""
         support = {m.node.id: Support.of_leaf(m.score) for m in leaves}
@@ -338,6 +341,8 @@ class RecallPipeline:
             for node in found:
                 by_level.setdefault(node.level, []).append(node)
             current = found
+        if trace is not None:
+            trace.climbed(by_level)
         recalled: list[RecalledMemory] = []
         for level, budget in budgets.items():
             recalled += prune(

@@ -32,6 +32,7 @@ from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, Vecto
 from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
+from memstream.recall.users import UserSearch
 from memstream.recall.writes import WriteWaiter
 from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.scheduler.rebuilds import RebuildPacer, pace
@@ -192,6 +193,7 @@ def build_recall(c: Container) -> RecallParts:
         ),
         checks={"redis": c.tree.ping, "qdrant": c.index.ping},
         writes=WriteWaiter(c.tree),
+        users=UserSearch(c.tree),
         knowledge=(
             KnowledgeService(knowledge=c.tree, tree=c.tree)
             if c.settings.lifecycle.knowledge

@@ -36,6 +36,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
     ms:rebuilds                 sorted set: user -> when its rebuild may take its next chunk
                                 (+inf: its leaves are done, its windows not yet seen
                                 consolidated)
+    ms:users                    sorted set of every user id with state, all scores 0 (read
+                                by id prefix with ZRANGEBYLEX), added by the segmenter's
+                                commit, removed by a forget
     ms:degraded                 set of JSON ["user", "node id"] the offline fallback wrote
     ms:progress                 hash: turns partition -> the next offset the segmenter has
                                 yet to handle, marked once the records before it are
@@ -114,6 +117,10 @@ def rebuilds(namespace: str) -> str:
 
 def progress(namespace: str) -> str:
     return f"{namespace}:progress"
+
+
+def users(namespace: str) -> str:
+    return f"{namespace}:users"
 
 
 def degraded(namespace: str) -> str:

@@ -124,6 +124,7 @@ class RedisSegmenterState(RedisNodes):
 
         def queue(pipe: Any) -> None:
             pipe.set(p + keys.STATE, json.dumps(c.state))
+            pipe.zadd(keys.users(self._ns), {user_id: 0})  # a no-op once listed
             if c.seen:
                 now = int(self._clock().timestamp())
                 stamp = now << MARK_BITS

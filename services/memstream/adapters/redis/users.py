@@ -11,14 +11,15 @@ from redis.exceptions import WatchError
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import done, text, tombstone_of
-from memstream.adapters.redis.nodes import RedisNodes
+from memstream.adapters.redis.directory import RedisDirectory
 from memstream.domain.forgetting import Forgotten, Tombstone
 from memstream.domain.models import Level
 from memstream.domain.rebuild import RebuildJob
 
 
-class RedisUsers(RedisNodes):
-    """`ports.DueIndex`, `ports.RebuildQueue` and `ports.Forgetting`."""
+class RedisUsers(RedisDirectory):
+    """`ports.DueIndex`, `ports.RebuildQueue`, `ports.Forgetting` (and, from
+    `RedisDirectory`, `ports.UserDirectory`)."""
 
     async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
         raw = await self._r.zrangebyscore(self._due, "-inf", now.timestamp(), start=0, num=limit)
@@ -79,16 +80,6 @@ class RedisUsers(RedisNodes):
             except WatchError:
                 return False
 
-    async def all_users(self, page: int = 1000) -> list[str]:
-        """Every user with a window state, sorted: what `memstream rebuild --all` rebuilds.
-        (A SCAN of the keyspace: an operator's command, never on a per-user path.)"""
-        prefix, suffix = f"{self._ns}:{{", "}:state"
-        users = {
-            text(key)[len(prefix) : -len(suffix)]
-            async for key in self._r.scan_iter(match=f"{prefix}*{suffix}", count=page)
-        }
-        return sorted(users)
-
     async def delete_user(self, user_id: str) -> int:
         """Remove every key of the user; returns how many keys were deleted."""
         return (await self._remove(user_id, None, None)).redis_keys
@@ -124,6 +115,7 @@ class RedisUsers(RedisNodes):
                     pipe.delete(*names)
                     pipe.zrem(self._due, user_id)
                     pipe.zrem(self._rebuilds, user_id)
+                    pipe.zrem(self._users, user_id)
                     if tombstone is not None:
                         doc = json.dumps(tombstone.to_json())
                         pipe.set(p + keys.TOMBSTONE, doc, ex=ttl_s)

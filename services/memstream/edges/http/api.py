@@ -66,7 +66,9 @@ from memstream.edges.http.schemas import (
     Text,
     recall_request_model,
 )
+from memstream.edges.http.trace_schemas import RecallTrace
 from memstream.edges.http.ui import UiHeaders, ui_router
+from memstream.edges.http.user_routes import user_routes
 from memstream.edges.http.writes import AfterQuery, after_query, seen, settle
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.recall.pipeline import RecallRequest, RecallResult
@@ -212,6 +214,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             query_time=body.query_time,
             complexity=body.complexity,
             max_tokens=body.max_tokens,
+            explain=body.explain,
         )
         result = await parts.pipeline.recall(request)
         if observe is not None:
@@ -233,6 +236,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
             if body.after
             else result.timings_ms,
             degraded=result.degraded,
+            trace=RecallTrace.of(result.trace) if result.trace is not None else None,
             **seen(writes),
         )
 
@@ -343,6 +347,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     _message_routes(router)
     _rebuild_routes(router)
     knowledge_routes(router)
+    user_routes(router)
     return router
 
 

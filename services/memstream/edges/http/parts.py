@@ -18,6 +18,7 @@ from memstream.edges.http.schemas import USER_ID_MAX_CHARS, USER_ID_PATTERN, val
 from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
+from memstream.recall.users import UserSearch
 from memstream.recall.writes import WriteWaiter
 
 _USER_ID_SPEC = {"pattern": USER_ID_PATTERN}
@@ -47,12 +48,13 @@ UserIdQuery = Annotated[
 class RecallParts:
     """What the routes call: the pipeline, the service, the readiness checks by store, the
     wait for write tokens, and the knowledge reads (None while the knowledge write is off:
-    its routes say so)."""
+    its routes say so), and the operator's search across users."""
 
     pipeline: RecallPipeline
     service: MemoryService
     checks: Mapping[str, Callable[[], Awaitable[bool]]]
     writes: WriteWaiter
+    users: UserSearch
     knowledge: KnowledgeService | None = None
 
 

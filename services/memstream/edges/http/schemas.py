@@ -26,6 +26,7 @@ from memstream.domain.derivation import Derivation
 from memstream.domain.models import Complexity, Fact, Level, MemoryNode, RequestedComplexity
 from memstream.domain.validity import Validity
 from memstream.edges.http.fact_schema import Fact as KnowledgeFact
+from memstream.edges.http.trace_schemas import RecallTrace
 from memstream.settings import Settings
 
 # The user-id rule of every topic (tests/unit/edges/http/test_user_ids.py holds them equal):
@@ -146,6 +147,11 @@ class RecallRequestBase(BaseModel):
     )
     with_derivation: StrictBool = Field(
         default=False, description="Give each memory's derivation (what wrote it)."
+    )
+    explain: StrictBool = Field(
+        default=False,
+        description="Give the answer a `trace`: what each stage saw, kept and left out "
+        "(docs/recall-explained.md).",
     )
     after: WriteTokens | None = Field(
         default=None,
@@ -316,6 +322,7 @@ class RecallResponse(WritesSeen):
     tokens: int = Field(ge=0)
     timings_ms: dict[str, float]
     degraded: bool = Field(description="True when an LLM step failed and a fallback answered.")
+    trace: RecallTrace | None = Field(default=None, description="With `explain`; else null.")
 
 
 class ProfileResponse(WritesSeen):
