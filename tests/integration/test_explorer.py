@@ -146,7 +146,7 @@ def test_an_explained_recall(browser: Browser, live: LiveExplorer) -> None:
     page.click("#recall button[type=submit]")
     expect(page.locator("#recall-result[data-ready=true]")).to_be_visible(timeout=30_000)
     assert page.locator("section.panel", has_text="Recalled").locator("ol li").count() >= 1
-    leaves = page.locator("section.panel:has(h2:text-is('Leaves'))").locator("tbody tr")
+    leaves = page.locator("section.panel:has(h2:text-matches('^Leaves'))").locator("tbody tr")
     assert leaves.count() >= 1
     assert page.locator(".stage").count() >= 2
     keep(page, "recall")

@@ -113,10 +113,10 @@ def test_an_explained_recall_shows_the_trace(browser: Browser, full: str) -> Non
     page.fill("#query", "what are the plans?")
     page.click("#recall button[type=submit]")
     expect(page.locator("#recall-result[data-ready=true]")).to_be_visible()
-    leaves = page.locator("section.panel:has(h2:text-is('Leaves'))").locator("tbody tr")
+    leaves = page.locator("section.panel:has(h2:text-matches('^Leaves'))").locator("tbody tr")
     expect(leaves).to_have_count(2)
     expect(leaves.first).to_contain_text("0.810")
-    expect(page.locator("section.panel:has(h2:text-is('Dropped'))")).to_contain_text(
+    expect(page.locator("section.panel:has(h2:text-matches('^Dropped'))")).to_contain_text(
         "below the relevance gate"
     )
     expect(page.locator(".stage")).to_have_count(4)

@@ -22,7 +22,7 @@ function memories(result) {
       "li",
       {},
       el("a", { href: links.memory(user, m.id), text: `${m.level_name} · ${when(m.t_start)} · score ${score(m.score)}` }),
-      textBlock(m.text),
+      textBlock(m.text.length > 300 ? `${m.text.slice(0, 300)}…` : m.text),
     ),
   );
   const empty = el("p", { text: "Nothing recalled." });
@@ -43,6 +43,15 @@ function plan(p) {
   return panel("Plan", table(["", ""], rows));
 }
 
+const SHOWN = 15;
+
+// The first rows of a long table, the rest folded under a <details> (no script needed).
+function folded(headings, rows) {
+  if (rows.length <= SHOWN) return table(headings, rows);
+  const rest = el("details", {}, el("summary", { text: `${rows.length - SHOWN} more` }), table(headings, rows.slice(SHOWN)));
+  return el("div", {}, table(headings, rows.slice(0, SHOWN)), rest);
+}
+
 const memoryLink = (id, level) => el("a", { href: links.memory(user, id), text: `L${level} ${id.slice(0, 12)}` });
 
 function leaves(trace) {
@@ -59,19 +68,19 @@ function leaves(trace) {
     textBlock(l.text.slice(0, 160), "span"),
   ]);
   const headings = ["rank", "memory", "found by", "dense", "lexical", "fused", "rerank", "returned", "names", "text"];
-  return panel("Leaves", table(headings, rows));
+  return panel(`Leaves (${rows.length})`, folded(headings, rows));
 }
 
 function climbed(trace) {
   if (!trace.climbed.length) return panel("Climbed", el("p", { text: "No ancestor was climbed to." }));
   const rows = trace.climbed.map((c) => [memoryLink(c.id, c.level), c.from_ids.length, c.returned ? "yes" : "no"]);
-  return panel("Climbed", table(["ancestor", "from leaves", "returned"], rows));
+  return panel(`Climbed (${rows.length})`, folded(["ancestor", "from leaves", "returned"], rows));
 }
 
 function dropped(trace) {
   if (!trace.dropped.length) return panel("Dropped", el("p", { text: "Nothing was dropped." }));
   const rows = trace.dropped.map((d) => [memoryLink(d.id, d.level), d.stage, d.reason]);
-  return panel("Dropped", table(["memory", "stage", "reason"], rows));
+  return panel(`Dropped (${rows.length})`, folded(["memory", "stage", "reason"], rows));
 }
 
 function stages(timings) {
@@ -93,12 +102,11 @@ function explained(result) {
     : el("p", { text: "No fact joined." });
   return [
     el("p", { class: "meta", text: `${trace.tokens} of ${trace.max_tokens} tokens` }),
-    plan(trace.plan),
+    el("div", { class: "pair" }, plan(trace.plan), stages(trace.timings_ms)),
     leaves(trace),
     climbed(trace),
     dropped(trace),
     panel("Facts", facts),
-    stages(trace.timings_ms),
   ];
 }
 
