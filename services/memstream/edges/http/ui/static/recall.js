@@ -129,12 +129,9 @@ function form(out) {
   return el(
     "form",
     { id: "recall", onsubmit: submit },
-    el("label", { for: "query", text: "Query" }),
-    el("input", { id: "query", name: "query", required: true, autocomplete: "off", dir: "auto" }),
-    el("label", { for: "at", text: "Query time (optional, this browser's time zone)" }),
-    el("input", { id: "at", name: "at", type: "datetime-local" }),
-    el("label", { for: "budget", text: "Token budget (optional)" }),
-    el("input", { id: "budget", name: "budget", type: "number", min: "1" }),
+    el("div", { class: "field wide" }, el("label", { for: "query", text: "Query" }), el("input", { id: "query", name: "query", required: true, autocomplete: "off", dir: "auto" })),
+    el("div", { class: "field" }, el("label", { for: "at", text: "Query time (optional, local)" }), el("input", { id: "at", name: "at", type: "datetime-local" })),
+    el("div", { class: "field" }, el("label", { for: "budget", text: "Token budget (optional)" }), el("input", { id: "budget", name: "budget", type: "number", min: "1" })),
     el("button", { type: "submit", text: "Recall" }),
   );
 }
