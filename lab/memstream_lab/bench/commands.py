@@ -17,6 +17,7 @@ import typer
 BENCHMARKS = (
     "cli_start",
     "export",
+    "explorer",
     "forget",
     "hostile",
     "house",

@@ -68,6 +68,7 @@ from memstream.edges.http.schemas import (
     recall_request_model,
 )
 from memstream.edges.http.trace_schemas import RecallTrace
+from memstream.edges.http.ui import UiHeaders, ui_router
 from memstream.edges.http.user_routes import user_routes
 from memstream.edges.http.writes import (
     FOREIGN_TOKEN,
@@ -178,7 +179,9 @@ def create_app(
     install_validation_errors(app)
     app.include_router(_v1_router(settings, ring, observe))
     app.include_router(_ops_router(settings, metrics_registry))
+    app.include_router(ui_router())  # the memory explorer's pages (docs/explorer.md)
     app.add_middleware(RequestGate, max_body_bytes=settings.api.max_body_bytes, keys=ring)
+    app.add_middleware(UiHeaders)
     app.state.settings = settings  # the server reads its connection limits from here
     return app
 

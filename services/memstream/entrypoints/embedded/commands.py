@@ -59,6 +59,9 @@ def print_endpoints(stack: EmbeddedStack, console: Console | None = None) -> Non
     console.print(f"MEMSTREAM_REDIS_URL={ends.redis_url}", soft_wrap=True)
     api = stack.settings()
     console.print(f"MEMSTREAM_RECALL_URL=http://{api.api.host}:{api.api.port}", soft_wrap=True)
+    # The memory explorer is served by the same API (docs/explorer.md); not a KEY=value line,
+    # since no setting reads it.
+    console.print(f"Memory explorer: http://{api.api.host}:{api.api.port}/ui/", soft_wrap=True)
     if api.api.auth_disabled and not api.api.keys:
         # So `memstream recall` run with these lines opens the stores the same way.
         console.print("MEMSTREAM_RECALL_AUTH_DISABLED=true", soft_wrap=True)
