@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -155,7 +157,9 @@ def test_an_explained_recall(browser: Browser, live: LiveExplorer) -> None:
 
 def cited_outside_its_chain(api: httpx.Client, leaf: dict[str, Any]) -> bool:
     """Whether a summary other than the leaf's ancestors cites its message (a later month's
-    profile can carry a fact forward; forgetting does not rewrite those, see the report)."""
+    profile carries lines of the one before it): the page's test takes a message cited by its
+    chain only, so the memory above it is the whole story; the API's test below takes one
+    cited beyond it."""
     [message] = leaf["source_ids"]
     chain, parent = set(), leaf["parent_id"]
     summaries = {}
@@ -199,6 +203,32 @@ def test_forgetting_a_message_takes_it_off_the_tree(
     )
     page.goto(f"{live.url}/ui/users/{LOCOMO_USER}/memories/{leaf['id']}")
     expect(page.locator(".notice", has_text="This memory is gone")).to_be_visible()
+
+
+def test_forgetting_a_message_a_later_profile_carries_reaches_that_profile(
+    api: httpx.Client,
+) -> None:
+    """A profile repeats lines of the profile before it, which its own children do not
+    change: the forget re-closes it and it is written again without the message."""
+    leaves = api.get(f"/v1/users/{LOCOMO_USER}/memories", params={"level": 1, "limit": 500})
+    leaf = next(
+        n
+        for n in leaves.json()["items"]
+        if len(n["source_ids"]) == 1 and cited_outside_its_chain(api, n)
+    )
+    [message] = leaf["source_ids"]
+    answer = api.post(f"/v1/users/{LOCOMO_USER}/messages:forget", json={"message_ids": [message]})
+    assert answer.status_code == 202
+    status_path = f"/v1/users/{LOCOMO_USER}/messages/{quote(message, safe='')}/forget"
+    deadline = time.monotonic() + FORGET_TIMEOUT_MS / 1000
+    while api.get(status_path).json()["status"] != "done":
+        assert time.monotonic() < deadline, f"forgetting {message} never ended"
+        time.sleep(0.5)
+    for level in (1, 2, 3, 4, 5):
+        page = api.get(f"/v1/users/{LOCOMO_USER}/memories", params={"level": level, "limit": 500})
+        for node in page.json()["items"]:
+            cited = {s for f in node["facts"] for s in f["source_ids"]} | set(node["source_ids"])
+            assert message not in cited, f"L{level} {node['id']} still cites {message}"
 
 
 def no_harm_done(watched: Watched) -> None:

@@ -24,7 +24,9 @@ month's end (`domain.profile_facts`), read through `ports.ProfileFacts`. They co
 L1s under the month and before it: a change under the month changes its children (and so
 its fingerprint); a forget before it re-closes the later profiles too (the segmenter), and
 one whose fact lines cite a message no fact comes from any more is written again even with
-the same children, so a forgotten message's fact leaves every profile.
+the same children, so a forgotten message's fact leaves every profile. So is any node a
+forget re-closes that still cites a forgotten message (a message tombstone holds it): a
+profile carries lines of the profile before it, which its own children do not change.
 
 A forget may land while a batch runs (`domain.forgetting`). The batch reads each user's
 tombstone (in its load, before it publishes what an outbox held) before it reads the
@@ -176,8 +178,12 @@ class Consolidator:
         existing = await view.get(user_id, closure.node_id)
         print_ = fingerprint(children, self._derivation)
         said = await self._facts_said(closure, children)
-        # A profile citing a message no fact comes from any more (forgotten) is not current.
+        # A profile citing a message no fact comes from any more (forgotten) is not current;
+        # nor is any node a forget re-closes that still cites a forgotten message (a profile
+        # carries lines of the one before it, which its own children do not change).
         stale = said is not None and existing is not None and cites_unsaid(existing.node, said)
+        if not stale and existing is not None and closure.reason == "late_data":
+            stale = await self._cites_forgotten(user_id, existing.node)
         if existing is not None and is_current(existing, print_) and not stale:
             return Outcome(closure, existing.node, "unchanged")
 
@@ -199,6 +205,10 @@ class Consolidator:
             "consolidated %s %s v%d (%s)", node.level.label, node.id, node.version, closure.reason
         )
         return Outcome(closure, node, fingerprint=print_)
+
+    async def _cites_forgotten(self, user_id: str, node: MemoryNode) -> bool:
+        cited = sorted({s for line in node.facts for s in line.source_ids} | set(node.source_ids))
+        return bool(cited) and any(await self._tree.forgotten_messages(user_id, cited))
 
     async def _facts_said(
         self, closure: WindowClosed, children: Sequence[MemoryNode]

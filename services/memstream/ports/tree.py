@@ -225,9 +225,10 @@ class SegmenterStore(
         ...
 
 
-class ConsolidatorStore(NodeReader, Outboxes, Tombstones, Protocol):
+class ConsolidatorStore(NodeReader, MessageIndex, Outboxes, Tombstones, Protocol):
     """The consolidator's batch: one load of its users, the tree read as closures need it
-    (`consolidator.batch_view`), one commit per user."""
+    (`consolidator.batch_view`), one commit per user; the message tombstones, for the nodes a
+    forget re-closes."""
 
     async def load_users(self, user_ids: Sequence[str]) -> dict[str, ConsolidatorSnapshot]:
         """Each user's `ConsolidatorSnapshot`, read together."""
