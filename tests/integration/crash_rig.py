@@ -128,6 +128,9 @@ async def scenario_settings(stack: Settings, root: Path, name: str) -> Settings:
             "qdrant_collection": "memories",
             "data_dir": root / name,
             "embedder": "hashing",
+            # The log sends sessions out of order: the reorder window (off by default) holds
+            # turns across the kill points.
+            "session_reorder_turns": 32,
         }
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -49,11 +49,16 @@ def wire(event: InputEvent) -> dict[str, object]:
     }
 
 
+# The reorder window is off by default (docs/producers.md): a producer whose records may
+# arrive out of order turns it on.
+REORDER_TURNS = 32
+
+
 async def test_turns_out_of_order_through_the_broker_give_the_in_order_tree(
     settings: Settings, tmp_path: Path
 ) -> None:
     events = locomo_events("30", 2, "assistant", user_id=USER)
-    rig = handler_rig(WindowRules(reorder_turns=settings.lifecycle.session_reorder_turns))
+    rig = handler_rig(WindowRules(reorder_turns=REORDER_TURNS))
     await rig.send_in_batches(events, [16])
     in_order = shape(list(rig.nodes(USER).values()))
     rng = random.Random(3)
@@ -68,6 +73,7 @@ async def test_turns_out_of_order_through_the_broker_give_the_in_order_tree(
             "consume_step_size": 3,
             "clock_grace_s": 0.0,
             "clock_interval_s": 0.5,
+            "session_reorder_turns": REORDER_TURNS,
         }
     )
     async with run_parts(local, WRITE_PATH, fast_rebalance=True) as running:

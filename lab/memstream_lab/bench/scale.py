@@ -13,7 +13,7 @@ anything, a sample user is written both by the real segmenter and by the fill, a
 and payload fields compared (`scale_kind`).
 
 At each size: recall p50/p95 over HTTP at one client for the heavy user and a light one
-(`recall_latency.measure`: the API in-process, offline planner); bytes in Redis by key family
+(`recall_probe.measure`: the API in-process, offline planner); bytes in Redis by key family
 (`MEMORY USAGE`) for the heavy user and a sample of light users, the whole Redis's
 `used_memory`, the Qdrant directory on disk and the process's RSS. Along the heavy user's
 fill, its key families at every tenth of its messages (what grows with history). After the
@@ -48,7 +48,7 @@ from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
 from memstream.wiring.handlers import derivation, window_rules
 from memstream_lab.bench import scale_bytes as sb
-from memstream_lab.bench.recall_latency import measure as recall_measure
+from memstream_lab.bench.recall_probe import measure as recall_measure
 from memstream_lab.bench.scale_chat import ChatShape, locomo_shape, user_chat
 from memstream_lab.bench.scale_fill import (
     BANK_SIZE,

@@ -277,12 +277,13 @@ class LifecycleSettings(BaseModel):
         default=1800.0, gt=0, description="A session with no new turn for this long closes."
     )
     session_reorder_turns: int = Field(
-        default=32,
+        default=0,
         ge=0,
         le=1024,
         description="Turns of a user held, at most, while a session's turn with an earlier "
         "seq is missing, so turns arriving out of order are taken in seq order; a count, "
-        "not a time, so a replay holds the same turns (0: taken as they arrive; "
+        "not a time, so a replay holds the same turns (0, the default: taken as they "
+        "arrive; 32 for producers that send one session from several instances; "
         "docs/producers.md).",
     )
     clock_grace_s: float = Field(

@@ -66,7 +66,7 @@ async def test_turns_shuffled_within_their_sessions_give_the_in_order_tree(
 async def test_a_bounded_shuffle_within_the_default_window_gives_the_in_order_tree(
     layout: str,
 ) -> None:
-    rules = WindowRules(reorder_turns=32)  # the setting's default
+    rules = WindowRules(reorder_turns=32)  # the bound docs/producers.md suggests
     events = locomo_events(CONVERSATION, SESSIONS, layout)
     in_order = (await tree_of(rules, events, [8])).nodes("locomo")
     for seed in SEEDS:

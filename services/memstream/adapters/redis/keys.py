@@ -24,6 +24,10 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
     ms:{u}:facts                hash: L1 id -> JSON list of the facts its messages state, as
                                 extracted (the observations; versions are derived on read,
                                 `domain.knowledge`), written and removed with the L1s
+    ms:{u}:fact_slots           sorted set (all scores 0, read by range): "subject US
+                                attribute US L1 id" of every fact written, so a slot's L1s are
+                                found without reading every fact (a member of a rewritten L1
+                                may outlive its fact: readers keep what the hash still says)
     ms:{u}:entities             hash: L1 id -> JSON of the entity surfaces and alias links
                                 of its messages (the entity index's leaves), likewise
     ms:{u}:knowledge_revision   a token set anew (never the same twice) in every transaction
