@@ -97,6 +97,9 @@ async def test_without_after_nothing_is_waited_for_or_pending(
         (token(1, age_ms=9 * DAY_MS), "write_token_stale", ["body", "after"]),
         (token(1, age_ms=-DAY_MS), "write_token_future", ["body", "after"]),
     ],
+    # Named, not by the tokens (they hold the time they were made): every process that
+    # collects the tests (pytest-xdist's workers) sees the same ids.
+    ids=["malformed", "malformed-in-list", "forged", "stale", "future"],
 )
 async def test_a_token_that_cannot_be_satisfied_is_a_422_naming_the_field(
     client: httpx.AsyncClient, after: object, kind: str, loc: list[object]
