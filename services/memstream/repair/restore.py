@@ -36,8 +36,8 @@ from memstream import faults
 from memstream.domain.forgetting import Guard
 from memstream.domain.knowledge import knowledge_change
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode
-from memstream.domain.nodes import embedding_head, fingerprint, mean_direction, remaining_turns
-from memstream.domain.sparse import document_vector
+from memstream.domain.node_vectors import embedded_texts, indexed_memories
+from memstream.domain.nodes import fingerprint
 from memstream.ports import Embedder
 from memstream.ports.repair import IndexScan, TreeRestore
 
@@ -155,20 +155,8 @@ class StoreRepair:
 
     async def _indexed(self, nodes: Sequence[MemoryNode]) -> list[IndexedMemory]:
         """The nodes with their vectors, made as the segmenter and the consolidator make them."""
-        texts: list[str] = []
-        spans: list[tuple[int, int]] = []
-        for node in nodes:
-            start = len(texts)
-            if node.level == Level.SEGMENT:
-                texts += [t.text for t in remaining_turns(node, ())] or [node.text]
-            else:
-                texts.append(embedding_head(node.text))
-            spans.append((start, len(texts)))
-        vectors = await self._embedder.embed(texts)
-        return [
-            IndexedMemory(n, mean_direction(vectors[a:b]), document_vector(n.text))
-            for n, (a, b) in zip(nodes, spans, strict=True)
-        ]
+        vectors = await self._embedder.embed([t for n in nodes for t in embedded_texts(n)])
+        return indexed_memories(nodes, vectors)
 
     async def _tree_from_index(
         self, progress: RepairProgress, pacer: Pacer, on_progress: Callable[[RepairProgress], None]
