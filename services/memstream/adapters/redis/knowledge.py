@@ -119,12 +119,13 @@ class RedisKnowledge(RedisBase):
         named = sorted(leaf_ids)
         pipe = self._r.pipeline(transaction=False)
         pipe.exists(index)
-        pipe.hmget(facts_key, named) if named else pipe.exists(facts_key)
-        indexed, stated = await pipe.execute()
+        if named:
+            pipe.hmget(facts_key, named)
+        indexed, *stated = await pipe.execute()
         if not indexed:
             _, raw = await self._read(user_id, keys.FACTS)
             return decode_slot_facts({text(k): text(v) for k, v in raw.items()}, slots, leaf_ids)
-        docs = {i: text(d) for i, d in zip(named, stated if named else (), strict=False) if d}
+        docs = {i: text(d) for i, d in zip(named, stated[0] if named else (), strict=True) if d}
         wanted = set(slots) | {
             (f["subject"], f["attribute"]) for doc in docs.values() for f in json.loads(doc)
         }
