@@ -22,6 +22,7 @@ BENCHMARKS = (
     "hostile",
     "house",
     "ingest",
+    "knowledge_read",
     "knowledge_write",
     "l1_freshness",
     "loop_work",

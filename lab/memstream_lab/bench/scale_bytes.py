@@ -34,6 +34,7 @@ BOUNDS = {
     keys.TOMBSTONE: "constant (one value, expires)",
     keys.REBUILD: "constant (one value)",
     keys.KNOWLEDGE_REVISION: "constant (one token)",
+    keys.KNOWLEDGE_CHANGES: "bounded: the last 32 revisions (knowledge_log.KEPT)",
     keys.KEYS: "unbounded: two members per node",
     keys.SOURCES: "unbounded: one field per message held by an L1",
     keys.FACTS: "unbounded: one field per L1 stating a fact",

@@ -11,7 +11,7 @@ name ("Mel" ... "Melanie").
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -24,6 +24,7 @@ from memstream.domain.entities import (
     name_key,
     relation_key,
 )
+from memstream.domain.entity_keys import KeySurfaces, key_surfaces, vote
 from memstream.domain.entity_lexicon import FIRST_PERSON
 
 # A short form merges into a longer name only if it is this long ("Al" stays itself).
@@ -31,13 +32,8 @@ MIN_PREFIX_CHARS = 3
 # ...and only into a name that has this share of the mentions of all the names it begins
 # ("Mel" is Melanie's, not the one-off typo "Mell"'s; between Melanie and Melissa it stays).
 PREFIX_DOMINANCE = 0.8
-# A word capitalised mostly where sentences start is an ordinary word ("Let's", "See"):
-# its weak mentions count only if at least one leaf in this many says it mid-sentence.
-WEAK_TO_STRONG_LEAVES = 5
 # Kinds a short form can stand for: people and pets have nicknames, places rarely do.
 _NICKNAMED: frozenset[EntityKind] = frozenset({"person", "pet", "unknown"})
-# When votes tie, the more specific kind wins, in this order.
-_KIND_ORDER: tuple[EntityKind, ...] = ("person", "pet", "organisation", "place", "thing")
 _THIRD_PERSON = frozenset({"his", "her", "their"})
 
 
@@ -150,19 +146,25 @@ def forget(index: EntityIndex, leaf_ids: Iterable[str]) -> EntityIndex:
 
 def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
     """The entities a set of leaves names, aliases merged."""
-    by_key: dict[str, list[tuple[str, Surface]]] = {}
+    said: dict[str, dict[str, Surface]] = {}
     for leaf_id, leaf in leaves.items():
         for s in leaf.surfaces:
-            by_key.setdefault(s.key, []).append((leaf_id, s))
-    # A weakly said key counts only where it is a name elsewhere: said strongly, or a speaker.
-    # Spelled the same, too: a weak "Got" is not the strong "GoT".
-    for k, said in list(by_key.items()):
-        strong = [(leaf_id, s) for leaf_id, s in said if not s.weak or s.speaker]
-        spelled = {s.name for _, s in strong}
-        kept = [(leaf_id, s) for leaf_id, s in said if not s.weak or s.speaker or s.name in spelled]
-        by_key[k] = strong if len(strong) * WEAK_TO_STRONG_LEAVES < len(kept) else kept
-    real = {k for k, said in by_key.items() if said}
-    kinds = {k: _vote([s.kind for _, s in by_key[k] if s.kind != "unknown"]) for k in real}
+            said.setdefault(s.key, {})[leaf_id] = s
+    summed = {k: key_surfaces(by_leaf) for k, by_leaf in said.items()}
+    return clustered(leaves, {k: v for k, v in summed.items() if v is not None})
+
+
+def clustered(
+    leaves: Mapping[str, LeafEntities],
+    by_key: Mapping[str, KeySurfaces],
+    kept: Callable[[Sequence[str]], Entity | None] = lambda members: None,
+) -> EntityIndex:
+    """`build`, given each key's surfaces already counted (`key_surfaces`): what a reader
+    keeps from one revision to the next (`knowledge_view`), with `kept(members)` the entity
+    it derived before of these keys if none of their surfaces changed since. Nothing below
+    depends on the order of the leaves."""
+    real = set(by_key)
+    kinds = {k: by_key[k].kind for k in real}
     parent = {k: k for k in real}
 
     def root(k: str) -> str:
@@ -185,7 +187,7 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
         targets = Counter[str]()
         for k in names_only:
             if k != short and kinds[k] in _NICKNAMED and _shortens(short, k):
-                targets[root(k)] += sum(s.count for _, s in by_key[k])
+                targets[root(k)] += by_key[k].mentions
         if targets:
             target, count = min(targets.items(), key=lambda kv: (-kv[1], kv[0]))
             if count >= PREFIX_DOMINANCE * sum(targets.values()):
@@ -215,7 +217,8 @@ def build(leaves: Mapping[str, LeafEntities]) -> EntityIndex:
     entities: dict[str, Entity] = {}
     keys: dict[str, str] = {}
     for members in clusters.values():
-        entity = _entity(sorted(members, key=_key_rank), by_key)
+        ranked = sorted(members, key=_key_rank)
+        entity = kept(ranked) or _entity(ranked, by_key)
         entities[entity.key] = entity
         for k in members:
             keys[k] = entity.key
@@ -231,22 +234,24 @@ def _shortens(short: str, name: str) -> bool:
     return words[0].startswith(short) or (len(words) > 1 and words[-1] == short)
 
 
-def _entity(members: list[str], by_key: Mapping[str, list[tuple[str, Surface]]]) -> Entity:
-    said = [(leaf_id, s) for k in members for leaf_id, s in by_key[k]]
+def _entity(members: list[str], by_key: Mapping[str, KeySurfaces]) -> Entity:
+    summed = [by_key[k] for k in members]
     names = Counter[str]()
-    for _, s in said:
-        if "'s " not in s.key or len(members) == 1:
-            names[s.name] += s.count
-    key = members[0]
+    kinds = Counter[EntityKind]()
+    for k, key in zip(members, summed, strict=True):
+        if "'s " not in k or len(members) == 1:
+            names.update(key.names)
+        kinds.update(key.kinds)
+    leaves = summed[0].leaves if len(summed) == 1 else sorted({i for k in summed for i in k.leaves})
     return Entity(
-        key=key,
+        key=members[0],
         name=min(names, key=lambda n: (-names[n], -len(n), n)),
-        kind=_vote([s.kind for _, s in said if s.kind != "unknown"]),
+        kind=vote(kinds),
         aliases=tuple(members[1:]),
-        first_seen=min(s.first for _, s in said),
-        last_seen=max(s.last for _, s in said),
-        leaf_ids=tuple(sorted({leaf_id for leaf_id, _ in said})),
-        mentions=sum(s.count for _, s in said),
+        first_seen=min(key.first for key in summed),
+        last_seen=max(key.last for key in summed),
+        leaf_ids=tuple(leaves),
+        mentions=sum(key.mentions for key in summed),
     )
 
 
@@ -256,10 +261,7 @@ def _key_rank(key: str) -> tuple[int, int, int, str]:
 
 
 def _vote(kinds: Sequence[EntityKind]) -> EntityKind:
-    if not kinds:
-        return "unknown"
-    votes = Counter(kinds)
-    return min(votes, key=lambda k: (-votes[k], _KIND_ORDER.index(k)))
+    return vote(Counter(kinds))
 
 
 def resolve(index: EntityIndex, name: str, owner: str | None = None) -> str | None:

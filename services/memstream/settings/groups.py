@@ -127,9 +127,10 @@ class RedisSettings(BaseModel):
     knowledge_cache_users: int = Field(
         default=64,
         ge=0,
-        description="Users whose derived facts and entity index a process keeps, each while "
-        "the user's knowledge revision stays the same (a read then costs one GET; about "
-        "0.5 MiB for 700 L1s); 0: derive on every read.",
+        description="Users whose derived facts and entity index a process keeps, by the "
+        "user's knowledge revision: a read costs one GET while it stays the same, and after a "
+        "write reads and derives again only the L1s the write changed (about 0.5 MiB for 700 "
+        "L1s); 0: derive on every read.",
     )
 
 

@@ -33,6 +33,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
     ms:{u}:knowledge_revision   a token set anew (never the same twice) in every transaction
                                 that changes the two hashes above: readers keep what they
                                 derive from them by it (`knowledge_cache`)
+    ms:{u}:knowledge_changes    list, the last 32 revisions in the order they were set, each
+                                JSON of the revision and the L1 ids its transaction changed
+                                (`knowledge_log`): a reader steps what it holds forward
     ms:{u}:tombstone            JSON of the user's tombstone after a forget (expires; see
                                 `domain.forgetting`); commits with a guard check it atomically
     ms:{u}:rebuild              JSON of the user's latest rebuild job (`domain.rebuild`)
@@ -76,6 +79,7 @@ FACTS = "facts"
 FACT_SLOTS = "fact_slots"
 ENTITIES = "entities"
 KNOWLEDGE_REVISION = "knowledge_revision"
+KNOWLEDGE_CHANGES = "knowledge_changes"
 # The segmenter's outbox keeps its first key, so an upgrade still publishes what it left.
 OUTBOX: dict[OutboxName, str] = {"segmenter": "outbox", "consolidator": "outbox:consolidator"}
 
@@ -93,6 +97,7 @@ FIXED_SUFFIXES = (
     FACT_SLOTS,
     ENTITIES,
     KNOWLEDGE_REVISION,
+    KNOWLEDGE_CHANGES,
 )
 
 # A field of the message index no message id can be (ids are never empty): every L1 of the

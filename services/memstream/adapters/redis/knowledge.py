@@ -19,7 +19,7 @@ from typing import Any
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import RedisBase, done, text
-from memstream.adapters.redis.knowledge_cache import Derived, DerivedFacts
+from memstream.adapters.redis.knowledge_log import changed_since, queue_entry
 from memstream.contracts.knowledge_codec import (
     decode_fact,
     decode_leaf_entities,
@@ -27,18 +27,18 @@ from memstream.contracts.knowledge_codec import (
     encode_fact,
     encode_leaf_entities,
 )
-from memstream.domain.entity_index import Entity, EntityIndex
+from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import (
     KnowledgeChange,
     entities_by_key,
-    entity_index,
     facts_in,
     history_in,
     named_entity,
     said_before,
     versions_in,
 )
+from memstream.domain.knowledge_view import EntitiesView, FactsView
 
 
 def queue_knowledge(pipe: Any, prefix: str, change: KnowledgeChange) -> None:
@@ -71,38 +71,34 @@ def queue_knowledge(pipe: Any, prefix: str, change: KnowledgeChange) -> None:
             pipe.hset(prefix + key, mapping=values)
         if gone:
             pipe.hdel(prefix + key, *gone)
-    if facts or surfaces or gone_facts or gone_surfaces:
+    changed = {*facts, *surfaces, *gone_facts, *gone_surfaces}
+    if changed:
         # Readers hold what they derived by revision (knowledge_cache.py): a new one, never
-        # used before, in the transaction that changes what they derived it from.
-        pipe.set(prefix + keys.KNOWLEDGE_REVISION, secrets.token_hex(8))
+        # used before, in the transaction that changes what they derived it from, logged
+        # with the L1s it changed so they can step forward (knowledge_log.py).
+        revision = secrets.token_hex(8)
+        pipe.set(prefix + keys.KNOWLEDGE_REVISION, revision)
+        queue_entry(pipe, prefix + keys.KNOWLEDGE_CHANGES, revision, changed)
 
 
 class RedisKnowledge(RedisBase):
     """`ports.KnowledgeReads` and `ports.ProfileFacts`, what it derives kept in `knowledge_cache`
-    by revision."""
+    by revision and stepped forward through the change log."""
 
     async def facts(
         self, user_id: str, subject: str | None = None, at: datetime | None = None
     ) -> list[AtomicFact]:
-        return list(facts_in((await self._derived_facts(user_id)).timelines, subject, at))
+        return list(facts_in((await self._facts_view(user_id)).timelines, subject, at))
 
     async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:
-        timelines = (await self._derived_facts(user_id)).timelines
+        timelines = (await self._facts_view(user_id)).timelines
         return list(history_in(timelines, subject, attribute))
 
     async def fact_versions(self, user_id: str) -> list[AtomicFact]:
-        return list(versions_in((await self._derived_facts(user_id)).timelines))
+        return list(versions_in((await self._facts_view(user_id)).timelines))
 
     async def entity_index(self, user_id: str) -> EntityIndex:
-        held = await self._held(user_id)
-        if held is not None and held.index is not None:
-            return held.index
-        revision, raw = await self._read(user_id, keys.ENTITIES)
-        index = entity_index(
-            {text(leaf_id): decode_leaf_entities(json.loads(doc)) for leaf_id, doc in raw.items()}
-        )
-        self.knowledge_cache.keep_index(user_id, revision, index)
-        return index
+        return (await self._entities_view(user_id)).index
 
     async def entities(self, user_id: str) -> list[Entity]:
         return entities_by_key(await self.entity_index(user_id))
@@ -146,24 +142,71 @@ class RedisKnowledge(RedisBase):
         return said_before(await self._observations(user_id), before)
 
     async def _observations(self, user_id: str) -> list[AtomicFact]:
-        return list((await self._derived_facts(user_id)).observations)
+        return list((await self._facts_view(user_id)).observations)
 
-    async def _derived_facts(self, user_id: str) -> DerivedFacts:
-        held = await self._held(user_id)
-        if held is not None and held.facts is not None:
-            return held.facts
+    async def _facts_view(self, user_id: str) -> FactsView:
+        held = self.knowledge_cache.facts(user_id)
+        if held is not None:
+            found = await self._stepped(user_id, held.revision, keys.FACTS)
+            if found is not None:
+                current, docs = found
+                if not docs:
+                    return held.view
+                view = held.view.replaced({i: _facts_of(d) for i, d in docs.items()})
+                self.knowledge_cache.keep_facts(user_id, current, view)
+                return view
         revision, raw = await self._read(user_id, keys.FACTS)
-        facts = DerivedFacts.of([decode_fact(f) for doc in raw.values() for f in json.loads(doc)])
-        self.knowledge_cache.keep_facts(user_id, revision, facts)
-        return facts
+        view = FactsView.of({text(i): _facts_of(text(d)) for i, d in raw.items()})
+        self.knowledge_cache.keep_facts(user_id, revision, view)
+        return view
 
-    async def _held(self, user_id: str) -> Derived | None:
-        """What is held of the user at its current revision: one GET, or none when nothing
-        is held of the user at all."""
-        if user_id not in self.knowledge_cache:
+    async def _entities_view(self, user_id: str) -> EntitiesView:
+        held = self.knowledge_cache.entities(user_id)
+        if held is not None:
+            found = await self._stepped(user_id, held.revision, keys.ENTITIES)
+            if found is not None:
+                current, docs = found
+                if not docs:
+                    return held.view
+                view = held.view.replaced({i: _surfaces_of(d) for i, d in docs.items()})
+                self.knowledge_cache.keep_entities(user_id, current, view)
+                return view
+        revision, raw = await self._read(user_id, keys.ENTITIES)
+        view = EntitiesView.of(
+            {text(i): decode_leaf_entities(json.loads(d)) for i, d in raw.items()}
+        )
+        self.knowledge_cache.keep_entities(user_id, revision, view)
+        return view
+
+    async def _stepped(
+        self, user_id: str, held: bytes, hash_key: str
+    ) -> tuple[bytes, dict[str, str | None]] | None:
+        """The current revision and the fields of `hash_key` changed since revision `held`
+        (none: nothing changed, one GET); None when the log cannot tell, or the user is gone."""
+        revision_key = self._key(user_id, keys.KNOWLEDGE_REVISION)
+        current = await self._r.get(revision_key)
+        if current is None:
+            self.knowledge_cache.drop(user_id)  # forgotten: nothing of it is kept
             return None
-        revision = await self._r.get(self._key(user_id, keys.KNOWLEDGE_REVISION))
-        return self.knowledge_cache.at(user_id, revision)
+        if current == held:
+            return current, {}
+        pipe = self._r.pipeline(transaction=True)
+        pipe.get(revision_key)
+        pipe.lrange(self._key(user_id, keys.KNOWLEDGE_CHANGES), 0, -1)
+        current, entries = await pipe.execute()
+        changed = changed_since(entries, held, current) if current is not None else None
+        if not changed:  # None: the log cannot tell; empty: no L1 named, which it never is
+            return None
+        named = sorted(changed)
+        pipe = self._r.pipeline(transaction=True)
+        pipe.get(revision_key)
+        pipe.hmget(self._key(user_id, hash_key), named)
+        again, docs = await pipe.execute()
+        if again != current:  # written in between: derive whole rather than chase it
+            return None
+        return current, {
+            i: text(d) if d is not None else None for i, d in zip(named, docs, strict=True)
+        }
 
     async def _read(self, user_id: str, hash_key: str) -> tuple[bytes | None, dict[Any, Any]]:
         """One of the knowledge hashes and the revision it is at, read together (atomic)."""
@@ -174,3 +217,11 @@ class RedisKnowledge(RedisBase):
         if revision is None:
             self.knowledge_cache.drop(user_id)  # forgotten: nothing of it is kept
         return revision, raw
+
+
+def _facts_of(doc: str | None) -> tuple[AtomicFact, ...]:
+    return tuple(decode_fact(f) for f in json.loads(doc)) if doc else ()
+
+
+def _surfaces_of(doc: str | None) -> LeafEntities | None:
+    return decode_leaf_entities(json.loads(doc)) if doc else None

@@ -3,6 +3,7 @@ and a new revision whenever it changes anything."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -56,6 +57,8 @@ def test_a_first_write_sets_what_it_says_and_clears_nothing() -> None:
     assert queued(knowledge_change([names_only, l1("b", "ok")])) == [
         ("hset", keys.ENTITIES),
         ("set", keys.KNOWLEDGE_REVISION),
+        ("rpush", keys.KNOWLEDGE_CHANGES),
+        ("ltrim", keys.KNOWLEDGE_CHANGES),
     ]
 
 
@@ -65,9 +68,22 @@ def test_a_leaf_written_again_clears_what_it_no_longer_says() -> None:
         ("hdel", keys.FACTS),
         ("hdel", keys.ENTITIES),
         ("set", keys.KNOWLEDGE_REVISION),
+        ("rpush", keys.KNOWLEDGE_CHANGES),
+        ("ltrim", keys.KNOWLEDGE_CHANGES),
     ]
     assert queued(KnowledgeChange(dropped=("a",))) == [
         ("hdel", keys.FACTS),
         ("hdel", keys.ENTITIES),
         ("set", keys.KNOWLEDGE_REVISION),
+        ("rpush", keys.KNOWLEDGE_CHANGES),
+        ("ltrim", keys.KNOWLEDGE_CHANGES),
     ]
+
+
+def test_the_new_revision_is_logged_with_the_leaves_it_changed() -> None:
+    pipe = RecordingPipe()
+    again = replace(l1("a", "I live in Porto."), version=2)  # written again
+    queue_knowledge(pipe, "p:", knowledge_change([l1("b", "Nate came over."), again]))
+    [revision] = [args[1] for command, args in pipe.calls if command == "set"]
+    [entry] = [args[1] for command, args in pipe.calls if command == "rpush"]
+    assert json.loads(entry) == {"revision": revision, "leaves": ["a", "b"]}

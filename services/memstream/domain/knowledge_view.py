@@ -1,0 +1,149 @@
+"""A user's knowledge as a reader holds it, and the same derived again after a change, only
+where the change touches.
+
+A reader that derived a user's facts and entities at one revision need not derive them whole
+at the next: a write changes a few L1s' contributions (`domain.knowledge`), and the rest of
+what it derived still holds. A view keeps the contributions by L1 beside what they make, so
+`replaced` takes only the L1s a change names and derives again only what they touch: the
+fact timelines of the slots their facts were or are in, the entity index's per-key surfaces
+of their keys. A view stepped forward is equal, field by field, to the view derived afresh
+from the contributions after the change (`tests/unit/domain/test_knowledge_view.py` and the
+knowledge stores' contract check it over random histories). Pure, standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities, Surface, clustered
+from memstream.domain.entity_keys import KeySurfaces, added_to, key_surfaces
+from memstream.domain.fact_timeline import Timeline, timeline_of
+from memstream.domain.facts import AtomicFact
+
+Slot = tuple[str, str, str]  # (user, subject, attribute)
+
+
+@dataclass(frozen=True, slots=True)
+class FactsView:
+    """Every L1's facts as extracted, by L1 (none empty), and the timelines they make."""
+
+    leaves: Mapping[str, tuple[AtomicFact, ...]]
+    slot_leaves: Mapping[Slot, frozenset[str]]  # the L1s stating a fact of each slot
+    timelines: Mapping[Slot, Timeline]
+
+    @classmethod
+    def of(cls, leaves: Mapping[str, tuple[AtomicFact, ...]]) -> FactsView:
+        """The view derived whole from these L1s' facts."""
+        kept = {leaf_id: facts for leaf_id, facts in leaves.items() if facts}
+        grouped: dict[Slot, list[AtomicFact]] = {}
+        holders: dict[Slot, set[str]] = {}
+        for leaf_id, facts in kept.items():
+            for fact in facts:
+                grouped.setdefault(fact.slot, []).append(fact)
+                holders.setdefault(fact.slot, set()).add(leaf_id)
+        timelines = {slot: timeline_of(group) for slot, group in grouped.items()}
+        return cls(kept, {slot: frozenset(ids) for slot, ids in holders.items()}, timelines)
+
+    @property
+    def observations(self) -> tuple[AtomicFact, ...]:
+        """Every fact as said, by L1 id then as the L1 states them (one order whatever the
+        order the store returned the L1s in)."""
+        return tuple(fact for leaf_id in sorted(self.leaves) for fact in self.leaves[leaf_id])
+
+    def replaced(self, changed: Mapping[str, tuple[AtomicFact, ...]]) -> FactsView:
+        """The view with these L1s' facts replaced; an empty tuple: the L1 states none now
+        (or is gone)."""
+        leaves = dict(self.leaves)
+        slot_leaves = dict(self.slot_leaves)
+        timelines = dict(self.timelines)
+        touched: set[Slot] = set()
+        for leaf_id, facts in changed.items():
+            for fact in leaves.pop(leaf_id, ()):
+                touched.add(fact.slot)
+                slot_leaves[fact.slot] = slot_leaves[fact.slot] - {leaf_id}
+            if facts:
+                leaves[leaf_id] = facts
+                for fact in facts:
+                    touched.add(fact.slot)
+                    slot_leaves[fact.slot] = slot_leaves.get(fact.slot, frozenset()) | {leaf_id}
+        for slot in touched:
+            holders = slot_leaves[slot]
+            if not holders:
+                del slot_leaves[slot]
+                del timelines[slot]
+                continue
+            timelines[slot] = timeline_of(
+                fact for leaf_id in holders for fact in leaves[leaf_id] if fact.slot == slot
+            )
+        return FactsView(leaves, slot_leaves, timelines)
+
+
+@dataclass(frozen=True, slots=True)
+class EntitiesView:
+    """Every L1's entity surfaces (those naming none left out), grouped by key and counted as
+    the entity index counts them, and the index."""
+
+    said: Mapping[str, Mapping[str, Surface]]  # entity key -> L1 id -> its surface
+    counted: Mapping[str, KeySurfaces]  # entity key -> its surfaces summed, when any counts
+    index: EntityIndex
+
+    @classmethod
+    def of(cls, leaves: Mapping[str, LeafEntities]) -> EntitiesView:
+        """The view derived whole from these L1s' surfaces."""
+        kept = {leaf_id: leaf for leaf_id, leaf in leaves.items() if leaf.surfaces}
+        said: dict[str, dict[str, Surface]] = {}
+        for leaf_id, leaf in kept.items():
+            for surface in leaf.surfaces:
+                said.setdefault(surface.key, {})[leaf_id] = surface
+        summed = {key: key_surfaces(by_leaf) for key, by_leaf in said.items()}
+        counted = {key: value for key, value in summed.items() if value is not None}
+        return cls(said, counted, clustered(kept, counted))
+
+    def replaced(self, changed: Mapping[str, LeafEntities | None]) -> EntitiesView:
+        """The view with these L1s' surfaces replaced; None: the L1 is gone. Only the keys
+        they said before or say now are counted again, and only the entities of those keys
+        derived again; a key only added to is added to (`entity_keys.added_to`). The merging
+        itself runs over every key, not every surface."""
+        leaves = dict(self.index.leaves)
+        gone: dict[str, set[str]] = {}  # key -> L1s no longer saying it
+        said_now: dict[str, dict[str, Surface]] = {}  # key -> L1 -> surface said now
+        for leaf_id, leaf in changed.items():
+            before = leaves.pop(leaf_id, None)
+            for surface in before.surfaces if before is not None else ():
+                gone.setdefault(surface.key, set()).add(leaf_id)
+            if leaf is not None and leaf.surfaces:
+                leaves[leaf_id] = leaf
+                for surface in leaf.surfaces:
+                    said_now.setdefault(surface.key, {})[leaf_id] = surface
+        said, counted = dict(self.said), dict(self.counted)
+        touched = gone.keys() | said_now.keys()
+        for key in touched:
+            by_leaf = dict(said.get(key, {}))
+            for leaf_id in gone.get(key, ()):
+                del by_leaf[leaf_id]
+            added = said_now.get(key, {})
+            by_leaf.update(added)
+            held = counted.get(key)
+            summed = None
+            if held is not None and key not in gone:
+                summed = added_to(held, added)
+            if summed is None:
+                summed = key_surfaces(by_leaf)
+            if by_leaf:
+                said[key] = by_leaf
+            else:
+                said.pop(key, None)
+            if summed is not None:
+                counted[key] = summed
+            else:
+                counted.pop(key, None)
+        before_entities = self.index.entities
+
+        def unchanged(members: Sequence[str]) -> Entity | None:
+            entity = before_entities.get(members[0])
+            if entity is None or touched & set(members):
+                return None
+            return entity if (entity.key, *entity.aliases) == tuple(members) else None
+
+        return EntitiesView(said, counted, clustered(leaves, counted, unchanged))

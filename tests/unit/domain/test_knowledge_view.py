@@ -1,0 +1,82 @@
+"""A view of a user's knowledge stepped forward change by change equals the view derived
+whole from the L1s after each change, over random histories of writes, rewrites and
+removals."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from memstream.domain.entity_index import LeafEntities
+from memstream.domain.facts import AtomicFact
+from memstream.domain.knowledge import LeafKnowledge, entity_index, fact_versions, leaf_knowledge
+from memstream.domain.knowledge_view import EntitiesView, FactsView
+
+from .knowledge_histories import History
+
+
+def _contributions(held: dict[str, LeafKnowledge]) -> tuple[dict, dict]:
+    facts = {i: k.facts for i, k in held.items()}
+    surfaces = {i: k.entities for i, k in held.items()}
+    return facts, surfaces
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_stepped_views_equal_views_derived_whole(seed: int) -> None:
+    history = History(random.Random(seed))
+    held: dict[str, LeafKnowledge] = {}
+    facts_view, entities_view = FactsView.of({}), EntitiesView.of({})
+    pending_facts: dict[str, tuple[AtomicFact, ...]] = {}
+    pending_entities: dict[str, LeafEntities | None] = {}
+    for number in range(60):
+        written, removed = history.step()
+        for node in removed:
+            held.pop(node.id)
+            pending_facts[node.id], pending_entities[node.id] = (), None
+        for node in written:
+            held[node.id] = leaf_knowledge(node)
+            pending_facts[node.id] = held[node.id].facts
+            pending_entities[node.id] = held[node.id].entities
+        if number % 3 and number != 59:
+            continue  # several commits between two reads: one step covers them all
+        facts_view = facts_view.replaced(pending_facts)
+        entities_view = entities_view.replaced(pending_entities)
+        pending_facts, pending_entities = {}, {}
+        whole_facts, whole_surfaces = _contributions(held)
+        assert facts_view == FactsView.of(whole_facts)
+        assert entities_view == EntitiesView.of(whole_surfaces)
+        # and both agree with the derivations the stores used before the views
+        observations = [f for facts in whole_facts.values() for f in facts]
+        versions = [v for t in sorted(facts_view.timelines.items()) for v in t[1].versions]
+        assert sorted(versions, key=lambda f: f.fact_id) == sorted(
+            fact_versions(observations), key=lambda f: f.fact_id
+        )
+        assert entities_view.index == entity_index(whole_surfaces)
+    assert facts_view.timelines and entities_view.index.entities  # the history said something
+
+
+def test_observations_are_ordered_by_leaf_whatever_the_order_given() -> None:
+    history = History(random.Random(3))
+    while len(history.held) < 8:
+        history.step()
+    facts = {i: leaf_knowledge(n).facts for i, n in history.held.items()}
+    backwards = dict(reversed(list(facts.items())))
+    assert FactsView.of(facts).observations == FactsView.of(backwards).observations
+    assert FactsView.of(facts).observations == tuple(f for i in sorted(facts) for f in facts[i])
+
+
+def test_a_leaf_replaced_by_nothing_leaves_no_trace() -> None:
+    history = History(random.Random(5))
+    while len(history.held) < 6:
+        history.step()
+    knowledge = {i: leaf_knowledge(n) for i, n in history.held.items()}
+    facts, surfaces = _contributions(knowledge)
+    gone = sorted(knowledge)[0]
+    facts_after = FactsView.of(facts).replaced({gone: ()})
+    entities_after = EntitiesView.of(surfaces).replaced({gone: None})
+    assert gone not in facts_after.leaves and gone not in entities_after.index.leaves
+    assert all(gone not in holders for holders in facts_after.slot_leaves.values())
+    assert all(gone not in said for said in entities_after.said.values())
+    rest = {i: k for i, k in knowledge.items() if i != gone}
+    assert facts_after == FactsView.of(_contributions(rest)[0])
