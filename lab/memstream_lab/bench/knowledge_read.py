@@ -42,8 +42,7 @@ from memstream.domain.knowledge import entity_index, knowledge_change
 from memstream.domain.models import MemoryNode
 from memstream.domain.windows import initial_state
 from memstream.ports import UserCommit
-from memstream_lab.bench.knowledge_write import l1s_of
-from memstream_lab.bench.scale_chat import locomo_shape, user_chat
+from memstream_lab.bench.scale_chat import l1s_of, locomo_shape, user_chat
 from memstream_lab.measure import write_report
 
 STEP_L1S = 8  # L1s a step commits: a step of 16 turns between two people

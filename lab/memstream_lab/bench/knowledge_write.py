@@ -24,7 +24,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memstream.contracts.codec import decode_input
 from memstream.contracts.knowledge_codec import (
     decode_fact,
     decode_leaf_entities,
@@ -34,9 +33,10 @@ from memstream.contracts.knowledge_codec import (
 from memstream.domain.entity_index import read_leaf
 from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.knowledge import LeafKnowledge, current_facts, entity_index, leaf_knowledge
-from memstream.domain.models import MemoryNode, SessionEnded, Summary, Turn
+from memstream.domain.models import MemoryNode, Summary, Turn
 from memstream.domain.nodes import segment_node
-from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state
+from memstream.domain.windows import SegmentReady
+from memstream_lab.bench.scale_chat import l1s_of
 from memstream_lab.knowledge.dataset import load_all, turn_events
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 from memstream_lab.measure import nearest_rank, write_report
@@ -46,23 +46,6 @@ from memstream_lab.measure import nearest_rank, write_report
 class User:
     name: str
     leaves: list[MemoryNode]
-
-
-def l1s_of(user_id: str, events: Sequence[dict[str, Any]]) -> list[MemoryNode]:
-    """The L1s the segmenter writes for these wire events (the window reducer's segments)."""
-    rules = WindowRules()
-    state = initial_state(user_id, "UTC")
-    leaves: list[MemoryNode] = []
-    for value in events:
-        event = decode_input(value)
-        if not isinstance(event, Turn | SessionEnded):
-            continue
-        state, outputs = apply(state, event, datetime.now(UTC), rules)
-        for out in outputs:
-            if isinstance(out, SegmentReady):
-                text = " ".join(m.text for m in out.messages)
-                leaves.append(segment_node(user_id, out, Summary(text)))
-    return leaves
 
 
 def users(locomo_dir: Path | None) -> list[User]:

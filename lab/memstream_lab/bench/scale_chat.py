@@ -10,7 +10,8 @@ who meet every few weeks). The words are not LoCoMo's: each message is a sentenc
 small fixed vocabulary cut or padded to its drawn length, and about one message in eight
 states a fact about the speaker ("I work as a nurse"), so the knowledge hashes fill as they
 would. Message `seq` numbers restart at every session, at `SECONDS_PER_MESSAGE` apart, as the
-LoCoMo loader dates them.
+LoCoMo loader dates them. `l1s_of` cuts wire events into the L1s the segmenter writes for
+them, for the knowledge benchmarks.
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memstream.contracts.codec import decode_input
+from memstream.domain.models import MemoryNode, SessionEnded, Summary, Turn
+from memstream.domain.nodes import segment_node
+from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state
 from memstream_lab.bench.synthetic import NAMES, TOPICS, VERBS
 from memstream_lab.locomo import SECONDS_PER_MESSAGE, conversation_files, parse_session_datetime
 
@@ -142,3 +147,20 @@ def user_chat(
         }
         # At least the session's own length apart, so sessions never overlap.
         at = ts + max(timedelta(days=gap * scale), timedelta(minutes=5))
+
+
+def l1s_of(user_id: str, events: Sequence[dict[str, Any]]) -> list[MemoryNode]:
+    """The L1s the segmenter writes for these wire events (the window reducer's segments)."""
+    rules = WindowRules()
+    state = initial_state(user_id, "UTC")
+    leaves: list[MemoryNode] = []
+    for value in events:
+        event = decode_input(value)
+        if not isinstance(event, Turn | SessionEnded):
+            continue
+        state, outputs = apply(state, event, datetime.now(UTC), rules)
+        for out in outputs:
+            if isinstance(out, SegmentReady):
+                text = " ".join(m.text for m in out.messages)
+                leaves.append(segment_node(user_id, out, Summary(text)))
+    return leaves
