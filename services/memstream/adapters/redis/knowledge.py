@@ -6,7 +6,8 @@ written again replaces its fields and a removed one loses them, so a replay writ
 thing and a forget leaves nothing of its messages. Reads fetch the hash and derive versions
 and entities in the domain, so they always agree with the L1s committed; what they derive is
 kept by the user's revision, which every change sets anew (`knowledge_cache`), so a read
-when nothing changed is one GET.
+when nothing changed is one GET, and one after a change reads only the L1s the change log
+names and steps what it holds forward (`knowledge_log`, `domain.knowledge_view`).
 """
 
 from __future__ import annotations
