@@ -9,7 +9,8 @@ committed and the user's facts and entity index are read by three readers in tur
 timed in CPU (`process_time`, the least of the rounds) and wall time:
 
 - `whole_before`: what every reader paid before the change log, read and derived as the
-  store did then (both hashes whole, `timelines_of`, `entity_index`);
+  store did then (both hashes whole, `timelines_of`, `entity_index`; the index built as it
+  is built today, which is faster than the build of that time);
 - `whole`: the store's reader with nothing held (`RedisKnowledge`, its whole read, which
   is also what it falls back to when the log cannot tell);
 - `stepped`: the store's reader holding the revision before the step, which reads only the
