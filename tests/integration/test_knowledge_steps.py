@@ -161,3 +161,53 @@ async def test_data_written_before_the_log_reads_whole_then_steps(trees: Trees) 
     await trees.commit(*history.step())
     await trees.assert_alike()
     assert trees.whole_reads == 6  # from there on, stepped
+
+
+class RecordingClient:
+    """The Redis client, recording every command a tree sends (pipelined or not)."""
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        self._client = client
+        self.sent: list[tuple[Any, ...]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    async def get(self, key: str) -> Any:
+        self.sent.append(("GET", key))
+        return await self._client.get(key)
+
+    def pipeline(self, *args: Any, **kwargs: Any) -> Any:
+        pipe = self._client.pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        async def recorded(*a: Any, **k: Any) -> Any:
+            self.sent.extend(command for command, _ in pipe.command_stack)
+            return await execute(*a, **k)
+
+        pipe.execute = recorded
+        return pipe
+
+
+async def test_a_read_after_a_write_reads_only_the_leaves_the_write_changed(
+    trees: Trees,
+) -> None:
+    history = History(random.Random(11))
+    while len(history.held) < 150:
+        written = [history._new() for _ in range(10)]
+        history.held.update({n.id: n for n in written})
+        await trees.commit(written, [])
+    recording = RecordingClient(trees.stepping._r)
+    reader = RedisTree(recording, trees.stepping._ns)  # type: ignore[arg-type]
+    await reader.fact_versions("ana"), await reader.entity_index("ana")
+    written = [history._new(), history._rewrite(history.held["l0003"])]
+    await trees.commit(written, [])
+    recording.sent.clear()
+    await reader.fact_versions("ana"), await reader.entity_index("ana")
+    names = [command[0] for command in recording.sent]
+    assert "HGETALL" not in names
+    # Per part: the revision, then the revision and the log, then the revision and the L1s.
+    assert names == ["GET", "GET", "LRANGE", "GET", "HMGET"] * 2
+    read = [set(command[2:]) for command in recording.sent if command[0] == "HMGET"]
+    assert read == [{n.id for n in written}] * 2
+    await trees.assert_alike()
