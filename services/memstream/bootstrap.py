@@ -186,7 +186,7 @@ def recall_app(
             if warm_up is not None:
                 await warm_up()  # load the model now, not on the first request
             app.state.container = container
-            parts = build_recall(container)
+            parts = build_recall(container, metrics.audit_failures.inc if metrics else None)
             if parts.repairs is not None:
                 # Before the connections close: a repair cut here resumes when asked again.
                 stack.push_async_callback(parts.repairs.close)
@@ -198,6 +198,7 @@ def recall_app(
         settings=settings,
         registry=metrics.registry if metrics else None,
         observe=observing_all(observers),
+        metrics=metrics,
     )
     if metrics is not None:
         app.add_middleware(HttpMetricsMiddleware, metrics=metrics)

@@ -57,6 +57,7 @@ RECALL_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10)
 HTTP_LATENCY_BUCKETS = (0.001, 0.0025, *RECALL_LATENCY_BUCKETS)
 # Methods the API serves; anything else a client sends is "other" (a bounded label).
 HTTP_METHODS = ("GET", "POST", "DELETE", "HEAD", "OPTIONS", "PUT", "PATCH")
+KEY_FILE_OUTCOMES = ("loaded", "reloaded", "refused")
 # The route label of a request no route matched (not its raw path: that is unbounded).
 UNMATCHED_ROUTE = "unmatched"
 
@@ -241,9 +242,31 @@ class Metrics:
             buckets=HTTP_LATENCY_BUCKETS,
             registry=r,
         )
+        # --- tenants: keys, rates, the audit trail ---------------------------------------
+        self.key_file_reloads = Counter(
+            "memstream_api_key_file_reloads",
+            "Reads of the API's key file, by outcome: loaded (start-up), reloaded (a change "
+            "served), refused (a bad file; the previous keys stay in force).",
+            ["outcome"],
+            registry=r,
+        )
+        self.tenant_rate_limited = Counter(
+            "memstream_api_rate_limited",
+            "Requests refused with 429 for being over their tenant's rate, by tenant (only "
+            "tenants of the key file: a bounded set).",
+            ["tenant"],
+            registry=r,
+        )
+        self.audit_failures = Counter(
+            "memstream_audit_failures",
+            "Audit records that could not be published (the operation itself went ahead).",
+            registry=r,
+        )
         self._create_known_series()
 
     def _create_known_series(self) -> None:
+        for outcome in KEY_FILE_OUTCOMES:
+            self.key_file_reloads.labels(outcome)
         for outcome in INGEST_OUTCOMES:
             self.ingested.labels(outcome)
         for handler in ("segmenter", "consolidator"):

@@ -639,6 +639,15 @@ class FakePublisher:
             raise ConnectionError("broker down")
         self.sent.extend(events)
 
+    @property
+    def commands(self) -> list[Outbound]:
+        """What was sent for the workers: everything but the API's audit records."""
+        return [o for o in self.sent if o.value.get("type") != "audit.v1"]
+
+    @property
+    def audited(self) -> list[dict[str, Any]]:
+        return [o.value for o in self.sent if o.value.get("type") == "audit.v1"]
+
 
 class FlakyPublisher(FakePublisher):
     """Fails its next `failures` publishes, as a broker that goes away for a moment."""

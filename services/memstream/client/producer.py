@@ -38,6 +38,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError, UnknownError
 
 from memstream.client.events import (
+    InvalidEvent,
     checked,
     forget_event,
     rebuild_event,
@@ -46,8 +47,9 @@ from memstream.client.events import (
 )
 from memstream.client.receipt import Receipt
 from memstream.client.tracing import producing
-from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.contracts.catalog import Catalog, ValidationProblem, load_catalog
 from memstream.contracts.records import encode_value
+from memstream.domain.tenancy import owns
 from memstream.domain.write_token import WritePosition, issue
 
 T = TypeVar("T")
@@ -72,11 +74,15 @@ class AsyncMemstreamProducer:
         idempotent: bool = True,
         client_id: str = "memstream-sdk",
         write_token_key: str | None = None,
+        tenant: str | None = None,
         **kafka_options: Any,
     ) -> None:
         """`write_token_key`: the deployment's MEMSTREAM_API_WRITE_TOKEN_KEY, which signs the
-        receipts' tokens (none: they are only checksummed, as the API then expects)."""
+        receipts' tokens (none: they are only checksummed, as the API then expects).
+        `tenant`: every event must name a user of that tenant (`tenant:user`), else
+        `InvalidEvent` (a gateway that produces for one tenant at a time)."""
         self.catalog = catalog or load_catalog(topic_prefix)
+        self._tenant = tenant
         self._token_key = (write_token_key or "").encode()
         self._options: dict[str, Any] = {
             "bootstrap_servers": bootstrap,
@@ -128,9 +134,14 @@ class AsyncMemstreamProducer:
         self._pending.append(await self._send(value))
 
     async def _send(self, value: Mapping[str, Any]) -> asyncio.Future[Any]:
+        topic, key = checked(self.catalog, value)
+        if self._tenant is not None and not owns(self._tenant, key):
+            problem = (
+                f"not a user of the tenant {self._tenant!r} (ids start with '{self._tenant}:')"
+            )
+            raise InvalidEvent([ValidationProblem("user_id", problem)])
         if self._producer is None:
             raise RuntimeError("the producer is not started (use `async with` or start())")
-        topic, key = checked(self.catalog, value)
         with producing(topic, str(value["type"]), key) as headers:
             return await self._producer.send(
                 topic, value=encode_value(dict(value)), key=key.encode(), headers=headers or None

@@ -50,6 +50,7 @@ _ROLES = {
     "windows": "memstream.windows.v1",
     "memories": "memstream.memories.v1",
     "dlq": "memstream.dlq.v1",
+    "audit": "memstream.audit.v1",
 }
 # Kafka's own rule for topic names (legal characters, at most 249 of them).
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
@@ -223,6 +224,7 @@ class Catalog:
     windows: TopicSpec
     memories: TopicSpec
     dlq: TopicSpec
+    audit: TopicSpec
     topics: tuple[TopicSpec, ...]
 
     def __iter__(self) -> Iterator[TopicSpec]:

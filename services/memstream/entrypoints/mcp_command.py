@@ -33,6 +33,7 @@ def mcp(
 
     Whose memories: --user-id fixes the user of every call; without it (HTTP only) each
     session's bearer key names its user (MEMSTREAM_MCP_USER_KEYS). Tools never take a user id.
+    Over HTTP every session needs its key, with --user-id too.
     """
     import asyncio
 
@@ -43,9 +44,11 @@ def mcp(
     settings = Settings()
     api_host = "127.0.0.1" if settings.api.host in ("0.0.0.0", "::") else settings.api.host
     keys = settings.api.keys
+    # Its own key first (a tenant's confines it to that tenant), else an operator key.
+    api_key = settings.mcp.api_key or (keys[0] if keys else None)
     config = McpConfig(
         api_url=api_url or f"http://{api_host}:{settings.api.port}",
-        api_key=keys[0].get_secret_value() if keys else None,
+        api_key=api_key.get_secret_value() if api_key else None,
         kafka_bootstrap=settings.broker.bootstrap,
         topic_prefix=settings.broker.topic_prefix,
         user_id=user_id,

@@ -11,8 +11,10 @@ Whose memories a call touches, the rule: the user comes from the server's config
 (`--user-id`: every call is that user's) or, over HTTP without one, from the key the client
 authenticated its session with (`MEMSTREAM_MCP_USER_KEYS`, user id -> key). No tool takes a
 user id as an argument: a model that reads a prompt injection cannot reach another user's
-memories. Over stdio a user id is required (one process serves one user); over HTTP with
-neither a user id nor keys the server refuses to start.
+memories. Over stdio a user id is required (one process serves one user). Over HTTP every
+request carries a key, whatever `--user-id` says: without keys the server refuses to start,
+and with `--user-id` only that user's key is accepted. The server reaches the recall API
+with its own key (`MEMSTREAM_MCP_API_KEY`, a tenant's key confines it to that tenant).
 """
 
 from __future__ import annotations
@@ -266,13 +268,14 @@ def build_server(backends: Backends) -> MCPServer:
 class KeyAuth:
     """ASGI middleware: a bearer key per user; the user goes into the request's scope state."""
 
-    def __init__(self, app: ASGIApp, user_keys: Mapping[str, str], *, required: bool) -> None:
+    def __init__(self, app: ASGIApp, user_keys: Mapping[str, str]) -> None:
+        if not user_keys:
+            raise ValueError("the MCP server over HTTP needs at least one key")
         self._app = app
         self._keys = [(user, key.encode()) for user, key in user_keys.items()]
-        self._required = required
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self._keys:
+        if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
         headers = dict(scope["headers"])
@@ -281,7 +284,7 @@ class KeyAuth:
         for candidate, key in self._keys:  # every key compared: timing tells nothing
             if hmac.compare_digest(given, key):
                 user = candidate
-        if user is None and self._required:
+        if user is None:
             await _unauthorized(send)
             return
         scope.setdefault("state", {})[USER_SCOPE_KEY] = user
@@ -306,6 +309,24 @@ async def opened(config: McpConfig) -> AsyncIterator[tuple[MCPServer, Backends]]
         yield build_server(backends), backends
 
 
+def http_session_keys(config: McpConfig) -> Mapping[str, str]:
+    """The keys HTTP sessions may authenticate with: every user's, or only `--user-id`'s.
+    ValueError when that leaves none: over HTTP the server never serves without a key."""
+    if not config.user_keys:
+        raise ValueError(
+            "over HTTP the MCP server serves only sessions with a key, even with --user-id: "
+            "set MEMSTREAM_MCP_USER_KEYS (a JSON object, user id -> key)"
+        )
+    if not config.user_id:
+        return config.user_keys
+    if config.user_id not in config.user_keys:
+        raise ValueError(
+            f"--user-id {config.user_id!r} has no key in MEMSTREAM_MCP_USER_KEYS: over HTTP "
+            "its sessions must authenticate with it"
+        )
+    return {config.user_id: config.user_keys[config.user_id]}
+
+
 async def serve_stdio(config: McpConfig) -> None:
     if not config.user_id:
         raise ValueError("over stdio the MCP server serves one user: give --user-id")
@@ -316,11 +337,8 @@ async def serve_stdio(config: McpConfig) -> None:
 async def serve_http(config: McpConfig, host: str, port: int) -> None:
     import uvicorn
 
-    if not config.user_id and not config.user_keys:
-        raise ValueError("over HTTP give --user-id or user keys (MEMSTREAM_MCP_USER_KEYS)")
+    keys = http_session_keys(config)
     async with opened(config) as (server, _):
-        app = KeyAuth(
-            server.streamable_http_app(host=host), config.user_keys, required=bool(config.user_keys)
-        )
+        app = KeyAuth(server.streamable_http_app(host=host), keys)
         uv = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
         await uv.serve()

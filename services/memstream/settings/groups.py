@@ -412,6 +412,25 @@ class ApiSettings(BaseModel):
         validation_alias="MEMSTREAM_RECALL_AUTH_DISABLED",
         description="With no keys, serve the recall API unauthenticated (local development).",
     )
+    key_file: Path | None = Field(
+        default=None,
+        description="YAML or JSON file of operator and tenant keys, as SHA-256 digests "
+        "(docs/tenants.md); read again when its content changes. Its keys serve beside "
+        "`MEMSTREAM_RECALL_API_KEYS`, which are operator keys.",
+    )
+    key_file_poll_s: float = Field(
+        default=5.0, gt=0, le=3600, description="How often the key file is checked for changes."
+    )
+    tenant_rate_per_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Requests a second each tenant's keys may make to `/v1` (a token bucket per "
+        "tenant and API process; over it: 429 with `Retry-After`); 0: no limit. Operator keys "
+        "are never limited.",
+    )
+    tenant_burst: int = Field(
+        default=20, ge=1, description="Requests a tenant may make at once above its rate."
+    )
     host: str = Field(default="127.0.0.1", description="Recall API bind address.")
     port: int = Field(default=8080, ge=0, le=65535, description="Recall API port.")
     max_body_bytes: int = Field(
@@ -481,9 +500,10 @@ class ApiSettings(BaseModel):
         Raises ValueError when there are no keys and auth is not disabled, so the API
         refuses to start rather than serve every user's memories to anyone.
         """
-        if not self.keys and not self.auth_disabled:
+        if not self.keys and self.key_file is None and not self.auth_disabled:
             raise ValueError(
-                "the recall API needs keys: set MEMSTREAM_RECALL_API_KEYS (a JSON list), or "
+                "the recall API needs keys: set MEMSTREAM_RECALL_API_KEYS (a JSON list) or "
+                "MEMSTREAM_API_KEY_FILE, or "
                 "MEMSTREAM_RECALL_AUTH_DISABLED=true to serve it unauthenticated"
             )
         return list(self.keys)  # configured keys apply even with the flag on
@@ -498,6 +518,11 @@ class McpSettings(BaseModel):
         default_factory=dict,
         description="Over HTTP: user id -> the key that user's MCP client sends as a bearer "
         "token (JSON object); the key decides whose memories a session reaches.",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="The key the MCP server presents to the recall API (a tenant's key "
+        "confines it to that tenant's users); none: the first of `MEMSTREAM_RECALL_API_KEYS`.",
     )
 
 

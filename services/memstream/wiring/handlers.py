@@ -7,6 +7,7 @@ so that the handlers import no OpenTelemetry and pay nothing when it is off.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -175,8 +176,10 @@ def build_clock(c: Container) -> AsyncIOScheduler:
     return build_scheduler(ticker, c.settings.lifecycle.clock_interval_s, pacer, paced.period_s)
 
 
-def build_recall(c: Container) -> RecallParts:
+def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -> RecallParts:
+    """The API's parts; `audit_failed` is told of every audit record not published."""
     from memstream.edges.http.api import RecallParts
+    from memstream.edges.http.audit import AuditTrail
 
     return RecallParts(
         pipeline=RecallPipeline(
@@ -208,4 +211,5 @@ def build_recall(c: Container) -> RecallParts:
             else None
         ),
         repairs=RepairJobs(build_repair(c), c.tree, c.index),
+        audit=AuditTrail(c.publisher, c.catalog.audit.name, on_failure=audit_failed),
     )

@@ -107,3 +107,13 @@ async def test_only_a_turn_gets_a_receipt() -> None:
     producer = AsyncMemstreamProducer("127.0.0.1:1")  # never started: refused before sending
     with pytest.raises(ValueError, match=r"only a turn\.v1"):
         await producer.publish_receipted(forget_event(user_id="ann"))
+
+
+async def test_a_producer_for_a_tenant_refuses_users_of_any_other() -> None:
+    producer = AsyncMemstreamProducer("127.0.0.1:1", tenant="acme")  # never started
+    for user in ["globex:bob", "ACME:ann", "ann", "acme:"]:
+        with pytest.raises(InvalidEvent) as refused:
+            await producer.publish({"type": "forget.v1", "user_id": user})
+        assert [p.field for p in refused.value.problems] == ["user_id"]
+    with pytest.raises(RuntimeError, match="not started"):  # acme's own user gets that far
+        await producer.publish({"type": "forget.v1", "user_id": "acme:ann"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
@@ -20,12 +21,17 @@ class _Flaky(BaseHTTPRequestHandler):
 
     script: list[int] = []
     seen: list[dict[str, str]] = []
+    arrivals: list[float] = []
+    retry_after: str | None = None  # sent with every 429
 
     def do_GET(self) -> None:
         _Flaky.seen.append({"path": self.path, "auth": self.headers.get("Authorization", "")})
+        _Flaky.arrivals.append(time.monotonic())
         status = _Flaky.script.pop(0) if _Flaky.script else 200
         body = json.dumps(PROFILE if status == 200 else {"detail": f"status {status}"}).encode()
         self.send_response(status)
+        if status == 429 and _Flaky.retry_after is not None:
+            self.send_header("Retry-After", _Flaky.retry_after)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -39,7 +45,7 @@ class _Flaky(BaseHTTPRequestHandler):
 def flaky() -> Iterator[str]:
     server = HTTPServer(("127.0.0.1", 0), _Flaky)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    _Flaky.seen = []
+    _Flaky.seen, _Flaky.arrivals, _Flaky.retry_after = [], [], None
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
 
@@ -70,3 +76,23 @@ async def test_the_async_client_gives_up_after_its_attempts(flaky: str) -> None:
             await memory.profile("ann")
 
     assert failed.value.status == 502 and len(_Flaky.seen) == 3
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_a_429_is_retried_no_sooner_than_its_retry_after(flaky: str, flavour: str) -> None:
+    _Flaky.script, _Flaky.retry_after = [429], "1"
+    if flavour == "sync":
+        with RecallClient(flaky, backoff_s=(0.01, 0.05)) as memory:
+            memory.profile("ann")
+    else:
+        async with AsyncRecallClient(flaky, backoff_s=(0.01, 0.05)) as memory:
+            await memory.profile("ann")
+    first, second = _Flaky.arrivals
+    assert second - first >= 1.0  # the backoff alone would have waited at most 0.02 s
+
+
+def test_the_retry_after_is_kept_on_the_error(flaky: str) -> None:
+    _Flaky.script, _Flaky.retry_after = [429], "7"
+    with RecallClient(flaky, attempts=1) as memory, pytest.raises(RecallError) as limited:
+        memory.profile("ann")
+    assert limited.value.status == 429 and limited.value.retry_after_s == 7.0

@@ -149,12 +149,24 @@ GOOD: dict[str, dict[str, object]] = {
         "original_b64": "eyJ0eXBlIjoidHVybi52MSJ9",
         "ts": TS,
     },
+    "audit.v1": {
+        "type": "audit.v1",
+        "audit_id": "0" * 32,
+        "at": TS,
+        "actor": "acme-bot",
+        "tenant": "acme",
+        "action": "user.forget",
+        "user_id": "acme:ann",
+        "outcome": "refused",
+        "status": 404,
+    },
 }
 
 DROP = object()  # as a change: remove the field
 
 # (value type, changes, field the problem must name, words in its reason)
 BAD = [
+    ("audit.v1", {"text": "I adopted a cat"}, "text", "unknown field"),
     ("turn.v1", {"ts": "2024-05-01T09:30:00"}, "ts", "bad timestamp"),
     ("turn.v1", {"ts": "2024-02-30T09:30:00Z"}, "ts", "bad timestamp"),
     ("turn.v1", {"expires_at": "2024-06-01"}, "expires_at", "bad timestamp"),

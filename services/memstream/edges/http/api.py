@@ -34,9 +34,10 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from redis.exceptions import RedisError
 
 from memstream.domain.models import Level
+from memstream.edges.http.audit import AuditedOperations, AuditTrail
 from memstream.edges.http.errors import install_validation_errors, safe_text
 from memstream.edges.http.fact_schema import Fact
-from memstream.edges.http.gate import KeyRing, RequestGate
+from memstream.edges.http.gate import CALLER_STATE, KeyRing, RequestGate
 from memstream.edges.http.knowledge_routes import knowledge_routes
 from memstream.edges.http.parts import (
     Parts,
@@ -67,6 +68,13 @@ from memstream.edges.http.schemas import (
     Text,
     recall_request_model,
 )
+from memstream.edges.http.tenancy import (
+    Tenancy,
+    WithinReach,
+    audited_key_reads,
+    refuse_unreachable,
+    within_reach,
+)
 from memstream.edges.http.trace_schemas import RecallTrace
 from memstream.edges.http.ui import UiHeaders, ui_router
 from memstream.edges.http.user_routes import user_routes
@@ -78,7 +86,7 @@ from memstream.edges.http.writes import (
     seen,
     settle,
 )
-from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
+from memstream.metrics import MULTIPROCESS_DIR_VARIABLE, Metrics
 from memstream.recall.pipeline import RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor, NothingToRebuild
 from memstream.settings import Settings
@@ -126,14 +134,17 @@ def bearer_auth(keys: KeyRing) -> Callable[..., Awaitable[None]]:
     scheme = HTTPBearer(auto_error=False, description="An API key from MEMSTREAM_RECALL_API_KEYS.")
 
     async def check(
+        request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(scheme)],
     ) -> None:
-        if not keys.accepts(credentials.credentials if credentials is not None else None):
+        caller = keys.identify(credentials.credentials if credentials is not None else None)
+        if caller is None:
             raise HTTPException(
                 status_code=401,
                 detail="missing or invalid API key",
                 headers={"WWW-Authenticate": "Bearer"},
             )
+        setattr(request.state, CALLER_STATE, caller)
 
     return check
 
@@ -144,15 +155,20 @@ def create_app(
     settings: Settings,
     registry: CollectorRegistry | None = None,
     observe: RecallObserver | None = None,
+    metrics: Metrics | None = None,
 ) -> FastAPI:
     """The API over the parts `open_parts()` yields from startup to shutdown.
 
     `registry` is what `/metrics` exposes (the default registry if None). `observe` sees
-    every recall result, e.g. to record per-stage latency in metrics.
+    every recall result, e.g. to record per-stage latency in metrics. `metrics` counts key
+    file reads and rate-limited requests.
     """
     metrics_registry = registry or REGISTRY
-    keys = settings.api.required_keys()  # no keys and no explicit opt-out: refuse to start
-    if not keys:
+    # No keys and no explicit opt-out: refuse to start; nor with a key file that is refused.
+    tenancy = Tenancy(settings, metrics)
+    if tenancy.watcher is not None:
+        tenancy.watcher.load()
+    if tenancy.keys.open:
         log.warning(
             "AUTHENTICATION IS DISABLED (MEMSTREAM_RECALL_AUTH_DISABLED): anyone who reaches "
             "this API can read and delete every user's memories"
@@ -160,7 +176,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_parts() as parts:
+        async with open_parts() as parts, audited_key_reads(tenancy, parts.audit):
             app.state.parts = parts
             yield
 
@@ -174,16 +190,29 @@ def create_app(
         # looked the providers up in the environment on every request.
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
-    ring = KeyRing([key.get_secret_value() for key in keys])
+    ring = tenancy.keys
     _store_errors(app)
     install_validation_errors(app)
     app.include_router(_v1_router(settings, ring, observe))
     app.include_router(_ops_router(settings, metrics_registry))
     app.include_router(ui_router())  # the memory explorer's pages (docs/explorer.md)
-    app.add_middleware(RequestGate, max_body_bytes=settings.api.max_body_bytes, keys=ring)
+    app.add_middleware(
+        RequestGate,
+        max_body_bytes=settings.api.max_body_bytes,
+        keys=ring,
+        rate_limits=tenancy.rate_limits,
+    )
+    # Outside the gate: it sees the caller the gate identified and the route that answered.
+    app.add_middleware(AuditedOperations, trail=lambda: _audit_trail(app))
     app.add_middleware(UiHeaders)
     app.state.settings = settings  # the server reads its connection limits from here
+    app.state.tenancy = tenancy  # its key file's watcher, for tests
     return app
+
+
+def _audit_trail(app: FastAPI) -> AuditTrail | None:
+    parts = getattr(app.state, "parts", None)
+    return parts.audit if parts is not None else None
 
 
 def _store_errors(app: FastAPI) -> None:
@@ -199,9 +228,16 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     token_key = settings.api.write_token_key
     router = APIRouter(
         prefix="/v1",
-        dependencies=[Depends(bearer_auth(keys)), Depends(known_query_parameters)],
+        # In this order: who the caller is, then whether the users it names are in reach.
+        dependencies=[
+            Depends(bearer_auth(keys)),
+            Depends(within_reach),
+            Depends(known_query_parameters),
+        ],
         responses={
             401: {"model": Problem, "description": "Missing or invalid API key."},
+            404: {"model": Problem, "description": "No such user (or not the key's tenant's)."},
+            429: {"model": Problem, "description": "Over the tenant's rate: see Retry-After."},
             413: {"model": Problem, "description": "The request body is over the limit."},
             503: {"model": Problem, "description": "A memory store is unavailable."},
         },
@@ -210,9 +246,10 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     reads_after = after_query(settings.api.max_wait_ms, token_key)
     After = Annotated[AfterQuery, Depends(reads_after)]
 
-    async def recall(body: RecallRequestBase, parts: Parts) -> RecallResponse:
+    async def recall(body: RecallRequestBase, parts: Parts, caller: WithinReach) -> RecallResponse:
         """Memories that help answer `query`, for the agent's context (after the writes
         named in `after`, waiting for them at most `wait_ms`)."""
+        refuse_unreachable(caller, body.user_id)
         writes = await settle(parts.writes, body.user_id, body.after, body.wait_ms, token_key)
         request = RecallRequest(
             user_id=body.user_id,

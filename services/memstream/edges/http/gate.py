@@ -5,8 +5,10 @@ In order, for every HTTP request:
 
 1. a declared body (`Content-Length`) over `max_body_bytes` is refused with 413, unread;
 2. a protected path (`/v1/...`) without a valid bearer key is refused with 401, its body
-   unread (the route's own check stays, for the OpenAPI spec and for mounted apps); a path
-   with an encoded "/" in a segment is refused with 422 (no id holds one);
+   unread (the route's own check stays, for the OpenAPI spec and for mounted apps); the
+   caller the key names (`domain.tenancy.Caller`) goes into the scope's state; a tenant's
+   request over its rate is refused with 429 and `Retry-After`; a path with an encoded "/"
+   in a segment is refused with 422 (no id holds one);
 3. the body is read up to `max_body_bytes` (chunked bodies too) and refused with 413 as soon
    as it goes over, so no request ever holds more than that in memory;
 4. the app runs on the buffered body. An exception it lets out becomes a 500 answered here:
@@ -16,11 +18,14 @@ In order, for every HTTP request:
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
+
+from memstream.domain.tenancy import Caller, KeyTable, operator_keys
+from memstream.edges.http.rate_limits import TenantRateLimits
 
 log = logging.getLogger(__name__)
 
@@ -30,42 +35,67 @@ Send = Callable[[Message], Awaitable[None]]
 Asgi = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
 PROTECTED_PREFIX = "/v1/"
+CALLER_STATE = "caller"  # the request's scope state holds the Caller the key named
+ANONYMOUS = Caller("anonymous")  # every request, while authentication is disabled
 
 
 class KeyRing:
-    """The API keys, compared in constant time against a bearer token."""
+    """The API keys, as SHA-256 digests: the environment's list (operator keys) and the key
+    file's operator and tenant keys, which `replace_file_keys` swaps while serving."""
 
-    def __init__(self, keys: Sequence[str]) -> None:
-        self._secrets = [key.encode() for key in keys]
+    def __init__(self, keys: Sequence[str] = (), *, key_file: bool = False) -> None:
+        self._environment = operator_keys(keys)
+        self._table = self._environment
+        # With a key file configured, authentication is on even while it lists no key.
+        self._key_file = key_file
 
     @property
     def open(self) -> bool:
-        """No keys: authentication is disabled."""
-        return not self._secrets
+        """No keys and no key file: authentication is disabled."""
+        return not self._table.callers and not self._key_file
 
-    def accepts(self, token: str | None) -> bool:
+    @property
+    def table(self) -> KeyTable:
+        return self._table
+
+    def replace_file_keys(self, file_keys: KeyTable) -> None:
+        """Serve `file_keys` beside the environment's; KeyFileError (nothing changes) when
+        a key of the file is one of the environment's."""
+        self._table = self._environment.merged(file_keys)
+
+    def identify(self, token: str | None) -> Caller | None:
+        """Who `token` is, None for no key or an unknown one (an operator when open)."""
         if self.open:
-            return True
-        given = (token or "").encode("utf-8", "replace")
-        # Compare against every key, so the time taken says nothing about which one matched.
-        matched = False
-        for secret in self._secrets:
-            matched |= hmac.compare_digest(given, secret)
-        return matched
+            return ANONYMOUS
+        return self._table.identify(token)
 
-    def accepts_header(self, authorization: str | None) -> bool:
+    def identify_header(self, authorization: str | None) -> Caller | None:
         """`Authorization: Bearer <key>` (the scheme in any case, as RFC 7235 allows)."""
         scheme, _, token = (authorization or "").partition(" ")
-        return self.accepts(token.strip() if scheme.lower() == "bearer" else None)
+        return self.identify(token.strip() if scheme.lower() == "bearer" else None)
+
+    def accepts(self, token: str | None) -> bool:
+        return self.identify(token) is not None
+
+    def accepts_header(self, authorization: str | None) -> bool:
+        return self.identify_header(authorization) is not None
 
 
 class RequestGate:
     """`app.add_middleware(RequestGate, max_body_bytes=65536, keys=KeyRing([...]))`."""
 
-    def __init__(self, app: Asgi, *, max_body_bytes: int, keys: KeyRing) -> None:
+    def __init__(
+        self,
+        app: Asgi,
+        *,
+        max_body_bytes: int,
+        keys: KeyRing,
+        rate_limits: TenantRateLimits | None = None,
+    ) -> None:
         self._app = app
         self._max_body = max_body_bytes
         self._keys = keys
+        self._rate_limits = rate_limits
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,13 +106,21 @@ class RequestGate:
         if declared is not None and declared > self._max_body:
             await _problem(send, 413, self._too_large())
             return
-        if scope["path"].startswith(PROTECTED_PREFIX) and not self._keys.accepts_header(
-            headers.get("authorization")
-        ):
-            await _problem(
-                send, 401, "missing or invalid API key", [(b"www-authenticate", b"Bearer")]
-            )
-            return
+        if scope["path"].startswith(PROTECTED_PREFIX):
+            caller = self._keys.identify_header(headers.get("authorization"))
+            if caller is None:
+                await _problem(
+                    send, 401, "missing or invalid API key", [(b"www-authenticate", b"Bearer")]
+                )
+                return
+            scope.setdefault("state", {})[CALLER_STATE] = caller
+            wait_s = self._rate_limits.wait_s(caller) if self._rate_limits else 0.0
+            if wait_s > 0:
+                retry_after = str(max(1, math.ceil(wait_s))).encode()
+                await _problem(
+                    send, 429, "over this tenant's request rate", [(b"retry-after", retry_after)]
+                )
+                return
         if _encoded_slash(scope):
             await _unprocessable(send, "a path segment cannot hold '/' (%2F)")
             return

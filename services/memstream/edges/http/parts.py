@@ -14,6 +14,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Query, Request
 from pydantic import AfterValidator
 
+from memstream.edges.http.audit import AuditTrail
 from memstream.edges.http.schemas import USER_ID_MAX_CHARS, USER_ID_PATTERN, valid_user_id
 from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.pipeline import RecallPipeline
@@ -58,6 +59,7 @@ class RecallParts:
     users: UserSearch
     knowledge: KnowledgeService | None = None
     repairs: RepairJobs | None = None  # POST/GET /v1/users/{u}/repair
+    audit: AuditTrail | None = None  # forgets, rebuilds, repairs, listings, key file reads
 
 
 PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]

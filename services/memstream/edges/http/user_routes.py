@@ -14,9 +14,11 @@ from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from memstream.domain.models import Level
+from memstream.domain.tenancy import scoped_prefix
 from memstream.domain.user_overview import UserListing, UserOverview
 from memstream.edges.http.parts import Parts, UserIdPath
 from memstream.edges.http.schemas import USER_ID_MAX_CHARS, Problem, Text
+from memstream.edges.http.tenancy import NO_SUCH_USER, WithinReach
 from memstream.recall.service import InvalidCursor
 
 
@@ -76,13 +78,18 @@ def user_routes(router: APIRouter) -> None:
     @router.get("/users", response_model=UserPage, tags=["users"])
     async def users(
         parts: Parts,
+        caller: WithinReach,
         prefix: Annotated[Text, Query(max_length=USER_ID_MAX_CHARS)] = "",
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         cursor: Annotated[Text | None, Query(max_length=200)] = None,
     ) -> UserPage:
-        """Users whose id starts with `prefix`, sorted by id, a page at a time."""
+        """Users whose id starts with `prefix`, sorted by id, a page at a time (a tenant's
+        key: only its own users, whatever the prefix)."""
+        searched = prefix if caller.tenant is None else scoped_prefix(caller.tenant, prefix)
+        if searched is None:
+            return UserPage(items=[], next_cursor=None)
         try:
-            page = await parts.users.page(prefix, limit, cursor)
+            page = await parts.users.page(searched, limit, cursor)
         except InvalidCursor as exc:
             raise HTTPException(
                 status_code=422,
@@ -101,5 +108,5 @@ def user_routes(router: APIRouter) -> None:
         waiting to be written again."""
         found = await parts.users.overview(user_id)
         if found is None:
-            raise HTTPException(status_code=404, detail="no such user")
+            raise HTTPException(status_code=404, detail=NO_SUCH_USER)
         return UserOverviewResponse.of(found)

@@ -247,7 +247,7 @@ async def test_delete_forgets_the_user_and_publishes_forget(
     assert reply.status_code == 200
     body = reply.json()
     assert body["redis_keys"] == len(sample_tree("u1")) and body["forget_event_published"]
-    [event] = publisher.sent
+    [event] = publisher.commands
     assert (event.topic, event.key, event.value) == (
         "memstream.turns.v1",
         "u1",

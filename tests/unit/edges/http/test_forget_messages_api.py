@@ -39,7 +39,7 @@ async def test_delete_of_a_message_publishes_forget_with_its_id_and_answers_202(
         "status": "pending",
         "handles": [f"/v1/users/u1/messages/{MESSAGE}/forget"],
     }
-    [event] = publisher.sent
+    [event] = publisher.commands
     assert (event.key, event.value) == (
         "u1",
         {"type": "forget.v1", "user_id": "u1", "message_ids": [MESSAGE]},
@@ -62,7 +62,7 @@ async def test_the_batch_form_publishes_one_event_for_all_and_a_handle_each() ->
         "/v1/users/u1/messages/a%2F1/forget",
         "/v1/users/u1/messages/b/forget",
     ]
-    [event] = publisher.sent
+    [event] = publisher.commands
     assert event.value["message_ids"] == ["a/1", "b"]
     assert too_many.status_code == 422
 

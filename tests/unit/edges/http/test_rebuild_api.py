@@ -27,11 +27,11 @@ async def test_post_publishes_rebuild_and_answers_202_with_a_handle() -> None:
     body = whole.json()
     assert body["status"] == "pending"
     assert body["handle"] == f"/v1/users/u1/rebuilds/{body['rebuild_id']}"
-    first, second = publisher.sent
+    first, second = publisher.commands
     assert first.key == "u1"
     assert first.value == {"type": "rebuild.v1", "user_id": "u1", "rebuild_id": body["rebuild_id"]}
     assert second.value["from"] == "2024-03-01" and second.value["levels"] == [1, 2]
-    for event in publisher.sent:  # what the API publishes is what the workers accept
+    for event in publisher.commands:  # what the API publishes is what the workers accept
         assert load_catalog().validate("memstream.turns.v1", event.value) == []
 
 
@@ -41,7 +41,7 @@ async def test_a_user_without_memories_gets_404_at_once_and_nothing_is_published
         reply = await client.post("/v1/users/never-seen/rebuild")
     assert reply.status_code == 404
     assert "nothing to rebuild" in reply.json()["detail"]
-    assert publisher.sent == []
+    assert publisher.commands == []
 
 
 async def test_the_status_of_a_rebuild_of_a_user_without_memories_is_nothing_to_do() -> None:
@@ -71,7 +71,7 @@ async def test_bad_bodies_are_refused() -> None:
         ):
             reply = await client.post("/v1/users/u1/rebuild", json=body)
             assert reply.status_code == 422, body
-    assert publisher.sent == []
+    assert publisher.commands == []
 
 
 async def test_progress_is_pending_until_the_job_is_finished_and_its_windows_current() -> None:
