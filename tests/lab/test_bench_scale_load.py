@@ -22,6 +22,8 @@ def recall_stub(asked: Counter[str]) -> FastAPI:
     async def recall(request: Request) -> JSONResponse:
         body: dict[str, Any] = await request.json()
         asked[body["user_id"]] += 1
+        if body["user_id"] == "slow":
+            await asyncio.sleep(5)
         if body["user_id"] == "broken":
             return JSONResponse({"detail": "no"}, status_code=500)
         return JSONResponse({"memories": [], "timings_ms": {}})
@@ -45,6 +47,17 @@ def test_an_error_answer_is_counted_not_hidden() -> None:
         figures = scale_load.measure(server.url, ["light-0", "broken"], rate=20, seconds=1)
     assert figures["requests"] == 20
     assert figures["errors"] == 10
+
+
+def test_a_server_far_behind_the_schedule_is_sent_no_more_and_the_rest_counted() -> None:
+    asked: Counter[str] = Counter()
+    with BackgroundServer(recall_stub(asked)) as server:
+        figures = asyncio.run(scale_load.offered(server.url, ["slow"], 10, 1, connections=2))
+    # Two connections, each waiting 5 s for its first answer: past 3 s (OVERRUN) nothing more
+    # leaves, and the eight requests left are reported, not queued.
+    assert figures["requests"] == 2
+    assert figures["unsent"] == 8
+    assert figures["p50_ms"] >= 5000
 
 
 @pytest.mark.parametrize(("rate", "seconds", "users"), [(0, 1, ["u"]), (10, 0, ["u"]), (10, 1, [])])

@@ -32,11 +32,12 @@ BOUNDS = {
     "outbox:consolidator": "bounded: cleared once published",
     keys.EXPIRY: "bounded by retention: one entry per message kept, when retention is set",
     keys.TOMBSTONE: "constant (one value, expires)",
-    keys.REBUILD: "constant (one value)",
+    keys.REBUILD: "bounded by the user's L1s while a rebuild runs (every leaf id of the job)",
     keys.KNOWLEDGE_REVISION: "constant (one token)",
     keys.KEYS: "unbounded: two members per node",
     keys.SOURCES: "unbounded: one field per message held by an L1",
     keys.FACTS: "unbounded: one field per L1 stating a fact",
+    keys.FACT_SLOTS: "unbounded: one member per fact written (slot and L1)",
     keys.ENTITIES: "unbounded: one field per L1 naming an entity",
     "children": "unbounded in number (one set per node with children); each set bounded by "
     "its window's length",
