@@ -39,7 +39,6 @@ import os
 import platform
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,7 +52,6 @@ from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
 from memstream.wiring.handlers import derivation, window_rules
 from memstream_lab.bench import scale_bytes as sb
-from memstream_lab.bench import scale_lifecycle as life
 from memstream_lab.bench import scale_load
 from memstream_lab.bench.recall_probe import WARM_UP
 from memstream_lab.bench.recall_probe import measure as recall_measure
@@ -61,22 +59,14 @@ from memstream_lab.bench.scale_chat import ChatShape, locomo_shape, user_chat
 from memstream_lab.bench.scale_fill import EmbeddedVectors, Filled, Filler, ResampledVectors
 from memstream_lab.bench.scale_kind import check_kind
 from memstream_lab.bench.scale_plot import plot_latency
-from memstream_lab.bench.scale_probe import (
-    knowledge_derive,
-    saturated_state,
-    segmenter_cpu,
-    state_cost,
-    user_state_cost,
-)
 from memstream_lab.bench.scale_run import Run, as_async, progress_bar, vector_bank
+from memstream_lab.bench.scale_steps import HEAVY, LIGHT0, MEDIUM, run_probes
 from memstream_lab.bench.synthetic import queries
 from memstream_lab.measure import write_report
 
 T = TypeVar("T")
 SIZES = (10_000, 100_000)
 LARGEST = 1_000_000
-HEAVY, MEDIUM, FRESH = "heavy-user", "medium-user", "fresh-user"
-LIGHT0 = "light-0"
 LIGHT_SAMPLE = 20  # light users whose keys are measured, and whom the offered load asks for
 
 
@@ -162,7 +152,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         **_qdrant_figures(args, call, c, [HEAVY, *light]),
                     },
                 )
-            _probes(run_dir, call, c, built, args.rebuild_seconds)
+            run_probes(run_dir, call, c, built, args.rebuild_seconds)
             call(client.aclose)
     return run_dir.doc
 
@@ -277,55 +267,6 @@ def _user_fill(
         return got
 
     return fill
-
-
-def _probes(
-    run_dir: Run,
-    call: Callable[..., Any],
-    c: Container,
-    built: dict[str, Any],
-    rebuild_budget_s: float,
-) -> None:
-    if not run_dir.done("segmenter_step"):
-        last = datetime.fromisoformat(str(built[HEAVY]["last_ts"]))
-        run_dir.keep(
-            "segmenter_step",
-            {
-                f"{user} ({history} messages)": call(lambda u=user, at=at: segmenter_cpu(c, u, at))
-                for user, history, at in (
-                    (FRESH, 0, last),
-                    (MEDIUM, built[MEDIUM]["messages"], last),
-                    (HEAVY, built[HEAVY]["messages"], last),
-                )
-            },
-        )
-    if not run_dir.done("window_state"):
-        run_dir.keep(
-            "window_state",
-            {
-                "at_bound": state_cost(saturated_state()),
-                **{u: call(functools.partial(user_state_cost, c, u)) for u in (HEAVY, LIGHT0)},
-            },
-        )
-    if not run_dir.done("knowledge_derive"):
-        run_dir.keep(
-            "knowledge_derive",
-            {u: call(functools.partial(knowledge_derive, c, u)) for u in (HEAVY, LIGHT0)},
-        )
-    budget = functools.partial(life.rebuild_user, budget_s=rebuild_budget_s)
-    lifecycle = (
-        ("consolidate_heavy", life.consolidate_latest, HEAVY),
-        ("consolidate_light", life.consolidate_latest, LIGHT0),
-        ("rebuild_medium", life.rebuild_user, MEDIUM),
-        ("rebuild_heavy", budget, HEAVY),
-        ("forget_heavy", life.forget_user, HEAVY),
-    )
-    for name, probe, user in lifecycle:
-        if not run_dir.done(name):
-            run_dir.keep(name, call(functools.partial(probe, c, user)))
-            if name == "forget_heavy":  # a larger step run later fills past what is left
-                built["memories"] -= built[HEAVY]["l1"] + built[HEAVY]["summaries"]
-                run_dir.save()
 
 
 async def _points(c: Container, users: Sequence[str]) -> dict[str, int]:
