@@ -1,46 +1,50 @@
-"""How the costs grow with the data: recall, the segmenter's step and the stores' bytes.
+"""How the costs grow with the data: recall, the segmenter's step, the lifecycle, the bytes.
 
     memstream bench scale --run-dir bench-results/scale-run --out bench-results/scale.json
 
 One run, on the embedded stack (redis-server, qdrant-edge in-process on disk, Tansu), fills
-the stores step by step (`--sizes`, memories in all; 1,000,000 only with `--largest`) and
-measures at each step. What it builds (`scale_fill`, `scale_chat`): one heavy user
-(`--heavy-messages` over `--heavy-years`) and a medium one (a tenth of that), written
-first; then light users (`--light-messages` each over a month) until the store holds the
-step's memories. Chats are drawn from LoCoMo's statistics; dense vectors are resampled real
-embeddings (`--vectors resampled`) or the model's own (`--vectors real`, slow). Before
-anything, a sample user is written both by the real segmenter and by the fill, and their keys
-and payload fields compared (`scale_kind`).
+the stores step by step and measures at each step. What it builds (`scale_fill`,
+`scale_chat`): first light users (`--light-messages` each over a month; about 100 memories
+each by default, so 10k, 100k and 1M memories are 100, 1,000 and 10,000 users) until the
+store holds each of `--sizes` memories (1,000,000 added by `--largest`); then one heavy user
+(`--heavy-messages` over `--heavy-years`) and a medium one (a tenth of that). Chats are drawn
+from LoCoMo's statistics; dense vectors are resampled real embeddings (`--vectors
+resampled`) or the model's own (`--vectors real`, slow). Before anything, a sample user is
+written both by the real segmenter and by the fill, and their keys and payload fields
+compared (`scale_kind`).
 
-At each size: recall p50/p95 over HTTP at one client for the heavy user and a light one
-(`recall_probe.measure`: the API in-process, offline planner); bytes in Redis by key family
-(`MEMORY USAGE`) for the heavy user and a sample of light users, the whole Redis's
-`used_memory`, the Qdrant directory on disk and the process's RSS. Along the heavy user's
-fill, its key families at every tenth of its messages (what grows with history). After the
-last size: one segmenter step's CPU per message for a fresh, the medium and the heavy user
-(`scale_probe`), then the time to forget the heavy user.
+At each size: recall over HTTP (the API in-process, offline planner) at one client for a
+light user (`recall_probe`) and at `--rate` requests a second offered over the sampled light
+users (`scale_load`, a process of its own); bytes in Redis by key family (`MEMORY USAGE`)
+for a sample of light users, the whole Redis's `used_memory`, the Qdrant directory on disk
+and the process's RSS. Along the heavy user's fill, its key families at every tenth of its
+messages (what grows with history). With the heavy user in: its recall against a light
+user's in the same store, and its bytes. Then the probes: one segmenter step's CPU per
+message for a fresh, the medium and the heavy user (`scale_probe`), the window state, the
+knowledge derivation, the consolidator on the heavy user's latest day, week and month, a
+rebuild of the heavy user's whole tree, and forgetting it (`scale_lifecycle`).
 
-Resumable: `--run-dir` keeps the stores and `progress.json` (what is built, what is
-measured); running again skips every measurement already made. What the stores lost is
-written again first (the embedded Redis keeps nothing across runs; the same seeds write the
-same users, ids and all). `--out` gets the JSON of everything measured so far.
+Resumable: `--run-dir` keeps the stores (the embedded Redis's append-only file, Qdrant's
+directory) and `progress.json` (what is built, what is measured); running again skips
+every measurement already made and goes on filling where it stopped (a user cut short is
+written again whole: the same seed writes the same ids). `--out` gets the JSON of everything
+measured so far.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
-import json
 import os
 import platform
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 import redis.asyncio as aioredis
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from memstream.bootstrap import Container, recall_app
 from memstream.edges.http.server import BackgroundServer
@@ -48,75 +52,22 @@ from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
 from memstream.wiring.handlers import derivation, window_rules
 from memstream_lab.bench import scale_bytes as sb
+from memstream_lab.bench import scale_load
+from memstream_lab.bench.recall_probe import WARM_UP
 from memstream_lab.bench.recall_probe import measure as recall_measure
 from memstream_lab.bench.scale_chat import ChatShape, locomo_shape, user_chat
-from memstream_lab.bench.scale_fill import (
-    BANK_SIZE,
-    EmbeddedVectors,
-    Filled,
-    Filler,
-    ResampledVectors,
-    Vectors,
-)
+from memstream_lab.bench.scale_fill import EmbeddedVectors, Filled, Filler, ResampledVectors
 from memstream_lab.bench.scale_kind import check_kind
 from memstream_lab.bench.scale_plot import plot_latency
-from memstream_lab.bench.scale_probe import (
-    forget_time,
-    knowledge_derive,
-    saturated_state,
-    segmenter_cpu,
-    state_cost,
-    user_state_cost,
-)
+from memstream_lab.bench.scale_run import Run, as_async, progress_bar, vector_bank
+from memstream_lab.bench.scale_steps import HEAVY, LIGHT0, MEDIUM, run_probes
 from memstream_lab.bench.synthetic import queries
-from memstream_lab.locomo import conversation_files, load_conversation, message_text
 from memstream_lab.measure import write_report
 
 T = TypeVar("T")
 SIZES = (10_000, 100_000)
 LARGEST = 1_000_000
-HEAVY, MEDIUM, FRESH = "heavy-user", "medium-user", "fresh-user"
-LIGHT0 = "light-0"
-LIGHT_SAMPLE = 20  # light users whose keys are measured at each size
-
-
-class Run:
-    """The run directory: the stores and what is built and measured (`progress.json`)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.file = path / "progress.json"
-        self.doc: dict[str, Any] = (
-            json.loads(self.file.read_text()) if self.file.exists() else {"built": {}}
-        )
-
-    def save(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.file.write_text(json.dumps(self.doc, indent=2, default=str) + "\n")
-
-    def done(self, name: str) -> bool:
-        return name in self.doc
-
-    def keep(self, name: str, value: Any) -> Any:
-        self.doc[name] = value
-        self.save()
-        return value
-
-
-def _bank(run: Run, c: Container, call: Callable[..., Any]) -> list[list[float]]:
-    """Real embeddings of LoCoMo messages, made once per run directory."""
-    path = run.path / "vector-bank.json"
-    if path.exists():
-        return list(json.loads(path.read_text()))
-    texts = [
-        message_text(m)
-        for f in conversation_files()
-        for s in load_conversation(f).sessions
-        for m in s.messages
-    ][:: max(1, 2760 // BANK_SIZE)][:BANK_SIZE]
-    bank = call(functools.partial(c.embedder.embed, texts))
-    path.write_text(json.dumps(bank))
-    return list(bank)
+LIGHT_SAMPLE = 20  # light users whose keys are measured, and whom the offered load asks for
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -146,61 +97,115 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 return server.call(work, timeout_s=24 * 3600)
 
             ns = served.redis.namespace
-            client = call(_async(lambda: aioredis.Redis.from_url(served.redis.url)))
-            vectors: Vectors = (
-                EmbeddedVectors(c.embedder)
-                if args.vectors == "real"
-                else ResampledVectors(_bank(run_dir, c, call))
-            )
+            client = call(as_async(lambda: aioredis.Redis.from_url(served.redis.url)))
             filler = Filler(
                 client=client,
                 namespace=ns,
                 index=c.index,
-                vectors=vectors,
+                vectors=EmbeddedVectors(c.embedder)
+                if args.vectors == "real"
+                else ResampledVectors(vector_bank(run_dir, c, call)),
                 rules=window_rules(c.settings),
                 derivation=derivation(c.settings),
             )
             built: dict[str, Any] = run_dir.doc["built"]
-            if built and not call(functools.partial(client.exists, f"{ns}:{{{HEAVY}}}:state")):
+            if built.get("light_users") and not call(
+                functools.partial(client.exists, f"{ns}:{{{LIGHT0}}}:state")
+            ):
                 built.clear()  # the stores did not survive: fill again (same seeds)
             if not run_dir.done("kind_check"):
                 run_dir.keep("kind_check", call(lambda: check_kind(c, client, ns, filler, shape)))
-            with _progress() as bar:
-                _fill_heavy(args, run_dir, call, client, ns, filler, shape, bar)
-                measured = run_dir.doc.setdefault("sizes", {})
-                asks = queries(args.queries + 3)
-                task = bar.add_task("light users", total=sizes[-1])
+            measured = run_dir.doc.setdefault("sizes", {})
+            asks = queries(args.queries + 3)
+            with progress_bar() as bar:
+                task = bar.add_task("light users' memories", total=sizes[-1])
                 for size in sizes:
-                    while built.get("memories", 0) < size:
-                        user = f"light-{built.get('light_users', 0)}"
-                        chat = user_chat(user, shape, args.light_messages, span_days=30)
-                        got: Filled = call(functools.partial(filler.fill_user, user, chat))
-                        built["light_users"] = built.get("light_users", 0) + 1
-                        built["memories"] = built.get("memories", 0) + got.l1 + got.summaries
-                        bar.update(task, completed=min(built["memories"], sizes[-1]))
-                        if built["light_users"] % 50 == 0:
-                            run_dir.save()
-                    run_dir.save()
+                    fill_to = functools.partial(bar.update, task)
+                    _fill_light(args, run_dir, call, filler, shape, size, fill_to)
                     if str(size) in measured:
                         continue
-                    light = [f"light-{i}" for i in range(min(LIGHT_SAMPLE, built["light_users"]))]
-                    redis = call(functools.partial(sb.redis_figures, client, ns, [HEAVY, *light]))
-                    qdir = sb.qdrant_dir(args.run_dir / "stores")
+                    light = _light_sample(built)
+                    redis = call(functools.partial(sb.redis_figures, client, ns, light))
                     measured[str(size)] = {
                         "memories": built["memories"],
                         "light_users": built["light_users"],
-                        "recall_heavy": recall_measure(http, asks, args.seconds, HEAVY),
-                        "recall_light": recall_measure(http, asks, args.seconds, light[0]),
+                        "recall_light": _recall(http, asks, args.seconds, LIGHT0),
+                        "recall_offered": scale_load.measure(
+                            server.url, light, args.rate, args.rate_seconds
+                        ),
                         "redis": redis,
                         **sb.per_memory(redis, light),
-                        "qdrant_disk_bytes": sb.disk_bytes(qdir) if qdir else None,
-                        "qdrant_points": call(functools.partial(_points, c, [HEAVY, *light])),
-                        "process_rss_bytes": sb.rss_bytes(),
+                        **_qdrant_figures(args, call, c, light),
                     }
                     run_dir.save()
-                _probes(run_dir, call, c, built)
+                _fill_heavy(args, run_dir, call, client, ns, filler, shape, bar)
+            if not run_dir.done("with_heavy"):
+                light = _light_sample(built)
+                redis = call(functools.partial(sb.redis_figures, client, ns, [HEAVY, *light]))
+                run_dir.keep(
+                    "with_heavy",
+                    {
+                        "memories": built["memories"],
+                        "recall_heavy": _recall(http, asks, args.seconds, HEAVY),
+                        "recall_light": _recall(http, asks, args.seconds, LIGHT0),
+                        "redis": redis,
+                        **_qdrant_figures(args, call, c, [HEAVY, *light]),
+                    },
+                )
+            run_probes(run_dir, call, c, built, args.rebuild_seconds)
             call(client.aclose)
     return run_dir.doc
+
+
+def _recall(http: httpx.Client, asks: Sequence[str], seconds: float, user: str) -> dict[str, Any]:
+    """One client's recall latency, and this process's CPU a request (the API, the embedded
+    Qdrant and the client all run in it): the CPU holds still when other work on the shared
+    cores stretches the wall-clock figures."""
+    began = time.process_time()
+    figures = recall_measure(http, asks, seconds, user)
+    spent = time.process_time() - began
+    warmed = figures["requests"] + WARM_UP
+    return {**figures, "process_cpu_ms_per_request": round(1000 * spent / warmed, 2)}
+
+
+def _light_sample(built: dict[str, Any]) -> list[str]:
+    return [f"light-{i}" for i in range(min(LIGHT_SAMPLE, built["light_users"]))]
+
+
+def _qdrant_figures(
+    args: argparse.Namespace, call: Callable[..., Any], c: Container, users: Sequence[str]
+) -> dict[str, Any]:
+    qdir = sb.qdrant_dir(args.run_dir / "stores")
+    return {
+        "qdrant_disk_bytes": sb.disk_bytes(qdir) if qdir else None,
+        "qdrant_points": call(functools.partial(_points, c, users)),
+        "process_rss_bytes": sb.rss_bytes(),
+    }
+
+
+def _fill_light(
+    args: argparse.Namespace,
+    run_dir: Run,
+    call: Callable[..., Any],
+    filler: Filler,
+    shape: ChatShape,
+    size: int,
+    advance: Callable[..., Any],
+) -> None:
+    built = run_dir.doc["built"]
+    while built.get("memories", 0) < size:
+        user = f"light-{built.get('light_users', 0)}"
+        chat = user_chat(user, shape, args.light_messages, span_days=30)
+        began, cpu = time.perf_counter(), time.process_time()
+        got: Filled = call(functools.partial(filler.fill_user, user, chat))
+        built["light_fill_s"] = built.get("light_fill_s", 0.0) + time.perf_counter() - began
+        built["light_fill_cpu_s"] = built.get("light_fill_cpu_s", 0.0) + time.process_time() - cpu
+        built["light_users"] = built.get("light_users", 0) + 1
+        built["memories"] = built.get("memories", 0) + got.l1 + got.summaries
+        advance(completed=built["memories"])
+        if built["light_users"] % 50 == 0:
+            run_dir.save()
+    run_dir.save()
 
 
 def _fill_heavy(
@@ -220,8 +225,11 @@ def _fill_heavy(
             continue
         checkpoints: list[dict[str, Any]] = []
         fill = _user_fill(user, messages, checkpoints, client, ns, filler, bar)
+        began, cpu = time.perf_counter(), time.process_time()
         got: Filled = call(functools.partial(fill, user_chat(user, shape, messages, span)))
         built[user] = {
+            "fill_s": round(time.perf_counter() - began, 1),
+            "fill_cpu_s": round(time.process_time() - cpu, 1),
             "messages": got.messages,
             "l1": got.l1,
             "summaries": got.summaries,
@@ -261,58 +269,8 @@ def _user_fill(
     return fill
 
 
-def _probes(run_dir: Run, call: Callable[..., Any], c: Container, built: dict[str, Any]) -> None:
-    from datetime import datetime
-
-    if not run_dir.done("segmenter_step"):
-        last = datetime.fromisoformat(str(built[HEAVY]["last_ts"]))
-        run_dir.keep(
-            "segmenter_step",
-            {
-                f"{user} ({history} messages)": call(lambda u=user, at=at: segmenter_cpu(c, u, at))
-                for user, history, at in (
-                    (FRESH, 0, last),
-                    (MEDIUM, built[MEDIUM]["messages"], last),
-                    (HEAVY, built[HEAVY]["messages"], last),
-                )
-            },
-        )
-    if not run_dir.done("window_state"):
-        run_dir.keep(
-            "window_state",
-            {
-                "at_bound": state_cost(saturated_state()),
-                **{u: call(functools.partial(user_state_cost, c, u)) for u in (HEAVY, LIGHT0)},
-            },
-        )
-    if not run_dir.done("knowledge_derive"):
-        run_dir.keep(
-            "knowledge_derive",
-            {u: call(functools.partial(knowledge_derive, c, u)) for u in (HEAVY, LIGHT0)},
-        )
-    if not run_dir.done("forget_heavy"):
-        run_dir.keep("forget_heavy", call(lambda: forget_time(c, HEAVY)))
-
-
 async def _points(c: Container, users: Sequence[str]) -> dict[str, int]:
     return {u: await c.index.count(u) for u in users}
-
-
-def _async(work: Callable[[], T]) -> Callable[[], Awaitable[T]]:
-    async def wrapped() -> T:
-        result = work()
-        return await result if asyncio.iscoroutine(result) else result
-
-    return wrapped
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -323,12 +281,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--largest", action="store_true", help="Add the 1,000,000 step.")
     parser.add_argument("--heavy-messages", type=int, default=100_000)
     parser.add_argument("--heavy-years", type=float, default=5.0)
-    parser.add_argument("--light-messages", type=int, default=40)
+    parser.add_argument("--light-messages", type=int, default=85)
     parser.add_argument("--vectors", choices=("resampled", "real"), default="resampled")
     parser.add_argument("--queries", type=int, default=100, help="Recall requests per user.")
     parser.add_argument("--seconds", type=float, default=20.0, help="Recall time per user.")
+    parser.add_argument("--rate", type=float, default=200.0, help="Recalls offered a second.")
+    parser.add_argument("--rate-seconds", type=float, default=10.0, help="Offered load's time.")
+    parser.add_argument(
+        "--rebuild-seconds",
+        type=float,
+        default=0.0,
+        help="Stop the heavy user's rebuild after this long and extrapolate (0: run it whole).",
+    )
     parser.add_argument("--plot", type=Path, help="Where to draw recall latency against size.")
     args = parser.parse_args(argv)
+    _check(parser, args)
     report = run(args)
     report["setup"] = {
         "args": {k: str(v) for k, v in vars(args).items()},
@@ -340,11 +307,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.plot is not None:
         plot_latency(report, args.plot)
     for size, fig in report.get("sizes", {}).items():
-        heavy, light = fig["recall_heavy"], fig["recall_light"]
+        one, rate = fig["recall_light"], fig["recall_offered"]
         print(
-            f"{size:>8} memories: recall p95 heavy {heavy['p95_ms']} ms, light "
-            f"{light['p95_ms']} ms; {fig['redis_bytes_per_memory']} Redis bytes/memory"
+            f"{size:>8} memories: recall p95 {one['p95_ms']} ms at 1 client, "
+            f"{rate['p95_ms']} ms at {rate['offered_rps']:g} req/s offered; "
+            f"{fig['redis_bytes_per_memory']} Redis bytes/memory"
         )
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Bad arguments answered before anything starts."""
+    if any(size <= 0 for size in args.sizes):
+        parser.error("--sizes must be positive numbers of memories")
+    if args.heavy_messages < 10 or args.light_messages < 2:
+        parser.error("--heavy-messages must be at least 10 and --light-messages at least 2")
+    if args.heavy_years <= 0 or args.rate <= 0 or args.rate_seconds <= 0 or args.seconds <= 0:
+        parser.error("--heavy-years, --rate, --rate-seconds and --seconds must be positive")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""The scale benchmark's timed probes: one segmenter step of a user with a given history, and
-forgetting a user.
+"""The scale benchmark's timed probes: one segmenter step of a user with a given history, the
+window state's cost and the knowledge derivation (the lifecycle's probes: `scale_lifecycle`).
 
 The segmenter step is the real handler (`Segmenter.handle_batch`) on the container's
 stores, LLM and publisher, with the hashing embedder in place of the model: the model's
@@ -85,17 +85,6 @@ async def segmenter_cpu(c: Container, user_id: str, after: datetime) -> dict[str
         "cpu_ms_per_msg_median": round(sorted(per_message)[len(per_message) // 2], 3),
         "turns_per_step": STEP_TURNS,
         "rounds": ROUNDS,
-    }
-
-
-async def forget_time(c: Container, user_id: str) -> dict[str, Any]:
-    """Wall time and CPU of forgetting the user in both stores (the API's forget)."""
-    began, cpu = time.perf_counter(), time.process_time()
-    removed = await c.forget_user(user_id)
-    return {
-        "seconds": round(time.perf_counter() - began, 3),
-        "cpu_seconds": round(time.process_time() - cpu, 3),
-        **removed,
     }
 
 
