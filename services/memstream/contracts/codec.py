@@ -6,7 +6,7 @@ schema-valid value and only convert types.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -138,6 +138,7 @@ def encode_window(closure: WindowClosed) -> dict[str, Any]:
         "reason": closure.reason,
         "node_id": closure.node_id,
         "parent_id": closure.parent_id,
+        **({"tz": w.tz} if w.tz else {}),
     }
 
 
@@ -148,6 +149,7 @@ def decode_window(value: dict[str, Any]) -> WindowClosed:
         start=parse_ts(value["window_start"]),
         end=parse_ts(value["window_end"]),
         session_id=value.get("session_id"),
+        tz=value.get("tz"),
     )
     return WindowClosed(window, value["reason"], value["node_id"], value.get("parent_id"))
 
@@ -286,9 +288,13 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
                 "session_id": ow.window.session_id,
                 "node_id": ow.node_id,
                 "parent_key": ow.parent_key,
+                "tz": ow.window.tz,
             }
             for key, ow in state.open_windows.items()
         },
+        "calendar": [
+            [int(w.level), w.start.isoformat(), w.end.isoformat(), w.tz] for w in state.calendar
+        ],
         "closed": list(state.closed),
         "earlier": [_encode_session(s) for s in state.earlier],
         "held": [encode_turn(t) for t in state.held],
@@ -337,6 +343,7 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
                 parse_ts(w["start"]),
                 parse_ts(w["end"]),
                 w["session_id"],
+                w.get("tz") or value["tz"],
             ),
             w["node_id"],
             w["parent_key"],
@@ -356,6 +363,21 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
         earlier=tuple(map(_decode_session, value.get("earlier", ()))),
         held=tuple(t for t in map(decode_input, value.get("held", ())) if isinstance(t, Turn)),
         held_at=parse_ts(value["held_at"]) if value.get("held_at") else None,
+        calendar=_decode_calendar(value, open_windows.values()),
+    )
+
+
+def _decode_calendar(
+    value: dict[str, Any], open_windows: Iterable[OpenWindow]
+) -> tuple[Window, ...]:
+    """The remembered calendar windows. A state written before they were kept has its open
+    ones only, in the state's zone: later windows are computed as they were then."""
+    if "calendar" not in value:
+        return tuple(ow.window for ow in open_windows if ow.window.level > Level.SESSION)
+    user_id = value["user_id"]
+    return tuple(
+        Window(user_id, Level(level), parse_ts(start), parse_ts(end), None, tz)
+        for level, start, end, tz in value["calendar"]
     )
 
 

@@ -31,7 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from memstream.domain.calendar import parent_window_start, window_for
+from memstream.domain.calendar import get_zone
+from memstream.domain.calendar_windows import calendar_window, remembered
 from memstream.domain.ids import window_node_id
 from memstream.domain.incarnations import (
     SessionInfo,
@@ -96,6 +97,9 @@ class UserWindows:
     # and when the newest of them arrived.
     held: tuple[Turn, ...] = ()
     held_at: datetime | None = None
+    # The day, week and month windows opened so far, each with its zone, oldest first
+    # (`domain.calendar_windows`): a zone change does not move them.
+    calendar: tuple[Window, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +157,8 @@ def _on_turn(
     tz = turn.tz or state.tz or rules.default_tz
     if tz != state.tz:  # (each `replace` copies the whole state: one per turn where it can)
         state = replace(state, tz=tz)
+    if turn.tz is None:  # its L1 dates it on the calendar its windows use
+        turn = replace(turn, tz=tz)
     known = state.sessions.get(turn.session_id)
     outputs: list[Output] = []
     if known is not None and starts_anew(known, turn, rules.session_idle):
@@ -170,8 +176,9 @@ def _on_turn(
     if state.open_session is not None and state.open_session != turn.session_id:
         state, closed = _close_session(state, "new_session", rules)
         outputs += closed
-    if known is None:
-        known = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at)
+    if known is None:  # its start on the local clock, which its L2's title reads
+        start = turn.ts.astimezone(get_zone(tz))
+        known = SessionInfo(turn.session_id, start, turn.ts, received_at)
         state = _open_session_windows(state, known)
     info = replace(
         known,
@@ -261,11 +268,12 @@ def _on_forgotten_session_turn(
     outputs: list[Output] = [
         SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
     ]
-    for ow in _chain_windows(state, info):
+    chain = _chain_windows(state, info)
+    for ow in chain:
         if window_key(*window_parts(ow.window)) in state.open_windows:
             break  # this window and those above it will be consolidated in due course
         outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
-    return state, outputs
+    return _remember_calendar(state, chain), outputs
 
 
 def _on_session_end(
@@ -356,26 +364,34 @@ def _close_due(
 
 
 def _open_session_windows(state: UserWindows, info: SessionInfo) -> UserWindows:
-    """Track the new session and every calendar window above it."""
+    """Track the new session and every calendar window above it (an open one may have grown:
+    `domain.calendar_windows`)."""
     open_windows = dict(state.open_windows)
-    for ow in _chain_windows(state, info):
+    chain = _chain_windows(state, info)
+    for ow in chain:
         key = window_key(*window_parts(ow.window))
-        if key in open_windows:
+        if open_windows.get(key, ow) == ow and key in open_windows:
             break
         open_windows[key] = ow
-    return replace(state, open_windows=open_windows)
+    return _remember_calendar(replace(state, open_windows=open_windows), chain)
+
+
+def _remember_calendar(state: UserWindows, chain: list[OpenWindow]) -> UserWindows:
+    calendar = state.calendar
+    for ow in chain:
+        if ow.window.level > Level.SESSION and ow.window not in calendar:
+            calendar = remembered(calendar, ow.window)
+    return state if calendar is state.calendar else replace(state, calendar=calendar)
 
 
 def _chain_windows(state: UserWindows, info: SessionInfo) -> list[OpenWindow]:
     """The session's window and its ancestors, each linked to its parent's key."""
     chain = _chain(state, info)
     linked: list[OpenWindow] = []
-    for i, (level, start, end, session_id) in enumerate(chain):
+    for i, window in enumerate(chain):
         parent_key = None
         if i + 1 < len(chain):
-            p_level, p_start, _, p_session = chain[i + 1]
-            parent_key = window_key(p_level, p_start, p_session)
-        window = Window(state.user_id, level, start, end, session_id)
+            parent_key = window_key(*window_parts(chain[i + 1]))
         linked.append(OpenWindow(window, _node_id(state, *window_parts(window)), parent_key))
     return linked
 
@@ -387,19 +403,16 @@ def _parent_id(state: UserWindows, ow: OpenWindow) -> str | None:
     return window_node_id(state.user_id, Level(int(level)), datetime.fromisoformat(start))
 
 
-def _chain(
-    state: UserWindows, info: SessionInfo
-) -> list[tuple[Level, datetime, datetime, str | None]]:
+def _chain(state: UserWindows, info: SessionInfo) -> list[Window]:
     """The session's window and its ancestors: session, day, week, month."""
-    chain: list[tuple[Level, datetime, datetime, str | None]] = [
-        (Level.SESSION, info.start, info.last_ts, info.session_id)
+    chain = [
+        Window(state.user_id, Level.SESSION, info.start, info.last_ts, info.session_id, state.tz)
     ]
-    child_level, child_start = Level.SESSION, info.start
     for level in (Level.DAY, Level.WEEK, Level.MONTH):
-        start = parent_window_start(child_level, child_start, state.tz)
-        _, end = window_for(level, start, state.tz)
-        chain.append((level, start, end, None))
-        child_level, child_start = level, start
+        # A session belongs to the day it starts on, a day to its week, a week to the month
+        # of its start (its Monday, unless a zone change cut it short).
+        anchor = chain[-1].start
+        chain.append(calendar_window(state.user_id, level, anchor, state.tz, state.calendar))
     return chain
 
 
