@@ -311,6 +311,7 @@ def _encode_session(s: SessionInfo) -> list[Any]:
         s.closed,
         s.next_seq,
         s.ended.isoformat() if s.ended else None,
+        s.tz,
     ]
 
 
@@ -318,9 +319,11 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
     """A session as `_encode_session` wrote it. A state written before a session kept its
     next `seq` and end has five fields: the `seq` it has reached is unknown, so the session
     goes on taking its turns as they come (`UNKNOWN_NEXT_SEQ`: nothing is held for it, where
-    0 would hold every later turn waiting for a `seq` 0 it already took); its end is None."""
+    0 would hold every later turn waiting for a `seq` 0 it already took); its end is None.
+    One written before a session kept its zone has seven: its L2 reads the user's zone."""
     sid, start, last, received, closed, *rest = row
-    next_seq, ended = (*rest, UNKNOWN_NEXT_SEQ, None)[:2]
+    missing = (UNKNOWN_NEXT_SEQ, None, None)[len(rest) :]
+    next_seq, ended, tz = (*rest, *missing)[:3]
     return SessionInfo(
         sid,
         parse_ts(start),
@@ -329,6 +332,7 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
         closed,
         int(next_seq),
         parse_ts(ended) if ended else None,
+        tz,
     )
 
 

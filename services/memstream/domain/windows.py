@@ -178,7 +178,7 @@ def _on_turn(
         outputs += closed
     if known is None:  # its start on the local clock, which its L2's title reads
         start = turn.ts.astimezone(get_zone(tz))
-        known = SessionInfo(turn.session_id, start, turn.ts, received_at)
+        known = SessionInfo(turn.session_id, start, turn.ts, received_at, tz=tz)
         state = _open_session_windows(state, known)
     info = replace(
         known,
@@ -264,7 +264,7 @@ def _forgotten(state: UserWindows, turn: Turn) -> bool:
 def _on_forgotten_session_turn(
     state: UserWindows, turn: Turn, received_at: datetime
 ) -> tuple[UserWindows, list[Output]]:
-    info = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at, closed=True)
+    info = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at, closed=True, tz=state.tz)
     outputs: list[Output] = [
         SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
     ]
@@ -406,7 +406,14 @@ def _parent_id(state: UserWindows, ow: OpenWindow) -> str | None:
 def _chain(state: UserWindows, info: SessionInfo) -> list[Window]:
     """The session's window and its ancestors: session, day, week, month."""
     chain = [
-        Window(state.user_id, Level.SESSION, info.start, info.last_ts, info.session_id, state.tz)
+        Window(
+            state.user_id,
+            Level.SESSION,
+            info.start,
+            info.last_ts,
+            info.session_id,
+            info.tz or state.tz,
+        )
     ]
     for level in (Level.DAY, Level.WEEK, Level.MONTH):
         # A session belongs to the day it starts on, a day to its week, a week to the month

@@ -193,3 +193,64 @@ def test_a_replay_names_the_same_nodes(journey) -> None:
     kept = replay(turns, stored=False)
     assert stored == kept
     assert replay(turns, stored=True) == stored
+
+
+def lisbon_then_tokyo() -> list[Turn]:
+    """Three sessions in Lisbon in the week of 9 March 2026, then three in Tokyo."""
+    lisbon = [datetime(2026, 3, d, 18, tzinfo=UTC) for d in (9, 10, 11)]
+    tokyo = [datetime(2026, 3, d, h, tzinfo=UTC) for d, h in ((11, 23), (12, 3), (13, 3))]
+    return [
+        Turn(f"e{n}", "u1", f"s{n}", 0, "Ana", "other", "hello", ts, tz)
+        for n, (ts, tz) in enumerate(
+            [(ts, "Europe/Lisbon") for ts in lisbon] + [(ts, "Asia/Tokyo") for ts in tokyo]
+        )
+    ]
+
+
+def test_a_move_to_tokyo_mid_week_keeps_one_week_and_one_month() -> None:
+    levels = by_level(final_windows(replay(lisbon_then_tokyo(), stored=True)))
+    assert len(levels[Level.WEEK]) == 1 and len(levels[Level.MONTH]) == 1
+    days = levels[Level.DAY]
+    # 23:00 UTC on the 11th is 08:00 on the 12th in Tokyo, but Lisbon's 11th still runs.
+    assert [window_date(c.window).day for c in days] == [9, 10, 11, 12, 13]
+    assert [c.window.tz for c in days] == ["Europe/Lisbon"] * 3 + ["Asia/Tokyo"] * 2
+    # Tokyo's 12th starts where Lisbon's 11th ended, not at midnight in Tokyo.
+    assert to_utc(days[3].window.start) == to_utc(days[2].window.end)
+
+
+def test_a_late_turn_of_a_lisbon_session_reopens_the_lisbon_windows() -> None:
+    turns = lisbon_then_tokyo()
+    state = initial_state("u1", "Europe/Lisbon")
+    for turn in turns:
+        state, _ = apply(state, turn, RECEIVED, RULES)
+    late = Turn("late", "u1", "s1", 1, "Mira", "other", "late", turns[1].ts, "Asia/Tokyo")
+    _, out = apply(state, late, RECEIVED, RULES)
+    again = [o for o in out if isinstance(o, WindowClosed)]
+    assert [o.window.level for o in again] == [Level.SESSION, Level.DAY]
+    assert {o.window.tz for o in again} == {"Europe/Lisbon"}
+    assert window_date(again[1].window).day == 10
+
+
+def test_a_state_stored_before_windows_kept_their_zone_decodes() -> None:
+    turns = lisbon_then_tokyo()
+    state = initial_state("u1", "Europe/Lisbon")
+    for turn in turns[:2]:
+        state, _ = apply(state, turn, RECEIVED, RULES)
+    old = encode_state(state)
+    del old["calendar"]
+    for window in old["open_windows"].values():
+        del window["tz"]
+    old["sessions"] = [row[:7] for row in old["sessions"]]
+    decoded = decode_state(old)
+    assert {w.start for w in decoded.calendar} == {
+        ow.window.start for ow in state.open_windows.values() if ow.window.level > Level.SESSION
+    }
+    assert all(w.tz == "Europe/Lisbon" for w in decoded.calendar)
+    assert all(s.tz is None for s in decoded.sessions.values())
+    # It goes on as the state it was: the same windows as without the round trip.
+    for turn in turns[2:]:
+        decoded, out_old = apply(decoded, turn, RECEIVED, RULES)
+        state, out_new = apply(state, turn, RECEIVED, RULES)
+        assert [o.node_id for o in out_old if isinstance(o, WindowClosed)] == [
+            o.node_id for o in out_new if isinstance(o, WindowClosed)
+        ]
