@@ -26,7 +26,8 @@ from memstream.domain.models import (
     Window,
     WindowClosed,
 )
-from memstream.domain.windows import OpenWindow, UserWindows, window_key
+from memstream.domain.window_chain import OpenWindow, window_key
+from memstream.domain.windows import UserWindows
 
 # The next `seq` of a session saved before sessions kept one: above any real `seq`, so no
 # turn of it waits for an earlier one (a reused id counting from 0 still starts anew).

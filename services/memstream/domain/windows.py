@@ -32,7 +32,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from memstream.domain.calendar import get_zone
-from memstream.domain.calendar_windows import calendar_window, remembered
 from memstream.domain.ids import window_node_id
 from memstream.domain.incarnations import (
     SessionInfo,
@@ -51,6 +50,14 @@ from memstream.domain.models import (
     Window,
     WindowClosed,
 )
+from memstream.domain.window_chain import (
+    OpenWindow,
+    parent_node_id,
+    remember_chain,
+    session_chain,
+    window_key,
+    window_parts,
+)
 
 # Closed windows and sessions are remembered so late data can be recognised; the oldest are
 # forgotten past these bounds, which keeps one user's state a few kilobytes for years.
@@ -68,15 +75,6 @@ class WindowRules:
     # Turns a user's out-of-`seq`-order turns may be held for their gap (`domain.reorder`);
     # 0: every turn is taken as it arrives.
     reorder_turns: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class OpenWindow:
-    """A tracked window that has children not yet consolidated into it."""
-
-    window: Window
-    node_id: str
-    parent_key: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,12 +110,6 @@ class SegmentReady:
 
 
 Output = SegmentReady | WindowClosed
-
-
-def window_key(level: Level, start: datetime, session_id: str | None = None) -> str:
-    if level == Level.SESSION:  # the start tells apart the sessions one id has named
-        return f"2|{session_id}|{start.isoformat()}"
-    return f"{int(level)}|{start.isoformat()}"
 
 
 def initial_state(user_id: str, tz: str) -> UserWindows:
@@ -376,55 +368,17 @@ def _open_session_windows(state: UserWindows, info: SessionInfo) -> UserWindows:
     return _remember_calendar(replace(state, open_windows=open_windows), chain)
 
 
-def _remember_calendar(state: UserWindows, chain: list[OpenWindow]) -> UserWindows:
-    calendar = state.calendar
-    for ow in chain:
-        if ow.window.level > Level.SESSION and ow.window not in calendar:
-            calendar = remembered(calendar, ow.window)
-    return state if calendar is state.calendar else replace(state, calendar=calendar)
-
-
 def _chain_windows(state: UserWindows, info: SessionInfo) -> list[OpenWindow]:
-    """The session's window and its ancestors, each linked to its parent's key."""
-    chain = _chain(state, info)
-    linked: list[OpenWindow] = []
-    for i, window in enumerate(chain):
-        parent_key = None
-        if i + 1 < len(chain):
-            parent_key = window_key(*window_parts(chain[i + 1]))
-        linked.append(OpenWindow(window, _node_id(state, *window_parts(window)), parent_key))
-    return linked
+    return session_chain(state.user_id, state.tz, state.calendar, info)
 
 
 def _parent_id(state: UserWindows, ow: OpenWindow) -> str | None:
-    if ow.parent_key is None:
-        return None
-    level, start = ow.parent_key.split("|", 1)
-    return window_node_id(state.user_id, Level(int(level)), datetime.fromisoformat(start))
+    return parent_node_id(state.user_id, ow)
 
 
-def _chain(state: UserWindows, info: SessionInfo) -> list[Window]:
-    """The session's window and its ancestors: session, day, week, month."""
-    chain = [
-        Window(
-            state.user_id,
-            Level.SESSION,
-            info.start,
-            info.last_ts,
-            info.session_id,
-            info.tz or state.tz,
-        )
-    ]
-    for level in (Level.DAY, Level.WEEK, Level.MONTH):
-        # A session belongs to the day it starts on, a day to its week, a week to the month
-        # of its start (its Monday, unless a zone change cut it short).
-        anchor = chain[-1].start
-        chain.append(calendar_window(state.user_id, level, anchor, state.tz, state.calendar))
-    return chain
-
-
-def window_parts(window: Window) -> tuple[Level, datetime, str | None]:
-    return window.level, window.start, window.session_id
+def _remember_calendar(state: UserWindows, chain: list[OpenWindow]) -> UserWindows:
+    calendar = remember_chain(state.calendar, chain)
+    return state if calendar is state.calendar else replace(state, calendar=calendar)
 
 
 def _node_id(state: UserWindows, level: Level, start: datetime, session_id: str | None) -> str:
