@@ -53,36 +53,42 @@ def calendar_window(
     user_id: str, level: Level, instant: datetime, tz: str, known: Iterable[Window]
 ) -> Window:
     """The window of `level` that `instant` belongs to, given the remembered windows."""
-    at = to_utc(instant)
+    # POSIX seconds: two times of one ZoneInfo compare by their wall clocks, not instants.
+    at = instant.timestamp()
     before: Window | None = None
     after: Window | None = None
     for window in known:
         if window.level != level:
             continue
-        if to_utc(window.start) <= at < to_utc(window.end):
+        start, end = window.start.timestamp(), window.end.timestamp()
+        if start <= at < end:
             return window
-        if to_utc(window.end) <= at and (before is None or to_utc(window.end) > to_utc(before.end)):
+        if end <= at and (before is None or end > before.end.timestamp()):
             before = window
-        elif to_utc(window.start) > at and (
-            after is None or to_utc(window.start) < to_utc(after.start)
-        ):
+        elif start > at and (after is None or start < after.start.timestamp()):
             after = window
     zone = get_zone(tz)
-    start, end = (to_utc(bound) for bound in window_for(level, at, tz))
+    natural_start, natural_end = (to_utc(bound) for bound in window_for(level, instant, tz))
     if after is not None:
-        end = min(end, to_utc(after.start))
-    if before is not None and calendar_date(level, at, tz) <= window_date(before):
-        return replace(before, end=end.astimezone(get_zone(before.tz)))
+        natural_end = min(natural_end, to_utc(after.start))
+    if before is not None and calendar_date(level, instant, tz) <= window_date(before):
+        return replace(before, end=natural_end.astimezone(get_zone(before.tz)))
     if before is not None:
-        start = max(start, to_utc(before.end))
-    return Window(user_id, level, start.astimezone(zone), end.astimezone(zone), tz=tz)
+        natural_start = max(natural_start, to_utc(before.end))
+    return Window(
+        user_id, level, natural_start.astimezone(zone), natural_end.astimezone(zone), tz=tz
+    )
 
 
 def remembered(known: tuple[Window, ...], window: Window) -> tuple[Window, ...]:
     """`known` with `window` in place of the one of its level and start (a window that grew)
     or added, and the oldest of its level forgotten past the bound."""
-    kept = [w for w in known if (w.level, to_utc(w.start)) != (window.level, to_utc(window.start))]
+    key = (window.level, window.start.timestamp())
+    kept = [w for w in known if (w.level, w.start.timestamp()) != key]
     kept.append(window)
-    same = sorted((w for w in kept if w.level == window.level), key=lambda w: to_utc(w.start))
-    forgotten = {id(w) for w in same[: max(0, len(same) - MAX_REMEMBERED_WINDOWS[window.level])]}
+    same = [w for w in kept if w.level == window.level]
+    excess = len(same) - MAX_REMEMBERED_WINDOWS[window.level]
+    if excess <= 0:
+        return tuple(kept)
+    forgotten = {id(w) for w in sorted(same, key=lambda w: w.start.timestamp())[:excess]}
     return tuple(w for w in kept if id(w) not in forgotten)

@@ -67,6 +67,7 @@ def parent_node_id(user_id: str, ow: OpenWindow) -> str | None:
 def remember_chain(calendar: tuple[Window, ...], chain: list[OpenWindow]) -> tuple[Window, ...]:
     """`calendar` with the chain's day, week and month (one may have grown)."""
     for ow in chain:
-        if ow.window.level > Level.SESSION and ow.window not in calendar:
+        # A window found in `calendar` is the very object there: new or grown ones are not.
+        if ow.window.level > Level.SESSION and not any(w is ow.window for w in calendar):
             calendar = remembered(calendar, ow.window)
     return calendar
