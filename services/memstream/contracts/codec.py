@@ -6,7 +6,7 @@ schema-valid value and only convert types.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -26,7 +26,8 @@ from memstream.domain.models import (
     Window,
     WindowClosed,
 )
-from memstream.domain.windows import OpenWindow, UserWindows, window_key
+from memstream.domain.window_chain import OpenWindow, window_key
+from memstream.domain.windows import UserWindows
 
 # The next `seq` of a session saved before sessions kept one: above any real `seq`, so no
 # turn of it waits for an earlier one (a reused id counting from 0 still starts anew).
@@ -138,6 +139,7 @@ def encode_window(closure: WindowClosed) -> dict[str, Any]:
         "reason": closure.reason,
         "node_id": closure.node_id,
         "parent_id": closure.parent_id,
+        **({"tz": w.tz} if w.tz else {}),
     }
 
 
@@ -148,6 +150,7 @@ def decode_window(value: dict[str, Any]) -> WindowClosed:
         start=parse_ts(value["window_start"]),
         end=parse_ts(value["window_end"]),
         session_id=value.get("session_id"),
+        tz=value.get("tz"),
     )
     return WindowClosed(window, value["reason"], value["node_id"], value.get("parent_id"))
 
@@ -286,9 +289,13 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
                 "session_id": ow.window.session_id,
                 "node_id": ow.node_id,
                 "parent_key": ow.parent_key,
+                "tz": ow.window.tz,
             }
             for key, ow in state.open_windows.items()
         },
+        "calendar": [
+            [int(w.level), w.start.isoformat(), w.end.isoformat(), w.tz] for w in state.calendar
+        ],
         "closed": list(state.closed),
         "earlier": [_encode_session(s) for s in state.earlier],
         "held": [encode_turn(t) for t in state.held],
@@ -305,6 +312,7 @@ def _encode_session(s: SessionInfo) -> list[Any]:
         s.closed,
         s.next_seq,
         s.ended.isoformat() if s.ended else None,
+        s.tz,
     ]
 
 
@@ -312,9 +320,11 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
     """A session as `_encode_session` wrote it. A state written before a session kept its
     next `seq` and end has five fields: the `seq` it has reached is unknown, so the session
     goes on taking its turns as they come (`UNKNOWN_NEXT_SEQ`: nothing is held for it, where
-    0 would hold every later turn waiting for a `seq` 0 it already took); its end is None."""
+    0 would hold every later turn waiting for a `seq` 0 it already took); its end is None.
+    One written before a session kept its zone has seven: its L2 reads the user's zone."""
     sid, start, last, received, closed, *rest = row
-    next_seq, ended = (*rest, UNKNOWN_NEXT_SEQ, None)[:2]
+    missing = (UNKNOWN_NEXT_SEQ, None, None)[len(rest) :]
+    next_seq, ended, tz = (*rest, *missing)[:3]
     return SessionInfo(
         sid,
         parse_ts(start),
@@ -323,6 +333,7 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
         closed,
         int(next_seq),
         parse_ts(ended) if ended else None,
+        tz,
     )
 
 
@@ -337,6 +348,7 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
                 parse_ts(w["start"]),
                 parse_ts(w["end"]),
                 w["session_id"],
+                w.get("tz") or value["tz"],
             ),
             w["node_id"],
             w["parent_key"],
@@ -356,6 +368,21 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
         earlier=tuple(map(_decode_session, value.get("earlier", ()))),
         held=tuple(t for t in map(decode_input, value.get("held", ())) if isinstance(t, Turn)),
         held_at=parse_ts(value["held_at"]) if value.get("held_at") else None,
+        calendar=_decode_calendar(value, open_windows.values()),
+    )
+
+
+def _decode_calendar(
+    value: dict[str, Any], open_windows: Iterable[OpenWindow]
+) -> tuple[Window, ...]:
+    """The remembered calendar windows. A state written before they were kept has its open
+    ones only, in the state's zone: later windows are computed as they were then."""
+    if "calendar" not in value:
+        return tuple(ow.window for ow in open_windows if ow.window.level > Level.SESSION)
+    user_id = value["user_id"]
+    return tuple(
+        Window(user_id, Level(level), parse_ts(start), parse_ts(end), None, tz)
+        for level, start, end, tz in value["calendar"]
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from memstream.domain.models import Level
+from memstream.domain.models import Level, Window
 
 DEFAULT_TZ = "UTC"
 CALENDAR_LEVELS = (Level.DAY, Level.WEEK, Level.MONTH)
@@ -59,6 +59,20 @@ def window_for(level: Level, instant: datetime, tz: str | None = None) -> Interv
         first = _next_first_day(level, first)
         start, end = end, _day_start(_next_first_day(level, first), zone)
     return start.astimezone(zone), end.astimezone(zone)
+
+
+def on_window_clock(instant: datetime, window: Window) -> datetime:
+    """`instant` on the clock of the zone `window` opened in, which names its dates across a
+    DST change (a window recorded without a zone: on its start's own offset)."""
+    if window.tz:
+        return to_utc(instant).astimezone(get_zone(window.tz))
+    zone = window.start.tzinfo
+    return instant.astimezone(zone) if zone else instant
+
+
+def monday_of(local: datetime) -> date:
+    """The Monday of the ISO week `local` (a local clock reading) falls in: a week's name."""
+    return local.date() - timedelta(days=local.weekday())
 
 
 def parent_window(level: Level, child_start: datetime, tz: str | None = None) -> Interval:
@@ -136,7 +150,7 @@ MONTH_NUMBERS = {
 } | {"sept": 9}
 
 
-def spelled_day(instant: datetime, *, year: bool = True) -> str:
+def spelled_day(instant: date, *, year: bool = True) -> str:
     """The date as people write it: "8 May 2023", or "8 May" without the year."""
     text = f"{instant.day} {MONTH_NAMES[instant.month - 1]}"
     return f"{text} {instant.year}" if year else text

@@ -35,6 +35,7 @@ class SessionInfo:
     closed: bool = False
     next_seq: int = 0  # one past the highest `seq` taken: the turn expected next
     ended: datetime | None = None  # the time its `session_end` gave, if one closed it
+    tz: str | None = None  # the zone it began in, whose calendar its L2 reads
 
 
 def starts_anew(info: SessionInfo, turn: Turn, idle: timedelta) -> bool:

@@ -104,13 +104,16 @@ InputEvent = Turn | SessionEnded | ForgetRequested | ClockTicked | RebuildReques
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """A half-open interval [start, end) of one level; `session_id` only for L2."""
+    """A half-open interval [start, end) of one level; `session_id` only for L2; `tz`, the
+    IANA zone it was opened in, whose calendar its title and dates read (None: a window
+    recorded without one, read on its start's own offset)."""
 
     user_id: str
     level: Level
     start: datetime
     end: datetime
     session_id: str | None = None
+    tz: str | None = None
 
     def contains(self, instant: datetime) -> bool:
         return self.start <= instant < self.end

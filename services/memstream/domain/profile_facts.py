@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from memstream.domain.calendar import spelled_day
+from memstream.domain.calendar import on_window_clock, spelled_day
 from memstream.domain.fact_timeline import at, timelines_of
 from memstream.domain.facts import SINGLE_VALUED, SPEAKER_PREFIX, AtomicFact
 from memstream.domain.models import Fact, Level, MemoryNode, Summary, Window
@@ -157,8 +157,7 @@ def _change_phrase(change: Change) -> str:
 
 
 def _day(instant: datetime, window: Window) -> str:
-    zone = window.start.tzinfo
-    return spelled_day(instant.astimezone(zone) if zone else instant)
+    return spelled_day(on_window_clock(instant, window))
 
 
 def line_cost(line: Fact) -> int:

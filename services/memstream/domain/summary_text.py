@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memstream.domain.calendar import MONTH_NAMES, spelled_day
+from memstream.domain.calendar import MONTH_NAMES, monday_of, on_window_clock, spelled_day
 from memstream.domain.event_time import annotation
 from memstream.domain.lexical import tokenize
 from memstream.domain.models import Fact, Level, MemoryNode, Summary, Window
@@ -290,13 +290,13 @@ def _select(
 
 
 def _header(level: Level, window: Window) -> str:
-    start = window.start
+    start = on_window_clock(window.start, window)
     if level is Level.SESSION:
         return f"Session on {dated(start)}:"
     if level is Level.DAY:
         return f"Day of {dated(start)}:"
     if level is Level.WEEK:
-        return f"Week of {spelled_day(start)}:"
+        return f"Week of {spelled_day(monday_of(start))}:"
     return f"Profile as of {MONTH_NAMES[start.month - 1]} {start.year} (+ new this month):"
 
 
@@ -306,8 +306,7 @@ def _latest(history: Sequence[MemoryNode], level: Level) -> MemoryNode | None:
 
 
 def _local(at: datetime, window: Window) -> datetime:
-    zone = window.start.tzinfo
-    return at.astimezone(zone) if zone else at
+    return on_window_clock(at, window)
 
 
 # --- the monthly profile: facts by person and topic -------------------------------------

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from memstream.domain.calendar import parent_window_start, window_for
+from memstream.domain.calendar import get_zone
 from memstream.domain.ids import window_node_id
 from memstream.domain.incarnations import (
     SessionInfo,
@@ -49,6 +49,14 @@ from memstream.domain.models import (
     Turn,
     Window,
     WindowClosed,
+)
+from memstream.domain.window_chain import (
+    OpenWindow,
+    parent_node_id,
+    remember_chain,
+    session_chain,
+    window_key,
+    window_parts,
 )
 
 # Closed windows and sessions are remembered so late data can be recognised; the oldest are
@@ -70,15 +78,6 @@ class WindowRules:
 
 
 @dataclass(frozen=True, slots=True)
-class OpenWindow:
-    """A tracked window that has children not yet consolidated into it."""
-
-    window: Window
-    node_id: str
-    parent_key: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class UserWindows:
     """Everything the reducer remembers about one user."""
 
@@ -96,6 +95,9 @@ class UserWindows:
     # and when the newest of them arrived.
     held: tuple[Turn, ...] = ()
     held_at: datetime | None = None
+    # The day, week and month windows opened so far, each with its zone, oldest first
+    # (`domain.calendar_windows`): a zone change does not move them.
+    calendar: tuple[Window, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +110,6 @@ class SegmentReady:
 
 
 Output = SegmentReady | WindowClosed
-
-
-def window_key(level: Level, start: datetime, session_id: str | None = None) -> str:
-    if level == Level.SESSION:  # the start tells apart the sessions one id has named
-        return f"2|{session_id}|{start.isoformat()}"
-    return f"{int(level)}|{start.isoformat()}"
 
 
 def initial_state(user_id: str, tz: str) -> UserWindows:
@@ -153,6 +149,8 @@ def _on_turn(
     tz = turn.tz or state.tz or rules.default_tz
     if tz != state.tz:  # (each `replace` copies the whole state: one per turn where it can)
         state = replace(state, tz=tz)
+    if turn.tz is None:  # its L1 dates it on the calendar its windows use
+        turn = replace(turn, tz=tz)
     known = state.sessions.get(turn.session_id)
     outputs: list[Output] = []
     if known is not None and starts_anew(known, turn, rules.session_idle):
@@ -170,8 +168,9 @@ def _on_turn(
     if state.open_session is not None and state.open_session != turn.session_id:
         state, closed = _close_session(state, "new_session", rules)
         outputs += closed
-    if known is None:
-        known = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at)
+    if known is None:  # its start on the local clock, which its L2's title reads
+        start = turn.ts.astimezone(get_zone(tz))
+        known = SessionInfo(turn.session_id, start, turn.ts, received_at, tz=tz)
         state = _open_session_windows(state, known)
     info = replace(
         known,
@@ -257,15 +256,16 @@ def _forgotten(state: UserWindows, turn: Turn) -> bool:
 def _on_forgotten_session_turn(
     state: UserWindows, turn: Turn, received_at: datetime
 ) -> tuple[UserWindows, list[Output]]:
-    info = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at, closed=True)
+    info = SessionInfo(turn.session_id, turn.ts, turn.ts, received_at, closed=True, tz=state.tz)
     outputs: list[Output] = [
         SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
     ]
-    for ow in _chain_windows(state, info):
+    chain = _chain_windows(state, info)
+    for ow in chain:
         if window_key(*window_parts(ow.window)) in state.open_windows:
             break  # this window and those above it will be consolidated in due course
         outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
-    return state, outputs
+    return _remember_calendar(state, chain), outputs
 
 
 def _on_session_end(
@@ -356,55 +356,29 @@ def _close_due(
 
 
 def _open_session_windows(state: UserWindows, info: SessionInfo) -> UserWindows:
-    """Track the new session and every calendar window above it."""
+    """Track the new session and every calendar window above it (an open one may have grown:
+    `domain.calendar_windows`)."""
     open_windows = dict(state.open_windows)
-    for ow in _chain_windows(state, info):
+    chain = _chain_windows(state, info)
+    for ow in chain:
         key = window_key(*window_parts(ow.window))
-        if key in open_windows:
+        if open_windows.get(key, ow) == ow and key in open_windows:
             break
         open_windows[key] = ow
-    return replace(state, open_windows=open_windows)
+    return _remember_calendar(replace(state, open_windows=open_windows), chain)
 
 
 def _chain_windows(state: UserWindows, info: SessionInfo) -> list[OpenWindow]:
-    """The session's window and its ancestors, each linked to its parent's key."""
-    chain = _chain(state, info)
-    linked: list[OpenWindow] = []
-    for i, (level, start, end, session_id) in enumerate(chain):
-        parent_key = None
-        if i + 1 < len(chain):
-            p_level, p_start, _, p_session = chain[i + 1]
-            parent_key = window_key(p_level, p_start, p_session)
-        window = Window(state.user_id, level, start, end, session_id)
-        linked.append(OpenWindow(window, _node_id(state, *window_parts(window)), parent_key))
-    return linked
+    return session_chain(state.user_id, state.tz, state.calendar, info)
 
 
 def _parent_id(state: UserWindows, ow: OpenWindow) -> str | None:
-    if ow.parent_key is None:
-        return None
-    level, start = ow.parent_key.split("|", 1)
-    return window_node_id(state.user_id, Level(int(level)), datetime.fromisoformat(start))
+    return parent_node_id(state.user_id, ow)
 
 
-def _chain(
-    state: UserWindows, info: SessionInfo
-) -> list[tuple[Level, datetime, datetime, str | None]]:
-    """The session's window and its ancestors: session, day, week, month."""
-    chain: list[tuple[Level, datetime, datetime, str | None]] = [
-        (Level.SESSION, info.start, info.last_ts, info.session_id)
-    ]
-    child_level, child_start = Level.SESSION, info.start
-    for level in (Level.DAY, Level.WEEK, Level.MONTH):
-        start = parent_window_start(child_level, child_start, state.tz)
-        _, end = window_for(level, start, state.tz)
-        chain.append((level, start, end, None))
-        child_level, child_start = level, start
-    return chain
-
-
-def window_parts(window: Window) -> tuple[Level, datetime, str | None]:
-    return window.level, window.start, window.session_id
+def _remember_calendar(state: UserWindows, chain: list[OpenWindow]) -> UserWindows:
+    calendar = remember_chain(state.calendar, chain)
+    return state if calendar is state.calendar else replace(state, calendar=calendar)
 
 
 def _node_id(state: UserWindows, level: Level, start: datetime, session_id: str | None) -> str:

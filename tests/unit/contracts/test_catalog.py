@@ -182,6 +182,7 @@ BAD = [
     ("tick.v1", {"now": DROP}, "now", "missing field"),
     ("window.v1", {"level": 1}, "level", "at least 2"),
     ("window.v1", {"reason": "bored"}, "reason", "must be one of"),
+    ("window.v1", {"tz": "Mars/Olympus"}, "tz", "unknown time zone"),
     ("memory.v1", {"source_ids": ["e1", 7]}, "source_ids[1]", "must be string"),
     ("memory_removed.v1", {"count": DROP}, "", "needs ids or count"),
     ("memory.v1", {"parent_id": 3}, "parent_id", "must be string or null"),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from memstream.domain.calendar import MONTH_NAMES, spelled_day
+from memstream.domain.calendar import MONTH_NAMES, monday_of, on_window_clock, spelled_day
 from memstream.domain.models import Fact, Level, MemoryNode, Window
 from memstream.domain.segment_text import dated
 
@@ -62,13 +62,13 @@ def resolve_facts(
 
 def facts_text(level: Level, window: Window, facts: Sequence[Fact]) -> str:
     """The node text: the offline header, then the facts (bullets for a profile)."""
-    start = window.start
+    start = on_window_clock(window.start, window)
     if level is Level.MONTH:
         header = f"Profile as of {MONTH_NAMES[start.month - 1]} {start.year}:"
         return "\n".join([header, *(f"- {f.text}" for f in facts)])
     header = {
         Level.SESSION: f"Session on {dated(start)}:",
         Level.DAY: f"Day of {dated(start)}:",
-        Level.WEEK: f"Week of {spelled_day(start)}:",
+        Level.WEEK: f"Week of {spelled_day(monday_of(start))}:",
     }[level]
     return " ".join([header, *(f.text for f in facts)])
