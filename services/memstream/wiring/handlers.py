@@ -137,6 +137,7 @@ def build_segmenter(c: Container) -> Segmenter:
         knowledge=c.settings.lifecycle.knowledge,
         # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
         facts=ports.llm if c.settings.llm.base_url else None,
+        on_progress=c.progress_marked,
     )
 
 
@@ -178,6 +179,8 @@ def build_clock(c: Container) -> AsyncIOScheduler:
 def build_recall(c: Container) -> RecallParts:
     from memstream.edges.http.api import RecallParts
 
+    writes = WriteWaiter(c.tree)
+    c.progress_listeners.append(writes.progressed)
     return RecallParts(
         pipeline=RecallPipeline(
             tree=c.tree,
@@ -200,7 +203,7 @@ def build_recall(c: Container) -> RecallParts:
             # False while one store is empty beside the other: recall would answer empty.
             "stores_agree": divergence_watch(c, sample_users=1).stores_agree,
         },
-        writes=WriteWaiter(c.tree),
+        writes=writes,
         users=UserSearch(c.tree),
         knowledge=(
             KnowledgeService(knowledge=c.tree, tree=c.tree)
