@@ -187,6 +187,8 @@ def recall_app(
                 await warm_up()  # load the model now, not on the first request
             app.state.container = container
             parts = build_recall(container, metrics.audit_failures.inc if metrics else None)
+            # The segmenter of the process outlives these parts in a test that reopens them.
+            stack.callback(container.progress_listeners.remove, parts.writes.progressed)
             if parts.repairs is not None:
                 # Before the connections close: a repair cut here resumes when asked again.
                 stack.push_async_callback(parts.repairs.close)

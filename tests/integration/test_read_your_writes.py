@@ -45,6 +45,8 @@ async def test_remember_then_recall_in_one_agent_turn(settings: Settings, tmp_pa
             flush=True,
         )
         answer = await memory.recall(USER, "What is my locker code?", after=said, wait_ms=WAIT_MS)
+        # The segmenter of this process wakes the API's waiting reads after each mark.
+        [wakes] = stack.running.container.progress_listeners
         [leaf] = [m for m in answer.memories if said.event_id in m.source_ids]
         one = await memory.memory(USER, leaf.id, after=said, wait_ms=WAIT_MS)
 
@@ -71,6 +73,7 @@ async def test_remember_then_recall_in_one_agent_turn(settings: Settings, tmp_pa
         with pytest.raises(RecallError) as foreign:
             await memory.recall("ryw-bo", "anything", after=said)
 
+    assert getattr(wakes, "__name__", None) == "progressed"
     cited = {s for m in answer.memories for s in m.source_ids}
     assert not answer.pending and said.event_id in cited
     assert "4711" in answer.as_prompt()

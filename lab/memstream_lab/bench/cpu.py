@@ -17,6 +17,7 @@ import psutil
 # What a child's command line says it is (the first name that matches wins).
 _KINDS = (
     ("tansu", "broker"),
+    ("memstream.entrypoints.cli", "stack"),  # `memstream up` as a child (read-your-writes)
     ("redis-server", "redis"),
     ("bench.publisher", "publisher"),
     ("multiprocessing", "model"),

@@ -8,17 +8,30 @@ process, the segmenter, consolidator, clock and recall API), as a user would sta
 process is the agent: at a steady `--rate` it publishes a user's message with `flush` (so it
 is written at once, not with a reply: docs/read-your-writes.md) and, as soon as the broker
 acknowledges it, recalls with its receipt as `after` and `wait_ms` = `--wait-ms`. Each turn
-runs in its own task, so a slow recall does not hold back the next publish. Reported per
-rate: the publish acknowledgement and the publish-to-answer time (p50/p95/p99/max, nearest
-rank), the part of it the server spent waiting for the segmenter (`timings_ms.after`), and
-how many answers were still `pending` at the wait's end (their time is the wait).
-Messages go round `--users` users. The machine is shared: run it quietly for figures.
+runs in its own task, so a slow recall does not hold back the next publish. The agent
+shares the cores it measures, so by default it recalls over kept-alive connections with
+plain JSON (`--client sdk`: the SDK's AsyncRecallClient, which costs the agent about twice
+the CPU a turn). Before the first rate it publishes and recalls until a turn is answered:
+`Ready.` comes once the API listens, which can be before the consumer has its partitions.
+
+Reported per rate: the publish acknowledgement and the publish-to-answer time
+(p50/p95/p99/max, nearest rank), the part of it the server spent waiting for the segmenter
+(`timings_ms.after`), how many answers were still `pending` at the wait's end (their time is
+the wait) and how many recalls the API refused (503, past its connection limit), and the
+CPU each process spent per turn (`cpu.ms_per_turn`: `stack` is the `memstream up` process,
+the event loop of the segmenter and the API; `model` its embedding processes; `broker`,
+`redis`; `agent` this one) with the cores all of them kept busy. On shared cores the CPU a
+turn costs moves much less than the latencies, and it says what rate two cores can carry.
+`--baseline DIR` runs a stack from another source tree (e.g. `git archive` of main) too,
+alternating with this one for `--rounds`, for before/after figures of one run. Messages go
+round `--users` users. The machine is shared: run it quietly for figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import random
@@ -30,8 +43,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from memstream.client import AsyncMemstreamProducer, AsyncRecallClient
+from aiokafka.errors import KafkaError
+
+from memstream.client import AsyncMemstreamProducer, AsyncRecallClient, Receipt
+from memstream_lab.bench.cpu import CpuSpan, snapshot
+from memstream_lab.bench.recall_load import KeepAliveConnection
 from memstream_lab.bench.synthetic import sentence
 from memstream_lab.measure import free_port, nearest_rank, write_report
 
@@ -42,14 +60,23 @@ START_TIMEOUT_S = 300.0
 class StackProcess:
     """`memstream up` in a process of its own, read until it says it is ready."""
 
-    def __init__(self, scratch: Path, max_wait_ms: int) -> None:
+    def __init__(
+        self, scratch: Path, max_wait_ms: int, models: Path, code: Path | None = None
+    ) -> None:
+        """`models`: where the ONNX graph is exported once and kept for every stack of the
+        run; `code`: a source tree to run the stack from instead of the installed one."""
         env = {
             **os.environ,
             "MEMSTREAM_DATA_DIR": str(scratch),
             "MEMSTREAM_API_PORT": str(free_port()),
             "MEMSTREAM_API_MAX_WAIT_MS": str(max_wait_ms),
             "MEMSTREAM_LOG_LEVEL": "WARNING",
+            "MEMSTREAM_MODEL_CACHE_DIR": os.environ.get("MEMSTREAM_MODEL_CACHE_DIR", str(models)),
         }
+        if code is not None:
+            env["PYTHONPATH"] = os.pathsep.join(
+                [str(code / "services"), *filter(None, [os.environ.get("PYTHONPATH")])]
+            )
         command = [sys.executable, "-c", "from memstream.entrypoints.cli import app; app()"]
         self.process = subprocess.Popen(
             [*command, "up"], env=env, stdout=subprocess.PIPE, text=True, bufsize=1
@@ -78,21 +105,80 @@ class StackProcess:
             self.process.wait()
 
 
+class LeanRecalls:
+    """`POST /v1/recall` over a pool of kept-alive connections, one per request in flight:
+    the agent shares the cores with the stack it measures, and the SDK's client (httpx,
+    retries, pydantic answers) costs several milliseconds of CPU a request (`--client sdk`
+    measures with it)."""
+
+    def __init__(self, url: str) -> None:
+        address = urlsplit(url)
+        self._host, self._port = address.hostname or "127.0.0.1", address.port or 80
+        self._idle: list[KeepAliveConnection] = []
+
+    async def recall(self, user: str, text: str, token: str, wait_ms: int) -> dict[str, Any] | None:
+        """The answer; None when the API refused the request (a 503 past its
+        `MEMSTREAM_API_MAX_CONNECTIONS`) or closed the connection."""
+        body = {"user_id": user, "query": text, "after": token, "wait_ms": wait_ms}
+        connection = self._idle.pop() if self._idle else KeepAliveConnection(self._host, self._port)
+        try:
+            status, answer = await connection.post("/v1/recall", json.dumps(body).encode())
+        except ConnectionError:
+            return None
+        self._idle.append(connection)
+        if status == 503:
+            return None
+        if status != 200:
+            raise RuntimeError(f"recall answered {status}: {answer[:300]!r}")
+        found: dict[str, Any] = json.loads(answer)
+        return found
+
+    async def close(self) -> None:
+        for connection in self._idle:
+            await connection.close()
+
+
+async def _until_consuming(out: AsyncMemstreamProducer, recalls: LeanRecalls) -> float:
+    """Publish a turn and recall after it until the answer holds it: the consumer has
+    joined its group (`Ready.` comes once the API listens, which can be before) and the
+    first batch's costs are paid. Seconds it took."""
+    started = time.perf_counter()
+    for attempt in range(1, 1 + int(START_TIMEOUT_S // 5)):
+        receipt = await out.publish_turn(
+            user_id="ryw-warm-up", session_id="warm-up", seq=attempt, text="warm up", flush=True
+        )
+        answer = await recalls.recall("ryw-warm-up", "warm up", receipt.token, 5_000)
+        if answer is not None and not answer["pending"]:
+            return round(time.perf_counter() - started, 1)
+    raise RuntimeError("the segmenter did not handle a turn within the start timeout")
+
+
 async def measure(
-    endpoints: dict[str, str], rate: float, turns: int, users: int, wait_ms: int
+    endpoints: dict[str, str], rate: float, turns: int, users: int, wait_ms: int, client: str
 ) -> dict[str, Any]:
     run_id = f"{time.time_ns():x}"
     acks: list[float] = []
     answers: list[float] = []
     waits: list[float] = []
-    pending = 0
+    pending = refused = 0
+    lean = LeanRecalls(endpoints["MEMSTREAM_RECALL_URL"])
     async with (
         AsyncMemstreamProducer(endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"], idempotent=False) as out,
         AsyncRecallClient(endpoints["MEMSTREAM_RECALL_URL"], timeout_s=60) as memory,
     ):
+        ready_s = await _until_consuming(out, lean)
+
+        async def recall(user: str, text: str, receipt: Receipt) -> tuple[bool, float] | None:
+            if client == "sdk":
+                got = await memory.recall(user, text, after=receipt, wait_ms=wait_ms)
+                return got.pending, got.timings_ms["after"]
+            answer = await lean.recall(user, text, receipt.token, wait_ms)
+            if answer is None:
+                return None
+            return answer["pending"], answer["timings_ms"]["after"]
 
         async def turn(n: int) -> None:
-            nonlocal pending
+            nonlocal pending, refused
             user = f"ryw-{run_id}-{n % users}"
             text = sentence(random.Random(n))
             started = time.perf_counter()
@@ -100,13 +186,17 @@ async def measure(
                 user_id=user, session_id="live", seq=n // users, text=text, flush=True
             )
             acks.append((time.perf_counter() - started) * 1000)
-            answer = await memory.recall(user, text, after=receipt, wait_ms=wait_ms)
+            answered = await recall(user, text, receipt)
+            if answered is None:
+                refused += 1
+                return
+            was_pending, waited = answered
             answers.append((time.perf_counter() - started) * 1000)
-            waits.append(answer.timings_ms["after"])
-            pending += answer.pending
+            waits.append(waited)
+            pending += was_pending
 
         tasks = []
-        start = time.perf_counter()
+        before, start = snapshot(), time.perf_counter()
         for n in range(turns):
             # A steady rate: each turn at its slot, however long the last ones take.
             delay = start + n / rate - time.perf_counter()
@@ -114,18 +204,27 @@ async def measure(
                 await asyncio.sleep(delay)
             tasks.append(asyncio.create_task(turn(n)))
         await asyncio.gather(*tasks)
+        cpu = _cpu(CpuSpan.between(before, snapshot()), turns, start)
+    await lean.close()
     return {
         "rate_per_s": rate,
         "turns": turns,
+        "client": client,
         "pending": pending,
+        # Turns whose recall the API refused (503: more requests at once than it takes).
+        "refused": refused,
         "publish_ack_ms": _spread(acks),
         "publish_to_answer_ms": _spread(answers),
         # The server's part: how long the read waited for the segmenter (`timings_ms.after`).
         "server_wait_ms": _spread(waits),
+        "cpu": cpu,
+        "seconds_until_consuming": ready_s,
     }
 
 
 def _spread(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {}
     return {
         "p50": round(nearest_rank(values, 50), 1),
         "p95": round(nearest_rank(values, 95), 1),
@@ -134,27 +233,59 @@ def _spread(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+def _cpu(span: CpuSpan, turns: int, started: float) -> dict[str, Any]:
+    """CPU milliseconds per turn by process (`agent`: this one, the publisher and recall
+    caller), and the cores the run kept busy: what bounds the rate on a machine of N cores."""
+    span.seconds["agent"] = span.seconds.pop("event_loop", 0.0)
+    elapsed = time.perf_counter() - started
+    return {
+        "ms_per_turn": span.per_record_ms(turns),
+        "cores_busy": round(sum(span.seconds.values()) / elapsed, 2),
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Each round starts a stack from this tree (and one from `--baseline`, alternating)
+    and measures every rate on it."""
     report: dict[str, Any] = {"rates": []}
+    codes: list[tuple[str, Path | None]] = [("this", None)]
+    if args.baseline is not None:
+        codes.append(("baseline", args.baseline))
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
-        stack = StackProcess(Path(tmp), args.wait_ms)
-        try:
-            stack.wait_ready()
-            for rate in args.rates:
-                turns = max(1, round(rate * args.seconds))
-                print(f"{rate:g} turns/s, {turns} turns", flush=True)
-                figures = asyncio.run(
-                    measure(stack.endpoints, rate, turns, args.users, args.wait_ms)
-                )
-                print(f"  {figures}", flush=True)
-                report["rates"].append(figures)
-        finally:
-            stack.stop()
+        for round_ in range(1, args.rounds + 1):
+            for name, code in codes:
+                scratch = Path(tmp) / f"{name}-{round_}"
+                stack = StackProcess(scratch, args.wait_ms, Path(tmp) / "models", code)
+                try:
+                    stack.wait_ready()
+                    for rate in args.rates:
+                        turns = max(1, round(rate * args.seconds))
+                        print(f"{name}, round {round_}: {rate:g} turns/s, {turns} turns")
+                        try:
+                            figures = asyncio.run(
+                                measure(
+                                    stack.endpoints,
+                                    rate,
+                                    turns,
+                                    args.users,
+                                    args.wait_ms,
+                                    args.client,
+                                )
+                            )
+                        except KafkaError as error:  # the broker fell behind by its timeout
+                            figures = {"rate_per_s": rate, "turns": turns, "error": repr(error)}
+                        figures = {"code": name, "round": round_, **figures}
+                        print(f"  {figures}", flush=True)
+                        report["rates"].append(figures)
+                finally:
+                    stack.stop()
     report["setup"] = {
         "stack": "memstream up (embedded: Tansu, redis-server, qdrant-edge), default settings",
         "turn": "a user's message published with flush, then recall(after=receipt)",
         "wait_ms": args.wait_ms,
         "users": args.users,
+        "client": args.client,
+        "baseline": str(args.baseline) if args.baseline else None,
         "target": TARGET,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
@@ -170,14 +301,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="Publishing time per rate.")
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--wait-ms", type=int, default=5_000, help="Each recall's wait_ms.")
+    parser.add_argument(
+        "--client",
+        choices=("lean", "sdk"),
+        default="lean",
+        help="How the agent recalls: kept-alive connections and plain JSON (lean), or the "
+        "SDK's AsyncRecallClient.",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="A source tree (e.g. `git archive` of main) whose stack is measured in the same "
+        "run, alternating with this one, for before/after figures.",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="Stacks started per code.")
     args = parser.parse_args(argv)
     report = run(args)
     write_report(args.out, report)
     for figures in report["rates"]:
-        spread = figures["publish_to_answer_ms"]
+        if "error" in figures:
+            print(f"{figures['code']} {figures['round']} {figures['rate_per_s']:g}/s: failed")
+            continue
+        spread = figures["publish_to_answer_ms"] or {"p50": None, "p95": None, "p99": None}
         print(
-            f"{figures['rate_per_s']:g}/s: p50 {spread['p50']}  p95 {spread['p95']}  "
-            f"p99 {spread['p99']} ms  pending {figures['pending']}/{figures['turns']}"
+            f"{figures['code']} {figures['round']} {figures['rate_per_s']:g}/s: "
+            f"p50 {spread['p50']}  p95 {spread['p95']}  p99 {spread['p99']} ms  "
+            f"pending {figures['pending']}/{figures['turns']}"
         )
 
 

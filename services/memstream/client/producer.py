@@ -16,9 +16,12 @@ What makes it safe to use from an agent:
 - `acks=all` with the idempotent producer: the broker drops a batch the client retries
   after a lost acknowledgement, and the event id, drawn once per call before the send,
   lets the workers drop anything sent twice by the caller;
-- sends are batched for `linger_ms`; `flush()` (and closing) waits for every ack and
-  raises the first delivery error; `publish_turn` waits for its own ack, since its receipt
-  names where the broker put the message (`domain.write_token`, docs/read-your-writes.md).
+- sends are batched: aiokafka has one request in flight per broker, and what is sent
+  meanwhile goes in the next one; `flush()` (and closing) waits for every ack and raises
+  the first delivery error; `publish_turn` waits for its own ack, since its receipt names
+  where the broker put the message (`domain.write_token`, docs/read-your-writes.md). So
+  `linger_ms` is 0 by default: a linger only holds back the sends of an idle producer,
+  which are the awaited ones (bulk `publish()` batches as well without it).
 
 The sync flavour runs the async one on a private event loop in a daemon thread: it needs no
 second Kafka client library.
@@ -53,7 +56,7 @@ from memstream.domain.tenancy import owns
 from memstream.domain.write_token import WritePosition, issue
 
 T = TypeVar("T")
-DEFAULT_LINGER_MS = 10
+DEFAULT_LINGER_MS = 0
 NO_PRODUCER_IDS = (
     "the broker refused an idempotent producer id (InitProducerId); a broker without "
     "idempotence, such as the embedded one of `memstream up`, needs idempotent=False (the "

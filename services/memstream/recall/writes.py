@@ -7,7 +7,10 @@ them. A read that arrives after the write costs one small hash read. Reads that 
 wait share one poll per process: a single loop reads the marks of every partition they
 wait on, with a pause growing from 5 ms to 50 ms (back to 5 ms when a read joins), and
 wakes each read whose marks have passed or whose deadline has come. However many reads
-wait, Redis sees at most one read per pause from this process.
+wait, Redis sees at most one read per pause from this process. When the segmenter runs in
+this process too (`memstream up`), it calls `progressed()` after each mark it writes: the
+poll reads the marks at once instead of at the end of its pause, and, from the first such
+call on, pauses the longest time between reads, a fallback for partitions marked elsewhere.
 
 Past the mark, a user's message can still be held by the window state, waiting for the reply
 it would be written with (the exchange rule): the read is then reported pending with reason
@@ -69,6 +72,13 @@ class WriteWaiter:
         self._waiting: set[_Waiting] = set()
         self._joined = False  # a read joined since the last poll: poll again soon
         self._poll: asyncio.Task[None] | None = None
+        self._marked_here = False  # this process's segmenter announces its marks
+        self._woken = asyncio.Event()  # a mark was announced since the last poll
+
+    def progressed(self) -> None:
+        """The segmenter of this process has just marked its progress: poll now."""
+        self._marked_here = True
+        self._woken.set()
 
     async def wait(
         self, user_id: str, positions: Sequence[WritePosition], timeout_s: float
@@ -119,8 +129,10 @@ class WriteWaiter:
         while self._waiting:
             if self._joined:
                 pause, self._joined = FIRST_PAUSE_S, False
+            if self._marked_here:
+                pause = LONGEST_PAUSE_S  # the marks of this process wake the poll themselves
             earliest = min(w.deadline for w in self._waiting)
-            await self._pause(max(0.0, min(pause, earliest - self._monotonic())))
+            await self._pause_unless_woken(max(0.0, min(pause, earliest - self._monotonic())))
             pause = min(pause * 2, LONGEST_PAUSE_S)
             waiting = list(self._waiting)
             if not waiting:
@@ -139,6 +151,18 @@ class WriteWaiter:
                     self._tell(w, True)
                 elif now >= w.deadline:
                     self._tell(w, False)
+
+    async def _pause_unless_woken(self, seconds: float) -> None:
+        """The pause, cut short by `progressed()` (a mark announced before it began counts)."""
+        if not self._woken.is_set():
+            paused = asyncio.ensure_future(self._pause(seconds))
+            woken = asyncio.ensure_future(self._woken.wait())
+            try:
+                await asyncio.wait((paused, woken), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                paused.cancel()
+                woken.cancel()
+        self._woken.clear()
 
     def _tell(self, waiting: _Waiting, outcome: bool | Exception) -> None:
         """Answer a read; it no longer waits (even before it resumes to see the answer)."""

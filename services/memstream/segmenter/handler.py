@@ -141,10 +141,14 @@ class Segmenter:
         rebuild_chunk_leaves: int = 16,
         knowledge: bool = True,
         facts: FactReader | None = None,
+        on_progress: Callable[[], None] | None = None,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on.
-        `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`)."""
+        `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`).
+        `on_progress` is called after each progress mark is written (reads waiting for it in
+        this process then look at once)."""
+        self._on_progress = on_progress
         self._retention = retention
         self._knowledge = knowledge
         self._facts = facts  # the LLM backend's reader of L1 facts; None: the offline rules
@@ -188,6 +192,8 @@ class Segmenter:
         # Every step above committed (or dropped) its records: a read holding a write token
         # for any of them may now answer (read-your-writes waits on this mark).
         await self._tree.mark_progress(_next_offsets(batch))
+        if self._on_progress is not None:
+            self._on_progress()
         self.handled += len(batch)
         return report
 

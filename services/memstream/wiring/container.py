@@ -60,6 +60,13 @@ class Container:
     publisher: KafkaPublisher
     priority: PriorityEmbedder | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # Called after the segmenter of this process marks its progress: the recall API of the
+    # same process (`memstream up`) wakes the reads waiting for it (`recall.writes`).
+    progress_listeners: list[Callable[[], None]] = field(default_factory=list)
+
+    def progress_marked(self) -> None:
+        for listener in self.progress_listeners:
+            listener()
 
     @property
     def online_embedder(self) -> Embedder:

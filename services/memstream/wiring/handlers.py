@@ -138,6 +138,7 @@ def build_segmenter(c: Container) -> Segmenter:
         knowledge=c.settings.lifecycle.knowledge,
         # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
         facts=ports.llm if c.settings.llm.base_url else None,
+        on_progress=c.progress_marked,
     )
 
 
@@ -181,6 +182,8 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
     from memstream.edges.http.api import RecallParts
     from memstream.edges.http.audit import AuditTrail
 
+    writes = WriteWaiter(c.tree)
+    c.progress_listeners.append(writes.progressed)
     return RecallParts(
         pipeline=RecallPipeline(
             tree=c.tree,
@@ -203,7 +206,7 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
             # False while one store is empty beside the other: recall would answer empty.
             "stores_agree": divergence_watch(c, sample_users=1).stores_agree,
         },
-        writes=WriteWaiter(c.tree),
+        writes=writes,
         users=UserSearch(c.tree),
         knowledge=(
             KnowledgeService(knowledge=c.tree, tree=c.tree)

@@ -10,7 +10,7 @@ import pytest
 from tests.unit.fakes import FakeTree
 
 from memstream.domain.write_token import WritePosition
-from memstream.recall.writes import WriteStatus, WriteWaiter
+from memstream.recall.writes import LONGEST_PAUSE_S, WriteStatus, WriteWaiter
 
 
 class Clock:
@@ -162,3 +162,33 @@ async def test_a_read_cancelled_while_waiting_leaves_the_others_waiting() -> Non
     with pytest.raises(asyncio.CancelledError):
         await gone
     assert not (await staying).pending
+
+
+async def test_a_mark_announced_in_the_process_wakes_the_poll_before_its_pause_ends() -> None:
+    tree = CountingTree()
+    await tree.mark_progress({0: 0})
+    pausing, never_ends = asyncio.Event(), asyncio.Event()
+
+    async def long_pause(seconds: float) -> None:
+        pausing.set()
+        await never_ends.wait()  # only the announced mark can end this wait
+
+    shared = WriteWaiter(tree, pause=long_pause)
+    read = asyncio.create_task(shared.wait("ann", [at(0, 3)], timeout_s=60))
+    await asyncio.wait_for(pausing.wait(), timeout=5)  # the read joined; the poll pauses
+    await tree.mark_progress({0: 4})
+    shared.progressed()
+    status = await asyncio.wait_for(read, timeout=5)
+    assert not status.pending and tree.progress_reads == 2
+
+
+async def test_once_marks_are_announced_the_poll_is_a_fallback_at_the_longest_pause() -> None:
+    tree, clock = CountingTree(), Clock()
+    await tree.mark_progress({0: 0})
+    shared = waiter(tree, clock)
+    shared.progressed()  # an announcement with no read waiting: the next poll reads at once
+    clock.during = [nothing, lambda: tree.mark_progress({0: 9})]
+    status = await shared.wait("ann", [at(0, 5)], timeout_s=1)
+    assert not status.pending
+    assert clock.pauses == [LONGEST_PAUSE_S, LONGEST_PAUSE_S]
+    assert tree.progress_reads == 1 + 3  # its own check, then a poll at once and two more

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -72,7 +72,7 @@ class Rig:
         return await self.tree.get_many(user, await self.tree.level_ids(user, Level.SEGMENT))
 
 
-def rig(step_size: int = 1024) -> Rig:
+def rig(step_size: int = 1024, on_progress: Callable[[], None] | None = None) -> Rig:
     tree = FakeTree()
     index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
     forgets = Forgets(tree)
@@ -87,6 +87,7 @@ def rig(step_size: int = 1024) -> Rig:
         rules=WindowRules(),
         step_size=step_size,
         clock=lambda: NOW,
+        on_progress=on_progress,
     )
     return Rig(tree, index, embedder, publisher, forgets, segmenter)
 

@@ -44,12 +44,21 @@ async def test_the_mark_is_written_after_the_leaves_it_covers() -> None:
     assert marked_with == [[segment_id(USER, ["q0", "a0"])]]
 
 
+async def test_the_process_is_told_of_each_mark_once_it_is_written() -> None:
+    told: list[dict[int, int]] = []
+    r = rig(on_progress=lambda: told.append(dict(r.tree.next_offsets)))
+    await r.segmenter.handle_batch(on_partitions(exchange(0), [2, 2]))
+    await r.segmenter.handle_batch(on_partitions(exchange(1), [4, 4]))
+    assert told == [{2: 12}, {2: 12, 4: 12}]
+
+
 async def test_a_batch_that_fails_marks_nothing() -> None:
-    r = rig()
+    told: list[str] = []
+    r = rig(on_progress=lambda: told.append("marked"))
     r.publisher.failures = 1  # the outbox cannot be published: the batch raises
     with pytest.raises(ConnectionError):
         await r.segmenter.handle_batch(consumed(exchange(0)))
-    assert r.tree.next_offsets == {}
+    assert r.tree.next_offsets == {} and told == []
 
 
 async def test_records_from_no_partition_mark_nothing() -> None:
