@@ -61,6 +61,27 @@ def excerpt_long_leaves(
     return out
 
 
+def shorten_leaves(
+    memories: Sequence[RecalledMemory], terms: Set[str], max_leaf_tokens: int, whole: int = 0
+) -> list[RecalledMemory]:
+    """The memories, each leaf longer than `max_leaf_tokens` but the `whole` best cut to an
+    excerpt of at most that many tokens around `terms` (left whole when no excerpt fits).
+    For a question that gathers facts: the budget then holds more distinct leaves, the best
+    whole and the rest by their best passage."""
+    if max_leaf_tokens <= 0:
+        return list(memories)
+    leaves = [m for m in memories if m.node.level is Level.SEGMENT]
+    best = {m.node.id for m in sorted(leaves, key=lambda m: -m.score)[:whole]}
+    out: list[RecalledMemory] = []
+    for memory in memories:
+        node = memory.node
+        full = count_tokens(node.text)
+        long = node.level is Level.SEGMENT and node.id not in best and full > max_leaf_tokens
+        cut = excerpt(node, terms, max_leaf_tokens) if long else None
+        out.append(memory if cut is None else replace(memory, node=cut, full_tokens=full))
+    return out
+
+
 def omitted_leaves(candidates: Iterable[RecalledMemory], returned: Iterable[RecalledMemory]) -> int:
     """How many leaves among the candidates (what the gate judged relevant) the answer lacks,
     whole or as an excerpt: what the budget left out."""
@@ -97,7 +118,10 @@ def excerpt(node: MemoryNode, terms: Set[str], max_tokens: int) -> MemoryNode | 
             first, grew = first - 1, True
         if last < own[-1] and count_tokens(render(first, last + 1)) <= max_tokens:
             last, grew = last + 1, True
-    return replace(node, text=render(first, last))
+    # Only the message shown is recalled: a leaf of several messages keeps its id alone.
+    shown = node.messages[message].event_id if node.messages else None
+    sources = (shown,) if shown in node.source_ids else node.source_ids
+    return replace(node, text=render(first, last), source_ids=sources)
 
 
 def _parts(node: MemoryNode) -> tuple[str, list[str], list[str]]:
