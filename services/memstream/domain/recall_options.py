@@ -103,7 +103,7 @@ class RecallOptions:
     # (domain/excerpt.py), so more distinct leaves fit its budget (docs/figures/
     # memory-quality.md, "This session: multi-hop"); aggregate_leaf_tokens 0: all whole.
     aggregate_leaf_tokens: int = 32
-    aggregate_whole_leaves: int = 14
+    aggregate_whole_leaves: int = 18
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:

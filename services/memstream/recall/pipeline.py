@@ -198,7 +198,7 @@ class RecallPipeline:
         facts, fact_tokens = fit_facts(asked.facts, budget)
         if query.aggregative:
             cap, whole = self.options.aggregate_leaf_tokens, self.options.aggregate_whole_leaves
-            kept = shorten_leaves(kept, query.term_set, cap, whole)
+            kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
         memories = order_before(fitted, instant) if before else order(fitted, when)
         if asked.versions:

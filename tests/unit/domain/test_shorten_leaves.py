@@ -97,3 +97,13 @@ def test_an_excerpt_of_two_messages_recalls_only_the_message_it_shows() -> None:
 def test_negative_shortening_options_are_refused(field: str) -> None:
     with pytest.raises(ValueError, match=field):
         RecallOptions(**{field: -1})  # type: ignore[arg-type]
+
+
+def test_leaves_past_what_the_budget_can_hold_are_not_cut() -> None:
+    memories = [RecalledMemory(leaf(f"L{i}", LONG), 1.0 - i / 100) for i in range(10)]
+    out = shorten_leaves(memories, terms("kayaking"), 32, whole=0, budget=64)
+    cut = [m for m in out if m.excerpt]
+    assert [m.excerpt for m in out] == [True] * len(cut) + [False] * (10 - len(cut))
+    spent = [count_tokens(m.node.text) for m in cut]
+    # Cut best first until the cuts reach twice the budget, and not one further.
+    assert sum(spent) >= 2 * 64 > sum(spent[:-1])
