@@ -61,6 +61,39 @@ def excerpt_long_leaves(
     return out
 
 
+def shorten_leaves(
+    memories: Sequence[RecalledMemory],
+    terms: Set[str],
+    max_leaf_tokens: int,
+    whole: int = 0,
+    budget: int | None = None,
+) -> list[RecalledMemory]:
+    """The memories, each leaf longer than `max_leaf_tokens` but the `whole` best cut to an
+    excerpt of at most that many tokens around `terms` (left whole when no excerpt fits).
+    For a question that gathers facts: the budget then holds more distinct leaves, the best
+    whole and the rest by their best passage. Leaves are cut best first until what they
+    take reaches twice `budget` tokens: the fit skips memories that do not fit what is left
+    and takes shorter ones after them, so cuts just past the budget still fill its gaps
+    (up to the budget alone lost multi-hop evidence on LoCoMo), and cutting costs a
+    tokenization per passage tried."""
+    if max_leaf_tokens <= 0:
+        return list(memories)
+    leaves = sorted((m for m in memories if m.node.level is Level.SEGMENT), key=lambda m: -m.score)
+    cuts: dict[str, RecalledMemory] = {}
+    spent = 0
+    for rank, memory in enumerate(leaves):
+        if budget is not None and spent >= 2 * budget:
+            break
+        full = count_tokens(memory.node.text)
+        cut = None
+        if rank >= whole and full > max_leaf_tokens:
+            cut = excerpt(memory.node, terms, max_leaf_tokens)
+        if cut is not None:
+            cuts[memory.node.id] = replace(memory, node=cut, full_tokens=full)
+        spent += count_tokens(cut.text) if cut is not None else full
+    return [cuts.get(m.node.id, m) for m in memories]
+
+
 def omitted_leaves(candidates: Iterable[RecalledMemory], returned: Iterable[RecalledMemory]) -> int:
     """How many leaves among the candidates (what the gate judged relevant) the answer lacks,
     whole or as an excerpt: what the budget left out."""
@@ -97,7 +130,10 @@ def excerpt(node: MemoryNode, terms: Set[str], max_tokens: int) -> MemoryNode | 
             first, grew = first - 1, True
         if last < own[-1] and count_tokens(render(first, last + 1)) <= max_tokens:
             last, grew = last + 1, True
-    return replace(node, text=render(first, last))
+    # Only the message shown is recalled: a leaf of several messages keeps its id alone.
+    shown = node.messages[message].event_id if node.messages else None
+    sources = (shown,) if shown in node.source_ids else node.source_ids
+    return replace(node, text=render(first, last), source_ids=sources)
 
 
 def _parts(node: MemoryNode) -> tuple[str, list[str], list[str]]:

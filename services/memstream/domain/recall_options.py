@@ -21,7 +21,9 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
   names join a pool that lacks them, and a leaf is lifted by `entity_heat` times the rarity
   of each of them it names; a question gathering facts keeps `aggregate_leaves` more leaves
   (its token budget, not the leaf count, then decides), may search `aggregate_pool`
-  candidates and may spread what it keeps across sessions (`spread_*`, off).
+  candidates and may spread what it keeps across sessions (`spread_*`, off); past its
+  `aggregate_whole_leaves` best, its leaves come as excerpts of `aggregate_leaf_tokens`, so
+  the budget holds more of the sessions where the facts were said.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone; an idea that is a stage rather than a number (the gate, the
@@ -96,6 +98,12 @@ class RecallOptions:
     # Off: spreading what is kept across sessions lost evidence in every held-out fold.
     spread_per_session: int = 2  # leaves of one session before the spread penalty
     spread_penalty: float = 0.0  # times the leaf's place past them in its session
+    # Past its `aggregate_whole_leaves` best, a leaf of a question gathering facts longer
+    # than `aggregate_leaf_tokens` comes as an excerpt around the query's terms
+    # (domain/excerpt.py), so more distinct leaves fit its budget (docs/figures/
+    # memory-quality.md, "This session: multi-hop"); aggregate_leaf_tokens 0: all whole.
+    aggregate_leaf_tokens: int = 32
+    aggregate_whole_leaves: int = 18
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
@@ -108,6 +116,8 @@ class RecallOptions:
             "aggregate_pool",
             "aggregate_leaves",
             "spread_per_session",
+            "aggregate_leaf_tokens",
+            "aggregate_whole_leaves",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")

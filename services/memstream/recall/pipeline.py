@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from memstream.domain.entity_index import EntityIndex
-from memstream.domain.excerpt import omitted_leaves
+from memstream.domain.excerpt import omitted_leaves, shorten_leaves
 from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
 from memstream.domain.memory_validity import (
@@ -196,6 +196,9 @@ class RecallPipeline:
         order_start = time.perf_counter()
         budget = self.options.token_budget(max_tokens, query.aggregative)
         facts, fact_tokens = fit_facts(asked.facts, budget)
+        if query.aggregative:
+            cap, whole = self.options.aggregate_leaf_tokens, self.options.aggregate_whole_leaves
+            kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
         memories = order_before(fitted, instant) if before else order(fitted, when)
         if asked.versions:
