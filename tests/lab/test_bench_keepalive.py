@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI, Request
 
 from memstream.edges.http.server import BackgroundServer
-from memstream_lab.bench.recall_load import KeepAliveConnection
+from memstream_lab.bench.keepalive import KeepAliveConnection
 
 
 def echo_app() -> FastAPI:

@@ -49,7 +49,7 @@ from aiokafka.errors import KafkaError
 
 from memstream.client import AsyncMemstreamProducer, AsyncRecallClient, Receipt
 from memstream_lab.bench.cpu import CpuSpan, snapshot
-from memstream_lab.bench.recall_load import KeepAliveConnection
+from memstream_lab.bench.keepalive import KeepAliveConnection
 from memstream_lab.bench.synthetic import sentence
 from memstream_lab.measure import free_port, nearest_rank, write_report
 

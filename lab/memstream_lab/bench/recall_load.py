@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import platform
@@ -62,6 +61,7 @@ from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.settings import Settings
 from memstream_lab.bench.api_config import parse_config
 from memstream_lab.bench.cpu import pss_mb
+from memstream_lab.bench.keepalive import KeepAliveConnection
 from memstream_lab.bench.synthetic import BACKGROUND_L1, USER, queries, tree_nodes, write_nodes
 from memstream_lab.measure import free_port, ms_since, nearest_rank, write_report
 
@@ -263,53 +263,6 @@ class Servers:
         if self._model_server is not None:
             self._model_server.terminate()
             self._model_server.wait(timeout=30)
-
-
-class KeepAliveConnection:
-    """One client's HTTP/1.1 connection to the API: it POSTs a JSON body and reads the
-    answer by its Content-Length (uvicorn sends one with every JSON answer), reconnecting
-    after an error. The load generator shares the two cores with the server it measures, so
-    its own CPU per request should be as small as it can be; aiohttp's client builds a
-    response object, header multidicts and timers for every request."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self._address = (host, port)
-        self._head = (
-            f"POST {{path}} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-        )
-        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
-
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        """The status and body of the answer; ConnectionError if there was none."""
-        try:
-            if self._streams is None:
-                self._streams = await asyncio.open_connection(*self._address)
-            reader, writer = self._streams
-            head = self._head.format(path=path)
-            writer.write(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-            headers = await reader.readuntil(b"\r\n\r\n")
-            status = int(headers[9:12])
-            length = _content_length(headers)
-            return status, await reader.readexactly(length)
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as e:
-            await self.close()
-            raise ConnectionError(f"no answer from {self._address}: {e!r}") from e
-
-    async def close(self) -> None:
-        if self._streams is not None:
-            writer = self._streams[1]
-            self._streams = None
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
-
-
-def _content_length(headers: bytes) -> int:
-    for line in headers.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            return int(value)
-    raise ValueError("an answer without Content-Length")
 
 
 async def load(

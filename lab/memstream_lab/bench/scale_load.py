@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from memstream_lab.bench.recall_load import KeepAliveConnection
+from memstream_lab.bench.keepalive import KeepAliveConnection
 from memstream_lab.bench.synthetic import queries
 from memstream_lab.measure import ms_since, nearest_rank
 
