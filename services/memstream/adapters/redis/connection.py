@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 import hiredis
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection
 
 
@@ -29,3 +31,58 @@ class HiredisPackedConnection(Connection):
         if plain and utf8 and " " not in str(args[0]):
             return [hiredis.pack_command(args)]
         return super().pack_command(*args)
+
+
+class SlotTransactions(RedisCluster):
+    """redis-py's cluster client, plus a plain client per primary for transactions.
+
+    A user's transaction touches one slot, so it can run on a plain client of the primary
+    that owns the slot, as on a single primary. redis-py's own cluster transactions are not
+    used: its asyncio pipeline runs each command queued in a transaction on a thread with
+    an event loop of its own (its queueing API is synchronous), whose connections then
+    serve the caller's loop, and which no commit can afford anyway.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._primary_clients: dict[str, aioredis.Redis] = {}
+
+    async def primary_for(self, key: str) -> aioredis.Redis:
+        """A plain client of the primary that owns `key`'s slot now."""
+        await self.initialize()  # learns the slots' owners once
+        node = self.get_node_from_key(key)
+        if node is None:  # only asked of a replica, never here
+            raise RuntimeError(f"no primary owns the slot of {key!r}")
+        client = self._primary_clients.get(node.name)
+        if client is None:
+            pool = aioredis.ConnectionPool(
+                connection_class=node.connection_class,
+                max_connections=node.max_connections,
+                **node.connection_kwargs,
+            )
+            client = self._primary_clients[node.name] = aioredis.Redis(connection_pool=pool)
+        return client
+
+    async def slots_moved(self) -> None:
+        """Learn the slots' owners again (a transaction was redirected)."""
+        await self.nodes_manager.initialize()
+
+    async def aclose(self) -> None:
+        clients, self._primary_clients = list(self._primary_clients.values()), {}
+        for client in clients:
+            await client.aclose()
+        await super().aclose()
+
+
+RedisClient = aioredis.Redis | SlotTransactions
+
+
+def open_client(url: str, *, cluster: bool = False) -> RedisClient:
+    """The asyncio client for `url`: on a cluster, redis-py's cluster client (which learns
+    the slots' owners from the node `url` names and follows their moves) with plain
+    clients of its primaries for the transactions."""
+    if cluster:
+        client = SlotTransactions.from_url(url, connection_class=HiredisPackedConnection)
+        assert isinstance(client, SlotTransactions)  # from_url builds the class it is called on
+        return client
+    return aioredis.from_url(url, connection_class=HiredisPackedConnection)
