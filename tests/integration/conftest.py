@@ -7,7 +7,7 @@ Fixtures:
   collection, so tests never see each other's data.
 - `catalog` (per test): the topic catalog with that prefix.
 - `redis_cluster` (session): a real three-primary Redis Cluster (`redis_cluster.py`), started
-  by the first test that asks for it; `cluster_settings` (per test): `settings` on it.
+  by the first test that asks for it; a module runs on it too with `redis_cluster.on_layout`.
 
 MEMSTREAM_KAFKA_BOOTSTRAP / _REDIS_URL / _QDRANT_URL still switch a part to a real server.
 """
@@ -78,9 +78,3 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClu
     """A real three-primary Redis Cluster (Debian's redis-server) for the whole run."""
     with running_cluster(tmp_path_factory.mktemp("redis-cluster")) as nodes:
         yield nodes
-
-
-@pytest.fixture
-def cluster_settings(settings: Settings, redis_cluster: RedisClusterNodes) -> Settings:
-    """`settings` with Redis moved to the cluster (cluster client, slot-split indexes)."""
-    return settings.model_copy(update={"redis_url": redis_cluster.url, "redis_cluster": True})

@@ -18,6 +18,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
+from memstream.settings import Settings
+
 START_DEADLINE_S = 30.0
 PRIMARIES = 3
 
@@ -121,3 +125,21 @@ def running_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
             process.kill()
         for process in processes:
             process.wait(timeout=10)
+
+
+# The two Redis layouts a test module may run on (`on_layout`): pytest ids of its cases.
+LAYOUTS = ("single-primary", "cluster")
+
+
+def on_layout(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """`settings` on the layout `request.param` names; on the cluster, the session's
+    `redis_cluster`, with cluster mode on. A module runs on both by overriding `settings`:
+
+        @pytest.fixture(params=LAYOUTS)
+        def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+            return on_layout(settings, request)
+    """
+    if request.param == "single-primary":
+        return settings
+    nodes: RedisClusterNodes = request.getfixturevalue("redis_cluster")
+    return settings.model_copy(update={"redis_url": nodes.url, "redis_cluster": True})

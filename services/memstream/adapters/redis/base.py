@@ -21,6 +21,7 @@ from memstream.adapters.redis.slots import SLOTS, slot_of
 from memstream.domain.forgetting import Guard, Tombstone
 
 T = TypeVar("T")
+Argument = str | bytes | int | float
 
 MARK_BITS = 21  # 32 bits of seconds (until 2106) + 21 = 53: exact in a double
 MARK_MASK = (1 << MARK_BITS) - 1
@@ -83,28 +84,27 @@ class RedisBase:
         """The key of `index` (`keys.due`, ...) holding the user's entry."""
         return index(self._ns, self._user_slot(user_id))
 
-    def _every_part(self, index: Callable[[str, int | None], str]) -> list[str]:
-        """Every key of `index`: the one key, or on a cluster one per slot."""
-        if not self._cluster:
-            return [index(self._ns, None)]
-        return [index(self._ns, slot) for slot in range(SLOTS)]
-
-    async def _ask_every_part(
-        self, index: Callable[[str, int | None], str], ask: Callable[[Any, str], Any]
-    ) -> list[Any]:
-        """`ask(client, key)` for every key of `index`, pipelined (a cluster client sends
-        each primary the commands of the slots it owns, the primaries in parallel)."""
-        names = self._every_part(index)
-        if len(names) == 1:
-            return [await done(ask(self._r, names[0]))]
-        pipe = self._r.pipeline(transaction=False)
-        for name in names:
-            ask(pipe, name)
-        try:
-            return list(await pipe.execute())
-        except STORE_ERRORS as exc:
-            self._failed(exc)
-            raise
+    async def _each_slot(
+        self,
+        index: Callable[[str, int | None], str],
+        command: str,
+        *args: str | bytes | int | float,
+    ) -> list[list[bytes]]:
+        """On a cluster, the replies (those not empty) of `command <key> *args` on every
+        slot's key of `index` (`SlotTransactions.ask_each_slot`); a slot that moved in the
+        meantime makes the client learn the owners and ask again."""
+        if not isinstance(self._r, SlotTransactions):
+            raise TypeError("only a cluster's indexes are split by slot")
+        parts = {slot: index(self._ns, slot) for slot in range(SLOTS)}
+        for attempt in range(1, SLOT_MOVES_FOLLOWED + 2):
+            try:
+                return await self._r.ask_each_slot(parts, command, *args)
+            except STORE_ERRORS as exc:
+                kind = self._failed(exc)
+                if kind not in ("moved", "ask", "crossslot") or attempt > SLOT_MOVES_FOLLOWED:
+                    raise
+                await self._r.slots_moved()
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def ping(self) -> bool:
         """Whether Redis runs memstream's commands, not only PING: a read-only transaction

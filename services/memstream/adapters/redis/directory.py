@@ -35,11 +35,13 @@ class RedisDirectory(RedisNodes):
         if after is not None and after >= prefix:
             low = b"(" + after.encode()
         high = b"[" + prefix.encode() + _AFTER_EVERY_SUFFIX if prefix else b"+"
-        parts = await self._ask_every_part(
-            keys.users, lambda r, k: r.zrangebylex(k, low, high, 0, limit)
-        )
-        # One sorted set is in byte order; a cluster's slots are merged into it.
-        found = [text(u) for u in heapq.nsmallest(limit, (u for part in parts for u in part))]
+        if self._cluster:
+            parts = await self._each_slot(keys.users, "ZRANGEBYLEX", low, high, "LIMIT", 0, limit)
+            # One sorted set is in byte order; the slots' parts are merged into it.
+            found = [text(u) for u in heapq.nsmallest(limit, (u for p in parts for u in p))]
+        else:
+            raw = await self._r.zrangebylex(keys.users(self._ns), low, high, 0, limit)
+            found = [text(u) for u in raw]
         pipe = self._r.pipeline(transaction=False)
         for user_id in found:
             pipe.zrevrange(self._key(user_id, keys.SEEN), 0, 0, withscores=True)

@@ -48,8 +48,11 @@ class RedisUsers(RedisDirectory):
         return counts
 
     async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
-        parts = await self._ask_every_part(keys.degraded, lambda r, k: r.srandmember(k, limit))
-        return [keys.decode_member(r) for part in parts for r in part or []][:limit]
+        if self._cluster:
+            parts = await self._each_slot(keys.degraded, "SRANDMEMBER", limit)
+            return [keys.decode_member(r) for part in parts for r in part][:limit]
+        raw = await done(self._r.srandmember(keys.degraded(self._ns), limit))
+        return [keys.decode_member(r) for r in raw or []]
 
     async def rebuild_job(self, user_id: str) -> RebuildJob | None:
         raw = await self._r.get(self._key(user_id, keys.REBUILD))
@@ -71,14 +74,16 @@ class RedisUsers(RedisDirectory):
         (Redis's order of one sorted set, kept across a cluster's slots by merging)."""
         if limit <= 0:
             return []
-        parts = await self._ask_every_part(
-            index,
-            lambda r, k: r.zrangebyscore(k, "-inf", until, start=0, num=limit, withscores=True),
+        if not self._cluster:
+            key = index(self._ns, None)
+            return [text(r) for r in await self._r.zrangebyscore(key, "-inf", until, 0, limit)]
+        highest = "+inf" if until == float("inf") else until
+        parts = await self._each_slot(
+            index, "ZRANGEBYSCORE", "-inf", highest, "WITHSCORES", "LIMIT", 0, limit
         )
-        if len(parts) == 1:
-            return [text(member) for member, _ in parts[0]]
         scored = heapq.nsmallest(
-            limit, ((score, member) for part in parts for member, score in part)
+            limit,
+            ((float(part[i + 1]), part[i]) for part in parts for i in range(0, len(part), 2)),
         )
         return [text(member) for _, member in scored]
 
