@@ -7,6 +7,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
@@ -17,11 +18,10 @@ from memstream.adapters.redis.connection import RedisClient, SlotTransactions
 from memstream.adapters.redis.errors import STORE_ERRORS, OnStoreError, StoreRefused, error_kind
 from memstream.adapters.redis.knowledge_cache import DEFAULT_USERS, KnowledgeCache
 from memstream.adapters.redis.node_cache import DEFAULT_MAX_BYTES, NodeDecodeCache
-from memstream.adapters.redis.slots import SLOTS, slot_of
+from memstream.adapters.redis.slots import slot_of
 from memstream.domain.forgetting import Guard, Tombstone
 
 T = TypeVar("T")
-Argument = str | bytes | int | float
 
 MARK_BITS = 21  # 32 bits of seconds (until 2106) + 21 = 53: exact in a double
 MARK_MASK = (1 << MARK_BITS) - 1
@@ -95,10 +95,10 @@ class RedisBase:
         meantime makes the client learn the owners and ask again."""
         if not isinstance(self._r, SlotTransactions):
             raise TypeError("only a cluster's indexes are split by slot")
-        parts = {slot: index(self._ns, slot) for slot in range(SLOTS)}
         for attempt in range(1, SLOT_MOVES_FOLLOWED + 2):
             try:
-                return await self._r.ask_each_slot(parts, command, *args)
+                key_of = partial(index, self._ns)
+                return await self._r.ask_each_slot(index(self._ns, None), key_of, command, *args)
             except STORE_ERRORS as exc:
                 kind = self._failed(exc)
                 if kind not in ("moved", "ask", "crossslot") or attempt > SLOT_MOVES_FOLLOWED:

@@ -15,13 +15,15 @@ packing, whose number formatting the server has always seen.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any
 
 import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection
+
+from memstream.adapters.redis.slots import SLOTS
 
 
 class HiredisPackedConnection(Connection):
@@ -50,6 +52,9 @@ return found
 """
 
 
+Argument = str | bytes | int | float
+
+
 class SlotTransactions(RedisCluster):
     """redis-py's cluster client, plus a plain client per primary for transactions.
 
@@ -63,6 +68,7 @@ class SlotTransactions(RedisCluster):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._primary_clients: dict[str, aioredis.Redis] = {}
+        self._owned_keys: dict[str, list[list[str]]] = {}  # index -> its keys by primary
 
     async def primary_for(self, key: str) -> aioredis.Redis:
         """A plain client of the primary that owns `key`'s slot now."""
@@ -81,30 +87,39 @@ class SlotTransactions(RedisCluster):
         return client
 
     async def ask_each_slot(
-        self, slot_keys: Mapping[int, str], command: str, *args: str | bytes | int | float
+        self, index: str, key_of: Callable[[int], str], command: str, *args: Argument
     ) -> list[list[bytes]]:
-        """`command <key> *args` on every slot's key, the replies that are not empty.
+        """`command <key> *args` on every slot's key of `index` (`key_of(slot)`), the replies
+        that are not empty.
 
         One script a primary, over the keys of the slots it owns (a script may reach keys
         of several slots of its own node when it says so): the same reads as a pipeline of
-        one command a slot, without encoding and decoding 16,384 commands in Python.
+        one command a slot, without encoding and decoding 16,384 commands in Python. Which
+        keys go to which primary is kept until the slots move.
         """
         await self.initialize()
-        owned: dict[str, list[str]] = {}
-        for slot, key in slot_keys.items():
-            owned.setdefault(self.nodes_manager.slots_cache[slot][0].name, []).append(key)
+        owned = self._owned_keys.get(index)
+        if owned is None:
+            by_primary: dict[str, list[str]] = {}
+            for slot in range(SLOTS):
+                primary = self.nodes_manager.slots_cache[slot][0].name
+                by_primary.setdefault(primary, []).append(key_of(slot))
+            owned = self._owned_keys[index] = list(by_primary.values())
 
         async def ask(names: list[str]) -> list[list[bytes]]:
             primary = await self.primary_for(names[0])
-            script_args = (command, len(args), *args, *names)
-            replies = await primary.execute_command("EVAL", _EACH_KEY, 1, names[0], *script_args)
+            # Every argument as text, so hiredis packs the command in one call (connection).
+            texts = [a if isinstance(a, str | bytes) else str(a) for a in args]
+            script_args = (command, str(len(args)), *texts, *names)
+            replies = await primary.execute_command("EVAL", _EACH_KEY, "1", names[0], *script_args)
             return list(replies)
 
-        found = await asyncio.gather(*(ask(names) for names in owned.values()))
+        found = await asyncio.gather(*(ask(names) for names in owned))
         return [reply for replies in found for reply in replies]
 
     async def slots_moved(self) -> None:
-        """Learn the slots' owners again (a transaction was redirected)."""
+        """Learn the slots' owners again (a command was redirected)."""
+        self._owned_keys.clear()
         await self.nodes_manager.initialize()
 
     async def aclose(self) -> None:
