@@ -59,6 +59,13 @@ class RedisBase:
         cluster: bool = False,
         on_error: OnStoreError | None = None,
     ) -> None:
+        if cluster != isinstance(client, SlotTransactions):
+            # The layout follows the client: a cluster's layout through a plain client (or
+            # the reverse) would have every transaction refused.
+            raise ValueError(
+                "cluster mode and the client disagree: open the client with "
+                f"connection.open_client(url, cluster={cluster})"
+            )
         self._r = client
         # Nodes read again are not decoded again (see node_cache.py: a hit needs equal bytes).
         self.node_cache = NodeDecodeCache(node_cache_size, max_bytes=node_cache_bytes)

@@ -35,3 +35,19 @@ def test_a_single_primary_keeps_one_key_per_index() -> None:
 def test_a_slot_outside_the_cluster_is_refused(slot: int) -> None:
     with pytest.raises(ValueError, match=r"within 0\.\.16383"):
         slot_tag(slot)
+
+
+async def test_a_tree_refuses_a_layout_its_client_does_not_speak() -> None:
+    from memstream.adapters.redis.connection import open_client
+    from memstream.adapters.redis.tree import RedisTree
+
+    # Opening a client connects to nothing: these never reach a server.
+    plain = open_client("redis://127.0.0.1:1/0")
+    cluster = open_client("redis://127.0.0.1:1/0", cluster=True)
+    with pytest.raises(ValueError, match="cluster mode and the client disagree"):
+        RedisTree(plain, "ms", cluster=True)
+    with pytest.raises(ValueError, match="cluster mode and the client disagree"):
+        RedisTree(cluster, "ms", cluster=False)
+    assert RedisTree(cluster, "ms", cluster=True) is not None
+    await plain.aclose()
+    await cluster.aclose()
