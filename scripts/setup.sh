@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what memstream needs on a fresh Debian machine: system tools for the tests
 # (kcat, a real librdkafka client; prometheus and promtool; chromium and its driver for the
-# explorer's browser tests) and a virtualenv with the package and every extra (local model,
+# explorer's browser tests; redis-server and redis-cli for the Redis Cluster tests) and a virtualenv with the package and every extra (local model,
 # embedded stack, agent frameworks, dev tools), and the lab (lab/: the benchmarks and the
 # evaluation, a distribution of its own). Safe to run again.
 set -euo pipefail
@@ -14,6 +14,9 @@ command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)  # prometheus + pr
 # The explorer's browser tests drive the system's Chromium (Playwright never downloads one).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+# The cluster tests start a three-primary Redis Cluster from Debian's server and redis-cli.
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null

@@ -25,6 +25,20 @@ CONSOLIDATED_LEVELS = tuple(level.label for level in Level if level > Level.SEGM
 CLOSURE_REASONS: tuple[str, ...] = get_args(ClosureReason)
 # A conflict is a duplicate event id with other content: the first copy is kept.
 INGEST_OUTCOMES = ("accepted", "duplicate", "conflict", "dead_letter")
+# How a store failed a command (adapters/redis/errors.py tells them apart): redirected or
+# refused by a cluster, unreachable, or an error of another kind.
+STORE_ERROR_KINDS = (
+    "moved",
+    "ask",
+    "crossslot",
+    "cluster_down",
+    "try_again",
+    "read_only",
+    "timeout",
+    "connection",
+    "response",
+    "other",
+)
 CONSOLIDATION_RESULTS = ("written", "unchanged", "no_children")
 LLM_OPERATIONS = (
     "segment", *(f"consolidate_l{int(lv)}" for lv in Level if lv > 1), "plan", "gate", "facts",
@@ -169,6 +183,13 @@ class Metrics:
             ["group", "topic", "partition"],
             registry=r,
         )
+        self.store_errors = Counter(
+            "memstream_store_errors",
+            "Redis commands that failed (the tree's writes, its reads across users and the "
+            "readiness probe), by store and kind (moved, ask, crossslot, cluster_down, ...).",
+            ["store", "kind"],
+            registry=r,
+        )
         self.collector_errors = Counter(
             "memstream_collector_errors",
             "Failed runs of a periodic collector (the gauges keep their last values).",
@@ -271,6 +292,8 @@ class Metrics:
             self.ingested.labels(outcome)
         for handler in ("segmenter", "consolidator"):
             self.handler_failures.labels(handler)
+        for kind in STORE_ERROR_KINDS:
+            self.store_errors.labels("redis", kind)
         for reason in DLQ_REASONS:
             self.dlq_events.labels(reason)
         for level in CONSOLIDATED_LEVELS:

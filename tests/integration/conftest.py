@@ -6,6 +6,8 @@ Fixtures:
 - `settings` (per test): unique topic prefix (topics created), consumer group and Qdrant
   collection, so tests never see each other's data.
 - `catalog` (per test): the topic catalog with that prefix.
+- `redis_cluster` (session): a real three-primary Redis Cluster (`redis_cluster.py`), started
+  by the first test that asks for it; a module runs on it too with `redis_cluster.on_layout`.
 
 MEMSTREAM_KAFKA_BOOTSTRAP / _REDIS_URL / _QDRANT_URL still switch a part to a real server.
 """
@@ -23,6 +25,8 @@ from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.entrypoints.embedded.background import BackgroundStack
 from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
+
+from .redis_cluster import RedisClusterNodes, running_cluster
 
 _HERE = Path(__file__).parent
 
@@ -67,3 +71,10 @@ async def settings(stack_settings: Settings) -> Settings:
 @pytest.fixture
 def catalog(settings: Settings) -> Catalog:
     return load_catalog(settings.broker.topic_prefix)
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterNodes]:
+    """A real three-primary Redis Cluster (Debian's redis-server) for the whole run."""
+    with running_cluster(tmp_path_factory.mktemp("redis-cluster")) as nodes:
+        yield nodes

@@ -29,6 +29,7 @@ from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
 
+from .redis_cluster import LAYOUTS, on_layout
 from .test_forget_message import (
     FORGOTTEN,
     PHRASE,
@@ -42,6 +43,12 @@ from .test_forget_message import (
 )
 
 GONE_ON_ARRIVAL = "Marmalade the tortoise"
+
+
+@pytest.fixture(params=LAYOUTS)
+def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """Each test on a single primary and on a Redis Cluster."""
+    return on_layout(settings, request)
 
 
 @dataclass

@@ -41,6 +41,7 @@ from memstream_lab.locomo import (
     message_text,
 )
 
+from .redis_cluster import LAYOUTS, on_layout
 from .test_forget_message import (
     api_runtime,
     leaf_and_ancestors,
@@ -55,6 +56,12 @@ MESSAGE = "D5:15"
 PHRASE = "stands for freedom"
 QUESTION = "When did Gina get her tattoo?"
 SESSIONS = 6
+
+
+@pytest.fixture(params=LAYOUTS)
+def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """Each test on a single primary and on a Redis Cluster."""
+    return on_layout(settings, request)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from memstream.adapters.qdrant.query import node_from_payload
 from memstream.bootstrap import Container, derivation
@@ -24,10 +25,18 @@ from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.rebuild_command import _run as run_command
 from memstream.entrypoints.runner import WRITE_PATH, Part, run_parts
+from memstream.settings import Settings
 
+from .redis_cluster import LAYOUTS, on_layout
 from .test_forget_message import USER, all_nodes, conversation, qdrant_points, runtime
 
 __all__ = ["runtime"]  # the fixture, shared with the message-forget test
+
+
+@pytest.fixture(params=LAYOUTS)
+def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """Each test on a single primary and on a Redis Cluster."""
+    return on_layout(settings, request)
 
 
 async def rebuilt(client: httpx.AsyncClient, timeout_s: float = 120) -> dict[str, Any]:

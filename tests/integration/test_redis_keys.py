@@ -15,9 +15,9 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-import redis.asyncio as aioredis
 
 from memstream.adapters.redis import keys
+from memstream.adapters.redis.connection import RedisClient, open_client
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
@@ -41,44 +41,64 @@ def documented_patterns(namespace: str) -> dict[str, re.Pattern[str]]:
         expression = re.escape(namespace + row.removeprefix("ms"))
         expression = expression.replace(re.escape("{u}"), r"\{[^}]+\}")
         expression = expression.replace(re.escape("<id>"), ".+").replace(re.escape("<n>"), r"\d+")
+        expression = expression.replace(re.escape("{<s>}"), r"\{[@A-O]{5}\}")
         patterns[row] = re.compile(expression + "$")
     return patterns
+
+
+# The indexes across users: one key each on a single primary, split by slot on a cluster.
+ACROSS_USERS = ("ms:due", "ms:rebuilds", "ms:users", "ms:degraded")
+
+
+def rows_of_layout(namespace: str, cluster: bool) -> dict[str, re.Pattern[str]]:
+    """The table's rows a layout writes: the split indexes' on a cluster, else the others."""
+    split = {f"{row}:{{<s>}}" for row in ACROSS_USERS}
+    patterns = documented_patterns(namespace)
+    unused = set(ACROSS_USERS) if cluster else split
+    return {row: p for row, p in patterns.items() if row not in unused}
 
 
 def test_the_table_documents_every_fixed_key() -> None:
     rows = set(documented_patterns("ms"))
     for suffix in keys.FIXED_SUFFIXES:
         assert f"ms:{{u}}:{suffix}" in rows
-    assert {"ms:{u}:tombstone", "ms:due", "ms:rebuilds", "ms:degraded"} <= rows
+    assert {"ms:{u}:tombstone", *ACROSS_USERS} <= rows
+    assert {f"{row}:{{<s>}}" for row in ACROSS_USERS} <= rows
 
 
-@pytest.fixture
-async def client(stack_settings: Settings) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.from_url(stack_settings.redis.url)
-    yield redis
+@pytest.fixture(params=["single primary", "cluster"])
+async def layout(
+    request: pytest.FixtureRequest, stack_settings: Settings
+) -> AsyncIterator[tuple[RedisClient, bool]]:
+    cluster = request.param == "cluster"
+    url = request.getfixturevalue("redis_cluster").url if cluster else stack_settings.redis.url
+    redis = open_client(url, cluster=cluster)
+    yield redis, cluster
     await redis.aclose()
 
 
-async def test_every_key_the_adapter_writes_is_documented(client: aioredis.Redis) -> None:
+async def test_every_key_the_adapter_writes_is_documented(
+    layout: tuple[RedisClient, bool],
+) -> None:
+    client, cluster = layout
     namespace = f"keys-{uuid.uuid4().hex[:12]}"
-    tree = RedisTree(client, namespace)
+    tree = RedisTree(client, namespace, cluster=cluster)
     try:
         await _workload(tree, client, namespace)
         written = sorted(
             [k.decode() async for k in client.scan_iter(match=f"{namespace}:*", count=1000)]
         )
-        patterns = documented_patterns(namespace)
+        patterns = rows_of_layout(namespace, cluster)
         undocumented = [k for k in written if not any(p.match(k) for p in patterns.values())]
         assert undocumented == []
         unmet = [row for row, p in patterns.items() if not any(p.match(k) for k in written)]
         assert unmet == []
     finally:
-        found = [k async for k in client.scan_iter(match=f"{namespace}:*")]
-        if found:
-            await client.delete(*found)
+        for key in [k async for k in client.scan_iter(match=f"{namespace}:*")]:
+            await client.delete(key)
 
 
-async def _workload(tree: RedisTree, client: aioredis.Redis, namespace: str) -> None:
+async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> None:
     state = encode_state(initial_state("ana", "UTC"))
     day = node("d1", Level.DAY, end=10)
     leaf = replace(node("l1", end=1, parent="d1"), source_ids=("q1", "a1"))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from memstream.bootstrap import Container, build_recall, build_repair, qdrant_edge_dir
 from memstream.domain.models import MemoryNode
@@ -28,6 +29,7 @@ from memstream.recall.pipeline import RecallRequest
 from memstream.repair.divergence import DivergenceWatch, check_stores
 from memstream.settings import Settings
 
+from .redis_cluster import LAYOUTS, on_layout
 from .test_forget_message import USER, all_nodes, api_runtime, conversation
 
 QUESTIONS = (
@@ -35,6 +37,12 @@ QUESTIONS = (
     "What class do I start next week?",
     "How far did I run?",
 )
+
+
+@pytest.fixture(params=LAYOUTS)
+def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """Each test on a single primary and on a Redis Cluster."""
+    return on_layout(settings, request)
 
 
 async def built(rt: Container, tmp_path: Path) -> None:

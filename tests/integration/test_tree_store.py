@@ -10,11 +10,14 @@ import pytest
 import redis.asyncio as aioredis
 from tests.unit.fakes import FakeTree
 
+from memstream.adapters.redis import keys
+from memstream.adapters.redis.slots import slot_of
 from memstream.adapters.redis.tree import RedisTree
 from memstream.settings import Settings
 
 from .directory_contract import DirectoryContract
-from .tree_contract import TreeContract, commit, node, scratch_tree
+from .redis_cluster import RedisClusterNodes
+from .tree_contract import T0, TreeContract, commit, node, scratch_tree
 
 pytestmark = pytest.mark.integration
 
@@ -29,7 +32,7 @@ class TestRedisTree(TreeContract, DirectoryContract):
         self, tree: RedisTree
     ) -> None:
         legacy = "pipe|x|28537138-4e46-4f24-93e5-56487cd5f71e"
-        await tree._r.sadd(f"{tree._ns}:degraded", legacy)
+        await tree._r.sadd(tree._across_users(keys.degraded, "pipe|x"), legacy)
         assert await tree.degraded() == [("pipe|x", "28537138-4e46-4f24-93e5-56487cd5f71e")]
         await tree.delete_user("pipe")
         assert len(await tree.degraded()) == 1
@@ -47,6 +50,26 @@ class TestRedisTree(TreeContract, DirectoryContract):
         assert await tree.leaves_citing("ana", ["a2", "q0", "q3"]) == ["l0", "l2", "l3"]
         assert await tree._r.hlen(f"{tree._ns}:{{ana}}:sources") == 7 + 1  # and the mark
         assert await tree.leaves_citing("ana", ["q1"]) == ["l1"]  # indexed once for all
+
+
+class TestRedisTreeOnACluster(TestRedisTree):
+    """The same contract on a real three-primary Redis Cluster (its client, its layout)."""
+
+    @pytest.fixture
+    async def tree(self, redis_cluster: RedisClusterNodes) -> AsyncIterator[RedisTree]:
+        async with scratch_tree(redis_cluster.url, "contract", cluster=True) as tree:
+            yield tree
+
+    async def test_the_indexes_across_users_stay_in_each_users_slot(self, tree: RedisTree) -> None:
+        users = ("ana", "bo", "cy", "dee")
+        for user in users:
+            await commit(tree, user=user, due=T0)
+        slots = {user: tree._user_slot(user) for user in users}
+        assert len(set(slots.values())) > 1  # the users are spread over the slots
+        for user, slot in slots.items():
+            assert await tree._r.zscore(keys.due(tree._ns, slot), user) == T0.timestamp()
+            assert slot_of(keys.due(tree._ns, slot)) == slot
+        assert sorted(await tree.due_users(T0)) == sorted(users)
 
 
 async def test_markers_are_trimmed_past_the_replay_horizon_and_the_count_bound(

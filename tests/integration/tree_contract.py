@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
-import redis.asyncio as aioredis
 
+from memstream.adapters.redis.connection import open_client
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
@@ -30,16 +30,19 @@ from memstream.ports.repair import TreeRestore
 
 
 @asynccontextmanager
-async def scratch_tree(redis_url: str, prefix: str) -> AsyncIterator[RedisTree]:
-    """A RedisTree in a namespace no other test sees, its keys deleted afterwards."""
-    client = aioredis.from_url(redis_url)
+async def scratch_tree(
+    redis_url: str, prefix: str, *, cluster: bool = False
+) -> AsyncIterator[RedisTree]:
+    """A RedisTree in a namespace no other test sees, its keys deleted afterwards; with
+    `cluster`, on a Redis Cluster (its client, its layout)."""
+    client = open_client(redis_url, cluster=cluster)
     namespace = f"{prefix}-{uuid.uuid4().hex[:12]}"
     try:
-        yield RedisTree(client, namespace)
+        yield RedisTree(client, namespace, cluster=cluster)
     finally:
         keys = [k async for k in client.scan_iter(match=f"{namespace}:*")]
-        if keys:
-            await client.delete(*keys)
+        for key in keys:  # one by one: a cluster refuses a DEL across slots
+            await client.delete(key)
         await client.aclose()
 
 

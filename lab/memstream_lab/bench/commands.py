@@ -16,6 +16,7 @@ import typer
 
 BENCHMARKS = (
     "cli_start",
+    "cluster",
     "export",
     "explorer",
     "forget",

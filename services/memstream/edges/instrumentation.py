@@ -165,6 +165,15 @@ def fallback_hook(metrics: Metrics) -> FallbackHook:
     return record
 
 
+def store_error_hook(metrics: Metrics, store: str = "redis") -> Callable[[str], None]:
+    """An `on_error` callback for a store: counts its failed commands by kind."""
+
+    def record(kind: str) -> None:
+        metrics.store_errors.labels(store, kind).inc()
+
+    return record
+
+
 # --- recall ----------------------------------------------------------------------------
 
 RECALL_PATH = "/v1/recall"

@@ -20,11 +20,20 @@ from prometheus_client import (
 log = logging.getLogger(__name__)
 
 # A check answers yes or no, or yes or no per part (`{"segmenter": False, "redis": True}`):
-# the probe is healthy when every part is, and its body says which part is not.
-Status = bool | Mapping[str, bool]
+# the probe is healthy when every part is, and its body says which part is not. A part may
+# answer a reason instead of False (`{"redis": "crossslot: ..."}`): down, and why.
+Status = bool | Mapping[str, bool | str]
 LiveCheck = Callable[[], Status]
 ReadyCheck = Callable[[], Awaitable[Status]]
 READY_TIMEOUT_S = 5.0
+
+
+async def store_ready(check: Callable[[], Awaitable[bool]]) -> bool | str:
+    """A store's readiness check, a failure turned into its reason (what it raised)."""
+    try:
+        return bool(await check())
+    except Exception as exc:
+        return str(exc) or type(exc).__name__
 
 
 def _answer(key: str, status: Status) -> web.Response:
@@ -32,12 +41,16 @@ def _answer(key: str, status: Status) -> web.Response:
     if isinstance(status, bool):
         ok, body = status, {key: status}
     else:
-        ok = all(status.values())
+        parts = {k: v is True for k, v in status.items()}
+        ok = all(parts.values())
         body = {
             key: ok,
-            "parts": dict(status),
-            "down": sorted(k for k, v in status.items() if not v),
+            "parts": parts,
+            "down": sorted(k for k, v in parts.items() if not v),
         }
+        reasons = {k: v for k, v in status.items() if isinstance(v, str)}
+        if reasons:
+            body["reasons"] = reasons
     return web.json_response(body, status=200 if ok else 503)
 
 

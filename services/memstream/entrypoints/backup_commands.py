@@ -153,13 +153,11 @@ async def _export(settings: Settings, user_id: str, stream: TextIO) -> int:
     """Write the user's records to `stream`; LookupError for a user with nothing stored."""
     from importlib.metadata import version
 
-    import redis.asyncio as aioredis
-
     from memstream.backup.export import export_records, has_memory, planned_counts
     from memstream.contracts.backup_format import encode_record
-    from memstream.wiring.container import redis_tree
+    from memstream.wiring.container import open_redis, redis_tree
 
-    client = aioredis.from_url(settings.redis.url)
+    client = open_redis(settings)
     try:
         tree = redis_tree(client, settings)
         if not await has_memory(tree, user_id):
@@ -182,12 +180,10 @@ async def _export(settings: Settings, user_id: str, stream: TextIO) -> int:
 async def _import(settings: Settings, file: str, user_id: str | None, replace: bool) -> Imported:
     from contextlib import AsyncExitStack
 
-    import redis.asyncio as aioredis
-
     from memstream.adapters.embedding.embedders import build_embedder
     from memstream.backup.restore import import_records
     from memstream.contracts.backup_format import Header, read_records
-    from memstream.wiring.container import open_index, redis_tree
+    from memstream.wiring.container import open_index, open_redis, redis_tree
     from memstream.wiring.handlers import embedder_id
 
     def open_records() -> Iterator[Record]:
@@ -197,7 +193,7 @@ async def _import(settings: Settings, file: str, user_id: str | None, replace: b
     header = next(open_records()) if file != STDIO else None
     async with AsyncExitStack() as stack:
         # The stores and the embedder only: an import publishes nothing.
-        client = aioredis.from_url(settings.redis.url)
+        client = open_redis(settings)
         stack.push_async_callback(client.aclose)
         embedder = build_embedder(settings)
         try:

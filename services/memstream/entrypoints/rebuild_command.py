@@ -163,15 +163,14 @@ async def _run(
     levels: list[int] | None,
     wait: bool,
 ) -> None:
-    import redis.asyncio as aioredis
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from memstream.adapters.kafka.producer import KafkaPublisher
-    from memstream.adapters.redis.tree import RedisTree
     from memstream.contracts.catalog import load_catalog
+    from memstream.wiring.container import open_redis, redis_tree
 
-    client = aioredis.from_url(settings.redis.url)
-    tree = RedisTree(client, settings.redis.namespace)
+    client = open_redis(settings)
+    tree = redis_tree(client, settings)
     publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
     try:

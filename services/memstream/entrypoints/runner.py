@@ -41,7 +41,7 @@ from memstream.bootstrap import (
 from memstream.consolidator.handler import Consolidator
 from memstream.edges.faust.app import AgentHealth
 from memstream.edges.instrumentation import BacklogCollector
-from memstream.edges.probes import process_registry, serve_probes
+from memstream.edges.probes import process_registry, serve_probes, store_ready
 from memstream.edges.startup import phase
 from memstream.edges.tracing import configure as configure_tracing
 from memstream.entrypoints.api_workers import wait_for_each_other
@@ -138,16 +138,16 @@ class RunningProcess:
         """False once a part has died: the orchestrator should restart the process."""
         return all(self.parts().values())
 
-    async def ready(self) -> dict[str, bool]:
-        """Per part: started and alive; and whether Redis answers (every part needs it).
-        `started` first: it turns true once every part runs and the model is warm (the
-        parts start while it warms up), and an empty set of parts must not read as all of
-        them ready."""
-        status = {"started": self.started}
+    async def ready(self) -> dict[str, bool | str]:
+        """Per part: started and alive; and whether Redis runs memstream's commands (every
+        part needs it), or why not. `started` first: it turns true once every part runs
+        and the model is warm (the parts start while it warms up), and an empty set of
+        parts must not read as all of them ready."""
+        status: dict[str, bool | str] = {"started": self.started}
         status |= {name: ok and self.started for name, ok in self.parts().items()}
         if self.app is not None:
             status["consumer-group"] = self.joined.is_set()
-        status["redis"] = await self.container.tree.ping()
+        status["redis"] = await store_ready(self.container.tree.ping)
         if self.divergence is not None:
             status["stores_agree"] = await self.divergence.stores_agree()
         return status

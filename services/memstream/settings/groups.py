@@ -106,6 +106,11 @@ class RedisSettings(BaseModel):
     model_config = _group("REDIS_")
 
     url: str = Field(default="", description="Redis URL; empty: embedded redis-server.")
+    cluster: bool = Field(
+        default=False,
+        description="The URL names a node of a Redis Cluster: use the cluster client, and "
+        "split the indexes across users by hash slot (docs/cluster.md).",
+    )
     namespace: str = Field(
         default="ms",
         pattern=r"^[A-Za-z0-9._-]{1,64}$",

@@ -19,18 +19,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
-import redis.asyncio as aioredis
-
 from memstream import faults
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
-from memstream.adapters.redis.connection import HiredisPackedConnection
+from memstream.adapters.redis.connection import RedisClient, open_client
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.domain.forgetting import Tombstone, lifetime_s
-from memstream.edges.instrumentation import fallback_hook, usage_hook
+from memstream.edges.instrumentation import fallback_hook, store_error_hook, usage_hook
 from memstream.metrics import Metrics
 from memstream.ports import Embedder, LanguageModel
 from memstream.settings import Settings
@@ -116,7 +114,7 @@ async def connect(
     if not settings.redis.url or not settings.broker.bootstrap:
         raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
     async with AsyncExitStack() as stack:
-        redis = aioredis.from_url(settings.redis.url, connection_class=HiredisPackedConnection)
+        redis = open_redis(settings)
         stack.push_async_callback(redis.aclose)
         embedder = build_embedder(settings)
         index = await open_index(settings, settings.qdrant.collection, embedder.dim, stack)
@@ -127,7 +125,7 @@ async def connect(
         yield Container(
             settings=settings,
             catalog=load_catalog(settings.broker.topic_prefix),
-            tree=redis_tree(redis, settings),
+            tree=redis_tree(redis, settings, metrics),
             index=index,
             embedder=embedder,
             llm=build_language_model(
@@ -140,11 +138,19 @@ async def connect(
         )
 
 
-def redis_tree(redis: aioredis.Redis, settings: Settings) -> RedisTree:
-    """The tree store on `redis`, with the settings' namespace and node-cache bounds."""
+def open_redis(settings: Settings) -> RedisClient:
+    """The Redis client the settings name: a single primary's, or a cluster's."""
+    return open_client(settings.redis.url, cluster=settings.redis.cluster)
+
+
+def redis_tree(redis: RedisClient, settings: Settings, metrics: Metrics | None = None) -> RedisTree:
+    """The tree store on `redis`, with the settings' namespace, layout and cache bounds;
+    with `metrics`, its failed commands counted by kind."""
     return RedisTree(
         redis,
         settings.redis.namespace,
+        cluster=settings.redis.cluster,
+        on_error=store_error_hook(metrics) if metrics else None,
         node_cache_size=settings.redis.node_cache,
         node_cache_bytes=settings.redis.node_cache_mb * 1024 * 1024,
         knowledge_cache_users=settings.redis.knowledge_cache_users,

@@ -140,3 +140,27 @@ async def test_a_process_still_warming_up_is_not_ready() -> None:
     running = RunningProcess(fake_container(SETTINGS, FakeTree()), Metrics(CollectorRegistry()))
     status = await running.ready()
     assert status["started"] is False and not all(status.values())
+
+
+async def test_a_store_that_refuses_fails_readiness_with_its_reason() -> None:
+    from aiohttp import ClientSession
+
+    from memstream.adapters.redis.errors import StoreRefused
+    from memstream.edges.probes import serve_probes
+
+    class RefusingTree(FakeTree):
+        async def ping(self) -> bool:
+            raise StoreRefused("crossslot", "CROSSSLOT Keys in request don't hash")
+
+    running = RunningProcess(
+        fake_container(SETTINGS, RefusingTree()), Metrics(CollectorRegistry()), started=True
+    )
+    async with (
+        serve_probes(CollectorRegistry(), 0, host="127.0.0.1", ready=running.ready) as port,
+        ClientSession(f"http://127.0.0.1:{port}") as http,
+    ):
+        ready = await http.get("/readyz")
+        assert ready.status == 503
+        body = await ready.json()
+    assert body["down"] == ["redis"] and body["parts"]["redis"] is False
+    assert body["reasons"] == {"redis": "crossslot: CROSSSLOT Keys in request don't hash"}

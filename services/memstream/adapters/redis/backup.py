@@ -20,7 +20,7 @@ class RedisBackupReads(RedisBase):
     """`ports.BackupReads` past the node reads it shares with the workers."""
 
     async def due_at(self, user_id: str) -> datetime | None:
-        score = await done(self._r.zscore(self._due, user_id))
+        score = await done(self._r.zscore(self._across_users(keys.due, user_id), user_id))
         return None if score is None else datetime.fromtimestamp(float(score), UTC)
 
     async def stored_nodes(self, user_id: str, node_ids: Sequence[str]) -> list[StoredNode]:
@@ -40,7 +40,7 @@ class RedisBackupReads(RedisBase):
         if not leaf_ids:
             return {}
         p = keys.user_prefix(user_id, self._ns)
-        pipe = self._r.pipeline(transaction=True)
+        pipe = (await self._client_for(user_id)).pipeline(transaction=True)
         pipe.hmget(p + keys.FACTS, list(leaf_ids))
         pipe.hmget(p + keys.ENTITIES, list(leaf_ids))
         facts, entities = await pipe.execute()

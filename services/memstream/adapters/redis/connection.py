@@ -14,10 +14,16 @@ packing, whose number formatting the server has always seen.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import hiredis
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection
+
+from memstream.adapters.redis.slots import SLOTS
 
 
 class HiredisPackedConnection(Connection):
@@ -29,3 +35,109 @@ class HiredisPackedConnection(Connection):
         if plain and utf8 and " " not in str(args[0]):
             return [hiredis.pack_command(args)]
         return super().pack_command(*args)
+
+
+# Reads one index's keys of many slots on one primary. Only the first key is declared (it
+# routes the script); the others come as arguments, which `allow-cross-slot-keys` lets it
+# reach when this node serves them (any other is refused). `no-writes`: it only reads.
+_EACH_KEY = """#!lua flags=no-writes,allow-cross-slot-keys
+local command, count = ARGV[1], tonumber(ARGV[2])
+local args = {unpack(ARGV, 3, 2 + count)}
+local found = {}
+for i = 3 + count, #ARGV do
+  local reply = redis.call(command, ARGV[i], unpack(args))
+  if #reply > 0 then found[#found + 1] = reply end
+end
+return found
+"""
+
+
+Argument = str | bytes | int | float
+
+
+class SlotTransactions(RedisCluster):
+    """redis-py's cluster client, plus a plain client per primary for transactions.
+
+    A user's transaction touches one slot, so it can run on a plain client of the primary
+    that owns the slot, as on a single primary. redis-py's own cluster transactions are not
+    used: its asyncio pipeline runs each command queued in a transaction on a thread with
+    an event loop of its own (its queueing API is synchronous), whose connections then
+    serve the caller's loop, and which no commit can afford anyway.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._primary_clients: dict[str, aioredis.Redis] = {}
+        self._owned_keys: dict[str, list[list[str]]] = {}  # index -> its keys by primary
+
+    async def primary_for(self, key: str) -> aioredis.Redis:
+        """A plain client of the primary that owns `key`'s slot now."""
+        await self.initialize()  # learns the slots' owners once
+        node = self.get_node_from_key(key)
+        if node is None:  # only asked of a replica, never here
+            raise RuntimeError(f"no primary owns the slot of {key!r}")
+        client = self._primary_clients.get(node.name)
+        if client is None:
+            pool = aioredis.ConnectionPool(
+                connection_class=node.connection_class,
+                max_connections=node.max_connections,
+                **node.connection_kwargs,
+            )
+            client = self._primary_clients[node.name] = aioredis.Redis(connection_pool=pool)
+        return client
+
+    async def ask_each_slot(
+        self, index: str, key_of: Callable[[int], str], command: str, *args: Argument
+    ) -> list[list[bytes]]:
+        """`command <key> *args` on every slot's key of `index` (`key_of(slot)`), the replies
+        that are not empty.
+
+        One script a primary, over the keys of the slots it owns (a script may reach keys
+        of several slots of its own node when it says so): the same reads as a pipeline of
+        one command a slot, without encoding and decoding 16,384 commands in Python. Which
+        keys go to which primary is kept until the slots move.
+        """
+        await self.initialize()
+        owned = self._owned_keys.get(index)
+        if owned is None:
+            by_primary: dict[str, list[str]] = {}
+            for slot in range(SLOTS):
+                primary = self.nodes_manager.slots_cache[slot][0].name
+                by_primary.setdefault(primary, []).append(key_of(slot))
+            owned = self._owned_keys[index] = list(by_primary.values())
+
+        async def ask(names: list[str]) -> list[list[bytes]]:
+            primary = await self.primary_for(names[0])
+            # Every argument as text, so hiredis packs the command in one call (connection).
+            texts = [a if isinstance(a, str | bytes) else str(a) for a in args]
+            script_args = (command, str(len(args)), *texts, *names)
+            replies = await primary.execute_command("EVAL", _EACH_KEY, "1", names[0], *script_args)
+            return list(replies)
+
+        found = await asyncio.gather(*(ask(names) for names in owned))
+        return [reply for replies in found for reply in replies]
+
+    async def slots_moved(self) -> None:
+        """Learn the slots' owners again (a command was redirected)."""
+        self._owned_keys.clear()
+        await self.nodes_manager.initialize()
+
+    async def aclose(self) -> None:
+        clients, self._primary_clients = list(self._primary_clients.values()), {}
+        for client in clients:
+            await client.aclose()
+        await super().aclose()
+
+
+RedisClient = aioredis.Redis | SlotTransactions
+
+
+def open_client(url: str, *, cluster: bool = False) -> RedisClient:
+    """The asyncio client for `url`: on a cluster, redis-py's cluster client (which learns
+    the slots' owners from the node `url` names and follows their moves) with plain
+    clients of its primaries for the transactions."""
+    if cluster:
+        client = SlotTransactions.from_url(url, connection_class=HiredisPackedConnection)
+        assert isinstance(client, SlotTransactions)  # from_url builds the class it is called on
+        return client
+    return aioredis.from_url(url, connection_class=HiredisPackedConnection)

@@ -10,11 +10,12 @@ fallback wrote wait there only until the clock retries them).
 
 from __future__ import annotations
 
+import heapq
 import json
 from datetime import UTC, datetime
 
 from memstream.adapters.redis import keys
-from memstream.adapters.redis.base import MARK_BITS, done, text
+from memstream.adapters.redis.base import MARK_BITS, text
 from memstream.adapters.redis.nodes import RedisNodes
 from memstream.contracts.codec import decode_state
 from memstream.domain.models import Level
@@ -25,10 +26,6 @@ _AFTER_EVERY_SUFFIX = b"\xff"
 
 
 class RedisDirectory(RedisNodes):
-    @property
-    def _users(self) -> str:
-        return keys.users(self._ns)
-
     async def users(
         self, prefix: str = "", after: str | None = None, limit: int = 100
     ) -> list[UserListing]:
@@ -38,7 +35,13 @@ class RedisDirectory(RedisNodes):
         if after is not None and after >= prefix:
             low = b"(" + after.encode()
         high = b"[" + prefix.encode() + _AFTER_EVERY_SUFFIX if prefix else b"+"
-        found = [text(u) for u in await self._r.zrangebylex(self._users, low, high, 0, limit)]
+        if self._cluster:
+            parts = await self._each_slot(keys.users, "ZRANGEBYLEX", low, high, "LIMIT", 0, limit)
+            # One sorted set is in byte order; the slots' parts are merged into it.
+            found = [text(u) for u in heapq.nsmallest(limit, (u for p in parts for u in p))]
+        else:
+            raw = await self._r.zrangebylex(keys.users(self._ns), low, high, 0, limit)
+            found = [text(u) for u in raw]
         pipe = self._r.pipeline(transaction=False)
         for user_id in found:
             pipe.zrevrange(self._key(user_id, keys.SEEN), 0, 0, withscores=True)
@@ -78,7 +81,10 @@ class RedisDirectory(RedisNodes):
         users = await self.all_users()
         if not users:
             return 0
-        return int(await done(self._r.zadd(self._users, dict.fromkeys(users, 0))))
+        pipe = self._r.pipeline(transaction=False)
+        for user_id in users:
+            pipe.zadd(self._across_users(keys.users, user_id), {user_id: 0})
+        return sum(int(added) for added in await pipe.execute())
 
     async def all_users(self, page: int = 1000) -> list[str]:
         """Every user with a window state, sorted: what `memstream rebuild --all` rebuilds.
@@ -91,7 +97,8 @@ class RedisDirectory(RedisNodes):
         return sorted(users)
 
     async def _degraded_count(self, user_id: str) -> int:
-        members = [m async for m in self._r.sscan_iter(self._degraded)]
+        degraded = self._across_users(keys.degraded, user_id)
+        members = [m async for m in self._r.sscan_iter(degraded)]
         return sum(1 for m in members if keys.decode_member(m)[0] == user_id)
 
 

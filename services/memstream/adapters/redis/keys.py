@@ -51,6 +51,16 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 yet to handle, marked once the records before it are
                                 committed (what read-your-writes waits on)
 
+On Redis Cluster (MEMSTREAM_REDIS_CLUSTER) a user's commit must stay in its user's slot, so
+the four indexes its transactions write are split by slot, each part named by a hash tag that
+maps to that slot (`slots.slot_tag`; `<s>` below); readers ask every slot's part, pipelined
+per primary. `ms:progress` is written on its own, and stays one key.
+
+    ms:due:{<s>}                the users of slot <s> in `ms:due`
+    ms:rebuilds:{<s>}           the users of slot <s> in `ms:rebuilds`
+    ms:users:{<s>}              the users of slot <s> in `ms:users`
+    ms:degraded:{<s>}           the nodes of the users of slot <s> in `ms:degraded`
+
 `tests/integration/test_redis_keys.py` reads this table: a key written that it does not
 list fails the test.
 """
@@ -59,6 +69,7 @@ from __future__ import annotations
 
 import json
 
+from memstream.adapters.redis.slots import slot_tag
 from memstream.domain.models import Level
 from memstream.ports import OutboxName
 
@@ -133,24 +144,29 @@ def level(of: Level | int) -> str:
     return f"level:{int(of)}"
 
 
-def due(namespace: str) -> str:
-    return f"{namespace}:due"
+def _across_users(namespace: str, name: str, slot: int | None) -> str:
+    """An index shared by all users: one key, or on a cluster its part in `slot`."""
+    return f"{namespace}:{name}" if slot is None else f"{namespace}:{name}:{{{slot_tag(slot)}}}"
 
 
-def rebuilds(namespace: str) -> str:
-    return f"{namespace}:rebuilds"
+def due(namespace: str, slot: int | None = None) -> str:
+    return _across_users(namespace, "due", slot)
+
+
+def rebuilds(namespace: str, slot: int | None = None) -> str:
+    return _across_users(namespace, "rebuilds", slot)
 
 
 def progress(namespace: str) -> str:
     return f"{namespace}:progress"
 
 
-def users(namespace: str) -> str:
-    return f"{namespace}:users"
+def users(namespace: str, slot: int | None = None) -> str:
+    return _across_users(namespace, "users", slot)
 
 
-def degraded(namespace: str) -> str:
-    return f"{namespace}:degraded"
+def degraded(namespace: str, slot: int | None = None) -> str:
+    return _across_users(namespace, "degraded", slot)
 
 
 def degraded_member(user_id: str, node_id: str) -> str:

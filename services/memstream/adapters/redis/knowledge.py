@@ -211,7 +211,7 @@ class RedisKnowledge(RedisBase):
 
     async def _read(self, user_id: str, hash_key: str) -> tuple[bytes | None, dict[Any, Any]]:
         """One of the knowledge hashes and the revision it is at, read together (atomic)."""
-        pipe = self._r.pipeline(transaction=True)
+        pipe = (await self._client_for(user_id)).pipeline(transaction=True)
         pipe.get(self._key(user_id, keys.KNOWLEDGE_REVISION))
         pipe.hgetall(self._key(user_id, hash_key))
         revision, raw = await pipe.execute()

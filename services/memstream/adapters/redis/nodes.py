@@ -3,6 +3,7 @@ recall, the consolidator and the segmenter, and written by the consolidator's co
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -42,12 +43,13 @@ class RedisNodes(RedisBase):
 
         def queue(pipe: Any) -> None:
             self._queue_nodes(pipe, user_id, [(s.node, s.fingerprint) for s in nodes])
+            degraded = self._across_users(keys.degraded, user_id)
             for stored in nodes:
                 marker = keys.degraded_member(user_id, stored.node.id)
                 if stored.node.degraded:
-                    pipe.sadd(self._degraded, marker)
+                    pipe.sadd(degraded, marker)
                 else:
-                    pipe.srem(self._degraded, marker, keys.legacy_member(user_id, stored.node.id))
+                    pipe.srem(degraded, marker, keys.legacy_member(user_id, stored.node.id))
             for node in removed:
                 self._queue_removal(pipe, node)
             if outbox:
@@ -90,7 +92,9 @@ class RedisNodes(RedisBase):
                 registered[keys.children(node.parent_id)] = None
             if node.level == Level.SEGMENT:
                 sources.update(dict.fromkeys(node.source_ids, node.id))
-        pipe.mset(docs)
+        # MSET as redis-py's `mset` sends it, which its cluster pipeline blocks (for keys of
+        # several slots): these are one user's, one slot.
+        pipe.execute_command("MSET", *itertools.chain.from_iterable(docs.items()))
         for level, scores in levels.items():
             pipe.zadd(p + keys.level(level), scores)
         for parent_id, ids in children.items():
@@ -110,7 +114,8 @@ class RedisNodes(RedisBase):
         if node.level == Level.SEGMENT and node.source_ids:
             pipe.hdel(p + keys.SOURCES, *node.source_ids)
         member = keys.degraded_member(node.user_id, node.id)
-        pipe.srem(self._degraded, member, keys.legacy_member(node.user_id, node.id))
+        degraded = self._across_users(keys.degraded, node.user_id)
+        pipe.srem(degraded, member, keys.legacy_member(node.user_id, node.id))
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         raw = await self._r.get(self._key(user_id, keys.node(node_id)))

@@ -51,16 +51,17 @@ class RedisSegmenterState(RedisNodes):
         except redis.exceptions.ResponseError as error:
             if "WRONGTYPE" not in str(error):
                 raise
-            await self._upgrade_seen_set(key)
+            await self._upgrade_seen_set(user_id)
             scores = await done(self._r.zmscore(key, list(event_ids)))
         return [None if s is None else int(s) & MARK_MASK for s in scores]
 
-    async def _upgrade_seen_set(self, key: str) -> None:
+    async def _upgrade_seen_set(self, user_id: str) -> None:
         """Markers an older version kept as a plain set become sorted-set markers, committed
         now with no content mark (they then expire with the horizon like any other)."""
+        key = self._key(user_id, keys.SEEN)
         members = await done(self._r.smembers(key))
         stamp = float(int(self._clock().timestamp()) << MARK_BITS)
-        pipe = self._r.pipeline(transaction=True)
+        pipe = (await self._client_for(user_id)).pipeline(transaction=True)
         pipe.delete(key)
         if members:
             pipe.zadd(key, dict.fromkeys(members, stamp))
@@ -124,7 +125,7 @@ class RedisSegmenterState(RedisNodes):
 
         def queue(pipe: Any) -> None:
             pipe.set(p + keys.STATE, json.dumps(c.state))
-            pipe.zadd(keys.users(self._ns), {user_id: 0})  # a no-op once listed
+            pipe.zadd(self._across_users(keys.users, user_id), {user_id: 0})  # a no-op once listed
             if c.seen:
                 now = int(self._clock().timestamp())
                 stamp = now << MARK_BITS
@@ -156,11 +157,12 @@ class RedisSegmenterState(RedisNodes):
                 pipe.set(p + keys.REBUILD, json.dumps(c.rebuild.to_json()))
                 # Unfinished: due now (the scheduler paces it); finished: listed until settled.
                 score = float("inf") if c.rebuild.finished else self._clock().timestamp()
-                pipe.zadd(self._rebuilds, {user_id: score})
+                pipe.zadd(self._across_users(keys.rebuilds, user_id), {user_id: score})
+            due = self._across_users(keys.due, user_id)
             if c.due is None:
-                pipe.zrem(self._due, user_id)
+                pipe.zrem(due, user_id)
             else:
-                pipe.zadd(self._due, {user_id: c.due.timestamp()})
+                pipe.zadd(due, {user_id: c.due.timestamp()})
 
         return await self._commit(user_id, queue, c.guard)
 

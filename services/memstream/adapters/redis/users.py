@@ -3,8 +3,10 @@ degraded nodes) and forgetting a user for good (`keys` lists every key)."""
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from redis.exceptions import WatchError
@@ -22,8 +24,7 @@ class RedisUsers(RedisDirectory):
     `RedisDirectory`, `ports.UserDirectory`)."""
 
     async def due_users(self, now: datetime, limit: int = 10_000) -> list[str]:
-        raw = await self._r.zrangebyscore(self._due, "-inf", now.timestamp(), start=0, num=limit)
-        return [r.decode() if isinstance(r, bytes) else r for r in raw]
+        return await self._earliest(keys.due, now.timestamp(), limit)
 
     async def open_window_counts(
         self, *, max_users: int = 100_000, chunk: int = 500
@@ -47,7 +48,10 @@ class RedisUsers(RedisDirectory):
         return counts
 
     async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
-        raw = await done(self._r.srandmember(self._degraded, limit))
+        if self._cluster:
+            parts = await self._each_slot(keys.degraded, "SRANDMEMBER", limit)
+            return [keys.decode_member(r) for part in parts for r in part][:limit]
+        raw = await done(self._r.srandmember(keys.degraded(self._ns), limit))
         return [keys.decode_member(r) for r in raw or []]
 
     async def rebuild_job(self, user_id: str) -> RebuildJob | None:
@@ -55,18 +59,38 @@ class RedisUsers(RedisDirectory):
         return RebuildJob.from_json(json.loads(raw)) if raw else None
 
     async def rebuilds_due(self, now: float, limit: int) -> list[str]:
-        raw = await self._r.zrangebyscore(self._rebuilds, "-inf", now, start=0, num=limit)
-        return [text(r) for r in raw]
+        return await self._earliest(keys.rebuilds, now, limit)
 
     async def lease_rebuild(self, user_id: str, until: float) -> None:
-        await self._r.zadd(self._rebuilds, {user_id: until}, xx=True)
+        await self._r.zadd(self._across_users(keys.rebuilds, user_id), {user_id: until}, xx=True)
 
     async def rebuilding_users(self, limit: int = 10_000) -> list[str]:
-        return [text(r) for r in await self._r.zrange(self._rebuilds, 0, limit - 1)]
+        return await self._earliest(keys.rebuilds, float("inf"), limit)
+
+    async def _earliest(
+        self, index: Callable[[str, int | None], str], until: float, limit: int
+    ) -> list[str]:
+        """Up to `limit` users of a sorted index scored at most `until`, by score then id
+        (Redis's order of one sorted set, kept across a cluster's slots by merging)."""
+        if limit <= 0:
+            return []
+        if not self._cluster:
+            key = index(self._ns, None)
+            return [text(r) for r in await self._r.zrangebyscore(key, "-inf", until, 0, limit)]
+        highest = "+inf" if until == float("inf") else until
+        parts = await self._each_slot(
+            index, "ZRANGEBYSCORE", "-inf", highest, "WITHSCORES", "LIMIT", 0, limit
+        )
+        scored = heapq.nsmallest(
+            limit,
+            ((float(part[i + 1]), part[i]) for part in parts for i in range(0, len(part), 2)),
+        )
+        return [text(member) for _, member in scored]
 
     async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
         key = self._key(user_id, keys.REBUILD)
-        async with self._r.pipeline(transaction=True) as pipe:
+        client = await self._client_for(user_id)
+        async with client.pipeline(transaction=True) as pipe:
             try:
                 await pipe.watch(key)  # a new job committed before EXEC aborts the settling
                 raw = await pipe.get(key)
@@ -74,7 +98,7 @@ class RedisUsers(RedisDirectory):
                 if job is not None and (job.rebuild_id != rebuild_id or not job.finished):
                     return False
                 pipe.multi()
-                pipe.zrem(self._rebuilds, user_id)
+                pipe.zrem(self._across_users(keys.rebuilds, user_id), user_id)
                 await pipe.execute()
                 return True
             except WatchError:
@@ -100,7 +124,8 @@ class RedisUsers(RedisDirectory):
         commit that creates a key between the reading and the delete makes it read again."""
         p = keys.user_prefix(user_id, self._ns)
         levels = [p + keys.level(level) for level in Level]
-        async with self._r.pipeline(transaction=True) as pipe:
+        client = await self._client_for(user_id)
+        async with client.pipeline(transaction=True) as pipe:
             while True:
                 try:
                     await pipe.watch(p + keys.KEYS, *levels)
@@ -113,9 +138,9 @@ class RedisUsers(RedisDirectory):
                     names = [p + k for k in (*keys.FIXED_SUFFIXES, *suffixes)] + levels
                     pipe.multi()
                     pipe.delete(*names)
-                    pipe.zrem(self._due, user_id)
-                    pipe.zrem(self._rebuilds, user_id)
-                    pipe.zrem(self._users, user_id)
+                    pipe.zrem(self._across_users(keys.due, user_id), user_id)
+                    pipe.zrem(self._across_users(keys.rebuilds, user_id), user_id)
+                    pipe.zrem(self._across_users(keys.users, user_id), user_id)
                     if tombstone is not None:
                         doc = json.dumps(tombstone.to_json())
                         pipe.set(p + keys.TOMBSTONE, doc, ex=ttl_s)
@@ -123,10 +148,11 @@ class RedisUsers(RedisDirectory):
                     break
                 except WatchError:
                     continue
-        members = await done(self._r.smembers(self._degraded))
+        degraded = self._across_users(keys.degraded, user_id)
+        members = await done(self._r.smembers(degraded))
         stale = [m for m in members if keys.decode_member(m)[0] == user_id]
         if stale:
-            await done(self._r.srem(self._degraded, *stale))
+            await done(self._r.srem(degraded, *stale))
         return Forgotten(
             nodes=len(node_ids),
             redis_keys=int(deleted),

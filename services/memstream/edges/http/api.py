@@ -86,6 +86,7 @@ from memstream.edges.http.writes import (
     seen,
     settle,
 )
+from memstream.edges.probes import store_ready
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE, Metrics
 from memstream.recall.pipeline import RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor, NothingToRebuild
@@ -561,10 +562,12 @@ def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
         responses={503: {"model": Readiness, "description": "A store is unreachable."}},
     )
     async def readyz(parts: Parts) -> JSONResponse:
-        """Redis and Qdrant answer."""
-        checks = {name: await _probe(check()) for name, check in parts.checks.items()}
+        """Redis and Qdrant answer memstream's commands (or `reasons` says why not)."""
+        answers = {name: await _probe(check) for name, check in parts.checks.items()}
+        checks = {name: answer is True for name, answer in answers.items()}
+        reasons = {name: answer for name, answer in answers.items() if isinstance(answer, str)}
         ready = all(checks.values())
-        body = Readiness(status="ok" if ready else "unavailable", checks=checks)
+        body = Readiness(status="ok" if ready else "unavailable", checks=checks, reasons=reasons)
         return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
     @router.get("/metrics", response_class=PlainTextResponse)
@@ -575,8 +578,8 @@ def _ops_router(settings: Settings, registry: CollectorRegistry) -> APIRouter:
     return router
 
 
-async def _probe(check: Awaitable[bool]) -> bool:
+async def _probe(check: Callable[[], Awaitable[bool]]) -> bool | str:
     try:
-        return bool(await asyncio.wait_for(check, PROBE_TIMEOUT_S))
-    except Exception:
-        return False
+        return await asyncio.wait_for(store_ready(check), PROBE_TIMEOUT_S)
+    except TimeoutError:
+        return f"no answer within {PROBE_TIMEOUT_S} s"

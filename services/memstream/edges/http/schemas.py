@@ -447,3 +447,6 @@ class Health(BaseModel):
 class Readiness(BaseModel):
     status: Literal["ok", "unavailable"]
     checks: dict[str, bool]
+    reasons: dict[str, str] = Field(
+        default_factory=dict, description="Why each failing check failed, when it said."
+    )

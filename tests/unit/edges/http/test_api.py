@@ -83,9 +83,28 @@ async def test_probes_and_metrics_need_no_key(client: httpx.AsyncClient) -> None
     assert (await client.get("/readyz")).json() == {
         "status": "ok",
         "checks": {"redis": True, "qdrant": True, "stores_agree": True},
+        "reasons": {},
     }
     assert (await client.get("/metrics")).status_code == 200
     assert "openapi" in (await client.get("/openapi.json")).json()
+
+
+async def test_readiness_names_why_a_store_is_not_ready() -> None:
+    from memstream.adapters.redis.errors import StoreRefused
+
+    class RedirectedTree(FakeTree):
+        async def ping(self) -> bool:
+            raise StoreRefused("moved", "MOVED 3999 127.0.0.1:7001")
+
+    settings = Settings(recall_api_keys=[SecretStr(KEY)])
+    async with serving(recall_app(fake_container(settings, RedirectedTree()))) as client:
+        reply = await client.get("/readyz")
+    assert reply.status_code == 503
+    assert reply.json() == {
+        "status": "unavailable",
+        "checks": {"redis": False, "qdrant": True, "stores_agree": True},
+        "reasons": {"redis": "moved: MOVED 3999 127.0.0.1:7001"},
+    }
 
 
 @pytest.mark.parametrize(

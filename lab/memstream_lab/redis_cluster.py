@@ -1,0 +1,127 @@
+"""A real three-primary Redis Cluster from Debian's `redis-server`, for the cluster tests and
+the cluster benchmark (`memstream bench cluster`).
+
+Three servers with `--cluster-enabled yes` on free ports (their cluster bus on free ports of
+its own), joined by `redis-cli --cluster create`; ready once every node says
+`cluster_state:ok` and agrees on who owns every slot. Nothing is persisted (`--save ''`,
+no append-only file): the directory holds only the nodes' cluster files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+START_DEADLINE_S = 30.0
+PRIMARIES = 3
+
+
+@dataclass(frozen=True)
+class RedisClusterNodes:
+    ports: tuple[int, ...]
+    processes: tuple[subprocess.Popen[bytes], ...] = field(repr=False)
+
+    @property
+    def url(self) -> str:
+        """A URL naming one node: the cluster client finds the others from it."""
+        return f"redis://127.0.0.1:{self.ports[0]}/0"
+
+    def kill(self, index: int) -> None:
+        """Kill one primary (SIGKILL, as a crash): its slots have no owner left."""
+        self.processes[index].kill()
+        self.processes[index].wait(timeout=10)
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports nothing listens on now (the sockets held until all are picked)."""
+    with ExitStack() as held:
+        ports = []
+        for _ in range(count):
+            sock = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind(("127.0.0.1", 0))
+            ports.append(int(sock.getsockname()[1]))
+        return ports
+
+
+def _cli(port: int, *args: str) -> str:
+    done = subprocess.run(
+        ["redis-cli", "-p", str(port), *args], capture_output=True, text=True, timeout=10
+    )
+    return done.stdout
+
+
+def _answers(port: int) -> bool:
+    return _cli(port, "ping").strip() == "PONG"
+
+
+def _cluster_ok(ports: list[int]) -> bool:
+    """Every node serves, and knows an owner for every slot (or a client may be sent away)."""
+    for port in ports:
+        info = _cli(port, "cluster", "info")
+        if "cluster_state:ok" not in info or "cluster_slots_ok:16384" not in info:
+            return False
+    return True
+
+
+def _wait(what: str, ready: Callable[[], bool], deadline: float) -> None:
+    while not ready():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the Redis Cluster did not come up: {what}")
+        time.sleep(0.05)
+
+
+@contextmanager
+def running_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
+    """Start the cluster in `directory`; kill its servers on exit."""
+    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    if server is None or cli is None:
+        raise RuntimeError("the cluster tests need redis-server and redis-cli (scripts/setup.sh)")
+    ports = free_ports(2 * PRIMARIES)
+    clients, buses = ports[:PRIMARIES], ports[PRIMARIES:]
+    processes: list[subprocess.Popen[bytes]] = []
+    deadline = time.monotonic() + START_DEADLINE_S
+    try:
+        for port, bus in zip(clients, buses, strict=True):
+            node_dir = directory / str(port)
+            node_dir.mkdir(parents=True)
+            options = {
+                "--port": str(port),
+                "--cluster-port": str(bus),
+                "--bind": "127.0.0.1",
+                "--cluster-enabled": "yes",
+                "--cluster-config-file": str(node_dir / "nodes.conf"),
+                "--cluster-node-timeout": "2000",
+                "--dir": str(node_dir),
+                "--save": "",
+                "--appendonly": "no",
+                "--logfile": str(node_dir / "log"),
+            }
+            command = [server, *itertools.chain.from_iterable(options.items())]
+            quiet = subprocess.DEVNULL
+            processes.append(subprocess.Popen(command, stdout=quiet, stderr=quiet))
+        for port in clients:
+            _wait(f"port {port} answers", partial(_answers, port), deadline)
+        addresses = [f"127.0.0.1:{port}" for port in clients]
+        created = subprocess.run(
+            [cli, "--cluster", "create", *addresses, "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            timeout=START_DEADLINE_S,
+        )
+        if created.returncode != 0:
+            raise RuntimeError(f"redis-cli --cluster create failed: {created.stdout[-2000:]}")
+        _wait("cluster_state:ok on every node", lambda: _cluster_ok(clients), deadline)
+        yield RedisClusterNodes(tuple(clients), tuple(processes))
+    finally:
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.wait(timeout=10)
