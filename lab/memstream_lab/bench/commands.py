@@ -32,6 +32,7 @@ BENCHMARKS = (
     "repair",
     "restart",
     "scale",
+    "sealing",
 )
 
 bench_app = typer.Typer(

@@ -30,6 +30,7 @@ from memstream.edges.tracing import (
 from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
 from memstream.recall.knowledge import KnowledgeService
+from memstream.recall.opening import EnvelopeOpener
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.recall.users import UserSearch
@@ -208,4 +209,5 @@ def build_recall(c: Container) -> RecallParts:
             else None
         ),
         repairs=RepairJobs(build_repair(c), c.tree, c.index),
+        opener=EnvelopeOpener(c.tree),
     )

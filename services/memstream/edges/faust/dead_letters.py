@@ -49,8 +49,10 @@ class DeadLetters:
     def letter(self, raw: RawEvent, reason: str, field_path: str | None = None) -> Outbound:
         """The dead letter about `raw`, keyed by its user when the record names one."""
         kept = raw.value[: self._kept_bytes]
+        user = _user(raw.value)
         value = {
             "type": "dead_letter.v1",
+            "user_id": user,
             "letter_id": letter_id(raw),
             "topic": raw.topic,
             "partition": raw.partition,
@@ -63,7 +65,7 @@ class DeadLetters:
             "truncated": len(kept) < len(raw.value),
             "ts": self._clock().isoformat(),
         }
-        return Outbound(self._topic, _key(raw.value), value)
+        return Outbound(self._topic, user or "unknown", value)
 
     async def send(self, raw: RawEvent, reason: str, field_path: str | None = None) -> None:
         await self._publisher.publish([self.letter(raw, reason, field_path)])
@@ -76,13 +78,14 @@ def _printable(text: str | None, limit: int) -> str:
     return text[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
-def _key(value: bytes) -> str:
-    """The user the record was about when it says so, so a user's letters stay together."""
+def _user(value: bytes) -> str | None:
+    """The user the record was about when it says so: the letter's key (so a user's letters
+    stay together) and whose data key seals it (`edges/sealing.py`)."""
     try:
         doc = json.loads(value)
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return "unknown"
+        return None
     user = doc.get("user_id") if isinstance(doc, dict) else None
     if not isinstance(user, str) or not user:
-        return "unknown"
+        return None
     return _printable(user, MAX_KEY)
