@@ -13,10 +13,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from memstream.contracts.records import Outbound, RawEvent
+from memstream.edges.http.schemas import USER_ID_PATTERN
 from memstream.ports import Publisher
 
 # 256 KiB of original is 342 KiB of base64: far below the producer's 1 MiB request limit,
@@ -25,6 +27,7 @@ KEPT_BYTES = 256 * 1024
 MAX_REASON = 2000  # the schema's limits (topics/memstream.dlq.v1.json)
 MAX_FIELD = 200
 MAX_KEY = 128
+_USER_ID = re.compile(USER_ID_PATTERN)
 
 
 def letter_id(raw: RawEvent) -> str:
@@ -52,7 +55,8 @@ class DeadLetters:
         user = _user(raw.value)
         value = {
             "type": "dead_letter.v1",
-            "user_id": user,
+            # Whose key seals it: only an id a user can have (a bad record names anything).
+            "user_id": user if user is not None and _USER_ID.match(user) else None,
             "letter_id": letter_id(raw),
             "topic": raw.topic,
             "partition": raw.partition,
