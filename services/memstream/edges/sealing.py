@@ -6,8 +6,9 @@ carry a user's words leave sealed under the user's data key (`contracts.sealed`)
 - The dead-letter topic: a letter about a record that names its user is sealed whole; a
   letter about a record that names none (not JSON, no `user_id`) keeps no original bytes,
   since no forget could ever find it (its hash, size and place on the source topic stay).
-- A letter about a user that has no key yet (its first record was the bad one) or any more
-  (forgotten) keeps no original bytes either: a letter is never dropped.
+- A letter about a forgotten user (no key, and none can be made while its tombstone
+  stands) keeps no original bytes either: a letter is never dropped. A letter about a user
+  id that has no key yet (its first record was the bad one) makes one, as a first turn would.
 - Everything else (the windows topic, the turns topic's forgets and ticks) holds no words
   and goes as it is.
 
@@ -55,12 +56,8 @@ class SealingPublisher:
         return user if isinstance(user, str) and user else None
 
     async def publish(self, events: Sequence[Outbound]) -> None:
-        owners = [(e.topic == self._dlq, self._owner(e)) for e in events]
-        writers = {user for letter, user in owners if user is not None and not letter}
-        letters = {user for letter, user in owners if user is not None and letter}
-        found = await self._keys.data_keys_for_writing(writers) if writers else {}
-        if letters:  # a bad record names any user it likes: it makes no key
-            found = {**found, **await self._keys.data_keys(letters - set(found))}
+        owners = {user for user in map(self._owner, events) if user is not None}
+        found = await self._keys.data_keys_for_writing(owners) if owners else {}
         out: list[Outbound] = []
         for event in events:
             owner = self._owner(event)

@@ -6,8 +6,8 @@ first commit), by a script that makes one only for a user without a tombstone. S
 atomically, and a forget deletes the key and writes the tombstone in one transaction, so
 work that outlives a forget never gets a fresh key: it finds none, and writes nothing of the
 user. A user that comes back after the tombstone (new turns, appended after the forget) gets
-a new key; the old copies stay unreadable. Dead letters only use a key that exists
-(`data_keys`): a bad record names any user id it likes, and must not make keys for them.
+a new key; the old copies stay unreadable. A dead letter about a valid user id makes one
+too, as a first turn would (only ids a user can have: `edges/faust/dead_letters.py`).
 """
 
 from __future__ import annotations
