@@ -35,19 +35,23 @@ class RedisDataKeys(RedisBase):
 
     async def data_keys_for_writing(self, user_ids: Collection[str]) -> dict[str, bytes | None]:
         """Each user's data key, made now for a user without a tombstone that has none;
-        None for a forgotten user."""
+        None for a forgotten user. One round trip when every key exists (the usual case),
+        then the script for those that do not."""
+        found = await self.data_keys(user_ids)
+        missing = [user for user, key in found.items() if key is None]
+        if not missing:
+            return found
         script = self._r.register_script(_KEY_FOR_WRITING)
         pipe = self._r.pipeline(transaction=False)
-        wanted = sorted(set(user_ids))
-        for user_id in wanted:
+        for user_id in missing:
             p = keys.user_prefix(user_id, self._ns)
             await script(  # queued on the pipeline: run by `execute` below
                 keys=[p + keys.DATAKEY, p + keys.TOMBSTONE],
                 args=[base64.b64encode(new_data_key())],
                 client=pipe,
             )
-        replies = await pipe.execute() if wanted else []
-        return {u: _key_bytes(r) for u, r in zip(wanted, replies, strict=True)}
+        replies = await pipe.execute()
+        return {**found, **{u: _key_bytes(r) for u, r in zip(missing, replies, strict=True)}}
 
     async def data_keys(self, user_ids: Collection[str]) -> dict[str, bytes | None]:
         """Each user's data key as it is (None: never made, or forgotten); makes none."""
