@@ -128,7 +128,7 @@ async def test_hostile_records_are_absorbed_while_a_conversation_goes_on(
 ) -> None:
     run = next(RUNS)
     topic = runtime.catalog.turns.name
-    producer = runtime.publisher.producer  # type: ignore[attr-defined]
+    producer = runtime.publisher.inner.producer  # type: ignore[attr-defined]  # raw bytes
     conversation = steady(run)
     mixed: list[bytes] = []
     for i, value in enumerate(hostile):
@@ -191,7 +191,7 @@ FIGURE_RECORDS = 100  # hostile records, and valid turns in each phase
 
 async def _stored_in(runtime: Container, values: list[bytes], user: str, l1s: int) -> float:
     """Publish `values` at once; seconds until `user` has `l1s` L1 memories."""
-    producer = runtime.publisher.producer  # type: ignore[attr-defined]
+    producer = runtime.publisher.inner.producer  # type: ignore[attr-defined]  # raw bytes
     topic = runtime.catalog.turns.name
     started = time.monotonic()
     sent = [await producer.send(topic, key=key_of(v), value=v) for v in values]

@@ -45,6 +45,7 @@ class SealingPublisher:
     ) -> None:
         self._inner = inner
         self._keys = keys
+        self.inner = inner  # the publisher it wraps: raw records (tests, tools) go through it
         self._sealed_types = {memories_topic: SEALED_MEMORY_TYPES, dlq_topic: SEALED_LETTER_TYPES}
         self._dlq = dlq_topic
 
