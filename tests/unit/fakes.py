@@ -507,6 +507,9 @@ class FakeTree(FakeDirectory):
     async def tombstone(self, user_id: str) -> Tombstone | None:
         return self.tombstones.get(user_id)
 
+    async def open_data_key(self, user_id: str) -> None:
+        """The fake seals nothing: no key to make."""
+
     async def rewrite_files(self) -> None:
         """The fake keeps no files: nothing to write again after a forget."""
         self.rewrites = getattr(self, "rewrites", 0) + 1

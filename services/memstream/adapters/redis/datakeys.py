@@ -53,6 +53,12 @@ class RedisDataKeys(RedisBase):
         replies = await pipe.execute()
         return {**found, **{u: _key_bytes(r) for u, r in zip(missing, replies, strict=True)}}
 
+    async def open_data_key(self, user_id: str) -> None:
+        """Make the user's key if it has none, whatever its tombstone says (an import)."""
+        await self._r.set(
+            self._key(user_id, keys.DATAKEY), base64.b64encode(new_data_key()), nx=True
+        )
+
     async def data_keys(self, user_ids: Collection[str]) -> dict[str, bytes | None]:
         """Each user's data key as it is (None: never made, or forgotten); makes none."""
         wanted = sorted(set(user_ids))
