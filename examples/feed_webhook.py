@@ -1,7 +1,12 @@
 """Forward memstream's change feed to a webhook, signed, with retries (`docs/change-feed.md`).
 
-    FEED_WEBHOOK_SECRET=... python examples/feed_webhook.py \
-        --bootstrap localhost:9092 --group my-webhook --url https://example.org/hooks/memstream
+    FEED_WEBHOOK_SECRET=... MEMSTREAM_API_KEY=... python examples/feed_webhook.py \
+        --bootstrap localhost:9092 --group my-webhook --url https://example.org/hooks/memstream \
+        --api http://memstream:8080
+
+Records carrying users' words come sealed (docs/forget-everywhere.md); the forwarder has the
+recall API open them (`--api`, with MEMSTREAM_API_KEY when the API asks for a key), so the
+webhook receives the events as published.
 
 Each event is POSTed as its JSON (the schemas in `topics/memstream.memories.v1.json`) with:
 
@@ -35,6 +40,7 @@ from tenacity import (
 
 from memstream.client.feed import MemoryFeed
 from memstream.client.feed_events import FeedEvent
+from memstream.client.recall_async import AsyncRecallClient
 
 SIGNATURE_HEADER = "Memstream-Signature"
 EVENT_ID_HEADER = "Memstream-Event-Id"
@@ -116,12 +122,18 @@ async def main() -> None:
     parser.add_argument("--url", required=True, help="the webhook to POST events to")
     parser.add_argument("--topic-prefix", default="", help="as the workers' MEMSTREAM_TOPIC_PREFIX")
     parser.add_argument("--start", choices=["beginning", "end"], default="end")
+    parser.add_argument("--api", required=True, help="the recall API, which opens sealed records")
     args = parser.parse_args()
     secret = os.environ["FEED_WEBHOOK_SECRET"].encode()
+    opener = AsyncRecallClient(args.api, api_key=os.environ.get("MEMSTREAM_API_KEY"))
     feed = MemoryFeed(
-        args.bootstrap, group_id=args.group, topic_prefix=args.topic_prefix, start=args.start
+        args.bootstrap,
+        group_id=args.group,
+        topic_prefix=args.topic_prefix,
+        start=args.start,
+        opener=opener,
     )
-    async with feed, httpx.AsyncClient(timeout=10) as client:
+    async with opener, feed, httpx.AsyncClient(timeout=10) as client:
         await forward(feed, client, args.url, secret)
 
 

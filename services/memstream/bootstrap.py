@@ -48,7 +48,14 @@ from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.metrics import Metrics
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
-from memstream.wiring.container import Container, connect, open_index, qdrant_edge_dir, redis_tree
+from memstream.wiring.container import (
+    Container,
+    connect,
+    index_keys,
+    open_index,
+    qdrant_edge_dir,
+    redis_tree,
+)
 from memstream.wiring.handlers import (
     build_clock,
     build_consolidator,
@@ -79,6 +86,7 @@ __all__ = [
     "derivation",
     "divergence_watch",
     "embedder_id",
+    "index_keys",
     "open_index",
     "qdrant_edge_dir",
     "recall_app",

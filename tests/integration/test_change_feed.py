@@ -34,6 +34,7 @@ from memstream.client.feed_events import (
     UserForgotten,
     WindowConsolidated,
 )
+from memstream.client.recall_async import AsyncRecallClient
 from memstream.domain.models import Level
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.embedded.ingest import publish_file
@@ -155,12 +156,14 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
             events.append(event)
 
     base = f"http://127.0.0.1:{settings.api.port}"
+    opener = AsyncRecallClient(base)  # the memories' words come sealed: the API opens them
     feed = MemoryFeed(
         settings.broker.bootstrap,
         group_id=settings.broker.consumer_group + "-feed",
         catalog=runtime.catalog,
+        opener=opener,
     )
-    async with feed, httpx.AsyncClient(base_url=base, timeout=30) as client:
+    async with opener, feed, httpx.AsyncClient(base_url=base, timeout=30) as client:
         reading = asyncio.create_task(consume(feed))
         started = asyncio.Event()
         async with run_parts(

@@ -31,6 +31,7 @@ from memstream.domain.models import Level, Turn
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.runner import WRITE_PATH, RunningProcess, run_parts
+from memstream.recall.opening import EnvelopeOpener
 from memstream.settings import Settings
 
 pytestmark = [
@@ -93,8 +94,10 @@ async def dead_letters(runtime: Container, until: set[str]) -> list[dict[str, ob
         quiet_polls = 0
         while time.monotonic() < deadline and quiet_polls < 3:
             batches = await consumer.getmany(timeout_ms=300)
-            found += [json.loads(r.value) for rs in batches.values() for r in rs]
-            seen = {str(letter["letter_id"]) for letter in found}
+            read = [json.loads(r.value) for rs in batches.values() for r in rs]
+            # Letters naming a user come sealed under its key: opened as the API opens them.
+            found += [o.value or {} for o in await EnvelopeOpener(runtime.tree).open(read)]
+            seen = {str(letter.get("letter_id")) for letter in found}
             quiet_polls = quiet_polls + 1 if until <= seen and not batches else 0
         return found
     finally:
@@ -125,7 +128,7 @@ async def test_hostile_records_are_absorbed_while_a_conversation_goes_on(
 ) -> None:
     run = next(RUNS)
     topic = runtime.catalog.turns.name
-    producer = runtime.publisher.producer  # type: ignore[attr-defined]
+    producer = runtime.publisher.inner.producer  # type: ignore[attr-defined]  # raw bytes
     conversation = steady(run)
     mixed: list[bytes] = []
     for i, value in enumerate(hostile):
@@ -188,7 +191,7 @@ FIGURE_RECORDS = 100  # hostile records, and valid turns in each phase
 
 async def _stored_in(runtime: Container, values: list[bytes], user: str, l1s: int) -> float:
     """Publish `values` at once; seconds until `user` has `l1s` L1 memories."""
-    producer = runtime.publisher.producer  # type: ignore[attr-defined]
+    producer = runtime.publisher.inner.producer  # type: ignore[attr-defined]  # raw bytes
     topic = runtime.catalog.turns.name
     started = time.monotonic()
     sent = [await producer.send(topic, key=key_of(v), value=v) for v in values]

@@ -105,6 +105,7 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
     other = replace(node("l2", end=2, parent="d1"), source_ids=("q2",))
     job = RebuildJob("r1", None, None, tuple(Level), ("l1",), ("d1",))
     said = SourceMessage("q1", "Ana", "user", "I live in Porto with my dog Biscuit.", T0)
+    await tree.data_keys_for_writing(["ana"])  # what her sealed records and points are under
     await tree.commit_user(
         UserCommit(
             "ana",

@@ -151,6 +151,10 @@ async def test_a_deleted_index_directory_is_noticed_and_repaired_through_the_api
 async def test_a_flushed_redis_is_noticed_and_its_tree_repaired_from_the_index_by_the_cli(
     settings: Settings, tmp_path: Path
 ) -> None:
+    # The index gives the tree back only while the users' data keys exist: a Redis flushed
+    # with them takes the sealed payloads' words along (docs/forget-everywhere.md). This
+    # deployment keeps its payloads in the clear.
+    settings = settings.model_copy(update={"seal_index": False})
     async with api_runtime(settings, tmp_path) as rt:
         await built(rt, tmp_path)
         before_nodes, before_answers = await snapshot(rt)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -13,12 +14,14 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from tests.unit.tree_audit import check_containment
 
+from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.bootstrap import Container, connect
 from memstream.domain.calendar import parent_window_start
 from memstream.domain.models import Level, MemoryNode
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.runner import WRITE_PATH, RunningProcess, run_parts
+from memstream.recall.opening import EnvelopeOpener
 from memstream.settings import Settings
 from memstream_lab.locomo import conversation_events, load_conversation, locomo_data_dir
 
@@ -154,18 +157,30 @@ async def test_invalid_events_go_to_the_dlq_and_the_rest_is_processed(
     ]
     stream = [json.dumps(good[0]).encode(), bad[0], json.dumps(good[1]).encode(), bad[1], bad[2]]
     stream += [json.dumps(good[2]).encode(), bad[3], json.dumps(good[3]).encode()]
-    for value in stream:
-        await runtime.publisher.send_raw(runtime.catalog.turns.name, user.encode(), value)
+    # Raw bytes, as a producer sends them (the runtime's publisher seals what it sends).
+    producer = KafkaPublisher.for_bootstrap(runtime.settings.broker.bootstrap)
+    await producer.start()
+    try:
+        for value in stream:
+            await producer.send_raw(runtime.catalog.turns.name, user.encode(), value)
+    finally:
+        await producer.stop()
     await wait_caught_up(runtime, [], timeout_s=60)
 
     l1 = await runtime.tree.get_many(user, await runtime.tree.level_ids(user, Level.SEGMENT))
     assert sorted(s for n in l1 for s in n.source_ids) == [f"ok-{i}" for i in range(4)]
 
     letters = await read_topic(runtime, runtime.catalog.dlq.name, expected=4)
-    by_original = {base64.b64decode(str(letter["original_b64"])): letter for letter in letters}
-    assert set(by_original) == set(bad)  # byte for byte, each once
-    assert "json" in str(by_original[bad[0]]["reason"]).lower()
+    # The letters naming the user are sealed under its key (docs/forget-everywhere.md): the
+    # API's opener gives them back; the one naming nobody keeps no original bytes.
+    opened = [o.value or {} for o in await EnvelopeOpener(runtime.tree).open(letters)]
+    [nameless] = [letter for letter in opened if not letter["original_b64"]]
+    assert nameless["original_sha256"] == hashlib.sha256(bad[0]).hexdigest()
+    assert "json" in str(nameless["reason"]).lower()
+    by_original = {base64.b64decode(str(v["original_b64"])): v for v in opened if v is not nameless}
+    assert set(by_original) == set(bad[1:])  # byte for byte, each once
     assert [by_original[b]["error_field"] for b in bad[1:]] == ["speaker", "ts", "text"]
+    assert [letter["type"] for letter in letters].count("sealed_letter.v1") == 3
 
 
 async def read_topic(runtime: Container, topic: str, expected: int) -> list[dict[str, object]]:

@@ -507,6 +507,13 @@ class FakeTree(FakeDirectory):
     async def tombstone(self, user_id: str) -> Tombstone | None:
         return self.tombstones.get(user_id)
 
+    async def open_data_key(self, user_id: str) -> None:
+        """The fake seals nothing: no key to make."""
+
+    async def rewrite_files(self) -> None:
+        """The fake keeps no files: nothing to write again after a forget."""
+        self.rewrites = getattr(self, "rewrites", 0) + 1
+
 
 def _drop(table: dict[tuple[str, Any], Any], user_id: str) -> int:
     """Remove the user's entries of a table keyed by (user, ...); returns how many."""
@@ -558,6 +565,10 @@ class FakeIndex:
 
     async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
         self.deleted.extend((user_id, i) for i in point_ids)
+
+    async def vacuum(self) -> None:
+        """The fake keeps no files: nothing to vacuum after a forget."""
+        self.vacuums = getattr(self, "vacuums", 0) + 1
 
     async def count(self, user_id: str, level: Level | None = None) -> int:
         return sum(

@@ -34,6 +34,7 @@ BENCHMARKS = (
     "repair",
     "restart",
     "scale",
+    "sealing",
 )
 
 bench_app = typer.Typer(

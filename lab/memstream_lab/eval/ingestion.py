@@ -31,7 +31,7 @@ from typing import Any
 
 from rich.console import Console
 
-from memstream.bootstrap import Container, open_index
+from memstream.bootstrap import Container, index_keys, open_index
 from memstream.contracts.codec import parse_ts
 from memstream.domain.models import Level
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
@@ -81,7 +81,8 @@ async def open_deployment(
     collection = f"{base.qdrant.collection}_seg{segment_messages}"
     settings = base.model_copy(update={**overrides, "qdrant_collection": collection})
     # Same store, another collection: a second deployment of the write path beside the first.
-    index = await open_index(settings, collection, container.embedder.dim, stack)
+    keys = index_keys(container.tree, settings)
+    index = await open_index(settings, collection, container.embedder.dim, stack, keys=keys)
     view = replace(container, settings=settings, index=index)
     return Deployment(segment_messages, view, f"-seg{segment_messages}")
 

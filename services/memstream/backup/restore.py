@@ -96,6 +96,7 @@ async def import_records(
             result.repeated = True
         else:
             raise UserHasMemory(target)
+    await store.open_data_key(target)  # the index seals the user's words under it
     writer = _Writer(store, index, embedder, target, state, user_state.due, result)
     for record in itertools.chain(head, records):
         if on_record is not None:

@@ -16,6 +16,11 @@ sees the rest of that batch again: deduplicate by `event.dedup_key` or apply eve
 idempotently (every event here can be). Events of one user come in order (the topic is
 keyed by user id); users on different partitions interleave.
 
+Records that carry a user's words come sealed under the user's data key (docs/forget-
+everywhere.md): give the feed an `opener` (an `AsyncRecallClient`), which asks the recall
+API to open each poll's sealed records. A record whose user was forgotten meanwhile cannot
+be opened any more and is skipped: that user's `UserForgotten` is on the feed.
+
 Where a new group starts: `start="beginning"` (the oldest event kept) or `"end"` (only new
 ones); `positions={partition: offset}` starts there instead. A group that fell behind the
 topic's retention gets `FeedBehindRetention` naming what was lost and where to resume.
@@ -23,6 +28,7 @@ topic's retention gets `FeedBehindRetention` naming what was lost and where to r
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Collection, Mapping
 from types import TracebackType
@@ -33,6 +39,7 @@ from aiokafka.errors import NoOffsetForPartitionError, OffsetOutOfRangeError
 from pydantic import TypeAdapter, ValidationError
 
 from memstream.client.feed_events import FeedEvent
+from memstream.client.opening import SEALED_TYPE, OpenedRecord, RecordOpener, SealedFeedError
 from memstream.contracts.catalog import Catalog, load_catalog
 
 __all__ = ["FeedBehindRetention", "MemoryFeed"]
@@ -108,10 +115,12 @@ class MemoryFeed:
         start: Literal["beginning", "end"] = "beginning",
         positions: Mapping[int, int] | None = None,
         client_id: str = "memstream-feed",
+        opener: RecordOpener | None = None,
         **kafka_options: Any,
     ) -> None:
         self.topic = (catalog or load_catalog(topic_prefix)).memories.name
         self._start = start
+        self._opener = opener
         self.consumer = AIOKafkaConsumer(
             bootstrap_servers=bootstrap,
             group_id=group_id,
@@ -190,15 +199,34 @@ class MemoryFeed:
         except OffsetOutOfRangeError as gone:
             wanted = dict(gone.args[0]) if gone.args else {}
             raise (await self.out_of_range(wanted) or gone) from gone
+        read = [(tp, r) for tp, records in batches.items() for r in records]
+        values = await self._opened([_parsed(r.value) for _, r in read])
         events: list[FeedEvent] = []
-        for tp, records in batches.items():
-            for record in records:
-                event = _decoded(record.value, tp.partition, record.offset)
-                if event is not None:
-                    events.append(event)
-                else:  # skipped, but read: the group moves past it
-                    self._handled[tp] = record.offset + 1
+        for (tp, record), value in zip(read, values, strict=True):
+            event = _decoded(value, tp.partition, record.offset)
+            if event is not None:
+                events.append(event)
+            else:  # skipped, but read: the group moves past it
+                self._handled[tp] = record.offset + 1
         return events
+
+    async def _opened(self, values: list[Any]) -> list[Any]:
+        """`values` with each sealed one opened by the opener; None for one that cannot be
+        (its user forgotten, or damaged: logged), which the loop then skips."""
+        sealed = [
+            i for i, v in enumerate(values) if isinstance(v, dict) and v.get("type") == SEALED_TYPE
+        ]
+        if not sealed:
+            return values
+        if self._opener is None:
+            raise SealedFeedError(self.topic)
+        out = list(values)
+        for start in range(0, len(sealed), _BATCH_RECORDS):
+            chunk = sealed[start : start + _BATCH_RECORDS]
+            answers = await self._opener.open_records([values[i] for i in chunk])
+            for i, answer in zip(chunk, answers, strict=True):
+                out[i] = _opened_value(answer)
+        return out
 
     def let_go(self, revoked: Collection[TopicPartition]) -> None:
         """Forget partitions another member now reads: their records still waiting here are
@@ -244,13 +272,32 @@ def _by_partition(offsets: Mapping[TopicPartition, int]) -> dict[int, int]:
     return {tp.partition: o for tp, o in offsets.items()}
 
 
-def _decoded(value: bytes | None, partition: int, offset: int) -> FeedEvent | None:
-    """The record as a typed event, or None for one of a type this SDK does not know (a
-    newer server's: the contract only adds types) or not JSON at all (logged)."""
+def _parsed(value: bytes | None) -> Any:
+    """A record's JSON, or None when it has none (logged when it is not JSON)."""
     if value is None:
         return None
     try:
-        return _EVENT.validate_json(value, context=None).model_copy(
+        return json.loads(value)
+    except ValueError as exc:
+        log.warning("feed record skipped: not JSON (%s)", exc)
+        return None
+
+
+def _opened_value(answer: OpenedRecord) -> dict[str, Any] | None:
+    if answer.status in ("opened", "plain"):
+        return answer.value
+    if answer.status == "invalid":
+        log.warning("feed record skipped: it does not open (%s)", answer.reason)
+    return None  # forgotten: nothing of it can be read, and the user's forget is on the feed
+
+
+def _decoded(value: Any, partition: int, offset: int) -> FeedEvent | None:
+    """The record as a typed event, or None for one of a type this SDK does not know (a
+    newer server's: the contract only adds types) or not an event at all (logged)."""
+    if value is None:
+        return None
+    try:
+        return _EVENT.validate_python(value, context=None).model_copy(
             update={"partition": partition, "offset": offset}
         )
     except ValidationError as exc:

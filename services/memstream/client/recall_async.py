@@ -30,6 +30,7 @@ from memstream.client.models import (
     Profile,
     Recall,
 )
+from memstream.client.opening import OpenedRecord, OpenedRecords
 from memstream.client.receipt import After, tokens_of
 from memstream.client.requests import (
     after_params,
@@ -92,6 +93,14 @@ class AsyncRecallClient(ClientBase):
             if error.status == 404:
                 return None
             raise
+
+    async def open_records(self, records: list[dict[str, Any]]) -> list[OpenedRecord]:
+        """Sealed records of the feed or the dead-letter topic opened by the API, in order
+        (`MemoryFeed` calls it with each poll's sealed records; at most 500 at a time)."""
+        answer = await self._request(
+            OpenedRecords, "POST", "/v1/feed:open", json={"records": records}
+        )
+        return answer.records
 
     async def recall(
         self,

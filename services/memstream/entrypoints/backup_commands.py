@@ -183,7 +183,7 @@ async def _import(settings: Settings, file: str, user_id: str | None, replace: b
     from memstream.adapters.embedding.embedders import build_embedder
     from memstream.backup.restore import import_records
     from memstream.contracts.backup_format import Header, read_records
-    from memstream.wiring.container import open_index, open_redis, redis_tree
+    from memstream.wiring.container import index_keys, open_index, open_redis, redis_tree
     from memstream.wiring.handlers import embedder_id
 
     def open_records() -> Iterator[Record]:
@@ -197,7 +197,10 @@ async def _import(settings: Settings, file: str, user_id: str | None, replace: b
         stack.push_async_callback(client.aclose)
         embedder = build_embedder(settings)
         try:
-            index = await open_index(settings, settings.qdrant.collection, embedder.dim, stack)
+            keys = index_keys(redis_tree(client, settings), settings)
+            index = await open_index(
+                settings, settings.qdrant.collection, embedder.dim, stack, keys=keys
+            )
         except RuntimeError as exc:  # e.g. the in-process engine's files held by `memstream up`
             raise StoresBusy(f"cannot open the index: {exc}") from exc
         with _bar(f"import {file}") as bar:

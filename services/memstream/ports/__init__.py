@@ -4,6 +4,7 @@ Handlers (segmenter, consolidator, scheduler, recall) depend on these, never on 
 adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 """
 
+from memstream.ports.datakeys import DataKeys
 from memstream.ports.knowledge import KnowledgeReads, LeafFacts, ProfileFacts
 from memstream.ports.messaging import Publisher
 from memstream.ports.models import Embedder, FactReader, LanguageModel
@@ -32,6 +33,7 @@ __all__ = [
     "BacklogReads",
     "ConsolidatorSnapshot",
     "ConsolidatorStore",
+    "DataKeys",
     "DueIndex",
     "Embedder",
     "FactReader",

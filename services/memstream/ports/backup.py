@@ -43,3 +43,8 @@ class BackupReads(NodeReader, Protocol):
 
 class BackupStore(BackupReads, SegmenterStore, ConsolidatorStore, Forgetting, Protocol):
     """What the import reads and writes: the reads above and the workers' commits."""
+
+    async def open_data_key(self, user_id: str) -> None:
+        """Make the user's data key if it has none, whatever its tombstone says: an import
+        brings a user back on purpose (docs/forget-everywhere.md)."""
+        ...

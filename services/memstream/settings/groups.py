@@ -320,6 +320,26 @@ class LifecycleSettings(BaseModel):
         "docs/figures/knowledge-write.md); off, the facts routes answer 501 and a forget "
         "still removes what an earlier run wrote about its leaves.",
     )
+    seal_topics: bool = Field(
+        default=True,
+        description="Seal the records of memstream's own topics that carry a user's words "
+        "(memory and fact events, dead letters) under the user's data key, which a forget "
+        "deletes: every copy in the logs becomes unreadable at once; feed consumers open "
+        "them through POST /v1/feed:open (docs/forget-everywhere.md).",
+    )
+    seal_index: bool = Field(
+        default=True,
+        description="Seal the words in the index's payloads (a node's text, messages and "
+        "facts) under the user's data key, so a forget leaves the index's segment files and "
+        "write-ahead log unreadable at once; its cost: the index alone cannot give the tree "
+        "back after Redis is lost with its keys (docs/forget-everywhere.md).",
+    )
+    forget_compaction: bool = Field(
+        default=True,
+        description="After a user forget, vacuum the in-process index's deleted points off "
+        "its disk and have Redis rewrite its append-only file (when it keeps one), so no "
+        "file keeps the user's words (docs/forget-everywhere.md).",
+    )
 
 
 class RebuildSettings(BaseModel):

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -29,8 +30,9 @@ from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.domain.forgetting import Tombstone, lifetime_s
 from memstream.edges.instrumentation import fallback_hook, store_error_hook, usage_hook
+from memstream.edges.sealing import SealingPublisher
 from memstream.metrics import Metrics
-from memstream.ports import Embedder, LanguageModel
+from memstream.ports import DataKeys, Embedder, LanguageModel, Publisher
 from memstream.settings import Settings
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ class Container:
     index: Index
     embedder: Embedder
     llm: LanguageModel
-    publisher: KafkaPublisher
+    publisher: Publisher
     priority: PriorityEmbedder | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     # Called after the segmenter of this process marks its progress: the recall API of the
@@ -88,6 +90,11 @@ class Container:
         forgotten = await self.tree.forget(user_id, stone, ttl_s)
         faults.reach("forget.after_redis")
         points = await self.index.delete_user(user_id)
+        if self.settings.lifecycle.forget_compaction:
+            # The files next: the index's segments and Redis's persistence still hold the
+            # user's words (docs/forget-everywhere.md).
+            await self.index.vacuum()
+            await self.tree.rewrite_files()
         return {
             "qdrant_points": points,
             "redis_keys": forgotten.redis_keys,
@@ -117,15 +124,23 @@ async def connect(
         redis = open_redis(settings)
         stack.push_async_callback(redis.aclose)
         embedder = build_embedder(settings)
-        index = await open_index(settings, settings.qdrant.collection, embedder.dim, stack)
+        tree = redis_tree(redis, settings, metrics)
+        index = await open_index(
+            settings,
+            settings.qdrant.collection,
+            embedder.dim,
+            stack,
+            keys=index_keys(tree, settings),
+        )
         publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
         if producer:
             await publisher.start()
             stack.push_async_callback(publisher.stop)
+        catalog = load_catalog(settings.broker.topic_prefix)
         yield Container(
             settings=settings,
-            catalog=load_catalog(settings.broker.topic_prefix),
-            tree=redis_tree(redis, settings, metrics),
+            catalog=catalog,
+            tree=tree,
             index=index,
             embedder=embedder,
             llm=build_language_model(
@@ -133,7 +148,7 @@ async def connect(
                 on_usage=usage_hook(metrics) if metrics else None,
                 on_fallback=fallback_hook(metrics) if metrics else None,
             ),
-            publisher=publisher,
+            publisher=sealed(publisher, tree, catalog, settings),
             priority=PriorityEmbedder(embedder) if prioritise_online else None,
         )
 
@@ -141,6 +156,24 @@ async def connect(
 def open_redis(settings: Settings) -> RedisClient:
     """The Redis client the settings name: a single primary's, or a cluster's."""
     return open_client(settings.redis.url, cluster=settings.redis.cluster)
+
+
+def sealed(
+    publisher: Publisher, tree: RedisTree, catalog: Catalog, settings: Settings
+) -> Publisher:
+    """The publisher every part of a process uses: sealing the users' words unless settings
+    turn it off (docs/forget-everywhere.md)."""
+    if not settings.lifecycle.seal_topics:
+        return publisher
+    return SealingPublisher(
+        publisher, tree, memories_topic=catalog.memories.name, dlq_topic=catalog.dlq.name
+    )
+
+
+def index_keys(tree: RedisTree, settings: Settings) -> DataKeys | None:
+    """What the index seals its payloads' words with: the users' data keys, unless settings
+    turn it off."""
+    return tree if settings.lifecycle.seal_index else None
 
 
 def redis_tree(redis: RedisClient, settings: Settings, metrics: Metrics | None = None) -> RedisTree:
@@ -162,11 +195,19 @@ def qdrant_edge_dir(settings: Settings) -> Path:
     return settings.data_dir.resolve() / "qdrant-edge"
 
 
-async def open_index(settings: Settings, collection: str, dim: int, stack: AsyncExitStack) -> Index:
+async def open_index(
+    settings: Settings,
+    collection: str,
+    dim: int,
+    stack: AsyncExitStack,
+    *,
+    keys: DataKeys | None = None,
+) -> Index:
     """QdrantIndex on the configured server, else an in-process qdrant-edge shard in data_dir.
 
     qdrant-client's local mode filters in Python, point by point; qdrant-edge is Qdrant's own
-    engine in-process, from the `embedded` extra. `stack` closes either.
+    engine in-process, from the `embedded` extra. `stack` closes either. With `keys`, the
+    payloads' words are sealed under the users' data keys (`index_keys`).
     """
     index: Index
     # The adapter's module is imported in a thread: importing qdrant-client's models is CPU
@@ -192,13 +233,13 @@ async def open_index(settings: Settings, collection: str, dim: int, stack: Async
         key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
         client = AsyncQdrantClient(url=settings.qdrant.url, api_key=key)
         stack.push_async_callback(client.close)
-        index = QdrantIndex(client, collection, dim)
+        index = QdrantIndex(client, collection, dim, keys=keys)
     else:
         from memstream.adapters.qdrant.edge import EdgeIndex
 
         # One shard directory per collection; loading reads its segments, so off the loop.
         path = qdrant_edge_dir(settings) / collection
-        index = await asyncio.to_thread(EdgeIndex.open, path, dim)
+        index = await asyncio.to_thread(partial(EdgeIndex.open, path, dim, keys=keys))
         stack.push_async_callback(index.close)
     await index.ensure_collection()
     return index

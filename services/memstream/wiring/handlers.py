@@ -31,6 +31,7 @@ from memstream.edges.tracing import (
 from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.ports import Embedder, LanguageModel, Publisher, TreeStore, VectorIndex
 from memstream.recall.knowledge import KnowledgeService
+from memstream.recall.opening import EnvelopeOpener
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.recall.users import UserSearch
@@ -215,4 +216,5 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
         ),
         repairs=RepairJobs(build_repair(c), c.tree, c.index),
         audit=AuditTrail(c.publisher, c.catalog.audit.name, on_failure=audit_failed),
+        opener=EnvelopeOpener(c.tree),
     )

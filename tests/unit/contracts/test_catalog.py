@@ -160,6 +160,22 @@ GOOD: dict[str, dict[str, object]] = {
         "outcome": "refused",
         "status": 404,
     },
+    "sealed.v1": {
+        "type": "sealed.v1",
+        "user_id": USER,
+        "sealed_type": "memory.v1",
+        "v": 1,
+        "nonce": "AAAAAAAAAAAAAAAA",
+        "ciphertext": "c2VhbGVk",
+    },
+    "sealed_letter.v1": {
+        "type": "sealed_letter.v1",
+        "user_id": USER,
+        "sealed_type": "dead_letter.v1",
+        "v": 1,
+        "nonce": "AAAAAAAAAAAAAAAA",
+        "ciphertext": "c2VhbGVk",
+    },
 }
 
 DROP = object()  # as a change: remove the field

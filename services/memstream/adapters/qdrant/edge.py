@@ -25,9 +25,10 @@ filters through a tenant payload index and scores in Rust.
   score moves in its fourth decimal. A shard written
   before keeps the datatype it was created with (read from its config file), since the
   engine refuses to open one with another.
-- Nothing calls `optimize()`: without it every point stays in plain segments, searched exactly
-  over the user's points found through the `user_id` payload index, which is fast enough at
-  this scale (without that index a search scans the whole shard, every user's points).
+- Only a forget calls `optimize()` (`vacuum`), with an indexing threshold no segment reaches:
+  every point stays in plain segments, searched exactly over the user's points found through
+  the `user_id` payload index, which is fast enough at this scale (without that index a
+  search scans the whole shard, every user's points).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from qdrant_edge import (
     CountRequest,
     Distance,
     EdgeConfig,
+    EdgeOptimizersConfig,
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
@@ -64,10 +66,11 @@ from memstream.adapters.qdrant.query import (
     LEXICAL_HALF_SCORE,
     PAYLOAD_INDEXES,
     leaf_query,
-    node_from_payload,
     user_filter,
 )
+from memstream.adapters.qdrant.sealing import PayloadKeys, opened_node, payload_version
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
+from memstream.ports import DataKeys
 
 # Written by `EdgeShard.create`; its presence tells an existing shard from a new directory.
 _CONFIG_FILE = "edge_config.json"
@@ -87,7 +90,16 @@ def _config(dim: int, datatype: VectorStorageDatatype) -> EdgeConfig:
     return EdgeConfig(
         vectors={DENSE: dense},
         sparse_vectors={LEXICAL: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+        optimizers=_VACUUM_EVERY_DELETE,
     )
+
+
+# What `vacuum` runs with: any deleted point makes its segment worth rewriting, whatever its
+# size (the engine's defaults wait for a fifth of a segment of at least 1,000 vectors), and
+# no segment is large enough to get an HNSW graph (searches stay exact, as before).
+_VACUUM_EVERY_DELETE = EdgeOptimizersConfig(
+    deleted_threshold=0.0, vacuum_min_vector_number=0, indexing_threshold=2**30
+)
 
 
 def _stored_datatype(config_file: Path) -> VectorStorageDatatype:
@@ -120,18 +132,31 @@ def _open_shard(path: Path, dim: int) -> EdgeShard:
 class EdgeIndex:
     """`VectorIndex` over one Qdrant Edge shard shared by all users and levels."""
 
-    def __init__(self, shard: EdgeShard, *, lexical_half_score: float = LEXICAL_HALF_SCORE) -> None:
+    def __init__(
+        self,
+        shard: EdgeShard,
+        *,
+        lexical_half_score: float = LEXICAL_HALF_SCORE,
+        keys: DataKeys | None = None,
+    ) -> None:
+        """`keys`: the users' data keys, to seal the words of the payloads (`sealing.py`)."""
         if lexical_half_score <= 0:
             raise ValueError("lexical_half_score must be positive")
         self._shard = shard
         self._half = lexical_half_score
+        self._keys = PayloadKeys(keys)
 
     @classmethod
     def open(
-        cls, path: Path, dim: int, *, lexical_half_score: float = LEXICAL_HALF_SCORE
+        cls,
+        path: Path,
+        dim: int,
+        *,
+        lexical_half_score: float = LEXICAL_HALF_SCORE,
+        keys: DataKeys | None = None,
     ) -> EdgeIndex:
         """The index on the shard at `path` (created if missing); the caller must `close()` it."""
-        return cls(_open_shard(path, dim), lexical_half_score=lexical_half_score)
+        return cls(_open_shard(path, dim), lexical_half_score=lexical_half_score, keys=keys)
 
     async def ensure_collection(self) -> None:
         """Create the payload indexes if missing (the shard and its size are checked at open)."""
@@ -154,9 +179,10 @@ class EdgeIndex:
 
     async def upsert(self, memories: Sequence[IndexedMemory]) -> None:
         """Write or overwrite nodes by id (same id -> same point, so replays never duplicate)."""
+        memories, found = await self._keys.for_writing(memories)
         if not memories:
             return
-        points = [edge_memory_point(m) for m in memories]
+        points = [edge_memory_point(m, found.get(m.node.user_id)) for m in memories]
         operation = UpdateOperation.upsert_points(points)
         if len(points) > _INLINE_UPSERT_POINTS:
             await asyncio.to_thread(self._shard.update, operation)
@@ -216,6 +242,16 @@ class EdgeIndex:
         self._shard.update(UpdateOperation.delete_points_by_filter(flt))
         return removed
 
+    async def vacuum(self) -> None:
+        """Rewrite the segments that hold deleted points without them, and flush: a forgotten
+        user's payloads leave the segment files (the write-ahead log keeps its records until
+        it rolls over: docs/forget-everywhere.md)."""
+        await asyncio.to_thread(self._vacuum)
+
+    def _vacuum(self) -> None:
+        self._shard.optimize()
+        self._shard.flush()
+
     async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
         """Remove these points (node ids are uuid5 of the user and more: one user's each)."""
         if point_ids:
@@ -243,9 +279,10 @@ class EdgeIndex:
             with_vector=False,
         )
         records, following = await asyncio.to_thread(self._shard.scroll, request)
-        nodes = [node_from_payload(str(r.id), dict(r.payload or {})) for r in records]
+        key = (await self._keys.for_reading([user_id])).get(user_id)
+        nodes = [opened_node(str(r.id), dict(r.payload or {}), key) for r in records]
         return nodes, None if following is None else str(following)
 
     async def versions(self, user_id: str, node_ids: Sequence[str]) -> dict[str, int]:
         payloads = await self.get(node_ids, user_id=user_id)
-        return {i: node_from_payload(i, p).version for i, p in payloads.items()}
+        return {i: payload_version(i, p) for i, p in payloads.items()}

@@ -25,7 +25,8 @@ from qdrant_edge import (
     SparseVector,
 )
 
-from memstream.adapters.qdrant.query import DENSE, LEXICAL, node_payload
+from memstream.adapters.qdrant.query import DENSE, LEXICAL
+from memstream.adapters.qdrant.sealing import sealed_payload
 from memstream.domain.models import IndexedMemory
 
 
@@ -71,18 +72,18 @@ def edge_filter(flt: models.Filter) -> Filter:
     return Filter(must=[_edge_condition(c) for c in flt.must])
 
 
-def edge_memory_point(memory: IndexedMemory) -> Point:
+def edge_memory_point(memory: IndexedMemory, key: bytes | None = None) -> Point:
     """The point `memory_point` builds, made straight from the memory: the one thing built
     here rather than translated. A point is written per L1 in the worker's event loop, where
     the qdrant-client model in between cost a fifth of the point (validation included); a
-    test holds the two to the same id, vectors and payload."""
+    test holds the two to the same id, vectors and payload. With `key`, its words sealed."""
     vectors: dict[str, list[float] | list[list[float]] | SparseVector] = {
         DENSE: list(memory.dense),
         LEXICAL: SparseVector(
             indices=list(memory.sparse.indices), values=list(memory.sparse.values)
         ),
     }
-    return Point(memory.node.id, vectors, node_payload(memory.node))
+    return Point(memory.node.id, vectors, sealed_payload(memory.node, key))
 
 
 def edge_index_schema(

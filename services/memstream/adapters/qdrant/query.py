@@ -81,12 +81,15 @@ def user_filter(user_id: str, level: Level | None = None) -> models.Filter:
     return models.Filter(must=must)
 
 
-def memory_point(memory: IndexedMemory) -> models.PointStruct:
-    """The point of a node: id = node id, both named vectors, the node's payload."""
+def memory_point(
+    memory: IndexedMemory, payload: dict[str, Any] | None = None
+) -> models.PointStruct:
+    """The point of a node: id = node id, both named vectors, the node's payload (or the one
+    given: its words sealed, `sealing.sealed_payload`)."""
     return models.PointStruct(
         id=memory.node.id,
         vector={DENSE: list(memory.dense), LEXICAL: _sparse(memory.sparse)},
-        payload=node_payload(memory.node),
+        payload=node_payload(memory.node) if payload is None else payload,
     )
 
 

@@ -21,10 +21,16 @@ from memstream.adapters.qdrant.query import (
     PAYLOAD_INDEXES,
     leaf_query,
     memory_point,
-    node_from_payload,
     user_filter,
 )
+from memstream.adapters.qdrant.sealing import (
+    PayloadKeys,
+    opened_node,
+    payload_version,
+    sealed_payload,
+)
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
+from memstream.ports import DataKeys
 
 _LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
 
@@ -39,13 +45,16 @@ class QdrantIndex:
         dim: int,
         *,
         lexical_half_score: float = LEXICAL_HALF_SCORE,
+        keys: DataKeys | None = None,
     ) -> None:
+        """`keys`: the users' data keys, to seal the words of the payloads (`sealing.py`)."""
         if lexical_half_score <= 0:
             raise ValueError("lexical_half_score must be positive")
         self._client = client
         self._collection = collection
         self._dim = dim
         self._half = lexical_half_score
+        self._keys = PayloadKeys(keys)
 
     async def ping(self) -> bool:
         """Readiness: the server answers and the collection exists."""
@@ -98,7 +107,12 @@ class QdrantIndex:
         """Write or overwrite nodes by id (same id -> same point, so replays never duplicate)."""
         if not memories:
             return
-        points = [memory_point(m) for m in memories]
+        memories, found = await self._keys.for_writing(memories)
+        if not memories:
+            return
+        points = [
+            memory_point(m, sealed_payload(m.node, found.get(m.node.user_id))) for m in memories
+        ]
         await self._client.upsert(self._collection, points=points, wait=True)
 
     async def search_leaves(
@@ -158,6 +172,10 @@ class QdrantIndex:
         )
         return removed
 
+    async def vacuum(self) -> None:
+        """Nothing: a Qdrant server's storage is its operator's, and its optimizers vacuum
+        deleted points by the collection's thresholds (docs/forget-everywhere.md)."""
+
     async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
         """Remove these points (node ids are uuid5 of the user and more: one user's each)."""
         if point_ids:
@@ -186,9 +204,10 @@ class QdrantIndex:
             with_payload=True,
             with_vectors=False,
         )
-        nodes = [node_from_payload(str(r.id), dict(r.payload or {})) for r in records]
+        key = (await self._keys.for_reading([user_id])).get(user_id)
+        nodes = [opened_node(str(r.id), dict(r.payload or {}), key) for r in records]
         return nodes, None if following is None else str(following)
 
     async def versions(self, user_id: str, node_ids: Sequence[str]) -> dict[str, int]:
         payloads = await self.get(node_ids, user_id=user_id)
-        return {i: node_from_payload(i, p).version for i, p in payloads.items()}
+        return {i: payload_version(i, p) for i, p in payloads.items()}

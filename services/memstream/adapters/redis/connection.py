@@ -76,6 +76,14 @@ class SlotTransactions(RedisCluster):
         node = self.get_node_from_key(key)
         if node is None:  # only asked of a replica, never here
             raise RuntimeError(f"no primary owns the slot of {key!r}")
+        return self._plain_client(node)
+
+    async def primaries(self) -> list[aioredis.Redis]:
+        """A plain client of every primary: for what each node does alone (its files)."""
+        await self.initialize()
+        return [self._plain_client(node) for node in self.get_primaries()]
+
+    def _plain_client(self, node: Any) -> aioredis.Redis:
         client = self._primary_clients.get(node.name)
         if client is None:
             pool = aioredis.ConnectionPool(

@@ -39,6 +39,11 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
     ms:{u}:tombstone            JSON of the user's tombstone after a forget (expires; see
                                 `domain.forgetting`); commits with a guard check it atomically
     ms:{u}:rebuild              JSON of the user's latest rebuild job (`domain.rebuild`)
+    ms:{u}:datakey              the user's data key (32 random bytes, base64): what the
+                                user's words on memstream's own topics are sealed under
+                                (`contracts.sealed`) and its index payloads; made by the
+                                user's first sealed write unless it has a tombstone,
+                                deleted by a forget: every sealed copy becomes unreadable
     ms:due                      sorted set: user -> earliest time a tick may close something
     ms:rebuilds                 sorted set: user -> when its rebuild may take its next chunk
                                 (+inf: its leaves are done, its windows not yet seen
@@ -83,6 +88,7 @@ SOURCES = "sources"
 EXPIRY = "expiry"
 TOMBSTONE = "tombstone"
 REBUILD = "rebuild"
+DATAKEY = "datakey"
 FACTS = "facts"
 # (subject, attribute, L1 id) of every fact written, lexically sorted: a slot's L1s without
 # reading every fact of the user (members of rewritten L1s may outlive their facts: readers
@@ -109,6 +115,7 @@ FIXED_SUFFIXES = (
     ENTITIES,
     KNOWLEDGE_REVISION,
     KNOWLEDGE_CHANGES,
+    DATAKEY,
 )
 
 # A field of the message index no message id can be (ids are never empty): every L1 of the

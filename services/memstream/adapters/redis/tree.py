@@ -5,13 +5,17 @@ them), `base` (the client, the clock and the guarded transaction), `nodes` (the 
 `segmenter_state` (the segmenter's load and commit, markers, outboxes), `knowledge` (the
 facts and entity surfaces of the L1s, written in that commit) and `users` (the indexes
 across users, and forgetting), `progress` (the segmenter's committed offsets), `backup`
-(the export's paged reads), `restore` (the tree written back from the index).
+(the export's paged reads), `restore` (the tree written back from the index), `datakeys`
+(the users' data keys, what their words on the topics are sealed under), `persistence`
+(Redis's files rewritten after a forget).
 """
 
 from __future__ import annotations
 
 from memstream.adapters.redis.backup import RedisBackupReads
+from memstream.adapters.redis.datakeys import RedisDataKeys
 from memstream.adapters.redis.knowledge import RedisKnowledge
+from memstream.adapters.redis.persistence import RedisPersistence
 from memstream.adapters.redis.progress import RedisProgress
 from memstream.adapters.redis.restore import RedisRestore
 from memstream.adapters.redis.segmenter_state import RedisSegmenterState
@@ -19,7 +23,14 @@ from memstream.adapters.redis.users import RedisUsers
 
 
 class RedisTree(
-    RedisSegmenterState, RedisUsers, RedisKnowledge, RedisProgress, RedisBackupReads, RedisRestore
+    RedisSegmenterState,
+    RedisUsers,
+    RedisKnowledge,
+    RedisProgress,
+    RedisBackupReads,
+    RedisRestore,
+    RedisDataKeys,
+    RedisPersistence,
 ):
     """Implements `memstream.ports.TreeStore`: tree links, time indexes, window state,
     idempotency markers, outboxes, and the knowledge committed with the L1s."""

@@ -13,10 +13,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from memstream.contracts.records import Outbound, RawEvent
+from memstream.edges.http.schemas import USER_ID_PATTERN
 from memstream.ports import Publisher
 
 # 256 KiB of original is 342 KiB of base64: far below the producer's 1 MiB request limit,
@@ -25,6 +27,7 @@ KEPT_BYTES = 256 * 1024
 MAX_REASON = 2000  # the schema's limits (topics/memstream.dlq.v1.json)
 MAX_FIELD = 200
 MAX_KEY = 128
+_USER_ID = re.compile(USER_ID_PATTERN)
 
 
 def letter_id(raw: RawEvent) -> str:
@@ -49,8 +52,11 @@ class DeadLetters:
     def letter(self, raw: RawEvent, reason: str, field_path: str | None = None) -> Outbound:
         """The dead letter about `raw`, keyed by its user when the record names one."""
         kept = raw.value[: self._kept_bytes]
+        user = _user(raw.value)
         value = {
             "type": "dead_letter.v1",
+            # Whose key seals it: only an id a user can have (a bad record names anything).
+            "user_id": user if user is not None and _USER_ID.match(user) else None,
             "letter_id": letter_id(raw),
             "topic": raw.topic,
             "partition": raw.partition,
@@ -63,7 +69,7 @@ class DeadLetters:
             "truncated": len(kept) < len(raw.value),
             "ts": self._clock().isoformat(),
         }
-        return Outbound(self._topic, _key(raw.value), value)
+        return Outbound(self._topic, user or "unknown", value)
 
     async def send(self, raw: RawEvent, reason: str, field_path: str | None = None) -> None:
         await self._publisher.publish([self.letter(raw, reason, field_path)])
@@ -76,13 +82,14 @@ def _printable(text: str | None, limit: int) -> str:
     return text[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
-def _key(value: bytes) -> str:
-    """The user the record was about when it says so, so a user's letters stay together."""
+def _user(value: bytes) -> str | None:
+    """The user the record was about when it says so: the letter's key (so a user's letters
+    stay together) and whose data key seals it (`edges/sealing.py`)."""
     try:
         doc = json.loads(value)
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return "unknown"
+        return None
     user = doc.get("user_id") if isinstance(doc, dict) else None
     if not isinstance(user, str) or not user:
-        return "unknown"
+        return None
     return _printable(user, MAX_KEY)

@@ -37,6 +37,7 @@ from memstream.domain.models import Level
 from memstream.edges.http.audit import AuditedOperations, AuditTrail
 from memstream.edges.http.errors import install_validation_errors, safe_text
 from memstream.edges.http.fact_schema import Fact
+from memstream.edges.http.feed_routes import feed_routes
 from memstream.edges.http.gate import CALLER_STATE, KeyRing, RequestGate
 from memstream.edges.http.knowledge_routes import knowledge_routes
 from memstream.edges.http.parts import (
@@ -405,6 +406,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     knowledge_routes(router, reads_after)
     user_routes(router)
     repair_routes(router)
+    feed_routes(router)
     return router
 
 

@@ -17,6 +17,7 @@ from pydantic import AfterValidator
 from memstream.edges.http.audit import AuditTrail
 from memstream.edges.http.schemas import USER_ID_MAX_CHARS, USER_ID_PATTERN, valid_user_id
 from memstream.recall.knowledge import KnowledgeService
+from memstream.recall.opening import EnvelopeOpener
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
 from memstream.recall.users import UserSearch
@@ -60,6 +61,7 @@ class RecallParts:
     knowledge: KnowledgeService | None = None
     repairs: RepairJobs | None = None  # POST/GET /v1/users/{u}/repair
     audit: AuditTrail | None = None  # forgets, rebuilds, repairs, listings, key file reads
+    opener: EnvelopeOpener | None = None  # POST /v1/feed:open
 
 
 PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]
