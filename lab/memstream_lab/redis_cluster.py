@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-START_DEADLINE_S = 30.0
+START_DEADLINE_S = 60.0
 PRIMARIES = 3
+START_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,24 @@ def _wait(what: str, ready: Callable[[], bool], deadline: float) -> None:
 
 @contextmanager
 def running_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
-    """Start the cluster in `directory`; kill its servers on exit."""
+    """Start the cluster in `directory`; kill its servers on exit. A start that does not come
+    up is tried again on other ports (a port picked free can be taken before the server binds
+    it, by another test process picking at the same moment)."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        stack = ExitStack()
+        try:
+            nodes = stack.enter_context(_start(directory / f"attempt-{attempt}"))
+        except TimeoutError:
+            if attempt == START_ATTEMPTS:
+                raise
+            continue
+        with stack:
+            yield nodes
+        return
+
+
+@contextmanager
+def _start(directory: Path) -> Iterator[RedisClusterNodes]:
     server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
     if server is None or cli is None:
         raise RuntimeError("the cluster tests need redis-server and redis-cli (scripts/setup.sh)")
@@ -105,8 +123,10 @@ def running_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
                 "--logfile": str(node_dir / "log"),
             }
             command = [server, *itertools.chain.from_iterable(options.items())]
-            quiet = subprocess.DEVNULL
-            processes.append(subprocess.Popen(command, stdout=quiet, stderr=quiet))
+            with (node_dir / "stderr").open("wb") as errors:  # what a server that never logs said
+                processes.append(
+                    subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+                )
         for port in clients:
             _wait(f"port {port} answers", partial(_answers, port), deadline)
         addresses = [f"127.0.0.1:{port}" for port in clients]

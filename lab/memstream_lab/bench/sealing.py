@@ -38,7 +38,7 @@ from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import EVERYTHING, run_parts
 from memstream.settings import Settings
 from memstream_lab.bench import recall_probe
-from memstream_lab.bench.forget import USER, history
+from memstream_lab.bench.long_user import USER, history
 from memstream_lab.locomo import conversation_files, load_conversation
 from memstream_lab.measure import free_port, write_report
 

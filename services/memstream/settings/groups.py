@@ -328,11 +328,13 @@ class LifecycleSettings(BaseModel):
         "them through POST /v1/feed:open (docs/forget-everywhere.md).",
     )
     seal_index: bool = Field(
-        default=True,
+        default=False,
         description="Seal the words in the index's payloads (a node's text, messages and "
         "facts) under the user's data key, so a forget leaves the index's segment files and "
-        "write-ahead log unreadable at once; its cost: the index alone cannot give the tree "
-        "back after Redis is lost with its keys (docs/forget-everywhere.md).",
+        "write-ahead log unreadable at once. Off by default: sealed, the index alone cannot "
+        "give the tree back after Redis is lost with its keys (`memstream repair`); off, a "
+        "user forget deletes the points and vacuums the in-process index "
+        "(docs/forget-everywhere.md).",
     )
     forget_compaction: bool = Field(
         default=True,
