@@ -61,7 +61,7 @@ def expected_seq(state: UserWindows, turn: Turn, rules: WindowRules) -> int:
     info = state.sessions.get(turn.session_id)
     if info is None:
         return 0
-    if starts_anew(info, turn, rules.session_idle):
+    if starts_anew(info, turn, rules.reuse_gap):
         return info.next_seq if turn.seq >= info.next_seq else 0
     return turn.seq if info.closed else info.next_seq
 

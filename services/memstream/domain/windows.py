@@ -70,11 +70,20 @@ class WindowRules:
     segment_messages: int = 2  # the most messages one segment holds
     segment_by_exchange: bool = True  # False: every `segment_messages` messages, whoever spoke
     session_idle: timedelta = timedelta(minutes=30)
+    # The gap in event time after which a turn under a used session id starts a new session;
+    # None: the idle timeout. Apart from it because the idle timeout is also how long the
+    # clock waits, in wall time, to close a quiet session: a demo or a test that closes
+    # sessions within seconds should not split its conversations into one turn each.
+    session_gap: timedelta | None = None
     clock_grace: timedelta = timedelta(hours=1)
     default_tz: str = "UTC"
     # Turns a user's out-of-`seq`-order turns may be held for their gap (`domain.reorder`);
     # 0: every turn is taken as it arrives.
     reorder_turns: int = 0
+
+    @property
+    def reuse_gap(self) -> timedelta:
+        return self.session_idle if self.session_gap is None else self.session_gap
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +162,7 @@ def _on_turn(
         turn = replace(turn, tz=tz)
     known = state.sessions.get(turn.session_id)
     outputs: list[Output] = []
-    if known is not None and starts_anew(known, turn, rules.session_idle):
+    if known is not None and starts_anew(known, turn, rules.reuse_gap):
         if not known.closed:  # its last message is the idle timeout behind this one
             state, outputs = _close_session(state, "idle", rules)
         state = replace(state, earlier=archived(state.earlier, state.sessions[turn.session_id]))

@@ -282,6 +282,14 @@ class LifecycleSettings(BaseModel):
     session_idle_timeout_s: float = Field(
         default=1800.0, gt=0, description="A session with no new turn for this long closes."
     )
+    session_reuse_gap_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="A turn dated at least this long (event time) after the last turn of "
+        "its session id starts a new session under that id; unset: the idle timeout. Set "
+        "it when the idle timeout is shortened to close sessions quickly in wall time "
+        "(the demo does) and turns are dated further apart than that.",
+    )
     session_reorder_turns: int = Field(
         default=0,
         ge=0,

@@ -82,6 +82,11 @@ def window_rules(settings: Settings) -> WindowRules:
         segment_messages=settings.lifecycle.segment_messages,
         segment_by_exchange=settings.lifecycle.segment_by == "exchange",
         session_idle=timedelta(seconds=settings.lifecycle.session_idle_timeout_s),
+        session_gap=(
+            None
+            if settings.lifecycle.session_reuse_gap_s is None
+            else timedelta(seconds=settings.lifecycle.session_reuse_gap_s)
+        ),
         clock_grace=timedelta(seconds=settings.lifecycle.clock_grace_s),
         default_tz=settings.lifecycle.default_tz,
         reorder_turns=settings.lifecycle.session_reorder_turns,

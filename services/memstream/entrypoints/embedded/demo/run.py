@@ -31,6 +31,9 @@ from memstream.settings import Settings
 DEMO_FILE = Path(__file__).with_name("conversations.jsonl")
 DEMO_OVERRIDES = {
     "session_idle_timeout_s": 2.0,
+    # The story's turns are minutes apart in event time: a session id is reused only after
+    # a longer gap than the two seconds that close a quiet session quickly here.
+    "session_reuse_gap_s": 1800.0,
     "clock_grace_s": 0.0,
     "clock_interval_s": 1.0,
     "knowledge": True,
