@@ -22,6 +22,7 @@ import pytest
 import yaml
 from typer.main import get_command
 
+from memstream.domain.models import Level
 from memstream.edges.probes import process_registry
 from memstream.entrypoints.cli import app as cli_app
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
@@ -205,6 +206,9 @@ async def test_prometheus_scrapes_the_pipeline_and_the_dashboard_and_alerts_eval
                 show_progress=False,
             )
             await wait_caught_up(container, demo_users(), timeout_s=180)
+            # The demo's settings keep its story's sessions whole: one L2 a session id.
+            for user, session_ids in story_sessions().items():
+                assert await container.tree.count(user, Level.SESSION) == len(session_ids)
 
             panels = dashboard_queries()
             [ingest] = panels["Ingest rate by outcome"]
@@ -367,3 +371,13 @@ async def test_recall_api_starts_and_passes_readiness(settings: Settings, tmp_pa
     )
     with entry_command(["serve"], env, log) as process:
         await wait_ready(process, port, log, "memstream_recall_request_seconds")
+
+
+def story_sessions() -> dict[str, set[str]]:
+    """The session ids of each user of the demo's story."""
+    found: dict[str, set[str]] = {}
+    for line in DEMO_FILE.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            event = json.loads(line)
+            found.setdefault(event["user_id"], set()).add(event["session_id"])
+    return found
