@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from memstream.edges.http.parts import Parts
+from memstream.edges.http.schemas import Problem
 from memstream.recall.opening import EnvelopeOpener
 
 MAX_RECORDS = 500  # a feed consumer's poll (the SDK's batch)
@@ -37,7 +38,12 @@ class OpenResponse(BaseModel):
 
 
 def feed_routes(router: APIRouter) -> None:
-    @router.post("/feed:open", response_model=OpenResponse, tags=["feed"])
+    @router.post(
+        "/feed:open",
+        response_model=OpenResponse,
+        tags=["feed"],
+        responses={400: {"model": Problem, "description": "The body is not UTF-8 JSON."}},
+    )
     async def open_records(body: OpenRequest, parts: Parts) -> OpenResponse:
         """Open sealed records of the change feed or the dead-letter topic: each answered on
         its own (a damaged record does not fail the others)."""
