@@ -36,6 +36,7 @@ STORE_ERROR_KINDS = (
     "read_only",
     "timeout",
     "connection",
+    "replica_lag",  # a commit's WAIT ran out before its replicas had it (it waits again)
     "response",
     "other",
 )

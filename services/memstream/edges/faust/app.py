@@ -65,9 +65,14 @@ class BatchTracing(Protocol):
 
 
 # Errors that mean "a dependency is down", not "this record is bad": wait and try again.
+# A Redis Cluster mending itself after it lost a primary counts (until a replica has taken
+# over, it answers CLUSTERDOWN or TRYAGAIN, and the cluster client gives up with ClusterError).
 OUTAGES: tuple[type[BaseException], ...] = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
     KafkaConnectionError,
     KafkaTimeoutError,
     ConnectionError,
