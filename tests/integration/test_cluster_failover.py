@@ -7,10 +7,11 @@ so the cluster promotes the replica by itself (no `CLUSTER FAILOVER` from the te
 would in production. The workers (segmenter and consolidator, in this process) run in cluster
 mode with `MEMSTREAM_REDIS_WAIT_REPLICAS=1`. A few dozen turns of six users are published at a
 steady pace. Redis replicates asynchronously, so a primary may acknowledge a commit its replica
-never gets; the test makes that certain instead of likely: it pauses the replica (SIGSTOP)
-until the primary holds an L1 written after the pause, then kills the primary (SIGKILL) and
-lets the replica go on. Without the wait those L1s would be lost: the segmenter would commit
-its offsets past them. The L1 freshness before and around the failover is printed as one JSON
+never gets; the test makes that certain instead of likely: it pauses the replica (SIGSTOP),
+writes more to the primary than the sockets between the two can buffer, waits until the
+primary holds an L1 written after that, then kills the primary (SIGKILL) and lets the replica
+go on. Without the wait those L1s are lost (the test fails so): the segmenter would commit its
+offsets past them. The L1 freshness before and around the failover is printed as one JSON
 line, `FAILOVER {...}` (docs/figures/cluster.md).
 """
 
@@ -54,7 +55,7 @@ pytestmark = pytest.mark.integration
 USERS = [f"failover-{name}" for name in ("ana", "bo", "cy", "di", "ed", "flo")]
 DAYS = (datetime(2024, 3, 4, 18, tzinfo=UTC), datetime(2024, 3, 5, 18, tzinfo=UTC))
 TURNS_A_SESSION = 4
-PACE_S = 0.2  # between two records published
+PACE_S = 0.15  # between two records published
 WORKERS = frozenset({Part.SEGMENTER, Part.CONSOLIDATOR})  # ticks come from the test
 DEADLINE_S = 60.0
 # Written to the primary while its replica is paused: beyond what the loopback sockets
@@ -277,6 +278,9 @@ async def test_a_primary_killed_while_turns_flow_loses_and_duplicates_no_l1(
                 watching.cancel()
                 await freshness.aclose()
             assert running.agents.alive, running.agents.dead  # no restart: the same agents
+        # The workers' cluster client read the slot map again: the replica owns the slots.
+        moved_to = slot_map.get_node_from_key(keys.user_prefix(on_victim[0], namespace))
+        assert moved_to.port == replica
         found = await tree_of(runtime)
 
     # Every turn has its L1, in one L1 only.
