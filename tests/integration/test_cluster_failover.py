@@ -128,8 +128,9 @@ async def tree_of(runtime: Container) -> dict[str, MemoryNode]:
 
 
 class Freshness:
-    """When each turn was published and when its L1 was first seen in the tree, seen through
-    a cluster client of the test's own (the workers' client is left alone)."""
+    """When each turn was published and since when its L1 has been in the tree, seen through
+    a cluster client of the test's own (the workers' client is left alone). An L1 that a
+    primary held and then lost with it counts from when it came back."""
 
     def __init__(self, settings: Settings) -> None:
         self._client = open_client(settings.redis.url, cluster=True)
@@ -139,16 +140,19 @@ class Freshness:
 
     async def watch(self, done: asyncio.Event) -> None:
         while not done.is_set() or self.seen.keys() < self.published.keys():
-            pending: dict[str, list[str]] = {}
-            for user, node_id in self.published.keys() - self.seen.keys():
-                pending.setdefault(user, []).append(node_id)
-            for user, ids in pending.items():
+            asked: dict[str, list[str]] = {}
+            for user, node_id in list(self.published):
+                asked.setdefault(user, []).append(node_id)
+            for user, ids in asked.items():
                 try:
-                    found = await self._tree.get_many(user, ids)
+                    found = {node.id for node in await self._tree.get_many(user, ids)}
                 except STORE_ERRORS:  # the cluster mending: ask again
                     continue
-                for node in found:
-                    self.seen[(user, node.id)] = time.monotonic()
+                for node_id in ids:
+                    if node_id not in found:
+                        self.seen.pop((user, node_id), None)
+                    else:
+                        self.seen.setdefault((user, node_id), time.monotonic())
             await asyncio.sleep(0.02)
 
     def longest_wait_s(self, published_from: float, published_until: float) -> float:
