@@ -21,6 +21,7 @@ import asyncio
 import json
 import signal
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -38,6 +39,7 @@ from memstream.adapters.redis.tree import RedisTree
 from memstream.bootstrap import Container, connect
 from memstream.contracts.codec import encode_tick
 from memstream.contracts.records import encode_value
+from memstream.domain.forgetting import Tombstone
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream.edges.probes import process_registry
@@ -339,3 +341,27 @@ def store_errors(metrics: Metrics, kind: str) -> int:
 
 async def _counted(metrics: Metrics, kind: str, before: int) -> bool:
     return store_errors(metrics, kind) > before
+
+
+async def test_a_primary_without_a_replica_does_not_hold_its_commits(
+    stack_settings: Settings,
+) -> None:
+    """What a promoted primary is until a replica joins it: with the wait on, its commits go
+    through at once (it has no replica to wait for), none counted as lagging."""
+    errors: list[str] = []
+    client = open_client(stack_settings.redis.url)  # the stack's Redis: one primary, alone
+    tree = RedisTree(
+        client,
+        f"alone-{uuid.uuid4().hex[:12]}",
+        on_error=errors.append,
+        wait_replicas=1,
+        wait_timeout_ms=5000,
+    )
+    try:
+        started = time.monotonic()
+        await tree.forget("alone", Tombstone(forgotten_at=time.time()), ttl_s=60)
+        assert time.monotonic() - started < 5.0  # not one WAIT's timeout
+        assert await tree.tombstone("alone") is not None
+        assert errors == []
+    finally:
+        await client.aclose()

@@ -15,14 +15,11 @@ import redis.asyncio as aioredis
 from redis.exceptions import WatchError
 
 from memstream.adapters.redis import keys
-from memstream.adapters.redis.connection import (
-    RedisClient,
-    ReplicatedTransaction,
-    SlotTransactions,
-)
+from memstream.adapters.redis.connection import RedisClient, SlotTransactions
 from memstream.adapters.redis.errors import STORE_ERRORS, OnStoreError, StoreRefused, error_kind
 from memstream.adapters.redis.knowledge_cache import DEFAULT_USERS, KnowledgeCache
 from memstream.adapters.redis.node_cache import DEFAULT_MAX_BYTES, NodeDecodeCache
+from memstream.adapters.redis.replicated import ReplicatedTransaction
 from memstream.adapters.redis.slots import slot_of
 from memstream.domain.forgetting import Guard, Tombstone
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import hiredis
 import redis.asyncio as aioredis
-from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection
 
@@ -36,50 +35,6 @@ class HiredisPackedConnection(Connection):
         if plain and utf8 and " " not in str(args[0]):
             return [hiredis.pack_command(args)]
         return super().pack_command(*args)
-
-
-class ReplicatedTransaction(Pipeline):
-    """A transaction (MULTI/EXEC) that returns only once `replicas` replicas hold its writes,
-    or as many as the primary has connected, if fewer.
-
-    WAIT counts the replicas that acknowledged the writes of the connection it is sent on, so
-    it follows the EXEC on the same connection (redis-py's pipeline gives that connection back
-    to its pool as soon as `execute` ends, hence the hook into the transaction itself). A WAIT
-    that runs out first is reported (`on_lag`) and sent again: the commit does not return
-    before its writes are safe from a failover, and a primary that dies meanwhile fails it
-    with a connection error, which the caller takes as an outage and runs again elsewhere.
-    A primary with no replica connected (the one promoted by a failover, until a replica
-    joins it) has nobody to fail over to: its commits do not wait.
-    """
-
-    def __init__(
-        self,
-        client: aioredis.Redis,
-        replicas: int,
-        timeout_ms: int,
-        on_lag: Callable[[int], None],
-    ) -> None:
-        super().__init__(client.connection_pool, client.response_callbacks, True, None)
-        self._replicas = replicas
-        self._timeout_ms = timeout_ms
-        self._on_lag = on_lag
-
-    async def _execute_transaction(
-        self, connection: Connection, commands: Any, raise_on_error: bool
-    ) -> list[Any]:
-        response: list[Any] = await super()._execute_transaction(
-            connection, commands, raise_on_error
-        )
-        while True:
-            await connection.send_command("WAIT", str(self._replicas), str(self._timeout_ms))
-            acknowledged = int(await connection.read_response())
-            if acknowledged >= self._replicas:
-                return response
-            await connection.send_command("ROLE")  # [role, offset, [[host, port, offset]...]]
-            role = await connection.read_response()
-            if acknowledged >= min(self._replicas, len(role[2])):
-                return response
-            self._on_lag(acknowledged)
 
 
 # Reads one index's keys of many slots on one primary. Only the first key is declared (it
