@@ -365,3 +365,42 @@ async def test_a_primary_without_a_replica_does_not_hold_its_commits(
         assert errors == []
     finally:
         await client.aclose()
+
+
+async def test_the_clocks_reads_across_users_follow_a_failover(
+    replicated_cluster: RedisClusterNodes,
+) -> None:
+    """A process that only reads across users (the scheduler's due users) and knew the slot
+    map from before a failover reads from the promoted replica after it: a read that meets
+    the dead primary makes the client learn the map again."""
+    primary = next(p for p in replicated_cluster.ports if _has_replica(replicated_cluster, p))
+    replica = replicated_cluster.replica_of(primary)
+    errors: list[str] = []
+    client = open_client(replicated_cluster.url, cluster=True)
+    tree = RedisTree(client, f"clock-{uuid.uuid4().hex[:12]}", cluster=True, on_error=errors.append)
+    try:
+        assert await tree.due_users(datetime.now(UTC)) == []  # the map, learned before
+        replicated_cluster.kill(replicated_cluster.ports.index(primary))
+        deadline = time.monotonic() + DEADLINE_S
+        while True:
+            assert time.monotonic() < deadline, f"never read again: {Counter(errors)}"
+            try:
+                assert await tree.due_users(datetime.now(UTC)) == []
+            except STORE_ERRORS:
+                await asyncio.sleep(0.1)  # the next tick
+                continue
+            if replicated_cluster.is_primary(replica):
+                break
+        assert {"connection", "cluster_down"} & set(errors), errors
+    finally:
+        await client.aclose()
+
+
+def _has_replica(nodes: RedisClusterNodes, port: int) -> bool:
+    if nodes.process(port).poll() is not None or not nodes.is_primary(port):
+        return False
+    try:
+        nodes.replica_of(port)
+    except LookupError:
+        return False
+    return True

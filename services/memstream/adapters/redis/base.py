@@ -119,6 +119,9 @@ class RedisBase:
                 return await self._r.ask_each_slot(index(self._ns, None), key_of, command, *args)
             except STORE_ERRORS as exc:
                 kind = self._failed(exc)
+                if kind in NODE_LOST:  # as for a transaction (`_in_slot_of`)
+                    await _learn_slots_quietly(self._r)
+                    raise
                 if kind not in ("moved", "ask", "crossslot") or attempt > SLOT_MOVES_FOLLOWED:
                     raise
                 await self._r.slots_moved()
