@@ -35,8 +35,11 @@ class RedisClusterNodes:
 
     @property
     def url(self) -> str:
-        """A URL naming one node: the cluster client finds the others from it."""
-        return f"redis://127.0.0.1:{self.ports[0]}/0"
+        """A URL naming one node that runs: the cluster client finds the others from it."""
+        running = (
+            p for p, node in zip(self.ports, self.processes, strict=True) if node.poll() is None
+        )
+        return f"redis://127.0.0.1:{next(running)}/0"
 
     def kill(self, index: int) -> None:
         """Kill one node (SIGKILL, as a crash): without a replica, its slots have no owner left."""

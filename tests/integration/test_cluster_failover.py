@@ -23,7 +23,7 @@ import signal
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -110,19 +110,33 @@ def l1_of(user: str, event: dict[str, Any]) -> str:
     return segment_id(user, [event["event_id"]])
 
 
-async def publish(publisher: KafkaPublisher, topic: str, user: str, event: dict[str, Any]) -> None:
-    await publisher.producer.send_and_wait(topic, key=user.encode(), value=encode_value(event))
+async def publish_all(
+    runtime: Container,
+    events: list[tuple[str, dict[str, Any]]],
+    *,
+    pace_s: float = 0.0,
+    before_each: Callable[[str, dict[str, Any]], None] | None = None,
+) -> None:
+    """`events` onto the turns topic, keyed by user, one every `pace_s`."""
+    publisher = KafkaPublisher.for_bootstrap(runtime.settings.broker.bootstrap)
+    await publisher.start()
+    try:
+        for user, event in events:
+            if before_each is not None:
+                before_each(user, event)
+            value = encode_value(event)
+            await publisher.producer.send_and_wait(
+                runtime.catalog.turns.name, key=user.encode(), value=value
+            )
+            if pace_s:
+                await asyncio.sleep(pace_s)
+    finally:
+        await publisher.stop()
 
 
 async def close_everything(runtime: Container, now: datetime) -> None:
     """A tick for every user, as the clock would send: every window closes (all are past)."""
-    publisher = KafkaPublisher.for_bootstrap(runtime.settings.broker.bootstrap)
-    await publisher.start()
-    try:
-        for user in USERS:
-            await publish(publisher, runtime.catalog.turns.name, user, encode_tick(user, now))
-    finally:
-        await publisher.stop()
+    await publish_all(runtime, [(user, encode_tick(user, now)) for user in USERS])
 
 
 async def tree_of(runtime: Container) -> dict[str, MemoryNode]:
@@ -214,25 +228,20 @@ async def test_a_primary_killed_while_turns_flow_loses_and_duplicates_no_l1(
         namespace = cluster.redis.namespace
         await slot_map.initialize()
         owner = {u: slot_map.get_node_from_key(keys.user_prefix(u, namespace)).port for u in USERS}
-        victim = owner[USERS[0]]
+        # The first user's primary (or the next user's, if another test left it alone).
+        victim = next(owner[u] for u in USERS if _has_replica(replicated_cluster, owner[u]))
         replica = replicated_cluster.replica_of(victim)
         on_victim = [u for u in USERS if owner[u] == victim]
         assert len(on_victim) < len(USERS)  # some users' turns never touch the victim
-        done, published_all = asyncio.Event(), asyncio.Event()
+        done = asyncio.Event()
         marks: dict[str, float] = {}
 
+        def published(user: str, event: dict[str, Any]) -> None:
+            if event["type"] == "turn.v1":
+                freshness.published[(user, l1_of(user, event))] = time.monotonic()
+
         async def flow() -> None:
-            publisher = KafkaPublisher.for_bootstrap(cluster.broker.bootstrap)
-            await publisher.start()
-            try:
-                for user, event in log:
-                    if event["type"] == "turn.v1":
-                        freshness.published[(user, l1_of(user, event))] = time.monotonic()
-                    await publish(publisher, runtime.catalog.turns.name, user, event)
-                    await asyncio.sleep(PACE_S)
-            finally:
-                await publisher.stop()
-            published_all.set()
+            await publish_all(runtime, log, pace_s=PACE_S, before_each=published)
 
         def held_by_victim() -> Any:
             return l1s_held_by(victim, namespace, on_victim)
@@ -303,13 +312,7 @@ async def test_a_primary_killed_while_turns_flow_loses_and_duplicates_no_l1(
     single = await on_its_own(settings, "single", tmp_path / "single")
     async with connect(single, prioritise_online=True) as runtime:
         async with run_parts(runtime, WORKERS, fast_rebalance=True):
-            publisher = KafkaPublisher.for_bootstrap(single.broker.bootstrap)
-            await publisher.start()
-            try:
-                for user, event in log:
-                    await publish(publisher, runtime.catalog.turns.name, user, event)
-            finally:
-                await publisher.stop()
+            await publish_all(runtime, log)
             await close_everything(runtime, now)
             await wait_caught_up(runtime, USERS, timeout_s=DEADLINE_S)
         expected = await tree_of(runtime)
