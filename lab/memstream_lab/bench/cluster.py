@@ -28,13 +28,14 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memstream.adapters.kafka.admin import ensure_topics
+from memstream.adapters.redis.connection import SlotTransactions, open_client
 from memstream.bootstrap import Container, build_clock, build_recall, connect
 from memstream.contracts.catalog import load_catalog
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
@@ -85,9 +86,26 @@ def _layout_settings(base: Settings, cluster_url: str | None, data_dir: Path) ->
     return base.model_copy(update=update)
 
 
-async def _ingest(settings: Settings, events: Path, users: list[str], messages: int) -> float:
-    """Messages per second from the first publish until every message is in a stored L1.
-    The clock starts once that is timed (see the module's docstring), to close what is left."""
+async def _redis_cpu_s(settings: Settings) -> float:
+    """CPU seconds the layout's Redis servers have used (user and system, every primary)."""
+    client = open_client(settings.redis.url, cluster=settings.redis.cluster)
+    try:
+        servers = await client.primaries() if isinstance(client, SlotTransactions) else [client]
+        used = 0.0
+        for server in servers:
+            info = await server.info("cpu")
+            used += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        return used
+    finally:
+        await client.aclose()
+
+
+async def _ingest(
+    settings: Settings, events: Path, users: list[str], messages: int
+) -> dict[str, float]:
+    """From the first publish until every message is in a stored L1: messages per second,
+    and CPU milliseconds a message in this process and in the Redis servers. The clock
+    starts once that is measured (see the module's docstring), to close what is left."""
     catalog = load_catalog(settings.broker.topic_prefix)
     await ensure_topics(settings.broker.bootstrap, catalog.topics)
     consumers = {Part.SEGMENTER, Part.CONSOLIDATOR}
@@ -95,20 +113,26 @@ async def _ingest(settings: Settings, events: Path, users: list[str], messages: 
         container, segmenter = running.container, running.segmenter
         assert segmenter is not None
         await container.embedder.embed(["warm up"])
-        started = time.perf_counter()
+        redis_cpu = await _redis_cpu_s(settings)
+        started, cpu = time.perf_counter(), time.process_time()
         await publish_file(
             events, catalog=catalog, bootstrap=settings.broker.bootstrap, show_progress=False
         )
         while segmenter.handled < messages:  # noqa: ASYNC110 - a counter the workers advance
             await asyncio.sleep(0.05)
-        ingest_s = time.perf_counter() - started
+        ingest_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu
+        redis_cpu = await _redis_cpu_s(settings) - redis_cpu
         clock = build_clock(container)
         clock.start()
         try:
             await wait_caught_up(container, users, timeout_s=1800)
         finally:
             clock.shutdown(wait=False)
-    return messages / ingest_s
+    return {
+        "ingest_msgs_per_s": round(messages / ingest_s, 1),
+        "ingest_cpu_ms_per_msg": round(cpu_s * 1000 / messages, 3),
+        "redis_cpu_ms_per_msg": round(redis_cpu * 1000 / messages, 3),
+    }
 
 
 async def _due_read_ms(container: Container) -> float:
@@ -166,12 +190,12 @@ async def run(conversations: int, rounds: int) -> dict[str, Any]:
                     # Alternated, so a machine that slows down during the run tilts neither.
                     order = LAYOUTS if round_no % 2 == 0 else LAYOUTS[::-1]
                     layouts: dict[str, Settings] = {}
-                    rates: dict[str, float] = {}
+                    ingests: dict[str, dict[str, float]] = {}
                     for layout in order:
                         url = cluster.url if layout == "cluster" else None
                         data = root / f"data-{round_no}-{layout}"
                         layouts[layout] = _layout_settings(stack.settings(), url, data)
-                        rates[layout] = await _ingest(layouts[layout], events, users, messages)
+                        ingests[layout] = await _ingest(layouts[layout], events, users, messages)
                     recall = await _recall_interleaved(layouts, questions)
                     for layout in order:
                         runs.append(
@@ -179,7 +203,7 @@ async def run(conversations: int, rounds: int) -> dict[str, Any]:
                                 "round": round_no + 1,
                                 "layout": layout,
                                 "messages": messages,
-                                "ingest_msgs_per_s": round(rates[layout], 1),
+                                **ingests[layout],
                                 **recall[layout],
                             }
                         )
@@ -188,18 +212,22 @@ async def run(conversations: int, rounds: int) -> dict[str, Any]:
 
 
 def _ratios(runs: list[dict[str, Any]]) -> dict[str, float]:
-    """The cluster's cost over the single primary's, median over the rounds (above 1: the
-    cluster is slower): ingest time per message, and recall p95."""
+    """The cluster's cost over the single primary's, per round, median over the rounds (above
+    1: the cluster costs more): ingest time per message, this process's CPU a message while
+    ingesting, and recall p95."""
     single = sorted((r for r in runs if r["layout"] == "single"), key=lambda r: r["round"])
     cluster = sorted((r for r in runs if r["layout"] == "cluster"), key=lambda r: r["round"])
-    ingest = [
-        s["ingest_msgs_per_s"] / c["ingest_msgs_per_s"]
-        for s, c in zip(single, cluster, strict=True)
-    ]
-    recall = [c["recall_p95_ms"] / s["recall_p95_ms"] for s, c in zip(single, cluster, strict=True)]
+    pairs = list(zip(single, cluster, strict=True))
+
+    def median(ratio: Callable[[dict[str, Any], dict[str, Any]], float]) -> float:
+        return round(statistics.median(ratio(s, c) for s, c in pairs), 3)
+
     return {
-        "ingest_time_ratio": round(statistics.median(ingest), 3),
-        "recall_p95_ratio": round(statistics.median(recall), 3),
+        "ingest_time_ratio": median(lambda s, c: s["ingest_msgs_per_s"] / c["ingest_msgs_per_s"]),
+        "ingest_cpu_ratio": median(
+            lambda s, c: c["ingest_cpu_ms_per_msg"] / s["ingest_cpu_ms_per_msg"]
+        ),
+        "recall_p95_ratio": median(lambda s, c: c["recall_p95_ms"] / s["recall_p95_ms"]),
     }
 
 
