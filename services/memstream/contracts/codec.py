@@ -184,7 +184,7 @@ def _announced(node: MemoryNode) -> dict[str, Any]:
 
 
 def encode_source_message(message: SourceMessage) -> dict[str, Any]:
-    return {
+    value: dict[str, Any] = {
         "event_id": message.event_id,
         "speaker": message.speaker,
         "role": message.role,
@@ -192,6 +192,11 @@ def encode_source_message(message: SourceMessage) -> dict[str, Any]:
         "ts": message.ts.isoformat(),
         "caption": message.caption,
     }
+    if message.seq is not None:
+        value["seq"] = message.seq
+    if message.tz is not None:
+        value["tz"] = message.tz
+    return value
 
 
 def decode_source_message(value: dict[str, Any]) -> SourceMessage:
@@ -202,6 +207,8 @@ def decode_source_message(value: dict[str, Any]) -> SourceMessage:
         text=value["text"],
         ts=parse_ts(value["ts"]),
         caption=value.get("caption"),
+        seq=int(value["seq"]) if value.get("seq") is not None else None,
+        tz=value.get("tz"),
     )
 
 
@@ -313,6 +320,7 @@ def _encode_session(s: SessionInfo) -> list[Any]:
         s.next_seq,
         s.ended.isoformat() if s.ended else None,
         s.tz,
+        s.first_seq,
     ]
 
 
@@ -321,10 +329,11 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
     next `seq` and end has five fields: the `seq` it has reached is unknown, so the session
     goes on taking its turns as they come (`UNKNOWN_NEXT_SEQ`: nothing is held for it, where
     0 would hold every later turn waiting for a `seq` 0 it already took); its end is None.
-    One written before a session kept its zone has seven: its L2 reads the user's zone."""
+    One written before a session kept its zone has seven: its L2 reads the user's zone; one
+    written before it kept its first `seq` has eight: no late turn renames it."""
     sid, start, last, received, closed, *rest = row
-    missing = (UNKNOWN_NEXT_SEQ, None, None)[len(rest) :]
-    next_seq, ended, tz = (*rest, *missing)[:3]
+    missing = (UNKNOWN_NEXT_SEQ, None, None, None)[len(rest) :]
+    next_seq, ended, tz, first_seq = (*rest, *missing)[:4]
     return SessionInfo(
         sid,
         parse_ts(start),
@@ -334,6 +343,7 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
         int(next_seq),
         parse_ts(ended) if ended else None,
         tz,
+        None if first_seq is None else int(first_seq),
     )
 
 

@@ -140,6 +140,10 @@ class SourceMessage:
     text: str
     ts: datetime
     caption: str | None = None  # what a shared image shows (metadata, not words spoken)
+    # Its place in its session and the zone it was dated in (None: stored before they were
+    # kept): what cutting the session again in `seq` order, and a rebuild, read back.
+    seq: int | None = None
+    tz: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

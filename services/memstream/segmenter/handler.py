@@ -44,6 +44,7 @@ from memstream.contracts.feed_events import rebuild_finished_event, user_forgott
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
+from memstream.domain.ids import segment_id
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
@@ -57,7 +58,7 @@ from memstream.domain.nodes import mean_direction, remaining_turns, segment_node
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
 from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_step
-from memstream.domain.windows import SegmentReady, WindowRules, late_data_closures
+from memstream.domain.windows import Resegment, SegmentReady, WindowRules, late_data_closures
 from memstream.ports import (
     Embedder,
     FactReader,
@@ -69,6 +70,7 @@ from memstream.ports import (
 )
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
+from memstream.segmenter.late_session import session_cut
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
 
@@ -112,6 +114,16 @@ class _Segment:
     node: MemoryNode
     texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
     received: float | None  # broker time of its newest message in this batch
+
+
+@dataclass
+class _Written:
+    """A step's L1s as written so far: new and rewritten, the stored ones that go, and the
+    stored ones written again under another parent (as they were stored)."""
+
+    segments: list[_Segment] = field(default_factory=list)
+    removed: list[MemoryNode] = field(default_factory=list)
+    moved: list[MemoryNode] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,12 +297,17 @@ class Segmenter:
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
             return None
-        segments = await self._write_segments(user_id, list(plan.ready), plan.received)
+        fresh = await self._write_segments(user_id, list(plan.ready), plan.received)
+        segments, removed = fresh.segments, fresh.removed
+        if removed:
+            # Before the commit, as a forget does: a crash after it would leave the points
+            # with nothing to find them by; one before it replays the step, which cuts again.
+            await self._index.delete_points(user_id, [n.id for n in removed])
         closures = list(plan.closures)
-        removed: list[MemoryNode] = []
         if plan.forget:
-            rewritten, removed, above = await self._forget_messages(user_id, plan.forget)
+            rewritten, forgotten, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
+            removed += forgotten
             closures += above
         rebuild: RebuildJob | None = None
         if plan.rebuild is not None:
@@ -328,6 +345,7 @@ class Segmenter:
             due=plan.due,
             guard=Guard(snapshot.tombstone),
             removed=removed,
+            moved=fresh.moved,
             forgotten=plan.forget,
             expiring=plan.expiring,
             rebuild=rebuild,
@@ -375,23 +393,50 @@ class Segmenter:
         return rewritten, removed, late_data_closures(above.values())
 
     async def _write_segments(
-        self, user_id: str, ready: list[SegmentReady], received: Mapping[str, float]
-    ) -> list[_Segment]:
+        self,
+        user_id: str,
+        ready: list[SegmentReady | Resegment],
+        received: Mapping[str, float],
+    ) -> _Written:
+        """The L1s of the segments ready, in order; a late turn's session is cut again
+        (`domain.resegment`) over what the step has written so far."""
+        done = _Written()
         if not ready:
-            return []
+            return done
         history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
-        segments: list[_Segment] = []
-        for seg in ready:
-            summary = await self._llm.write_segment(
-                seg.messages, history[-self._history :] if self._history else []
-            )
-            node = segment_node(user_id, seg, summary, self._derivation)
-            history.append(node)
-            times = [received[m.event_id] for m in seg.messages if m.event_id in received]
-            segments.append(
-                _Segment(node, [m.text for m in seg.messages], max(times, default=None))
-            )
-        return segments
+        for out in ready:
+            if isinstance(out, SegmentReady):
+                done.segments.append(await self._segment(user_id, out, 1, history, received))
+                continue
+            mine = {s.node.id: s.node for s in done.segments}
+            gone = {n.id for n in done.removed}
+            cut, stored = await session_cut(self._tree, user_id, out, mine, gone, self._rules)
+            dropped = {n.id for n in cut.removed} | {
+                segment_id(user_id, [m.event_id for m in seg.messages]) for seg, _ in cut.written
+            }
+            done.segments = [s for s in done.segments if s.node.id not in dropped]
+            done.removed += [n for n in cut.removed if n.id in stored]
+            done.moved += [n for n in cut.moved if n.id not in {m.id for m in done.moved}]
+            for seg, version in cut.written:
+                done.segments.append(await self._segment(user_id, seg, version, history, {}))
+        return done
+
+    async def _segment(
+        self,
+        user_id: str,
+        seg: SegmentReady,
+        version: int,
+        history: list[MemoryNode],
+        received: Mapping[str, float],
+    ) -> _Segment:
+        """One L1 written by the LLM with the newest L1s as context (`history`, extended)."""
+        summary = await self._llm.write_segment(
+            seg.messages, history[-self._history :] if self._history else []
+        )
+        node = replace(segment_node(user_id, seg, summary, self._derivation), version=version)
+        history.append(node)
+        times = [received[m.event_id] for m in seg.messages if m.event_id in received]
+        return _Segment(node, [m.text for m in seg.messages], max(times, default=None))
 
     async def _store_vectors(
         self, segments: list[_Segment], embedded: Mapping[str, list[float]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from tests.unit.segmenter.session_rig import (
@@ -109,3 +110,29 @@ async def test_a_turn_later_than_the_window_is_late_data_in_its_own_session(
     assert shape(got) == shape(in_order)
     bumped = {n.level for i, n in got.items() if n.version != in_order[i].version}
     assert bumped == ({Level.SESSION, Level.DAY, Level.WEEK} if closed else set())
+
+
+def differences_but_versions(got: dict[str, MemoryNode], want: dict[str, MemoryNode]) -> list[str]:
+    """`differences`, versions aside: late data writes a node again (version + 1)."""
+    return differences(
+        {i: replace(n, version=1) for i, n in got.items()},
+        {i: replace(n, version=1) for i, n in want.items()},
+    )
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_turns_later_than_the_window_still_give_the_in_order_tree(
+    layout: str, seed: int
+) -> None:
+    """A window of 2 and each session shuffled whole: most turns come later than the window,
+    as late data (questions written alone before their replies come, sessions named after a
+    message taken first), with duplicates mixed in; their sessions are cut again and every
+    node is the in-order one, versions aside."""
+    rng = random.Random(200 + seed)
+    rules = WindowRules(reorder_turns=2)
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    shuffled = await tree_of(rules, sent, batch_sizes(rng))
+    assert differences_but_versions(shuffled.nodes("locomo"), in_order) == []

@@ -135,6 +135,9 @@ class RedisSegmenterState(RedisNodes):
                 expired = (now - self._seen_horizon_s) << MARK_BITS
                 pipe.zremrangebyscore(p + keys.SEEN, "-inf", f"({expired}")
                 pipe.zremrangebyrank(p + keys.SEEN, 0, -(self._seen_max + 1))
+            for node in c.moved:  # before the nodes: a parent unchanged keeps its link
+                if node.parent_id:
+                    pipe.srem(p + keys.children(node.parent_id), node.id)
             self._queue_nodes(pipe, user_id, [(node, "") for node in c.nodes])
             for node in c.removed:
                 self._queue_removal(pipe, node)
