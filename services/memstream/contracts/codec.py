@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from memstream.domain.derivation import Derivation
 from memstream.domain.incarnations import SessionInfo
@@ -33,6 +33,7 @@ from memstream.domain.windows import UserWindows
 # turn of it waits for an earlier one (a reused id counting from 0 still starts anew).
 UNKNOWN_NEXT_SEQ = 2**62
 TURN_TYPE = "turn.v1"
+RemovalReason = Literal["forget", "replaced"]
 REBUILD_TYPE = "rebuild.v1"
 
 
@@ -270,13 +271,16 @@ def memory_event(node: MemoryNode) -> dict[str, Any]:
     }
 
 
-def removed_event(user_id: str, node_ids: Sequence[str]) -> dict[str, Any]:
-    """A `memory_removed.v1` value: these nodes were removed by a forget of messages."""
+def removed_event(
+    user_id: str, node_ids: Sequence[str], reason: RemovalReason = "forget"
+) -> dict[str, Any]:
+    """A `memory_removed.v1` value: these nodes were removed by a forget of messages, or
+    `replaced` by others holding their messages (a late turn's session cut again)."""
     return {
         "type": "memory_removed.v1",
         "user_id": user_id,
         "ids": list(node_ids),
-        "reason": "forget",
+        "reason": reason,
     }
 
 

@@ -271,14 +271,23 @@ def _on_late_turn(
         outputs.insert(0, Resegment(turn, stored_under, parent_id))
     else:
         outputs.insert(0, SegmentReady((turn,), parent_id, True))
+    closing = {o.node_id for o in outputs if isinstance(o, WindowClosed)}
+    outputs += [c for c in _chain_closures(state, info) if c.node_id not in closing]
+    return state, outputs
+
+
+def _chain_closures(state: UserWindows, info: SessionInfo) -> list[WindowClosed]:
+    """The closures that consolidate again the session `info` (a late turn's) and every
+    window above it that has closed."""
     session_key = window_key(Level.SESSION, info.start, info.session_id)
+    closures: list[WindowClosed] = []
     for ow in _chain_windows(state, info):
         key = window_key(*window_parts(ow.window))
         if key in state.open_windows:
             break  # this window and those above it will be consolidated in due course
         if key in state.closed or key == session_key:
-            outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
-    return state, outputs
+            closures.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
+    return closures
 
 
 def _out_of_order(info: SessionInfo, turn: Turn, rules: WindowRules) -> bool:
@@ -297,18 +306,19 @@ def _renamed(
 ) -> tuple[UserWindows, list[Output]]:
     """The session `was`, now starting at `info.start`: tracked under its new key (open, its
     windows opened for the new start; closed, remembered as closed), and, if it had closed,
-    the closure that empties its old L2 (the consolidator removes a node left childless)."""
+    the closures that empty its old L2 (the consolidator removes a node left childless) and
+    consolidate again the closed windows above it (another day's, if the start moved back
+    past midnight)."""
     old_key = window_key(Level.SESSION, was.start, was.session_id)
     new_key = window_key(Level.SESSION, info.start, info.session_id)
     if old_key in state.open_windows:
         rest = {k: v for k, v in state.open_windows.items() if k != old_key}
         return _open_session_windows(replace(state, open_windows=rest), info), []
-    old = _chain_windows(state, was)[0]  # its L2, under the old start
+    emptied = _chain_closures(state, was)
     closed = tuple(new_key if k == old_key else k for k in state.closed)
     if new_key not in closed:
         closed = _remember_closed(closed, new_key)
-    emptied = WindowClosed(old.window, "late_data", old.node_id, _parent_id(state, old))
-    return replace(state, closed=closed), [emptied]
+    return _remember_calendar(replace(state, closed=closed), _chain_windows(state, info)), emptied
 
 
 def _forgotten(state: UserWindows, turn: Turn) -> bool:

@@ -298,17 +298,18 @@ class Segmenter:
         if plan.idle or plan.state is None:
             return None
         fresh = await self._write_segments(user_id, list(plan.ready), plan.received)
-        segments, removed = fresh.segments, fresh.removed
-        if removed:
+        segments, replaced = fresh.segments, fresh.removed
+        if replaced:
             # Before the commit, as a forget does: a crash after it would leave the points
             # with nothing to find them by; one before it replays the step, which cuts again.
-            await self._index.delete_points(user_id, [n.id for n in removed])
+            await self._index.delete_points(user_id, [n.id for n in replaced])
         closures = list(plan.closures)
+        forgotten: list[MemoryNode] = []
         if plan.forget:
             rewritten, forgotten, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
-            removed += forgotten
             closures += above
+        removed = [*replaced, *forgotten]
         rebuild: RebuildJob | None = None
         if plan.rebuild is not None:
             written = {s.node.id for s in segments} | {n.id for n in removed}
@@ -330,8 +331,11 @@ class Segmenter:
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
-        if removed:
-            gone = removed_event(user_id, [n.id for n in removed])
+        if replaced:
+            gone = removed_event(user_id, [n.id for n in replaced], "replaced")
+            outbox.append(Outbound(self._topics.memories, user_id, gone))
+        if forgotten:
+            gone = removed_event(user_id, [n.id for n in forgotten])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from tests.unit.segmenter.session_rig import (
+    NOW,
     HandlerRig,
     handler_rig,
     locomo_events,
@@ -17,7 +19,8 @@ from tests.unit.segmenter.session_rig import (
     with_duplicates,
 )
 
-from memstream.domain.models import InputEvent, Level, MemoryNode, Turn
+from memstream.contracts.records import Outbound
+from memstream.domain.models import ClockTicked, InputEvent, Level, MemoryNode, Turn
 from memstream.domain.windows import WindowRules
 
 CONVERSATION = "26"
@@ -136,3 +139,60 @@ async def test_turns_later_than_the_window_still_give_the_in_order_tree(
     sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
     shuffled = await tree_of(rules, sent, batch_sizes(rng))
     assert differences_but_versions(shuffled.nodes("locomo"), in_order) == []
+    announced, replaced = feed_view(shuffled.publisher.sent)
+    assert announced == set(in_order)  # the feed's consumer holds the tree, nothing else
+    # With replies, late questions and replies replaced the leaves written without them.
+    assert bool(replaced) == (layout == "assistant")
+
+
+def feed_view(sent: Sequence[Outbound]) -> tuple[set[str], set[str]]:
+    """The memory ids a consumer of the change feed holds at the end, and those it was told
+    were replaced."""
+    held: set[str] = set()
+    replaced: set[str] = set()
+    for event in (o.value for o in sent if o.topic == "memories"):
+        if event["type"] == "memory.v1":
+            held.add(event["id"])
+        elif event["type"] == "memory_removed.v1":
+            held -= set(event["ids"])
+            if event["reason"] == "replaced":
+                replaced |= set(event["ids"])
+    return held, replaced
+
+
+class Crashed(Exception):
+    """The worker died inside the step (before its commit)."""
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+async def test_late_data_redone_after_a_crash_in_every_step_gives_the_in_order_tree(
+    layout: str,
+) -> None:
+    """Every batch is first cut short at its commit (its leaves written and indexed, the
+    points of the leaves it replaces deleted), then handled again, and every other one also
+    fails to publish after committing: the replays give the in-order tree all the same."""
+    rng = random.Random(300)
+    rules = WindowRules(reorder_turns=2)
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    rig = handler_rig(rules)
+    commit = rig.tree.commit_user
+
+    async def crash(_: object) -> bool:
+        raise Crashed
+
+    for n, at in enumerate(range(0, len(sent), 5)):
+        batch = sent[at : at + 5]
+        rig.tree.commit_user = crash  # type: ignore[method-assign]
+        with pytest.raises(Crashed):
+            await rig.send(*batch)
+        rig.tree.commit_user = commit  # type: ignore[method-assign]
+        if n % 2:
+            rig.publisher.failures = 1
+            with pytest.raises(ConnectionError):
+                await rig.send(*batch)
+        await rig.send(*batch)
+    await rig.send(ClockTicked("locomo", NOW + timedelta(days=1)))
+    assert differences_but_versions(rig.nodes("locomo"), in_order) == []
+    assert feed_view(rig.publisher.sent)[0] == set(in_order)
