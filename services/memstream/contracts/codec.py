@@ -157,13 +157,16 @@ def decode_window(value: dict[str, Any]) -> WindowClosed:
 
 
 def encode_node(node: MemoryNode) -> dict[str, Any]:
-    return {
+    value = {
         **_announced(node),
         "children": list(node.children),
         "messages": [encode_source_message(m) for m in node.messages],
         "facts": encode_facts(node.facts),
         "derivation": node.derivation.to_json() if node.derivation else None,
     }
+    if node.tz is not None:
+        value["tz"] = node.tz
+    return value
 
 
 def _announced(node: MemoryNode) -> dict[str, Any]:
@@ -253,6 +256,7 @@ def decode_node(value: dict[str, Any]) -> MemoryNode:
         messages=tuple(decode_source_message(m) for m in value.get("messages") or ()),
         facts=decode_facts(value.get("facts")),
         derivation=decode_derivation(value.get("derivation")),
+        tz=value.get("tz"),
     )
 
 

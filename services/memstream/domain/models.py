@@ -175,6 +175,9 @@ class MemoryNode:
     messages: tuple[SourceMessage, ...] = ()  # L1 only: its source messages, verbatim
     facts: tuple[Fact, ...] = ()  # L2-L5: the text's facts with their provenance
     derivation: Derivation | None = None  # what wrote it (None: written before it was kept)
+    # L2-L5: the zone its window was opened in, whose calendar its dates read (None: stored
+    # before it was kept, or an L1, whose messages each keep theirs).
+    tz: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,6 +95,7 @@ def window_node(
         session_id=window.session_id,
         speakers=tuple(dict.fromkeys(s for c in children for s in c.speakers)),
         facts=summary.facts,
+        tz=window.tz,
     )
 
 

@@ -492,10 +492,10 @@ def bottom_up(nodes: Iterable[MemoryNode]) -> list[MemoryNode]:
 
 def late_data_closures(nodes: Iterable[MemoryNode]) -> list[WindowClosed]:
     """The closures that consolidate these stored windows again, bottom-up (a forget or a
-    rebuild changed what lies below them)."""
+    rebuild changed what lies below them), each in the zone it was opened in."""
     return [
         WindowClosed(
-            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id),
+            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id, n.tz),
             "late_data",
             n.id,
             n.parent_id,
