@@ -44,21 +44,19 @@ from memstream.contracts.feed_events import rebuild_finished_event, user_forgott
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Guard, Tombstone
-from memstream.domain.ids import segment_id
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
     InputEvent,
-    Level,
     MemoryNode,
     Turn,
     WindowClosed,
 )
-from memstream.domain.nodes import mean_direction, remaining_turns, segment_node
+from memstream.domain.nodes import mean_direction, remaining_turns
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
 from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_step
-from memstream.domain.windows import Resegment, SegmentReady, WindowRules, late_data_closures
+from memstream.domain.windows import WindowRules, late_data_closures
 from memstream.ports import (
     Embedder,
     FactReader,
@@ -70,9 +68,9 @@ from memstream.ports import (
 )
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
-from memstream.segmenter.late_session import session_cut
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
+from memstream.segmenter.segments import Segment, SegmentWriter
 
 log = logging.getLogger(__name__)
 
@@ -110,26 +108,9 @@ class BatchReport:
 
 
 @dataclass(frozen=True, slots=True)
-class _Segment:
-    node: MemoryNode
-    texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
-    received: float | None  # broker time of its newest message in this batch
-
-
-@dataclass
-class _Written:
-    """A step's L1s as written so far: new and rewritten, the stored ones that go, and the
-    stored ones written again under another parent (as they were stored)."""
-
-    segments: list[_Segment] = field(default_factory=list)
-    removed: list[MemoryNode] = field(default_factory=list)
-    moved: list[MemoryNode] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
 class _UserWork:
     commit: UserCommit  # what the step writes for the user
-    segments: list[_Segment]  # the L1s among `commit.nodes`, with what their vectors encode
+    segments: list[Segment]  # the L1s among `commit.nodes`, with what their vectors encode
 
 
 class Segmenter:
@@ -179,6 +160,7 @@ class Segmenter:
         self._clock = clock
         self._phase = phase or _unmarked
         self._derivation = derivation  # recorded on every L1 written (`domain.derivation`)
+        self._writer = SegmentWriter(tree, rules, history_window)
         self._rebuilder = Rebuilder(
             tree=tree,
             llm=llm,
@@ -297,7 +279,9 @@ class Segmenter:
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
             return None
-        fresh = await self._write_segments(user_id, list(plan.ready), plan.received)
+        fresh = await self._writer.write(
+            user_id, list(plan.ready), plan.received, self._llm, self._derivation
+        )
         segments, replaced = fresh.segments, fresh.removed
         if replaced:
             # Before the commit, as a forget does: a crash after it would leave the points
@@ -315,7 +299,7 @@ class Segmenter:
             written = {s.node.id for s in segments} | {n.id for n in removed}
             step = await self._rebuilder.step(user_id, plan.rebuild, written)
             if step is not None:
-                segments += [_Segment(node, texts, None) for node, texts in step.leaves]
+                segments += [Segment(node, texts, None) for node, texts in step.leaves]
                 closures += step.closures
                 rebuild = step.job
         # Bottom-up across all: a window the clock closes now (a new day above a session a
@@ -361,7 +345,7 @@ class Segmenter:
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
-    ) -> tuple[list[_Segment], list[MemoryNode], list[WindowClosed]]:
+    ) -> tuple[list[Segment], list[MemoryNode], list[WindowClosed]]:
         """Every L1 citing one of `message_ids` written again from its other messages (same
         id, version + 1) or, with none left, removed; and the closures that consolidate
         again, bottom-up, every stored ancestor of those L1s (as late data does) and, with
@@ -371,7 +355,7 @@ class Segmenter:
         leaves = [
             n for n in await self._tree.get_many(user_id, citing) if forgotten & set(n.source_ids)
         ]
-        rewritten: list[_Segment] = []
+        rewritten: list[Segment] = []
         removed: list[MemoryNode] = []
         for leaf in leaves:
             turns = remaining_turns(leaf, forgotten)
@@ -386,7 +370,7 @@ class Segmenter:
                 history_window=self._history,
                 derivation=self._derivation,
             )
-            rewritten.append(_Segment(node, [t.text for t in turns], None))
+            rewritten.append(Segment(node, [t.text for t in turns], None))
         if removed:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
@@ -396,54 +380,8 @@ class Segmenter:
             above |= {n.id: n for n in await later_profiles(self._tree, user_id, leaves, above)}
         return rewritten, removed, late_data_closures(above.values())
 
-    async def _write_segments(
-        self,
-        user_id: str,
-        ready: list[SegmentReady | Resegment],
-        received: Mapping[str, float],
-    ) -> _Written:
-        """The L1s of the segments ready, in order; a late turn's session is cut again
-        (`domain.resegment`) over what the step has written so far."""
-        done = _Written()
-        if not ready:
-            return done
-        history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
-        for out in ready:
-            if isinstance(out, SegmentReady):
-                done.segments.append(await self._segment(user_id, out, 1, history, received))
-                continue
-            mine = {s.node.id: s.node for s in done.segments}
-            gone = {n.id for n in done.removed}
-            cut, stored = await session_cut(self._tree, user_id, out, mine, gone, self._rules)
-            dropped = {n.id for n in cut.removed} | {
-                segment_id(user_id, [m.event_id for m in seg.messages]) for seg, _ in cut.written
-            }
-            done.segments = [s for s in done.segments if s.node.id not in dropped]
-            done.removed += [n for n in cut.removed if n.id in stored]
-            done.moved += [n for n in cut.moved if n.id not in {m.id for m in done.moved}]
-            for seg, version in cut.written:
-                done.segments.append(await self._segment(user_id, seg, version, history, {}))
-        return done
-
-    async def _segment(
-        self,
-        user_id: str,
-        seg: SegmentReady,
-        version: int,
-        history: list[MemoryNode],
-        received: Mapping[str, float],
-    ) -> _Segment:
-        """One L1 written by the LLM with the newest L1s as context (`history`, extended)."""
-        summary = await self._llm.write_segment(
-            seg.messages, history[-self._history :] if self._history else []
-        )
-        node = replace(segment_node(user_id, seg, summary, self._derivation), version=version)
-        history.append(node)
-        times = [received[m.event_id] for m in seg.messages if m.event_id in received]
-        return _Segment(node, [m.text for m in seg.messages], max(times, default=None))
-
     async def _store_vectors(
-        self, segments: list[_Segment], embedded: Mapping[str, list[float]]
+        self, segments: list[Segment], embedded: Mapping[str, list[float]]
     ) -> None:
         """Index the new L1s; each dense vector is the mean of its messages' embeddings
         (`embedded` holds every one: `EmbeddingsAhead.through`, with `also`).
