@@ -314,7 +314,7 @@ def _renamed(
     if old_key in state.open_windows:
         rest = {k: v for k, v in state.open_windows.items() if k != old_key}
         return _open_session_windows(replace(state, open_windows=rest), info), []
-    emptied = _chain_closures(state, was)
+    emptied: list[Output] = [*_chain_closures(state, was)]
     closed = tuple(new_key if k == old_key else k for k in state.closed)
     if new_key not in closed:
         closed = _remember_closed(closed, new_key)
