@@ -139,6 +139,10 @@ async def test_turns_later_than_the_window_still_give_the_in_order_tree(
     sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
     shuffled = await tree_of(rules, sent, batch_sizes(rng))
     assert differences_but_versions(shuffled.nodes("locomo"), in_order) == []
+    # Each message leads to the leaf that holds it now (a message forget looks it up so).
+    leaves = [n for n in in_order.values() if n.level == Level.SEGMENT]
+    for leaf in leaves:
+        assert await shuffled.tree.leaves_citing("locomo", leaf.source_ids) == [leaf.id]
     announced, replaced = feed_view(shuffled.publisher.sent)
     assert announced == set(in_order)  # the feed's consumer holds the tree, nothing else
     # With replies, late questions and replies replaced the leaves written without them.
