@@ -149,6 +149,22 @@ async def test_turns_later_than_the_window_still_give_the_in_order_tree(
     assert bool(replaced) == (layout == "assistant")
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+async def test_a_whole_conversation_shuffled_past_the_window_gives_the_in_order_tree(
+    layout: str,
+) -> None:
+    """All 19 sessions (419 messages) of the conversation, each shuffled whole, with a
+    window of 2 and duplicates mixed in: node by node the in-order tree, versions aside."""
+    rng = random.Random(400)
+    rules = WindowRules(reorder_turns=2)
+    events = locomo_events(CONVERSATION, 19, layout)
+    in_order = (await tree_of(rules, events, [32])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    shuffled = await tree_of(rules, sent, [rng.randint(8, 40) for _ in range(12)])
+    assert differences_but_versions(shuffled.nodes("locomo"), in_order) == []
+    assert feed_view(shuffled.publisher.sent)[0] == set(in_order)
+
+
 def feed_view(sent: Sequence[Outbound]) -> tuple[set[str], set[str]]:
     """The memory ids a consumer of the change feed holds at the end, and those it was told
     were replaced."""
