@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from memstream.domain.ids import segment_id
 from memstream.domain.models import MemoryNode, Turn
 from memstream.domain.nodes import remaining_turns
-from memstream.domain.windows import SegmentReady, WindowRules, continues_segment, may_grow
+from memstream.domain.windows import SegmentReady, WindowRules, gathered
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +39,8 @@ def exchanges(turns: Sequence[Turn], rules: WindowRules) -> list[tuple[Turn, ...
     groups: list[tuple[Turn, ...]] = []
     pending: tuple[Turn, ...] = ()
     for turn in turns:
-        if pending and not continues_segment(pending, turn, rules):
-            groups.append(pending)
-            pending = ()
-        pending = (*pending, turn)
-        if turn.flush or len(pending) >= rules.segment_messages or not may_grow(pending, rules):
-            groups.append(pending)
-            pending = ()
+        complete, pending = gathered(pending, turn, rules)
+        groups += complete
     return [*groups, pending] if pending else groups
 
 

@@ -204,33 +204,43 @@ def _on_turn(
     )
     sessions = _remember(state.sessions, info)
     pending = state.pending
+    groups: list[tuple[Turn, ...]] = []
     if pending and turn.seq < pending[0].seq:
-        # A message from before the waiting one, come later than the reorder window: not
-        # its reply (the window has gone past it), so an L1 of its own; the waiting one waits on.
+        # A message from before the waiting one, taken as it came (no reorder window): not
+        # its reply (the session has gone past it), so an L1 of its own; the waiting one waits on.
         outputs.append(replace(_segment(state, (turn,)), late=True))
-        complete = False
     else:
-        if pending and not continues_segment(pending, turn, rules):
-            outputs.append(_segment(state, pending))
-            pending = ()
-        pending = (*pending, turn)
-        complete = (
-            turn.flush or len(pending) >= rules.segment_messages or not may_grow(pending, rules)
-        )
+        groups, pending = gathered(pending, turn, rules)
     state = replace(
         state,
         open_session=turn.session_id,
         sessions=sessions,
-        pending=() if complete else pending,
+        pending=pending,
         watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
     )
-    if complete:
-        outputs.append(_segment(state, pending))
+    outputs += [_segment(state, group) for group in groups]
     state, closed = _close_due(state, state.watermark, "watermark")
     return state, outputs + closed
 
 
-def continues_segment(pending: tuple[Turn, ...], turn: Turn, rules: WindowRules) -> bool:
+def gathered(
+    pending: tuple[Turn, ...], turn: Turn, rules: WindowRules
+) -> tuple[list[tuple[Turn, ...]], tuple[Turn, ...]]:
+    """`turn`, the next message of its session, added to the segment being gathered: the
+    segments that are complete now, and what is still gathered (the one pairing rule, for
+    turns as they come and for a session cut again, `domain.resegment`)."""
+    complete: list[tuple[Turn, ...]] = []
+    if pending and not _continues(pending, turn, rules):
+        complete.append(pending)
+        pending = ()
+    pending = (*pending, turn)
+    if turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules):
+        complete.append(pending)
+        pending = ()
+    return complete, pending
+
+
+def _continues(pending: tuple[Turn, ...], turn: Turn, rules: WindowRules) -> bool:
     """Whether `turn` belongs to the segment being gathered.
 
     By exchange, a segment is a user's message and the assistant's reply to it; in a
@@ -241,7 +251,7 @@ def continues_segment(pending: tuple[Turn, ...], turn: Turn, rules: WindowRules)
     return pending[0].role == "user" and turn.role == "assistant"
 
 
-def may_grow(pending: tuple[Turn, ...], rules: WindowRules) -> bool:
+def _may_grow(pending: tuple[Turn, ...], rules: WindowRules) -> bool:
     """Whether a later message could still join: only a user's message awaiting its reply."""
     return not rules.segment_by_exchange or pending[0].role == "user"
 
