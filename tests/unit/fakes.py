@@ -268,10 +268,13 @@ class FakeTree(FakeDirectory):
         if c.seen:
             self.written[user_id] = self.now
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in c.seen.items()})
-        for n in c.nodes:
-            self.add(n)
         for n in c.removed:
             self.remove(n)
+        for n in c.moved:
+            if n.parent_id:
+                self.children.get((user_id, n.parent_id), set()).discard(n.id)
+        for n in c.nodes:
+            self.add(n)
         self._apply_knowledge(user_id, c.knowledge)
         self.forgotten.setdefault(user_id, set()).update(c.forgotten)  # never expires here
         deadlines = self.deadlines.setdefault(user_id, {})
