@@ -278,6 +278,9 @@ def test_a_state_stored_before_windows_kept_their_zone_decodes() -> None:
 
 def test_a_session_starting_in_the_repeated_hour_replays_the_same() -> None:
     # 00:30 UTC on 25 October 2026 is 01:30 in Lisbon, an hour that occurs twice that night.
-    night = [Leg("Europe/Lisbon", timedelta(minutes=2130), (timedelta(minutes=10),))]
+    night = [
+        Leg("Europe/Lisbon", timedelta(minutes=2130), (timedelta(minutes=10),)),
+        Leg("Europe/Lisbon", timedelta(minutes=20), ()),
+    ]
     turns = turns_of(datetime(2026, 10, 23, 12, tzinfo=UTC), "Europe/Lisbon", night)
     assert as_instants(replay(turns, stored=True)) == as_instants(replay(turns, stored=False))
