@@ -53,6 +53,11 @@ from memstream.domain.entity_index import EntityIndex
 from memstream.domain.excerpt import omitted_leaves, shorten_leaves
 from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
+from memstream.domain.told_changes import (
+    asked_names,
+    closed_by_told_change,
+    told_before_instant,
+)
 from memstream.domain.memory_validity import (
     before_change,
     order_before,
@@ -181,7 +186,7 @@ class RecallPipeline:
         if trace is not None:
             trace.gate(candidates, kept, gate_failed)
         instant = asked_instant(query, when)
-        before = query.state == "before" and asked.versions
+        before = query.state == "before" and bool(asked.versions)
         if before:
             # What held before a change is read at the instant before it: the versions it
             # replaced hold then, and the one holding now is not yet true.
@@ -200,14 +205,24 @@ class RecallPipeline:
             cap, whole = self.options.aggregate_leaf_tokens, self.options.aggregate_whole_leaves
             kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
+        names = asked_names(query)
+        if query.state == "before" and not before:
+            # No fact version says when the change was: the memories may tell it.
+            told = told_before_instant(query, fitted, names, when)
+            before, instant = told is not None, told or instant
         memories = order_before(fitted, instant) if before else order(fitted, when)
         if asked.versions:
             # Again after the fit: a trimmed summary states only the facts it kept. What was
             # said before a change is closed by it, here only: the slots asked are matched by
             # words, and may not be what a memory is about, so it changes no memory's place
             # in the fit.
-            validity = with_validity(memories, asked.versions, said_before=True)
-            memories = stale_last(validity, instant)
+            memories = with_validity(memories, asked.versions, said_before=True)
+        if query.state == "now":
+            # What no fact dates may still have been replaced by a change told in words;
+            # after the fit for the same reason.
+            memories = closed_by_told_change(memories, names, instant)
+        if asked.versions or query.state == "now":
+            memories = stale_last(memories, instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         explained = None
