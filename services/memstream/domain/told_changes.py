@@ -7,8 +7,9 @@ asked about, with a change-of-state word in it (moved, started, switched, quit, 
 longer, these days, ...). For a question about what holds now, the newest leaf that tells
 such a change about the person asked marks the memories said before it as possibly replaced:
 they held at most until it (`closed_by_told_change`). For a question about what held before a
-change, the change is the first memory naming what the question says came after ("before
-Tomás", "before her cat"), else the newest told change (`told_before_instant`).
+change, a fact version the question names comes first, then the first memory naming what the
+question says came after ("before Tomás", "before her cat"), then the latest fact change,
+then the newest told change (`before_instant`).
 
 Nothing here reads which attribute a change is about: these rules apply where no fact
 version does, after recall's fit, so they order and label what recall keeps and never
@@ -22,7 +23,9 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
+from memstream.domain.facts import AtomicFact
 from memstream.domain.lexical import STOPWORDS, term_set, tokenize
+from memstream.domain.memory_validity import latest_change, named_change
 from memstream.domain.models import Level, SourceMessage
 from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory
@@ -117,25 +120,42 @@ def closed_by_told_change(
     ]
 
 
-def told_before_instant(
-    query: Query, memories: Sequence[RecalledMemory], names: frozenset[str], when: datetime
+def before_instant(
+    query: Query,
+    versions: Sequence[AtomicFact],
+    memories: Sequence[RecalledMemory],
+    names: frozenset[str],
+    when: datetime,
 ) -> datetime | None:
-    """The instant a question about what held before a change asks about, from the memories
-    alone: just before the first one naming what the question says came after the change
-    ("before Tomás", "before she took up climbing"), else just before the newest told
-    change. None when neither is found."""
-    after = _after_terms(query)
-    if after:
-        overlap = [(len(after & term_set(m.node.text)), m) for m in memories]
-        best = max((n for n, _ in overlap), default=0)
-        if best:
-            first = min((m for n, m in overlap if n == best), key=lambda m: m.node.t_start)
-            # The change was told in the session that first names what followed it, perhaps
-            # in an earlier line of it ("Preseason started" before "You switched clubs?").
-            session = [m.node.t_start for m in memories if _same_session(m, first)]
-            return min(session, default=first.node.t_start) - _JUST_BEFORE
+    """The instant a question about what held before a change asks about, named changes
+    first: just before the earlier of the fact version whose value it names and the session
+    that first names what it says came after ("before Tomás", "before she took up
+    climbing"), else before the latest change of the versions, else before the newest told
+    change. None when there is none of them."""
+    # What came after was there by the first time either the facts or the memories name it.
+    named = [t for t in (named_change(versions, query.term_set), first_named(query, memories)) if t]
+    if named:
+        return min(named)
     change = told_change(memories, names, when)
-    return change.node.t_start - _JUST_BEFORE if change is not None else None
+    told = change.node.t_start - _JUST_BEFORE if change is not None else None
+    return latest_change(versions, when) or told
+
+
+def first_named(query: Query, memories: Sequence[RecalledMemory]) -> datetime | None:
+    """Just before the session whose leaves first name what the question says came after
+    the change (the memories sharing most of those words); None when none does."""
+    after = _after_terms(query)
+    if not after:
+        return None
+    overlap = [(len(after & term_set(m.node.text)), m) for m in memories]
+    best = max((n for n, _ in overlap), default=0)
+    if not best:
+        return None
+    first = min((m for n, m in overlap if n == best), key=lambda m: m.node.t_start)
+    # The change was told in the session that first names what followed it, perhaps in an
+    # earlier line of it ("Preseason started" before "You switched clubs?").
+    session = [m.node.t_start for m in memories if _same_session(m, first)]
+    return min(session, default=first.node.t_start) - _JUST_BEFORE
 
 
 def _after_terms(query: Query) -> frozenset[str]:

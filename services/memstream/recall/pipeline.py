@@ -53,11 +53,6 @@ from memstream.domain.entity_index import EntityIndex
 from memstream.domain.excerpt import omitted_leaves, shorten_leaves
 from memstream.domain.fact_recall import asked_instant, fit_facts
 from memstream.domain.facts import AtomicFact
-from memstream.domain.told_changes import (
-    asked_names,
-    closed_by_told_change,
-    told_before_instant,
-)
 from memstream.domain.memory_validity import (
     before_change,
     order_before,
@@ -85,6 +80,11 @@ from memstream.domain.ranking import (
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
+from memstream.domain.told_changes import (
+    asked_names,
+    before_instant,
+    closed_by_told_change,
+)
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
 from memstream.recall.entities import join_entity_leaves
@@ -206,9 +206,10 @@ class RecallPipeline:
             kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
         names = asked_names(query)
-        if query.state == "before" and not before:
-            # No fact version says when the change was: the memories may tell it.
-            told = told_before_instant(query, fitted, names, when)
+        if query.state == "before":
+            # Read again with what the fit kept: the memories may name or tell the change
+            # where no fact version does.
+            told = before_instant(query, asked.versions, fitted, names, when)
             before, instant = told is not None, told or instant
         memories = order_before(fitted, instant) if before else order(fitted, when)
         if asked.versions:
