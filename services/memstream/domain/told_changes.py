@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
+from memstream.domain.fact_grammar import HYPOTHETICAL
 from memstream.domain.facts import AtomicFact
 from memstream.domain.lexical import STOPWORDS, term_set, tokenize
 from memstream.domain.memory_validity import latest_change, named_change
@@ -43,12 +44,8 @@ _CHANGE = re.compile(
     r"|from\s+now\s+on|since)\b",
     re.IGNORECASE,
 )
-# A plan, a wish or a condition tells no change yet ("thinking about adopting a cat").
-_NOT_YET = re.compile(
-    r"\b(?:if|would|wish|hope|want|wants|wanna|might|maybe|planning|plan|going\s+to|gonna"
-    r"|thinking\s+about|considering|should|could)\b",
-    re.IGNORECASE,
-)
+# Weighing a change is not telling one ("thinking about adopting a cat").
+_WEIGHING = re.compile(r"\b(?:thinking\s+about|considering)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME = re.compile(r"^[^\W\d_][\w'-]*$")
 # The instant just before a change: what held then is what it replaced.
@@ -82,7 +79,7 @@ def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
     for sentence in _SENTENCE.split(message.text):
         if sentence.rstrip().endswith("?") or not _CHANGE.search(sentence):
             continue
-        if _NOT_YET.search(sentence):
+        if HYPOTHETICAL.search(sentence) or _WEIGHING.search(sentence):
             continue
         if speaker_named or _names_any(sentence, names):
             return True
