@@ -27,9 +27,10 @@ from memstream.domain.fact_grammar import HYPOTHETICAL
 from memstream.domain.facts import AtomicFact
 from memstream.domain.lexical import STOPWORDS, term_set, tokenize
 from memstream.domain.memory_validity import latest_change, named_change
-from memstream.domain.models import Level, SourceMessage
+from memstream.domain.models import Level, MemoryNode, SourceMessage
 from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory
+from memstream.domain.tokens import count_tokens
 from memstream.domain.validity import Validity
 
 # Words that tell a state began or ended, in any conversation: change verbs in their past or
@@ -46,6 +47,9 @@ _CHANGE = re.compile(
 )
 # Weighing a change is not telling one ("thinking about adopting a cat").
 _WEIGHING = re.compile(r"\b(?:thinking\s+about|considering)\b", re.IGNORECASE)
+# How many leaves said just before a change a question about "before" adds (it reads twice
+# as many: some may belong to the session telling the change).
+SAID_BEFORE = 3
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME = re.compile(r"^[^\W\d_][\w'-]*$")
 # The instant just before a change: what held then is what it replaced.
@@ -153,6 +157,44 @@ def first_named(query: Query, memories: Sequence[RecalledMemory]) -> datetime | 
     # earlier line of it ("Preseason started" before "You switched clubs?").
     session = [m.node.t_start for m in memories if _same_session(m, first)]
     return min(session, default=first.node.t_start) - _JUST_BEFORE
+
+
+def said_just_before(
+    memories: Sequence[RecalledMemory],
+    earlier: Sequence[MemoryNode],
+    instant: datetime,
+    room: int,
+) -> tuple[list[RecalledMemory], int]:
+    """For a question about what held before the change at `instant`: up to `SAID_BEFORE`
+    leaves said just before it (of `earlier`, newest first, none of a session that goes on
+    past it) that recall did not keep join the memories, in the `room` left and then in
+    place of the weakest leaves kept that were said after it, while they fit. Returns the
+    memories and the tokens this adds (negative when it frees some)."""
+    kept = list(memories)
+    ids = {m.node.id for m in kept}
+    after = sorted(
+        (m for m in kept if m.node.level is Level.SEGMENT and m.node.t_end > instant),
+        key=lambda m: m.score,
+    )
+    # A session going on across the instant is the change's: its lines tell the change.
+    changing = {m.node.session_id for m in after}
+    floor = min((m.score for m in kept), default=0.0)
+    added, joined = 0, 0
+    for node in sorted(earlier, key=lambda n: n.t_end, reverse=True):
+        if node.id in ids or node.level is not Level.SEGMENT or node.t_end > instant:
+            continue
+        if node.session_id in changing or joined == SAID_BEFORE:
+            continue
+        cost = count_tokens(node.text)
+        while room - added < cost and after:
+            dropped = after.pop(0)
+            kept.remove(dropped)
+            added -= count_tokens(dropped.node.text)
+        if room - added < cost:
+            break
+        kept.append(RecalledMemory(node, floor))
+        added, joined = added + cost, joined + 1
+    return kept, added
 
 
 def _after_terms(query: Query) -> frozenset[str]:

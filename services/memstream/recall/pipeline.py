@@ -81,9 +81,11 @@ from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
 from memstream.domain.told_changes import (
+    SAID_BEFORE,
     asked_names,
     before_instant,
     closed_by_told_change,
+    said_just_before,
 )
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
@@ -211,6 +213,13 @@ class RecallPipeline:
             # where no fact version does.
             told = before_instant(query, asked.versions, fitted, names, when)
             before, instant = told is not None, told or instant
+        if before:
+            # What the change replaced was said just before it, often in words the question
+            # does not share ("before her cat": the hamster's name): those leaves come in.
+            earlier = self._tree.recent(request.user_id, Level.SEGMENT, 2 * SAID_BEFORE, instant)
+            room = budget - fact_tokens - tokens
+            fitted, added = said_just_before(fitted, await earlier, instant, room)
+            tokens += added
         memories = order_before(fitted, instant) if before else order(fitted, when)
         if asked.versions:
             # Again after the fit: a trimmed summary states only the facts it kept. What was

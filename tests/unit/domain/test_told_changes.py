@@ -8,10 +8,12 @@ from memstream.domain.facts import AtomicFact, make_fact, speaker_key
 from memstream.domain.models import Level, MemoryNode, Role, SourceMessage
 from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory
+from memstream.domain.tokens import count_tokens
 from memstream.domain.told_changes import (
     asked_names,
     before_instant,
     closed_by_told_change,
+    said_just_before,
     tells_change,
     told_change,
 )
@@ -130,3 +132,23 @@ def _member_of(club: str, when: datetime) -> AtomicFact:
         recorded_at=when,
         source_ids=("m-club",),
     )
+
+
+def test_the_leaves_said_just_before_a_change_take_the_place_of_the_weakest_after_it() -> None:
+    hamster = memory("hamster", MAR - timedelta(days=9), said("Mochi stole my cucumber again."))
+    told = memory("told", MAR, said("A cat from the shelter moved in."), session="s-told")
+    talk = memory("talk", MAR + timedelta(minutes=5), said("She hides all day."), session="s-told")
+    weak = RecalledMemory(memory("weak", SEP, said("Cats sleep a lot.")).node, 0.1)
+    instant = MAR - JUST_BEFORE
+    # The room left and the weakest leaf after the change make just enough for the hamster.
+    room = count_tokens(hamster.node.text) - count_tokens(weak.node.text)
+    kept, added = said_just_before([told, weak], [hamster.node, talk.node], instant, room)
+    assert [m.node.id for m in kept] == ["told", "hamster"]
+    assert added == room
+
+
+def test_a_leaf_of_the_session_telling_the_change_is_not_what_it_replaced() -> None:
+    opening = memory("opening", MAR - timedelta(minutes=5), said("Hi."), session="s-told")
+    told = memory("told", MAR, said("A cat from the shelter moved in."), session="s-told")
+    kept, added = said_just_before([told], [opening.node], MAR - JUST_BEFORE, room=500)
+    assert (kept, added) == ([told], 0)
