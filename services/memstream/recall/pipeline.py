@@ -29,6 +29,11 @@ Decisions worth knowing:
   dates, at most `fact_recall.FACT_SHARE` of it), and every memory returned carries its
   validity on the asked slots; for a question about a state, a memory stale at the asked
   time never outranks one that holds then (`domain/memory_validity.py`).
+- After the fit, with or without knowledge, the memories may tell a change no fact dates
+  (`domain/told_changes.py`): about now, what was said before the newest telling of a
+  change of the person asked about holds until it; about before, the change is read from
+  the facts or the first session naming what followed it, and the leaves said just before
+  it join in place of the weakest said after it.
 - With the knowledge write on, the user's entity index is read beside the leaf search; the
   leaves of the entities the query names that the search missed join the pool (one more
   MGET), and the re-rank reads which entities each leaf names (docs/knowledge.md,
