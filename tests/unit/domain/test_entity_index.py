@@ -155,6 +155,18 @@ def test_entity_leaves_come_newest_first() -> None:
     assert entity_leaves(index, ["nate", "nobody"]) == {"nate": ("c", "b", "a")}
 
 
+def test_an_entity_of_several_keys_keeps_its_leaves_newest_first() -> None:
+    # "Mel" and "Melanie" are one entity: its leaves interleave both keys' by time.
+    index = _index(
+        ("a", "X", "Melanie loves painting."),
+        ("b", "X", "Hey Mel, how was it?"),
+        ("c", "X", "Melanie painted again."),
+        ("d", "X", "Mel went hiking with Melanie."),
+    )
+    assert index.entities["melanie"].aliases == ("mel",)
+    assert entity_leaves(index, ["melanie"]) == {"melanie": ("d", "c", "b", "a")}
+
+
 def test_entity_leaves_read_no_leaf_however_many_name_the_entity() -> None:
     # Recall asks on every request: the index keeps each entity's leaves newest first, so a
     # friend named in 5,000 leaves costs no read of them (dating each leaf here was most of
