@@ -160,11 +160,13 @@ def clustered(
     leaves: Mapping[str, LeafEntities],
     by_key: Mapping[str, KeySurfaces],
     kept: Callable[[Sequence[str]], Entity | None] = lambda members: None,
+    ordered: Callable[[Sequence[str]], tuple[str, ...] | None] = lambda members: None,
 ) -> EntityIndex:
     """`build`, given each key's surfaces already counted (`key_surfaces`): what a reader
     keeps from one revision to the next (`knowledge_view`), with `kept(members)` the entity
-    it derived before of these keys if none of their surfaces changed since. Nothing below
-    depends on the order of the leaves."""
+    it derived before of these keys if none of their surfaces changed since, and
+    `ordered(members)` the leaves of an entity of several keys newest first if it can step
+    them forward. Nothing below depends on the order of the leaves."""
     real = set(by_key)
     kinds = {k: by_key[k].kind for k in real}
     parent = {k: k for k in real}
@@ -220,7 +222,7 @@ def clustered(
     keys: dict[str, str] = {}
     for members in clusters.values():
         ranked = sorted(members, key=_key_rank)
-        entity = kept(ranked) or _entity(ranked, by_key, leaves)
+        entity = kept(ranked) or _entity(ranked, by_key, leaves, ordered)
         entities[entity.key] = entity
         for k in members:
             keys[k] = entity.key
@@ -237,7 +239,10 @@ def _shortens(short: str, name: str) -> bool:
 
 
 def _entity(
-    members: list[str], by_key: Mapping[str, KeySurfaces], leaves: Mapping[str, LeafEntities]
+    members: list[str],
+    by_key: Mapping[str, KeySurfaces],
+    leaves: Mapping[str, LeafEntities],
+    ordered: Callable[[Sequence[str]], tuple[str, ...] | None],
 ) -> Entity:
     summed = [by_key[k] for k in members]
     names = Counter[str]()
@@ -258,7 +263,9 @@ def _entity(
         last_seen=max(key.last for key in summed),
         leaf_ids=tuple(leaf_ids),
         mentions=sum(key.mentions for key in summed),
-        recent=summed[0].recent if len(summed) == 1 else _merged_recent(members, by_key, leaves),
+        recent=summed[0].recent
+        if len(summed) == 1
+        else ordered(members) or _merged_recent(members, by_key, leaves),
     )
 
 
