@@ -1,0 +1,96 @@
+"""Turns sealed by the SDK's producer, through the real broker, workers, Redis and API: the
+turn keys reach only a tenant's own users, the sealed turns become memories, the turns
+topic never holds their words, and after the forget nothing on it can be opened; a turn
+sealed with a key cached across the forget is dropped and counted, never dead-lettered."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memstream.client import AsyncMemstreamProducer, AsyncRecallClient, RecallError
+from memstream.contracts.catalog import load_catalog
+from memstream.settings import Settings
+
+from .sdk_stack import serving_everything
+from .test_forget_everywhere import topic_values
+from .test_tenants_stack import ACME_KEY, GLOBEX_KEY, _recalled, _write_keys
+
+pytestmark = pytest.mark.integration
+
+ANN = "acme:ann-sealed"
+SAID = ["My marmoset Quibblewick hates thunderstorms.", "Quibblewick sounds sensitive."]
+WORDS = ["quibblewick", "marmoset", "thunderstorms", "sensitive"]
+FORGOTTEN_METRIC = 'memstream_ingested_events_total{outcome="forgotten"}'
+
+
+async def _counted_forgotten(
+    http: httpx.AsyncClient, at_least: float, timeout_s: float = 60
+) -> float:
+    """The dropped sealed turns on `/metrics`, polled until at least `at_least`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        lines = (await http.get("/metrics")).text.splitlines()
+        count = next((float(v.split()[-1]) for v in lines if v.startswith(FORGOTTEN_METRIC)), 0.0)
+        if count >= at_least or loop.time() > deadline:
+            return count
+        await asyncio.sleep(0.2)
+
+
+async def test_sealed_turns_are_remembered_and_unreadable_after_the_forget(
+    settings: Settings, tmp_path: Path
+) -> None:
+    keys = tmp_path / "keys.json"
+    _write_keys(keys)
+    tenanted = settings.model_copy(update={"api_key_file": keys})
+    async with serving_everything(tenanted, tmp_path) as stack:
+        bootstrap, prefix = stack.settings.broker.bootstrap, stack.settings.broker.topic_prefix
+        catalog = load_catalog(prefix)
+        async with (
+            AsyncRecallClient(stack.url, api_key=ACME_KEY, attempts=1) as acme,
+            AsyncRecallClient(stack.url, api_key=GLOBEX_KEY, attempts=1) as globex,
+            AsyncMemstreamProducer(
+                bootstrap, topic_prefix=prefix, idempotent=False, seal_turns=acme
+            ) as producer,
+        ):
+            with pytest.raises(RecallError) as foreign:
+                await globex.turn_key(ANN)  # another tenant's user: as if it did not exist
+            for seq, text in enumerate(SAID):
+                role = "user" if seq == 0 else "assistant"
+                await producer.publish_turn(
+                    user_id=ANN, session_id="s1", seq=seq, role=role, text=text,
+                    ts=f"2024-05-01T09:3{seq}:00+00:00",
+                )  # fmt: skip
+            remembered = await _recalled(acme, ANN, "What hates thunderstorms?", "Quibblewick")
+            sealed_on_topic = await topic_values(bootstrap, catalog.turns)
+            await acme.forget_user(ANN)
+            with pytest.raises(RecallError) as gone:
+                await acme.turn_key(ANN)
+            # The producer's cached key outlives the forget: what it seals now opens nowhere.
+            await producer.publish_turn(
+                user_id=ANN, session_id="s2", seq=0, text="Quibblewick chewed the thunderstorms."
+            )
+            async with httpx.AsyncClient(base_url=stack.url) as http:
+                dropped = await _counted_forgotten(http, at_least=1)
+            key_left = await stack.running.container.tree.data_keys({ANN})
+        turns = await topic_values(bootstrap, catalog.turns)
+        letters = await topic_values(bootstrap, catalog.dlq)
+
+    assert (foreign.value.status, foreign.value.detail) == (404, "no such user")
+    assert any("Quibblewick" in m.text for m in remembered.memories)
+    sealed = [json.loads(v) for v in sealed_on_topic if b"sealed_turn.v1" in v]
+    assert [s["user_id"] for s in sealed] == [ANN, ANN]
+    assert gone.value.status == 410
+    assert dropped == 1
+    assert key_left == {ANN: None}  # so no copy of the sealed turns can be opened any more
+    # The turns topic from its start: three sealed turns (two before the forget, one after),
+    # the forget, and none of the words, before or after.
+    docs = [json.loads(v) for v in turns]
+    assert sorted(d["type"] for d in docs) == ["forget.v1"] + ["sealed_turn.v1"] * 3
+    assert not [w for w in WORDS for v in turns if w in v.decode().lower()]
+    assert letters == []  # the dropped turn left no dead letter
