@@ -4,7 +4,8 @@
 
 One embedded stack (Tansu, Redis, Qdrant's in-process engine, offline LLM, the local
 embedder); each round runs the whole write path and the recall API twice, once with sealing
-off (MEMSTREAM_SEAL_TOPICS and MEMSTREAM_SEAL_INDEX false) and once on, in alternating order
+off (MEMSTREAM_SEAL_TOPICS and MEMSTREAM_SEAL_INDEX false, turns sent plain) and once on
+(both true, and the SDK's producer sealing the turns: `seal_turns`), in alternating order
 from round to round, each on topics, a Redis namespace and an index collection of its own.
 A run publishes `--messages` LoCoMo messages (the conversations in turn) for one user and is
 timed from the first publish until every window is consolidated (messages/s); then
@@ -31,9 +32,9 @@ from typing import Any
 import httpx
 
 from memstream.adapters.kafka.admin import ensure_topics
+from memstream.client import AsyncMemstreamProducer, AsyncRecallClient
 from memstream.contracts.catalog import load_catalog
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
-from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.entrypoints.runner import EVERYTHING, run_parts
 from memstream.settings import Settings
@@ -50,8 +51,27 @@ def questions(limit: int) -> list[str]:
     return asked[:limit]
 
 
+async def publish(
+    settings: Settings, events: Sequence[dict[str, Any]], seal_turns: AsyncRecallClient | None
+) -> None:
+    """The events through the SDK's producer, the turns sealed by it when `seal_turns` is
+    given (so the sealed half pays for the producer's sealing and the segmenter's opening)."""
+    async with AsyncMemstreamProducer(
+        settings.broker.bootstrap,
+        topic_prefix=settings.broker.topic_prefix,
+        idempotent=False,  # the embedded broker hands out no producer ids
+        seal_turns=seal_turns,
+    ) as producer:
+        for event in events:
+            await producer.publish(event)
+
+
 async def one_run(
-    base: Settings, events_file: Path, messages: int, sealed: bool, asks: Sequence[str]
+    base: Settings,
+    events: Sequence[dict[str, Any]],
+    messages: int,
+    sealed: bool,
+    asks: Sequence[str],
 ) -> dict[str, Any]:
     uid = uuid.uuid4().hex[:10]
     settings = base.model_copy(
@@ -68,18 +88,17 @@ async def one_run(
     )
     topics = load_catalog(settings.broker.topic_prefix).topics
     await ensure_topics(settings.broker.bootstrap, topics)
-    async with run_parts(settings, EVERYTHING, fast_rebalance=True) as process:
+    api_url = f"http://127.0.0.1:{settings.api.port}"
+    up = asyncio.Event()
+    async with run_parts(settings, EVERYTHING, fast_rebalance=True, on_started=up.set) as process:
+        await asyncio.wait_for(up.wait(), 300)  # the API hands out the turn keys
         container = process.container
-        started = time.perf_counter()
-        await publish_file(
-            events_file,
-            catalog=container.catalog,
-            bootstrap=settings.broker.bootstrap,
-            show_progress=False,
-        )
-        await wait_caught_up(container, [USER], timeout_s=3600)
-        ingest_s = time.perf_counter() - started
-        with httpx.Client(base_url=f"http://127.0.0.1:{settings.api.port}", timeout=60) as client:
+        async with AsyncRecallClient(api_url) as api:
+            started = time.perf_counter()
+            await publish(settings, events, api if sealed else None)
+            await wait_caught_up(container, [USER], timeout_s=3600)
+            ingest_s = time.perf_counter() - started
+        with httpx.Client(base_url=api_url, timeout=60) as client:
             recall = await asyncio.to_thread(recall_probe.measure, client, asks, 20.0, USER)
     return {
         "sealed": sealed,
@@ -93,8 +112,7 @@ async def run(messages: int, rounds: int, queries: int) -> dict[str, Any]:
     asks = questions(queries)
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as scratch:
-        events_file = Path(scratch) / "events.jsonl"
-        events_file.write_text("".join(json.dumps(e) + "\n" for e in history(messages)))
+        events = list(history(messages))
         async with AsyncExitStack() as running:
             stack = await running.enter_async_context(
                 EmbeddedStack(Settings(data_dir=Path(scratch) / "data", clock_grace_s=0.0))
@@ -103,7 +121,7 @@ async def run(messages: int, rounds: int, queries: int) -> dict[str, Any]:
             for r in range(rounds):
                 order = (False, True) if r % 2 == 0 else (True, False)
                 for sealed in order:
-                    result = await one_run(base, events_file, messages, sealed, asks)
+                    result = await one_run(base, events, messages, sealed, asks)
                     runs.append({"round": r, **result})
                     print(json.dumps(runs[-1]), flush=True)
     return {

@@ -20,7 +20,7 @@ class TurnKeyResponse(BaseModel):
     user_id: str
     public_key: str = Field(description="Base64 of the user's X25519 turn key (32 bytes).")
     envelope: Literal["sealed_turn.v1"] = Field(
-        "sealed_turn.v1", description="The envelope to seal turn.v1 values in."
+        default="sealed_turn.v1", description="The envelope to seal turn.v1 values in."
     )
 
 
