@@ -1,7 +1,8 @@
 """Turns sealed by the SDK's producer, through the real broker, workers, Redis and API: the
-turn keys reach only a tenant's own users, the sealed turns become memories, the turns
-topic never holds their words, and after the forget nothing on it can be opened; a turn
-sealed with a key cached across the forget is dropped and counted, never dead-lettered."""
+turn keys (and the opening of sealed memories) reach only a tenant's own users, the sealed
+turns become memories, the turns topic never holds their words, and after the forget nothing
+on it can be opened; a turn sealed with a key cached across the forget is dropped and
+counted, never dead-lettered."""
 
 from __future__ import annotations
 
@@ -68,6 +69,11 @@ async def test_sealed_turns_are_remembered_and_unreadable_after_the_forget(
                 )  # fmt: skip
             remembered = await _recalled(acme, ANN, "What hates thunderstorms?", "Quibblewick")
             sealed_on_topic = await topic_values(bootstrap, catalog.turns)
+            # The memories sealed under the same data key open for the user's tenant only.
+            memories = [json.loads(v) for v in await topic_values(bootstrap, catalog.memories)]
+            sealed_memories = [m for m in memories if m["type"] == "sealed.v1"]
+            opened_own = await acme.open_records(sealed_memories)
+            opened_foreign = await globex.open_records(sealed_memories)
             await acme.forget_user(ANN)
             with pytest.raises(RecallError) as gone:
                 await acme.turn_key(ANN)
@@ -85,6 +91,8 @@ async def test_sealed_turns_are_remembered_and_unreadable_after_the_forget(
     assert any("Quibblewick" in m.text for m in remembered.memories)
     sealed = [json.loads(v) for v in sealed_on_topic if b"sealed_turn.v1" in v]
     assert [s["user_id"] for s in sealed] == [ANN, ANN]
+    assert sealed_memories and {o.status for o in opened_own} == {"opened"}
+    assert {(o.status, o.reason) for o in opened_foreign} == {("invalid", "no such user")}
     assert gone.value.status == 410
     assert dropped == 1
     assert key_left == {ANN: None}  # so no copy of the sealed turns can be opened any more

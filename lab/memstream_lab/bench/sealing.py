@@ -84,6 +84,9 @@ async def one_run(
             "api_port": free_port(),
             "seal_topics": sealed,
             "seal_index": sealed,
+            # The clock closes the last day, week and month: at its default minute the run
+            # would end on a tick, whatever the write path's own rate.
+            "clock_interval_s": 0.5,
         }
     )
     topics = load_catalog(settings.broker.topic_prefix).topics

@@ -149,6 +149,7 @@ class TurnKey(_Answer):
 
     user_id: str
     public_key: str  # base64 of 32 bytes
+    envelope: str = "sealed_turn.v1"  # what to seal in: the SDK knows this one only
 
 
 class Facts(_Pending):

@@ -22,18 +22,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from memstream.contracts.sealed import ENVELOPE_VERSION, NONCE_BYTES, EnvelopeError
+from memstream.contracts.sealed import EnvelopeError, envelope_names, open_sealed, seal
 
 SEALED_TURN_TYPE = "sealed_turn.v1"  # on the turns topic
 SEALED_TURN_TYPES = frozenset({"turn.v1"})  # the only input value that carries words
@@ -55,10 +51,6 @@ def turn_public_key(data_key: bytes) -> bytes:
     return turn_private_key(data_key).public_key().public_bytes_raw()
 
 
-def _associated(user_id: str, sealed_type: str) -> bytes:
-    return f"memstream/{SEALED_TURN_TYPE}/{user_id}/{sealed_type}".encode()
-
-
 def _record_key(shared: bytes, ephemeral: bytes, recipient: bytes) -> bytes:
     # Both public keys in the derivation: the key is this record's, for this recipient.
     return _hkdf(shared, b"memstream/sealed_turn.v1/" + ephemeral + recipient)
@@ -68,49 +60,21 @@ def seal_turn(value: Mapping[str, Any], public_key: bytes) -> dict[str, Any]:
     """`value` (a `turn.v1`) sealed for the user's turn key; only its data key opens it."""
     if len(public_key) != PUBLIC_KEY_BYTES:
         raise ValueError(f"a turn key is {PUBLIC_KEY_BYTES} bytes, not {len(public_key)}")
-    user_id, sealed_type = str(value["user_id"]), str(value["type"])
     ephemeral = X25519PrivateKey.generate()
     epk = ephemeral.public_key().public_bytes_raw()
     shared = ephemeral.exchange(X25519PublicKey.from_public_bytes(public_key))
-    nonce = os.urandom(NONCE_BYTES)
-    plain = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-    key = _record_key(shared, epk, public_key)
-    ciphertext = AESGCM(key).encrypt(nonce, plain, _associated(user_id, sealed_type))
-    return {
-        "type": SEALED_TURN_TYPE,
-        "user_id": user_id,
-        "sealed_type": sealed_type,
-        "v": ENVELOPE_VERSION,
-        "epk": base64.b64encode(epk).decode(),
-        "nonce": base64.b64encode(nonce).decode(),
-        "ciphertext": base64.b64encode(ciphertext).decode(),
-    }
+    sealed = seal(value, _record_key(shared, epk, public_key), SEALED_TURN_TYPE)
+    return {**sealed, "epk": base64.b64encode(epk).decode()}
 
 
 def open_turn(envelope: Mapping[str, Any], data_key: bytes) -> dict[str, Any]:
     """The turn `envelope` hides; `EnvelopeError` if it does not open under `data_key`."""
-    if envelope.get("v") != ENVELOPE_VERSION:
-        raise EnvelopeError(f"sealed turn version {envelope.get('v')!r} is not {ENVELOPE_VERSION}")
-    user_id, sealed_type = envelope.get("user_id"), envelope.get("sealed_type")
-    if envelope.get("type") != SEALED_TURN_TYPE:
-        raise EnvelopeError(f"{envelope.get('type')!r} is not a sealed turn")
-    if not isinstance(user_id, str) or not isinstance(sealed_type, str):
-        raise EnvelopeError("a sealed turn names its user_id and sealed_type")
+    envelope_names(envelope, (SEALED_TURN_TYPE,))
     private = turn_private_key(data_key)
     recipient = private.public_key().public_bytes_raw()
     try:
         epk = base64.b64decode(str(envelope.get("epk")), validate=True)
-        nonce = base64.b64decode(str(envelope.get("nonce")), validate=True)
-        ciphertext = base64.b64decode(str(envelope.get("ciphertext")), validate=True)
         shared = private.exchange(X25519PublicKey.from_public_bytes(epk))
-        key = _record_key(shared, epk, recipient)
-        plain = AESGCM(key).decrypt(nonce, ciphertext, _associated(user_id, sealed_type))
-    except (binascii.Error, InvalidTag, ValueError) as exc:
+    except (binascii.Error, ValueError) as exc:
         raise EnvelopeError("the sealed turn does not open with this user's key") from exc
-    value = json.loads(plain)
-    if not isinstance(value, dict) or (value.get("user_id"), value.get("type")) != (
-        user_id,
-        sealed_type,
-    ):
-        raise EnvelopeError("the sealed value is not the one its envelope names")
-    return value
+    return open_sealed(envelope, _record_key(shared, epk, recipient), (SEALED_TURN_TYPE,))

@@ -57,7 +57,7 @@ def test_the_public_key_is_stable_per_data_key_and_opens_nothing() -> None:
     [
         ({"user_id": "acme:bob"}, "does not open"),  # moved under another user
         ({"sealed_type": "session_end.v1"}, "does not open"),  # relabelled
-        ({"type": "sealed.v1"}, "not a sealed turn"),
+        ({"type": "sealed.v1"}, "not a sealed envelope of this kind"),
         ({"v": 2}, "version"),
         ({"epk": "AAAA"}, "does not open"),
         ({"ciphertext": ""}, "does not open"),
