@@ -11,7 +11,8 @@ A run publishes `--messages` LoCoMo messages (the conversations in turn) for one
 timed from the first publish until every window is consolidated (messages/s); then
 `--queries` LoCoMo questions are asked through the API (`recall_probe`). The figures to read
 are the ratios on/off within a round (shared cores move absolute figures from one run to the
-next); the JSON gives each run too.
+next); the JSON gives each run too, and the CPU time of each sealing step alone
+(`crypto_us_per_record`), which the load of other processes does not move.
 """
 
 from __future__ import annotations
@@ -133,9 +134,37 @@ async def run(messages: int, rounds: int, queries: int) -> dict[str, Any]:
         "queries": len(asks),
         "rounds": rounds,
         "ratios": _ratios(runs),
+        "crypto_us_per_record": crypto_costs(),
         "runs": runs,
         "cpus": len(os.sched_getaffinity(0)),
     }
+
+
+def crypto_costs(records: int = 2000) -> dict[str, float]:
+    """CPU microseconds per record of each sealing step, alone (process time: what the load
+    of other processes does not add): a LoCoMo turn sealed by the producer and opened by the
+    segmenter, and a memory sealed by the publisher and opened for a feed consumer."""
+    from memstream.contracts.sealed import new_data_key, open_sealed, seal
+    from memstream.contracts.sealed_turns import open_turn, seal_turn, turn_public_key
+
+    key = new_data_key()
+    public = turn_public_key(key)
+    turn = next(e for e in history(1) if e["type"] == "turn.v1")
+    memory = {"type": "memory.v1", "user_id": USER, "text": str(turn["text"]) * 4}
+    sealed_turn, sealed_memory = seal_turn(turn, public), seal(memory, key)
+    steps = {
+        "seal_turn": lambda: seal_turn(turn, public),
+        "open_turn": lambda: open_turn(sealed_turn, key),
+        "seal_memory": lambda: seal(memory, key),
+        "open_memory": lambda: open_sealed(sealed_memory, key),
+    }
+    costs: dict[str, float] = {}
+    for name, step in steps.items():
+        started = time.process_time()
+        for _ in range(records):
+            step()
+        costs[name] = round((time.process_time() - started) / records * 1e6, 1)
+    return costs
 
 
 def _ratios(runs: list[dict[str, Any]]) -> dict[str, Any]:
