@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -54,14 +56,48 @@ def actor_of(given: str | None) -> str:
 
 
 class CliAudit:
-    """Writes the command's records on the audit topic through `publisher`."""
+    """Writes the command's records on the audit topic: through the command's own running
+    `publisher`, or through one connected at the first record (`opened`)."""
 
-    def __init__(self, publisher: Publisher, settings: Settings, actor: str) -> None:
+    def __init__(
+        self,
+        publisher: Publisher | None,
+        settings: Settings,
+        actor: str,
+        connect: Callable[[], Awaitable[Publisher]] | None = None,
+    ) -> None:
         from memstream.contracts.catalog import load_catalog
 
         self._publisher = publisher
+        self._connect = connect
         self._topic = load_catalog(settings.broker.topic_prefix).audit.name
         self.actor = actor
+
+    @classmethod
+    @asynccontextmanager
+    async def opened(cls, settings: Settings, actor: str) -> AsyncIterator[CliAudit]:
+        """A trail that connects to the broker at its first record: a command that needs no
+        broker for its work (a repair) does it even while the broker is down, and says on
+        stderr what could not be recorded."""
+        from memstream.adapters.kafka.producer import KafkaPublisher
+
+        connected: list[KafkaPublisher] = []
+
+        async def connect() -> Publisher:
+            publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
+            try:
+                await publisher.start()
+            except BaseException:
+                await publisher.stop()  # the client it made, closed
+                raise
+            connected.append(publisher)
+            return publisher
+
+        try:
+            yield cls(None, settings, actor, connect)
+        finally:
+            for publisher in connected:
+                await publisher.stop()
 
     async def record(
         self, action: str, outcome: str, *, user_id: str | None = None, users: int | None = None
@@ -74,6 +110,11 @@ class CliAudit:
             Caller(self.actor), action, outcome, user_id=user_id, origin="cli", users=users
         )
         try:
+            if self._publisher is None and self._connect is not None:
+                connect, self._connect = self._connect, None  # one attempt per command
+                self._publisher = await connect()
+            if self._publisher is None:
+                raise RuntimeError("no connection to the broker")
             await self._publisher.publish([Outbound(self._topic, "-", value)])
         except Exception as exc:
             typer.echo(f"audit record of {action} not published: {exc!r}", err=True)
@@ -92,15 +133,6 @@ def command_action(event: dict[str, Any]) -> str | None:
 
 async def audit_commands(settings: Settings, actor: str, commands: list[tuple[str, str]]) -> None:
     """Record each (action, user) published for the workers, as `accepted`."""
-    if not commands:
-        return
-    from memstream.adapters.kafka.producer import KafkaPublisher
-
-    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
-    await publisher.start()
-    try:
-        audit = CliAudit(publisher, settings, actor)
+    async with CliAudit.opened(settings, actor) as audit:
         for action, user_id in commands:
             await audit.record(action, "accepted", user_id=user_id)
-    finally:
-        await publisher.stop()

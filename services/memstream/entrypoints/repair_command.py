@@ -82,16 +82,10 @@ async def run_repair(
     actor: str | None = None,
 ) -> list[RepairProgress]:
     """Repair `users` (or every user), each on the audit trail: `--all` as one record."""
-    from memstream.adapters.kafka.producer import KafkaPublisher
     from memstream.entrypoints.cli_audit import CliAudit
 
-    publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
-    await publisher.start()
-    try:
-        audit = CliAudit(publisher, settings, actor_of(actor))
+    async with CliAudit.opened(settings, actor_of(actor)) as audit:
         return await _repair_audited(settings, users, all_users, audit, show)
-    finally:
-        await publisher.stop()
 
 
 async def _repair_audited(
