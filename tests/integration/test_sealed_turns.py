@@ -93,7 +93,7 @@ async def test_sealed_turns_are_remembered_and_unreadable_after_the_forget(
     assert [s["user_id"] for s in sealed] == [ANN, ANN]
     assert sealed_memories and {o.status for o in opened_own} == {"opened"}
     assert {(o.status, o.reason) for o in opened_foreign} == {("invalid", "no such user")}
-    assert gone.value.status == 410
+    assert gone.value.status == 409
     assert dropped == 1
     assert key_left == {ANN: None}  # so no copy of the sealed turns can be opened any more
     # The turns topic from its start: three sealed turns (two before the forget, one after),

@@ -106,7 +106,7 @@ class AsyncRecallClient(ClientBase):
 
     async def turn_key(self, user_id: str) -> bytes:
         """The public key to seal the user's turns for (a producer's `seal_turns`); a
-        forgotten user: `RecallError` 410; a user the key does not reach: 404."""
+        forgotten user: `RecallError` 409; a user the key does not reach: 404."""
         answer = await self._request(TurnKey, "GET", f"/v1/users/{user_id}/turn-key")
         if answer.envelope != "sealed_turn.v1":
             raise ValueError(f"the API seals turns in {answer.envelope!r}, unknown to this SDK")

@@ -10,7 +10,7 @@ words and go as they are.
 Keys are cached per user (`ttl_s`, at most `max_users`): one API call per user and TTL. A
 key cached across a forget seals turns nobody can open; the segmenter drops them, as it
 drops every turn of a forgotten user. A forgotten user's key is refused (`RecallError` with
-status 410) and nothing of the event is sent.
+status 409) and nothing of the event is sent.
 """
 
 from __future__ import annotations

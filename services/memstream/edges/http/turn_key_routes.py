@@ -31,7 +31,10 @@ def turn_key_routes(router: APIRouter) -> None:
         tags=["producers"],
         responses={
             404: {"model": Problem, "description": "A user the key does not reach."},
-            410: {"model": Problem, "description": "The user was forgotten."},
+            409: {
+                "model": Problem,
+                "description": "The user was forgotten, and its tombstone stands.",
+            },
         },
     )
     async def turn_key(user_id: UserIdPath, parts: Parts) -> TurnKeyResponse:
@@ -42,5 +45,5 @@ def turn_key_routes(router: APIRouter) -> None:
             raise HTTPException(status_code=501, detail="this process hands out no turn keys")
         public = await keys.public_key(user_id)
         if public is None:
-            raise HTTPException(status_code=410, detail=USER_FORGOTTEN)
+            raise HTTPException(status_code=409, detail=USER_FORGOTTEN)
         return TurnKeyResponse(user_id=user_id, public_key=base64.b64encode(public).decode())
