@@ -13,7 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memstream.client import AsyncMemstreamProducer, AsyncRecallClient, RecallError
+from memstream.client import (
+    AsyncMemstreamProducer,
+    AsyncRecallClient,
+    MemstreamProducer,
+    RecallError,
+)
 from memstream.contracts.catalog import load_catalog
 from memstream.settings import Settings
 
@@ -41,6 +46,22 @@ async def _counted_forgotten(
         if count >= at_least or loop.time() > deadline:
             return count
         await asyncio.sleep(0.2)
+
+
+def _refused_by_a_sync_producer(settings: Settings, api_url: str) -> int:
+    """The status a sealing `MemstreamProducer` raises for a turn of the forgotten user."""
+    with (
+        MemstreamProducer(
+            settings.broker.bootstrap,
+            topic_prefix=settings.broker.topic_prefix,
+            idempotent=False,
+            seal_turns_api=api_url,
+            api_key=ACME_KEY,
+        ) as producer,
+        pytest.raises(RecallError) as refused,
+    ):
+        producer.publish_turn(user_id=ANN, session_id="s3", seq=0, text="Quibblewick again.")
+    return refused.value.status
 
 
 async def test_sealed_turns_are_remembered_and_unreadable_after_the_forget(
@@ -83,6 +104,9 @@ async def test_sealed_turns_are_remembered_and_unreadable_after_the_forget(
             )
             async with httpx.AsyncClient(base_url=stack.url) as http:
                 dropped = await _counted_forgotten(http, at_least=1)
+            sync_refused = await asyncio.to_thread(
+                _refused_by_a_sync_producer, stack.settings, stack.url
+            )
             key_left = await stack.running.container.tree.data_keys({ANN})
         turns = await topic_values(bootstrap, catalog.turns)
         letters = await topic_values(bootstrap, catalog.dlq)
@@ -93,7 +117,7 @@ async def test_sealed_turns_are_remembered_and_unreadable_after_the_forget(
     assert [s["user_id"] for s in sealed] == [ANN, ANN]
     assert sealed_memories and {o.status for o in opened_own} == {"opened"}
     assert {(o.status, o.reason) for o in opened_foreign} == {("invalid", "no such user")}
-    assert gone.value.status == 409
+    assert gone.value.status == sync_refused == 409  # and nothing sent (the topic, below)
     assert dropped == 1
     assert key_left == {ANN: None}  # so no copy of the sealed turns can be opened any more
     # The turns topic from its start: three sealed turns (two before the forget, one after),
