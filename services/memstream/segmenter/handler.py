@@ -48,16 +48,15 @@ from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
     InputEvent,
-    Level,
     MemoryNode,
     Turn,
     WindowClosed,
 )
-from memstream.domain.nodes import mean_direction, remaining_turns, segment_node
+from memstream.domain.nodes import mean_direction, remaining_turns
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
 from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_step
-from memstream.domain.windows import SegmentReady, WindowRules, late_data_closures
+from memstream.domain.windows import WindowRules, late_data_closures
 from memstream.ports import (
     Embedder,
     FactReader,
@@ -71,6 +70,7 @@ from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
+from memstream.segmenter.segments import Segment, SegmentWriter
 
 log = logging.getLogger(__name__)
 
@@ -108,16 +108,9 @@ class BatchReport:
 
 
 @dataclass(frozen=True, slots=True)
-class _Segment:
-    node: MemoryNode
-    texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
-    received: float | None  # broker time of its newest message in this batch
-
-
-@dataclass(frozen=True, slots=True)
 class _UserWork:
     commit: UserCommit  # what the step writes for the user
-    segments: list[_Segment]  # the L1s among `commit.nodes`, with what their vectors encode
+    segments: list[Segment]  # the L1s among `commit.nodes`, with what their vectors encode
 
 
 class Segmenter:
@@ -167,6 +160,7 @@ class Segmenter:
         self._clock = clock
         self._phase = phase or _unmarked
         self._derivation = derivation  # recorded on every L1 written (`domain.derivation`)
+        self._writer = SegmentWriter(tree, rules, history_window)
         self._rebuilder = Rebuilder(
             tree=tree,
             llm=llm,
@@ -285,19 +279,27 @@ class Segmenter:
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
             return None
-        segments = await self._write_segments(user_id, list(plan.ready), plan.received)
+        fresh = await self._writer.write(
+            user_id, list(plan.ready), plan.received, self._llm, self._derivation
+        )
+        segments, replaced = fresh.segments, fresh.removed
+        if replaced:
+            # Before the commit, as a forget does: a crash after it would leave the points
+            # with nothing to find them by; one before it replays the step, which cuts again.
+            await self._index.delete_points(user_id, [n.id for n in replaced])
         closures = list(plan.closures)
-        removed: list[MemoryNode] = []
+        forgotten: list[MemoryNode] = []
         if plan.forget:
-            rewritten, removed, above = await self._forget_messages(user_id, plan.forget)
+            rewritten, forgotten, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
             closures += above
+        removed = [*replaced, *forgotten]
         rebuild: RebuildJob | None = None
         if plan.rebuild is not None:
             written = {s.node.id for s in segments} | {n.id for n in removed}
             step = await self._rebuilder.step(user_id, plan.rebuild, written)
             if step is not None:
-                segments += [_Segment(node, texts, None) for node, texts in step.leaves]
+                segments += [Segment(node, texts, None) for node, texts in step.leaves]
                 closures += step.closures
                 rebuild = step.job
         # Bottom-up across all: a window the clock closes now (a new day above a session a
@@ -313,8 +315,11 @@ class Segmenter:
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
-        if removed:
-            gone = removed_event(user_id, [n.id for n in removed])
+        if replaced:
+            gone = removed_event(user_id, [n.id for n in replaced], "replaced")
+            outbox.append(Outbound(self._topics.memories, user_id, gone))
+        if forgotten:
+            gone = removed_event(user_id, [n.id for n in forgotten])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
@@ -328,6 +333,7 @@ class Segmenter:
             due=plan.due,
             guard=Guard(snapshot.tombstone),
             removed=removed,
+            moved=fresh.moved,
             forgotten=plan.forget,
             expiring=plan.expiring,
             rebuild=rebuild,
@@ -339,7 +345,7 @@ class Segmenter:
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
-    ) -> tuple[list[_Segment], list[MemoryNode], list[WindowClosed]]:
+    ) -> tuple[list[Segment], list[MemoryNode], list[WindowClosed]]:
         """Every L1 citing one of `message_ids` written again from its other messages (same
         id, version + 1) or, with none left, removed; and the closures that consolidate
         again, bottom-up, every stored ancestor of those L1s (as late data does) and, with
@@ -349,7 +355,7 @@ class Segmenter:
         leaves = [
             n for n in await self._tree.get_many(user_id, citing) if forgotten & set(n.source_ids)
         ]
-        rewritten: list[_Segment] = []
+        rewritten: list[Segment] = []
         removed: list[MemoryNode] = []
         for leaf in leaves:
             turns = remaining_turns(leaf, forgotten)
@@ -364,7 +370,7 @@ class Segmenter:
                 history_window=self._history,
                 derivation=self._derivation,
             )
-            rewritten.append(_Segment(node, [t.text for t in turns], None))
+            rewritten.append(Segment(node, [t.text for t in turns], None))
         if removed:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
@@ -374,27 +380,8 @@ class Segmenter:
             above |= {n.id: n for n in await later_profiles(self._tree, user_id, leaves, above)}
         return rewritten, removed, late_data_closures(above.values())
 
-    async def _write_segments(
-        self, user_id: str, ready: list[SegmentReady], received: Mapping[str, float]
-    ) -> list[_Segment]:
-        if not ready:
-            return []
-        history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
-        segments: list[_Segment] = []
-        for seg in ready:
-            summary = await self._llm.write_segment(
-                seg.messages, history[-self._history :] if self._history else []
-            )
-            node = segment_node(user_id, seg, summary, self._derivation)
-            history.append(node)
-            times = [received[m.event_id] for m in seg.messages if m.event_id in received]
-            segments.append(
-                _Segment(node, [m.text for m in seg.messages], max(times, default=None))
-            )
-        return segments
-
     async def _store_vectors(
-        self, segments: list[_Segment], embedded: Mapping[str, list[float]]
+        self, segments: list[Segment], embedded: Mapping[str, list[float]]
     ) -> None:
         """Index the new L1s; each dense vector is the mean of its messages' embeddings
         (`embedded` holds every one: `EmbeddingsAhead.through`, with `also`).
