@@ -56,8 +56,15 @@ from memstream.domain.models import (
 from memstream.domain.nodes import mean_direction, remaining_turns, segment_node
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
-from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_step
-from memstream.domain.windows import SegmentReady, WindowRules, late_data_closures
+from memstream.domain.step import (
+    Arrival,
+    StepPlan,
+    UserSnapshot,
+    asked_event_ids,
+    asked_session_ids,
+    decide_step,
+)
+from memstream.domain.windows import SegmentReady, WindowRules, apart, late_data_closures
 from memstream.ports import (
     Embedder,
     FactReader,
@@ -278,20 +285,23 @@ class Segmenter:
         arrivals = [Arrival(c.event, c.raw.partition, c.raw.offset, c.raw.timestamp) for c in items]
         # Read first: a forget after this read changes the tombstone, and the commit is then
         # refused (its guard).
-        snapshot = await self._tree.load_user(user_id, asked_event_ids(arrivals))
+        snapshot = await self._tree.load_user(
+            user_id, asked_event_ids(arrivals), asked_session_ids(arrivals)
+        )
         await self._publish_outbox(user_id, snapshot.outbox)
-        with self._phase("reduce"):  # no await inside: the phase is the decision's CPU time
-            plan = decide_step(snapshot, arrivals, self._clock(), self._rules, self._retention)
+        plan = await self._decide(snapshot, arrivals)
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
             return None
         segments = await self._write_segments(user_id, list(plan.ready), plan.received)
         closures = list(plan.closures)
         removed: list[MemoryNode] = []
+        checked_from: tuple[str, ...] = ()
         if plan.forget:
             rewritten, removed, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
             closures += above
+            checked_from = _forget_reaches(rewritten, removed, above)
         rebuild: RebuildJob | None = None
         if plan.rebuild is not None:
             written = {s.node.id for s in segments} | {n.id for n in removed}
@@ -319,9 +329,11 @@ class Segmenter:
         outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
+        document, remembered = apart(plan.state)
         commit = UserCommit(
             user_id,
-            encode_state(plan.state),
+            encode_state(document),
+            remembered=remembered,
             seen=plan.seen,
             nodes=[s.node for s in segments],
             outbox=[o.to_json() for o in outbox],
@@ -329,6 +341,7 @@ class Segmenter:
             guard=Guard(snapshot.tombstone),
             removed=removed,
             forgotten=plan.forget,
+            forget_reaches=checked_from,
             expiring=plan.expiring,
             rebuild=rebuild,
             # Committed with the L1s, so the facts and entities never disagree with the
@@ -336,6 +349,22 @@ class Segmenter:
             knowledge=knowledge,
         )
         return _UserWork(commit, segments)
+
+    async def _decide(self, snapshot: UserSnapshot, arrivals: list[Arrival]) -> StepPlan:
+        """The step's plan; decided again, from the start, after reading what a decision
+        asked of the remembered sessions and window keys (`domain.remembered`)."""
+        now = self._clock()  # one time for every decision of the step: they must agree
+        while True:
+            with self._phase("reduce"):  # no await inside: the phase is the decision's CPU
+                plan = decide_step(snapshot, arrivals, now, self._rules, self._retention)
+            if plan.lookup is None:
+                return plan
+            known = snapshot.remembered
+            assert known is not None  # only a state kept apart asks
+            more = await self._tree.look_up(snapshot.user_id, plan.lookup)
+            snapshot = replace(snapshot, remembered=known.merged(more))
+            if snapshot.remembered == known:  # asked again what it was told: a bug, not a loop
+                raise RuntimeError(f"the window reducer asked again for {plan.lookup}")
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
@@ -419,6 +448,16 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(dict(p)) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+
+
+def _forget_reaches(
+    rewritten: Sequence[_Segment], removed: Sequence[MemoryNode], above: Sequence[WindowClosed]
+) -> tuple[str, ...]:
+    """The nodes above the leaves a message forget rewrote or removed: their parents (stored
+    or not yet) and every window it consolidates again. Kept with the message tombstones:
+    the forget-status route reads these and their ancestors, not every summary."""
+    parents = {s.node.parent_id for s in rewritten} | {n.parent_id for n in removed}
+    return tuple(sorted({p for p in parents if p} | {c.node_id for c in above}))
 
 
 def _rebuild_announced(topic: str, user_id: str, job: RebuildJob | None) -> list[Outbound]:
