@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memstream.adapters.embedding.embedders import HashingEmbedder
+from memstream.adapters.redis import keys
 from memstream.bootstrap import Container
 from memstream.contracts.codec import decode_input, decode_state, encode_state
 from memstream.contracts.records import Consumed, RawEvent
@@ -140,8 +141,17 @@ def saturated_state() -> bytes:
 
 
 async def user_state_cost(c: Container, user_id: str) -> dict[str, Any]:
-    raw = await c.tree._r.get(f"{c.settings.redis.namespace}:{{{user_id}}}:state")
-    return state_cost(raw) if raw else {}
+    """The document a step reads whole, and what is remembered apart from it (read by id or
+    key only when a step asks: `domain.remembered`)."""
+    prefix = keys.user_prefix(user_id, c.settings.redis.namespace)
+    raw = await c.tree._r.get(prefix + keys.STATE)
+    if not raw:
+        return {}
+    return {
+        **state_cost(raw),
+        "sessions_apart": await c.tree._r.zcard(prefix + keys.SESSION_AGES),
+        "closed_apart": await c.tree._r.zcard(prefix + keys.CLOSED),
+    }
 
 
 async def knowledge_derive(c: Container, user_id: str) -> dict[str, Any]:
