@@ -61,7 +61,8 @@ from memstream.domain.window_chain import (
 )
 
 # Closed windows and sessions are remembered so late data can be recognised; the oldest are
-# forgotten past these bounds, which keeps one user's state a few kilobytes for years.
+# forgotten past these bounds. The store keeps them apart from the state's document and a
+# step reads only those it asks for (`domain.remembered`).
 MAX_REMEMBERED_SESSIONS = 512
 MAX_REMEMBERED_CLOSED = 1024
 

@@ -13,7 +13,9 @@ crash left behind is published before anything new.
 
 Each user's step has three phases. Load: one read of the store (`load_user`, one round
 trip) gives a `UserSnapshot`: the window state, the tombstone, the seen marks and message
-tombstones of the step's turns, the earliest message deadlines and an outbox a crash left.
+tombstones of the step's turns, the earliest message deadlines and an outbox a crash left,
+and what the state remembers apart of the step's sessions (`domain.remembered`; a step that
+closes a window or meets a late turn reads the keys it asks for, once, and decides again).
 Decide: `domain.step.decide_step`, a pure function, turns the snapshot, the events, the
 clock and the window rules into a `StepPlan` (the turns kept, the new state, the segments
 ready, the windows closed, the messages to forget, when the user is due next). Commit: the
