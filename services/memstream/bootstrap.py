@@ -30,10 +30,12 @@ import faust
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import load_catalog
 from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_app
+from memstream.edges.faust.sealed_turns import SealedTurnOpener
 from memstream.edges.handler_chain import (
     WritePathHandlers,
     consolidator_chain,
     dead_letter_when_ready,
+    open_turns_when_ready,
     segmenter_chain,
     when_ready,
 )
@@ -116,7 +118,8 @@ def write_path_handlers(
         on_turns = segmenter_chain(segmenter, metrics, online=online)
     if consolidator is not None:
         on_windows = consolidator_chain(consolidator, metrics)
-    return WritePathHandlers(on_turns, on_windows, dead_letters(c).send)
+    opener = SealedTurnOpener(c.tree, on_forgotten=metrics.ingested.labels("forgotten").inc)
+    return WritePathHandlers(on_turns, on_windows, dead_letters(c).send, opener)
 
 
 def write_path_app(
@@ -153,6 +156,7 @@ def write_path_app(
         on_turns=when_ready(handlers, lambda h: h.on_turns, app_id) if turns else None,
         on_windows=when_ready(handlers, lambda h: h.on_windows, app_id) if windows else None,
         dead_letter=dead_letter_when_ready(handlers),
+        open_turns=open_turns_when_ready(handlers) if turns else None,
         metrics=metrics,
         batch_size=settings.worker.consume_batch_size,
         fetch_max_wait_ms=settings.broker.fetch_max_wait_ms,

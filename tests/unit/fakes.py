@@ -24,7 +24,7 @@ from memstream.contracts.knowledge_codec import (
     encode_leaf_entities,
 )
 from memstream.contracts.records import Outbound
-from memstream.domain.entity_index import Entity, EntityIndex
+from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities
 from memstream.domain.facts import AtomicFact
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.knowledge import (
@@ -127,6 +127,29 @@ def sample_tree(user: str = "u1") -> list[MemoryNode]:
                         )
                     )
     return link(nodes)
+
+
+class CountedLeaves(dict[str, LeafEntities]):
+    """An entity index's leaf table that counts the leaves read from it and refuses a walk of
+    all of them: what tests of recall's work per request put in an index."""
+
+    def __init__(self, leaves: Mapping[str, LeafEntities]) -> None:
+        super().__init__(leaves)
+        self.read = 0
+
+    def __getitem__(self, key: str) -> LeafEntities:
+        self.read += 1
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read += 1
+        return super().get(key, default)
+
+    def items(self) -> Any:
+        raise AssertionError("every leaf of the user read")
+
+    def values(self) -> Any:
+        raise AssertionError("every leaf of the user read")
 
 
 def link(nodes: Sequence[MemoryNode]) -> list[MemoryNode]:
@@ -279,10 +302,13 @@ class FakeTree(FakeDirectory):
         if c.seen:
             self.written[user_id] = self.now
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in c.seen.items()})
-        for n in c.nodes:
-            self.add(n)
         for n in c.removed:
             self.remove(n)
+        for n in c.moved:
+            if n.parent_id:
+                self.children.get((user_id, n.parent_id), set()).discard(n.id)
+        for n in c.nodes:
+            self.add(n)
         self._apply_knowledge(user_id, c.knowledge)
         self.forgotten.setdefault(user_id, set()).update(c.forgotten)  # never expires here
         self.reaches.setdefault(user_id, {}).update(

@@ -20,6 +20,7 @@ BENCHMARKS = (
     "export",
     "explorer",
     "forget",
+    "heavy_recall",
     "hostile",
     "house",
     "ingest",

@@ -49,7 +49,6 @@ from rich.progress import Progress
 from memstream.bootstrap import Container, recall_app
 from memstream.edges.http.server import BackgroundServer
 from memstream.entrypoints.embedded.background import BackgroundStack
-from memstream.settings import Settings
 from memstream.wiring.handlers import derivation, window_rules
 from memstream_lab.bench import scale_bytes as sb
 from memstream_lab.bench import scale_load
@@ -59,7 +58,7 @@ from memstream_lab.bench.scale_chat import ChatShape, locomo_shape, user_chat
 from memstream_lab.bench.scale_fill import EmbeddedVectors, Filled, Filler, ResampledVectors
 from memstream_lab.bench.scale_kind import check_kind
 from memstream_lab.bench.scale_plot import plot_latency
-from memstream_lab.bench.scale_run import Run, as_async, progress_bar, vector_bank
+from memstream_lab.bench.scale_run import Run, as_async, progress_bar, stack_settings, vector_bank
 from memstream_lab.bench.scale_steps import HEAVY, LIGHT0, MEDIUM, run_probes
 from memstream_lab.bench.synthetic import queries
 from memstream_lab.measure import write_report
@@ -74,16 +73,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     run_dir = Run(args.run_dir)
     shape: ChatShape = locomo_shape()
     run_dir.doc["chat"] = shape.summary()
-    settings = Settings(
-        data_dir=args.run_dir / "stores",
-        kafka_bootstrap="",
-        redis_url="",
-        qdrant_url="",
-        qdrant_collection="bench_scale",
-        log_level="WARNING",
-        embed_threads=1,
-        embed_processes=1,
-    )
+    settings = stack_settings(args.run_dir, "bench_scale")
     sizes = sorted({*args.sizes, *([LARGEST] if args.largest else [])})
     if args.only_segmenter:
         sizes = []

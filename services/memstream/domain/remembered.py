@@ -102,6 +102,7 @@ class RememberedChanges:
     sessions: tuple[SessionInfo, ...] = ()
     dropped: tuple[str, ...] = ()
     closed: tuple[tuple[str, int], ...] = ()
+    unclosed: tuple[str, ...] = ()  # keys closed no more (a session renamed: its old key)
 
     def __bool__(self) -> bool:
-        return bool(self.sessions or self.dropped or self.closed)
+        return bool(self.sessions or self.dropped or self.closed or self.unclosed)

@@ -29,6 +29,7 @@ from memstream.domain.models import (
 from memstream.domain.remembered import Lookup, Questions, Remembered
 from memstream.domain.reorder import apply_in_order, held_due
 from memstream.domain.windows import (
+    Resegment,
     SegmentReady,
     UserWindows,
     WindowRules,
@@ -88,7 +89,8 @@ class StepPlan:
     state: UserWindows | None = None
     # event id -> content mark: the turns this step commits
     seen: Mapping[str, int] = field(default_factory=dict)
-    ready: tuple[SegmentReady, ...] = ()  # segments for the LLM to write
+    # segments for the LLM to write, and late turns whose sessions are cut again, in order
+    ready: tuple[SegmentReady | Resegment, ...] = ()
     closures: tuple[WindowClosed, ...] = ()  # windows the reducer closed
     forget: tuple[str, ...] = ()  # message ids forgotten now: asked for, or past their deadline
     # new messages with a deadline: the expiry schedule
@@ -215,7 +217,7 @@ def _admit(
 class _Run:
     state: UserWindows
     seen: dict[str, int]
-    ready: list[SegmentReady]
+    ready: list[SegmentReady | Resegment]
     closures: list[WindowClosed]
     duplicates: int
     conflicts: list[str]
@@ -231,7 +233,7 @@ def _reduce(
     """The window reducer over the step's events; a turn seen before (committed, or earlier
     in the step) is a duplicate, a conflict when its content differs from the first copy."""
     seen: dict[str, int] = {}
-    ready: list[SegmentReady] = []
+    ready: list[SegmentReady | Resegment] = []
     closures: list[WindowClosed] = []
     duplicates = 0
     conflicts: list[str] = []
@@ -249,7 +251,7 @@ def _reduce(
             seen[event.event_id] = mark
         state, outputs = apply_in_order(state, event, now, rules)
         for out in outputs:
-            if isinstance(out, SegmentReady):
+            if isinstance(out, SegmentReady | Resegment):
                 ready.append(out)
             else:
                 closures.append(out)

@@ -12,6 +12,10 @@ Rules (see DESIGN.md, "Temporal Memory Tree"):
   minus a grace period (reason `clock`).
 - A turn of a session that has already closed is late: it becomes an L1 segment of its own
   at once and every already-consolidated window above it closes again (reason `late_data`).
+  With the reorder window on (`domain.reorder`), a turn whose `seq` is below one its session
+  has already taken is late too, open session or not, and its session is cut into L1s again
+  in `seq` order (`Resegment`, `domain.resegment`): the tree an in-order sender gets. One
+  below the session's first `seq` also renames the session after its own time.
 - One session is open per user at a time; a turn of an unknown session opens it.
 - A session id names a session only while it is in use (`domain.incarnations`): a turn
   dated after its session's `session_end`, or at least the idle timeout after its last
@@ -111,10 +115,12 @@ class UserWindows:
     calendar: tuple[Window, ...] = ()
     # Set when the closed sessions and window keys are remembered apart (`domain.remembered`):
     # `sessions` then holds the open session and those the step looked up or changed,
-    # `closed` the keys the step closed, `evicted` the remembered sessions it forgot, and
-    # `closed_seq` numbers the keys closed so far (the store keeps the newest).
+    # `closed` the keys the step closed, `evicted` the remembered sessions it forgot,
+    # `unclosed` the keys no longer closed (a session renamed), and `closed_seq` numbers the
+    # keys closed so far (the store keeps the newest).
     remembered: Remembered | None = None
     evicted: frozenset[str] = frozenset()
+    unclosed: frozenset[str] = frozenset()
     closed_seq: int = 0
 
 
@@ -127,7 +133,18 @@ class SegmentReady:
     late: bool = False
 
 
-Output = SegmentReady | WindowClosed
+@dataclass(frozen=True, slots=True)
+class Resegment:
+    """A late turn of a session that has taken later ones: the session's L1s, stored under
+    `parent_id`, are cut again with it in `seq` order, under `in_order_parent_id` (the same
+    id unless the turn is the session's first, which names the session)."""
+
+    turn: Turn
+    parent_id: str
+    in_order_parent_id: str
+
+
+Output = SegmentReady | Resegment | WindowClosed
 
 
 def initial_state(user_id: str, tz: str) -> UserWindows:
@@ -178,7 +195,7 @@ def _on_turn(
         known = None
     elif known is not None and (earlier := earlier_session(state.earlier, known, turn)):
         return _on_late_turn(state, turn, earlier, rules)
-    elif known is not None and known.closed:
+    elif known is not None and (known.closed or _out_of_order(known, turn, rules)):
         return _on_late_turn(state, turn, known, rules)
     if known is None and _forgotten(state, turn):
         return _on_forgotten_session_turn(state, turn, received_at)
@@ -188,7 +205,7 @@ def _on_turn(
         outputs += closed
     if known is None:  # its start on the local clock, which its L2's title reads
         start = turn.ts.astimezone(get_zone(tz))
-        known = SessionInfo(turn.session_id, start, turn.ts, received_at, tz=tz)
+        known = SessionInfo(turn.session_id, start, turn.ts, received_at, tz=tz, first_seq=turn.seq)
         state = _open_session_windows(state, known)
     info = replace(
         known,
@@ -198,29 +215,39 @@ def _on_turn(
     )
     state = _remember(state, info)
     pending = state.pending
+    groups: list[tuple[Turn, ...]] = []
     if pending and turn.seq < pending[0].seq:
-        # A message from before the waiting one, come later than the reorder window: not
-        # its reply (the window has gone past it), so an L1 of its own; the waiting one waits on.
+        # A message from before the waiting one, taken as it came (no reorder window): not
+        # its reply (the session has gone past it), so an L1 of its own; the waiting one waits on.
         outputs.append(replace(_segment(state, (turn,)), late=True))
-        complete = False
     else:
-        if pending and not _continues(pending, turn, rules):
-            outputs.append(_segment(state, pending))
-            pending = ()
-        pending = (*pending, turn)
-        complete = (
-            turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
-        )
+        groups, pending = gathered(pending, turn, rules)
     state = replace(
         state,
         open_session=turn.session_id,
-        pending=() if complete else pending,
+        pending=pending,
         watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
     )
-    if complete:
-        outputs.append(_segment(state, pending))
+    outputs += [_segment(state, group) for group in groups]
     state, closed = _close_due(state, state.watermark, "watermark")
     return state, outputs + closed
+
+
+def gathered(
+    pending: tuple[Turn, ...], turn: Turn, rules: WindowRules
+) -> tuple[list[tuple[Turn, ...]], tuple[Turn, ...]]:
+    """`turn`, the next message of its session, added to the segment being gathered: the
+    segments that are complete now, and what is still gathered (the one pairing rule, for
+    turns as they come and for a session cut again, `domain.resegment`)."""
+    complete: list[tuple[Turn, ...]] = []
+    if pending and not _continues(pending, turn, rules):
+        complete.append(pending)
+        pending = ()
+    pending = (*pending, turn)
+    if turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules):
+        complete.append(pending)
+        pending = ()
+    return complete, pending
 
 
 def _continues(pending: tuple[Turn, ...], turn: Turn, rules: WindowRules) -> bool:
@@ -242,24 +269,81 @@ def _may_grow(pending: tuple[Turn, ...], rules: WindowRules) -> bool:
 def _on_late_turn(
     state: UserWindows, turn: Turn, info: SessionInfo, rules: WindowRules
 ) -> tuple[UserWindows, list[Output]]:
+    was = info
     info = replace(
-        info, last_ts=max(info.last_ts, turn.ts), next_seq=max(info.next_seq, turn.seq + 1)
+        info,
+        last_ts=max(info.last_ts, turn.ts),
+        next_seq=max(info.next_seq, turn.seq + 1),
+        first_seq=None if info.first_seq is None else min(info.first_seq, turn.seq),
     )
-    if state.sessions.get(info.session_id, info).start == info.start:
+    if _names_session(was, turn, rules):  # its first message: the session starts with it
+        info = replace(info, start=turn.ts.astimezone(get_zone(info.tz or state.tz)))
+    if state.sessions.get(info.session_id, was).start == was.start:
         state = _remember(state, info)
     else:  # a turn of an earlier session under a reused id
-        state = replace(state, earlier=updated(state.earlier, info))
+        state = replace(state, earlier=updated(state.earlier, info, was.start))
+    parent_id = _node_id(state, Level.SESSION, info.start, info.session_id)
+    outputs: list[Output] = []
+    if info.start != was.start:
+        state, outputs = _renamed(state, was, info)
+    if _out_of_order(was, turn, rules):
+        stored_under = _node_id(state, Level.SESSION, was.start, was.session_id)
+        outputs.insert(0, Resegment(turn, stored_under, parent_id))
+    else:
+        outputs.insert(0, SegmentReady((turn,), parent_id, True))
+    closing = {o.node_id for o in outputs if isinstance(o, WindowClosed)}
+    outputs += [c for c in _chain_closures(state, info) if c.node_id not in closing]
+    return state, outputs
+
+
+def _chain_closures(state: UserWindows, info: SessionInfo) -> list[WindowClosed]:
+    """The closures that consolidate again the session `info` (a late turn's) and every
+    window above it that has closed."""
     session_key = window_key(Level.SESSION, info.start, info.session_id)
-    outputs: list[Output] = [
-        SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
-    ]
+    closures: list[WindowClosed] = []
     for ow in _chain_windows(state, info):
         key = window_key(*window_parts(ow.window))
         if key in state.open_windows:
             break  # this window and those above it will be consolidated in due course
         if key == session_key or _was_closed(state, key):
-            outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
-    return state, outputs
+            closures.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
+    return closures
+
+
+def _out_of_order(info: SessionInfo, turn: Turn, rules: WindowRules) -> bool:
+    """Whether `turn` comes after a later `seq` of its session was taken: with the reorder
+    window on, and only for a session that knows its `seq`s (saved since they were kept)."""
+    return rules.reorder_turns > 0 and info.first_seq is not None and turn.seq < info.next_seq
+
+
+def _names_session(info: SessionInfo, turn: Turn, rules: WindowRules) -> bool:
+    """Whether `turn`, come late, is its session's first message in `seq` order."""
+    return _out_of_order(info, turn, rules) and turn.seq < (info.first_seq or 0)
+
+
+def _renamed(
+    state: UserWindows, was: SessionInfo, info: SessionInfo
+) -> tuple[UserWindows, list[Output]]:
+    """The session `was`, now starting at `info.start`: tracked under its new key (open, its
+    windows opened for the new start; closed, remembered as closed), and, if it had closed,
+    the closures that empty its old L2 (the consolidator removes a node left childless) and
+    consolidate again the closed windows above it (another day's, if the start moved back
+    past midnight)."""
+    old_key = window_key(Level.SESSION, was.start, was.session_id)
+    new_key = window_key(Level.SESSION, info.start, info.session_id)
+    if old_key in state.open_windows:
+        rest = {k: v for k, v in state.open_windows.items() if k != old_key}
+        return _open_session_windows(replace(state, open_windows=rest), info), []
+    emptied: list[Output] = [*_chain_closures(state, was)]
+    if state.remembered is None:
+        closed = tuple(new_key if k == old_key else k for k in state.closed)
+        if new_key not in closed:
+            closed = (*closed, new_key)[-MAX_REMEMBERED_CLOSED:]
+        state = replace(state, closed=closed)
+    else:  # apart: the old key is closed no more, the new one is (last in closing order)
+        closed = tuple(k for k in _remember_closed(state, new_key) if k != old_key)
+        state = replace(state, closed=closed, unclosed=state.unclosed | {old_key})
+    return _remember_calendar(state, _chain_windows(state, info)), emptied
 
 
 def _forgotten(state: UserWindows, turn: Turn) -> bool:
@@ -424,7 +508,7 @@ def _was_closed(state: UserWindows, key: str) -> bool:
     if key in state.closed:
         return True
     rem = state.remembered
-    if rem is None:
+    if rem is None or key in state.unclosed:
         return False
     if key not in rem.closed:  # taken as not closed until it is looked up
         rem.questions.closed.add(key)
@@ -508,6 +592,7 @@ def apart(state: UserWindows) -> tuple[UserWindows, RememberedChanges]:
         sessions=closed_now,
         dropped=tuple(sorted((state.evicted | reopened) - written)),
         closed=tuple((key, state.closed_seq + n) for n, key in enumerate(state.closed, 1)),
+        unclosed=tuple(sorted(state.unclosed - set(state.closed))),
     )
     document = replace(
         state,
@@ -515,6 +600,7 @@ def apart(state: UserWindows) -> tuple[UserWindows, RememberedChanges]:
         closed=(),
         remembered=None,
         evicted=frozenset(),
+        unclosed=frozenset(),
         closed_seq=state.closed_seq + len(state.closed),
     )
     return document, changes
@@ -527,10 +613,10 @@ def bottom_up(nodes: Iterable[MemoryNode]) -> list[MemoryNode]:
 
 def late_data_closures(nodes: Iterable[MemoryNode]) -> list[WindowClosed]:
     """The closures that consolidate these stored windows again, bottom-up (a forget or a
-    rebuild changed what lies below them)."""
+    rebuild changed what lies below them), each in the zone it was opened in."""
     return [
         WindowClosed(
-            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id),
+            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id, n.tz),
             "late_data",
             n.id,
             n.parent_id,

@@ -25,14 +25,15 @@ Faust app from settings alone (`bootstrap.write_path_app`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.records import Consumed, RawEvent
-from memstream.edges.faust.app import DeadLetter, RecordHandler
+from memstream.edges.faust.app import DeadLetter, Opening, RecordHandler
+from memstream.edges.faust.decoding import Rejected
 from memstream.edges.instrumentation import InstrumentedConsolidator, InstrumentedSegmenter
 from memstream.edges.tracing import traced_batches
 from memstream.metrics import Metrics
@@ -49,6 +50,7 @@ class WritePathHandlers:
     on_turns: RecordHandler | None
     on_windows: RecordHandler | None
     dead_letter: DeadLetter
+    open_turns: Opening | None = None  # the turns sealed by their producers
 
 
 def segmenter_chain(
@@ -102,6 +104,17 @@ def when_ready(
         return await handler(batch)
 
     return handle
+
+
+def open_turns_when_ready(handlers: Awaitable[WritePathHandlers]) -> Opening:
+    """The opener of sealed turns of `handlers`, once they exist (records pass as they are
+    when `handlers` have none)."""
+
+    async def open_turns(raws: Sequence[RawEvent]) -> list[RawEvent | Rejected | None]:
+        opening = (await handlers).open_turns
+        return list(raws) if opening is None else await opening(raws)
+
+    return open_turns
 
 
 def dead_letter_when_ready(handlers: Awaitable[WritePathHandlers]) -> DeadLetter:

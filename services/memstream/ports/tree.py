@@ -70,6 +70,9 @@ class UserCommit:
     due: datetime | None = None
     guard: Guard | None = None
     removed: Sequence[MemoryNode] = ()
+    # Stored nodes written again (among `nodes`) under another parent, as they were stored:
+    # their old parent's link goes.
+    moved: Sequence[MemoryNode] = ()
     forgotten: Sequence[str] = ()
     expiring: Mapping[str, datetime] = field(default_factory=dict)
     rebuild: RebuildJob | None = None

@@ -50,12 +50,11 @@ from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
     InputEvent,
-    Level,
     MemoryNode,
     Turn,
     WindowClosed,
 )
-from memstream.domain.nodes import mean_direction, remaining_turns, segment_node
+from memstream.domain.nodes import mean_direction, remaining_turns
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
 from memstream.domain.step import (
@@ -66,7 +65,7 @@ from memstream.domain.step import (
     asked_session_ids,
     decide_step,
 )
-from memstream.domain.windows import SegmentReady, WindowRules, apart, late_data_closures
+from memstream.domain.windows import WindowRules, apart, late_data_closures
 from memstream.ports import (
     Embedder,
     FactReader,
@@ -80,6 +79,7 @@ from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
+from memstream.segmenter.segments import Segment, SegmentWriter
 
 log = logging.getLogger(__name__)
 
@@ -117,16 +117,9 @@ class BatchReport:
 
 
 @dataclass(frozen=True, slots=True)
-class _Segment:
-    node: MemoryNode
-    texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
-    received: float | None  # broker time of its newest message in this batch
-
-
-@dataclass(frozen=True, slots=True)
 class _UserWork:
     commit: UserCommit  # what the step writes for the user
-    segments: list[_Segment]  # the L1s among `commit.nodes`, with what their vectors encode
+    segments: list[Segment]  # the L1s among `commit.nodes`, with what their vectors encode
 
 
 class Segmenter:
@@ -176,6 +169,7 @@ class Segmenter:
         self._clock = clock
         self._phase = phase or _unmarked
         self._derivation = derivation  # recorded on every L1 written (`domain.derivation`)
+        self._writer = SegmentWriter(tree, rules, history_window)
         self._rebuilder = Rebuilder(
             tree=tree,
             llm=llm,
@@ -295,21 +289,29 @@ class Segmenter:
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
             return None
-        segments = await self._write_segments(user_id, list(plan.ready), plan.received)
+        fresh = await self._writer.write(
+            user_id, list(plan.ready), plan.received, self._llm, self._derivation
+        )
+        segments, replaced = fresh.segments, fresh.removed
+        if replaced:
+            # Before the commit, as a forget does: a crash after it would leave the points
+            # with nothing to find them by; one before it replays the step, which cuts again.
+            await self._index.delete_points(user_id, [n.id for n in replaced])
         closures = list(plan.closures)
-        removed: list[MemoryNode] = []
+        forgotten: list[MemoryNode] = []
         checked_from: tuple[str, ...] = ()
         if plan.forget:
-            rewritten, removed, above = await self._forget_messages(user_id, plan.forget)
+            rewritten, forgotten, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
             closures += above
-            checked_from = _forget_reaches(rewritten, removed, above)
+            checked_from = _forget_reaches(rewritten, forgotten, above)
+        removed = [*replaced, *forgotten]
         rebuild: RebuildJob | None = None
         if plan.rebuild is not None:
             written = {s.node.id for s in segments} | {n.id for n in removed}
             step = await self._rebuilder.step(user_id, plan.rebuild, written)
             if step is not None:
-                segments += [_Segment(node, texts, None) for node, texts in step.leaves]
+                segments += [Segment(node, texts, None) for node, texts in step.leaves]
                 closures += step.closures
                 rebuild = step.job
         # Bottom-up across all: a window the clock closes now (a new day above a session a
@@ -325,8 +327,11 @@ class Segmenter:
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
-        if removed:
-            gone = removed_event(user_id, [n.id for n in removed])
+        if replaced:
+            gone = removed_event(user_id, [n.id for n in replaced], "replaced")
+            outbox.append(Outbound(self._topics.memories, user_id, gone))
+        if forgotten:
+            gone = removed_event(user_id, [n.id for n in forgotten])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
@@ -342,6 +347,7 @@ class Segmenter:
             due=plan.due,
             guard=Guard(snapshot.tombstone),
             removed=removed,
+            moved=fresh.moved,
             forgotten=plan.forget,
             forget_reaches=checked_from,
             expiring=plan.expiring,
@@ -370,7 +376,7 @@ class Segmenter:
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
-    ) -> tuple[list[_Segment], list[MemoryNode], list[WindowClosed]]:
+    ) -> tuple[list[Segment], list[MemoryNode], list[WindowClosed]]:
         """Every L1 citing one of `message_ids` written again from its other messages (same
         id, version + 1) or, with none left, removed; and the closures that consolidate
         again, bottom-up, every stored ancestor of those L1s (as late data does) and, with
@@ -380,7 +386,7 @@ class Segmenter:
         leaves = [
             n for n in await self._tree.get_many(user_id, citing) if forgotten & set(n.source_ids)
         ]
-        rewritten: list[_Segment] = []
+        rewritten: list[Segment] = []
         removed: list[MemoryNode] = []
         for leaf in leaves:
             turns = remaining_turns(leaf, forgotten)
@@ -395,7 +401,7 @@ class Segmenter:
                 history_window=self._history,
                 derivation=self._derivation,
             )
-            rewritten.append(_Segment(node, [t.text for t in turns], None))
+            rewritten.append(Segment(node, [t.text for t in turns], None))
         if removed:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
@@ -405,27 +411,8 @@ class Segmenter:
             above |= {n.id: n for n in await later_profiles(self._tree, user_id, leaves, above)}
         return rewritten, removed, late_data_closures(above.values())
 
-    async def _write_segments(
-        self, user_id: str, ready: list[SegmentReady], received: Mapping[str, float]
-    ) -> list[_Segment]:
-        if not ready:
-            return []
-        history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
-        segments: list[_Segment] = []
-        for seg in ready:
-            summary = await self._llm.write_segment(
-                seg.messages, history[-self._history :] if self._history else []
-            )
-            node = segment_node(user_id, seg, summary, self._derivation)
-            history.append(node)
-            times = [received[m.event_id] for m in seg.messages if m.event_id in received]
-            segments.append(
-                _Segment(node, [m.text for m in seg.messages], max(times, default=None))
-            )
-        return segments
-
     async def _store_vectors(
-        self, segments: list[_Segment], embedded: Mapping[str, list[float]]
+        self, segments: list[Segment], embedded: Mapping[str, list[float]]
     ) -> None:
         """Index the new L1s; each dense vector is the mean of its messages' embeddings
         (`embedded` holds every one: `EmbeddingsAhead.through`, with `also`).
@@ -453,7 +440,7 @@ class Segmenter:
 
 
 def _forget_reaches(
-    rewritten: Sequence[_Segment], removed: Sequence[MemoryNode], above: Sequence[WindowClosed]
+    rewritten: Sequence[Segment], removed: Sequence[MemoryNode], above: Sequence[WindowClosed]
 ) -> tuple[str, ...]:
     """The nodes above the leaves a message forget rewrote or removed: their parents (stored
     or not yet) and every window it consolidates again. Kept with the message tombstones:

@@ -30,6 +30,9 @@ from memstream.domain.windows import MAX_REMEMBERED_CLOSED, UserWindows, WindowR
 
 T0 = datetime(2024, 3, 1, 8, 0, tzinfo=UTC)
 RULES = WindowRules(session_idle=timedelta(hours=2))
+# With the reorder window on, a turn below its session's first `seq` renames the session
+# (its old key is closed no more, `UserWindows.unclosed`).
+REORDERING = WindowRules(session_idle=timedelta(hours=2), reorder_turns=3)
 # Small enough that a few dozen sessions pass it: eviction is on the path tested.
 BOUND = 5
 
@@ -57,6 +60,8 @@ class ApartStore:
         for sid in changes.dropped:
             self.sessions.pop(sid, None)
         self.sessions.update({s.session_id: s for s in changes.sessions})
+        for key in changes.unclosed:
+            self.closed.pop(key, None)
         self.closed.update(dict(changes.closed))
         newest = sorted(self.closed, key=self.closed.__getitem__)[-MAX_REMEMBERED_CLOSED:]
         self.closed = {key: self.closed[key] for key in newest}
@@ -81,19 +86,21 @@ def _arrivals(events: Sequence[InputEvent]) -> list[Arrival]:
 
 
 def step_whole(
-    doc: str | None, events: Sequence[InputEvent], now: datetime
+    doc: str | None, events: Sequence[InputEvent], now: datetime, rules: WindowRules = RULES
 ) -> tuple[StepPlan, str | None]:
-    plan = decide_step(_snapshot(doc, None), _arrivals(events), now, RULES, None)
+    plan = decide_step(_snapshot(doc, None), _arrivals(events), now, rules, None)
     assert plan.lookup is None
     return plan, doc if plan.state is None else json.dumps(encode_state(plan.state))
 
 
-def step_apart(store: ApartStore, events: Sequence[InputEvent], now: datetime) -> StepPlan:
+def step_apart(
+    store: ApartStore, events: Sequence[InputEvent], now: datetime, rules: WindowRules = RULES
+) -> StepPlan:
     arrivals = _arrivals(events)
     # One of the oldest read first, not `OLDEST_READ`: asking for more is on the path too.
     remembered = store.read(asked_session_ids(arrivals), (), 1)
     while True:
-        plan = decide_step(_snapshot(store.doc, remembered), arrivals, now, RULES, None)
+        plan = decide_step(_snapshot(store.doc, remembered), arrivals, now, rules, None)
         if plan.lookup is None:
             break
         asked: Lookup = plan.lookup
@@ -106,12 +113,12 @@ def step_apart(store: ApartStore, events: Sequence[InputEvent], now: datetime) -
     return plan
 
 
-def _turn(n: int, session: int, minutes: int) -> Turn:
+def _turn(n: int, session: int, minutes: int, seq: int | None = None) -> Turn:
     return Turn(
         f"m{n}",
         "ana",
         f"s{session}",
-        n,
+        n if seq is None else seq,
         "Ana" if n % 2 == 0 else "Bot",
         "user" if n % 2 == 0 else "assistant",
         f"message {n}",
@@ -142,7 +149,8 @@ def _events(drawn: list[tuple[str, int, int]]) -> list[tuple[InputEvent, datetim
         clock = max(clock, T0 + timedelta(minutes=newest))
         event: InputEvent
         if kind == "turn":
-            event = _turn(n, session, minutes)
+            # A turn dated back also comes below the `seq`s taken: out of order.
+            event = _turn(n, session, minutes, n if forward >= 0 else max(0, n - 7))
         elif kind == "end":
             event = SessionEnded("ana", f"s{session}", T0 + timedelta(minutes=minutes))
         else:
@@ -162,9 +170,12 @@ def _remembered_whole(doc: str) -> tuple[dict[str, SessionInfo], set[str]]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(events_drawn, step_sizes)
+@given(events_drawn, step_sizes, st.sampled_from([RULES, REORDERING]))
 def test_a_state_kept_apart_decides_as_the_whole_state(
-    monkeypatch: pytest.MonkeyPatch, drawn: list[tuple[str, int, int]], sizes: list[int]
+    monkeypatch: pytest.MonkeyPatch,
+    drawn: list[tuple[str, int, int]],
+    sizes: list[int],
+    rules: WindowRules,
 ) -> None:
     monkeypatch.setattr(windows, "MAX_REMEMBERED_SESSIONS", BOUND)
     timed = _events(drawn)
@@ -176,8 +187,8 @@ def test_a_state_kept_apart_decides_as_the_whole_state(
             break
         at += len(batch)
         events, now = [e for e, _ in batch], batch[-1][1]
-        whole, doc = step_whole(doc, events, now)
-        split = step_apart(store, events, now)
+        whole, doc = step_whole(doc, events, now, rules)
+        split = step_apart(store, events, now, rules)
         assert split.ready == whole.ready
         assert split.closures == whole.closures
         assert split.due == whole.due
@@ -228,3 +239,24 @@ def test_a_step_of_the_open_session_asks_for_nothing(monkeypatch: pytest.MonkeyP
         step_apart(store, [_turn(100 + n, 41, 41 * 1440 + n)], at)
     assert store.lookups == asked_before
     assert len(store.sessions) == BOUND - 1  # the open session is the document's
+
+
+def test_a_closed_session_renamed_by_its_first_message_is_closed_under_its_new_key() -> None:
+    # With the reorder window on, a message below its closed session's first `seq` renames
+    # the session: the old key is closed no more, the new one is; apart as whole.
+    store, doc = ApartStore(), None
+    at = T0 + timedelta(days=1)
+    steps: list[tuple[list[InputEvent], datetime]] = [
+        ([_turn(5, 1, 10, seq=5), _turn(6, 1, 11, seq=6)], at),
+        ([SessionEnded("ana", "s1", T0 + timedelta(minutes=12))], at),
+        ([_turn(3, 1, 5, seq=3)], at + timedelta(hours=1)),
+    ]
+    for events, now in steps:
+        whole, doc = step_whole(doc, events, now, REORDERING)
+        split = step_apart(store, events, now, REORDERING)
+        assert (split.ready, split.closures) == (whole.ready, whole.closures)
+    assert doc is not None
+    renamed = f"2|s1|{(T0 + timedelta(minutes=5)).isoformat()}"
+    assert renamed in decode_state(json.loads(doc)).closed
+    assert set(store.closed) == set(decode_state(json.loads(doc)).closed)
+    assert f"2|s1|{(T0 + timedelta(minutes=10)).isoformat()}" not in store.closed

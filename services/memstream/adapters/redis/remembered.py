@@ -74,6 +74,8 @@ def queue_remembered(pipe: Any, prefix: str, changes: RememberedChanges) -> None
         pipe.zadd(
             prefix + keys.SESSION_AGES, {s.session_id: _score(s.last_ts) for s in changes.sessions}
         )
+    if changes.unclosed:
+        pipe.zrem(prefix + keys.CLOSED, *changes.unclosed)
     if changes.closed:
         pipe.zadd(prefix + keys.CLOSED, dict(changes.closed))
         pipe.zremrangebyrank(prefix + keys.CLOSED, 0, -(MAX_REMEMBERED_CLOSED + 1))

@@ -174,9 +174,14 @@ class RedisSegmenterState(RedisNodes):
                 pipe.zremrangebyscore(p + keys.SEEN, "-inf", f"({expired}")
                 pipe.zremrangebyrank(p + keys.SEEN, 0, -(self._seen_max + 1))
             queue_remembered(pipe, p, c.remembered)
-            self._queue_nodes(pipe, user_id, [(node, "") for node in c.nodes])
+            # Links that go before the nodes: a message of a removed leaf may be in one
+            # written now (a session cut again), and a moved node may keep its parent.
             for node in c.removed:
                 self._queue_removal(pipe, node)
+            for node in c.moved:
+                if node.parent_id:
+                    pipe.srem(p + keys.children(node.parent_id), node.id)
+            self._queue_nodes(pipe, user_id, [(node, "") for node in c.nodes])
             queue_knowledge(pipe, p, c.knowledge)
             if c.forgotten:
                 # Scored by when: pruned past the seen markers' horizon, which outlasts the
