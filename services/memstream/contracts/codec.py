@@ -295,7 +295,7 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
         "watermark": state.watermark.isoformat() if state.watermark else None,
         "open_session": state.open_session,
         "pending": [encode_turn(t) for t in state.pending],
-        "sessions": [_encode_session(s) for s in state.sessions.values()],
+        "sessions": [encode_session(s) for s in state.sessions.values()],
         "open_windows": {
             key: {
                 "level": int(ow.window.level),
@@ -312,13 +312,14 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
             [int(w.level), w.start.isoformat(), w.end.isoformat(), w.tz] for w in state.calendar
         ],
         "closed": list(state.closed),
-        "earlier": [_encode_session(s) for s in state.earlier],
+        "earlier": [encode_session(s) for s in state.earlier],
         "held": [encode_turn(t) for t in state.held],
         "held_at": state.held_at.isoformat() if state.held_at else None,
+        "closed_seq": state.closed_seq,
     }
 
 
-def _encode_session(s: SessionInfo) -> list[Any]:
+def encode_session(s: SessionInfo) -> list[Any]:
     return [
         s.session_id,
         s.start.isoformat(),
@@ -332,8 +333,8 @@ def _encode_session(s: SessionInfo) -> list[Any]:
     ]
 
 
-def _decode_session(row: Sequence[Any]) -> SessionInfo:
-    """A session as `_encode_session` wrote it. A state written before a session kept its
+def decode_session(row: Sequence[Any]) -> SessionInfo:
+    """A session as `encode_session` wrote it. A state written before a session kept its
     next `seq` and end has five fields: the `seq` it has reached is unknown, so the session
     goes on taking its turns as they come (`UNKNOWN_NEXT_SEQ`: nothing is held for it, where
     0 would hold every later turn waiting for a `seq` 0 it already took); its end is None.
@@ -357,7 +358,7 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
 
 def decode_state(value: dict[str, Any]) -> UserWindows:
     user_id = value["user_id"]
-    sessions = {s.session_id: s for s in map(_decode_session, value["sessions"])}
+    sessions = {s.session_id: s for s in map(decode_session, value["sessions"])}
     open_windows = {
         _session_key(key, w, sessions): OpenWindow(
             Window(
@@ -383,10 +384,11 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
         sessions=sessions,
         open_windows=open_windows,
         closed=tuple(_session_key(k, None, sessions) for k in value["closed"]),
-        earlier=tuple(map(_decode_session, value.get("earlier", ()))),
+        earlier=tuple(map(decode_session, value.get("earlier", ()))),
         held=tuple(t for t in map(decode_input, value.get("held", ())) if isinstance(t, Turn)),
         held_at=parse_ts(value["held_at"]) if value.get("held_at") else None,
         calendar=_decode_calendar(value, open_windows.values()),
+        closed_seq=value.get("closed_seq", 0),
     )
 
 

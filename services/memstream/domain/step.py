@@ -26,6 +26,7 @@ from memstream.domain.models import (
     Turn,
     WindowClosed,
 )
+from memstream.domain.remembered import Lookup, Questions, Remembered
 from memstream.domain.reorder import apply_in_order, held_due
 from memstream.domain.windows import (
     Resegment,
@@ -34,6 +35,7 @@ from memstream.domain.windows import (
     WindowRules,
     initial_state,
     next_due,
+    with_remembered,
 )
 
 # Most expired messages one user's step forgets (a forget.v1's bound): more wait a tick.
@@ -50,7 +52,10 @@ class UserSnapshot:
     `seen`: the content marks of the asked event ids already committed (0: none given);
     `forgotten`: the asked event ids a message tombstone holds; `expiries`: the earliest
     message deadlines (event id, epoch seconds), earliest first; `outbox`: events the last
-    commit left unpublished (a crash between commit and publish), oldest first.
+    commit left unpublished (a crash between commit and publish), oldest first;
+    `remembered`: what was read of the closed sessions and window keys the store remembers
+    apart from the state (None: the state holds them itself), more of it read when the
+    decision asks (`StepPlan.lookup`).
     """
 
     user_id: str
@@ -61,6 +66,7 @@ class UserSnapshot:
     forgotten: frozenset[str]
     expiries: tuple[tuple[str, float], ...]
     outbox: tuple[dict[str, Any], ...] = ()
+    remembered: Remembered | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +105,9 @@ class StepPlan:
     forgotten_turns: int = 0  # turns of forgotten messages
     expired_turns: int = 0  # turns whose deadline had passed when they arrived
     expired: tuple[str, ...] = ()  # messages forgotten because their deadline passed
+    # What the decision needs read first (`domain.remembered`): nothing else in the plan
+    # holds; the step is decided again with it.
+    lookup: Lookup | None = None
 
 
 def decide_step(
@@ -125,6 +134,9 @@ def decide_step(
         return StepPlan(idle=True, forget=forget, **dropped)
     first_tz = next((t.tz for t in turns if t.tz), None)
     state = snapshot.state or initial_state(snapshot.user_id, first_tz or rules.default_tz)
+    questions = Questions()  # this decision's own (the snapshot may be decided again)
+    if snapshot.remembered is not None:
+        state = with_remembered(state, replace(snapshot.remembered, questions=questions))
     if forget:  # a message waiting in the state (for its reply) goes before it is used
         state = replace(
             state,
@@ -132,6 +144,8 @@ def decide_step(
             held=tuple(t for t in state.held if t.event_id not in forget),
         )
     run = _reduce(state, events, snapshot.seen, now, rules)
+    if (lookup := questions.lookup()) is not None:
+        return StepPlan(idle=False, lookup=lookup)
     expiring = {
         t.event_id: at
         for t in turns
@@ -242,6 +256,11 @@ def _reduce(
             else:
                 closures.append(out)
     return _Run(state, seen, ready, closures, duplicates, conflicts)
+
+
+def asked_session_ids(arrivals: Sequence[Arrival]) -> list[str]:
+    """The session ids of the step's turns: the remembered sessions a snapshot reads first."""
+    return list(dict.fromkeys(a.event.session_id for a in arrivals if isinstance(a.event, Turn)))
 
 
 def asked_event_ids(arrivals: Sequence[Arrival]) -> list[str]:

@@ -54,6 +54,7 @@ from memstream.domain.models import (
     Window,
     WindowClosed,
 )
+from memstream.domain.remembered import Remembered, RememberedChanges
 from memstream.domain.window_chain import (
     OpenWindow,
     parent_node_id,
@@ -64,7 +65,8 @@ from memstream.domain.window_chain import (
 )
 
 # Closed windows and sessions are remembered so late data can be recognised; the oldest are
-# forgotten past these bounds, which keeps one user's state a few kilobytes for years.
+# forgotten past these bounds. The store keeps them apart from the state's document and a
+# step reads only those it asks for (`domain.remembered`).
 MAX_REMEMBERED_SESSIONS = 512
 MAX_REMEMBERED_CLOSED = 1024
 
@@ -111,6 +113,15 @@ class UserWindows:
     # The day, week and month windows opened so far, each with its zone, oldest first
     # (`domain.calendar_windows`): a zone change does not move them.
     calendar: tuple[Window, ...] = ()
+    # Set when the closed sessions and window keys are remembered apart (`domain.remembered`):
+    # `sessions` then holds the open session and those the step looked up or changed,
+    # `closed` the keys the step closed, `evicted` the remembered sessions it forgot,
+    # `unclosed` the keys no longer closed (a session renamed), and `closed_seq` numbers the
+    # keys closed so far (the store keeps the newest).
+    remembered: Remembered | None = None
+    evicted: frozenset[str] = frozenset()
+    unclosed: frozenset[str] = frozenset()
+    closed_seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +186,7 @@ def _on_turn(
         state = replace(state, tz=tz)
     if turn.tz is None:  # its L1 dates it on the calendar its windows use
         turn = replace(turn, tz=tz)
-    known = state.sessions.get(turn.session_id)
+    known = known_session(state, turn.session_id)
     outputs: list[Output] = []
     if known is not None and starts_anew(known, turn, rules.reuse_gap):
         if not known.closed:  # its last message is the idle timeout behind this one
@@ -202,7 +213,7 @@ def _on_turn(
         last_received=received_at,
         next_seq=max(known.next_seq, turn.seq + 1),
     )
-    sessions = _remember(state.sessions, info)
+    state = _remember(state, info)
     pending = state.pending
     groups: list[tuple[Turn, ...]] = []
     if pending and turn.seq < pending[0].seq:
@@ -214,7 +225,6 @@ def _on_turn(
     state = replace(
         state,
         open_session=turn.session_id,
-        sessions=sessions,
         pending=pending,
         watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
     )
@@ -269,7 +279,7 @@ def _on_late_turn(
     if _names_session(was, turn, rules):  # its first message: the session starts with it
         info = replace(info, start=turn.ts.astimezone(get_zone(info.tz or state.tz)))
     if state.sessions.get(info.session_id, was).start == was.start:
-        state = replace(state, sessions=_remember(state.sessions, info))
+        state = _remember(state, info)
     else:  # a turn of an earlier session under a reused id
         state = replace(state, earlier=updated(state.earlier, info, was.start))
     parent_id = _node_id(state, Level.SESSION, info.start, info.session_id)
@@ -295,7 +305,7 @@ def _chain_closures(state: UserWindows, info: SessionInfo) -> list[WindowClosed]
         key = window_key(*window_parts(ow.window))
         if key in state.open_windows:
             break  # this window and those above it will be consolidated in due course
-        if key in state.closed or key == session_key:
+        if key == session_key or _was_closed(state, key):
             closures.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
     return closures
 
@@ -325,18 +335,26 @@ def _renamed(
         rest = {k: v for k, v in state.open_windows.items() if k != old_key}
         return _open_session_windows(replace(state, open_windows=rest), info), []
     emptied: list[Output] = [*_chain_closures(state, was)]
-    closed = tuple(new_key if k == old_key else k for k in state.closed)
-    if new_key not in closed:
-        closed = _remember_closed(closed, new_key)
-    return _remember_calendar(replace(state, closed=closed), _chain_windows(state, info)), emptied
+    if state.remembered is None:
+        closed = tuple(new_key if k == old_key else k for k in state.closed)
+        if new_key not in closed:
+            closed = (*closed, new_key)[-MAX_REMEMBERED_CLOSED:]
+        state = replace(state, closed=closed)
+    else:  # apart: the old key is closed no more, the new one is (last in closing order)
+        closed = tuple(k for k in _remember_closed(state, new_key) if k != old_key)
+        state = replace(state, closed=closed, unclosed=state.unclosed | {old_key})
+    return _remember_calendar(state, _chain_windows(state, info)), emptied
 
 
 def _forgotten(state: UserWindows, turn: Turn) -> bool:
     """Whether `turn`'s unknown session is one the state may have forgotten: the memory is
     full and the turn is older than every session it still holds."""
-    if len(state.sessions) < MAX_REMEMBERED_SESSIONS:
+    if _remembered_count(state) < MAX_REMEMBERED_SESSIONS:
         return False
-    return turn.ts < min(s.last_ts for s in state.sessions.values())
+    times = [s.last_ts for s in state.sessions.values()]
+    if (stored := _oldest_apart(state)) is not None:
+        times.append(stored[1])
+    return turn.ts < min(times)
 
 
 def _on_forgotten_session_turn(
@@ -361,7 +379,7 @@ def _on_session_end(
         return state, []  # unknown or already closed: nothing more to do
     info = state.sessions[event.session_id]
     ended = replace(info, ended=max(event.ts, info.last_ts))
-    state = replace(state, sessions=_remember(state.sessions, ended))
+    state = _remember(state, ended)
     state, outputs = _close_session(state, "session_end", rules)
     ts = event.ts if state.watermark is None else max(state.watermark, event.ts)
     state = replace(state, watermark=ts)
@@ -392,17 +410,17 @@ def _close_session(
     key = window_key(Level.SESSION, info.start, info.session_id)
     ow = state.open_windows[key]
     window = replace(ow.window, end=info.last_ts)
-    if key in state.closed:
+    if _was_closed(state, key):
         reason = "late_data"
     outputs.append(WindowClosed(window, reason, ow.node_id, _parent_id(state, ow)))
     open_windows = {k: v for k, v in state.open_windows.items() if k != key}
+    state = _remember(state, replace(info, closed=True))
     state = replace(
         state,
         open_session=None,
         pending=(),
-        sessions=_remember(state.sessions, replace(info, closed=True)),
         open_windows=open_windows,
-        closed=_remember_closed(state.closed, key),
+        closed=_remember_closed(state, key),
     )
     return state, outputs
 
@@ -428,7 +446,7 @@ def _close_due(
             key=lambda item: item[1].window.start,
         )
         for key, ow in due:
-            was_closed = key in state.closed
+            was_closed = _was_closed(state, key)
             closure_reason: ClosureReason = "late_data" if was_closed else reason
             outputs.append(
                 WindowClosed(ow.window, closure_reason, ow.node_id, _parent_id(state, ow))
@@ -436,7 +454,7 @@ def _close_due(
             state = replace(
                 state,
                 open_windows={k: v for k, v in state.open_windows.items() if k != key},
-                closed=_remember_closed(state.closed, key),
+                closed=_remember_closed(state, key),
             )
     return state, outputs
 
@@ -476,23 +494,116 @@ def _segment(state: UserWindows, messages: tuple[Turn, ...]) -> SegmentReady:
     return SegmentReady(messages, _node_id(state, Level.SESSION, info.start, info.session_id))
 
 
-def _remember(sessions: dict[str, SessionInfo], info: SessionInfo) -> dict[str, SessionInfo]:
-    """`sessions` with `info` (never itself evicted: it is in use) and the oldest dropped
-    past the bound; an open session is never dropped either, its windows need it."""
-    updated = {k: v for k, v in sessions.items() if k != info.session_id}
-    updated[info.session_id] = info
-    while len(updated) > MAX_REMEMBERED_SESSIONS:
-        evictable = [s for s in updated.values() if s.closed and s.session_id != info.session_id]
+def known_session(state: UserWindows, session_id: str) -> SessionInfo | None:
+    """The session the state remembers under `session_id`, if any."""
+    if (info := state.sessions.get(session_id)) is not None:
+        return info
+    rem = state.remembered
+    if rem is not None and session_id not in state.evicted and session_id not in rem.sessions:
+        rem.questions.sessions.add(session_id)  # taken as unknown until it is looked up
+    return None  # (one found by a lookup is in `sessions` unless evicted since)
+
+
+def _was_closed(state: UserWindows, key: str) -> bool:
+    if key in state.closed:
+        return True
+    rem = state.remembered
+    if rem is None or key in state.unclosed:
+        return False
+    if key not in rem.closed:  # taken as not closed until it is looked up
+        rem.questions.closed.add(key)
+        return False
+    return rem.closed[key]
+
+
+def _remembered_count(state: UserWindows) -> int:
+    """How many sessions the state remembers, the open one included."""
+    rem = state.remembered
+    if rem is None:
+        return len(state.sessions)
+    known_apart = sum(rem.held(s) for s in {*state.sessions, *state.evicted})
+    return len(state.sessions) + rem.count - known_apart
+
+
+def _oldest_apart(state: UserWindows) -> tuple[str, datetime] | None:
+    """The oldest session remembered apart that the step has not loaded or evicted (by last
+    message time, then id)."""
+    rem = state.remembered
+    if rem is None:
+        return None
+    for sid, last_ts in rem.oldest:
+        if sid not in state.sessions and sid not in state.evicted:
+            return sid, last_ts
+    if not rem.complete():  # taken as none left until more are read
+        rem.questions.oldest = max(rem.questions.oldest, 2 * len(rem.oldest) + 4)
+    return None
+
+
+def _remember(state: UserWindows, info: SessionInfo) -> UserWindows:
+    """`state` with `info` remembered (never itself evicted: it is in use) and the oldest
+    closed sessions forgotten past the bound; an open session is never dropped either, its
+    windows need it. The oldest is the one with the earliest last message, then the least id."""
+    sessions = {k: v for k, v in state.sessions.items() if k != info.session_id}
+    sessions[info.session_id] = info
+    state = replace(state, sessions=sessions)
+    while _remembered_count(state) > MAX_REMEMBERED_SESSIONS:
+        evictable = [
+            (s.last_ts, s.session_id)
+            for s in state.sessions.values()
+            if s.closed and s.session_id != info.session_id
+        ]
+        if (apart := _oldest_apart(state)) is not None:
+            evictable.append((apart[1], apart[0]))
         if not evictable:
             break
-        oldest = min(evictable, key=lambda s: s.last_ts)
-        del updated[oldest.session_id]
-    return updated
+        _, oldest = min(evictable)
+        state = replace(
+            state,
+            sessions={k: v for k, v in state.sessions.items() if k != oldest},
+            evicted=state.evicted | {oldest} if state.remembered is not None else state.evicted,
+        )
+    return state
 
 
-def _remember_closed(closed: tuple[str, ...], key: str) -> tuple[str, ...]:
-    kept = (*(k for k in closed if k != key), key)
-    return kept[-MAX_REMEMBERED_CLOSED:]
+def _remember_closed(state: UserWindows, key: str) -> tuple[str, ...]:
+    kept = (*(k for k in state.closed if k != key), key)
+    # Apart, the store keeps the newest keys once the step is committed.
+    return kept if state.remembered is not None else kept[-MAX_REMEMBERED_CLOSED:]
+
+
+def with_remembered(state: UserWindows, remembered: Remembered) -> UserWindows:
+    """`state` reading its closed sessions and window keys apart, with what a step has read
+    of them. A state that still holds them (written before the split) keeps them: its
+    commit moves them out."""
+    found = {s.session_id: s for s in remembered.sessions.values() if s is not None}
+    return replace(state, remembered=remembered, sessions={**found, **state.sessions})
+
+
+def apart(state: UserWindows) -> tuple[UserWindows, RememberedChanges]:
+    """The state a commit writes as its document (the open session, no closed keys) and
+    what it writes of the remembered sessions and keys beside it."""
+    rem = state.remembered
+    if rem is None:
+        return state, RememberedChanges()
+    closed_now = tuple(s for s in state.sessions.values() if s.closed)
+    written = {s.session_id for s in closed_now}
+    reopened = {sid for sid, s in state.sessions.items() if not s.closed and rem.held(sid)}
+    changes = RememberedChanges(
+        sessions=closed_now,
+        dropped=tuple(sorted((state.evicted | reopened) - written)),
+        closed=tuple((key, state.closed_seq + n) for n, key in enumerate(state.closed, 1)),
+        unclosed=tuple(sorted(state.unclosed - set(state.closed))),
+    )
+    document = replace(
+        state,
+        sessions={sid: s for sid, s in state.sessions.items() if not s.closed},
+        closed=(),
+        remembered=None,
+        evicted=frozenset(),
+        unclosed=frozenset(),
+        closed_seq=state.closed_seq + len(state.closed),
+    )
+    return document, changes
 
 
 def bottom_up(nodes: Iterable[MemoryNode]) -> list[MemoryNode]:

@@ -13,7 +13,9 @@ crash left behind is published before anything new.
 
 Each user's step has three phases. Load: one read of the store (`load_user`, one round
 trip) gives a `UserSnapshot`: the window state, the tombstone, the seen marks and message
-tombstones of the step's turns, the earliest message deadlines and an outbox a crash left.
+tombstones of the step's turns, the earliest message deadlines and an outbox a crash left,
+and what the state remembers apart of the step's sessions (`domain.remembered`; a step that
+closes a window or meets a late turn reads the keys it asks for, once, and decides again).
 Decide: `domain.step.decide_step`, a pure function, turns the snapshot, the events, the
 clock and the window rules into a `StepPlan` (the turns kept, the new state, the segments
 ready, the windows closed, the messages to forget, when the user is due next). Commit: the
@@ -55,8 +57,15 @@ from memstream.domain.models import (
 from memstream.domain.nodes import mean_direction, remaining_turns
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
-from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_step
-from memstream.domain.windows import WindowRules, late_data_closures
+from memstream.domain.step import (
+    Arrival,
+    StepPlan,
+    UserSnapshot,
+    asked_event_ids,
+    asked_session_ids,
+    decide_step,
+)
+from memstream.domain.windows import WindowRules, apart, late_data_closures
 from memstream.ports import (
     Embedder,
     FactReader,
@@ -272,10 +281,11 @@ class Segmenter:
         arrivals = [Arrival(c.event, c.raw.partition, c.raw.offset, c.raw.timestamp) for c in items]
         # Read first: a forget after this read changes the tombstone, and the commit is then
         # refused (its guard).
-        snapshot = await self._tree.load_user(user_id, asked_event_ids(arrivals))
+        snapshot = await self._tree.load_user(
+            user_id, asked_event_ids(arrivals), asked_session_ids(arrivals)
+        )
         await self._publish_outbox(user_id, snapshot.outbox)
-        with self._phase("reduce"):  # no await inside: the phase is the decision's CPU time
-            plan = decide_step(snapshot, arrivals, self._clock(), self._rules, self._retention)
+        plan = await self._decide(snapshot, arrivals)
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
             return None
@@ -289,10 +299,12 @@ class Segmenter:
             await self._index.delete_points(user_id, [n.id for n in replaced])
         closures = list(plan.closures)
         forgotten: list[MemoryNode] = []
+        checked_from: tuple[str, ...] = ()
         if plan.forget:
             rewritten, forgotten, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
             closures += above
+            checked_from = _forget_reaches(rewritten, forgotten, above)
         removed = [*replaced, *forgotten]
         rebuild: RebuildJob | None = None
         if plan.rebuild is not None:
@@ -324,9 +336,11 @@ class Segmenter:
         outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
+        document, remembered = apart(plan.state)
         commit = UserCommit(
             user_id,
-            encode_state(plan.state),
+            encode_state(document),
+            remembered=remembered,
             seen=plan.seen,
             nodes=[s.node for s in segments],
             outbox=[o.to_json() for o in outbox],
@@ -335,6 +349,7 @@ class Segmenter:
             removed=removed,
             moved=fresh.moved,
             forgotten=plan.forget,
+            forget_reaches=checked_from,
             expiring=plan.expiring,
             rebuild=rebuild,
             # Committed with the L1s, so the facts and entities never disagree with the
@@ -342,6 +357,22 @@ class Segmenter:
             knowledge=knowledge,
         )
         return _UserWork(commit, segments)
+
+    async def _decide(self, snapshot: UserSnapshot, arrivals: list[Arrival]) -> StepPlan:
+        """The step's plan; decided again, from the start, after reading what a decision
+        asked of the remembered sessions and window keys (`domain.remembered`)."""
+        now = self._clock()  # one time for every decision of the step: they must agree
+        while True:
+            with self._phase("reduce"):  # no await inside: the phase is the decision's CPU
+                plan = decide_step(snapshot, arrivals, now, self._rules, self._retention)
+            if plan.lookup is None:
+                return plan
+            known = snapshot.remembered
+            assert known is not None  # only a state kept apart asks
+            more = await self._tree.look_up(snapshot.user_id, plan.lookup)
+            snapshot = replace(snapshot, remembered=known.merged(more))
+            if snapshot.remembered == known:  # asked again what it was told: a bug, not a loop
+                raise RuntimeError(f"the window reducer asked again for {plan.lookup}")
 
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
@@ -406,6 +437,16 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(dict(p)) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+
+
+def _forget_reaches(
+    rewritten: Sequence[Segment], removed: Sequence[MemoryNode], above: Sequence[WindowClosed]
+) -> tuple[str, ...]:
+    """The nodes above the leaves a message forget rewrote or removed: their parents (stored
+    or not yet) and every window it consolidates again. Kept with the message tombstones:
+    the forget-status route reads these and their ancestors, not every summary."""
+    parents = {s.node.parent_id for s in rewritten} | {n.parent_id for n in removed}
+    return tuple(sorted({p for p in parents if p} | {c.node_id for c in above}))
 
 
 def _rebuild_announced(topic: str, user_id: str, job: RebuildJob | None) -> list[Outbound]:
