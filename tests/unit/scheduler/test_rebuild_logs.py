@@ -23,6 +23,7 @@ from memstream.scheduler.rebuilds import RebuildPacer
 # Nothing that repeats with the pacer's runs or the windows rewritten.
 MOST_INFO_LINES = 5
 PERIOD_S = 0.01
+DEADLINE_S = 60.0
 
 
 async def test_a_paced_rebuild_of_a_small_user_writes_a_bounded_number_of_info_lines(
@@ -43,10 +44,18 @@ async def test_a_paced_rebuild_of_a_small_user_writes_a_bounded_number_of_info_l
     scheduler.start()
     try:
         await r.send(RebuildRequested(USER, "r1"))
-        for _ in range(500):
-            before = len(r.publisher.sent)
+        # Every command the pacer publishes is delivered once, however late it comes: a cursor
+        # kept across the polls, not the length before each sleep (a command published while
+        # the previous one was delivered was never delivered, and the rebuild stalled).
+        delivered = 0
+        deadline = asyncio.get_running_loop().time() + DEADLINE_S
+        while asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(PERIOD_S)
-            for command in r.publisher.sent[before:]:
+            fresh = r.publisher.sent[delivered:]
+            delivered += len(fresh)
+            for command in fresh:
+                if command.topic != "turns":
+                    continue  # the memories the rebuild writes, not the pacer's commands
                 event = decode_input(command.value)
                 if isinstance(event, RebuildRequested):
                     r.tree.rebuilds[USER] = 0.0  # the lease is not this test's business
