@@ -14,7 +14,12 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from memstream.domain.fact_grammar import HYPOTHETICAL, KIN_MENTION, kin_alternation
+from memstream.domain.fact_grammar import (
+    DURATIVE_HEAD,
+    HYPOTHETICAL,
+    KIN_MENTION,
+    kin_alternation,
+)
 from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import (
@@ -61,6 +66,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
 # with only a name is read only by the patterns whose subject may be a name.
 _SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
+# "Three weeks of bouldering!" names no one: a durative opening is the speaker's own state.
+_DURATIVE = re.compile(DURATIVE_HEAD)
 # A named subject comes straight before its verb ("Tom moved", "Ana's a nurse", "Ellie is").
 _NAME_WORD = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
@@ -111,7 +118,7 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
     for sentence in _SENTENCE.split(message.text.replace("\u2019", "'")):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
-        names_only = not _SUBJECT_WORD.search(sentence)
+        names_only = not _SUBJECT_WORD.search(sentence) and not _DURATIVE.match(sentence)
         if names_only and not _NAME_WORD.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
         if not sentence.endswith("?") and not HYPOTHETICAL.search(sentence):
