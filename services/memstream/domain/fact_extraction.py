@@ -97,6 +97,8 @@ _OPEN_SHAPES = {
 }  # fmt: skip
 
 _NAMED_PATTERNS = tuple(pattern for pattern in PATTERNS if pattern.reads_names)
+# A question states only what it takes for granted ("my manager at Lumen").
+_PRESUPPOSED = tuple(pattern for pattern in PATTERNS if pattern.presupposed)
 
 Subject = tuple[str, str]  # entity key and display name
 _Other = tuple[str, str | None]  # a relation and, when said, the name: ("sister", "Ana")
@@ -121,9 +123,13 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
         names_only = not _SUBJECT_WORD.search(sentence) and not _DURATIVE.match(sentence)
         if names_only and not _NAME_WORD.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
-        if not sentence.endswith("?") and not HYPOTHETICAL.search(sentence):
-            sentence = _shared_subject(sentence)
-            yield from _sentence_facts(sentence, message, speaker, user_id, before, names_only)
+        if not HYPOTHETICAL.search(sentence):
+            if sentence.endswith("?"):
+                patterns = _PRESUPPOSED
+            else:
+                sentence = _shared_subject(sentence)
+                patterns = _NAMED_PATTERNS if names_only else PATTERNS
+            yield from _sentence_facts(sentence, message, speaker, user_id, before, patterns)
         before = _last_other(sentence) or before
 
 
@@ -133,13 +139,13 @@ def _sentence_facts(
     speaker: str,
     user_id: str,
     before: _Other | None,
-    names_only: bool,
+    patterns: Sequence[Pattern],
 ) -> Iterator[AtomicFact]:
     lowered = sentence.lower()
     words = frozenset(_WORD.findall(lowered))
     if "'s " in lowered:
         words |= {"is"}  # "she's a nurse", "Ana's on keto"
-    for pattern in _NAMED_PATTERNS if names_only else PATTERNS:
+    for pattern in patterns:
         if not _may_match(pattern, words):
             continue
         for match in pattern.regex.finditer(sentence):

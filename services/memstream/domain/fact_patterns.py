@@ -49,6 +49,9 @@ class Pattern:
     negated: bool = False
     certainty: Certainty = "stated"
     fixed: str | None = None  # the value when the words are it ("got married": married)
+    # A possessive a question takes for granted: "Can you help me email my manager at Lumen?"
+    # asks nothing about where the speaker works, and says it.
+    presupposed: bool = False
 
     @property
     def reads_names(self) -> bool:
@@ -66,11 +69,12 @@ def _p(
     certainty: Certainty = "stated",
     fixed: str | None = None,
     anywhere: bool = False,
+    presupposed: bool = False,
 ) -> Pattern:
     flags = 0 if shape in {"place", "name", "proper", "open"} else re.IGNORECASE
     regex = re.compile(("" if anywhere else HEAD) + pattern, flags)
     words = frozenset(triggers.split())
-    return Pattern(attribute, regex, shape, words, negated, certainty, fixed)
+    return Pattern(attribute, regex, shape, words, negated, certainty, fixed, presupposed)
 
 
 def _i(pattern: str) -> str:
@@ -131,7 +135,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # A home of one's own in a place: "our little flat in Porto", "I'm renting a room in Leeds".
     _p("lives_in", _i(rf"(?<![\w'-])(?:my|our)\s+(?:(?:little|new|tiny|small|own)\s+)?"
        rf"{_DWELLING}\s+in") + rf"\s+{VALUE}", "place", "my our", certainty="implied",
-       anywhere=True),
+       anywhere=True, presupposed=True),
     _p("lives_in", _i(rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}(?:renting|rent|rents)\s+"
        rf"an?\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING}\s+in") + rf"\s+{VALUE}", "place",
        "renting rent rents"),
@@ -166,7 +170,7 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"coworkers?|co-workers?|team|supervisor|job|office)\s+(?:at|in)\s+{VALUE}", "org",
        "boss manager colleague colleagues coworker coworkers co-worker co-workers team supervisor "
        "job office",
-       certainty="implied", anywhere=True),
+       certainty="implied", anywhere=True, presupposed=True),
     _p("works_at", rf"(?:{WHO}\s+{ADV}{_WORK}\s+as|I{HAVE_BEEN})\s+{ADV}(?:an?\s+)?"
        rf"(?P<role>[a-z][a-z -]{{1,30}}?)\s+(?:at|for)\s+{VALUE}", "org", "as been"),
     _p("member_of", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:joined|signed up (?:at|with))"

@@ -174,6 +174,17 @@ def test_a_durative_state_holds_from_as_long_ago_as_it_says() -> None:
     assert hobby.certainty == diet.certainty == "implied"
 
 
+def test_a_question_states_only_the_possessive_it_takes_for_granted() -> None:
+    asked = "Can you help me email my manager at Lumen Analytics about Fridays?"
+    assert summary(asked) == {(MAYA, "works_at", "Lumen Analytics", False)}
+    assert summary("Is my flat in Porto too small for a piano?") == {
+        (MAYA, "lives_in", "Porto", False)
+    }
+    # What a question asks is not said, nor what a request to think about would be.
+    assert summary("Do you think I moved to Berlin too soon?") == set()
+    assert summary("Should I ask my manager at Lumen for a raise?") == set()
+
+
 def test_a_pronoun_with_no_one_named_before_it_is_nobodys_fact() -> None:
     assert facts_of("She moved to Lyon.") == ()
     assert facts_of("My brother is great. She moved to Lyon.") == ()
