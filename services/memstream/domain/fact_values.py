@@ -145,7 +145,9 @@ def shaped(shape: str, raw: str) -> str | None:
         return _head_in(words, BUSINESSES)
     if shape == "language":
         # "Japanese", "German": a nationality's adjective names its language.
-        return value if len(words) == 1 and first in NATIONALITIES and words[0][0].isupper() else None
+        return (
+            value if len(words) == 1 and first in NATIONALITIES and words[0][0].isupper() else None
+        )
     if shape in {"vehicle", "product"}:
         # A make or model ("Toyota Yaris", "iPhone 12") or a noun of the kind ("van").
         kinds = VEHICLES if shape == "vehicle" else DURABLE_GOODS | VEHICLES
