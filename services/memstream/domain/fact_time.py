@@ -38,8 +38,12 @@ _HEDGE = r"(?:(?:about|around|almost|nearly|over)\s+)?"
 _DURATIVE = re.compile(
     rf"^{_HEDGE}{_COUNT}\s+{_UNIT}\s+(?:of|into|fully|completely|strictly|totally)\b", re.I
 )
+# The negation must be the clause's own verb: in "I moved to Berlin and haven't seen Mum in
+# two years" the move is not two years old.
 _NOT_SINCE = re.compile(
-    rf"\b(?:haven't|hasn't|have not|has not)\b[^.;!?]*?\bin\s+{_HEDGE}{_COUNT}\s+{_UNIT}\b", re.I
+    rf"^(?:\S+\s+){{0,3}}?(?:haven't|hasn't|have not|has not)\b[^.;!?,]*?\bin\s+{_HEDGE}"
+    rf"{_COUNT}\s+{_UNIT}\b",
+    re.I,
 )
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I)
 _SINCE_MONTH = re.compile(rf"\bsince\s+(?:last\s+)?{_MONTH}\b", re.I)

@@ -104,7 +104,9 @@ def is_name(words: list[str], *, nationality: bool = False) -> bool:
 def shaped(shape: str, raw: str) -> str | None:
     """The value if it has the shape its slot takes, else None (precision over recall)."""
     if shape in {"vehicle", "product"} and (model := _MAKE_AND_NUMBER.match(raw)):
-        return model["model"]  # "a Fiat 500 electric": a number after a make is its model
+        # "a Fiat 500 electric": a number after a make is its model, not a clause's start.
+        text = " ".join(model["model"].split())
+        return text if len(text) <= MAX_VALUE_CHARS else None
     if shape == "org":
         raw = _CALLED.sub("", raw)
     if shape in {"place", "org"}:

@@ -174,6 +174,11 @@ def test_a_durative_state_holds_from_as_long_ago_as_it_says() -> None:
     assert hobby.certainty == diet.certainty == "implied"
 
 
+def test_a_model_number_keeps_a_value_bounded_and_on_one_line() -> None:
+    assert summary("I bought a Fiat\t500 electric.") == {(MAYA, "owns", "Fiat 500", False)}
+    assert not any(len(f.value) > 60 for f in facts_of(f"I bought a {'Z' * 10_000} 5."))
+
+
 def test_a_question_states_only_the_possessive_it_takes_for_granted() -> None:
     asked = "Can you help me email my manager at Lumen Analytics about Fridays?"
     assert summary(asked) == {(MAYA, "works_at", "Lumen Analytics", False)}
