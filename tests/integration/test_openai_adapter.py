@@ -20,6 +20,7 @@ from openai import AsyncOpenAI
 from memstream.adapters.llm.fallback import FallbackLanguageModel
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.adapters.llm.openai import OpenAILanguageModel
+from memstream.domain.derivation import RULES_EXTRACTION
 from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
 from memstream.domain.query import parse_query
 
@@ -291,5 +292,5 @@ async def test_an_answer_outside_the_schema_falls_back_to_the_rules(endpoint: Ha
     reading = await llm.read_facts(MOVED_LEAF)
     assert reading == await OfflineLanguageModel().read_facts(MOVED_LEAF)
     assert [f.value for f in reading.facts] == ["Berlin"]
-    assert reading.extraction == "rules-1"  # what the leaf records: the rules read it
+    assert reading.extraction == RULES_EXTRACTION  # what the leaf records: the rules read it
     assert failed == ["facts"] and usage.errors == {"invalid_output": 1}

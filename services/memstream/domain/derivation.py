@@ -30,9 +30,9 @@ from memstream.domain.lexical import LEXICON
 LIGHT_LEXICON = "light-en"
 # The offline rules' version: change it with any change to the patterns or vocabulary
 # (`fact_extraction`, `fact_patterns`, `fact_vocabulary`) that changes what they extract.
-RULES_EXTRACTION = "rules-1"
+RULES_EXTRACTION = "rules-2"
 # What every node written before derivations named their extraction was read with.
-FIRST_EXTRACTION = RULES_EXTRACTION
+FIRST_EXTRACTION = "rules-1"
 # The knowledge write is off: an L1 says no fact.
 NO_EXTRACTION = "none"
 

@@ -14,7 +14,12 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from memstream.domain.fact_grammar import HYPOTHETICAL, KIN_MENTION, kin_alternation
+from memstream.domain.fact_grammar import (
+    DURATIVE_HEAD,
+    HYPOTHETICAL,
+    KIN_MENTION,
+    kin_alternation,
+)
 from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import (
@@ -61,6 +66,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
 # with only a name is read only by the patterns whose subject may be a name.
 _SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
+# "Three weeks of bouldering!" names no one: a durative opening is the speaker's own state.
+_DURATIVE = re.compile(DURATIVE_HEAD)
 # A named subject comes straight before its verb ("Tom moved", "Ana's a nurse", "Ellie is").
 _NAME_WORD = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
@@ -90,6 +97,8 @@ _OPEN_SHAPES = {
 }  # fmt: skip
 
 _NAMED_PATTERNS = tuple(pattern for pattern in PATTERNS if pattern.reads_names)
+# A question states only what it takes for granted ("my manager at Lumen").
+_PRESUPPOSED = tuple(pattern for pattern in PATTERNS if pattern.presupposed)
 
 Subject = tuple[str, str]  # entity key and display name
 _Other = tuple[str, str | None]  # a relation and, when said, the name: ("sister", "Ana")
@@ -111,12 +120,16 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
     for sentence in _SENTENCE.split(message.text.replace("\u2019", "'")):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
-        names_only = not _SUBJECT_WORD.search(sentence)
+        names_only = not _SUBJECT_WORD.search(sentence) and not _DURATIVE.match(sentence)
         if names_only and not _NAME_WORD.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
-        if not sentence.endswith("?") and not HYPOTHETICAL.search(sentence):
-            sentence = _shared_subject(sentence)
-            yield from _sentence_facts(sentence, message, speaker, user_id, before, names_only)
+        if not HYPOTHETICAL.search(sentence):
+            if sentence.endswith("?"):
+                patterns = _PRESUPPOSED
+            else:
+                sentence = _shared_subject(sentence)
+                patterns = _NAMED_PATTERNS if names_only else PATTERNS
+            yield from _sentence_facts(sentence, message, speaker, user_id, before, patterns)
         before = _last_other(sentence) or before
 
 
@@ -126,13 +139,13 @@ def _sentence_facts(
     speaker: str,
     user_id: str,
     before: _Other | None,
-    names_only: bool,
+    patterns: Sequence[Pattern],
 ) -> Iterator[AtomicFact]:
     lowered = sentence.lower()
     words = frozenset(_WORD.findall(lowered))
     if "'s " in lowered:
         words |= {"is"}  # "she's a nurse", "Ana's on keto"
-    for pattern in _NAMED_PATTERNS if names_only else PATTERNS:
+    for pattern in patterns:
         if not _may_match(pattern, words):
             continue
         for match in pattern.regex.finditer(sentence):

@@ -61,6 +61,14 @@ NOUN = (
 )
 # A proper name as a value: up to four capitalised words ("Dr Okafor", "Pixel 8").
 NAMED_VALUE = rf"(?P<value>{NAME}(?:\s+(?:{NAME}|\d+))" + r"{0,3})"
+# A sentence opening with how long a state has held: "Three weeks of bouldering and I can
+# barely hold a fork", "Six months into Japanese", "Five months fully plant-based". Said
+# without a subject, it is the speaker's own state, and it holds when said.
+DURATIVE_HEAD = (
+    r"^(?i:(?:(?:about|around|almost|nearly|over)\s+)?(?:\d{1,2}|a couple of|a few|several|"
+    r"an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
+    r"(?:day|week|month|year)s?\s+)"
+)
 NOUN_ENDS = r"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|but|who|since|for|now|too|these|though)\b))"
 
 

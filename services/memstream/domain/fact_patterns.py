@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from memstream.domain.fact_grammar import (
     ADV,
     DET,
+    DURATIVE_HEAD,
     FIRST,
     HAVE_BEEN,
     HEAD,
@@ -48,6 +49,9 @@ class Pattern:
     negated: bool = False
     certainty: Certainty = "stated"
     fixed: str | None = None  # the value when the words are it ("got married": married)
+    # A possessive a question takes for granted: "Can you help me email my manager at Lumen?"
+    # asks nothing about where the speaker works, and says it.
+    presupposed: bool = False
 
     @property
     def reads_names(self) -> bool:
@@ -65,11 +69,12 @@ def _p(
     certainty: Certainty = "stated",
     fixed: str | None = None,
     anywhere: bool = False,
+    presupposed: bool = False,
 ) -> Pattern:
     flags = 0 if shape in {"place", "name", "proper", "open"} else re.IGNORECASE
     regex = re.compile(("" if anywhere else HEAD) + pattern, flags)
     words = frozenset(triggers.split())
-    return Pattern(attribute, regex, shape, words, negated, certainty, fixed)
+    return Pattern(attribute, regex, shape, words, negated, certainty, fixed, presupposed)
 
 
 def _i(pattern: str) -> str:
@@ -102,6 +107,11 @@ _PET_KINDS = "|".join(sorted(PETS, key=len, reverse=True))
 _NOT_LEFT = "".join(
     rf"(?<!{verb} )" for verb in ("lost", "quit", "left", "leaving", "losing", "quitting", "from")
 )
+_DURATION_WORDS = "day days week weeks month months year years"
+# A state said to hold, not meat skipped once: the clause ends, or goes on with when.
+_STATE_ENDS = (
+    r"(?=\s*(?:[,.;!]|$)|\s+(?:in|for|since|anymore|any more|at all|now|these days|and|but)\b)"
+)
 _DIED = r"(?:passed away|passed on|died|passed(?=\s*[,.;!?]|\s*$|\s+(?:last|yesterday|recently)\b))"
 _NOT_DIED = rf"(?!\s+(?:has\s+|had\s+|just\s+)?{_DIED})"
 
@@ -125,7 +135,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # A home of one's own in a place: "our little flat in Porto", "I'm renting a room in Leeds".
     _p("lives_in", _i(rf"(?<![\w'-])(?:my|our)\s+(?:(?:little|new|tiny|small|own)\s+)?"
        rf"{_DWELLING}\s+in") + rf"\s+{VALUE}", "place", "my our", certainty="implied",
-       anywhere=True),
+       anywhere=True, presupposed=True),
     _p("lives_in", _i(rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}(?:renting|rent|rents)\s+"
        rf"an?\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING}\s+in") + rf"\s+{VALUE}", "place",
        "renting rent rents"),
@@ -160,7 +170,7 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"coworkers?|co-workers?|team|supervisor|job|office)\s+(?:at|in)\s+{VALUE}", "org",
        "boss manager colleague colleagues coworker coworkers co-worker co-workers team supervisor "
        "job office",
-       certainty="implied", anywhere=True),
+       certainty="implied", anywhere=True, presupposed=True),
     _p("works_at", rf"(?:{WHO}\s+{ADV}{_WORK}\s+as|I{HAVE_BEEN})\s+{ADV}(?:an?\s+)?"
        rf"(?P<role>[a-z][a-z -]{{1,30}}?)\s+(?:at|for)\s+{VALUE}", "org", "as been"),
     _p("member_of", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:joined|signed up (?:at|with))"
@@ -209,6 +219,14 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
     # "my girlfriend Ellie is doing keto", "she's on a vegan diet".
     _p("diet", rf"{OTHER_IS}\s+{ADV}(?:doing|on)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
+    # "I haven't eaten meat in years", "we don't eat meat anymore"; not "red meat", nor meat
+    # left out on one occasion ("I don't eat meat on Fridays").
+    _p("diet", rf"{FIRST}\s+{ADV}(?:haven't|have not|don't|do not|no longer|stopped|gave up|"
+       rf"quit)\s+(?:eaten|eat|eating)\s+(?:any\s+)?meat{_STATE_ENDS}", "fixed", "meat",
+       fixed="vegetarian", certainty="implied"),
+    # A durative state: "Five months fully plant-based and I'm bored of chickpeas".
+    _p("diet", rf"{DURATIVE_HEAD}(?i:(?:fully|completely|strictly|totally)\s+)?{VALUE}", "diet",
+       _DIET_WORDS, certainty="implied", anywhere=True),
     # Pets and things owned accumulate; "no longer have the cat" ends one.
     _p("pet", rf"{FIRST}\s+{ADV}{_PARTED_WITH}\s+"
        rf"(?:the|my|our)\s+{VALUE}", "pet", _PET_WORDS + " cats dogs", negated=True),
@@ -271,6 +289,11 @@ PATTERNS: tuple[Pattern, ...] = (
        "doing practicing practising"),
     _p("hobby", rf"{FIRST}\s+{ADV}(?:do|practice|practise)\s+{LIST}", "hobby",
        "do practice practise"),
+    # A durative activity or language: "Three weeks of bouldering", "Six months into Japanese".
+    _p("hobby", rf"{DURATIVE_HEAD}(?i:of)\s+{VALUE}", "hobby", _DURATION_WORDS,
+       certainty="implied", anywhere=True),
+    _p("studies", rf"{DURATIVE_HEAD}(?i:of|into)\s+{VALUE}", "language", _DURATION_WORDS,
+       certainty="implied", anywhere=True),
     # "I'm learning Japanese": a language, or another subject with a name.
     _p("studies", rf"{OTHER_IS}\s+{ADV}learning\s+{NAMED_VALUE}", "proper", "learning"),
     # A partner, named: "I'm dating Tomás"; "Javier and I split up" ends one.

@@ -31,6 +31,20 @@ _MONTH = r"(?P<month>" + "|".join(MONTH_NAMES) + r")"
 _DURATION = re.compile(
     rf"\b(?:for(?: the (?:last|past))?|over the (?:last|past))\s+{_COUNT}\s+{_UNIT}\b", re.I
 )
+# A durative noun phrase opening a sentence ("Three weeks of bouldering", "Six months into
+# Japanese", "Five months fully plant-based") and a negated perfect ("I haven't eaten meat in
+# about four years") say how long a state has held, counted back from when it was said.
+_HEDGE = r"(?:(?:about|around|almost|nearly|over)\s+)?"
+_DURATIVE = re.compile(
+    rf"^{_HEDGE}{_COUNT}\s+{_UNIT}\s+(?:of|into|fully|completely|strictly|totally)\b", re.I
+)
+# The negation must be the clause's own verb: in "I moved to Berlin and haven't seen Mum in
+# two years" the move is not two years old.
+_NOT_SINCE = re.compile(
+    rf"^(?:\S+\s+){{0,3}}?(?:haven't|hasn't|have not|has not)\b[^.;!?,]*?\bin\s+{_HEDGE}"
+    rf"{_COUNT}\s+{_UNIT}\b",
+    re.I,
+)
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I)
 _SINCE_MONTH = re.compile(rf"\bsince\s+(?:last\s+)?{_MONTH}\b", re.I)
 _YEAR = re.compile(r"\b(?:since|in)\s+(?P<year>(?:19|20)\d\d)\b", re.I)
@@ -74,7 +88,12 @@ def _back(said_at: datetime, n: int, unit: str) -> datetime:
 
 
 def _from_duration(clause: str, said_at: datetime) -> datetime | None:
-    match = _DURATION.search(clause) or _AGO.search(clause)
+    match = (
+        _DURATION.search(clause)
+        or _AGO.search(clause)
+        or _DURATIVE.search(clause)
+        or _NOT_SINCE.search(clause)
+    )
     return _back(said_at, _count(match["n"]), match["unit"]) if match else None
 
 

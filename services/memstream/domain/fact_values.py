@@ -103,6 +103,10 @@ def is_name(words: list[str], *, nationality: bool = False) -> bool:
 
 def shaped(shape: str, raw: str) -> str | None:
     """The value if it has the shape its slot takes, else None (precision over recall)."""
+    if shape in {"vehicle", "product"} and (model := _MAKE_AND_NUMBER.match(raw)):
+        # "a Fiat 500 electric": a number after a make is its model, not a clause's start.
+        text = " ".join(model["model"].split())
+        return text if len(text) <= MAX_VALUE_CHARS else None
     if shape == "org":
         raw = _CALLED.sub("", raw)
     if shape in {"place", "org"}:
@@ -141,6 +145,11 @@ def shaped(shape: str, raw: str) -> str | None:
         return _head_in(words, DURABLE_GOODS)
     if shape == "business":
         return _head_in(words, BUSINESSES)
+    if shape == "language":
+        # "Japanese", "German": a nationality's adjective names its language.
+        return (
+            value if len(words) == 1 and first in NATIONALITIES and words[0][0].isupper() else None
+        )
     if shape in {"vehicle", "product"}:
         # A make or model ("Toyota Yaris", "iPhone 12") or a noun of the kind ("van").
         kinds = VEHICLES if shape == "vehicle" else DURABLE_GOODS | VEHICLES
@@ -162,6 +171,13 @@ def shaped(shape: str, raw: str) -> str | None:
             return None
         return None if first.endswith("ing") else value
     raise ValueError(f"unknown value shape {shape!r}")
+
+
+# A make, perhaps a model name, then a number that is no year: "Fiat 500", "iPhone 12".
+_MAKE_AND_NUMBER = re.compile(
+    r"(?P<model>[a-z]?[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}\s+(?!(?:19|20)\d\d\b)\d{1,4})\b"
+    r"(?!\s*[%$:.,]\d)"
+)
 
 
 def _name_first(raw: str) -> str:

@@ -130,6 +130,20 @@ MAYA = "speaker:maya"
          "My girlfriend Ellie is doing great."),
         ("My sister sold the Jeep; she bought a Fiat.", ("kin:maya:sister", "owns", "Fiat",
          False), "She bought a Fiat."),
+        # A durative state opening a sentence is the speaker's, now.
+        ("Three weeks of bouldering and I can barely hold a fork.",
+         (MAYA, "hobby", "bouldering", False), "Two weeks of rain and I'm going mad."),
+        ("Six months into Japanese and particles are my enemy.",
+         (MAYA, "studies", "Japanese", False), "Three years of Paris and I still get lost."),
+        ("Five months fully plant-based and I'm bored of chickpeas.",
+         (MAYA, "diet", "plant-based", False), "Five months of plants on the balcony."),
+        ("I haven't eaten meat in about four years.", (MAYA, "diet", "vegetarian", False),
+         "I don't eat meat on Fridays."),
+        # A number after a make is its model; a year is not.
+        ("My sister bought a Fiat 500 electric.", ("kin:maya:sister", "owns", "Fiat 500",
+         False), "My sister bought a Fiat 2019 model."),
+        ("I bought an iPhone 12.", (MAYA, "owns", "iPhone 12", False),
+         "I bought an iPhone 2020 edition."),
     ],
 )  # fmt: skip
 def test_a_general_construction_is_read_and_its_near_miss_is_not(
@@ -150,6 +164,30 @@ def test_a_statement_about_a_named_relation_never_changes_the_speakers_facts() -
     }
     assert not any(f.subject == MAYA and f.attribute in {"lives_in", "works_at"} for f in facts)
     assert {f.subject_name for f in facts if f.subject == "ana"} == {"Ana"}
+
+
+def test_a_durative_state_holds_from_as_long_ago_as_it_says() -> None:
+    (hobby,) = facts_of("Three weeks of bouldering!")
+    (diet,) = facts_of("I haven't eaten meat in about four years, but the others do.")
+    assert hobby.valid_from == datetime(2023, 4, 17, 13, 56, tzinfo=UTC)
+    assert diet.valid_from == datetime(2019, 5, 8, 13, 56, tzinfo=UTC)
+    assert hobby.certainty == diet.certainty == "implied"
+
+
+def test_a_model_number_keeps_a_value_bounded_and_on_one_line() -> None:
+    assert summary("I bought a Fiat\t500 electric.") == {(MAYA, "owns", "Fiat 500", False)}
+    assert not any(len(f.value) > 60 for f in facts_of(f"I bought a {'Z' * 10_000} 5."))
+
+
+def test_a_question_states_only_the_possessive_it_takes_for_granted() -> None:
+    asked = "Can you help me email my manager at Lumen Analytics about Fridays?"
+    assert summary(asked) == {(MAYA, "works_at", "Lumen Analytics", False)}
+    assert summary("Is my flat in Porto too small for a piano?") == {
+        (MAYA, "lives_in", "Porto", False)
+    }
+    # What a question asks is not said, nor what a request to think about would be.
+    assert summary("Do you think I moved to Berlin too soon?") == set()
+    assert summary("Should I ask my manager at Lumen for a raise?") == set()
 
 
 def test_a_pronoun_with_no_one_named_before_it_is_nobodys_fact() -> None:

@@ -29,6 +29,11 @@ SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         ("last summer", datetime(2022, 6, 1, tzinfo=UTC)),
         ("yesterday", SAID - timedelta(days=1)),
         ("I live in Berlin", SAID),
+        # A durative opening, and a negated perfect that is the clause's own verb.
+        ("Three weeks of bouldering and I'm sore", SAID - timedelta(weeks=3)),
+        ("Six months into Japanese", datetime(2022, 11, 8, 13, 56, tzinfo=UTC)),
+        ("I haven't eaten meat in about four years", datetime(2019, 5, 8, 13, 56, tzinfo=UTC)),
+        ("I moved to Berlin and haven't seen Mum in two years", SAID),
     ],
 )
 def test_the_words_say_when_it_began(clause: str, expected: datetime) -> None:

@@ -194,8 +194,8 @@ class MemoryDerivation(BaseModel):
     embedder: str = Field(description="What made the dense vector, with its size.")
     lexicon: str = Field(description="What stemmed the words of the lexical (sparse) vector.")
     extraction: str = Field(
-        description="What read the leaf's facts: rules-1 (offline rules), llm-facts-1, or none "
-        "(the knowledge write was off)."
+        description="What read the leaf's facts: rules-N (the offline rules, by version), "
+        "llm-facts-1, or none (the knowledge write was off)."
     )
 
     @classmethod
