@@ -20,8 +20,8 @@ from tests.unit.segmenter.session_rig import (
     with_duplicates,
 )
 
-from memstream.contracts.records import Outbound
 from memstream.contracts.codec import decode_state
+from memstream.contracts.records import Outbound
 from memstream.domain.models import (
     ClockTicked,
     InputEvent,
@@ -193,15 +193,18 @@ class Crashed(Exception):
     """The worker died inside the step (before its commit)."""
 
 
+@pytest.mark.parametrize("size", [None, 2, 3])  # by exchange, or every `size` messages
 @pytest.mark.parametrize("layout", LAYOUTS)
 async def test_late_data_redone_after_a_crash_in_every_step_gives_the_in_order_tree(
-    layout: str,
+    layout: str, size: int | None
 ) -> None:
     """Every batch is first cut short at its commit (its leaves written and indexed, the
     points of the leaves it replaces deleted), then handled again, and every other one also
     fails to publish after committing: the replays give the in-order tree all the same."""
     rng = random.Random(300)
     rules = WindowRules(reorder_turns=2)
+    if size is not None:
+        rules = replace(rules, segment_messages=size, segment_by_exchange=False)
     events = locomo_events(CONVERSATION, SESSIONS, layout)
     in_order = (await tree_of(rules, events, [8])).nodes("locomo")
     sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
