@@ -295,6 +295,7 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
         "watermark": state.watermark.isoformat() if state.watermark else None,
         "open_session": state.open_session,
         "pending": [encode_turn(t) for t in state.pending],
+        "written_tail": [encode_turn(t) for t in state.written_tail],
         "sessions": [encode_session(s) for s in state.sessions.values()],
         "open_windows": {
             key: {
@@ -374,7 +375,7 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
         )
         for key, w in value["open_windows"].items()
     }
-    pending = tuple(t for t in map(decode_input, value["pending"]) if isinstance(t, Turn))
+    pending = _turns(value["pending"])
     return UserWindows(
         user_id=user_id,
         tz=value["tz"],
@@ -385,11 +386,17 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
         open_windows=open_windows,
         closed=tuple(_session_key(k, None, sessions) for k in value["closed"]),
         earlier=tuple(map(decode_session, value.get("earlier", ()))),
-        held=tuple(t for t in map(decode_input, value.get("held", ())) if isinstance(t, Turn)),
+        # (A state written before the tail was kept has none: `domain.count_groups`.)
+        written_tail=_turns(value.get("written_tail", ())),
+        held=_turns(value.get("held", ())),
         held_at=parse_ts(value["held_at"]) if value.get("held_at") else None,
         calendar=_decode_calendar(value, open_windows.values()),
         closed_seq=value.get("closed_seq", 0),
     )
+
+
+def _turns(values: Iterable[dict[str, Any]]) -> tuple[Turn, ...]:
+    return tuple(t for t in map(decode_input, values) if isinstance(t, Turn))
 
 
 def _decode_calendar(

@@ -13,9 +13,10 @@ same parent stays as it is, one it keeps under a renamed session is written agai
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from memstream.domain.count_groups import seq_order
 from memstream.domain.ids import segment_id
 from memstream.domain.models import MemoryNode, Turn
 from memstream.domain.nodes import remaining_turns
@@ -50,13 +51,18 @@ def cut_again(
     late: Turn,
     parent_id: str,
     rules: WindowRules,
+    pending: Sequence[Turn] = (),
+    still_pending: Collection[str] = (),
 ) -> SessionCut:
     """The session whose L1s are `leaves`, with `late` among its messages, cut in `seq`
-    order under `parent_id`. `stored`: those of them the store holds, as it holds them."""
+    order under `parent_id`. `stored`: those of them the store holds, as it holds them.
+    `pending`: messages the reducer was gathering for the session, cut with them;
+    `still_pending`: the ids of those it goes on gathering, left out of the L1s (an open
+    session in count mode: `domain.count_groups`)."""
     by_id = {leaf.id: leaf for leaf in leaves}
     messages = {t.event_id: t for leaf in leaves for t in remaining_turns(leaf, ())}
-    messages[late.event_id] = late
-    ordered = sorted(messages.values(), key=lambda t: (t.seq, t.ts, t.event_id))
+    messages.update((t.event_id, t) for t in (*pending, late))
+    ordered = sorted((t for i, t in messages.items() if i not in still_pending), key=seq_order)
     cut = SessionCut()
     kept: set[str] = set()
     for group in exchanges(ordered, rules):

@@ -141,6 +141,7 @@ def decide_step(
         state = replace(
             state,
             pending=tuple(t for t in state.pending if t.event_id not in forget),
+            written_tail=tuple(t for t in state.written_tail if t.event_id not in forget),
             held=tuple(t for t in state.held if t.event_id not in forget),
         )
     run = _reduce(state, events, snapshot.seen, now, rules)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from memstream.domain.calendar import get_zone
+from memstream.domain.count_groups import gathered_with_late, newest_written
 from memstream.domain.ids import window_node_id
 from memstream.domain.incarnations import (
     SessionInfo,
@@ -101,6 +102,9 @@ class UserWindows:
     watermark: datetime | None = None
     open_session: str | None = None
     pending: tuple[Turn, ...] = ()
+    # Count mode: the open session's newest messages already in L1s, oldest first; a late
+    # turn may take them back into `pending` (`domain.count_groups`).
+    written_tail: tuple[Turn, ...] = ()
     sessions: dict[str, SessionInfo] = field(default_factory=dict)
     open_windows: dict[str, OpenWindow] = field(default_factory=dict)
     closed: tuple[str, ...] = ()
@@ -137,11 +141,17 @@ class SegmentReady:
 class Resegment:
     """A late turn of a session that has taken later ones: the session's L1s, stored under
     `parent_id`, are cut again with it in `seq` order, under `in_order_parent_id` (the same
-    id unless the turn is the session's first, which names the session)."""
+    id unless the turn is the session's first, which names the session).
+
+    In count mode, for the open session: `pending`, the messages the reducer was gathering
+    (in no L1 yet), are cut with them, and `still_pending`, the ids of those it goes on
+    gathering after the cut (`domain.count_groups`), are left out of the L1s."""
 
     turn: Turn
     parent_id: str
     in_order_parent_id: str
+    pending: tuple[Turn, ...] = ()
+    still_pending: frozenset[str] = frozenset()
 
 
 Output = SegmentReady | Resegment | WindowClosed
@@ -222,10 +232,14 @@ def _on_turn(
         outputs.append(replace(_segment(state, (turn,)), late=True))
     else:
         groups, pending = gathered(pending, turn, rules)
+    tail = state.written_tail
+    if groups and not rules.segment_by_exchange:
+        tail = newest_written(tail, groups, rules.segment_messages)
     state = replace(
         state,
         open_session=turn.session_id,
         pending=pending,
+        written_tail=tail,
         watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
     )
     outputs += [_segment(state, group) for group in groups]
@@ -270,6 +284,10 @@ def _on_late_turn(
     state: UserWindows, turn: Turn, info: SessionInfo, rules: WindowRules
 ) -> tuple[UserWindows, list[Output]]:
     was = info
+    # Count mode, its session open: the group the reducer gathers changes with it.
+    regathers = (
+        not rules.segment_by_exchange and state.sessions.get(state.open_session or "") == was
+    )
     info = replace(
         info,
         last_ts=max(info.last_ts, turn.ts),
@@ -288,7 +306,15 @@ def _on_late_turn(
         state, outputs = _renamed(state, was, info)
     if _out_of_order(was, turn, rules):
         stored_under = _node_id(state, Level.SESSION, was.start, was.session_id)
-        outputs.insert(0, Resegment(turn, stored_under, parent_id))
+        cut = Resegment(turn, stored_under, parent_id)
+        if regathers:
+            size = rules.segment_messages
+            still, tail = gathered_with_late(state.pending, state.written_tail, turn, size)
+            cut = replace(
+                cut, pending=state.pending, still_pending=frozenset(t.event_id for t in still)
+            )
+            state = replace(state, pending=still, written_tail=tail)
+        outputs.insert(0, cut)
     else:
         outputs.insert(0, SegmentReady((turn,), parent_id, True))
     closing = {o.node_id for o in outputs if isinstance(o, WindowClosed)}
@@ -419,6 +445,7 @@ def _close_session(
         state,
         open_session=None,
         pending=(),
+        written_tail=(),
         open_windows=open_windows,
         closed=_remember_closed(state, key),
     )

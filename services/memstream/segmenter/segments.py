@@ -70,10 +70,14 @@ class SegmentWriter:
             mine = {s.node.id: s.node for s in done.segments}
             gone = {n.id for n in done.removed}
             cut, stored = await self._cut(user_id, out, mine, gone)
-            dropped = {n.id for n in cut.removed} | {
+            again = {
                 segment_id(user_id, [m.event_id for m in seg.messages]) for seg, _ in cut.written
             }
+            dropped = {n.id for n in cut.removed} | again
             done.segments = [s for s in done.segments if s.node.id not in dropped]
+            # A leaf an earlier cut of the step removed may be written again (count mode: a
+            # message taken back into the group gathered, then out of it): it stays.
+            done.removed = [n for n in done.removed if n.id not in again]
             done.removed += [n for n in cut.removed if n.id in stored]
             done.moved += [n for n in cut.moved if n.id not in {m.id for m in done.moved}]
             for seg, version in cut.written:
@@ -112,11 +116,17 @@ class SegmentWriter:
         for parent in sorted(parents):  # the in-order parent holds leaves only on a replay
             ids.update(await self.tree.children_ids(user_id, parent))
         mine = {i: n for i, n in written.items() if n.parent_id in parents}
-        # As the store holds them: a leaf this step moved is still under its old parent.
-        asked = sorted((ids | set(mine)) - set(gone))
-        stored = {n.id: n for n in await self.tree.get_many(user_id, asked)}
-        leaves = {i: n for i, n in stored.items() if i in ids} | mine
+        # As the store holds them: a leaf this step moved is still under its old parent, and
+        # one it removed is still there (written again, its version goes on).
+        stored = {n.id: n for n in await self.tree.get_many(user_id, sorted(ids | set(mine)))}
+        leaves = {i: n for i, n in stored.items() if i in ids and i not in gone} | mine
         cut = cut_again(
-            list(leaves.values()), stored, late.turn, late.in_order_parent_id, self.rules
+            list(leaves.values()),
+            stored,
+            late.turn,
+            late.in_order_parent_id,
+            self.rules,
+            late.pending,
+            late.still_pending,
         )
         return cut, set(stored)

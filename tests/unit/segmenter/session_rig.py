@@ -58,14 +58,19 @@ class HandlerRig:
         ]
         await self.consolidator.handle_batch(closures)
 
-    async def send_in_batches(self, events: Sequence[InputEvent], sizes: Sequence[int]) -> None:
-        """`events` in batches of the sizes given in turn (cycled), then a clock tick that
-        closes every session and window left open (a day after the handlers' clock)."""
+    async def send_in_batches(
+        self, events: Sequence[InputEvent], sizes: Sequence[int], *, tick: bool = True
+    ) -> None:
+        """`events` in batches of the sizes given in turn (cycled), then (with `tick`) a
+        clock tick that closes every session and window left open (a day after the
+        handlers' clock)."""
         at, i = 0, 0
         while at < len(events):
             size = sizes[i % len(sizes)]
             await self.send(*events[at : at + size])
             at, i = at + size, i + 1
+        if not tick:
+            return
         users = dict.fromkeys(e.user_id for e in events)
         await self.send(*(ClockTicked(u, NOW + timedelta(days=1)) for u in users))
 

@@ -4,6 +4,7 @@ tree node by node; through the real segmenter and consolidator handlers over the
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import replace
@@ -19,8 +20,16 @@ from tests.unit.segmenter.session_rig import (
     with_duplicates,
 )
 
+from memstream.contracts.codec import decode_state
 from memstream.contracts.records import Outbound
-from memstream.domain.models import ClockTicked, InputEvent, Level, MemoryNode, Turn
+from memstream.domain.models import (
+    ClockTicked,
+    InputEvent,
+    Level,
+    MemoryNode,
+    SessionEnded,
+    Turn,
+)
 from memstream.domain.windows import WindowRules
 
 CONVERSATION = "26"
@@ -184,15 +193,18 @@ class Crashed(Exception):
     """The worker died inside the step (before its commit)."""
 
 
+@pytest.mark.parametrize("size", [None, 2, 3])  # by exchange, or every `size` messages
 @pytest.mark.parametrize("layout", LAYOUTS)
 async def test_late_data_redone_after_a_crash_in_every_step_gives_the_in_order_tree(
-    layout: str,
+    layout: str, size: int | None
 ) -> None:
     """Every batch is first cut short at its commit (its leaves written and indexed, the
     points of the leaves it replaces deleted), then handled again, and every other one also
     fails to publish after committing: the replays give the in-order tree all the same."""
     rng = random.Random(300)
     rules = WindowRules(reorder_turns=2)
+    if size is not None:
+        rules = replace(rules, segment_messages=size, segment_by_exchange=False)
     events = locomo_events(CONVERSATION, SESSIONS, layout)
     in_order = (await tree_of(rules, events, [8])).nodes("locomo")
     sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
@@ -216,3 +228,37 @@ async def test_late_data_redone_after_a_crash_in_every_step_gives_the_in_order_t
     await rig.send(ClockTicked("locomo", NOW + timedelta(days=1)))
     assert differences_but_versions(rig.nodes("locomo"), in_order) == []
     assert feed_view(rig.publisher.sent)[0] == set(in_order)
+
+
+def pending_ids(rig: HandlerRig) -> list[str]:
+    """The messages the reducer still gathers into a segment (its open session's)."""
+    return [t.event_id for t in decode_state(json.loads(rig.tree.states["locomo"])).pending]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("size", [2, 3])
+@pytest.mark.parametrize("seed", range(3))
+async def test_count_mode_cuts_an_open_session_as_in_order(
+    layout: str, size: int, seed: int
+) -> None:
+    """Every `size` messages an L1, whoever spoke, with a window of 2 and each session
+    shuffled whole (duplicates mixed in): a late turn of the open session is cut with the
+    messages the reducer is gathering. While the last session is open, the tree and the
+    group still gathered are the in-order ones; once it closes, so is the whole tree."""
+    rng = random.Random(500 + seed)
+    rules = WindowRules(segment_messages=size, segment_by_exchange=False, reorder_turns=2)
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    assert isinstance(events[-1], SessionEnded)
+    events = events[:-1]  # the last session stays open
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    in_order, shuffled = handler_rig(rules), handler_rig(rules)
+    await in_order.send_in_batches(events, [8], tick=False)
+    await shuffled.send_in_batches(sent, batch_sizes(rng), tick=False)
+    assert pending_ids(in_order)  # a partial group is being gathered
+    assert pending_ids(shuffled) == pending_ids(in_order)
+    assert differences_but_versions(shuffled.nodes("locomo"), in_order.nodes("locomo")) == []
+    for rig in (in_order, shuffled):
+        await rig.send(ClockTicked("locomo", NOW + timedelta(days=1)))
+    want = in_order.nodes("locomo")
+    assert differences_but_versions(shuffled.nodes("locomo"), want) == []
+    assert feed_view(shuffled.publisher.sent)[0] == set(want)
