@@ -25,17 +25,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.bootstrap import Container
-from memstream.consolidator.handler import Consolidator
 from memstream.contracts.codec import decode_input
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level
 from memstream.domain.windows import late_data_closures
-from memstream.segmenter.handler import Segmenter, Topics
-from memstream.wiring.handlers import derivation, window_rules
+from memstream.wiring.handlers import derivation
 from memstream_lab.bench.scale_bytes import rss_bytes
+from memstream_lab.bench.scale_handlers import probe_consolidator, probe_segmenter
 
 T = TypeVar("T")
 PROBE_PROMPT = "scale-probe"
@@ -49,37 +47,6 @@ def probe_derivation(c: Container) -> Derivation:
     """The deployment's derivation under another prompt version: every node looks stale."""
     base = derivation(c.settings) or Derivation("offline", "rules", "", "hashing:384")
     return replace(base, prompt_version=PROBE_PROMPT)
-
-
-def _consolidator(c: Container) -> Consolidator:
-    return Consolidator(
-        tree=c.tree,
-        index=c.index,
-        embedder=HashingEmbedder(c.embedder.dim),
-        llm=c.llm,
-        publisher=c.publisher,
-        memories_topic=c.catalog.memories.name,
-        history_window=c.settings.lifecycle.history_window,
-        derivation=probe_derivation(c),
-        knowledge=c.tree if c.settings.lifecycle.knowledge else None,
-    )
-
-
-def _segmenter(c: Container) -> Segmenter:
-    return Segmenter(
-        tree=c.tree,
-        index=c.index,
-        embedder=HashingEmbedder(c.embedder.dim),
-        llm=c.llm,
-        publisher=c.publisher,
-        topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
-        forget=c.forget_user,
-        rules=window_rules(c.settings),
-        history_window=c.settings.lifecycle.history_window,
-        derivation=probe_derivation(c),
-        rebuild_chunk_leaves=REBUILD_CHUNK,
-        knowledge=c.settings.lifecycle.knowledge,
-    )
 
 
 async def with_memory(c: Container, work: Callable[[], Awaitable[T]]) -> tuple[T, dict[str, Any]]:
@@ -115,7 +82,7 @@ async def with_memory(c: Container, work: Callable[[], Awaitable[T]]) -> tuple[T
 async def consolidate_latest(c: Container, user_id: str) -> dict[str, Any]:
     """The consolidator's time for the user's latest day, week and month windows, each one
     consolidated again (its children read, a summary written, embedded, committed)."""
-    consolidator = _consolidator(c)
+    consolidator = probe_consolidator(c, probe_derivation(c))
     figures: dict[str, Any] = {}
     for level in WINDOW_LEVELS:
         newest = await c.tree.recent(user_id, level, 1)
@@ -145,7 +112,10 @@ async def rebuild_user(c: Container, user_id: str, budget_s: float = 0.0) -> dic
     """Every leaf of the user derived again, then every window above consolidated again.
     With `budget_s`, the leaves stop being asked for once it has passed: the figures are then
     the rate of what was done and its extrapolation to the whole job, said as such."""
-    segmenter, consolidator = _segmenter(c), _consolidator(c)
+    segmenter, consolidator = (
+        probe_segmenter(c, probe_derivation(c), REBUILD_CHUNK),
+        probe_consolidator(c, probe_derivation(c)),
+    )
     rebuild_id = f"scale-probe-{time.time_ns()}"
     record = _rebuild_record(user_id, rebuild_id)
     job_bytes: list[int] = []

@@ -18,15 +18,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.adapters.redis import keys
 from memstream.bootstrap import Container
 from memstream.contracts.codec import decode_input, decode_state, encode_state
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import SessionEnded, Turn
 from memstream.domain.windows import MAX_REMEMBERED_SESSIONS, WindowRules, apply, initial_state
-from memstream.segmenter.handler import Segmenter, Topics
-from memstream.wiring.handlers import derivation, window_rules
+from memstream.wiring.handlers import derivation
+from memstream_lab.bench.scale_handlers import probe_segmenter
 
 STEP_TURNS = 16
 ROUNDS = 5
@@ -37,22 +36,6 @@ SAYINGS = {
     "probe": "I work as a nurse and I went hiking near the harbor, part {seq}.",
     "plain": "We went hiking near the harbor and talked a while, part {seq}.",
 }
-
-
-def _segmenter(c: Container) -> Segmenter:
-    return Segmenter(
-        tree=c.tree,
-        index=c.index,
-        embedder=HashingEmbedder(c.embedder.dim),
-        llm=c.llm,
-        publisher=c.publisher,
-        topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
-        forget=c.forget_user,
-        rules=window_rules(c.settings),
-        history_window=c.settings.lifecycle.history_window,
-        derivation=derivation(c.settings),
-        knowledge=c.settings.lifecycle.knowledge,
-    )
 
 
 def _session(
@@ -83,7 +66,7 @@ def _session(
 async def segmenter_cpu(c: Container, user_id: str, after: datetime) -> dict[str, Any]:
     """CPU per message of one segmenter step for the user, after its history: steps that
     state no fact first, then steps that restate one (the figures at the top level)."""
-    segmenter = _segmenter(c)
+    segmenter = probe_segmenter(c, derivation(c.settings), c.settings.rebuild.chunk_leaves)
     figures: dict[str, dict[str, Any]] = {}
     for order, saying in enumerate(("plain", "probe")):
         spent: list[float] = []
