@@ -29,7 +29,15 @@ import faust
 
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import load_catalog
-from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_app
+from memstream.contracts.records import RawEvent
+from memstream.edges.faust.app import (
+    AgentHealth,
+    DeadLetter,
+    Overflow,
+    RecordHandler,
+    build_faust_app,
+)
+from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.handler_chain import (
     WritePathHandlers,
     consolidator_chain,
@@ -46,6 +54,7 @@ from memstream.edges.tracing import (
 )
 from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.metrics import Metrics
+from memstream.segmenter.fair_share import FairShare
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
 from memstream.wiring.container import (
@@ -59,6 +68,7 @@ from memstream.wiring.container import (
 from memstream.wiring.handlers import (
     build_clock,
     build_consolidator,
+    build_fair_share,
     build_recall,
     build_segmenter,
     dead_letters,
@@ -78,6 +88,7 @@ __all__ = [
     "WritePathHandlers",
     "build_clock",
     "build_consolidator",
+    "build_fair_share",
     "build_recall",
     "build_repair",
     "build_segmenter",
@@ -111,12 +122,30 @@ def write_path_handlers(
     `metrics` (`edges.handler_chain`); dead letters go through the container's publisher."""
     on_turns: RecordHandler | None = None
     on_windows: RecordHandler | None = None
+    on_overflow: RecordHandler | None = None
+    overflow_dead_letter: DeadLetter | None = None
     if segmenter is not None:
         online = c.priority.online if c.priority is not None else None
-        on_turns = segmenter_chain(segmenter, metrics, online=online)
+        share = build_fair_share(c, segmenter)
+        on_turns = segmenter_chain(share or segmenter, metrics, online=online)
+        if share is not None:
+            on_overflow = segmenter_chain(share.overflow, metrics, online=online, stage="overflow")
+            overflow_dead_letter = overflow_dead_letters(dead_letters(c).send, share)
     if consolidator is not None:
         on_windows = consolidator_chain(consolidator, metrics)
-    return WritePathHandlers(on_turns, on_windows, dead_letters(c).send)
+    return WritePathHandlers(
+        on_turns, on_windows, dead_letters(c).send, on_overflow, overflow_dead_letter
+    )
+
+
+def overflow_dead_letters(send: DeadLetter, share: FairShare) -> DeadLetter:
+    """Dead letters of the overflow topic, each then struck off its user's overflow ledger."""
+
+    async def dead_letter(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
+        await send(raw, reason, field_path)
+        await share.dead_lettered(raw)
+
+    return dead_letter
 
 
 def write_path_app(
@@ -137,6 +166,16 @@ def write_path_app(
     and a record that comes first waits for them.
     """
     catalog = load_catalog(settings.broker.topic_prefix)
+    shares = settings.fair_share
+    overflow = None
+    if turns and shares.tenant_share_turns_s is not None:
+        overflow = Overflow(
+            topic=catalog.overflow,
+            handler=when_ready(handlers, lambda h: h.on_overflow, app_id),
+            dead_letter=dead_letter_when_ready(handlers, overflow=True),
+            spare=SpareCapacity(longest_s=shares.overflow_longest_wait_s),
+            batch_size=shares.overflow_batch_size,
+        )
     datadir = settings.data_dir / "faust" / app_id
     membership: dict[str, Any] = {
         "broker_session_timeout": settings.broker.session_timeout_s,
@@ -160,6 +199,7 @@ def write_path_app(
         max_event_skew_s=settings.worker.max_event_skew_s,
         health=health,
         tracing=batch_spans(),
+        overflow=overflow,
         datadir=str(datadir),
         **(membership | dict(options)),
     )

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
 from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
+from memstream.domain.fair_share import Share
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.dead_letters import DeadLetters
 from memstream.edges.tracing import (
@@ -39,6 +41,7 @@ from memstream.recall.writes import WriteWaiter
 from memstream.repair.jobs import RepairJobs
 from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.scheduler.rebuilds import RebuildPacer, pace
+from memstream.segmenter.fair_share import FairShare
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 from memstream.wiring.container import Container
@@ -95,6 +98,22 @@ def window_rules(settings: Settings) -> WindowRules:
 
 def dead_letters(c: Container) -> DeadLetters:
     return DeadLetters(c.publisher, c.catalog.dlq.name)
+
+
+def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
+    """The segmenter behind its tenants' shares, None with no share set (the default)."""
+    settings = c.settings.fair_share
+    if settings.tenant_share_turns_s is None:
+        return None
+    if not isinstance(c.publisher, KafkaPublisher):
+        raise TypeError("a tenant share forwards records: it needs the Kafka publisher")
+    return FairShare(
+        segmenter,
+        ledger=c.tree,
+        forwarder=c.publisher,
+        overflow_topic=c.catalog.overflow.name,
+        share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
+    )
 
 
 @dataclass(frozen=True)
@@ -188,7 +207,9 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
     from memstream.edges.http.api import RecallParts
     from memstream.edges.http.audit import AuditTrail
 
-    writes = WriteWaiter(c.tree)
+    # With tenant shares on, a receipt's record may wait in the overflow topic.
+    shares_on = c.settings.fair_share.tenant_share_turns_s is not None
+    writes = WriteWaiter(c.tree, overflow=c.tree if shares_on else None)
     c.progress_listeners.append(writes.progressed)
     return RecallParts(
         pipeline=RecallPipeline(

@@ -34,9 +34,10 @@ from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
-from memstream.contracts.records import Consumed, RawEvent
+from memstream.contracts.records import Consumed, RawEvent, at_origin
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
 from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
+from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.startup import phase
 from memstream.metrics import Metrics, dlq_category
 
@@ -130,12 +131,14 @@ def build_faust_app(
     max_event_skew_s: float | None = None,
     health: AgentHealth | None = None,
     tracing: BatchTracing | None = None,
+    overflow: Overflow | None = None,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given; with `metrics`, the
     records it dead-letters are counted; with `health`, an agent that dies is recorded; with
     `max_event_skew_s`, input events dated further ahead of the clock are dead-lettered; with
-    `tracing`, each batch runs in a span of its own."""
+    `tracing`, each batch runs in a span of its own; with `overflow` (and `on_turns`), an
+    agent takes the segmenter's overflow topic with the capacity the turns leave spare."""
     admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
     app = faust.App(
         app_id,
@@ -158,6 +161,8 @@ def build_faust_app(
         ("segmenter", turns, record_decoder(turns, decode_input, admit), on_turns),
         ("consolidator", windows, record_decoder(windows, decode_window), on_windows),
     )
+    health = health or AgentHealth()
+    spare = overflow.spare if overflow is not None and on_turns is not None else None
     for name, spec, decoder, handler in agents:
         if handler is not None:
             counted = rejection_counter(metrics, ingested=name == "segmenter")
@@ -170,10 +175,47 @@ def build_faust_app(
                 dead_letter,
                 counted,
                 _Batching(batch_size, batch_within_s, retry_budget_s),
-                health or AgentHealth(),
+                health,
                 tracing,
+                _Priority(spare, main=True) if spare and name == "segmenter" else None,
             )
+    if overflow is not None and spare is not None:
+        _add_agent(
+            app,
+            f"{app_id}-overflow",
+            overflow.topic.name,
+            record_decoder(overflow.topic, decode_input, admit),
+            overflow.handler,
+            overflow.dead_letter,
+            rejection_counter(metrics, ingested=True),
+            _Batching(overflow.batch_size, batch_within_s, retry_budget_s),
+            health,
+            tracing,
+            _Priority(spare, main=False),
+        )
     return app
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """The segmenter's overflow topic (`segmenter.fair_share`): its own handler, batches of
+    at most `batch_size` (what one overflow batch may hold the main path up by), and the
+    `spare` capacity it waits for; its dead letters go through `dead_letter`."""
+
+    topic: TopicSpec
+    handler: RecordHandler
+    dead_letter: DeadLetter
+    spare: SpareCapacity
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
+class _Priority:
+    """Which side of `SpareCapacity` an agent is on; the overflow's records carry their
+    place in the turns log (`at_origin`)."""
+
+    spare: SpareCapacity
+    main: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,8 +237,10 @@ def _add_agent(
     batching: _Batching,
     health: AgentHealth,
     tracing: BatchTracing | None,
+    priority: _Priority | None = None,
 ) -> None:
-    stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
+    # "segmenter", "consolidator" or "overflow", as the handler's span
+    stage = name.rsplit("-", 1)[-1]
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
 
     @app.agent(topic, name=name)
@@ -212,7 +256,11 @@ def _add_agent(
                     phase(f"first batch ({stage}, {len(events)} records)")
                     first = False
                 raws = list(_raw(events))
-                with tracing.batch(stage, raws) if tracing else nullcontext():
+                if priority is not None and not priority.main:
+                    raws = [at_origin(raw) for raw in raws]
+                    await priority.spare.turn()
+                busy = priority.spare.busy() if priority and priority.main else nullcontext()
+                with busy, tracing.batch(stage, raws) if tracing else nullcontext():
                     await consume_batch(
                         raws,
                         decoder,
