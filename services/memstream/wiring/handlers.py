@@ -21,6 +21,7 @@ from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivat
 from memstream.domain.fair_share import Share
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.dead_letters import DeadLetters
+from memstream.edges.sealing import SealingPublisher
 from memstream.edges.tracing import (
     EMBEDDER_CALLS,
     INDEX_WRITES,
@@ -105,12 +106,15 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
     settings = c.settings.fair_share
     if settings.tenant_share_turns_s is None:
         return None
-    if not isinstance(c.publisher, KafkaPublisher):
+    # Records are forwarded as they came, past the sealing publisher (which seals JSON
+    # events memstream writes, not consumed bytes).
+    kafka = c.publisher.inner if isinstance(c.publisher, SealingPublisher) else c.publisher
+    if not isinstance(kafka, KafkaPublisher):
         raise TypeError("a tenant share forwards records: it needs the Kafka publisher")
     return FairShare(
         segmenter,
         ledger=c.tree,
-        forwarder=c.publisher,
+        forwarder=kafka,
         overflow_topic=c.catalog.overflow.name,
         share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
     )
