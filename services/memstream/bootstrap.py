@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import faust
 
 from memstream.consolidator.handler import Consolidator
-from memstream.contracts.catalog import load_catalog
+from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import RawEvent
 from memstream.edges.faust.app import (
     AgentHealth,
@@ -166,23 +166,16 @@ def write_path_app(
     and a record that comes first waits for them.
     """
     catalog = load_catalog(settings.broker.topic_prefix)
-    shares = settings.fair_share
-    overflow = None
-    if turns and shares.tenant_share_turns_s is not None:
-        overflow = Overflow(
-            topic=catalog.overflow,
-            handler=when_ready(handlers, lambda h: h.on_overflow, app_id),
-            dead_letter=dead_letter_when_ready(handlers, overflow=True),
-            spare=SpareCapacity(longest_s=shares.overflow_longest_wait_s),
-            batch_size=shares.overflow_batch_size,
-        )
     datadir = settings.data_dir / "faust" / app_id
     membership: dict[str, Any] = {
         "broker_session_timeout": settings.broker.session_timeout_s,
         "broker_heartbeat_interval": settings.broker.heartbeat_interval_s,
         "broker_rebalance_timeout": settings.broker.rebalance_timeout_s,
         "consumer_group_instance_id": settings.broker.group_instance_id or None,
-    }
+    } | dict(options)
+    overflow = None
+    if turns and settings.fair_share.tenant_share_turns_s is not None:
+        overflow = overflow_consumer(settings, catalog, handlers, app_id, membership)
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
@@ -201,7 +194,30 @@ def write_path_app(
         tracing=batch_spans(),
         overflow=overflow,
         datadir=str(datadir),
-        **(membership | dict(options)),
+        **membership,
+    )
+
+
+def overflow_consumer(
+    settings: Settings,
+    catalog: Catalog,
+    handlers: asyncio.Future[WritePathHandlers],
+    app_id: str,
+    membership: Mapping[str, Any],
+) -> Overflow:
+    """The segmenter's overflow consumer, with the Faust app's group timeouts."""
+    shares = settings.fair_share
+    return Overflow(
+        topic=catalog.overflow,
+        handler=when_ready(handlers, lambda h: h.on_overflow, app_id),
+        dead_letter=dead_letter_when_ready(handlers, overflow=True),
+        spare=SpareCapacity(longest_s=shares.overflow_longest_wait_s),
+        batch_size=shares.overflow_batch_size,
+        consumer_options={
+            "session_timeout_ms": round(membership["broker_session_timeout"] * 1000),
+            "heartbeat_interval_ms": round(membership["broker_heartbeat_interval"] * 1000),
+            "rebalance_timeout_ms": round(membership["broker_rebalance_timeout"] * 1000),
+        },
     )
 
 

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -61,12 +61,19 @@ class StackProcess:
     """`memstream up` in a process of its own, read until it says it is ready."""
 
     def __init__(
-        self, scratch: Path, max_wait_ms: int, models: Path, code: Path | None = None
+        self,
+        scratch: Path,
+        max_wait_ms: int,
+        models: Path,
+        code: Path | None = None,
+        settings: Mapping[str, str] | None = None,
     ) -> None:
         """`models`: where the ONNX graph is exported once and kept for every stack of the
-        run; `code`: a source tree to run the stack from instead of the installed one."""
+        run; `code`: a source tree to run the stack from instead of the installed one;
+        `settings`: more MEMSTREAM_* variables for it."""
         env = {
             **os.environ,
+            **(settings or {}),
             "MEMSTREAM_DATA_DIR": str(scratch),
             "MEMSTREAM_API_PORT": str(free_port()),
             "MEMSTREAM_API_MAX_WAIT_MS": str(max_wait_ms),
@@ -116,10 +123,15 @@ class LeanRecalls:
         self._host, self._port = address.hostname or "127.0.0.1", address.port or 80
         self._idle: list[KeepAliveConnection] = []
 
-    async def recall(self, user: str, text: str, token: str, wait_ms: int) -> dict[str, Any] | None:
+    async def recall(
+        self, user: str, text: str, token: str | None, wait_ms: int
+    ) -> dict[str, Any] | None:
         """The answer; None when the API refused the request (a 503 past its
-        `MEMSTREAM_API_MAX_CONNECTIONS`) or closed the connection."""
-        body = {"user_id": user, "query": text, "after": token, "wait_ms": wait_ms}
+        `MEMSTREAM_API_MAX_CONNECTIONS`) or closed the connection. With no `token`, a
+        plain recall (no `after`)."""
+        body: dict[str, Any] = {"user_id": user, "query": text}
+        if token is not None:
+            body |= {"after": token, "wait_ms": wait_ms}
         connection = self._idle.pop() if self._idle else KeepAliveConnection(self._host, self._port)
         try:
             status, answer = await connection.post("/v1/recall", json.dumps(body).encode())
@@ -138,7 +150,7 @@ class LeanRecalls:
             await connection.close()
 
 
-async def _until_consuming(out: AsyncMemstreamProducer, recalls: LeanRecalls) -> float:
+async def until_consuming(out: AsyncMemstreamProducer, recalls: LeanRecalls) -> float:
     """Publish a turn and recall after it until the answer holds it: the consumer has
     joined its group (`Ready.` comes once the API listens, which can be before) and the
     first batch's costs are paid. Seconds it took."""
@@ -166,7 +178,7 @@ async def measure(
         AsyncMemstreamProducer(endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"], idempotent=False) as out,
         AsyncRecallClient(endpoints["MEMSTREAM_RECALL_URL"], timeout_s=60) as memory,
     ):
-        ready_s = await _until_consuming(out, lean)
+        ready_s = await until_consuming(out, lean)
 
         async def recall(user: str, text: str, receipt: Receipt) -> tuple[bool, float] | None:
             if client == "sdk":
@@ -213,16 +225,16 @@ async def measure(
         "pending": pending,
         # Turns whose recall the API refused (503: more requests at once than it takes).
         "refused": refused,
-        "publish_ack_ms": _spread(acks),
-        "publish_to_answer_ms": _spread(answers),
+        "publish_ack_ms": spread(acks),
+        "publish_to_answer_ms": spread(answers),
         # The server's part: how long the read waited for the segmenter (`timings_ms.after`).
-        "server_wait_ms": _spread(waits),
+        "server_wait_ms": spread(waits),
         "cpu": cpu,
-        "seconds_until_consuming": ready_s,
+        "secondsuntil_consuming": ready_s,
     }
 
 
-def _spread(values: Sequence[float]) -> dict[str, float]:
+def spread(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {}
     return {

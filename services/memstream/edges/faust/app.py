@@ -22,9 +22,9 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
@@ -34,8 +34,9 @@ from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
-from memstream.contracts.records import Consumed, RawEvent, at_origin
+from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
+from memstream.edges.faust.overflow import OverflowConsumer
 from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
 from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.startup import phase
@@ -177,21 +178,19 @@ def build_faust_app(
                 _Batching(batch_size, batch_within_s, retry_budget_s),
                 health,
                 tracing,
-                _Priority(spare, main=True) if spare and name == "segmenter" else None,
+                _Priority(spare) if spare and name == "segmenter" else None,
             )
     if overflow is not None and spare is not None:
-        _add_agent(
+        _add_overflow(
             app,
             f"{app_id}-overflow",
-            overflow.topic.name,
+            bootstrap,
+            overflow,
             record_decoder(overflow.topic, decode_input, admit),
-            overflow.handler,
-            overflow.dead_letter,
             rejection_counter(metrics, ingested=True),
-            _Batching(overflow.batch_size, batch_within_s, retry_budget_s),
+            retry_budget_s,
             health,
             tracing,
-            _Priority(spare, main=False),
         )
     return app
 
@@ -207,15 +206,62 @@ class Overflow:
     dead_letter: DeadLetter
     spare: SpareCapacity
     batch_size: int = 64
+    # Options of its Kafka consumer (aiokafka's names): the group membership timeouts.
+    consumer_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _add_overflow(
+    app: faust.App,
+    name: str,
+    bootstrap: str,
+    overflow: Overflow,
+    decoder: Decoder,
+    on_rejected: Callable[[Rejected], None],
+    retry_budget_s: float,
+    health: AgentHealth,
+    tracing: BatchTracing | None,
+) -> None:
+    """The overflow's consumer, run as a task of the app (`edges.faust.overflow`)."""
+
+    async def consume(raws: list[RawEvent]) -> None:
+        with tracing.batch("overflow", raws) if tracing else nullcontext():
+            await consume_batch(
+                raws,
+                decoder,
+                overflow.handler,
+                overflow.dead_letter,
+                on_rejected,
+                retry_budget_s=retry_budget_s,
+                tracing=tracing,
+            )
+
+    consumer = OverflowConsumer(
+        topic=overflow.topic.name,
+        bootstrap=bootstrap,
+        group=name,
+        consume=consume,
+        spare=overflow.spare,
+        batch_size=overflow.batch_size,
+        consumer_options=dict(overflow.consumer_options),
+    )
+
+    @app.task
+    async def drain_overflow() -> None:
+        try:
+            await consumer.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            log.critical("the overflow consumer %s died: %r", name, error, exc_info=True)
+            health.died(name, error)
+            raise
 
 
 @dataclass(frozen=True)
 class _Priority:
-    """Which side of `SpareCapacity` an agent is on; the overflow's records carry their
-    place in the turns log (`at_origin`)."""
+    """The turns agent's side of `SpareCapacity`: it marks itself busy around each batch."""
 
     spare: SpareCapacity
-    main: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +285,7 @@ def _add_agent(
     tracing: BatchTracing | None,
     priority: _Priority | None = None,
 ) -> None:
-    # "segmenter", "consolidator" or "overflow", as the handler's span
-    stage = name.rsplit("-", 1)[-1]
+    stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
 
     @app.agent(topic, name=name)
@@ -256,10 +301,7 @@ def _add_agent(
                     phase(f"first batch ({stage}, {len(events)} records)")
                     first = False
                 raws = list(_raw(events))
-                if priority is not None and not priority.main:
-                    raws = [at_origin(raw) for raw in raws]
-                    await priority.spare.turn()
-                busy = priority.spare.busy() if priority and priority.main else nullcontext()
+                busy = priority.spare.busy() if priority is not None else nullcontext()
                 with busy, tracing.batch(stage, raws) if tracing else nullcontext():
                     await consume_batch(
                         raws,
