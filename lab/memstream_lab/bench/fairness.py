@@ -13,8 +13,9 @@ Two stacks, each `memstream up` in a process of its own (`read_your_writes.Stack
 
 Unless given, the quiet rate is a fifth of the capacity, so the flood (ten times it) offers
 twice what the segmenter can do: without a share, a backlog grows in front of the quiet
-tenant for the whole phase. The share is twice the quiet rate (the quiet tenant never
-reaches it; the flood does at once). Each phase publishes for `--seconds`: the quiet tenant
+tenant for the whole phase. The share is 1.5 times the quiet rate (the quiet tenant
+never reaches it; the flood does at once), and the overflow waits up to `--overflow-wait-s`
+for the main path to go quiet. Each phase publishes for `--seconds`: the quiet tenant
 at its rate over `--quiet-users` users, the flood over `--flood-users`, each turn a message
 between people (role `other`), so each is an L1 of its own at once; meanwhile this process
 recalls for a quiet user `--recalls-per-s` times a second (plain recalls, no `after`). Then
@@ -233,9 +234,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for name in ("share_off", "share_on"):
             settings: dict[str, str] = {}
             if name == "share_on":
-                share = args.share or 2 * args.quiet_rate
+                share = args.share or round(1.5 * args.quiet_rate, 1)
                 settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S"] = str(share)
+                wait = str(args.overflow_wait_s)
+                settings["MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S"] = wait
                 report["share_turns_per_s"] = share
+                report["overflow_longest_wait_s"] = args.overflow_wait_s
             print(name, flush=True)
             stack = StackProcess(Path(tmp) / name, 5_000, models, settings=settings)
             try:
@@ -285,7 +289,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--quiet-rate", type=float, help="Quiet tenant's turns/s (default: capacity / 5)."
     )
     parser.add_argument(
-        "--share", type=float, help="The tenant share, turns/s (default: 2 x the quiet rate)."
+        "--share", type=float, help="The tenant share, turns/s (default: 1.5 x the quiet rate)."
+    )
+    parser.add_argument(
+        "--overflow-wait-s",
+        type=float,
+        default=5.0,
+        help="MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S of the stack with the share on.",
     )
     parser.add_argument("--seconds", type=float, default=30.0, help="Publishing time a phase.")
     parser.add_argument("--capacity-turns", type=int, default=1500)

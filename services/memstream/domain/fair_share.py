@@ -45,10 +45,12 @@ class Share:
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """A record of the batch, as the split sees it."""
+    """A record of the batch, as the split sees it: `at`, when the broker received it
+    (epoch seconds; None: unknown, the batch's `now` stands in)."""
 
     user_id: str
     kind: Kind
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +75,12 @@ def split(
 ) -> Split:
     """Keep or divert each record, in order. `held`: users with records still in the
     overflow (all their records follow them there); `buckets`: each tenant's bucket before
-    the batch (a tenant not in it starts full)."""
+    the batch (a tenant not in it starts full).
+
+    The buckets fill in the log's time, each record's broker time: a share bounds what a
+    tenant sends, not how fast the segmenter happens to read it. In wall time, a batch that
+    came late (the segmenter behind) would hold more of a tenant's turns than one burst,
+    and a tenant within its share would be diverted for the segmenter's delay."""
     after = dict(buckets)
     following = set(held)
     kept: list[int] = []
@@ -86,8 +93,9 @@ def split(
         divert = record.user_id in following
         if not divert and record.kind is Kind.TURN:
             tenant = tenant_key(record.user_id)
-            before = after.get(tenant) or full(share.burst, now)
-            after[tenant], wait = take(before, now, share.rate, share.burst)
+            at = now if record.at is None else record.at
+            before = after.get(tenant) or full(share.burst, at)
+            after[tenant], wait = take(before, at, share.rate, share.burst)
             divert = wait > 0
         if divert:
             following.add(record.user_id)

@@ -56,7 +56,7 @@ class FairShare:
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         """A batch of the turns topic: the records within their tenants' shares now, the
         rest (and everything after them of the same users) to the overflow."""
-        pending = [Pending(c.event.user_id, _kind(c.event)) for c in batch]
+        pending = [Pending(c.event.user_id, _kind(c.event), c.raw.timestamp) for c in batch]
         held = await self._ledger.held({p.user_id for p in pending})
         plan = split(pending, held, self._buckets, self._share, self._clock())
         self._buckets = dict(plan.buckets)

@@ -133,3 +133,13 @@ def test_no_tenant_gets_more_turns_through_than_its_burst_and_rate_allow(
             if batch[i].kind is Kind.TURN and tenant_key(batch[i].user_id) == tenant
         ]
         assert len(passed) <= SHARE.burst
+
+
+def test_shares_are_counted_in_the_log_s_time_not_when_the_segmenter_reads() -> None:
+    # Thirty seconds of a tenant at 8 turns/s (its share is 10), read in one late batch:
+    # nothing is diverted, though the batch holds far more than one burst.
+    steady = [Pending("globex:bo", Kind.TURN, at=n / 8) for n in range(240)]
+    assert split(steady, set(), {}, SHARE, now=500.0).diverted == ()
+    # The same turns sent within one second are a flood, however late they are read.
+    rushed = [Pending("globex:bo", Kind.TURN, at=n / 240) for n in range(240)]
+    assert len(split(rushed, set(), {}, SHARE, now=500.0).kept) < 15
