@@ -44,6 +44,7 @@ from redis import asyncio as aioredis
 
 from memstream.adapters.redis.tree import RedisTree
 from memstream.client import AsyncMemstreamProducer
+from memstream.client.events import turn_event
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level
 from memstream_lab.bench.read_your_writes import LeanRecalls, StackProcess, spread, until_consuming
@@ -268,18 +269,18 @@ async def _no_flood() -> int:
 
 
 def _turn(user: str, event_id: str, seq: int, n: int) -> dict[str, Any]:
-    return {
-        "type": "turn.v1",
-        "event_id": event_id,
-        "user_id": user,
-        "session_id": "live",
-        "seq": seq,
-        "speaker": "Ana",
-        "role": "other",
-        "text": sentence(random.Random(n)),
-        "ts": datetime.now(UTC).isoformat(),
-        "tz": "UTC",
-    }
+    """A message between people (role `other`): an L1 of its own at once."""
+    text = sentence(random.Random(n))
+    return turn_event(
+        user_id=user,
+        session_id="live",
+        seq=seq,
+        text=text,
+        role="other",
+        speaker="Ana",
+        event_id=event_id,
+        tz="UTC",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
