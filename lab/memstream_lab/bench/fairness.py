@@ -42,9 +42,12 @@ from typing import Any
 
 from redis import asyncio as aioredis
 
+from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.redis.tree import RedisTree
 from memstream.client import AsyncMemstreamProducer
 from memstream.client.events import turn_event
+from memstream.contracts.catalog import load_catalog
+from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level
 from memstream_lab.bench.read_your_writes import LeanRecalls, StackProcess, spread, until_consuming
@@ -86,17 +89,27 @@ class Phase:
             await out.publish(_turn(user, event_id, n // users, n))
         await out.flush()
 
+    def flood_records(self, rate: float, users: int, seconds: float) -> list[tuple[bytes, bytes]]:
+        """The flood's records (key, value), built and encoded before the phase: this
+        process shares the cores it measures, and the SDK checks each event it sends."""
+        records = []
+        for n in range(round(rate * seconds)):
+            user = self.user(FLOOD_TENANT, n % users)
+            records.append((user.encode(), encode_value(_turn(user, f"f{n}", n // users, n))))
+        return records
+
     async def publish_flood(
-        self, out: AsyncMemstreamProducer, rate: float, users: int, seconds: float
+        self, out: KafkaPublisher, topic: str, records: list[tuple[bytes, bytes]], rate: float
     ) -> int:
+        """`records` at `rate`, sent in small bursts, each at its slot."""
         start, sent = time.perf_counter(), 0
-        while (elapsed := time.perf_counter() - start) < seconds:
-            for n in range(sent, round(rate * elapsed)):
-                user = self.user(FLOOD_TENANT, n % users)
-                await out.publish(_turn(user, f"f{n}", n // users, n))
-            sent = max(sent, round(rate * elapsed))
+        while sent < len(records):
+            due = min(len(records), round(rate * (time.perf_counter() - start)))
+            for key, value in records[sent:due]:
+                await out.producer.send(topic, key=key, value=value)
+            sent = max(sent, due)
             await asyncio.sleep(FLOOD_TICK_S)
-        await out.flush()
+        await out.producer.flush()
         return sent
 
     async def probe_recall(self, recalls: LeanRecalls, per_s: float, users: int) -> None:
@@ -156,26 +169,24 @@ async def measure_phase(
     phase = Phase(stack, tree, name)
     recalls = LeanRecalls(stack.endpoints["MEMSTREAM_RECALL_URL"])
     bootstrap = stack.endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"]
-    async with (
-        AsyncMemstreamProducer(bootstrap, idempotent=False) as quiet_out,
-        AsyncMemstreamProducer(bootstrap, idempotent=False) as flood_out,
-    ):
+    flood = phase.flood_records(flood_rate, args.flood_users, args.seconds)
+    flood_out = KafkaPublisher.for_bootstrap(bootstrap)
+    await flood_out.start()
+    async with AsyncMemstreamProducer(bootstrap, idempotent=False) as quiet_out:
         probing = asyncio.create_task(
             phase.probe_recall(recalls, args.recalls_per_s, args.quiet_users)
         )
         publishing = asyncio.create_task(
             phase.publish_quiet(quiet_out, args.quiet_rate, args.quiet_users, args.seconds)
         )
-        flooded = (
-            phase.publish_flood(flood_out, flood_rate, args.flood_users, args.seconds)
-            if flood_rate
-            else _no_flood()
-        )
+        turns_topic = load_catalog().turns.name
+        flooded = phase.publish_flood(flood_out, turns_topic, flood, flood_rate)
         started = time.perf_counter()
         flood_sent, _ = await asyncio.gather(flooded, phase.watch_quiet(publishing))
         probing.cancel()
         await asyncio.gather(probing, return_exceptions=True)
         waited_s = time.perf_counter() - started
+    await flood_out.stop()
     await recalls.close()
     freshness = list(phase.freshness_ms.values())
     return {
@@ -262,10 +273,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     return report
-
-
-async def _no_flood() -> int:
-    return 0
 
 
 def _turn(user: str, event_id: str, seq: int, n: int) -> dict[str, Any]:
