@@ -113,6 +113,9 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
         raise TypeError("a tenant share forwards records: it needs the Kafka publisher")
     return FairShare(
         segmenter,
+        # The overflow's turns embed behind the main path's, which hold them off while a
+        # batch of turns runs (`edges.handler_chain.holding_background_off`).
+        overflow_segmenter=build_segmenter(c, background=True),
         ledger=c.tree,
         forwarder=kafka,
         overflow_topic=c.catalog.overflow.name,
@@ -144,8 +147,10 @@ class _HandlerPorts:
         )
 
 
-def build_segmenter(c: Container) -> Segmenter:
-    ports = _HandlerPorts.of(c, c.online_embedder)
+def build_segmenter(c: Container, *, background: bool = False) -> Segmenter:
+    """`background`: embedding behind the online path, as the consolidator does (the
+    segmenter of the overflow topic, `build_fair_share`)."""
+    ports = _HandlerPorts.of(c, c.background_embedder if background else c.online_embedder)
     return Segmenter(
         tree=ports.tree,
         index=ports.index,
