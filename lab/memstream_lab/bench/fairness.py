@@ -150,7 +150,7 @@ async def capacity(stack: StackProcess, tree: RedisTree, turns: int, users: int)
         await out.flush()
         published_s = time.perf_counter() - start
     deadline = time.monotonic() + DRAIN_TIMEOUT_S
-    while sum([len(await tree.level_ids(u, Level.SEGMENT)) for u in names]) < turns:
+    while sum([len(await tree.level_ids(u, Level.SEGMENT, limit=turns)) for u in names]) < turns:
         if time.monotonic() > deadline:
             raise TimeoutError("the capacity backlog was not written")
         await asyncio.sleep(0.1)
@@ -213,8 +213,10 @@ async def run_stack(
         async with AsyncMemstreamProducer(bootstrap, idempotent=False) as out:
             found["seconds_until_consuming"] = await until_consuming(out, recalls)
         await recalls.close()
+        print(f"  consuming after {found['seconds_until_consuming']} s", flush=True)
         if measure_capacity:
             found["capacity"] = await capacity(stack, tree, args.capacity_turns, args.flood_users)
+            print(f"  capacity {found['capacity']}", flush=True)
             if args.quiet_rate is None:
                 args.quiet_rate = round(found["capacity"]["turns_per_s"] / 5, 1)
         for name, flood in (("alone", 0.0), ("flood", 10 * args.quiet_rate)):
