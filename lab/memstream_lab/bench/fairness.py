@@ -4,7 +4,7 @@ flooding at ten times its rate, with the segmenter's tenant share on and off.
     python -m memstream_lab.bench.fairness --out bench-results/fairness.json
     memstream bench fairness --out bench-results/fairness.json
 
-Two stacks, each `memstream up` in a process of its own (`read_your_writes.StackProcess`):
+Two stacks, each `memstream up` in a process of its own (`up_stack.StackProcess`):
 
 1. Share off. First the segmenter's capacity on this machine: a backlog of
    `--capacity-turns` turns published at once, and the time until every one has its L1
@@ -50,8 +50,8 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level
-from memstream_lab.bench.read_your_writes import LeanRecalls, StackProcess, spread, until_consuming
 from memstream_lab.bench.synthetic import sentence
+from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, until_consuming
 from memstream_lab.measure import write_report
 
 TARGET = "quiet tenant beside a 10x flood: L1 freshness p99 and recall p95 within 1.5x of alone"
