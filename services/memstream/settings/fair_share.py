@@ -27,7 +27,7 @@ class FairShareSettings(BaseModel):
         description="Turns a tenant may send at once above its share's rate (the bucket's size).",
     )
     overflow_batch_size: int = Field(
-        default=64,
+        default=16,
         gt=0,
         le=10_000,
         description="Most records the segmenter takes from the overflow topic at once: what "

@@ -205,7 +205,7 @@ class Overflow:
     handler: RecordHandler
     dead_letter: DeadLetter
     spare: SpareCapacity
-    batch_size: int = 64
+    batch_size: int = 16
     # Options of its Kafka consumer (aiokafka's names): the group membership timeouts.
     consumer_options: Mapping[str, Any] = field(default_factory=dict)
 
