@@ -1,10 +1,12 @@
 """A real three-primary Redis Cluster from Debian's `redis-server`, for the cluster tests and
-the cluster benchmark (`memstream bench cluster`).
+the cluster benchmark (`memstream bench cluster`), optionally with replicas (the failover test).
 
 Three servers with `--cluster-enabled yes` on free ports (their cluster bus on free ports of
 its own), joined by `redis-cli --cluster create`; ready once every node says
-`cluster_state:ok` and agrees on who owns every slot. Nothing is persisted (`--save ''`,
-no append-only file): the directory holds only the nodes' cluster files.
+`cluster_state:ok` and agrees on who owns every slot. With `replicas=1`, three more servers
+join as one replica of each primary (`--cluster-replicas 1`), and the cluster is ready once
+each replica has synced with its primary. Nothing is persisted (`--save ''`, no append-only
+file): the directory holds only the nodes' cluster files.
 """
 
 from __future__ import annotations
@@ -28,18 +30,34 @@ START_ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class RedisClusterNodes:
-    ports: tuple[int, ...]
+    ports: tuple[int, ...]  # the primaries' first, then their replicas' (if any)
     processes: tuple[subprocess.Popen[bytes], ...] = field(repr=False)
 
     @property
     def url(self) -> str:
-        """A URL naming one node: the cluster client finds the others from it."""
-        return f"redis://127.0.0.1:{self.ports[0]}/0"
+        """A URL naming one node that runs: the cluster client finds the others from it."""
+        running = (
+            p for p, node in zip(self.ports, self.processes, strict=True) if node.poll() is None
+        )
+        return f"redis://127.0.0.1:{next(running)}/0"
 
     def kill(self, index: int) -> None:
-        """Kill one primary (SIGKILL, as a crash): its slots have no owner left."""
+        """Kill one node (SIGKILL, as a crash): without a replica, its slots have no owner left."""
         self.processes[index].kill()
         self.processes[index].wait(timeout=10)
+
+    def process(self, port: int) -> subprocess.Popen[bytes]:
+        return self.processes[self.ports.index(port)]
+
+    def replica_of(self, primary: int) -> int:
+        """The port of the node replicating the primary on port `primary` now."""
+        for port in self.ports:
+            if port != primary and _replicates(port) == primary:
+                return port
+        raise LookupError(f"no replica of 127.0.0.1:{primary}")
+
+    def is_primary(self, port: int) -> bool:
+        return "role:master" in _cli(port, "info", "replication")
 
 
 def free_ports(count: int) -> list[int]:
@@ -64,6 +82,20 @@ def _answers(port: int) -> bool:
     return _cli(port, "ping").strip() == "PONG"
 
 
+def _replicates(port: int) -> int | None:
+    """The port of the primary the node on `port` replicates and has synced with, if any."""
+    info = dict(
+        line.split(":", 1) for line in _cli(port, "info", "replication").split() if ":" in line
+    )
+    if info.get("role") != "slave" or info.get("master_link_status") != "up":
+        return None
+    return int(info["master_port"])
+
+
+def _synced(port: int) -> bool:
+    return _replicates(port) is not None
+
+
 def _cluster_ok(ports: list[int]) -> bool:
     """Every node serves, and knows an owner for every slot (or a client may be sent away)."""
     for port in ports:
@@ -81,14 +113,20 @@ def _wait(what: str, ready: Callable[[], bool], deadline: float) -> None:
 
 
 @contextmanager
-def running_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
-    """Start the cluster in `directory`; kill its servers on exit. A start that does not come
-    up is tried again on other ports (a port picked free can be taken before the server binds
-    it, by another test process picking at the same moment)."""
+def running_cluster(
+    directory: Path, *, replicas: int = 0, node_timeout_ms: int = 2000
+) -> Iterator[RedisClusterNodes]:
+    """Start the cluster in `directory`, with `replicas` replicas of each primary; kill its
+    servers on exit. `node_timeout_ms` is how long a node may not answer before the others
+    count it failed (and, with replicas, one of its replicas takes over). A start that does not
+    come up is tried again on other ports (a port picked free can be taken before the server
+    binds it, by another test process picking at the same moment)."""
     for attempt in range(1, START_ATTEMPTS + 1):
         stack = ExitStack()
         try:
-            nodes = stack.enter_context(_start(directory / f"attempt-{attempt}"))
+            nodes = stack.enter_context(
+                _start(directory / f"attempt-{attempt}", replicas, node_timeout_ms)
+            )
         except TimeoutError:
             if attempt == START_ATTEMPTS:
                 raise
@@ -99,7 +137,7 @@ def running_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
 
 
 @contextmanager
-def _start(directory: Path) -> Iterator[RedisClusterNodes]:
+def _start(directory: Path, replicas: int, node_timeout_ms: int) -> Iterator[RedisClusterNodes]:
     server = _cluster_capable_server()
     # The client beside that server: an older one on PATH cannot create its cluster.
     cli = shutil.which("redis-cli", path=os.path.dirname(server)) if server else None
@@ -107,8 +145,9 @@ def _start(directory: Path) -> Iterator[RedisClusterNodes]:
         raise RuntimeError(
             "the cluster tests need redis-server 7 or newer and redis-cli (scripts/setup.sh)"
         )
-    ports = free_ports(2 * PRIMARIES)
-    clients, buses = ports[:PRIMARIES], ports[PRIMARIES:]
+    count = PRIMARIES * (1 + replicas)
+    ports = free_ports(2 * count)
+    clients, buses = ports[:count], ports[count:]
     processes: list[subprocess.Popen[bytes]] = []
     deadline = time.monotonic() + START_DEADLINE_S
     try:
@@ -121,7 +160,7 @@ def _start(directory: Path) -> Iterator[RedisClusterNodes]:
                 "--bind": "127.0.0.1",
                 "--cluster-enabled": "yes",
                 "--cluster-config-file": str(node_dir / "nodes.conf"),
-                "--cluster-node-timeout": "2000",
+                "--cluster-node-timeout": str(node_timeout_ms),
                 "--dir": str(node_dir),
                 "--save": "",
                 "--appendonly": "no",
@@ -135,8 +174,10 @@ def _start(directory: Path) -> Iterator[RedisClusterNodes]:
         for port in clients:
             _wait(f"port {port} answers", partial(_answers, port), deadline)
         addresses = [f"127.0.0.1:{port}" for port in clients]
+        # redis-cli makes the first addresses primaries, the rest their replicas.
+        replicated = ["--cluster-replicas", str(replicas)]
         created = subprocess.run(
-            [cli, "--cluster", "create", *addresses, "--cluster-yes"],
+            [cli, "--cluster", "create", *addresses, *replicated, "--cluster-yes"],
             capture_output=True,
             text=True,
             timeout=START_DEADLINE_S,
@@ -144,6 +185,8 @@ def _start(directory: Path) -> Iterator[RedisClusterNodes]:
         if created.returncode != 0:
             raise RuntimeError(f"redis-cli --cluster create failed: {created.stdout[-2000:]}")
         _wait("cluster_state:ok on every node", lambda: _cluster_ok(clients), deadline)
+        for port in clients[PRIMARIES:]:
+            _wait(f"replica {port} synced", partial(_synced, port), deadline)
         yield RedisClusterNodes(tuple(clients), tuple(processes))
     finally:
         for process in processes:

@@ -37,11 +37,14 @@ from memstream.edges.faust.app import (
     RecordHandler,
     build_faust_app,
 )
+from memstream.edges.faust.sealed_turns import SealedTurnOpener
 from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.handler_chain import (
     WritePathHandlers,
     consolidator_chain,
     dead_letter_when_ready,
+    open_turns_when_ready,
+    overflow_struck_off_when_ready,
     segmenter_chain,
     when_ready,
 )
@@ -124,6 +127,7 @@ def write_path_handlers(
     on_windows: RecordHandler | None = None
     on_overflow: RecordHandler | None = None
     overflow_dead_letter: DeadLetter | None = None
+    share: FairShare | None = None
     if segmenter is not None:
         online = c.priority.online if c.priority is not None else None
         share = build_fair_share(c, segmenter)
@@ -134,8 +138,15 @@ def write_path_handlers(
             overflow_dead_letter = overflow_dead_letters(dead_letters(c).send, share)
     if consolidator is not None:
         on_windows = consolidator_chain(consolidator, metrics)
+    opener = SealedTurnOpener(c.tree, on_forgotten=metrics.ingested.labels("forgotten").inc)
     return WritePathHandlers(
-        on_turns, on_windows, dead_letters(c).send, on_overflow, overflow_dead_letter
+        on_turns,
+        on_windows,
+        dead_letters(c).send,
+        open_turns=opener,
+        on_overflow=on_overflow,
+        overflow_dead_letter=overflow_dead_letter,
+        overflow_struck_off=share.struck_off if share is not None else None,
     )
 
 
@@ -186,6 +197,7 @@ def write_path_app(
         on_turns=when_ready(handlers, lambda h: h.on_turns, app_id) if turns else None,
         on_windows=when_ready(handlers, lambda h: h.on_windows, app_id) if windows else None,
         dead_letter=dead_letter_when_ready(handlers),
+        open_turns=open_turns_when_ready(handlers) if turns else None,
         metrics=metrics,
         batch_size=settings.worker.consume_batch_size,
         fetch_max_wait_ms=settings.broker.fetch_max_wait_ms,
@@ -213,6 +225,8 @@ def overflow_consumer(
         handler=when_ready(handlers, lambda h: h.on_overflow, app_id),
         dead_letter=dead_letter_when_ready(handlers, overflow=True),
         spare=SpareCapacity(longest_s=shares.overflow_longest_wait_s),
+        struck_off=overflow_struck_off_when_ready(handlers),
+        opening=open_turns_when_ready(handlers),
         batch_size=shares.overflow_batch_size,
         consumer_options={
             "session_timeout_ms": round(membership["broker_session_timeout"] * 1000),

@@ -24,7 +24,8 @@ MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 CONSOLIDATED_LEVELS = tuple(level.label for level in Level if level > Level.SEGMENT)
 CLOSURE_REASONS: tuple[str, ...] = get_args(ClosureReason)
 # A conflict is a duplicate event id with other content: the first copy is kept.
-INGEST_OUTCOMES = ("accepted", "duplicate", "conflict", "dead_letter")
+# forgotten: a turn sealed by its producer whose user's key is gone, dropped unread.
+INGEST_OUTCOMES = ("accepted", "duplicate", "conflict", "dead_letter", "forgotten")
 # How a store failed a command (adapters/redis/errors.py tells them apart): redirected or
 # refused by a cluster, unreachable, or an error of another kind.
 STORE_ERROR_KINDS = (
@@ -36,6 +37,7 @@ STORE_ERROR_KINDS = (
     "read_only",
     "timeout",
     "connection",
+    "replica_lag",  # a commit's WAIT ran out before its replicas had it (it waits again)
     "response",
     "other",
 )

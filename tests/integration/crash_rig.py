@@ -3,8 +3,9 @@
 - `synthetic_log`: a small conversation for one user over eight days (two weeks, two months,
   so every level closes) and a second user forgotten at the end of the input.
 - `Worker`: the CLI worker as a subprocess of this test, with its own topics, group, Redis
-  namespace and Qdrant directory; `MEMSTREAM_FAULT_POINT` makes it SIGKILL itself at an
-  exact step (`memstream.faults`), never after a guessed sleep.
+  namespace and Qdrant directory, on the Redis the settings name (a cluster in cluster
+  mode); `MEMSTREAM_FAULT_POINT` makes it SIGKILL itself at an exact step
+  (`memstream.faults`), never after a guessed sleep.
 - `wait_settled`: polls (with a deadline) until both topics are consumed and no window is open.
 - `consuming_after`: seconds from a restart until the group commits past where it stood.
 - `snapshot`: every node (id, level, version, text, sources) from Redis and every payload
@@ -28,12 +29,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import redis.asyncio as aioredis
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from memstream.adapters.kafka.admin import ensure_topics
 from memstream.adapters.kafka.lag import consumer_lag
+from memstream.adapters.redis.connection import open_client
 from memstream.adapters.redis.tree import RedisTree
 from memstream.bootstrap import open_index
 from memstream.contracts.catalog import Catalog, load_catalog
@@ -159,6 +160,7 @@ class Worker:
             "PYTHONPATH": str(SERVICES),
             "MEMSTREAM_KAFKA_BOOTSTRAP": settings.broker.bootstrap,
             "MEMSTREAM_REDIS_URL": settings.redis.url,
+            "MEMSTREAM_REDIS_CLUSTER": str(settings.redis.cluster).lower(),
             "MEMSTREAM_TOPIC_PREFIX": settings.broker.topic_prefix,
             "MEMSTREAM_CONSUMER_GROUP": settings.broker.consumer_group,
             "MEMSTREAM_REDIS_NAMESPACE": settings.redis.namespace,
@@ -237,7 +239,7 @@ def topics(settings: Settings) -> list[str]:
 
 async def wait_settled(settings: Settings, worker: Worker, timeout_s: float = 90.0) -> None:
     """Until both topics are consumed and KEPT has no open window, twice in a row."""
-    tree = RedisTree(aioredis.from_url(settings.redis.url), settings.redis.namespace)
+    tree = tree_of(settings)
     deadline = time.monotonic() + timeout_s
     quiet = 0
     try:
@@ -300,9 +302,17 @@ class Snapshot:
     knowledge: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]]
 
 
+def tree_of(settings: Settings) -> RedisTree:
+    """The scenario's tree, read on its own client (a cluster's in cluster mode)."""
+    cluster = settings.redis.cluster
+    return RedisTree(
+        open_client(settings.redis.url, cluster=cluster), settings.redis.namespace, cluster=cluster
+    )
+
+
 async def snapshot(settings: Settings) -> Snapshot:
-    client = aioredis.from_url(settings.redis.url)
-    tree = RedisTree(client, settings.redis.namespace)
+    tree = tree_of(settings)
+    client = tree._r
     nodes: dict[str, tuple[Any, ...]] = {}
     points: dict[str, int] = {}
     keys: dict[str, list[str]] = {}

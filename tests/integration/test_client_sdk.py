@@ -19,6 +19,7 @@ from memstream.client.models import (
     MemoryPage,
     Profile,
     Recall,
+    TurnKey,
 )
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.settings import Settings
@@ -114,6 +115,7 @@ def test_client_models_match_the_served_openapi(
         "MemoryPage": MemoryPage,
         "MemoryDetailResponse": MemoryDetail,
         "ForgetResponse": ForgetResult,
+        "TurnKeyResponse": TurnKey,
         "FactsResponse": Facts,
         "Fact": Fact,
         "EntitySummary": EntitySummary,

@@ -1,5 +1,6 @@
 """The crash suite: kill a real worker at each step of the write path, restart it, and find
-the tree a clean run builds, node by node, versions included.
+the tree a clean run builds, node by node, versions included. The kills on either side of a
+commit run again with the worker on a real Redis Cluster in cluster mode.
 
 `memstream worker --role all` runs as a subprocess on the session's standalone broker and
 Redis (Qdrant: its in-process engine, in the scenario's directory). Each scenario publishes
@@ -34,6 +35,7 @@ from .crash_rig import (
     synthetic_log,
     wait_settled,
 )
+from .redis_cluster import RedisClusterNodes
 
 pytestmark = [pytest.mark.integration, pytest.mark.crash]
 
@@ -44,6 +46,9 @@ KILL_POINTS = {
     "consolidation": "consolidation.after_qdrant:3",
     "forget": "forget.after_redis:1",
 }
+# The kills on either side of a user's commit, run again on the Redis Cluster (the rest of
+# the suite does not depend on the layout: one run of it is enough).
+KILLED_MID_COMMIT = ("l1", "store-publish")
 
 
 async def clean_run(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, Any]]:
@@ -122,4 +127,29 @@ async def test_a_killed_worker_restarts_to_the_tree_of_a_clean_run(
         found[name] = differences(clean, snap)
         report[name] = figures | {"differences": len(found[name])}
     print("CRASH-SUITE " + json.dumps(report))
+    assert {name: diffs for name, diffs in found.items() if diffs} == {}
+
+
+async def test_a_worker_killed_around_a_commit_on_the_cluster_restarts_to_the_clean_tree(
+    stack_settings: Settings, redis_cluster: RedisClusterNodes, tmp_path: Path
+) -> None:
+    """The same kills on a Redis Cluster (cluster mode): each restarted worker builds the tree
+    the single primary's clean run builds, node by node."""
+    on_cluster = stack_settings.model_copy(
+        update={"redis_url": redis_cluster.url, "redis_cluster": True}
+    )
+    runs = await asyncio.gather(
+        clean_run(stack_settings, tmp_path),
+        *(killed_run(on_cluster, tmp_path, n, KILL_POINTS[n]) for n in KILLED_MID_COMMIT),
+    )
+    (clean, _), *killed = runs
+    assert {v[1] for v in clean.nodes.values()} == {1, 2, 3, 4, 5}  # every level closed
+    found = {
+        n: differences(clean, snap) for n, (snap, _) in zip(KILLED_MID_COMMIT, killed, strict=True)
+    }
+    report = {
+        n: figures | {"differences": len(found[n])}
+        for n, (_, figures) in zip(KILLED_MID_COMMIT, killed, strict=True)
+    }
+    print("CRASH-SUITE-CLUSTER " + json.dumps(report))
     assert {name: diffs for name, diffs in found.items() if diffs} == {}

@@ -39,22 +39,28 @@ SESSIONS = [
 ]
 
 
-def conversation() -> list[dict[str, Any]]:
+Sessions = list[tuple[datetime, list[tuple[str, str]]]]
+
+
+def conversation(
+    user: str = USER, sessions: Sessions = SESSIONS, speaker: str = "Maya"
+) -> list[dict[str, Any]]:
+    """Each session's lines said by `speaker`, each answered by the assistant, then ended."""
     events: list[dict[str, Any]] = []
-    for n, (start, said) in enumerate(SESSIONS):
+    for n, (start, said) in enumerate(sessions):
         session = f"s{n}"
         for i, (event_id, text) in enumerate(said):
-            for j, (speaker, role, words) in enumerate(
-                (("Maya", "user", text), ("Bot", "assistant", "Tell me more about that."))
+            for j, (who, role, words) in enumerate(
+                ((speaker, "user", text), ("Bot", "assistant", "Tell me more about that."))
             ):
                 events.append(
                     {
                         "type": "turn.v1",
                         "event_id": event_id if j == 0 else f"{event_id}-re",
-                        "user_id": USER,
+                        "user_id": user,
                         "session_id": session,
                         "seq": 2 * i + j,
-                        "speaker": speaker,
+                        "speaker": who,
                         "role": role,
                         "text": words,
                         "ts": (start + timedelta(minutes=2 * i + j)).isoformat(),
@@ -64,7 +70,7 @@ def conversation() -> list[dict[str, Any]]:
         events.append(
             {
                 "type": "session_end.v1",
-                "user_id": USER,
+                "user_id": user,
                 "session_id": session,
                 "ts": end.isoformat(),
             }
@@ -92,14 +98,14 @@ def written(path: Path, events: list[dict[str, Any]]) -> Path:
     return path
 
 
-async def publish(runtime: Container, path: Path) -> None:
+async def publish(runtime: Container, path: Path, user: str = USER) -> None:
     await publish_file(
         path,
         catalog=runtime.catalog,
         bootstrap=runtime.settings.broker.bootstrap,
         show_progress=False,
     )
-    await wait_caught_up(runtime, [USER], timeout_s=120)
+    await wait_caught_up(runtime, [user], timeout_s=120)
 
 
 async def test_a_changed_fact_is_current_with_its_predecessor_closed_until_forgotten(

@@ -9,6 +9,7 @@ with the facts it says, and the profiles above with them.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,9 +29,12 @@ from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION
 from memstream.domain.ids import window_node_id
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.profile_facts import CHANGED, is_knowledge_line
+from memstream.entrypoints.cli_audit import os_user
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.rebuild_command import _run as run_command
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
+
+from .test_tenants_stack import _audit_records
 
 __all__ = ["runtime"]  # the fixture, shared with the knowledge-write test
 
@@ -71,3 +75,12 @@ async def test_a_rebuild_under_another_extraction_derives_the_facts_again(
     assert (porto.value, porto.superseded_by) == ("Porto", berlin.fact_id)
     profile = await april_profile(runtime)
     assert f"- {CHANGED} Maya moved from Porto to Berlin (1 March 2024)" in profile.text
+
+    # `memstream rebuild --all --no-wait --actor ops-ann`, then the audit trail of both runs.
+    await run_command(on, [], True, None, None, False, "ops-ann")
+    audit = [json.loads(value) for _, value in await _audit_records(on, expected=2)]
+    assert [(r["action"], r["user_id"], r["users"], r["outcome"], r["origin"]) for r in audit] == [
+        ("user.rebuild", USER, None, "accepted", "cli"),
+        ("users.rebuild", None, 1, "accepted", "cli"),
+    ]
+    assert [r["actor"] for r in audit] == [os_user(), "ops-ann"]

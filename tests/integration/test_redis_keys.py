@@ -21,9 +21,11 @@ from memstream.adapters.redis.connection import RedisClient, open_client
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
+from memstream.domain.incarnations import SessionInfo
 from memstream.domain.knowledge import knowledge_change
 from memstream.domain.models import Level, SourceMessage, StoredNode
 from memstream.domain.rebuild import RebuildJob
+from memstream.domain.remembered import RememberedChanges
 from memstream.domain.windows import initial_state
 from memstream.ports import UserCommit
 from memstream.settings import Settings
@@ -118,6 +120,10 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
             expiring={"q2": T0 + timedelta(days=30), "a1": T0 + timedelta(days=30)},
             rebuild=job,
             knowledge=knowledge_change([replace(leaf, messages=(said,)), other]),
+            remembered=RememberedChanges(
+                sessions=(SessionInfo("s0", T0, T0, T0, closed=True),),
+                closed=(("2|s0|" + T0.isoformat(), 1),),
+            ),
         )
     )
     await tree.commit_nodes(

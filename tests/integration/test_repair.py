@@ -21,6 +21,7 @@ import pytest
 
 from memstream.bootstrap import Container, build_recall, build_repair, qdrant_edge_dir
 from memstream.domain.models import MemoryNode
+from memstream.entrypoints.cli_audit import os_user
 from memstream.entrypoints.embedded.caught_up import wait_caught_up
 from memstream.entrypoints.embedded.ingest import publish_file
 from memstream.entrypoints.repair_command import run_repair
@@ -31,6 +32,7 @@ from memstream.settings import Settings
 
 from .redis_cluster import LAYOUTS, on_layout
 from .test_forget_message import USER, all_nodes, api_runtime, conversation
+from .test_tenants_stack import _audit_records
 
 QUESTIONS = (
     "Where did my sister move?",
@@ -171,7 +173,7 @@ async def test_a_flushed_redis_is_noticed_and_its_tree_repaired_from_the_index_b
         local = rt.settings
 
     # `memstream repair --all`, with the index's directory free (the in-process engine).
-    reports = await run_repair(local, [], True, show=False)
+    reports = await run_repair(local, [], True, show=False, actor="ops-ann")
     assert [(r.user_id, r.indexed, r.restored) for r in reports] == [(USER, 0, len(before_nodes))]
 
     async with api_runtime(settings, tmp_path) as rt:
@@ -182,3 +184,11 @@ async def test_a_flushed_redis_is_noticed_and_its_tree_repaired_from_the_index_b
         assert (await check_stores(rt.tree, rt.index, sample_users=5)).stores_agree
     again = await run_repair(local, [USER], False, show=False)
     assert [(r.indexed, r.restored) for r in again] == [(0, 0)]
+
+    # Both runs are on the audit trail: `--all` as one record, by the actor given or the OS user.
+    audit = [json.loads(value) for _, value in await _audit_records(local, expected=2)]
+    assert [(r["action"], r["user_id"], r["users"], r["outcome"], r["origin"]) for r in audit] == [
+        ("users.repair", None, 1, "done", "cli"),
+        ("user.repair", USER, None, "done", "cli"),
+    ]
+    assert [r["actor"] for r in audit] == ["ops-ann", os_user()]

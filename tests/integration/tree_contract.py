@@ -422,6 +422,27 @@ class TreeContract:
         assert again["d"].version == 2
         assert await tree.get_with_ancestors("mira", ["s"]) == []
 
+    async def test_a_node_moved_to_another_parent_leaves_the_old_ones_children(
+        self, tree: TreeStore
+    ) -> None:
+        """A late first message renames its session: its leaves are written again under the
+        new L2, the old one keeps none of them (and is then removed as childless); a leaf
+        the cut replaces goes, and its message is found in the leaf that now holds it."""
+        stays, moves = node("l1", parent="old", end=1), node("l2", parent="old", end=2)
+        alone = node("l3", parent="old", end=3)
+        await commit(tree, nodes=(stays, moves, alone))
+        moved = replace(moves, parent_id="new", version=3)
+        paired = replace(node("l4", parent="new", end=4), source_ids=("m-l3", "m-l4"))
+        written = await tree.commit_user(
+            UserCommit("ana", state=state(), nodes=[moved, paired], moved=[moves], removed=[alone])
+        )
+        assert written
+        assert await tree.children_ids("ana", "old") == ["l1"]
+        assert await tree.children_ids("ana", "new") == ["l2", "l4"]
+        assert [n.parent_id for n in await tree.get_many("ana", ["l2"])] == ["new"]
+        assert await tree.get("ana", "l3") is None
+        assert await tree.leaves_citing("ana", ["m-l2", "m-l3"]) == ["l2", "l4"]
+
     async def test_children_are_the_nodes_stored_under_a_parent(self, tree: TreeStore) -> None:
         await save(tree, node("b", parent="p"), node("a", parent="p"), node("c", parent="q"))
         await commit(tree, nodes=(node("d", parent="p"),))

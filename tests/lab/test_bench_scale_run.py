@@ -50,8 +50,9 @@ def test_a_tiny_run_measures_every_figure_and_resumes(
     assert {"L3", "L4", "L5"} <= set(report["consolidate_heavy"])
     assert all(fig["written"] for fig in report["consolidate_heavy"].values())
     assert report["consolidate_light"]["L3"]["written"]
-    # The segmenter probe's sessions came before the rebuilds: their leaves are rebuilt too.
-    probed = ROUNDS * STEP_TURNS
+    # The segmenter probe's sessions (stating no fact, then restating one) came before the
+    # rebuilds: their leaves are rebuilt too.
+    probed = 2 * ROUNDS * STEP_TURNS
     for user, name in ((scale.HEAVY, "rebuild_heavy"), (scale.MEDIUM, "rebuild_medium")):
         rebuild, filled = report[name], report["built"][user]
         assert rebuild["leaves"] == rebuild["leaves_rewritten"] == filled["l1"] + probed
@@ -65,6 +66,24 @@ def test_a_tiny_run_measures_every_figure_and_resumes(
     again = json.loads(out.read_text())
     assert again["built"]["resumed"] is True
     assert again["sizes"] == report["sizes"]
+
+
+def test_only_the_segmenter_step_fills_the_two_long_users_and_measures_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMSTREAM_EMBED_RUNTIME", "torch")
+    out = tmp_path / "scale.json"
+    run = ["--run-dir", str(tmp_path / "run"), "--out", str(out), "--only-segmenter"]
+    scale.main([*run, "--heavy-messages", "200", "--heavy-years", "1"])
+    report = json.loads(out.read_text())
+    assert {scale.HEAVY, scale.MEDIUM} <= set(report["built"])
+    assert not {"kind_check", "with_heavy", "window_state"} & set(report)
+    assert not report["sizes"]
+    steps = report["segmenter_step"]
+    assert len(steps) == 3
+    for figure in steps.values():
+        assert figure["cpu_ms_per_msg_least"] > 0
+        assert figure["stating_no_fact"]["cpu_ms_per_msg_least"] > 0
 
 
 @pytest.mark.parametrize(

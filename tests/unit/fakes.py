@@ -24,7 +24,7 @@ from memstream.contracts.knowledge_codec import (
     encode_leaf_entities,
 )
 from memstream.contracts.records import Outbound
-from memstream.domain.entity_index import Entity, EntityIndex
+from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities
 from memstream.domain.facts import AtomicFact
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.knowledge import (
@@ -49,6 +49,7 @@ from memstream.domain.models import (
 )
 from memstream.domain.query import Query
 from memstream.domain.rebuild import RebuildJob
+from memstream.domain.remembered import Lookup, Remembered
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
 from memstream.domain.write_token import HeldMessages
 from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
@@ -128,6 +129,29 @@ def sample_tree(user: str = "u1") -> list[MemoryNode]:
     return link(nodes)
 
 
+class CountedLeaves(dict[str, LeafEntities]):
+    """An entity index's leaf table that counts the leaves read from it and refuses a walk of
+    all of them: what tests of recall's work per request put in an index."""
+
+    def __init__(self, leaves: Mapping[str, LeafEntities]) -> None:
+        super().__init__(leaves)
+        self.read = 0
+
+    def __getitem__(self, key: str) -> LeafEntities:
+        self.read += 1
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read += 1
+        return super().get(key, default)
+
+    def items(self) -> Any:
+        raise AssertionError("every leaf of the user read")
+
+    def values(self) -> Any:
+        raise AssertionError("every leaf of the user read")
+
+
 def link(nodes: Sequence[MemoryNode]) -> list[MemoryNode]:
     """Fill `children` and derive `source_ids` bottom-up, as the consolidator does."""
     by_id = {n.id: n for n in nodes}
@@ -157,6 +181,7 @@ class FakeTree(FakeDirectory):
         self.degraded_nodes: set[tuple[str, str]] = set()
         self.tombstones: dict[str, Tombstone] = {}
         self.forgotten: dict[str, set[str]] = {}  # user -> forgotten event ids
+        self.reaches: dict[str, dict[str, list[str]]] = {}  # user -> forgotten id -> nodes
         self.sources: dict[str, dict[str, str]] = {}  # user -> message id -> L1 id
         self.deadlines: dict[str, dict[str, float]] = {}  # user -> message id -> deadline
         self.rebuild_jobs: dict[str, str] = {}  # user -> JSON of the job
@@ -198,6 +223,9 @@ class FakeTree(FakeDirectory):
         mine = self.forgotten.get(user_id, set())
         return [e in mine for e in event_ids]
 
+    async def forget_reaches(self, user_id: str, message_id: str) -> list[str] | None:
+        return self.reaches.get(user_id, {}).get(message_id)
+
     async def leaves_citing(self, user_id: str, message_ids: Sequence[str]) -> list[str]:
         mine = self.sources.get(user_id, {})
         return sorted({mine[m] for m in message_ids if m in mine})
@@ -231,7 +259,10 @@ class FakeTree(FakeDirectory):
         seen = self.seen.get(user_id, {})
         return [seen.get(e) for e in event_ids]
 
-    async def load_user(self, user_id: str, event_ids: Sequence[str]) -> UserSnapshot:
+    async def load_user(
+        self, user_id: str, event_ids: Sequence[str], session_ids: Sequence[str] = ()
+    ) -> UserSnapshot:
+        """(The state holds its remembered sessions itself here: no lookups.)"""
         self.loads += 1
         doc = await self.load_state(user_id)
         raw = self.states.get(user_id)
@@ -247,6 +278,9 @@ class FakeTree(FakeDirectory):
             expiries=tuple(await self.expiries(user_id, EXPIRY_READ)),
             outbox=tuple(await self.outbox(user_id, "segmenter")),
         )
+
+    async def look_up(self, user_id: str, lookup: Lookup) -> Remembered:
+        raise AssertionError("a state held whole asks for nothing")
 
     async def load_users(self, user_ids: Sequence[str]) -> dict[str, ConsolidatorSnapshot]:
         self.loads += 1
@@ -268,12 +302,18 @@ class FakeTree(FakeDirectory):
         if c.seen:
             self.written[user_id] = self.now
         self.seen.setdefault(user_id, {}).update({e: m & (2**21 - 1) for e, m in c.seen.items()})
-        for n in c.nodes:
-            self.add(n)
         for n in c.removed:
             self.remove(n)
+        for n in c.moved:
+            if n.parent_id:
+                self.children.get((user_id, n.parent_id), set()).discard(n.id)
+        for n in c.nodes:
+            self.add(n)
         self._apply_knowledge(user_id, c.knowledge)
         self.forgotten.setdefault(user_id, set()).update(c.forgotten)  # never expires here
+        self.reaches.setdefault(user_id, {}).update(
+            {m: list(c.forget_reaches) for m in c.forgotten}
+        )
         deadlines = self.deadlines.setdefault(user_id, {})
         for message_id in c.forgotten:
             deadlines.pop(message_id, None)
@@ -488,6 +528,7 @@ class FakeTree(FakeDirectory):
             self.seen.pop(user_id, None) is not None
         )
         gone += self.forgotten.pop(user_id, None) is not None
+        self.reaches.pop(user_id, None)
         self.sources.pop(user_id, None)
         gone += self.deadlines.pop(user_id, None) is not None
         gone += self.rebuild_jobs.pop(user_id, None) is not None

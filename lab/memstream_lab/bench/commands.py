@@ -21,6 +21,7 @@ BENCHMARKS = (
     "explorer",
     "fairness",
     "forget",
+    "heavy_recall",
     "hostile",
     "house",
     "ingest",

@@ -49,7 +49,6 @@ from rich.progress import Progress
 from memstream.bootstrap import Container, recall_app
 from memstream.edges.http.server import BackgroundServer
 from memstream.entrypoints.embedded.background import BackgroundStack
-from memstream.settings import Settings
 from memstream.wiring.handlers import derivation, window_rules
 from memstream_lab.bench import scale_bytes as sb
 from memstream_lab.bench import scale_load
@@ -59,7 +58,7 @@ from memstream_lab.bench.scale_chat import ChatShape, locomo_shape, user_chat
 from memstream_lab.bench.scale_fill import EmbeddedVectors, Filled, Filler, ResampledVectors
 from memstream_lab.bench.scale_kind import check_kind
 from memstream_lab.bench.scale_plot import plot_latency
-from memstream_lab.bench.scale_run import Run, as_async, progress_bar, vector_bank
+from memstream_lab.bench.scale_run import Run, as_async, progress_bar, stack_settings, vector_bank
 from memstream_lab.bench.scale_steps import HEAVY, LIGHT0, MEDIUM, run_probes
 from memstream_lab.bench.synthetic import queries
 from memstream_lab.measure import write_report
@@ -74,17 +73,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     run_dir = Run(args.run_dir)
     shape: ChatShape = locomo_shape()
     run_dir.doc["chat"] = shape.summary()
-    settings = Settings(
-        data_dir=args.run_dir / "stores",
-        kafka_bootstrap="",
-        redis_url="",
-        qdrant_url="",
-        qdrant_collection="bench_scale",
-        log_level="WARNING",
-        embed_threads=1,
-        embed_processes=1,
-    )
+    settings = stack_settings(args.run_dir, "bench_scale")
     sizes = sorted({*args.sizes, *([LARGEST] if args.largest else [])})
+    if args.only_segmenter:
+        sizes = []
     with BackgroundStack(settings) as stack:
         served = stack.settings()
         with (
@@ -113,12 +105,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 functools.partial(client.exists, f"{ns}:{{{LIGHT0}}}:state")
             ):
                 built.clear()  # the stores did not survive: fill again (same seeds)
-            if not run_dir.done("kind_check"):
+            if not run_dir.done("kind_check") and not args.only_segmenter:
                 run_dir.keep("kind_check", call(lambda: check_kind(c, client, ns, filler, shape)))
             measured = run_dir.doc.setdefault("sizes", {})
             asks = queries(args.queries + 3)
             with progress_bar() as bar:
-                task = bar.add_task("light users' memories", total=sizes[-1])
+                task = bar.add_task("light users' memories", total=sizes[-1] if sizes else 0)
                 for size in sizes:
                     fill_to = functools.partial(bar.update, task)
                     _fill_light(args, run_dir, call, filler, shape, size, fill_to)
@@ -139,7 +131,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     }
                     run_dir.save()
                 _fill_heavy(args, run_dir, call, client, ns, filler, shape, bar)
-            if not run_dir.done("with_heavy"):
+            if not run_dir.done("with_heavy") and not args.only_segmenter:
                 light = _light_sample(built)
                 redis = call(functools.partial(sb.redis_figures, client, ns, [HEAVY, *light]))
                 run_dir.keep(
@@ -152,7 +144,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         **_qdrant_figures(args, call, c, [HEAVY, *light]),
                     },
                 )
-            run_probes(run_dir, call, c, built, args.rebuild_seconds)
+            run_probes(run_dir, call, c, built, args.rebuild_seconds, args.only_segmenter)
             call(client.aclose)
     return run_dir.doc
 
@@ -294,6 +286,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="Stop the heavy user's rebuild after this long and extrapolate (0: run it whole).",
     )
     parser.add_argument("--plot", type=Path, help="Where to draw recall latency against size.")
+    parser.add_argument(
+        "--only-segmenter",
+        action="store_true",
+        help="Fill the heavy and medium users only, and measure only the segmenter's step.",
+    )
     args = parser.parse_args(argv)
     _check(parser, args)
     report = run(args)

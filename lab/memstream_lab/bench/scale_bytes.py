@@ -23,11 +23,15 @@ from memstream.domain.models import Level
 # user). "unbounded" families grow with the user's history: only forgetting, or retention
 # (`MEMSTREAM_RETENTION_DAYS`, which expires messages and so their L1s), shrinks them.
 BOUNDS = {
-    keys.STATE: "bounded: open windows, and at most MAX_REMEMBERED_SESSIONS sessions and "
-    "MAX_REMEMBERED_CLOSED closed windows remembered (domain.windows)",
+    keys.STATE: "bounded: the open session and windows, the calendar windows of the last two "
+    "months (domain.calendar_windows) and at most 64 earlier sessions of reused ids",
+    keys.SESSIONS: "bounded: at most MAX_REMEMBERED_SESSIONS closed sessions (domain.windows)",
+    keys.SESSION_AGES: "bounded: one member per session in `sessions`",
+    keys.CLOSED: "bounded: the newest MAX_REMEMBERED_CLOSED closed windows (domain.windows)",
     keys.SEEN: "bounded: markers older than the seen horizon (8 days) trimmed at each commit, "
     "and at most SEEN_MAX (200,000) per user",
     keys.FORGOTTEN: "bounded: tombstones older than the seen horizon trimmed at each forget",
+    keys.FORGET_REACHES: "bounded: pruned with the tombstones (one field per tombstone)",
     "outbox": "bounded: cleared once published (holds one step's events at most)",
     "outbox:consolidator": "bounded: cleared once published",
     keys.EXPIRY: "bounded by retention: one entry per message kept, when retention is set",

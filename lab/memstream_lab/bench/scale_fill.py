@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -30,6 +30,7 @@ from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import decode_input, encode_state
 from memstream.domain.derivation import Derivation
+from memstream.domain.incarnations import SessionInfo
 from memstream.domain.knowledge import knowledge_change
 from memstream.domain.models import (
     IndexedMemory,
@@ -40,11 +41,50 @@ from memstream.domain.models import (
     WindowClosed,
 )
 from memstream.domain.nodes import embedding_head, fingerprint, segment_node, window_node
+from memstream.domain.remembered import RememberedChanges
 from memstream.domain.sparse import document_vector
-from memstream.domain.windows import SegmentReady, WindowRules, apply, initial_state, next_due
+from memstream.domain.windows import (
+    SegmentReady,
+    UserWindows,
+    WindowRules,
+    apply,
+    initial_state,
+    next_due,
+)
 from memstream.ports import Embedder, UserCommit, VectorIndex
 
 STEP_MESSAGES = 64  # turns per commit, as a consume step of a busy partition
+
+
+@dataclass
+class _KeptApart:
+    """What the fill has written of the remembered sessions and window keys, so each commit
+    writes what changed, as the segmenter keeps them (`domain.remembered`); the fill's own
+    reducer holds the state whole."""
+
+    sessions: dict[str, SessionInfo] = field(default_factory=dict)
+    closed: set[str] = field(default_factory=set)
+    seq: int = 0
+
+    def split(self, state: UserWindows) -> tuple[UserWindows, RememberedChanges]:
+        closed = {sid: s for sid, s in state.sessions.items() if s.closed}
+        new_keys = [key for key in state.closed if key not in self.closed]
+        changes = RememberedChanges(
+            sessions=tuple(s for sid, s in closed.items() if self.sessions.get(sid) != s),
+            dropped=tuple(sorted(self.sessions.keys() - closed.keys())),
+            closed=tuple((key, self.seq + n) for n, key in enumerate(new_keys, 1)),
+        )
+        self.sessions, self.closed = closed, set(state.closed)
+        self.seq += len(new_keys)
+        document = replace(
+            state,
+            sessions={sid: s for sid, s in state.sessions.items() if not s.closed},
+            closed=(),
+            closed_seq=self.seq,
+        )
+        return document, changes
+
+
 BANK_SIZE = 512
 NOISE = 0.35
 
@@ -142,6 +182,7 @@ class Filler:
         ready: list[SegmentReady] = []
         closures: list[WindowClosed] = []
         seen: list[str] = []
+        apart = _KeptApart()
         for value in events:
             event = decode_input(value)
             if not isinstance(event, Turn | SessionEnded):
@@ -159,7 +200,8 @@ class Filler:
                 filled.messages += 1
                 filled.last_ts = at
             if len(seen) >= STEP_MESSAGES or (isinstance(event, SessionEnded) and seen):
-                await self._commit_step(tree, user_id, state, ready, seen, history, below)
+                split = apart.split(state)
+                await self._commit_step(tree, user_id, split, ready, seen, history, below)
                 await self._consolidate(tree, user_id, closures, below, filled)
                 filled.l1 += len(ready)
                 ready, closures, seen = [], [], []
@@ -170,7 +212,7 @@ class Filler:
                 ):
                     await checkpoint(filled)
         if seen or ready:
-            await self._commit_step(tree, user_id, state, ready, seen, history, below)
+            await self._commit_step(tree, user_id, apart.split(state), ready, seen, history, below)
             filled.l1 += len(ready)
         await self._consolidate(tree, user_id, closures, below, filled)
         return filled
@@ -179,7 +221,7 @@ class Filler:
         self,
         tree: RedisTree,
         user_id: str,
-        state: Any,
+        split: tuple[UserWindows, RememberedChanges],
         ready: list[SegmentReady],
         seen: list[str],
         history: list[MemoryNode],
@@ -202,6 +244,7 @@ class Filler:
                     for n, v in zip(leaves, vectors, strict=True)
                 ]
             )
+        state, remembered = split
         await tree.commit_user(
             UserCommit(
                 user_id,
@@ -210,6 +253,7 @@ class Filler:
                 nodes=leaves,
                 due=next_due(state, self._rules),
                 knowledge=knowledge_change(leaves),
+                remembered=remembered,
             )
         )
 

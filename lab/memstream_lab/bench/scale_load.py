@@ -35,9 +35,15 @@ OVERRUN = 3.0
 
 
 async def offered(
-    url: str, users: Sequence[str], rate: float, seconds: float, connections: int = CONNECTIONS
+    url: str,
+    users: Sequence[str],
+    rate: float,
+    seconds: float,
+    connections: int = CONNECTIONS,
+    overrun: float = OVERRUN,
 ) -> dict[str, Any]:
-    """Latency percentiles of `rate * seconds` recalls sent on schedule."""
+    """Latency percentiles of `rate * seconds` recalls sent on schedule; none leaves once the
+    run is `overrun` times its length."""
     if rate <= 0 or seconds <= 0 or not users:
         raise ValueError("rate and seconds must be positive, and at least one user named")
     address = urlsplit(url)
@@ -52,7 +58,7 @@ async def offered(
     errors = 0
     next_ask = 0
     start = time.perf_counter()
-    give_up = start + seconds * OVERRUN
+    give_up = start + seconds * overrun
 
     async def client() -> None:
         nonlocal next_ask, errors
@@ -88,11 +94,13 @@ async def offered(
     }
 
 
-def measure(url: str, users: Sequence[str], rate: float, seconds: float) -> dict[str, Any]:
+def measure(
+    url: str, users: Sequence[str], rate: float, seconds: float, overrun: float = OVERRUN
+) -> dict[str, Any]:
     """`offered` run in a child process (see the module's doc); its JSON line."""
     command = [sys.executable, "-m", __name__, "--url", url, "--rate", str(rate)]
-    command += ["--seconds", str(seconds), "--users", *users]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds * OVERRUN + 300)
+    command += ["--seconds", str(seconds), "--overrun", str(overrun), "--users", *users]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds * overrun + 300)
     if done.returncode != 0:
         raise RuntimeError(f"the load generator failed: {done.stderr[-2000:]}")
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -106,8 +114,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--users", nargs="+", required=True)
     parser.add_argument("--connections", type=int, default=CONNECTIONS)
+    parser.add_argument(
+        "--overrun", type=float, default=OVERRUN, help="Send nothing past this many run lengths."
+    )
     args = parser.parse_args(argv)
-    figures = asyncio.run(offered(args.url, args.users, args.rate, args.seconds, args.connections))
+    figures = asyncio.run(
+        offered(args.url, args.users, args.rate, args.seconds, args.connections, args.overrun)
+    )
     print(json.dumps(figures), flush=True)
 
 

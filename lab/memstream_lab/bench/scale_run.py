@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memstream.bootstrap import Container
+from memstream.settings import Settings
 from memstream_lab.bench.scale_fill import BANK_SIZE
 from memstream_lab.locomo import conversation_files, load_conversation, message_text
 
@@ -41,6 +42,20 @@ class Run:
         self.doc[name] = value
         self.save()
         return value
+
+
+def stack_settings(run_dir: Path, collection: str) -> Settings:
+    """The embedded stack of a run directory: its stores kept in it, one embedding thread."""
+    return Settings(
+        data_dir=run_dir / "stores",
+        kafka_bootstrap="",
+        redis_url="",
+        qdrant_url="",
+        qdrant_collection=collection,
+        log_level="WARNING",
+        embed_threads=1,
+        embed_processes=1,
+    )
 
 
 def vector_bank(run: Run, c: Container, call: Callable[..., Any]) -> list[list[float]]:

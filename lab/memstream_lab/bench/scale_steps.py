@@ -31,6 +31,7 @@ def run_probes(
     c: Container,
     built: dict[str, Any],
     rebuild_budget_s: float,
+    only_segmenter: bool = False,
 ) -> None:
     if not run_dir.done("segmenter_step"):
         last = datetime.fromisoformat(str(built[HEAVY]["last_ts"]))
@@ -45,6 +46,8 @@ def run_probes(
                 )
             },
         )
+    if only_segmenter:
+        return
     if not run_dir.done("window_state"):
         run_dir.keep(
             "window_state",

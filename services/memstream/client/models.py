@@ -144,6 +144,14 @@ class ForgetResult(_Answer):
     forget_event_published: bool
 
 
+class TurnKey(_Answer):
+    """The public key a producer seals a user's turns for (`client.turn_sealing`)."""
+
+    user_id: str
+    public_key: str  # base64 of 32 bytes
+    envelope: str = "sealed_turn.v1"  # what to seal in: the SDK knows this one only
+
+
 class Facts(_Pending):
     """A user's facts: those that hold now, at `at`, or (`history`) every version."""
 

@@ -48,8 +48,10 @@ from memstream.client.events import (
     session_end_event,
     turn_event,
 )
+from memstream.client.recall_async import AsyncRecallClient
 from memstream.client.receipt import Receipt
 from memstream.client.tracing import producing
+from memstream.client.turn_sealing import DEFAULT_TTL_S, TurnKeySource, TurnSealer
 from memstream.contracts.catalog import Catalog, ValidationProblem, load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.tenancy import owns
@@ -78,14 +80,20 @@ class AsyncMemstreamProducer:
         client_id: str = "memstream-sdk",
         write_token_key: str | None = None,
         tenant: str | None = None,
+        seal_turns: TurnKeySource | None = None,
+        turn_key_ttl_s: float = DEFAULT_TTL_S,
         **kafka_options: Any,
     ) -> None:
         """`write_token_key`: the deployment's MEMSTREAM_API_WRITE_TOKEN_KEY, which signs the
         receipts' tokens (none: they are only checksummed, as the API then expects).
         `tenant`: every event must name a user of that tenant (`tenant:user`), else
-        `InvalidEvent` (a gateway that produces for one tenant at a time)."""
+        `InvalidEvent` (a gateway that produces for one tenant at a time).
+        `seal_turns`: where the users' turn keys come from (an `AsyncRecallClient`): each
+        turn is then sent sealed, so that a forget leaves no readable copy of it on the turns
+        topic (`client.turn_sealing`); the keys are cached for `turn_key_ttl_s`."""
         self.catalog = catalog or load_catalog(topic_prefix)
         self._tenant = tenant
+        self._sealer = TurnSealer(seal_turns, ttl_s=turn_key_ttl_s) if seal_turns else None
         self._token_key = (write_token_key or "").encode()
         self._options: dict[str, Any] = {
             "bootstrap_servers": bootstrap,
@@ -145,9 +153,10 @@ class AsyncMemstreamProducer:
             raise InvalidEvent([ValidationProblem("user_id", problem)])
         if self._producer is None:
             raise RuntimeError("the producer is not started (use `async with` or start())")
+        sent = await self._sealer.sealed(value) if self._sealer is not None else value
         with producing(topic, str(value["type"]), key) as headers:
             return await self._producer.send(
-                topic, value=encode_value(dict(value)), key=key.encode(), headers=headers or None
+                topic, value=encode_value(dict(sent)), key=key.encode(), headers=headers or None
             )
 
     async def publish_receipted(self, value: Mapping[str, Any]) -> Receipt:
@@ -227,13 +236,27 @@ class MemstreamProducer:
     Connects on construction; `close()` (or leaving a `with` block) flushes and disconnects.
     """
 
-    def __init__(self, bootstrap: str, *, timeout_s: float = 60.0, **options: Any) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        timeout_s: float = 60.0,
+        seal_turns_api: str | None = None,
+        api_key: str | None = None,
+        **options: Any,
+    ) -> None:
+        """`seal_turns_api` (the recall API's URL) and its `api_key`: turns are sent sealed,
+        their keys asked of that API (`AsyncMemstreamProducer`'s `seal_turns`)."""
         self._timeout_s = timeout_s
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="memstream-producer", daemon=True
         )
         self._thread.start()
+        # The producer's own client: used on the producer's loop only, closed with it.
+        self._api = AsyncRecallClient(seal_turns_api, api_key=api_key) if seal_turns_api else None
+        if self._api is not None:
+            options["seal_turns"] = self._api
         self._async = AsyncMemstreamProducer(bootstrap, **options)
         try:
             self._call(self._async.start())
@@ -316,6 +339,8 @@ class MemstreamProducer:
             return
         try:
             self._call(self._async.close())
+            if self._api is not None:
+                self._call(self._api.aclose())
         finally:
             self._stop_loop()
 

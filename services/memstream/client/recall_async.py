@@ -6,6 +6,7 @@ async with AsyncRecallClient("http://memstream:8080", api_key=key) as memory:
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
 from types import TracebackType
 from typing import Any
@@ -29,6 +30,7 @@ from memstream.client.models import (
     MemoryPage,
     Profile,
     Recall,
+    TurnKey,
 )
 from memstream.client.opening import OpenedRecord, OpenedRecords
 from memstream.client.receipt import After, tokens_of
@@ -101,6 +103,14 @@ class AsyncRecallClient(ClientBase):
             OpenedRecords, "POST", "/v1/feed:open", json={"records": records}
         )
         return answer.records
+
+    async def turn_key(self, user_id: str) -> bytes:
+        """The public key to seal the user's turns for (a producer's `seal_turns`); a
+        forgotten user: `RecallError` 409; a user the key does not reach: 404."""
+        answer = await self._request(TurnKey, "GET", f"/v1/users/{user_id}/turn-key")
+        if answer.envelope != "sealed_turn.v1":
+            raise ValueError(f"the API seals turns in {answer.envelope!r}, unknown to this SDK")
+        return base64.b64decode(answer.public_key, validate=True)
 
     async def recall(
         self,

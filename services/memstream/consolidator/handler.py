@@ -46,7 +46,7 @@ from typing import Any
 
 from memstream import faults
 from memstream.consolidator.batch_view import BatchView
-from memstream.contracts.codec import memory_event, removed_event
+from memstream.contracts.codec import RemovalReason, memory_event, removed_event
 from memstream.contracts.feed_events import window_consolidated_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
@@ -146,8 +146,7 @@ class Consolidator:
                 ids = [s.node.id for s in mine]
                 gone = removed.get(user_id, [])
                 if gone:
-                    removal = removed_event(user_id, [n.id for n in gone])
-                    events.append(Outbound(self._memories_topic, user_id, removal).to_json())
+                    events += await self._removal_events(user_id, gone)
                     # Before the commit: after it, nothing would lead a replay to the points.
                     await self._index.delete_points(user_id, [n.id for n in gone])
                 if not await self._tree.commit_nodes(
@@ -158,6 +157,22 @@ class Consolidator:
             await self._flush_outboxes(list(by_user))
         self.handled += len(closures)
         return outcomes
+
+    async def _removal_events(
+        self, user_id: str, gone: Sequence[MemoryNode]
+    ) -> list[dict[str, Any]]:
+        """`memory_removed.v1` for windows left childless: by a forget of their messages, or
+        `replaced` when their messages are still there, under a session a late first
+        message renamed (`domain.resegment`)."""
+        firsts = [n.source_ids[0] if n.source_ids else "" for n in gone]
+        forgotten = await self._tree.forgotten_messages(user_id, firsts)
+        by_reason: dict[RemovalReason, list[str]] = {}
+        for node, was_forgotten in zip(gone, forgotten, strict=True):
+            by_reason.setdefault("forget" if was_forgotten else "replaced", []).append(node.id)
+        return [
+            Outbound(self._memories_topic, user_id, removed_event(user_id, ids, reason)).to_json()
+            for reason, ids in by_reason.items()
+        ]
 
     async def _consolidate(
         self, closure: WindowClosed, view: BatchView, guards: dict[str, Guard]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from memstream.domain.derivation import Derivation
 from memstream.domain.incarnations import SessionInfo
@@ -33,6 +33,7 @@ from memstream.domain.windows import UserWindows
 # turn of it waits for an earlier one (a reused id counting from 0 still starts anew).
 UNKNOWN_NEXT_SEQ = 2**62
 TURN_TYPE = "turn.v1"
+RemovalReason = Literal["forget", "replaced"]
 REBUILD_TYPE = "rebuild.v1"
 
 
@@ -156,13 +157,16 @@ def decode_window(value: dict[str, Any]) -> WindowClosed:
 
 
 def encode_node(node: MemoryNode) -> dict[str, Any]:
-    return {
+    value = {
         **_announced(node),
         "children": list(node.children),
         "messages": [encode_source_message(m) for m in node.messages],
         "facts": encode_facts(node.facts),
         "derivation": node.derivation.to_json() if node.derivation else None,
     }
+    if node.tz is not None:
+        value["tz"] = node.tz
+    return value
 
 
 def _announced(node: MemoryNode) -> dict[str, Any]:
@@ -184,7 +188,7 @@ def _announced(node: MemoryNode) -> dict[str, Any]:
 
 
 def encode_source_message(message: SourceMessage) -> dict[str, Any]:
-    return {
+    value: dict[str, Any] = {
         "event_id": message.event_id,
         "speaker": message.speaker,
         "role": message.role,
@@ -192,6 +196,11 @@ def encode_source_message(message: SourceMessage) -> dict[str, Any]:
         "ts": message.ts.isoformat(),
         "caption": message.caption,
     }
+    if message.seq is not None:
+        value["seq"] = message.seq
+    if message.tz is not None:
+        value["tz"] = message.tz
+    return value
 
 
 def decode_source_message(value: dict[str, Any]) -> SourceMessage:
@@ -202,6 +211,8 @@ def decode_source_message(value: dict[str, Any]) -> SourceMessage:
         text=value["text"],
         ts=parse_ts(value["ts"]),
         caption=value.get("caption"),
+        seq=int(value["seq"]) if value.get("seq") is not None else None,
+        tz=value.get("tz"),
     )
 
 
@@ -245,6 +256,7 @@ def decode_node(value: dict[str, Any]) -> MemoryNode:
         messages=tuple(decode_source_message(m) for m in value.get("messages") or ()),
         facts=decode_facts(value.get("facts")),
         derivation=decode_derivation(value.get("derivation")),
+        tz=value.get("tz"),
     )
 
 
@@ -263,13 +275,16 @@ def memory_event(node: MemoryNode) -> dict[str, Any]:
     }
 
 
-def removed_event(user_id: str, node_ids: Sequence[str]) -> dict[str, Any]:
-    """A `memory_removed.v1` value: these nodes were removed by a forget of messages."""
+def removed_event(
+    user_id: str, node_ids: Sequence[str], reason: RemovalReason = "forget"
+) -> dict[str, Any]:
+    """A `memory_removed.v1` value: these nodes were removed by a forget of messages, or
+    `replaced` by others holding their messages (a late turn's session cut again)."""
     return {
         "type": "memory_removed.v1",
         "user_id": user_id,
         "ids": list(node_ids),
-        "reason": "forget",
+        "reason": reason,
     }
 
 
@@ -280,7 +295,7 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
         "watermark": state.watermark.isoformat() if state.watermark else None,
         "open_session": state.open_session,
         "pending": [encode_turn(t) for t in state.pending],
-        "sessions": [_encode_session(s) for s in state.sessions.values()],
+        "sessions": [encode_session(s) for s in state.sessions.values()],
         "open_windows": {
             key: {
                 "level": int(ow.window.level),
@@ -297,13 +312,14 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
             [int(w.level), w.start.isoformat(), w.end.isoformat(), w.tz] for w in state.calendar
         ],
         "closed": list(state.closed),
-        "earlier": [_encode_session(s) for s in state.earlier],
+        "earlier": [encode_session(s) for s in state.earlier],
         "held": [encode_turn(t) for t in state.held],
         "held_at": state.held_at.isoformat() if state.held_at else None,
+        "closed_seq": state.closed_seq,
     }
 
 
-def _encode_session(s: SessionInfo) -> list[Any]:
+def encode_session(s: SessionInfo) -> list[Any]:
     return [
         s.session_id,
         s.start.isoformat(),
@@ -313,18 +329,20 @@ def _encode_session(s: SessionInfo) -> list[Any]:
         s.next_seq,
         s.ended.isoformat() if s.ended else None,
         s.tz,
+        s.first_seq,
     ]
 
 
-def _decode_session(row: Sequence[Any]) -> SessionInfo:
-    """A session as `_encode_session` wrote it. A state written before a session kept its
+def decode_session(row: Sequence[Any]) -> SessionInfo:
+    """A session as `encode_session` wrote it. A state written before a session kept its
     next `seq` and end has five fields: the `seq` it has reached is unknown, so the session
     goes on taking its turns as they come (`UNKNOWN_NEXT_SEQ`: nothing is held for it, where
     0 would hold every later turn waiting for a `seq` 0 it already took); its end is None.
-    One written before a session kept its zone has seven: its L2 reads the user's zone."""
+    One written before a session kept its zone has seven: its L2 reads the user's zone; one
+    written before it kept its first `seq` has eight: no late turn renames it."""
     sid, start, last, received, closed, *rest = row
-    missing = (UNKNOWN_NEXT_SEQ, None, None)[len(rest) :]
-    next_seq, ended, tz = (*rest, *missing)[:3]
+    missing = (UNKNOWN_NEXT_SEQ, None, None, None)[len(rest) :]
+    next_seq, ended, tz, first_seq = (*rest, *missing)[:4]
     return SessionInfo(
         sid,
         parse_ts(start),
@@ -334,12 +352,13 @@ def _decode_session(row: Sequence[Any]) -> SessionInfo:
         int(next_seq),
         parse_ts(ended) if ended else None,
         tz,
+        None if first_seq is None else int(first_seq),
     )
 
 
 def decode_state(value: dict[str, Any]) -> UserWindows:
     user_id = value["user_id"]
-    sessions = {s.session_id: s for s in map(_decode_session, value["sessions"])}
+    sessions = {s.session_id: s for s in map(decode_session, value["sessions"])}
     open_windows = {
         _session_key(key, w, sessions): OpenWindow(
             Window(
@@ -365,10 +384,11 @@ def decode_state(value: dict[str, Any]) -> UserWindows:
         sessions=sessions,
         open_windows=open_windows,
         closed=tuple(_session_key(k, None, sessions) for k in value["closed"]),
-        earlier=tuple(map(_decode_session, value.get("earlier", ()))),
+        earlier=tuple(map(decode_session, value.get("earlier", ()))),
         held=tuple(t for t in map(decode_input, value.get("held", ())) if isinstance(t, Turn)),
         held_at=parse_ts(value["held_at"]) if value.get("held_at") else None,
         calendar=_decode_calendar(value, open_windows.values()),
+        closed_seq=value.get("closed_seq", 0),
     )
 
 

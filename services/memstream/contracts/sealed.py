@@ -22,7 +22,7 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -76,25 +76,24 @@ def seal(value: Mapping[str, Any], key: bytes, envelope_type: str = SEALED_TYPE)
     }
 
 
-def open_sealed(envelope: Mapping[str, Any], key: bytes) -> dict[str, Any]:
-    """The value `envelope` hides; `EnvelopeError` if it does not open with `key` as itself."""
+def envelope_names(envelope: Mapping[str, Any], types: Collection[str]) -> tuple[str, str, str]:
+    """(type, user_id, sealed_type) of an envelope of one of `types`, in the format version
+    this reader knows; else `EnvelopeError`."""
     if envelope.get("v") != ENVELOPE_VERSION:
         raise EnvelopeError(
             f"sealed envelope version {envelope.get('v')!r} is not {ENVELOPE_VERSION}"
         )
     envelope_type = envelope.get("type")
     user_id, sealed_type = envelope.get("user_id"), envelope.get("sealed_type")
-    if envelope_type not in ENVELOPE_TYPES:
-        raise EnvelopeError(f"{envelope_type!r} is not a sealed envelope")
+    if envelope_type not in types:
+        raise EnvelopeError(f"{envelope_type!r} is not a sealed envelope of this kind")
     if not isinstance(user_id, str) or not isinstance(sealed_type, str):
         raise EnvelopeError("a sealed envelope names its user_id and sealed_type")
-    try:
-        nonce = base64.b64decode(str(envelope.get("nonce")), validate=True)
-        ciphertext = base64.b64decode(str(envelope.get("ciphertext")), validate=True)
-        associated = _associated(str(envelope_type), user_id, sealed_type)
-        plain = AESGCM(key).decrypt(nonce, ciphertext, associated)
-    except (binascii.Error, InvalidTag, ValueError) as exc:
-        raise EnvelopeError("the sealed envelope does not open with this user's key") from exc
+    return str(envelope_type), user_id, sealed_type
+
+
+def opened_value(plain: bytes, user_id: str, sealed_type: str) -> dict[str, Any]:
+    """The value decrypted from an envelope, checked to be the one the envelope names."""
     value = json.loads(plain)
     if not isinstance(value, dict) or (value.get("user_id"), value.get("type")) != (
         user_id,
@@ -102,3 +101,19 @@ def open_sealed(envelope: Mapping[str, Any], key: bytes) -> dict[str, Any]:
     ):
         raise EnvelopeError("the sealed value is not the one its envelope names")
     return value
+
+
+def open_sealed(
+    envelope: Mapping[str, Any], key: bytes, types: Collection[str] = ENVELOPE_TYPES
+) -> dict[str, Any]:
+    """The value `envelope` (of one of `types`) hides; `EnvelopeError` if it does not open
+    with `key` as itself."""
+    envelope_type, user_id, sealed_type = envelope_names(envelope, types)
+    try:
+        nonce = base64.b64decode(str(envelope.get("nonce")), validate=True)
+        ciphertext = base64.b64decode(str(envelope.get("ciphertext")), validate=True)
+        associated = _associated(envelope_type, user_id, sealed_type)
+        plain = AESGCM(key).decrypt(nonce, ciphertext, associated)
+    except (binascii.Error, InvalidTag, ValueError) as exc:
+        raise EnvelopeError("the sealed envelope does not open with this user's key") from exc
+    return opened_value(plain, user_id, sealed_type)

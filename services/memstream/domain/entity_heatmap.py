@@ -9,10 +9,12 @@ searches missed join the pool, a bounded number of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 # How many leaves the heatmap may add to a pool unless the caller says otherwise.
 DEFAULT_JOIN_LIMIT = 20
+# How many of each entity's newest leaves the join looks at unless the caller says otherwise.
+DEFAULT_JOIN_SCAN = 1_000
 
 
 def heat(leaf_keys: Collection[str], query_keys: Collection[str]) -> int:
@@ -44,32 +46,40 @@ def rank_by_entities(
 
 
 def leaves_to_join(
-    entity_leaves: Mapping[str, Iterable[str]],
+    entity_leaves: Mapping[str, Sequence[str]],
     query_keys: Sequence[str],
     pool: Collection[str],
     limit: int = DEFAULT_JOIN_LIMIT,
+    scan: int = DEFAULT_JOIN_SCAN,
 ) -> tuple[str, ...]:
     """Leaves of the query's entities missing from the pool, hottest first, at most `limit`.
 
     Among leaves of equal heat, those of the rarer entity come first (a pet named in five
     leaves says more of itself than a speaker in every leaf does), then the query's
     first-named entity's, each entity's in the order given (the caller passes them newest
-    first if recency matters). A leaf naming one of the query's entities only joins if that
-    entity has no more than `limit` leaves: when they cannot all join, any few of them
-    would be an arbitrary pick.
+    first). A leaf naming one of the query's entities only joins if that entity has no more
+    than `limit` leaves: when they cannot all join, any few of them would be an arbitrary
+    pick. Only the first `scan` leaves of each entity are looked at (its rarity still counts
+    all of them), so the work is bounded whatever the user's history: the leaves of an
+    entity named in more than `scan` leaves that two of the query's entities share are
+    looked for among the newest ones.
     """
     if limit <= 0:
         return ()
+    keys = list(dict.fromkeys(query_keys))
+    if len(keys) == 1 and len(entity_leaves.get(keys[0], ())) > limit:
+        return ()  # nothing is shared, and too many leaves to join them all
     missing: dict[str, int] = {}
     rarity: dict[str, int] = {}
     first_seen: dict[str, int] = {}
-    for key in dict.fromkeys(query_keys):
-        leaves = list(dict.fromkeys(entity_leaves.get(key, ())))
-        for leaf_id in leaves:
+    for key in keys:
+        named = entity_leaves.get(key, ())
+        size = len(named)
+        for leaf_id in dict.fromkeys(named[:scan]):
             if leaf_id in pool:
                 continue
             missing[leaf_id] = missing.get(leaf_id, 0) + 1
-            rarity[leaf_id] = min(rarity.get(leaf_id, len(leaves)), len(leaves))
+            rarity[leaf_id] = min(rarity.get(leaf_id, size), size)
             first_seen.setdefault(leaf_id, len(first_seen))
     joinable = [i for i in missing if missing[i] > 1 or rarity[i] <= limit]
     ordered = sorted(joinable, key=lambda i: (-missing[i], rarity[i], first_seen[i]))

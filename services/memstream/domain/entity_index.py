@@ -24,7 +24,7 @@ from memstream.domain.entities import (
     name_key,
     relation_key,
 )
-from memstream.domain.entity_keys import KeySurfaces, key_surfaces, vote
+from memstream.domain.entity_keys import KeySurfaces, key_surfaces, newest_first, vote
 from memstream.domain.entity_lexicon import FIRST_PERSON
 
 # A short form merges into a longer name only if it is this long ("Al" stays itself).
@@ -82,6 +82,8 @@ class Entity:
     last_seen: datetime
     leaf_ids: tuple[str, ...]
     mentions: int
+    # `leaf_ids`, the latest said first (by when each leaf said this entity), ties by leaf id
+    recent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +160,13 @@ def clustered(
     leaves: Mapping[str, LeafEntities],
     by_key: Mapping[str, KeySurfaces],
     kept: Callable[[Sequence[str]], Entity | None] = lambda members: None,
+    ordered: Callable[[Sequence[str]], tuple[str, ...] | None] = lambda members: None,
 ) -> EntityIndex:
     """`build`, given each key's surfaces already counted (`key_surfaces`): what a reader
     keeps from one revision to the next (`knowledge_view`), with `kept(members)` the entity
-    it derived before of these keys if none of their surfaces changed since. Nothing below
-    depends on the order of the leaves."""
+    it derived before of these keys if none of their surfaces changed since, and
+    `ordered(members)` the leaves of an entity of several keys newest first if it can step
+    them forward. Nothing below depends on the order of the leaves."""
     real = set(by_key)
     kinds = {k: by_key[k].kind for k in real}
     parent = {k: k for k in real}
@@ -218,7 +222,7 @@ def clustered(
     keys: dict[str, str] = {}
     for members in clusters.values():
         ranked = sorted(members, key=_key_rank)
-        entity = kept(ranked) or _entity(ranked, by_key)
+        entity = kept(ranked) or _entity(ranked, by_key, leaves, ordered)
         entities[entity.key] = entity
         for k in members:
             keys[k] = entity.key
@@ -234,7 +238,12 @@ def _shortens(short: str, name: str) -> bool:
     return words[0].startswith(short) or (len(words) > 1 and words[-1] == short)
 
 
-def _entity(members: list[str], by_key: Mapping[str, KeySurfaces]) -> Entity:
+def _entity(
+    members: list[str],
+    by_key: Mapping[str, KeySurfaces],
+    leaves: Mapping[str, LeafEntities],
+    ordered: Callable[[Sequence[str]], tuple[str, ...] | None],
+) -> Entity:
     summed = [by_key[k] for k in members]
     names = Counter[str]()
     kinds = Counter[EntityKind]()
@@ -242,7 +251,9 @@ def _entity(members: list[str], by_key: Mapping[str, KeySurfaces]) -> Entity:
         if "'s " not in k or len(members) == 1:
             names.update(key.names)
         kinds.update(key.kinds)
-    leaves = summed[0].leaves if len(summed) == 1 else sorted({i for k in summed for i in k.leaves})
+    leaf_ids = (
+        summed[0].leaves if len(summed) == 1 else sorted({i for k in summed for i in k.leaves})
+    )
     return Entity(
         key=members[0],
         name=min(names, key=lambda n: (-names[n], -len(n), n)),
@@ -250,9 +261,26 @@ def _entity(members: list[str], by_key: Mapping[str, KeySurfaces]) -> Entity:
         aliases=tuple(members[1:]),
         first_seen=min(key.first for key in summed),
         last_seen=max(key.last for key in summed),
-        leaf_ids=tuple(leaves),
+        leaf_ids=tuple(leaf_ids),
         mentions=sum(key.mentions for key in summed),
+        recent=summed[0].recent
+        if len(summed) == 1
+        else ordered(members) or _merged_recent(members, by_key, leaves),
     )
+
+
+def _merged_recent(
+    members: list[str], by_key: Mapping[str, KeySurfaces], leaves: Mapping[str, LeafEntities]
+) -> tuple[str, ...]:
+    """The leaves of an entity of several keys, the latest said first: a leaf is as recent as
+    the latest of the entity's keys it says (among the surfaces that count)."""
+    said_at: dict[str, datetime] = {}
+    for key in members:
+        for leaf_id in by_key[key].leaves:
+            last = next(s.last for s in leaves[leaf_id].surfaces if s.key == key)
+            if leaf_id not in said_at or last > said_at[leaf_id]:
+                said_at[leaf_id] = last
+    return newest_first(said_at)
 
 
 def _key_rank(key: str) -> tuple[int, int, int, str]:
@@ -354,18 +382,9 @@ def leaf_entities(index: EntityIndex, leaf_id: str) -> frozenset[str]:
 
 
 def entity_leaves(index: EntityIndex, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """The leaves of each given entity, the most recently said first (ties by leaf id).
+    """The leaves of each given entity, the latest said first (ties by leaf id).
 
-    Only the given entities' leaves are read: recall asks this on every request, and a
-    user's index holds a leaf per L1 of its whole history."""
-    found: dict[str, tuple[str, ...]] = {}
-    for key in keys:
-        entity = index.entities.get(key)
-        if entity is not None:
-            said_at = {
-                leaf_id: max(s.last for s in index.leaves[leaf_id].surfaces)
-                for leaf_id in entity.leaf_ids  # an entity's leaves all mention something
-            }
-            by_id = sorted(entity.leaf_ids)
-            found[key] = tuple(sorted(by_id, key=lambda leaf_id: said_at[leaf_id], reverse=True))
-    return found
+    Kept in that order by the index (`Entity.recent`), so recall, which asks this on every
+    request, reads no leaf: dating an entity's leaves here cost a heavy user's recall more
+    than all its other stages (a friend named in thousands of leaves)."""
+    return {key: entity.recent for key in keys if (entity := index.entities.get(key)) is not None}

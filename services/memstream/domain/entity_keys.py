@@ -6,8 +6,9 @@ the mentions. All of these are sums over the surfaces that count, so a key is su
 (`key_surfaces`) and an entity adds up its keys. A reader stepping its index forward
 (`knowledge_view`) sums again only the keys a change names, and a key a change only adds to
 (new leaves saying it as it was said before) is added to, not summed again (`added_to`):
-a speaker's name, said in every leaf, costs the leaves added, not the leaves held. Pure,
-standard library only.
+a speaker's name, said in every leaf, costs the leaves added, not the leaves held. Each key
+also keeps its leaves newest first (`recent`), so recall reads the newest leaves of an entity
+without dating every leaf of it at each question. Pure, standard library only.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class KeySurfaces:
     """The sums of one key's surfaces that count (none: the key is not in `by_key`)."""
 
     leaves: tuple[str, ...]  # the leaves whose surfaces count, sorted
+    recent: tuple[str, ...]  # the same leaves, the latest said first (`newest_first`)
     names: Mapping[str, int]  # name as said -> mentions
     kinds: Mapping[EntityKind, int]  # kind (never "unknown") -> surfaces
     kind: EntityKind
@@ -68,6 +70,11 @@ def vote(kinds: Mapping[EntityKind, int]) -> EntityKind:
     if not kinds:
         return "unknown"
     return min(kinds, key=lambda k: (-kinds[k], KIND_ORDER.index(k)))
+
+
+def newest_first(said_at: Mapping[str, datetime]) -> tuple[str, ...]:
+    """Leaf ids by the time they said something, the latest first, ties by leaf id."""
+    return tuple(sorted(sorted(said_at), key=said_at.__getitem__, reverse=True))
 
 
 def _strong(surface: Surface) -> bool:
@@ -93,6 +100,7 @@ def key_surfaces(by_leaf: Mapping[str, Surface]) -> KeySurfaces | None:
             kinds[s.kind] += 1
     return KeySurfaces(
         leaves=tuple(sorted(leaf_id for leaf_id, _ in chosen)),
+        recent=newest_first({leaf_id: s.last for leaf_id, s in chosen}),
         names=names,
         kinds=kinds,
         kind=vote(kinds),
@@ -107,9 +115,11 @@ def key_surfaces(by_leaf: Mapping[str, Surface]) -> KeySurfaces | None:
 
 def added_to(summed: KeySurfaces, added: Mapping[str, Surface]) -> KeySurfaces | None:
     """`summed` with the surfaces of new leaves added, when that is all that changes: no name
-    is said strongly for the first time (which could bring in weak surfaces held), and the
-    weak ones stay in or out as they were. None otherwise: sum the key again. The names
-    summed are the names spelled strongly, whichever surfaces count."""
+    is said strongly for the first time (which could bring in weak surfaces held), the weak
+    ones stay in or out as they were, and every leaf added said the key after every leaf
+    held (new leaves go in front of `recent`; a late one would have to be placed among
+    them). None otherwise: sum the key again. The names summed are the names spelled
+    strongly, whichever surfaces count."""
     strong_added = {i: s for i, s in added.items() if _strong(s)}
     if any(s.name not in summed.names for s in strong_added.values()):
         return None
@@ -118,6 +128,8 @@ def added_to(summed: KeySurfaces, added: Mapping[str, Surface]) -> KeySurfaces |
     if (strong * WEAK_TO_STRONG_LEAVES < kept) != summed.strong_only:
         return None
     chosen = strong_added if summed.strong_only else kept_added
+    if any(s.last <= summed.last for s in chosen.values()):
+        return None
     names, kinds = Counter(summed.names), Counter(summed.kinds)
     leaves = list(summed.leaves)
     for leaf_id, s in chosen.items():
@@ -127,6 +139,7 @@ def added_to(summed: KeySurfaces, added: Mapping[str, Surface]) -> KeySurfaces |
         bisect.insort(leaves, leaf_id)
     return KeySurfaces(
         leaves=tuple(leaves),
+        recent=newest_first({leaf_id: s.last for leaf_id, s in chosen.items()}) + summed.recent,
         names=names,
         kinds=kinds,
         kind=vote(kinds),

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from memstream.domain.fact_grammar import KIN_MENTION, kin_alternation
+from memstream.domain.fact_grammar import HYPOTHETICAL, KIN_MENTION, kin_alternation
 from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import (
@@ -77,11 +77,6 @@ _FOR_SOMEONE = re.compile(
     r"baby|family|parents)\b|him\b|them\b|(?-i:[A-Z]\w*))",
     re.IGNORECASE,
 )
-_HYPOTHETICAL = re.compile(
-    r"\b(?:if|would|wish|hope|want|wanna|might|maybe|planning|plan|going to|gonna|dream|"
-    r"someday|imagine|should|could)\b",
-    re.IGNORECASE,
-)
 # "My brother got a job offer and moved to Madrid": the second verb shares the subject.
 _SUBJECT_AT_HEAD = re.compile(rf"(?:^|[:;,]\s+)(?P<who>I|[Ww]e|[Hh]e|[Ss]he|{KIN_MENTION})(?=\s|')")
 _KIN_MENTION = re.compile(KIN_MENTION)
@@ -119,7 +114,7 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
         names_only = not _SUBJECT_WORD.search(sentence)
         if names_only and not _NAME_WORD.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
-        if not sentence.endswith("?") and not _HYPOTHETICAL.search(sentence):
+        if not sentence.endswith("?") and not HYPOTHETICAL.search(sentence):
             sentence = _shared_subject(sentence)
             yield from _sentence_facts(sentence, message, speaker, user_id, before, names_only)
         before = _last_other(sentence) or before

@@ -7,7 +7,16 @@ the group `value`. A name keeps its case inside any pattern; the rest is matched
 
 from __future__ import annotations
 
+import re
+
 from memstream.domain.fact_vocabulary import KIN, PETS
+
+# A condition, a wish or a plan states nothing yet: "if we move to Berlin", "I want a dog".
+HYPOTHETICAL = re.compile(
+    r"\b(?:if|would|wish|hope|want|wanna|might|maybe|planning|plan|going to|gonna|dream|"
+    r"someday|imagine|should|could)\b",
+    re.IGNORECASE,
+)
 
 # A clause head: start of a sentence, after a short fronted time phrase ("Since May, I..."),
 # after a comma, a semicolon or a dash, or after a joining word.

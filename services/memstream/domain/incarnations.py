@@ -36,6 +36,9 @@ class SessionInfo:
     next_seq: int = 0  # one past the highest `seq` taken: the turn expected next
     ended: datetime | None = None  # the time its `session_end` gave, if one closed it
     tz: str | None = None  # the zone it began in, whose calendar its L2 reads
+    # The lowest `seq` taken (None: unknown, a state saved before it was kept): a late turn
+    # below it is the session's first message, whose time names the session.
+    first_seq: int | None = None
 
 
 def starts_anew(info: SessionInfo, turn: Turn, idle: timedelta) -> bool:
@@ -61,8 +64,10 @@ def archived(earlier: tuple[SessionInfo, ...], info: SessionInfo) -> tuple[Sessi
     return (*earlier, info)[-MAX_EARLIER_SESSIONS:]
 
 
-def updated(earlier: tuple[SessionInfo, ...], info: SessionInfo) -> tuple[SessionInfo, ...]:
-    """`earlier` with `info` in place of the session it updates (same id and start)."""
-    return tuple(
-        info if (s.session_id, s.start) == (info.session_id, info.start) else s for s in earlier
-    )
+def updated(
+    earlier: tuple[SessionInfo, ...], info: SessionInfo, start: datetime | None = None
+) -> tuple[SessionInfo, ...]:
+    """`earlier` with `info` in place of the session it updates (same id, and the start it
+    had: `start`, if a late first message moved it, else its own)."""
+    key = (info.session_id, info.start if start is None else start)
+    return tuple(info if (s.session_id, s.start) == key else s for s in earlier)

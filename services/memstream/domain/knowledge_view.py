@@ -13,11 +13,13 @@ knowledge stores' contract check it over random histories). Pure, standard libra
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import bisect
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities, Surface, clustered
-from memstream.domain.entity_keys import KeySurfaces, added_to, key_surfaces
+from memstream.domain.entity_keys import KeySurfaces, added_to, key_surfaces, newest_first
 from memstream.domain.fact_timeline import Timeline, timeline_of
 from memstream.domain.facts import AtomicFact
 
@@ -146,4 +148,43 @@ class EntitiesView:
                 return None
             return entity if (entity.key, *entity.aliases) == tuple(members) else None
 
-        return EntitiesView(said, counted, clustered(leaves, counted, unchanged))
+        def ordered(members: Sequence[str]) -> tuple[str, ...] | None:
+            entity = before_entities.get(members[0])
+            if entity is None or (entity.key, *entity.aliases) != tuple(members):
+                return None
+            return _stepped_order(entity, self.counted, counted, gone.keys(), said_now)
+
+        return EntitiesView(said, counted, clustered(leaves, counted, unchanged, ordered))
+
+
+def _stepped_order(
+    entity: Entity,
+    counted_before: Mapping[str, KeySurfaces],
+    counted: Mapping[str, KeySurfaces],
+    gone: Collection[str],
+    said_now: Mapping[str, Mapping[str, Surface]],
+) -> tuple[str, ...] | None:
+    """An entity of several keys' leaves newest first after a step that only added leaves
+    to its keys, all said after its newest: those in front of the order it had. None when the
+    step did anything else (a leaf of the entity changed or gone, weak surfaces brought in or
+    left out, a late leaf): the entity is ordered again from its leaves."""
+    members = (entity.key, *entity.aliases)
+    if any(k in gone or k not in counted_before or k not in counted for k in members):
+        return None
+    newest = max(counted_before[k].last for k in members)
+    said_at: dict[str, datetime] = {}
+    for key in members:
+        before, after = counted_before[key], counted[key]
+        added = {i: s for i, s in said_now.get(key, {}).items() if _holds(after.leaves, i)}
+        if len(after.leaves) != len(before.leaves) + len(added):
+            return None
+        for leaf_id, surface in added.items():
+            if surface.last <= newest:
+                return None
+            said_at[leaf_id] = max(surface.last, said_at.get(leaf_id, surface.last))
+    return newest_first(said_at) + entity.recent
+
+
+def _holds(sorted_ids: Sequence[str], leaf_id: str) -> bool:
+    at = bisect.bisect_left(sorted_ids, leaf_id)
+    return at < len(sorted_ids) and sorted_ids[at] == leaf_id

@@ -124,19 +124,25 @@ def before_change(
     names ("before Berlin": when a version whose value the question holds began), else just
     before the latest change among the versions holding at `when`. None without such a version.
     """
-    holding = [
-        v for v in versions if not v.negated and v.valid_from <= when and not _ended(v, when)
-    ]
+    return named_change(versions, query_terms) or latest_change(versions, when)
+
+
+def named_change(versions: Sequence[AtomicFact], query_terms: frozenset[str]) -> datetime | None:
+    """Just before the first version whose value the question names began; None if none."""
     named = [
         v
         for v in versions
         if not v.negated and term_set(v.value) and term_set(v.value) <= query_terms
     ]
-    if named:
-        return min(v.valid_from for v in named) - _JUST_BEFORE
-    if holding:
-        return max(v.valid_from for v in holding) - _JUST_BEFORE
-    return None
+    return min(v.valid_from for v in named) - _JUST_BEFORE if named else None
+
+
+def latest_change(versions: Sequence[AtomicFact], when: datetime) -> datetime | None:
+    """Just before the latest change among the versions holding at `when`; None if none."""
+    holding = [
+        v for v in versions if not v.negated and v.valid_from <= when and not _ended(v, when)
+    ]
+    return max(v.valid_from for v in holding) - _JUST_BEFORE if holding else None
 
 
 def order_before(memories: Sequence[RecalledMemory], instant: datetime) -> list[RecalledMemory]:

@@ -140,6 +140,10 @@ class SourceMessage:
     text: str
     ts: datetime
     caption: str | None = None  # what a shared image shows (metadata, not words spoken)
+    # Its place in its session and the zone it was dated in (None: stored before they were
+    # kept): what cutting the session again in `seq` order, and a rebuild, read back.
+    seq: int | None = None
+    tz: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +175,9 @@ class MemoryNode:
     messages: tuple[SourceMessage, ...] = ()  # L1 only: its source messages, verbatim
     facts: tuple[Fact, ...] = ()  # L2-L5: the text's facts with their provenance
     derivation: Derivation | None = None  # what wrote it (None: written before it was kept)
+    # L2-L5: the zone its window was opened in, whose calendar its dates read (None: stored
+    # before it was kept, or an L1, whose messages each keep theirs).
+    tz: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

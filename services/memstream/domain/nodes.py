@@ -61,7 +61,14 @@ def segment_node(
 def source_message(turn: Turn) -> SourceMessage:
     """A turn as the L1 keeps it: the words as spoken, who, when, and an image's caption."""
     return SourceMessage(
-        turn.event_id, turn.speaker, turn.role, turn.text, turn.ts, caption_of(turn)
+        turn.event_id,
+        turn.speaker,
+        turn.role,
+        turn.text,
+        turn.ts,
+        caption_of(turn),
+        seq=turn.seq,
+        tz=turn.tz,
     )
 
 
@@ -88,6 +95,7 @@ def window_node(
         session_id=window.session_id,
         speakers=tuple(dict.fromkeys(s for c in children for s in c.speakers)),
         facts=summary.facts,
+        tz=window.tz,
     )
 
 
@@ -152,11 +160,12 @@ def remaining_turns(leaf: MemoryNode, forgotten: Collection[str]) -> tuple[Turn,
             event_id=m.event_id,
             user_id=leaf.user_id,
             session_id=leaf.session_id or "",
-            seq=i,
+            seq=i if m.seq is None else m.seq,
             speaker=m.speaker,
             role=m.role,
             text=m.text,
             ts=m.ts,
+            tz=m.tz,
             metadata={CAPTION_KEYS[0]: m.caption} if m.caption else {},
         )
         for i, m in enumerate(leaf.messages)

@@ -18,12 +18,13 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
 - a leaf is lifted by the share of the query's terms its session summary holds
   (`summary_signal`), so the tree helps find leaves, not only follows them;
 - with the entity index (knowledge on), up to `entity_join` leaves of the entities the query
-  names join a pool that lacks them, and a leaf is lifted by `entity_heat` times the rarity
-  of each of them it names; a question gathering facts keeps `aggregate_leaves` more leaves
-  (its token budget, not the leaf count, then decides), may search `aggregate_pool`
-  candidates and may spread what it keeps across sessions (`spread_*`, off); past its
-  `aggregate_whole_leaves` best, its leaves come as excerpts of `aggregate_leaf_tokens`, so
-  the budget holds more of the sessions where the facts were said.
+  names (found among the newest `entity_join_scan` of each) join a pool that lacks them,
+  and a leaf is lifted by `entity_heat` times the rarity of each of them it names; a
+  question gathering facts keeps `aggregate_leaves` more leaves (its token budget, not the
+  leaf count, then decides), may search `aggregate_pool` candidates and may spread what it
+  keeps across sessions (`spread_*`, off); past its `aggregate_whole_leaves` best, its
+  leaves come as excerpts of `aggregate_leaf_tokens`, so the budget holds more of the
+  sessions where the facts were said.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone; an idea that is a stage rather than a number (the gate, the
@@ -93,6 +94,10 @@ class RecallOptions:
     # leaving one LoCoMo conversation out, scored on it).
     entity_heat: float = 0.05  # times the rarity of each query entity a leaf names
     entity_join: int = 20  # leaves of the query's entities joining the pool, at most
+    # The join looks at the newest this many leaves of each entity (docs/scaling.md): more
+    # than any LoCoMo conversation has, so a heavy user's friend named in thousands of
+    # leaves costs a question what a LoCoMo speaker does.
+    entity_join_scan: int = 1_000
     aggregate_pool: int = 100  # candidates searched for a question gathering facts
     aggregate_leaves: int = 50  # leaves kept beyond leaf_top_k for a question gathering facts
     # Off: spreading what is kept across sessions lost evidence in every held-out fold.
@@ -113,6 +118,7 @@ class RecallOptions:
         for name in (
             "leaf_pool",
             "entity_join",
+            "entity_join_scan",
             "aggregate_pool",
             "aggregate_leaves",
             "spread_per_session",

@@ -27,7 +27,7 @@ from datetime import datetime
 
 from memstream.domain.incarnations import starts_anew
 from memstream.domain.models import ClockTicked, SessionEnded, Turn
-from memstream.domain.windows import Output, UserWindows, WindowRules, apply
+from memstream.domain.windows import Output, UserWindows, WindowRules, apply, known_session
 
 
 def apply_in_order(
@@ -58,7 +58,7 @@ def expected_seq(state: UserWindows, turn: Turn, rules: WindowRules) -> int:
     session not seen yet). A turn that starts a new session under a used id expects the
     old session's next, or 0 if it counts again from 0; one of a closed session it does
     not start anew is late data, taken at once (nothing would come to fill its gap)."""
-    info = state.sessions.get(turn.session_id)
+    info = known_session(state, turn.session_id)
     if info is None:
         return 0
     if starts_anew(info, turn, rules.reuse_gap):

@@ -26,13 +26,16 @@ from memstream.domain.models import (
     Turn,
     WindowClosed,
 )
+from memstream.domain.remembered import Lookup, Questions, Remembered
 from memstream.domain.reorder import apply_in_order, held_due
 from memstream.domain.windows import (
+    Resegment,
     SegmentReady,
     UserWindows,
     WindowRules,
     initial_state,
     next_due,
+    with_remembered,
 )
 
 # Most expired messages one user's step forgets (a forget.v1's bound): more wait a tick.
@@ -49,7 +52,10 @@ class UserSnapshot:
     `seen`: the content marks of the asked event ids already committed (0: none given);
     `forgotten`: the asked event ids a message tombstone holds; `expiries`: the earliest
     message deadlines (event id, epoch seconds), earliest first; `outbox`: events the last
-    commit left unpublished (a crash between commit and publish), oldest first.
+    commit left unpublished (a crash between commit and publish), oldest first;
+    `remembered`: what was read of the closed sessions and window keys the store remembers
+    apart from the state (None: the state holds them itself), more of it read when the
+    decision asks (`StepPlan.lookup`).
     """
 
     user_id: str
@@ -60,6 +66,7 @@ class UserSnapshot:
     forgotten: frozenset[str]
     expiries: tuple[tuple[str, float], ...]
     outbox: tuple[dict[str, Any], ...] = ()
+    remembered: Remembered | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +89,8 @@ class StepPlan:
     state: UserWindows | None = None
     # event id -> content mark: the turns this step commits
     seen: Mapping[str, int] = field(default_factory=dict)
-    ready: tuple[SegmentReady, ...] = ()  # segments for the LLM to write
+    # segments for the LLM to write, and late turns whose sessions are cut again, in order
+    ready: tuple[SegmentReady | Resegment, ...] = ()
     closures: tuple[WindowClosed, ...] = ()  # windows the reducer closed
     forget: tuple[str, ...] = ()  # message ids forgotten now: asked for, or past their deadline
     # new messages with a deadline: the expiry schedule
@@ -97,6 +105,9 @@ class StepPlan:
     forgotten_turns: int = 0  # turns of forgotten messages
     expired_turns: int = 0  # turns whose deadline had passed when they arrived
     expired: tuple[str, ...] = ()  # messages forgotten because their deadline passed
+    # What the decision needs read first (`domain.remembered`): nothing else in the plan
+    # holds; the step is decided again with it.
+    lookup: Lookup | None = None
 
 
 def decide_step(
@@ -123,6 +134,9 @@ def decide_step(
         return StepPlan(idle=True, forget=forget, **dropped)
     first_tz = next((t.tz for t in turns if t.tz), None)
     state = snapshot.state or initial_state(snapshot.user_id, first_tz or rules.default_tz)
+    questions = Questions()  # this decision's own (the snapshot may be decided again)
+    if snapshot.remembered is not None:
+        state = with_remembered(state, replace(snapshot.remembered, questions=questions))
     if forget:  # a message waiting in the state (for its reply) goes before it is used
         state = replace(
             state,
@@ -130,6 +144,8 @@ def decide_step(
             held=tuple(t for t in state.held if t.event_id not in forget),
         )
     run = _reduce(state, events, snapshot.seen, now, rules)
+    if (lookup := questions.lookup()) is not None:
+        return StepPlan(idle=False, lookup=lookup)
     expiring = {
         t.event_id: at
         for t in turns
@@ -201,7 +217,7 @@ def _admit(
 class _Run:
     state: UserWindows
     seen: dict[str, int]
-    ready: list[SegmentReady]
+    ready: list[SegmentReady | Resegment]
     closures: list[WindowClosed]
     duplicates: int
     conflicts: list[str]
@@ -217,7 +233,7 @@ def _reduce(
     """The window reducer over the step's events; a turn seen before (committed, or earlier
     in the step) is a duplicate, a conflict when its content differs from the first copy."""
     seen: dict[str, int] = {}
-    ready: list[SegmentReady] = []
+    ready: list[SegmentReady | Resegment] = []
     closures: list[WindowClosed] = []
     duplicates = 0
     conflicts: list[str] = []
@@ -235,11 +251,16 @@ def _reduce(
             seen[event.event_id] = mark
         state, outputs = apply_in_order(state, event, now, rules)
         for out in outputs:
-            if isinstance(out, SegmentReady):
+            if isinstance(out, SegmentReady | Resegment):
                 ready.append(out)
             else:
                 closures.append(out)
     return _Run(state, seen, ready, closures, duplicates, conflicts)
+
+
+def asked_session_ids(arrivals: Sequence[Arrival]) -> list[str]:
+    """The session ids of the step's turns: the remembered sessions a snapshot reads first."""
+    return list(dict.fromkeys(a.event.session_id for a in arrivals if isinstance(a.event, Turn)))
 
 
 def asked_event_ids(arrivals: Sequence[Arrival]) -> list[str]:

@@ -12,6 +12,10 @@ Rules (see DESIGN.md, "Temporal Memory Tree"):
   minus a grace period (reason `clock`).
 - A turn of a session that has already closed is late: it becomes an L1 segment of its own
   at once and every already-consolidated window above it closes again (reason `late_data`).
+  With the reorder window on (`domain.reorder`), a turn whose `seq` is below one its session
+  has already taken is late too, open session or not, and its session is cut into L1s again
+  in `seq` order (`Resegment`, `domain.resegment`): the tree an in-order sender gets. One
+  below the session's first `seq` also renames the session after its own time.
 - One session is open per user at a time; a turn of an unknown session opens it.
 - A session id names a session only while it is in use (`domain.incarnations`): a turn
   dated after its session's `session_end`, or at least the idle timeout after its last
@@ -50,6 +54,7 @@ from memstream.domain.models import (
     Window,
     WindowClosed,
 )
+from memstream.domain.remembered import Remembered, RememberedChanges
 from memstream.domain.window_chain import (
     OpenWindow,
     parent_node_id,
@@ -60,7 +65,8 @@ from memstream.domain.window_chain import (
 )
 
 # Closed windows and sessions are remembered so late data can be recognised; the oldest are
-# forgotten past these bounds, which keeps one user's state a few kilobytes for years.
+# forgotten past these bounds. The store keeps them apart from the state's document and a
+# step reads only those it asks for (`domain.remembered`).
 MAX_REMEMBERED_SESSIONS = 512
 MAX_REMEMBERED_CLOSED = 1024
 
@@ -107,6 +113,15 @@ class UserWindows:
     # The day, week and month windows opened so far, each with its zone, oldest first
     # (`domain.calendar_windows`): a zone change does not move them.
     calendar: tuple[Window, ...] = ()
+    # Set when the closed sessions and window keys are remembered apart (`domain.remembered`):
+    # `sessions` then holds the open session and those the step looked up or changed,
+    # `closed` the keys the step closed, `evicted` the remembered sessions it forgot,
+    # `unclosed` the keys no longer closed (a session renamed), and `closed_seq` numbers the
+    # keys closed so far (the store keeps the newest).
+    remembered: Remembered | None = None
+    evicted: frozenset[str] = frozenset()
+    unclosed: frozenset[str] = frozenset()
+    closed_seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +133,18 @@ class SegmentReady:
     late: bool = False
 
 
-Output = SegmentReady | WindowClosed
+@dataclass(frozen=True, slots=True)
+class Resegment:
+    """A late turn of a session that has taken later ones: the session's L1s, stored under
+    `parent_id`, are cut again with it in `seq` order, under `in_order_parent_id` (the same
+    id unless the turn is the session's first, which names the session)."""
+
+    turn: Turn
+    parent_id: str
+    in_order_parent_id: str
+
+
+Output = SegmentReady | Resegment | WindowClosed
 
 
 def initial_state(user_id: str, tz: str) -> UserWindows:
@@ -160,7 +186,7 @@ def _on_turn(
         state = replace(state, tz=tz)
     if turn.tz is None:  # its L1 dates it on the calendar its windows use
         turn = replace(turn, tz=tz)
-    known = state.sessions.get(turn.session_id)
+    known = known_session(state, turn.session_id)
     outputs: list[Output] = []
     if known is not None and starts_anew(known, turn, rules.reuse_gap):
         if not known.closed:  # its last message is the idle timeout behind this one
@@ -169,7 +195,7 @@ def _on_turn(
         known = None
     elif known is not None and (earlier := earlier_session(state.earlier, known, turn)):
         return _on_late_turn(state, turn, earlier, rules)
-    elif known is not None and known.closed:
+    elif known is not None and (known.closed or _out_of_order(known, turn, rules)):
         return _on_late_turn(state, turn, known, rules)
     if known is None and _forgotten(state, turn):
         return _on_forgotten_session_turn(state, turn, received_at)
@@ -179,7 +205,7 @@ def _on_turn(
         outputs += closed
     if known is None:  # its start on the local clock, which its L2's title reads
         start = turn.ts.astimezone(get_zone(tz))
-        known = SessionInfo(turn.session_id, start, turn.ts, received_at, tz=tz)
+        known = SessionInfo(turn.session_id, start, turn.ts, received_at, tz=tz, first_seq=turn.seq)
         state = _open_session_windows(state, known)
     info = replace(
         known,
@@ -187,32 +213,41 @@ def _on_turn(
         last_received=received_at,
         next_seq=max(known.next_seq, turn.seq + 1),
     )
-    sessions = _remember(state.sessions, info)
+    state = _remember(state, info)
     pending = state.pending
+    groups: list[tuple[Turn, ...]] = []
     if pending and turn.seq < pending[0].seq:
-        # A message from before the waiting one, come later than the reorder window: not
-        # its reply (the window has gone past it), so an L1 of its own; the waiting one waits on.
+        # A message from before the waiting one, taken as it came (no reorder window): not
+        # its reply (the session has gone past it), so an L1 of its own; the waiting one waits on.
         outputs.append(replace(_segment(state, (turn,)), late=True))
-        complete = False
     else:
-        if pending and not _continues(pending, turn, rules):
-            outputs.append(_segment(state, pending))
-            pending = ()
-        pending = (*pending, turn)
-        complete = (
-            turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules)
-        )
+        groups, pending = gathered(pending, turn, rules)
     state = replace(
         state,
         open_session=turn.session_id,
-        sessions=sessions,
-        pending=() if complete else pending,
+        pending=pending,
         watermark=turn.ts if state.watermark is None else max(state.watermark, turn.ts),
     )
-    if complete:
-        outputs.append(_segment(state, pending))
+    outputs += [_segment(state, group) for group in groups]
     state, closed = _close_due(state, state.watermark, "watermark")
     return state, outputs + closed
+
+
+def gathered(
+    pending: tuple[Turn, ...], turn: Turn, rules: WindowRules
+) -> tuple[list[tuple[Turn, ...]], tuple[Turn, ...]]:
+    """`turn`, the next message of its session, added to the segment being gathered: the
+    segments that are complete now, and what is still gathered (the one pairing rule, for
+    turns as they come and for a session cut again, `domain.resegment`)."""
+    complete: list[tuple[Turn, ...]] = []
+    if pending and not _continues(pending, turn, rules):
+        complete.append(pending)
+        pending = ()
+    pending = (*pending, turn)
+    if turn.flush or len(pending) >= rules.segment_messages or not _may_grow(pending, rules):
+        complete.append(pending)
+        pending = ()
+    return complete, pending
 
 
 def _continues(pending: tuple[Turn, ...], turn: Turn, rules: WindowRules) -> bool:
@@ -234,32 +269,92 @@ def _may_grow(pending: tuple[Turn, ...], rules: WindowRules) -> bool:
 def _on_late_turn(
     state: UserWindows, turn: Turn, info: SessionInfo, rules: WindowRules
 ) -> tuple[UserWindows, list[Output]]:
+    was = info
     info = replace(
-        info, last_ts=max(info.last_ts, turn.ts), next_seq=max(info.next_seq, turn.seq + 1)
+        info,
+        last_ts=max(info.last_ts, turn.ts),
+        next_seq=max(info.next_seq, turn.seq + 1),
+        first_seq=None if info.first_seq is None else min(info.first_seq, turn.seq),
     )
-    if state.sessions.get(info.session_id, info).start == info.start:
-        state = replace(state, sessions=_remember(state.sessions, info))
+    if _names_session(was, turn, rules):  # its first message: the session starts with it
+        info = replace(info, start=turn.ts.astimezone(get_zone(info.tz or state.tz)))
+    if state.sessions.get(info.session_id, was).start == was.start:
+        state = _remember(state, info)
     else:  # a turn of an earlier session under a reused id
-        state = replace(state, earlier=updated(state.earlier, info))
+        state = replace(state, earlier=updated(state.earlier, info, was.start))
+    parent_id = _node_id(state, Level.SESSION, info.start, info.session_id)
+    outputs: list[Output] = []
+    if info.start != was.start:
+        state, outputs = _renamed(state, was, info)
+    if _out_of_order(was, turn, rules):
+        stored_under = _node_id(state, Level.SESSION, was.start, was.session_id)
+        outputs.insert(0, Resegment(turn, stored_under, parent_id))
+    else:
+        outputs.insert(0, SegmentReady((turn,), parent_id, True))
+    closing = {o.node_id for o in outputs if isinstance(o, WindowClosed)}
+    outputs += [c for c in _chain_closures(state, info) if c.node_id not in closing]
+    return state, outputs
+
+
+def _chain_closures(state: UserWindows, info: SessionInfo) -> list[WindowClosed]:
+    """The closures that consolidate again the session `info` (a late turn's) and every
+    window above it that has closed."""
     session_key = window_key(Level.SESSION, info.start, info.session_id)
-    outputs: list[Output] = [
-        SegmentReady((turn,), _node_id(state, Level.SESSION, info.start, info.session_id), True)
-    ]
+    closures: list[WindowClosed] = []
     for ow in _chain_windows(state, info):
         key = window_key(*window_parts(ow.window))
         if key in state.open_windows:
             break  # this window and those above it will be consolidated in due course
-        if key in state.closed or key == session_key:
-            outputs.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
-    return state, outputs
+        if key == session_key or _was_closed(state, key):
+            closures.append(WindowClosed(ow.window, "late_data", ow.node_id, _parent_id(state, ow)))
+    return closures
+
+
+def _out_of_order(info: SessionInfo, turn: Turn, rules: WindowRules) -> bool:
+    """Whether `turn` comes after a later `seq` of its session was taken: with the reorder
+    window on, and only for a session that knows its `seq`s (saved since they were kept)."""
+    return rules.reorder_turns > 0 and info.first_seq is not None and turn.seq < info.next_seq
+
+
+def _names_session(info: SessionInfo, turn: Turn, rules: WindowRules) -> bool:
+    """Whether `turn`, come late, is its session's first message in `seq` order."""
+    return _out_of_order(info, turn, rules) and turn.seq < (info.first_seq or 0)
+
+
+def _renamed(
+    state: UserWindows, was: SessionInfo, info: SessionInfo
+) -> tuple[UserWindows, list[Output]]:
+    """The session `was`, now starting at `info.start`: tracked under its new key (open, its
+    windows opened for the new start; closed, remembered as closed), and, if it had closed,
+    the closures that empty its old L2 (the consolidator removes a node left childless) and
+    consolidate again the closed windows above it (another day's, if the start moved back
+    past midnight)."""
+    old_key = window_key(Level.SESSION, was.start, was.session_id)
+    new_key = window_key(Level.SESSION, info.start, info.session_id)
+    if old_key in state.open_windows:
+        rest = {k: v for k, v in state.open_windows.items() if k != old_key}
+        return _open_session_windows(replace(state, open_windows=rest), info), []
+    emptied: list[Output] = [*_chain_closures(state, was)]
+    if state.remembered is None:
+        closed = tuple(new_key if k == old_key else k for k in state.closed)
+        if new_key not in closed:
+            closed = (*closed, new_key)[-MAX_REMEMBERED_CLOSED:]
+        state = replace(state, closed=closed)
+    else:  # apart: the old key is closed no more, the new one is (last in closing order)
+        closed = tuple(k for k in _remember_closed(state, new_key) if k != old_key)
+        state = replace(state, closed=closed, unclosed=state.unclosed | {old_key})
+    return _remember_calendar(state, _chain_windows(state, info)), emptied
 
 
 def _forgotten(state: UserWindows, turn: Turn) -> bool:
     """Whether `turn`'s unknown session is one the state may have forgotten: the memory is
     full and the turn is older than every session it still holds."""
-    if len(state.sessions) < MAX_REMEMBERED_SESSIONS:
+    if _remembered_count(state) < MAX_REMEMBERED_SESSIONS:
         return False
-    return turn.ts < min(s.last_ts for s in state.sessions.values())
+    times = [s.last_ts for s in state.sessions.values()]
+    if (stored := _oldest_apart(state)) is not None:
+        times.append(stored[1])
+    return turn.ts < min(times)
 
 
 def _on_forgotten_session_turn(
@@ -284,7 +379,7 @@ def _on_session_end(
         return state, []  # unknown or already closed: nothing more to do
     info = state.sessions[event.session_id]
     ended = replace(info, ended=max(event.ts, info.last_ts))
-    state = replace(state, sessions=_remember(state.sessions, ended))
+    state = _remember(state, ended)
     state, outputs = _close_session(state, "session_end", rules)
     ts = event.ts if state.watermark is None else max(state.watermark, event.ts)
     state = replace(state, watermark=ts)
@@ -315,17 +410,17 @@ def _close_session(
     key = window_key(Level.SESSION, info.start, info.session_id)
     ow = state.open_windows[key]
     window = replace(ow.window, end=info.last_ts)
-    if key in state.closed:
+    if _was_closed(state, key):
         reason = "late_data"
     outputs.append(WindowClosed(window, reason, ow.node_id, _parent_id(state, ow)))
     open_windows = {k: v for k, v in state.open_windows.items() if k != key}
+    state = _remember(state, replace(info, closed=True))
     state = replace(
         state,
         open_session=None,
         pending=(),
-        sessions=_remember(state.sessions, replace(info, closed=True)),
         open_windows=open_windows,
-        closed=_remember_closed(state.closed, key),
+        closed=_remember_closed(state, key),
     )
     return state, outputs
 
@@ -351,7 +446,7 @@ def _close_due(
             key=lambda item: item[1].window.start,
         )
         for key, ow in due:
-            was_closed = key in state.closed
+            was_closed = _was_closed(state, key)
             closure_reason: ClosureReason = "late_data" if was_closed else reason
             outputs.append(
                 WindowClosed(ow.window, closure_reason, ow.node_id, _parent_id(state, ow))
@@ -359,7 +454,7 @@ def _close_due(
             state = replace(
                 state,
                 open_windows={k: v for k, v in state.open_windows.items() if k != key},
-                closed=_remember_closed(state.closed, key),
+                closed=_remember_closed(state, key),
             )
     return state, outputs
 
@@ -399,23 +494,116 @@ def _segment(state: UserWindows, messages: tuple[Turn, ...]) -> SegmentReady:
     return SegmentReady(messages, _node_id(state, Level.SESSION, info.start, info.session_id))
 
 
-def _remember(sessions: dict[str, SessionInfo], info: SessionInfo) -> dict[str, SessionInfo]:
-    """`sessions` with `info` (never itself evicted: it is in use) and the oldest dropped
-    past the bound; an open session is never dropped either, its windows need it."""
-    updated = {k: v for k, v in sessions.items() if k != info.session_id}
-    updated[info.session_id] = info
-    while len(updated) > MAX_REMEMBERED_SESSIONS:
-        evictable = [s for s in updated.values() if s.closed and s.session_id != info.session_id]
+def known_session(state: UserWindows, session_id: str) -> SessionInfo | None:
+    """The session the state remembers under `session_id`, if any."""
+    if (info := state.sessions.get(session_id)) is not None:
+        return info
+    rem = state.remembered
+    if rem is not None and session_id not in state.evicted and session_id not in rem.sessions:
+        rem.questions.sessions.add(session_id)  # taken as unknown until it is looked up
+    return None  # (one found by a lookup is in `sessions` unless evicted since)
+
+
+def _was_closed(state: UserWindows, key: str) -> bool:
+    if key in state.closed:
+        return True
+    rem = state.remembered
+    if rem is None or key in state.unclosed:
+        return False
+    if key not in rem.closed:  # taken as not closed until it is looked up
+        rem.questions.closed.add(key)
+        return False
+    return rem.closed[key]
+
+
+def _remembered_count(state: UserWindows) -> int:
+    """How many sessions the state remembers, the open one included."""
+    rem = state.remembered
+    if rem is None:
+        return len(state.sessions)
+    known_apart = sum(rem.held(s) for s in {*state.sessions, *state.evicted})
+    return len(state.sessions) + rem.count - known_apart
+
+
+def _oldest_apart(state: UserWindows) -> tuple[str, datetime] | None:
+    """The oldest session remembered apart that the step has not loaded or evicted (by last
+    message time, then id)."""
+    rem = state.remembered
+    if rem is None:
+        return None
+    for sid, last_ts in rem.oldest:
+        if sid not in state.sessions and sid not in state.evicted:
+            return sid, last_ts
+    if not rem.complete():  # taken as none left until more are read
+        rem.questions.oldest = max(rem.questions.oldest, 2 * len(rem.oldest) + 4)
+    return None
+
+
+def _remember(state: UserWindows, info: SessionInfo) -> UserWindows:
+    """`state` with `info` remembered (never itself evicted: it is in use) and the oldest
+    closed sessions forgotten past the bound; an open session is never dropped either, its
+    windows need it. The oldest is the one with the earliest last message, then the least id."""
+    sessions = {k: v for k, v in state.sessions.items() if k != info.session_id}
+    sessions[info.session_id] = info
+    state = replace(state, sessions=sessions)
+    while _remembered_count(state) > MAX_REMEMBERED_SESSIONS:
+        evictable = [
+            (s.last_ts, s.session_id)
+            for s in state.sessions.values()
+            if s.closed and s.session_id != info.session_id
+        ]
+        if (apart := _oldest_apart(state)) is not None:
+            evictable.append((apart[1], apart[0]))
         if not evictable:
             break
-        oldest = min(evictable, key=lambda s: s.last_ts)
-        del updated[oldest.session_id]
-    return updated
+        _, oldest = min(evictable)
+        state = replace(
+            state,
+            sessions={k: v for k, v in state.sessions.items() if k != oldest},
+            evicted=state.evicted | {oldest} if state.remembered is not None else state.evicted,
+        )
+    return state
 
 
-def _remember_closed(closed: tuple[str, ...], key: str) -> tuple[str, ...]:
-    kept = (*(k for k in closed if k != key), key)
-    return kept[-MAX_REMEMBERED_CLOSED:]
+def _remember_closed(state: UserWindows, key: str) -> tuple[str, ...]:
+    kept = (*(k for k in state.closed if k != key), key)
+    # Apart, the store keeps the newest keys once the step is committed.
+    return kept if state.remembered is not None else kept[-MAX_REMEMBERED_CLOSED:]
+
+
+def with_remembered(state: UserWindows, remembered: Remembered) -> UserWindows:
+    """`state` reading its closed sessions and window keys apart, with what a step has read
+    of them. A state that still holds them (written before the split) keeps them: its
+    commit moves them out."""
+    found = {s.session_id: s for s in remembered.sessions.values() if s is not None}
+    return replace(state, remembered=remembered, sessions={**found, **state.sessions})
+
+
+def apart(state: UserWindows) -> tuple[UserWindows, RememberedChanges]:
+    """The state a commit writes as its document (the open session, no closed keys) and
+    what it writes of the remembered sessions and keys beside it."""
+    rem = state.remembered
+    if rem is None:
+        return state, RememberedChanges()
+    closed_now = tuple(s for s in state.sessions.values() if s.closed)
+    written = {s.session_id for s in closed_now}
+    reopened = {sid for sid, s in state.sessions.items() if not s.closed and rem.held(sid)}
+    changes = RememberedChanges(
+        sessions=closed_now,
+        dropped=tuple(sorted((state.evicted | reopened) - written)),
+        closed=tuple((key, state.closed_seq + n) for n, key in enumerate(state.closed, 1)),
+        unclosed=tuple(sorted(state.unclosed - set(state.closed))),
+    )
+    document = replace(
+        state,
+        sessions={sid: s for sid, s in state.sessions.items() if not s.closed},
+        closed=(),
+        remembered=None,
+        evicted=frozenset(),
+        unclosed=frozenset(),
+        closed_seq=state.closed_seq + len(state.closed),
+    )
+    return document, changes
 
 
 def bottom_up(nodes: Iterable[MemoryNode]) -> list[MemoryNode]:
@@ -425,10 +613,10 @@ def bottom_up(nodes: Iterable[MemoryNode]) -> list[MemoryNode]:
 
 def late_data_closures(nodes: Iterable[MemoryNode]) -> list[WindowClosed]:
     """The closures that consolidate these stored windows again, bottom-up (a forget or a
-    rebuild changed what lies below them)."""
+    rebuild changed what lies below them), each in the zone it was opened in."""
     return [
         WindowClosed(
-            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id),
+            Window(n.user_id, n.level, n.t_start, n.t_end, n.session_id, n.tz),
             "late_data",
             n.id,
             n.parent_id,

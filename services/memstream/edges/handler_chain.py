@@ -25,14 +25,15 @@ Faust app from settings alone (`bootstrap.write_path_app`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.records import Consumed, RawEvent
-from memstream.edges.faust.app import DeadLetter, RecordHandler
+from memstream.edges.faust.app import DeadLetter, Opening, RecordHandler
+from memstream.edges.faust.decoding import Rejected
 from memstream.edges.instrumentation import (
     BatchHandling,
     InstrumentedConsolidator,
@@ -52,10 +53,13 @@ class WritePathHandlers:
     on_turns: RecordHandler | None
     on_windows: RecordHandler | None
     dead_letter: DeadLetter
-    # With a tenant share (`segmenter.fair_share`): the overflow topic's batches, and its
-    # dead letters (which also strike the record off its user's overflow ledger).
+    open_turns: Opening | None = None  # the turns sealed by their producers
+    # With a tenant share (`segmenter.fair_share`): the overflow topic's batches, its dead
+    # letters (which also strike the record off its user's overflow ledger), and what strikes
+    # off a batch's records once it is done (those the opening dropped included).
     on_overflow: RecordHandler | None = None
     overflow_dead_letter: DeadLetter | None = None
+    overflow_struck_off: Callable[[Sequence[RawEvent]], Awaitable[None]] | None = None
 
 
 def segmenter_chain(
@@ -113,6 +117,30 @@ def when_ready(
         return await handler(batch)
 
     return handle
+
+
+def open_turns_when_ready(handlers: Awaitable[WritePathHandlers]) -> Opening:
+    """The opener of sealed turns of `handlers`, once they exist (records pass as they are
+    when `handlers` have none)."""
+
+    async def open_turns(raws: Sequence[RawEvent]) -> list[RawEvent | Rejected | None]:
+        opening = (await handlers).open_turns
+        return list(raws) if opening is None else await opening(raws)
+
+    return open_turns
+
+
+def overflow_struck_off_when_ready(
+    handlers: Awaitable[WritePathHandlers],
+) -> Callable[[Sequence[RawEvent]], Awaitable[None]]:
+    """What strikes an overflow batch's records off their users' ledgers, once it exists."""
+
+    async def struck_off(raws: Sequence[RawEvent]) -> None:
+        strike = (await handlers).overflow_struck_off
+        if strike is not None:
+            await strike(raws)
+
+    return struck_off
 
 
 def dead_letter_when_ready(

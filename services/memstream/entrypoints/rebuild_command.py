@@ -18,10 +18,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from memstream.entrypoints.cli_audit import ActorOption, actor_of
+
 if TYPE_CHECKING:
     # The rest is imported where used: the settings (pydantic-settings), the codec, the
     # domain behind the ports and asyncio were most of the time `memstream --help` took to
     # print, and no help needs them.
+    from memstream.entrypoints.cli_audit import CliAudit
     from memstream.ports import Publisher, RecallReads
     from memstream.recall.rebuilds import RebuildProgress
     from memstream.settings import Settings
@@ -113,6 +116,20 @@ async def _with_memories(tree: RecallReads, users: Sequence[str]) -> list[str]:
     return kept
 
 
+async def _audit_rebuilds(
+    audit: CliAudit, named: Sequence[str], kept: Sequence[str], all_users: bool, outcome: str
+) -> None:
+    """`--all`: one record for every user at once; else one per user named (refused: it had
+    nothing to rebuild, as the API answers)."""
+    if all_users:
+        await audit.record("users.rebuild", outcome, users=len(kept))
+        return
+    for user_id in named:
+        await audit.record(
+            "user.rebuild", outcome if user_id in kept else "refused", user_id=user_id
+        )
+
+
 def work_done(states: Sequence[RebuildProgress]) -> tuple[int, int]:
     """(done, total) units of work over the rebuilds: leaves re-derived and windows written."""
     total = sum(s.leaves + s.windows for s in states)
@@ -130,11 +147,14 @@ def rebuild(
         str | None, typer.Option("--levels", help="Levels to re-derive, e.g. L1..L5 or L2-L5.")
     ] = None,
     wait: Annotated[bool, typer.Option(help="Follow the progress until done.")] = True,
+    actor: ActorOption = None,
 ) -> None:
     """Re-derive users' memories from their stored messages with the current backend,
-    prompts and embedder (nothing changes where nothing would)."""
+    prompts and embedder (nothing changes where nothing would). Each request is recorded
+    on the audit topic."""
     if bool(user) == all_users:
         raise typer.BadParameter("name users with --user, or pass --all")
+    who = actor_of(actor)
     try:
         start = date.fromisoformat(since) if since else None
     except ValueError as exc:
@@ -152,7 +172,7 @@ def rebuild(
         raise typer.Exit(2)
     import asyncio
 
-    asyncio.run(_run(settings, user or [], all_users, start, chosen, wait))
+    asyncio.run(_run(settings, user or [], all_users, start, chosen, wait, who))
 
 
 async def _run(
@@ -162,25 +182,33 @@ async def _run(
     since: date | None,
     levels: list[int] | None,
     wait: bool,
+    actor: str | None = None,
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from memstream.adapters.kafka.producer import KafkaPublisher
     from memstream.contracts.catalog import load_catalog
+    from memstream.entrypoints.cli_audit import CliAudit
     from memstream.wiring.container import open_redis, redis_tree
 
     client = open_redis(settings)
     tree = redis_tree(client, settings)
     publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
     await publisher.start()
+    audit = CliAudit(publisher, settings, actor_of(actor))
     try:
         if all_users:
             users = await tree.all_users()
             # Users written before the users registry existed join it (the operator's search).
             await tree.register_users()
-        users = await _with_memories(tree, users)
+        named, users = users, await _with_memories(tree, users)
         turns = load_catalog(settings.broker.topic_prefix).turns.name
-        requested = await request_rebuilds(publisher, turns, users, since, levels)
+        try:
+            requested = await request_rebuilds(publisher, turns, users, since, levels)
+        except Exception:
+            await _audit_rebuilds(audit, named, users, all_users, "failed")
+            raise
+        await _audit_rebuilds(audit, named, users, all_users, "accepted")
         typer.echo(f"rebuild requested for {len(requested)} user(s)")
         if not wait or not requested:
             return

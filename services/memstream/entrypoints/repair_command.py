@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from memstream.entrypoints.cli_audit import ActorOption, actor_of
+
 if TYPE_CHECKING:
+    from memstream.entrypoints.cli_audit import CliAudit
     from memstream.repair.restore import RepairProgress
     from memstream.settings import Settings
 
@@ -27,11 +30,14 @@ def repair(
     all_users: Annotated[
         bool, typer.Option("--all", help="Every user of the tree or of the index.")
     ] = False,
+    actor: ActorOption = None,
 ) -> None:
     """Write the index again from the tree, and the tree from the index, where either lost
-    nodes (nothing is derived again, no version changes)."""
+    nodes (nothing is derived again, no version changes). Each repair is recorded on the
+    audit topic."""
     if bool(user) == all_users:
         raise typer.BadParameter("name users with --user, or pass --all")
+    who = actor_of(actor)
     from memstream.settings import Settings
 
     settings = Settings()
@@ -48,7 +54,7 @@ def repair(
     import asyncio
 
     try:
-        reports = asyncio.run(run_repair(settings, user or [], all_users))
+        reports = asyncio.run(run_repair(settings, user or [], all_users, actor=who))
     except Exception as exc:
         # qdrant-edge refuses a second open of a shard by its write-ahead log's lock.
         if settings.qdrant.url or "WAL" not in str(exc):
@@ -68,7 +74,22 @@ def repair(
 
 
 async def run_repair(
-    settings: Settings, users: list[str], all_users: bool, *, show: bool = True
+    settings: Settings,
+    users: list[str],
+    all_users: bool,
+    *,
+    show: bool = True,
+    actor: str | None = None,
+) -> list[RepairProgress]:
+    """Repair `users` (or every user), each on the audit trail: `--all` as one record."""
+    from memstream.entrypoints.cli_audit import CliAudit
+
+    async with CliAudit.opened(settings, actor_of(actor)) as audit:
+        return await _repair_audited(settings, users, all_users, audit, show)
+
+
+async def _repair_audited(
+    settings: Settings, users: list[str], all_users: bool, audit: CliAudit, show: bool
 ) -> list[RepairProgress]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -92,5 +113,22 @@ async def run_repair(
                         description=f"user {number}/{len(users)} {p.user_id}",
                     )
 
-                reports.append(await repairer.repair(user_id, shown))
+                try:
+                    reports.append(await repairer.repair(user_id, shown))
+                except Exception:
+                    await _audit_repair(audit, user_id, all_users, len(users), "failed")
+                    raise
+                if not all_users:
+                    await audit.record("user.repair", "done", user_id=user_id)
+        if all_users:
+            await audit.record("users.repair", "done", users=len(users))
         return reports
+
+
+async def _audit_repair(
+    audit: CliAudit, user_id: str, all_users: bool, users: int, outcome: str
+) -> None:
+    if all_users:
+        await audit.record("users.repair", outcome, users=users)
+    else:
+        await audit.record("user.repair", outcome, user_id=user_id)

@@ -32,6 +32,7 @@ from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.knowledge import KnowledgeChange
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.rebuild import RebuildJob
+from memstream.domain.remembered import Lookup, Remembered, RememberedChanges
 from memstream.domain.step import UserSnapshot
 from memstream.ports.knowledge import KnowledgeReads, LeafFacts, ProfileFacts
 from memstream.ports.progress import ProgressMarks, ProgressReads
@@ -55,7 +56,10 @@ class UserCommit:
     due for its next chunk while unfinished). `knowledge` is what the L1s written say (their
     facts and entity surfaces, replacing what they said before) and which L1s' knowledge
     goes (`domain.knowledge`). With a `guard`, written only if the user's tombstone is still
-    the guard's (checked inside the transaction).
+    the guard's (checked inside the transaction). `remembered` is what the step writes of
+    the closed sessions and window keys kept apart from the state (`domain.remembered`).
+    `forget_reaches`: the nodes above the leaves the `forgotten` messages were in, kept with
+    their tombstones (`MessageIndex.forget_reaches`).
     """
 
     user_id: str
@@ -66,10 +70,15 @@ class UserCommit:
     due: datetime | None = None
     guard: Guard | None = None
     removed: Sequence[MemoryNode] = ()
+    # Stored nodes written again (among `nodes`) under another parent, as they were stored:
+    # their old parent's link goes.
+    moved: Sequence[MemoryNode] = ()
     forgotten: Sequence[str] = ()
     expiring: Mapping[str, datetime] = field(default_factory=dict)
     rebuild: RebuildJob | None = None
     knowledge: KnowledgeChange = field(default_factory=KnowledgeChange)
+    remembered: RememberedChanges = field(default_factory=RememberedChanges)
+    forget_reaches: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +139,12 @@ class MessageIndex(Protocol):
     async def leaves_citing(self, user_id: str, message_ids: Sequence[str]) -> list[str]:
         """Ids of the L1s holding any of `message_ids`, sorted: read from an index kept with
         the L1s, so the cost follows the messages asked about, not the user's size."""
+        ...
+
+    async def forget_reaches(self, user_id: str, message_id: str) -> list[str] | None:
+        """The nodes above the leaves a forgotten message was in, as its forget recorded
+        them (`UserCommit.forget_reaches`); None: no record (no tombstone, or one written
+        before the record was kept)."""
         ...
 
 
@@ -193,10 +208,18 @@ class SegmenterStore(
 ):
     """The segmenter's step: one load, one commit (and the reads its LLM writes need)."""
 
-    async def load_user(self, user_id: str, event_ids: Sequence[str]) -> UserSnapshot:
+    async def load_user(
+        self, user_id: str, event_ids: Sequence[str], session_ids: Sequence[str] = ()
+    ) -> UserSnapshot:
         """What one user's step needs, read together: its window state, tombstone, the
         seen marks and message tombstones of `event_ids`, its earliest message deadlines
-        (`domain.step.EXPIRY_READ` of them) and its segmenter outbox."""
+        (`domain.step.EXPIRY_READ` of them) and its segmenter outbox; with the state's
+        remembered sessions apart, those of `session_ids`, their count and the oldest few
+        (`domain.remembered`; a store that keeps them in the state gives None)."""
+        ...
+
+    async def look_up(self, user_id: str, lookup: Lookup) -> Remembered:
+        """More of the remembered sessions and window keys, as the decision asked."""
         ...
 
     async def commit_user(self, commit: UserCommit) -> bool:

@@ -38,7 +38,7 @@ async def join_entity_leaves(
     keys = query_entities(index, query.text)
     found = {m.node.id for m in pool}
     of_entity = entity_leaves(index, keys)
-    wanted = leaves_to_join(of_entity, keys, found, options.entity_join)
+    wanted = leaves_to_join(of_entity, keys, found, options.entity_join, options.entity_join_scan)
     joined = await tree.get_many(user_id, list(wanted)) if wanted else []
     scores = sorted((m.score for m in pool), reverse=True)
     cutoff = scores[min(len(scores), options.leaf_top_k) - 1] if scores else 0.0

@@ -29,6 +29,11 @@ Decisions worth knowing:
   dates, at most `fact_recall.FACT_SHARE` of it), and every memory returned carries its
   validity on the asked slots; for a question about a state, a memory stale at the asked
   time never outranks one that holds then (`domain/memory_validity.py`).
+- After the fit, with or without knowledge, the memories may tell a change no fact dates
+  (`domain/told_changes.py`): about now, what was said before the newest telling of a
+  change of the person asked about holds until it; about before, the change is read from
+  the facts or the first session naming what followed it, and the leaves said just before
+  it join in place of the weakest said after it.
 - With the knowledge write on, the user's entity index is read beside the leaf search; the
   leaves of the entities the query names that the search missed join the pool (one more
   MGET), and the re-rank reads which entities each leaf names (docs/knowledge.md,
@@ -80,6 +85,13 @@ from memstream.domain.ranking import (
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
+from memstream.domain.told_changes import (
+    SAID_BEFORE,
+    asked_names,
+    before_instant,
+    closed_by_told_change,
+    said_just_before,
+)
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
 from memstream.recall.entities import join_entity_leaves
@@ -181,7 +193,7 @@ class RecallPipeline:
         if trace is not None:
             trace.gate(candidates, kept, gate_failed)
         instant = asked_instant(query, when)
-        before = query.state == "before" and asked.versions
+        before = query.state == "before" and bool(asked.versions)
         if before:
             # What held before a change is read at the instant before it: the versions it
             # replaced hold then, and the one holding now is not yet true.
@@ -200,14 +212,32 @@ class RecallPipeline:
             cap, whole = self.options.aggregate_leaf_tokens, self.options.aggregate_whole_leaves
             kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
+        names = asked_names(query)
+        if query.state == "before":
+            # Read again with what the fit kept: the memories may name or tell the change
+            # where no fact version does.
+            told = before_instant(query, asked.versions, fitted, names, when)
+            before, instant = told is not None, told or instant
+        if before:
+            # What the change replaced was said just before it, often in words the question
+            # does not share ("before her cat": the hamster's name): those leaves come in.
+            earlier = self._tree.recent(request.user_id, Level.SEGMENT, 2 * SAID_BEFORE, instant)
+            room = budget - fact_tokens - tokens
+            fitted, added = said_just_before(fitted, await earlier, instant, room)
+            tokens += added
         memories = order_before(fitted, instant) if before else order(fitted, when)
         if asked.versions:
             # Again after the fit: a trimmed summary states only the facts it kept. What was
             # said before a change is closed by it, here only: the slots asked are matched by
             # words, and may not be what a memory is about, so it changes no memory's place
             # in the fit.
-            validity = with_validity(memories, asked.versions, said_before=True)
-            memories = stale_last(validity, instant)
+            memories = with_validity(memories, asked.versions, said_before=True)
+        if query.state == "now":
+            # What no fact dates may still have been replaced by a change told in words;
+            # after the fit for the same reason.
+            memories = closed_by_told_change(memories, names, instant)
+        if asked.versions or query.state == "now":
+            memories = stale_last(memories, instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
         explained = None

@@ -30,7 +30,7 @@ from datetime import date, datetime
 from memstream.contracts.codec import encode_forget, encode_rebuild
 from memstream.contracts.records import Outbound
 from memstream.domain.models import Level, MemoryNode
-from memstream.ports import Publisher, RecallReads
+from memstream.ports import NodeReader, Publisher, RecallReads
 from memstream.recall.rebuilds import RebuildProgress, has_memories, rebuild_progress
 
 # The tree has five levels; ancestors beyond that would mean a cycle in the links.
@@ -187,10 +187,16 @@ class MemoryService:
         """Whether forgetting the message is done: the segmenter has recorded its tombstone
         and no node of the user, at any level, still cites it (read from the tree store;
         the index is written before the store at every step, so it is done too). The L1s,
-        most of the nodes, are asked through their message index; the levels above read."""
+        most of the nodes, are asked through their message index; above them, the nodes its
+        forget recorded and their ancestors (a node cites a message only through a leaf
+        below it, or a later profile, which the forget records too)."""
         [held] = await self._tree.forgotten_messages(user_id, [message_id])
         if not held or await self._tree.leaves_citing(user_id, [message_id]):
             return False
+        reaches = await self._tree.forget_reaches(user_id, message_id)
+        if reaches is not None:
+            return not await _cited_above(self._tree, user_id, message_id, reaches)
+        # A tombstone written before the forgets kept their record: every summary is read.
         for level in Level:
             if level == Level.SEGMENT:
                 continue
@@ -198,9 +204,7 @@ class MemoryService:
             while ids := await self._tree.level_ids(user_id, level, offset=offset, limit=500):
                 offset += len(ids)
                 for node in await self._tree.get_many(user_id, ids):
-                    if message_id in node.source_ids or any(
-                        message_id in f.source_ids for f in node.facts
-                    ):
+                    if _cites(node, message_id):
                         return False
         return True
 
@@ -237,3 +241,20 @@ class MemoryService:
             redis_keys=removed.get("redis_keys", 0),
             event_published=True,
         )
+
+
+async def _cited_above(tree: NodeReader, user_id: str, message_id: str, start: list[str]) -> bool:
+    """Whether a node among `start` or above them cites the message: one read per level."""
+    seen: set[str] = set()
+    ids = set(start)
+    while ids:
+        seen |= ids
+        nodes = await tree.get_many(user_id, sorted(ids))
+        if any(_cites(node, message_id) for node in nodes):
+            return True
+        ids = {n.parent_id for n in nodes if n.parent_id} - seen
+    return False
+
+
+def _cites(node: MemoryNode, message_id: str) -> bool:
+    return message_id in node.source_ids or any(message_id in f.source_ids for f in node.facts)

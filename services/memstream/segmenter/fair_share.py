@@ -95,12 +95,22 @@ class FairShare:
     async def dead_lettered(self, raw: RawEvent) -> None:
         """An overflow record that went to the dead-letter topic instead: struck off too,
         or its user would wait for it for ever."""
-        try:
-            user_id = json.loads(raw.value).get("user_id")
-        except (ValueError, AttributeError):
-            return  # no user to hold: the main path never diverted it
-        if isinstance(user_id, str):
-            await self._ledger.release({user_id: [(raw.partition, raw.offset)]})
+        await self.struck_off([raw])
+
+    async def struck_off(self, raws: Sequence[RawEvent]) -> None:
+        """Overflow records struck off by their bytes (a turn, or a sealed one: both name
+        their user), whatever became of them: those no handler saw included (a forgotten
+        user's sealed turns, which the opening drops). Striking off twice is a no-op."""
+        places: dict[str, list[tuple[int, int]]] = {}
+        for raw in raws:
+            try:
+                user_id = json.loads(raw.value).get("user_id")
+            except (ValueError, AttributeError):
+                continue  # no user to hold: the main path never diverted it
+            if isinstance(user_id, str):
+                places.setdefault(user_id, []).append((raw.partition, raw.offset))
+        if places:
+            await self._ledger.release(places)
 
     def _forwarded(self, item: Consumed[InputEvent]) -> Forwarded:
         raw = item.raw

@@ -13,7 +13,9 @@ crash left behind is published before anything new.
 
 Each user's step has three phases. Load: one read of the store (`load_user`, one round
 trip) gives a `UserSnapshot`: the window state, the tombstone, the seen marks and message
-tombstones of the step's turns, the earliest message deadlines and an outbox a crash left.
+tombstones of the step's turns, the earliest message deadlines and an outbox a crash left,
+and what the state remembers apart of the step's sessions (`domain.remembered`; a step that
+closes a window or meets a late turn reads the keys it asks for, once, and decides again).
 Decide: `domain.step.decide_step`, a pure function, turns the snapshot, the events, the
 clock and the window rules into a `StepPlan` (the turns kept, the new state, the segments
 ready, the windows closed, the messages to forget, when the user is due next). Commit: the
@@ -48,16 +50,22 @@ from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,
     InputEvent,
-    Level,
     MemoryNode,
     Turn,
     WindowClosed,
 )
-from memstream.domain.nodes import mean_direction, remaining_turns, segment_node
+from memstream.domain.nodes import mean_direction, remaining_turns
 from memstream.domain.rebuild import RebuildJob
 from memstream.domain.sparse import document_vector
-from memstream.domain.step import Arrival, StepPlan, asked_event_ids, decide_step
-from memstream.domain.windows import SegmentReady, WindowRules, late_data_closures
+from memstream.domain.step import (
+    Arrival,
+    StepPlan,
+    UserSnapshot,
+    asked_event_ids,
+    asked_session_ids,
+    decide_step,
+)
+from memstream.domain.windows import WindowRules, apart, late_data_closures
 from memstream.ports import (
     Embedder,
     FactReader,
@@ -71,6 +79,7 @@ from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
 from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
+from memstream.segmenter.segments import Segment, SegmentWriter
 
 log = logging.getLogger(__name__)
 
@@ -113,16 +122,9 @@ class BatchReport:
 
 
 @dataclass(frozen=True, slots=True)
-class _Segment:
-    node: MemoryNode
-    texts: list[str]  # its messages, as the speakers wrote them: what its vector encodes
-    received: float | None  # broker time of its newest message in this batch
-
-
-@dataclass(frozen=True, slots=True)
 class _UserWork:
     commit: UserCommit  # what the step writes for the user
-    segments: list[_Segment]  # the L1s among `commit.nodes`, with what their vectors encode
+    segments: list[Segment]  # the L1s among `commit.nodes`, with what their vectors encode
 
 
 class Segmenter:
@@ -172,6 +174,7 @@ class Segmenter:
         self._clock = clock
         self._phase = phase or _unmarked
         self._derivation = derivation  # recorded on every L1 written (`domain.derivation`)
+        self._writer = SegmentWriter(tree, rules, history_window)
         self._rebuilder = Rebuilder(
             tree=tree,
             llm=llm,
@@ -291,26 +294,37 @@ class Segmenter:
         arrivals = [Arrival(c.event, c.raw.partition, c.raw.offset, c.raw.timestamp) for c in items]
         # Read first: a forget after this read changes the tombstone, and the commit is then
         # refused (its guard).
-        snapshot = await self._tree.load_user(user_id, asked_event_ids(arrivals))
+        snapshot = await self._tree.load_user(
+            user_id, asked_event_ids(arrivals), asked_session_ids(arrivals)
+        )
         await self._publish_outbox(user_id, snapshot.outbox)
-        with self._phase("reduce"):  # no await inside: the phase is the decision's CPU time
-            plan = decide_step(snapshot, arrivals, self._clock(), self._rules, self._retention)
+        plan = await self._decide(snapshot, arrivals)
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
             return None
-        segments = await self._write_segments(user_id, list(plan.ready), plan.received)
+        fresh = await self._writer.write(
+            user_id, list(plan.ready), plan.received, self._llm, self._derivation
+        )
+        segments, replaced = fresh.segments, fresh.removed
+        if replaced:
+            # Before the commit, as a forget does: a crash after it would leave the points
+            # with nothing to find them by; one before it replays the step, which cuts again.
+            await self._index.delete_points(user_id, [n.id for n in replaced])
         closures = list(plan.closures)
-        removed: list[MemoryNode] = []
+        forgotten: list[MemoryNode] = []
+        checked_from: tuple[str, ...] = ()
         if plan.forget:
-            rewritten, removed, above = await self._forget_messages(user_id, plan.forget)
+            rewritten, forgotten, above = await self._forget_messages(user_id, plan.forget)
             segments += rewritten
             closures += above
+            checked_from = _forget_reaches(rewritten, forgotten, above)
+        removed = [*replaced, *forgotten]
         rebuild: RebuildJob | None = None
         if plan.rebuild is not None:
             written = {s.node.id for s in segments} | {n.id for n in removed}
             step = await self._rebuilder.step(user_id, plan.rebuild, written)
             if step is not None:
-                segments += [_Segment(node, texts, None) for node, texts in step.leaves]
+                segments += [Segment(node, texts, None) for node, texts in step.leaves]
                 closures += step.closures
                 rebuild = step.job
         # Bottom-up across all: a window the clock closes now (a new day above a session a
@@ -326,22 +340,29 @@ class Segmenter:
         report.closures.extend(closures)
         # Memories before closures: a consumer of both sees a window's children first.
         outbox = [Outbound(self._topics.memories, user_id, memory_event(s.node)) for s in segments]
-        if removed:
-            gone = removed_event(user_id, [n.id for n in removed])
+        if replaced:
+            gone = removed_event(user_id, [n.id for n in replaced], "replaced")
+            outbox.append(Outbound(self._topics.memories, user_id, gone))
+        if forgotten:
+            gone = removed_event(user_id, [n.id for n in forgotten])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
         outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
+        document, remembered = apart(plan.state)
         commit = UserCommit(
             user_id,
-            encode_state(plan.state),
+            encode_state(document),
+            remembered=remembered,
             seen=plan.seen,
             nodes=[s.node for s in segments],
             outbox=[o.to_json() for o in outbox],
             due=plan.due,
             guard=Guard(snapshot.tombstone),
             removed=removed,
+            moved=fresh.moved,
             forgotten=plan.forget,
+            forget_reaches=checked_from,
             expiring=plan.expiring,
             rebuild=rebuild,
             # Committed with the L1s, so the facts and entities never disagree with the
@@ -350,9 +371,25 @@ class Segmenter:
         )
         return _UserWork(commit, segments)
 
+    async def _decide(self, snapshot: UserSnapshot, arrivals: list[Arrival]) -> StepPlan:
+        """The step's plan; decided again, from the start, after reading what a decision
+        asked of the remembered sessions and window keys (`domain.remembered`)."""
+        now = self._clock()  # one time for every decision of the step: they must agree
+        while True:
+            with self._phase("reduce"):  # no await inside: the phase is the decision's CPU
+                plan = decide_step(snapshot, arrivals, now, self._rules, self._retention)
+            if plan.lookup is None:
+                return plan
+            known = snapshot.remembered
+            assert known is not None  # only a state kept apart asks
+            more = await self._tree.look_up(snapshot.user_id, plan.lookup)
+            snapshot = replace(snapshot, remembered=known.merged(more))
+            if snapshot.remembered == known:  # asked again what it was told: a bug, not a loop
+                raise RuntimeError(f"the window reducer asked again for {plan.lookup}")
+
     async def _forget_messages(
         self, user_id: str, message_ids: Sequence[str]
-    ) -> tuple[list[_Segment], list[MemoryNode], list[WindowClosed]]:
+    ) -> tuple[list[Segment], list[MemoryNode], list[WindowClosed]]:
         """Every L1 citing one of `message_ids` written again from its other messages (same
         id, version + 1) or, with none left, removed; and the closures that consolidate
         again, bottom-up, every stored ancestor of those L1s (as late data does) and, with
@@ -362,7 +399,7 @@ class Segmenter:
         leaves = [
             n for n in await self._tree.get_many(user_id, citing) if forgotten & set(n.source_ids)
         ]
-        rewritten: list[_Segment] = []
+        rewritten: list[Segment] = []
         removed: list[MemoryNode] = []
         for leaf in leaves:
             turns = remaining_turns(leaf, forgotten)
@@ -377,7 +414,7 @@ class Segmenter:
                 history_window=self._history,
                 derivation=self._derivation,
             )
-            rewritten.append(_Segment(node, [t.text for t in turns], None))
+            rewritten.append(Segment(node, [t.text for t in turns], None))
         if removed:
             # Before the commit: a crash after it would leave the points with nothing to
             # find them by; a crash before it replays the forget, which finds the leaves again.
@@ -387,27 +424,8 @@ class Segmenter:
             above |= {n.id: n for n in await later_profiles(self._tree, user_id, leaves, above)}
         return rewritten, removed, late_data_closures(above.values())
 
-    async def _write_segments(
-        self, user_id: str, ready: list[SegmentReady], received: Mapping[str, float]
-    ) -> list[_Segment]:
-        if not ready:
-            return []
-        history = await self._tree.recent(user_id, Level.SEGMENT, self._history)
-        segments: list[_Segment] = []
-        for seg in ready:
-            summary = await self._llm.write_segment(
-                seg.messages, history[-self._history :] if self._history else []
-            )
-            node = segment_node(user_id, seg, summary, self._derivation)
-            history.append(node)
-            times = [received[m.event_id] for m in seg.messages if m.event_id in received]
-            segments.append(
-                _Segment(node, [m.text for m in seg.messages], max(times, default=None))
-            )
-        return segments
-
     async def _store_vectors(
-        self, segments: list[_Segment], embedded: Mapping[str, list[float]]
+        self, segments: list[Segment], embedded: Mapping[str, list[float]]
     ) -> None:
         """Index the new L1s; each dense vector is the mean of its messages' embeddings
         (`embedded` holds every one: `EmbeddingsAhead.through`, with `also`).
@@ -432,6 +450,16 @@ class Segmenter:
         if pending:
             await self._publisher.publish([Outbound.from_json(dict(p)) for p in pending])
             await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+
+
+def _forget_reaches(
+    rewritten: Sequence[Segment], removed: Sequence[MemoryNode], above: Sequence[WindowClosed]
+) -> tuple[str, ...]:
+    """The nodes above the leaves a message forget rewrote or removed: their parents (stored
+    or not yet) and every window it consolidates again. Kept with the message tombstones:
+    the forget-status route reads these and their ancestors, not every summary."""
+    parents = {s.node.parent_id for s in rewritten} | {n.parent_id for n in removed}
+    return tuple(sorted({p for p in parents if p} | {c.node_id for c in above}))
 
 
 def _rebuild_announced(topic: str, user_id: str, job: RebuildJob | None) -> list[Outbound]:

@@ -111,6 +111,20 @@ class RedisSettings(BaseModel):
         description="The URL names a node of a Redis Cluster: use the cluster client, and "
         "split the indexes across users by hash slot (docs/cluster.md).",
     )
+    wait_replicas: int = Field(
+        default=0,
+        ge=0,
+        description="A commit returns once this many replicas hold it (WAIT after each "
+        "transaction), so a failover cannot lose what the offsets already passed; with "
+        "replicas, 1 (docs/cluster.md). A commit waits for no more replicas than its primary "
+        "has connected (a primary left alone writes on). 0: do not wait.",
+    )
+    wait_timeout_ms: int = Field(
+        default=1000,
+        gt=0,
+        description="How long one WAIT lasts; a commit still short of its replicas then is "
+        "counted (store errors, kind replica_lag) and waits again.",
+    )
     namespace: str = Field(
         default="ms",
         pattern=r"^[A-Za-z0-9._-]{1,64}$",

@@ -187,6 +187,8 @@ def redis_tree(redis: RedisClient, settings: Settings, metrics: Metrics | None =
         node_cache_size=settings.redis.node_cache,
         node_cache_bytes=settings.redis.node_cache_mb * 1024 * 1024,
         knowledge_cache_users=settings.redis.knowledge_cache_users,
+        wait_replicas=settings.redis.wait_replicas,
+        wait_timeout_ms=settings.redis.wait_timeout_ms,
     )
 
 

@@ -37,6 +37,7 @@ from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.opening import EnvelopeOpener
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
+from memstream.recall.turn_keys import TurnKeys
 from memstream.recall.users import UserSearch
 from memstream.recall.writes import WriteWaiter
 from memstream.repair.jobs import RepairJobs
@@ -252,4 +253,5 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
         repairs=RepairJobs(build_repair(c), c.tree, c.index),
         audit=AuditTrail(c.publisher, c.catalog.audit.name, on_failure=audit_failed),
         opener=EnvelopeOpener(c.tree),
+        turn_keys=TurnKeys(c.tree),
     )

@@ -176,6 +176,15 @@ GOOD: dict[str, dict[str, object]] = {
         "nonce": "AAAAAAAAAAAAAAAA",
         "ciphertext": "c2VhbGVk",
     },
+    "sealed_turn.v1": {
+        "type": "sealed_turn.v1",
+        "user_id": USER,
+        "sealed_type": "turn.v1",
+        "v": 1,
+        "epk": "A" * 43 + "=",
+        "nonce": "AAAAAAAAAAAAAAAA",
+        "ciphertext": "c2VhbGVk",
+    },
 }
 
 DROP = object()  # as a change: remove the field

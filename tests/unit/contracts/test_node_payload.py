@@ -1,6 +1,7 @@
 """An L1's verbatim messages and a summary's facts survive the stores' encoding."""
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,6 +20,8 @@ LEAF = MemoryNode(
     source_ids=("m1",),
     messages=(SourceMessage("m1", "Ana", "user", "Look!", MAY_8, caption="a dog"),),
 )
+# A message as L1s keep it since they keep its place in the session and its zone.
+PLACED = SourceMessage("m2", "Ana", "user", "Hi", MAY_8, seq=3, tz="Asia/Tokyo")
 LEAF_MESSAGE = {
     "event_id": "m1",
     "speaker": "Ana",
@@ -29,6 +32,7 @@ LEAF_MESSAGE = {
 }
 SESSION = MemoryNode(
     id="s1",
+    tz="Europe/Lisbon",  # the zone its window was opened in, kept by both stores
     user_id="u1",
     level=Level.SESSION,
     t_start=MAY_8,
@@ -40,12 +44,12 @@ SESSION = MemoryNode(
 
 
 def test_the_tree_store_encoding_keeps_messages_and_facts() -> None:
-    for node in (LEAF, SESSION):
+    for node in (LEAF, SESSION, replace(LEAF, messages=(PLACED,))):
         assert decode_node(encode_node(node)) == node
 
 
 def test_the_vector_payload_keeps_messages_and_facts() -> None:
-    for node in (LEAF, SESSION):
+    for node in (LEAF, SESSION, replace(LEAF, messages=(PLACED,))):
         assert node_from_payload(node.id, node_payload(node)) == node
     assert json.loads(node_payload(LEAF)[NODE_FIELDS])["messages"] == [LEAF_MESSAGE]
 

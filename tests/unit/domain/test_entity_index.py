@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.unit.fakes import CountedLeaves
 
 from memstream.domain.entity_index import (
     EntityIndex,
-    LeafEntities,
+    build,
     entity_leaves,
     forget,
     leaf_entities,
     observe,
     query_entities,
+    read_leaf,
     resolve,
 )
 
@@ -155,32 +155,32 @@ def test_entity_leaves_come_newest_first() -> None:
     assert entity_leaves(index, ["nate", "nobody"]) == {"nate": ("c", "b", "a")}
 
 
-class _CountedLeaves(dict[str, LeafEntities]):
-    """A leaf table that counts the leaves read from it, and refuses a walk of all of them."""
-
-    def __init__(self, leaves: Mapping[str, LeafEntities]) -> None:
-        super().__init__(leaves)
-        self.read = 0
-
-    def __getitem__(self, key: str) -> LeafEntities:
-        self.read += 1
-        return super().__getitem__(key)
-
-    def items(self) -> Any:
-        raise AssertionError("every leaf of the user read")
-
-    def values(self) -> Any:
-        raise AssertionError("every leaf of the user read")
+def test_an_entity_of_several_keys_keeps_its_leaves_newest_first() -> None:
+    # "Mel" and "Melanie" are one entity: its leaves interleave both keys' by time.
+    index = _index(
+        ("a", "X", "Melanie loves painting."),
+        ("b", "X", "Hey Mel, how was it?"),
+        ("c", "X", "Melanie painted again."),
+        ("d", "X", "Mel went hiking with Melanie."),
+    )
+    assert index.entities["melanie"].aliases == ("mel",)
+    assert entity_leaves(index, ["melanie"]) == {"melanie": ("d", "c", "b", "a")}
 
 
-def test_entity_leaves_read_only_the_leaves_of_the_entities_asked() -> None:
-    # Recall asks on every request; a long history must not make it read every leaf.
-    rows = [("nate", "X", "I saw Nate.")] + [(f"o{i}", "X", f"I met Ann{i}.") for i in range(300)]
-    index = _index(*rows)
-    counted = replace(index, leaves=_CountedLeaves(index.leaves))
-    assert entity_leaves(counted, ["nate"]) == {"nate": ("nate",)}
+def test_entity_leaves_read_no_leaf_however_many_name_the_entity() -> None:
+    # Recall asks on every request: the index keeps each entity's leaves newest first, so a
+    # friend named in 5,000 leaves costs no read of them (dating each leaf here was most of
+    # a heavy user's recall).
+    said = {
+        f"n{i:04}": read_leaf([Said("X", "I saw Nate.", T0 + timedelta(hours=i))])
+        for i in range(5_000)
+    }
+    said |= {f"o{i}": read_leaf([Said("X", f"I met Ann{i}.", T0)]) for i in range(300)}
+    counted = replace(build(said), leaves=CountedLeaves(said))
+    newest = entity_leaves(counted, ["nate"])["nate"]
+    assert newest[:3] == ("n4999", "n4998", "n4997") and len(newest) == 5_000
     assert entity_leaves(counted, []) == {}
-    assert counted.leaves.read == 1  # type: ignore[attr-defined]
+    assert counted.leaves.read == 0  # type: ignore[attr-defined]
 
 
 SENTENCES = (

@@ -5,10 +5,13 @@ removals."""
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memstream.domain.entity_index import LeafEntities
+from memstream.domain import entity_index as entity_index_module
+from memstream.domain.entity_index import LeafEntities, read_leaf
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import LeafKnowledge, entity_index, fact_versions, leaf_knowledge
 from memstream.domain.knowledge_view import EntitiesView, FactsView
@@ -80,3 +83,39 @@ def test_a_leaf_replaced_by_nothing_leaves_no_trace() -> None:
     assert all(gone not in said for said in entities_after.said.values())
     rest = {i: k for i, k in knowledge.items() if i != gone}
     assert facts_after == FactsView.of(_contributions(rest)[0])
+
+
+@dataclass(frozen=True)
+class _Said:
+    speaker: str
+    text: str
+    ts: datetime
+
+
+def _met(i: int, name: str) -> LeafEntities:
+    return read_leaf(
+        [_Said("X", f"I met {name} today.", datetime(2024, 1, 1, tzinfo=UTC) + timedelta(hours=i))]
+    )
+
+
+def test_a_step_adding_newer_leaves_to_an_entity_of_several_keys_reads_none_of_its_leaves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # "Mel" and "Melanie" are one entity; a step saying either again puts the new leaf in
+    # front of the entity's order instead of ordering all its leaves again.
+    said = {f"l{i:03}": _met(i, "Mel" if i % 2 else "Melanie") for i in range(50)}
+    view = EntitiesView.of(said)
+    assert view.index.entities["melanie"].aliases == ("mel",)
+    newer = {"l050": _met(50, "Mel"), "l051": _met(51, "Melanie")}
+
+    def ordered_again(*_: object) -> tuple[str, ...]:
+        raise AssertionError("the entity's leaves were ordered again")
+
+    monkeypatch.setattr(entity_index_module, "_merged_recent", ordered_again)
+    stepped = view.replaced(dict(newer))
+    monkeypatch.undo()
+    assert stepped == EntitiesView.of(said | newer)
+    assert stepped.index.entities["melanie"].recent[:3] == ("l051", "l050", "l049")
+    # A late leaf (said before the newest) is ordered again, and still right.
+    late = {"l999": _met(10, "Mel")}
+    assert view.replaced(dict(late)) == EntitiesView.of(said | late)

@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstream.contracts.codec import decode_state, encode_state
-from memstream.domain.models import ClockTicked, SessionEnded, Turn
+from memstream.domain.models import ClockTicked, SessionEnded, Turn, WindowClosed
 from memstream.domain.reorder import apply_in_order, held_due
 from memstream.domain.windows import (
     Output,
+    Resegment,
     SegmentReady,
     UserWindows,
     WindowRules,
@@ -185,13 +186,32 @@ def test_any_shuffle_within_the_window_gives_the_in_order_segments(
     assert segments(got) == segments(want)
 
 
-def test_a_message_later_than_the_window_never_pairs_with_a_later_one_waiting() -> None:
+def test_a_message_later_than_the_window_has_its_session_cut_again() -> None:
     """The window lets the session go past a missing reply; when it comes, the question
-    waiting now is not the one it answers: it is an L1 of its own, the question waits on."""
+    waiting now is not the one it answers: the session's written L1s are cut again with it
+    (the handler's part), and the question waits on."""
     rules = WindowRules(reorder_turns=1)
     state, out = run([turn("s1", 0), turn("s1", 2), turn("s1", 3), turn("s1", 4)], rules)
     assert [ids for ids, _ in segments(out)] == [("s1-0",), ("s1-2", "s1-3")]
     assert [t.event_id for t in state.pending] == ["s1-4"]
     state, out = run([turn("s1", 1)], rules, state)
-    assert [ids for ids, _ in segments(out)] == [("s1-1",)]
+    [late] = [o for o in out if isinstance(o, Resegment)]
+    assert segments(out) == [] and late.turn.event_id == "s1-1"
+    assert late.parent_id == late.in_order_parent_id  # seq 0 named the session already
     assert [t.event_id for t in state.pending] == ["s1-4"]
+
+
+def test_a_first_message_later_than_the_window_renames_its_session() -> None:
+    """The session went on from `seq` 1; its `seq` 0 then names it, as in order."""
+    rules = WindowRules(reorder_turns=1)
+    _, in_order = run([turn("s1", 0), turn("s1", 1)], rules)
+    state, out = run([turn("s1", 1), turn("s1", 2), turn("s1", 3)], rules)
+    assert state.sessions["s1"].start == T0 + timedelta(minutes=1)
+    state, out = run([turn("s1", 0)], rules, state)
+    [late] = [o for o in out if isinstance(o, Resegment)]
+    assert late.parent_id != late.in_order_parent_id
+    assert late.in_order_parent_id == segments(in_order)[0][1]
+    assert state.sessions["s1"].start == T0 and state.sessions["s1"].first_seq == 0
+    state, out = run([SessionEnded("u1", "s1", T0 + timedelta(minutes=9))], rules, state)
+    [closed] = [o for o in out if isinstance(o, WindowClosed) and o.window.level == 2]
+    assert closed.node_id == late.in_order_parent_id

@@ -5,14 +5,26 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from tests.unit.fakes import BASE, FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
+from tests.unit.fakes import (
+    BASE,
+    CountedLeaves,
+    FakeEmbedder,
+    FakeIndex,
+    FakeLLM,
+    FakeTree,
+    node,
+    sample_tree,
+)
 
 from memstream.contracts.knowledge_codec import encode_leaf_entities
-from memstream.domain.entity_index import read_leaf
+from memstream.domain.entity_index import build, read_leaf
 from memstream.domain.models import Level
+from memstream.domain.query import parse_query
+from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
+from memstream.recall.entities import join_entity_leaves
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
 
 QUERY = "What did Mel and Anna bake?"
@@ -77,3 +89,27 @@ async def test_the_join_can_be_switched_off() -> None:
     request = RecallRequest("u1", QUERY, complexity="simple", max_tokens=100_000)
     result = await pipeline(tree, entities=True, entity_join=0).recall(request)
     assert TARGET not in leaf_ids(result.memories)
+
+
+async def test_the_join_reads_a_bounded_part_of_a_history_naming_a_friend_in_thousands() -> None:
+    # A heavy user's friend Nate, named in 5,000 leaves, one in fifty with Anna: the join
+    # reads no leaf of the index but the pool's, and only the newest shared leaves from the
+    # tree, in one read; dating every leaf of each entity named was most of such a recall.
+    said = {
+        f"n{i:04}": read_leaf([Said("Mel", _nate_or_both(i), BASE + timedelta(hours=i))])
+        for i in range(5_000)
+    }
+    index = replace(build(said), leaves=CountedLeaves(said))
+    nodes = [node("u1", i, Level.SEGMENT, BASE, BASE, None) for i in said]
+    tree = FakeTree(nodes)
+    pool = [RecalledMemory(n, 0.5) for n in nodes[:10]]
+    query = parse_query("What did Nate and Anna cook?", BASE)
+    _, joined = await join_entity_leaves(tree, "u1", query, index, pool, RecallOptions())  # type: ignore[arg-type]
+    newest_shared = [f"n{i:04}" for i in range(4_950, 3_999, -50)]
+    assert [m.node.id for m in joined[len(pool) :]] == newest_shared
+    assert tree.get_many_calls == 1 and tree.read_ids == newest_shared
+    assert index.leaves.read <= len(joined)  # type: ignore[attr-defined]
+
+
+def _nate_or_both(i: int) -> str:
+    return "I cooked with Nate and Anna." if i % 50 == 0 else "I saw Nate."

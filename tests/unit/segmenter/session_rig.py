@@ -20,6 +20,7 @@ from tests.unit.segmenter.test_forget_messages import EchoWriter
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.derivation import Derivation
 from memstream.domain.models import ClockTicked, InputEvent, MemoryNode, Turn
 from memstream.domain.windows import WindowRules
 from memstream.entrypoints.embedded.locomo import conversation_events
@@ -72,10 +73,19 @@ class HandlerRig:
         return {i: s.node for (u, i), s in self.tree.stored.items() if u == user_id}
 
 
-def handler_rig(rules: WindowRules) -> HandlerRig:
-    tree = FakeTree()
-    index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
-    writer = EchoWriter()
+def handler_rig(
+    rules: WindowRules,
+    *,
+    llm: object | None = None,
+    derivation: Derivation | None = None,
+    stores: HandlerRig | None = None,
+) -> HandlerRig:
+    """Workers writing with `llm` (default: `EchoWriter`) and recording `derivation`; on the
+    stores of `stores` if given (the same deployment after an upgrade), else new ones."""
+    tree = stores.tree if stores else FakeTree()
+    publisher = stores.publisher if stores else FlakyPublisher()
+    index, embedder = FakeIndex(tree), FakeEmbedder()
+    writer = llm or EchoWriter()
     segmenter = Segmenter(
         tree=tree,
         index=index,  # type: ignore[arg-type]
@@ -86,6 +96,7 @@ def handler_rig(rules: WindowRules) -> HandlerRig:
         forget=_no_user_forget,
         rules=rules,
         clock=lambda: NOW,
+        derivation=derivation,
     )
     consolidator = Consolidator(
         tree=tree,
@@ -94,8 +105,10 @@ def handler_rig(rules: WindowRules) -> HandlerRig:
         llm=writer,  # type: ignore[arg-type]
         publisher=publisher,
         memories_topic=TOPICS.memories,
+        derivation=derivation,
     )
-    return HandlerRig(tree, publisher, segmenter, consolidator)
+    offset = stores.offset if stores else 0
+    return HandlerRig(tree, publisher, segmenter, consolidator, offset)
 
 
 def locomo_events(

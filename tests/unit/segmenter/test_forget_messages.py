@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeTree, FlakyPublisher
@@ -29,6 +29,7 @@ from memstream.domain.models import (
     Window,
 )
 from memstream.domain.windows import WindowRules
+from memstream.recall.service import MemoryService
 from memstream.segmenter.handler import Segmenter, Topics
 
 USER = "ana"
@@ -122,8 +123,9 @@ def rig(
     clock: Callable[[], datetime] = lambda: NOW,
     retention: timedelta | None = None,
     knowledge: bool = True,
+    tree: FakeTree | None = None,
 ) -> Rig:
-    tree = FakeTree()
+    tree = tree or FakeTree()
     index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
     writer = EchoWriter()
     segmenter = Segmenter(
@@ -291,3 +293,64 @@ async def test_a_replayed_forget_changes_nothing_more() -> None:
     versions = r.versions()
     await r.send(ForgetRequested(USER, ("q0",)))
     assert r.versions() == versions
+
+
+class CountingTree(FakeTree):
+    """The fake store, counting the nodes read by id and the reads of whole levels."""
+
+    nodes_read = 0
+    level_reads = 0
+
+    async def get_many(self, user_id: str, node_ids: Sequence[str]) -> list[MemoryNode]:
+        self.nodes_read += len(node_ids)
+        return await super().get_many(user_id, node_ids)
+
+    async def level_ids(self, *args: object, **kwargs: object) -> list[str]:
+        self.level_reads += 1
+        return await super().level_ids(*args, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_the_forget_status_reads_the_forgets_nodes_not_every_summary() -> None:
+    # Forty sessions a week apart: 40 L2s, 40 days, ~40 weeks, ~10 months above the leaves.
+    tree = CountingTree()
+    r = rig(tree=tree)
+    for n in range(40):
+        at = 7 * 24 * 60 * n
+        q, a = f"q{n}", f"a{n}"
+        await r.send(
+            turn(q, at, "user", f"Session {n}: I adopted a kitten", f"s{n}"),
+            turn(a, at + 1, "assistant", "Congratulations", f"s{n}"),
+            SessionEnded(USER, f"s{n}", T0 + timedelta(minutes=at + 2)),
+        )
+    await r.send(ClockTicked(USER, NOW + timedelta(days=365)))
+    summaries = [s for (u, _), s in tree.stored.items() if u == USER and s.node.level > 1]
+    assert len(summaries) >= 100
+    service = MemoryService(
+        tree=tree, forget_user=_no_forget_user, publisher=r.publisher, turns_topic="turns"
+    )
+
+    await r.send(ForgetRequested(USER, ("q20",)))
+    assert await tree.forget_reaches(USER, "q20")  # recorded with its tombstone
+    tree.nodes_read = tree.level_reads = 0
+    assert await service.message_forgotten(USER, "q20")
+    # The session, day, week and month above its leaf (and later profiles, which cite its
+    # facts): bounded by the tree's depth, not by the user's summaries.
+    assert tree.level_reads == 0
+    assert 4 <= tree.nodes_read <= 4 + 3 * 4
+
+    # A summary above it that still cites it (consolidated again, but by a consolidation
+    # that read the message before the forget) is found.
+    month = tree.stored[(USER, segment_id(USER, ["q20", "a20"]))].node
+    while month.parent_id is not None:
+        month = tree.stored[(USER, month.parent_id)].node
+    tree.add(replace(month, source_ids=(*month.source_ids, "q20")))
+    assert not await service.message_forgotten(USER, "q20")
+    # A tombstone of before the record: every summary is read, as before.
+    tree.reaches[USER].pop("q20")
+    tree.level_reads = 0
+    assert not await service.message_forgotten(USER, "q20")
+    assert tree.level_reads > 0
+
+
+async def _no_forget_user(user_id: str) -> dict[str, int]:
+    raise AssertionError("no user is forgotten here")

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from tests.unit.segmenter.session_rig import (
+    NOW,
     HandlerRig,
     handler_rig,
     locomo_events,
@@ -16,7 +19,8 @@ from tests.unit.segmenter.session_rig import (
     with_duplicates,
 )
 
-from memstream.domain.models import InputEvent, Level, MemoryNode, Turn
+from memstream.contracts.records import Outbound
+from memstream.domain.models import ClockTicked, InputEvent, Level, MemoryNode, Turn
 from memstream.domain.windows import WindowRules
 
 CONVERSATION = "26"
@@ -109,3 +113,106 @@ async def test_a_turn_later_than_the_window_is_late_data_in_its_own_session(
     assert shape(got) == shape(in_order)
     bumped = {n.level for i, n in got.items() if n.version != in_order[i].version}
     assert bumped == ({Level.SESSION, Level.DAY, Level.WEEK} if closed else set())
+
+
+def differences_but_versions(got: dict[str, MemoryNode], want: dict[str, MemoryNode]) -> list[str]:
+    """`differences`, versions aside: late data writes a node again (version + 1)."""
+    return differences(
+        {i: replace(n, version=1) for i, n in got.items()},
+        {i: replace(n, version=1) for i, n in want.items()},
+    )
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_turns_later_than_the_window_still_give_the_in_order_tree(
+    layout: str, seed: int
+) -> None:
+    """A window of 2 and each session shuffled whole: most turns come later than the window,
+    as late data (questions written alone before their replies come, sessions named after a
+    message taken first), with duplicates mixed in; their sessions are cut again and every
+    node is the in-order one, versions aside."""
+    rng = random.Random(200 + seed)
+    rules = WindowRules(reorder_turns=2)
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    shuffled = await tree_of(rules, sent, batch_sizes(rng))
+    assert differences_but_versions(shuffled.nodes("locomo"), in_order) == []
+    # Each message leads to the leaf that holds it now (a message forget looks it up so).
+    leaves = [n for n in in_order.values() if n.level == Level.SEGMENT]
+    for leaf in leaves:
+        assert await shuffled.tree.leaves_citing("locomo", leaf.source_ids) == [leaf.id]
+    announced, replaced = feed_view(shuffled.publisher.sent)
+    assert announced == set(in_order)  # the feed's consumer holds the tree, nothing else
+    # With replies, late questions and replies replaced the leaves written without them.
+    assert bool(replaced) == (layout == "assistant")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+async def test_a_whole_conversation_shuffled_past_the_window_gives_the_in_order_tree(
+    layout: str,
+) -> None:
+    """All 19 sessions (419 messages) of the conversation, each shuffled whole, with a
+    window of 2 and duplicates mixed in: node by node the in-order tree, versions aside."""
+    rng = random.Random(400)
+    rules = WindowRules(reorder_turns=2)
+    events = locomo_events(CONVERSATION, 19, layout)
+    in_order = (await tree_of(rules, events, [32])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    shuffled = await tree_of(rules, sent, [rng.randint(8, 40) for _ in range(12)])
+    assert differences_but_versions(shuffled.nodes("locomo"), in_order) == []
+    assert feed_view(shuffled.publisher.sent)[0] == set(in_order)
+
+
+def feed_view(sent: Sequence[Outbound]) -> tuple[set[str], set[str]]:
+    """The memory ids a consumer of the change feed holds at the end, and those it was told
+    were replaced."""
+    held: set[str] = set()
+    replaced: set[str] = set()
+    for event in (o.value for o in sent if o.topic == "memories"):
+        if event["type"] == "memory.v1":
+            held.add(event["id"])
+        elif event["type"] == "memory_removed.v1":
+            held -= set(event["ids"])
+            if event["reason"] == "replaced":
+                replaced |= set(event["ids"])
+    return held, replaced
+
+
+class Crashed(Exception):
+    """The worker died inside the step (before its commit)."""
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+async def test_late_data_redone_after_a_crash_in_every_step_gives_the_in_order_tree(
+    layout: str,
+) -> None:
+    """Every batch is first cut short at its commit (its leaves written and indexed, the
+    points of the leaves it replaces deleted), then handled again, and every other one also
+    fails to publish after committing: the replays give the in-order tree all the same."""
+    rng = random.Random(300)
+    rules = WindowRules(reorder_turns=2)
+    events = locomo_events(CONVERSATION, SESSIONS, layout)
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    rig = handler_rig(rules)
+    commit = rig.tree.commit_user
+
+    async def crash(_: object) -> bool:
+        raise Crashed
+
+    for n, at in enumerate(range(0, len(sent), 5)):
+        batch = sent[at : at + 5]
+        rig.tree.commit_user = crash  # type: ignore[method-assign]
+        with pytest.raises(Crashed):
+            await rig.send(*batch)
+        rig.tree.commit_user = commit  # type: ignore[method-assign]
+        if n % 2:
+            rig.publisher.failures = 1
+            with pytest.raises(ConnectionError):
+                await rig.send(*batch)
+        await rig.send(*batch)
+    await rig.send(ClockTicked("locomo", NOW + timedelta(days=1)))
+    assert differences_but_versions(rig.nodes("locomo"), in_order) == []
+    assert feed_view(rig.publisher.sent)[0] == set(in_order)

@@ -117,6 +117,7 @@ def node_payload(node: MemoryNode) -> dict[str, Any]:
                 "messages": [encode_source_message(m) for m in node.messages],
                 "facts": encode_facts(node.facts),
                 "derivation": node.derivation.to_json() if node.derivation else None,
+                **({"tz": node.tz} if node.tz else {}),  # a repair keeps the window's zone
             },
             ensure_ascii=False,
         ),
@@ -145,6 +146,7 @@ def node_from_payload(node_id: str, payload: dict[str, Any]) -> MemoryNode:
         messages=tuple(decode_source_message(m) for m in _json_list(payload.get("messages"))),
         facts=decode_facts(_json_list(payload.get("facts"))),
         derivation=decode_derivation(payload.get("derivation")),
+        tz=payload.get("tz"),
     )
 
 

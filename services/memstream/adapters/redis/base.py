@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -18,10 +19,12 @@ from memstream.adapters.redis.connection import RedisClient, SlotTransactions
 from memstream.adapters.redis.errors import STORE_ERRORS, OnStoreError, StoreRefused, error_kind
 from memstream.adapters.redis.knowledge_cache import DEFAULT_USERS, KnowledgeCache
 from memstream.adapters.redis.node_cache import DEFAULT_MAX_BYTES, NodeDecodeCache
+from memstream.adapters.redis.replicated import ReplicatedTransaction
 from memstream.adapters.redis.slots import slot_of
 from memstream.domain.forgetting import Guard, Tombstone
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 MARK_BITS = 21  # 32 bits of seconds (until 2106) + 21 = 53: exact in a double
 MARK_MASK = (1 << MARK_BITS) - 1
@@ -29,6 +32,9 @@ SEEN_HORIZON = timedelta(days=8)  # the turns topic's 7 days of retention, plus 
 SEEN_MAX = 200_000  # markers per user, whatever the rate: about 10 MB at most
 PROBE_USER = "memstream-readiness-probe"  # read by the readiness probe, never written
 SLOT_MOVES_FOLLOWED = 2  # a transaction redirected more often than this raises
+# Failures after which a cluster's slot map is read again before the caller retries: the
+# primary went away (a failover promotes its replica, elsewhere) or the cluster is mending.
+NODE_LOST = frozenset({"connection", "timeout", "cluster_down", "try_again", "read_only"})
 
 
 async def done(result: Awaitable[T] | T) -> T:
@@ -58,6 +64,8 @@ class RedisBase:
         knowledge_cache_users: int = DEFAULT_USERS,
         cluster: bool = False,
         on_error: OnStoreError | None = None,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
     ) -> None:
         if cluster != isinstance(client, SlotTransactions):
             # The layout follows the client: a cluster's layout through a plain client (or
@@ -79,6 +87,9 @@ class RedisBase:
         # On a cluster the indexes across users are split by slot (`keys`, `slots`).
         self._cluster = cluster
         self._on_error = on_error
+        # A commit returns once this many replicas hold it (`ReplicatedTransaction`).
+        self._wait_replicas = wait_replicas
+        self._wait_timeout_ms = wait_timeout_ms
 
     def _key(self, user_id: str, suffix: str) -> str:
         return keys.user_prefix(user_id, self._ns) + suffix
@@ -108,6 +119,9 @@ class RedisBase:
                 return await self._r.ask_each_slot(index(self._ns, None), key_of, command, *args)
             except STORE_ERRORS as exc:
                 kind = self._failed(exc)
+                if kind in NODE_LOST:  # as for a transaction (`_in_slot_of`)
+                    await _learn_slots_quietly(self._r)
+                    raise
                 if kind not in ("moved", "ask", "crossslot") or attempt > SLOT_MOVES_FOLLOWED:
                     raise
                 await self._r.slots_moved()
@@ -138,6 +152,24 @@ class RedisBase:
             self._on_error(kind)
         return kind
 
+    def _replica_lag(self, acknowledged: int) -> None:
+        log.warning(
+            "a commit waits for its replicas: %d of %d acknowledged within %d ms",
+            acknowledged,
+            self._wait_replicas,
+            self._wait_timeout_ms,
+        )
+        if self._on_error is not None:
+            self._on_error("replica_lag")
+
+    def _transaction(self, client: aioredis.Redis) -> Any:
+        """A transaction pipeline on `client`: one that waits for the replicas when asked."""
+        if self._wait_replicas == 0:
+            return client.pipeline(transaction=True)
+        return ReplicatedTransaction(
+            client, self._wait_replicas, self._wait_timeout_ms, self._replica_lag
+        )
+
     async def _client_for(self, user_id: str) -> aioredis.Redis:
         """The client a transaction of the user runs on: the one client on a single primary;
         on a cluster, a plain client of the primary that owns the user's slot."""
@@ -155,6 +187,11 @@ class RedisBase:
                 return await run(await self._client_for(user_id))
             except STORE_ERRORS as exc:
                 kind = self._failed(exc)
+                if cluster is not None and kind in NODE_LOST:
+                    # Raised (an outage to the caller, which retries), but on the owners the
+                    # cluster names now: the plain client of a dead primary is never re-read.
+                    await _learn_slots_quietly(cluster)
+                    raise
                 redirected = kind in ("moved", "ask") and cluster is not None
                 if cluster is None or not redirected or attempt > SLOT_MOVES_FOLLOWED:
                     raise
@@ -169,11 +206,11 @@ class RedisBase:
 
         async def transaction(client: aioredis.Redis) -> bool:
             if guard is None:
-                pipe = client.pipeline(transaction=True)
+                pipe = self._transaction(client)
                 queue(pipe)
                 await pipe.execute()
                 return True
-            async with client.pipeline(transaction=True) as pipe:
+            async with self._transaction(client) as pipe:
                 while True:
                     try:
                         await pipe.watch(key)
@@ -187,3 +224,12 @@ class RedisBase:
                         continue
 
         return await self._in_slot_of(user_id, transaction)
+
+
+async def _learn_slots_quietly(cluster: SlotTransactions) -> None:
+    """Read the slot map again; while no node answers, leave it as it was (the caller's retry
+    reads it again)."""
+    try:
+        await cluster.slots_moved()
+    except STORE_ERRORS as exc:
+        log.info("the slot map could not be read again yet: %r", exc)

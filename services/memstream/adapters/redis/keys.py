@@ -4,11 +4,21 @@ Every per-user key carries the `{user_id}` hash tag, so one user's keys live in 
 Cluster slot and a user's whole write is one MULTI/EXEC transaction. Layout, with the
 default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a level:
 
-    ms:{u}:state                JSON of the window reducer's state
+    ms:{u}:state                JSON of the window reducer's state: the open session and
+                                windows (the closed ones it remembers are in the next three)
+    ms:{u}:sessions             hash: session id -> JSON of a closed session the reducer
+                                remembers (`domain.remembered`), read by id for late turns
+    ms:{u}:session_ages         sorted set: those session ids -> last message time (epoch
+                                microseconds): the oldest are evicted past the bound
+    ms:{u}:closed               sorted set: closed window key -> its place in closing order;
+                                the newest MAX_REMEMBERED_CLOSED are kept
     ms:{u}:seen                 sorted set of processed event ids (idempotency markers,
                                 `segmenter_state`): commit time and content mark packed
     ms:{u}:forgotten            sorted set: forgotten message id -> when (epoch s), the
                                 message tombstones, kept as long as the seen markers
+    ms:{u}:forget_reaches       hash: forgotten message id -> JSON list of the node ids
+                                above its leaves that the forget reached, pruned with the
+                                tombstones (the forget-status route reads only those)
     ms:{u}:outbox               list of JSON events the segmenter committed, not published
     ms:{u}:outbox:consolidator  the same, for the consolidator
     ms:{u}:node:<id>            JSON of a memory node (text included: recall climbs the tree)
@@ -85,8 +95,16 @@ from memstream.ports import OutboxName
 DEFAULT_NAMESPACE = "ms"
 
 STATE = "state"
+# The window state's remembered closed sessions (id -> session, and id -> last message time
+# in microseconds) and closed window keys (key -> its place), kept apart from `state`.
+SESSIONS = "sessions"
+SESSION_AGES = "session_ages"
+CLOSED = "closed"
 SEEN = "seen"
 FORGOTTEN = "forgotten"
+# message id -> the nodes above its leaves when it was forgotten (JSON list), pruned with
+# the message tombstones
+FORGET_REACHES = "forget_reaches"
 KEYS = "keys"
 SOURCES = "sources"
 EXPIRY = "expiry"
@@ -109,8 +127,12 @@ OUTBOX: dict[OutboxName, str] = {"segmenter": "outbox", "consolidator": "outbox:
 # Every per-user key whose name does not depend on a node (the levels are listed apart).
 FIXED_SUFFIXES = (
     STATE,
+    SESSIONS,
+    SESSION_AGES,
+    CLOSED,
     SEEN,
     FORGOTTEN,
+    FORGET_REACHES,
     *OUTBOX.values(),
     KEYS,
     SOURCES,

@@ -24,18 +24,50 @@ from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import MARK_BITS, MARK_MASK, done, text, tombstone_of
 from memstream.adapters.redis.knowledge import queue_knowledge
 from memstream.adapters.redis.nodes import RedisNodes
+from memstream.adapters.redis.remembered import (
+    composed_state,
+    queue_remembered,
+    queue_remembered_reads,
+    remembered_from,
+)
 from memstream.contracts.codec import decode_state
 from memstream.domain.models import Level
+from memstream.domain.remembered import OLDEST_READ, Lookup, Remembered
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
 from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
+
+# The message tombstones past the horizon go, and their forgets' records with them (a read
+# and the removals in one step, inside the commit's transaction; both keys are the user's).
+_PRUNE_TOMBSTONES = """
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+for i = 1, #gone, 512 do
+    redis.call('HDEL', KEYS[2], unpack(gone, i, math.min(i + 511, #gone)))
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return #gone
+"""
 
 
 class RedisSegmenterState(RedisNodes):
     """`ports.SegmenterStore` (with the node reads it inherits) and the outboxes."""
 
     async def load_state(self, user_id: str) -> dict[str, Any] | None:
-        raw = await self._r.get(self._key(user_id, keys.STATE))
-        return json.loads(raw) if raw else None
+        """The window state whole, its remembered sessions and window keys put back in
+        (what a backup exports and the tools read)."""
+        p = keys.user_prefix(user_id, self._ns)
+        pipe = self._r.pipeline(transaction=False)
+        pipe.get(p + keys.STATE)
+        pipe.hvals(p + keys.SESSIONS)
+        pipe.zrange(p + keys.CLOSED, 0, -1)
+        raw, sessions, closed = await pipe.execute()
+        return composed_state(json.loads(raw), sessions, closed) if raw else None
+
+    async def look_up(self, user_id: str, lookup: Lookup) -> Remembered:
+        pipe = self._r.pipeline(transaction=False)
+        queue_remembered_reads(
+            pipe, keys.user_prefix(user_id, self._ns), lookup.sessions, lookup.closed, lookup.oldest
+        )
+        return remembered_from(lookup.sessions, lookup.closed, await pipe.execute())
 
     async def unseen(self, user_id: str, event_ids: Sequence[str]) -> list[bool]:
         """For each event id, whether it has not been processed yet (within the horizon)."""
@@ -67,11 +99,14 @@ class RedisSegmenterState(RedisNodes):
             pipe.zadd(key, dict.fromkeys(members, stamp))
         await pipe.execute()
 
-    async def load_user(self, user_id: str, event_ids: Sequence[str]) -> UserSnapshot:
+    async def load_user(
+        self, user_id: str, event_ids: Sequence[str], session_ids: Sequence[str] = ()
+    ) -> UserSnapshot:
         """Everything one segmenter step reads of a user, in one pipeline (one round trip)."""
         p = keys.user_prefix(user_id, self._ns)
         asked = list(event_ids)
         pipe = self._r.pipeline(transaction=False)
+        queue_remembered_reads(pipe, p, session_ids, (), OLDEST_READ)
         pipe.get(p + keys.STATE)
         pipe.get(p + keys.TOMBSTONE)
         pipe.zrange(p + keys.EXPIRY, 0, EXPIRY_READ - 1, withscores=True)
@@ -80,6 +115,8 @@ class RedisSegmenterState(RedisNodes):
             pipe.zmscore(p + keys.FORGOTTEN, asked)
             pipe.zmscore(p + keys.SEEN, asked)
         replies = await pipe.execute(raise_on_error=False)
+        remembered_replies, replies = replies[:4], replies[4:]
+        remembered = remembered_from(session_ids, (), list(map(_ok, remembered_replies)))
         state, tombstone, expiries, outbox, forgotten = map(
             _ok, replies[:5] if asked else [*replies, []]
         )
@@ -98,6 +135,7 @@ class RedisSegmenterState(RedisNodes):
             forgotten=frozenset(e for e, f in zip(asked, forgotten, strict=True) if f is not None),
             expiries=tuple((text(m), float(at)) for m, at in expiries),
             outbox=tuple(json.loads(e) for e in outbox),
+            remembered=remembered,
         )
 
     async def load_users(self, user_ids: Sequence[str]) -> dict[str, ConsolidatorSnapshot]:
@@ -135,17 +173,29 @@ class RedisSegmenterState(RedisNodes):
                 expired = (now - self._seen_horizon_s) << MARK_BITS
                 pipe.zremrangebyscore(p + keys.SEEN, "-inf", f"({expired}")
                 pipe.zremrangebyrank(p + keys.SEEN, 0, -(self._seen_max + 1))
-            self._queue_nodes(pipe, user_id, [(node, "") for node in c.nodes])
+            queue_remembered(pipe, p, c.remembered)
+            # Links that go before the nodes: a message of a removed leaf may be in one
+            # written now (a session cut again), and a moved node may keep its parent.
             for node in c.removed:
                 self._queue_removal(pipe, node)
+            for node in c.moved:
+                if node.parent_id:
+                    pipe.srem(p + keys.children(node.parent_id), node.id)
+            self._queue_nodes(pipe, user_id, [(node, "") for node in c.nodes])
             queue_knowledge(pipe, p, c.knowledge)
             if c.forgotten:
                 # Scored by when: pruned past the seen markers' horizon, which outlasts the
                 # turns topic's retention, so no replay can bring the message back.
                 now_s = self._clock().timestamp()
                 pipe.zadd(p + keys.FORGOTTEN, dict.fromkeys(c.forgotten, now_s))
-                pipe.zremrangebyscore(
-                    p + keys.FORGOTTEN, "-inf", f"({now_s - self._seen_horizon_s}"
+                reaches = json.dumps(list(c.forget_reaches))
+                pipe.hset(p + keys.FORGET_REACHES, mapping=dict.fromkeys(c.forgotten, reaches))
+                pipe.eval(
+                    _PRUNE_TOMBSTONES,
+                    2,
+                    p + keys.FORGOTTEN,
+                    p + keys.FORGET_REACHES,
+                    f"({now_s - self._seen_horizon_s}",
                 )
                 pipe.zrem(p + keys.EXPIRY, *c.forgotten)
                 pipe.hdel(p + keys.SOURCES, *c.forgotten)  # a rewritten L1 no longer holds them
@@ -171,6 +221,10 @@ class RedisSegmenterState(RedisNodes):
             return []
         scores = await done(self._r.zmscore(self._key(user_id, keys.FORGOTTEN), list(event_ids)))
         return [s is not None for s in scores]
+
+    async def forget_reaches(self, user_id: str, message_id: str) -> list[str] | None:
+        raw = await done(self._r.hget(self._key(user_id, keys.FORGET_REACHES), message_id))
+        return None if raw is None else list(json.loads(raw))
 
     async def leaves_citing(self, user_id: str, message_ids: Sequence[str]) -> list[str]:
         if not message_ids:

@@ -90,7 +90,7 @@ class RedisUsers(RedisDirectory):
     async def settle_rebuild(self, user_id: str, rebuild_id: str | None) -> bool:
         key = self._key(user_id, keys.REBUILD)
         client = await self._client_for(user_id)
-        async with client.pipeline(transaction=True) as pipe:
+        async with self._transaction(client) as pipe:
             try:
                 await pipe.watch(key)  # a new job committed before EXEC aborts the settling
                 raw = await pipe.get(key)
@@ -125,7 +125,7 @@ class RedisUsers(RedisDirectory):
         p = keys.user_prefix(user_id, self._ns)
         levels = [p + keys.level(level) for level in Level]
         client = await self._client_for(user_id)
-        async with client.pipeline(transaction=True) as pipe:
+        async with self._transaction(client) as pipe:
             while True:
                 try:
                     await pipe.watch(p + keys.KEYS, *levels)

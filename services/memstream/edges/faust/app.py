@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
@@ -48,6 +48,9 @@ E = TypeVar("E")
 T = TypeVar("T")
 RecordHandler = Callable[[list[Consumed[Any]]], Awaitable[object]]
 Decoder = Callable[[RawEvent], Consumed[Any] | Rejected]
+# Opens a batch's sealed records before decoding (`edges.faust.sealed_turns`): per record,
+# the record to decode, a rejection, or None for one to drop (its user was forgotten).
+Opening = Callable[[Sequence[RawEvent]], Awaitable[list[RawEvent | Rejected | None]]]
 
 
 class DeadLetter(Protocol):
@@ -67,9 +70,14 @@ class BatchTracing(Protocol):
 
 
 # Errors that mean "a dependency is down", not "this record is bad": wait and try again.
+# A Redis Cluster mending itself after it lost a primary counts (until a replica has taken
+# over, it answers CLUSTERDOWN or TRYAGAIN, and the cluster client gives up with ClusterError).
 OUTAGES: tuple[type[BaseException], ...] = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
     KafkaConnectionError,
     KafkaTimeoutError,
     ConnectionError,
@@ -132,14 +140,17 @@ def build_faust_app(
     max_event_skew_s: float | None = None,
     health: AgentHealth | None = None,
     tracing: BatchTracing | None = None,
+    open_turns: Opening | None = None,
     overflow: Overflow | None = None,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given; with `metrics`, the
     records it dead-letters are counted; with `health`, an agent that dies is recorded; with
     `max_event_skew_s`, input events dated further ahead of the clock are dead-lettered; with
-    `tracing`, each batch runs in a span of its own; with `overflow` (and `on_turns`), an
-    agent takes the segmenter's overflow topic with the capacity the turns leave spare."""
+    `tracing`, each batch runs in a span of its own; with `open_turns`, the turns sealed by
+    their producers are opened before they are decoded; with `overflow` (and `on_turns`),
+    a consumer takes the segmenter's overflow topic with the capacity the turns leave spare
+    (its records opened as the turns are)."""
     admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
     app = faust.App(
         app_id,
@@ -158,13 +169,13 @@ def build_faust_app(
         **options,
     )
     bound_fetch_wait(app, fetch_max_wait_ms)
-    agents: tuple[tuple[str, TopicSpec, Decoder, RecordHandler | None], ...] = (
-        ("segmenter", turns, record_decoder(turns, decode_input, admit), on_turns),
-        ("consolidator", windows, record_decoder(windows, decode_window), on_windows),
+    agents: tuple[tuple[str, TopicSpec, Decoder, RecordHandler | None, Opening | None], ...] = (
+        ("segmenter", turns, record_decoder(turns, decode_input, admit), on_turns, open_turns),
+        ("consolidator", windows, record_decoder(windows, decode_window), on_windows, None),
     )
     health = health or AgentHealth()
     spare = overflow.spare if overflow is not None and on_turns is not None else None
-    for name, spec, decoder, handler in agents:
+    for name, spec, decoder, handler, opening in agents:
         if handler is not None:
             counted = rejection_counter(metrics, ingested=name == "segmenter")
             _add_agent(
@@ -178,6 +189,7 @@ def build_faust_app(
                 _Batching(batch_size, batch_within_s, retry_budget_s),
                 health,
                 tracing,
+                opening,
                 _Priority(spare) if spare and name == "segmenter" else None,
             )
     if overflow is not None and spare is not None:
@@ -205,6 +217,10 @@ class Overflow:
     handler: RecordHandler
     dead_letter: DeadLetter
     spare: SpareCapacity
+    # Strikes a batch's records off their users' overflow ledgers once the batch is done,
+    # those the opening dropped (a forgotten user's sealed turns) included.
+    struck_off: Callable[[Sequence[RawEvent]], Awaitable[None]]
+    opening: Opening | None = None  # sealed turns are opened as on the turns topic
     batch_size: int = 16
     # Options of its Kafka consumer (aiokafka's names): the group membership timeouts.
     consumer_options: Mapping[str, Any] = field(default_factory=dict)
@@ -233,7 +249,9 @@ def _add_overflow(
                 on_rejected,
                 retry_budget_s=retry_budget_s,
                 tracing=tracing,
+                opening=overflow.opening,
             )
+        await overflow.struck_off(raws)
 
     consumer = OverflowConsumer(
         topic=overflow.topic.name,
@@ -283,6 +301,7 @@ def _add_agent(
     batching: _Batching,
     health: AgentHealth,
     tracing: BatchTracing | None,
+    opening: Opening | None,
     priority: _Priority | None = None,
 ) -> None:
     stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
@@ -311,6 +330,7 @@ def _add_agent(
                         on_rejected,
                         retry_budget_s=batching.retry_budget_s,
                         tracing=tracing,
+                        opening=opening,
                     )
         except Exception as error:
             log.critical("agent %s died: %r", name, error, exc_info=True)
@@ -328,14 +348,21 @@ async def consume_batch(
     backoff_s: tuple[float, float] = BACKOFF_S,
     retry_budget_s: float = RETRY_BUDGET_S,
     tracing: BatchTracing | None = None,
+    opening: Opening | None = None,
 ) -> None:
     """Decode each record once; dead-letter the invalid ones, deliver the rest.
 
     `on_rejected` is called once for every dead letter sent, whether the record failed
-    decoding or its handler. With `tracing`, the decoding runs in a `validate` span.
+    decoding or its handler. With `tracing`, the decoding runs in a `validate` span. With
+    `opening`, sealed records are opened first (retried while a store is down); what is
+    decoded from an opened record keeps the record as it came, for its dead letter.
     """
+    opened: Sequence[RawEvent | Rejected | None] = raws
+    if opening is not None:
+        opened = await _opened(opening, raws, backoff_s)
     with tracing.phase("validate") if tracing else nullcontext():
-        decoded = [decoder(raw) for raw in raws]
+        results = [_decoded(decoder, raw, item) for raw, item in zip(raws, opened, strict=True)]
+    decoded = [d for d in results if d is not None]  # None: dropped by the opening
     rejected = [d for d in decoded if isinstance(d, Rejected)]
     await _dead_letter_all(rejected, dead_letter, on_rejected, backoff_s=backoff_s)
     consumed = [d for d in decoded if not isinstance(d, Rejected)]
@@ -347,6 +374,31 @@ async def consume_batch(
         await _dead_letter_all([letter], dead_letter, on_rejected, backoff_s=backoff_s)
 
     await deliver(handler, consumed, counted, backoff_s=backoff_s, retry_budget_s=retry_budget_s)
+
+
+def _decoded(
+    decoder: Decoder, raw: RawEvent, item: RawEvent | Rejected | None
+) -> Consumed[Any] | Rejected | None:
+    if item is None or isinstance(item, Rejected):
+        return item
+    result = decoder(item)
+    return result if item is raw else replace(result, raw=raw)
+
+
+async def _opened(
+    opening: Opening, raws: Sequence[RawEvent], backoff_s: tuple[float, float]
+) -> list[RawEvent | Rejected | None]:
+    """`opening` of the batch, retried while a store is down; any other error stops the
+    agent (a bug of the opener, not of a record: each record's own fault is a rejection)."""
+    result: list[list[RawEvent | Rejected | None]] = []
+
+    async def open_all(batch: Sequence[RawEvent]) -> None:
+        result.append(await opening(batch))
+
+    error = await _attempt(open_all, raws, 1, backoff_s)
+    if error is not None:
+        raise error
+    return result[0]
 
 
 async def _dead_letter_all(

@@ -77,6 +77,7 @@ from memstream.edges.http.tenancy import (
     within_reach,
 )
 from memstream.edges.http.trace_schemas import RecallTrace
+from memstream.edges.http.turn_key_routes import turn_key_routes
 from memstream.edges.http.ui import UiHeaders, ui_router
 from memstream.edges.http.user_routes import user_routes
 from memstream.edges.http.writes import (
@@ -407,6 +408,7 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
     user_routes(router)
     repair_routes(router)
     feed_routes(router)
+    turn_key_routes(router)
     return router
 
 

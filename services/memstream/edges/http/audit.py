@@ -52,6 +52,8 @@ def audit_record(
     user_id: str | None = None,
     status: int | None = None,
     keys: KeyTable | None = None,
+    origin: str = "api",
+    users: int | None = None,
 ) -> dict[str, Any]:
     return {
         "type": "audit.v1",
@@ -65,6 +67,8 @@ def audit_record(
         "status": status,
         "keys": len(keys.callers) if keys is not None else None,
         "tenants": len(keys.tenants) if keys is not None else None,
+        "origin": origin,
+        "users": users,
     }
 
 

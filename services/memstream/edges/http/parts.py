@@ -20,6 +20,7 @@ from memstream.recall.knowledge import KnowledgeService
 from memstream.recall.opening import EnvelopeOpener
 from memstream.recall.pipeline import RecallPipeline
 from memstream.recall.service import MemoryService
+from memstream.recall.turn_keys import TurnKeys
 from memstream.recall.users import UserSearch
 from memstream.recall.writes import WriteWaiter
 from memstream.repair.jobs import RepairJobs
@@ -62,6 +63,7 @@ class RecallParts:
     repairs: RepairJobs | None = None  # POST/GET /v1/users/{u}/repair
     audit: AuditTrail | None = None  # forgets, rebuilds, repairs, listings, key file reads
     opener: EnvelopeOpener | None = None  # POST /v1/feed:open
+    turn_keys: TurnKeys | None = None  # GET /v1/users/{u}/turn-key
 
 
 PartsOpener = Callable[[], AbstractAsyncContextManager[RecallParts]]

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from memstream.entrypoints.cli_audit import ActorOption, actor_of
 from memstream.settings import Settings
 
 
@@ -24,10 +25,14 @@ def ingest(
     user: Annotated[
         str | None, typer.Option(help="Publish every event under this user id.")
     ] = None,
+    actor: ActorOption = None,
 ) -> None:
-    """Publish a file of events onto the turns topic, in order, keyed by user."""
+    """Publish a file of events onto the turns topic, in order, keyed by user. The forgets
+    and rebuilds it carries are recorded on the audit topic."""
     from memstream.contracts.catalog import load_catalog
+    from memstream.entrypoints.cli_audit import audit_commands, command_action
     from memstream.entrypoints.embedded.ingest import InvalidInput, publish_file
+    from memstream.entrypoints.embedded.sources import read_events
 
     settings = Settings()
     console = Console(stderr=True, highlight=False)
@@ -39,6 +44,7 @@ def ingest(
         )
         raise typer.Exit(2)
     catalog = load_catalog(settings.broker.topic_prefix)
+    who = actor_of(actor)
     try:
         count = asyncio.run(
             publish_file(file, catalog=catalog, bootstrap=settings.broker.bootstrap, user_id=user)
@@ -47,6 +53,12 @@ def ingest(
         console.print(str(bad), style="red", markup=False)
         raise typer.Exit(1) from bad
     console.print(f"published {count} events to {catalog.turns.name}")
+    commands = [
+        (action, user or str(event["user_id"]))
+        for event in read_events(file)
+        if (action := command_action(event)) is not None
+    ]
+    asyncio.run(audit_commands(settings, who, commands))
 
 
 def demo(

@@ -33,6 +33,33 @@ async def test_an_outage_is_retried_until_it_ends() -> None:
     assert letters == []
 
 
+async def test_a_cluster_mending_after_a_lost_primary_is_waited_out_not_dead_lettered() -> None:
+    # Until a replica takes the lost primary's slots over, the cluster answers CLUSTERDOWN
+    # or TRYAGAIN, a slot may be missing from the client's map, and the cluster client gives
+    # up with ClusterError: none of that is the records' fault.
+    mending = [
+        redis.exceptions.ClusterDownError("CLUSTERDOWN The cluster is down"),
+        redis.exceptions.TryAgainError("TRYAGAIN"),
+        redis.exceptions.SlotNotCoveredError('Slot "12039" is not covered by the cluster.'),
+        redis.exceptions.ClusterError("TTL exhausted."),
+    ]
+    calls: list[int] = []
+
+    async def handler(batch: list[Consumed[bytes]]) -> None:
+        calls.append(len(batch))
+        if mending:
+            raise mending.pop(0)
+
+    letters: list[tuple[RawEvent, str]] = []
+
+    async def dead_letter(raw: RawEvent, reason: str) -> None:
+        letters.append((raw, reason))
+
+    await deliver(handler, records(b"a", b"b"), dead_letter, backoff_s=NO_WAIT)
+    assert calls == [2] * 5  # never split: the whole batch waits, then goes through
+    assert letters == []
+
+
 async def test_a_poison_record_is_dead_lettered_and_the_rest_handled() -> None:
     handled: list[bytes] = []
 
