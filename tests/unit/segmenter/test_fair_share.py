@@ -117,6 +117,16 @@ async def test_a_batch_replayed_after_the_forward_failed_diverts_the_same_record
     assert ledger.places[FLOOD] == set()
 
 
+async def test_a_batch_is_struck_off_by_its_bytes_sealed_ones_included() -> None:
+    ledger, forwarder = Ledger(), Forwarder()
+    _, share = fair_share(ledger, forwarder)
+    await ledger.divert({FLOOD: [(0, 7), (0, 8)], QUIET: [(1, 2)]})
+    sealed = b'{"type": "sealed_turn.v1", "user_id": "acme:ann", "ciphertext": "..."}'
+    turn = b'{"type": "turn.v1", "user_id": "globex:bo"}'
+    await share.struck_off([RawEvent(sealed, "overflow", 0, 7), RawEvent(turn, "overflow", 1, 2)])
+    assert ledger.places == {FLOOD: {(0, 8)}, QUIET: set()}
+
+
 async def test_a_dead_lettered_overflow_record_is_struck_off() -> None:
     ledger, forwarder = Ledger(), Forwarder()
     _, share = fair_share(ledger, forwarder)
