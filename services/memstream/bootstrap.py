@@ -133,8 +133,7 @@ def write_path_handlers(
         share = build_fair_share(c, segmenter)
         on_turns = segmenter_chain(share or segmenter, metrics, online=online)
         if share is not None:
-            # No online window: the overflow embeds in the background, behind the turns.
-            on_overflow = segmenter_chain(share.overflow, metrics, stage="overflow")
+            on_overflow = segmenter_chain(share.overflow, metrics, online=online, stage="overflow")
             overflow_dead_letter = overflow_dead_letters(dead_letters(c).send, share)
     if consolidator is not None:
         on_windows = consolidator_chain(consolidator, metrics)

@@ -250,6 +250,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if name == "share_on":
                 share = args.share or round(1.5 * args.quiet_rate, 1)
                 settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S"] = str(share)
+                # Two seconds of the share at once: this process sends the quiet tenant's
+                # turns in bunches whenever its own loop stalls (it shares the cores).
+                settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_BURST"] = str(round(2 * share))
                 wait = str(args.overflow_wait_s)
                 settings["MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S"] = wait
                 report["share_turns_per_s"] = share

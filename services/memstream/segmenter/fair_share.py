@@ -34,17 +34,13 @@ class FairShare:
         self,
         segmenter: Segmenter,
         *,
-        overflow_segmenter: Segmenter | None = None,
         ledger: OverflowLedger,
         forwarder: Forwarder,
         overflow_topic: str,
         share: Share,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """`overflow_segmenter`: the one that handles the overflow's batches (default:
-        `segmenter`), e.g. one that embeds with a lower priority."""
         self._segmenter = segmenter
-        self._overflow_segmenter = overflow_segmenter or segmenter
         self._ledger = ledger
         self._forwarder = forwarder
         self._overflow_topic = overflow_topic
@@ -55,12 +51,8 @@ class FairShare:
 
     @property
     def handled(self) -> int:
-        """Records the main path handled (the overflow's: `overflow.handled`)."""
+        """Records the segmenter handled, from the turns topic and from the overflow."""
         return self._segmenter.handled
-
-    @property
-    def overflow_handled(self) -> int:
-        return self._overflow_segmenter.handled
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         """A batch of the turns topic: the records within their tenants' shares now, the
@@ -80,7 +72,7 @@ class FairShare:
 
     async def handle_overflow(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         """A batch of the overflow topic: handled, then struck off the ledger."""
-        report = await self._overflow_segmenter.handle_batch(batch, progress={})
+        report = await self._segmenter.handle_batch(batch, progress={})
         await self._ledger.release(_places(batch))
         stamps = [c.raw.timestamp for c in batch if c.raw.timestamp is not None]
         if stamps:
@@ -126,7 +118,7 @@ class OverflowSide:
 
     @property
     def handled(self) -> int:
-        return self._share.overflow_handled
+        return self._share.handled
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         return await self._share.handle_overflow(batch)

@@ -112,11 +112,11 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
     kafka = c.publisher.inner if isinstance(c.publisher, SealingPublisher) else c.publisher
     if not isinstance(kafka, KafkaPublisher):
         raise TypeError("a tenant share forwards records: it needs the Kafka publisher")
+    # The overflow uses the same segmenter and the online embedder: its priority is when it
+    # runs (`edges.faust.spare`). In the background embedder's turn (after 0.5 s without an
+    # online call) it never ran under a steady flood, and its consumer left its group.
     return FairShare(
         segmenter,
-        # The overflow's turns embed behind the main path's, which hold them off while a
-        # batch of turns runs (`edges.handler_chain.holding_background_off`).
-        overflow_segmenter=build_segmenter(c, background=True),
         ledger=c.tree,
         forwarder=kafka,
         overflow_topic=c.catalog.overflow.name,
@@ -148,10 +148,8 @@ class _HandlerPorts:
         )
 
 
-def build_segmenter(c: Container, *, background: bool = False) -> Segmenter:
-    """`background`: embedding behind the online path, as the consolidator does (the
-    segmenter of the overflow topic, `build_fair_share`)."""
-    ports = _HandlerPorts.of(c, c.background_embedder if background else c.online_embedder)
+def build_segmenter(c: Container) -> Segmenter:
+    ports = _HandlerPorts.of(c, c.online_embedder)
     return Segmenter(
         tree=ports.tree,
         index=ports.index,
