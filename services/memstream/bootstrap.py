@@ -28,14 +28,23 @@ from typing import TYPE_CHECKING, Any
 import faust
 
 from memstream.consolidator.handler import Consolidator
-from memstream.contracts.catalog import load_catalog
-from memstream.edges.faust.app import AgentHealth, RecordHandler, build_faust_app
+from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.contracts.records import RawEvent
+from memstream.edges.faust.app import (
+    AgentHealth,
+    DeadLetter,
+    Overflow,
+    RecordHandler,
+    build_faust_app,
+)
 from memstream.edges.faust.sealed_turns import SealedTurnOpener
+from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.handler_chain import (
     WritePathHandlers,
     consolidator_chain,
     dead_letter_when_ready,
     open_turns_when_ready,
+    overflow_struck_off_when_ready,
     segmenter_chain,
     when_ready,
 )
@@ -48,6 +57,7 @@ from memstream.edges.tracing import (
 )
 from memstream.edges.tracing import enabled as tracing_enabled
 from memstream.metrics import Metrics
+from memstream.segmenter.fair_share import FairShare
 from memstream.segmenter.handler import Segmenter
 from memstream.settings import Settings
 from memstream.wiring.container import (
@@ -61,6 +71,7 @@ from memstream.wiring.container import (
 from memstream.wiring.handlers import (
     build_clock,
     build_consolidator,
+    build_fair_share,
     build_recall,
     build_segmenter,
     dead_letters,
@@ -80,6 +91,7 @@ __all__ = [
     "WritePathHandlers",
     "build_clock",
     "build_consolidator",
+    "build_fair_share",
     "build_recall",
     "build_repair",
     "build_segmenter",
@@ -113,13 +125,38 @@ def write_path_handlers(
     `metrics` (`edges.handler_chain`); dead letters go through the container's publisher."""
     on_turns: RecordHandler | None = None
     on_windows: RecordHandler | None = None
+    on_overflow: RecordHandler | None = None
+    overflow_dead_letter: DeadLetter | None = None
+    share: FairShare | None = None
     if segmenter is not None:
         online = c.priority.online if c.priority is not None else None
-        on_turns = segmenter_chain(segmenter, metrics, online=online)
+        share = build_fair_share(c, segmenter)
+        on_turns = segmenter_chain(share or segmenter, metrics, online=online)
+        if share is not None:
+            on_overflow = segmenter_chain(share.overflow, metrics, online=online, stage="overflow")
+            overflow_dead_letter = overflow_dead_letters(dead_letters(c).send, share)
     if consolidator is not None:
         on_windows = consolidator_chain(consolidator, metrics)
     opener = SealedTurnOpener(c.tree, on_forgotten=metrics.ingested.labels("forgotten").inc)
-    return WritePathHandlers(on_turns, on_windows, dead_letters(c).send, opener)
+    return WritePathHandlers(
+        on_turns,
+        on_windows,
+        dead_letters(c).send,
+        open_turns=opener,
+        on_overflow=on_overflow,
+        overflow_dead_letter=overflow_dead_letter,
+        overflow_struck_off=share.struck_off if share is not None else None,
+    )
+
+
+def overflow_dead_letters(send: DeadLetter, share: FairShare) -> DeadLetter:
+    """Dead letters of the overflow topic, each then struck off its user's overflow ledger."""
+
+    async def dead_letter(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
+        await send(raw, reason, field_path)
+        await share.dead_lettered(raw)
+
+    return dead_letter
 
 
 def write_path_app(
@@ -146,7 +183,10 @@ def write_path_app(
         "broker_heartbeat_interval": settings.broker.heartbeat_interval_s,
         "broker_rebalance_timeout": settings.broker.rebalance_timeout_s,
         "consumer_group_instance_id": settings.broker.group_instance_id or None,
-    }
+    } | dict(options)
+    overflow = None
+    if turns and settings.fair_share.tenant_share_turns_s is not None:
+        overflow = overflow_consumer(settings, catalog, handlers, app_id, membership)
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
@@ -164,8 +204,34 @@ def write_path_app(
         max_event_skew_s=settings.worker.max_event_skew_s,
         health=health,
         tracing=batch_spans(),
+        overflow=overflow,
         datadir=str(datadir),
-        **(membership | dict(options)),
+        **membership,
+    )
+
+
+def overflow_consumer(
+    settings: Settings,
+    catalog: Catalog,
+    handlers: asyncio.Future[WritePathHandlers],
+    app_id: str,
+    membership: Mapping[str, Any],
+) -> Overflow:
+    """The segmenter's overflow consumer, with the Faust app's group timeouts."""
+    shares = settings.fair_share
+    return Overflow(
+        topic=catalog.overflow,
+        handler=when_ready(handlers, lambda h: h.on_overflow, app_id),
+        dead_letter=dead_letter_when_ready(handlers, overflow=True),
+        spare=SpareCapacity(longest_s=shares.overflow_longest_wait_s),
+        struck_off=overflow_struck_off_when_ready(handlers),
+        opening=open_turns_when_ready(handlers),
+        batch_size=shares.overflow_batch_size,
+        consumer_options={
+            "session_timeout_ms": round(membership["broker_session_timeout"] * 1000),
+            "heartbeat_interval_ms": round(membership["broker_heartbeat_interval"] * 1000),
+            "rebalance_timeout_ms": round(membership["broker_rebalance_timeout"] * 1000),
+        },
     )
 
 

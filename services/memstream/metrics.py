@@ -97,6 +97,9 @@ def dlq_category(reason: str) -> str:
     return "other"
 
 
+MOST_TENANT_LABELS = 32  # a bound on the tenant label of the write path's metrics
+
+
 class Metrics:
     """The metrics of one process, registered on `registry`."""
 
@@ -122,6 +125,20 @@ class Metrics:
             "memstream_segmenter_batch_seconds",
             "Time the segmenter took to handle one batch of records.",
             buckets=SEGMENTER_BATCH_BUCKETS,
+            registry=r,
+        )
+        self.diverted = Counter(
+            "memstream_segmenter_diverted_turns",
+            "Turns sent to the overflow topic for being over their tenant's share of the "
+            "segmenter, by tenant ('default': ids outside every tenant; past the first "
+            f"{MOST_TENANT_LABELS} tenants seen, 'other').",
+            ["tenant"],
+            registry=r,
+        )
+        self.overflow_lag = Gauge(
+            "memstream_segmenter_overflow_lag_seconds",
+            "Age, in the turns topic's broker time, of the newest record the segmenter last "
+            "committed from the overflow topic: how far behind a tenant over its share is.",
             registry=r,
         )
         self.windows_closed = Counter(

@@ -19,6 +19,7 @@ BENCHMARKS = (
     "cluster",
     "export",
     "explorer",
+    "fairness",
     "forget",
     "heavy_recall",
     "hostile",

@@ -31,126 +31,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import random
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from aiokafka.errors import KafkaError
 
 from memstream.client import AsyncMemstreamProducer, AsyncRecallClient, Receipt
 from memstream_lab.bench.cpu import CpuSpan, snapshot
-from memstream_lab.bench.keepalive import KeepAliveConnection
 from memstream_lab.bench.synthetic import sentence
-from memstream_lab.measure import free_port, nearest_rank, write_report
+from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, until_consuming
+from memstream_lab.measure import write_report
 
 TARGET = "p99 < 1 s from publish to an answer that holds the turn"
-START_TIMEOUT_S = 300.0
-
-
-class StackProcess:
-    """`memstream up` in a process of its own, read until it says it is ready."""
-
-    def __init__(
-        self, scratch: Path, max_wait_ms: int, models: Path, code: Path | None = None
-    ) -> None:
-        """`models`: where the ONNX graph is exported once and kept for every stack of the
-        run; `code`: a source tree to run the stack from instead of the installed one."""
-        env = {
-            **os.environ,
-            "MEMSTREAM_DATA_DIR": str(scratch),
-            "MEMSTREAM_API_PORT": str(free_port()),
-            "MEMSTREAM_API_MAX_WAIT_MS": str(max_wait_ms),
-            "MEMSTREAM_LOG_LEVEL": "WARNING",
-            "MEMSTREAM_MODEL_CACHE_DIR": os.environ.get("MEMSTREAM_MODEL_CACHE_DIR", str(models)),
-        }
-        if code is not None:
-            env["PYTHONPATH"] = os.pathsep.join(
-                [str(code / "services"), *filter(None, [os.environ.get("PYTHONPATH")])]
-            )
-        command = [sys.executable, "-c", "from memstream.entrypoints.cli import app; app()"]
-        self.process = subprocess.Popen(
-            [*command, "up"], env=env, stdout=subprocess.PIPE, text=True, bufsize=1
-        )
-        self.endpoints: dict[str, str] = {}
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            name, sep, value = line.strip().partition("=")
-            if sep and name.startswith("MEMSTREAM_"):
-                self.endpoints[name] = value
-            if line.startswith("Ready."):
-                return
-            if time.monotonic() > deadline:
-                break
-        raise RuntimeError("memstream up did not become ready")
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)  # as Ctrl-C: every part stops in order
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-class LeanRecalls:
-    """`POST /v1/recall` over a pool of kept-alive connections, one per request in flight:
-    the agent shares the cores with the stack it measures, and the SDK's client (httpx,
-    retries, pydantic answers) costs several milliseconds of CPU a request (`--client sdk`
-    measures with it)."""
-
-    def __init__(self, url: str) -> None:
-        address = urlsplit(url)
-        self._host, self._port = address.hostname or "127.0.0.1", address.port or 80
-        self._idle: list[KeepAliveConnection] = []
-
-    async def recall(self, user: str, text: str, token: str, wait_ms: int) -> dict[str, Any] | None:
-        """The answer; None when the API refused the request (a 503 past its
-        `MEMSTREAM_API_MAX_CONNECTIONS`) or closed the connection."""
-        body = {"user_id": user, "query": text, "after": token, "wait_ms": wait_ms}
-        connection = self._idle.pop() if self._idle else KeepAliveConnection(self._host, self._port)
-        try:
-            status, answer = await connection.post("/v1/recall", json.dumps(body).encode())
-        except ConnectionError:
-            return None
-        self._idle.append(connection)
-        if status == 503:
-            return None
-        if status != 200:
-            raise RuntimeError(f"recall answered {status}: {answer[:300]!r}")
-        found: dict[str, Any] = json.loads(answer)
-        return found
-
-    async def close(self) -> None:
-        for connection in self._idle:
-            await connection.close()
-
-
-async def _until_consuming(out: AsyncMemstreamProducer, recalls: LeanRecalls) -> float:
-    """Publish a turn and recall after it until the answer holds it: the consumer has
-    joined its group (`Ready.` comes once the API listens, which can be before) and the
-    first batch's costs are paid. Seconds it took."""
-    started = time.perf_counter()
-    for attempt in range(1, 1 + int(START_TIMEOUT_S // 5)):
-        receipt = await out.publish_turn(
-            user_id="ryw-warm-up", session_id="warm-up", seq=attempt, text="warm up", flush=True
-        )
-        answer = await recalls.recall("ryw-warm-up", "warm up", receipt.token, 5_000)
-        if answer is not None and not answer["pending"]:
-            return round(time.perf_counter() - started, 1)
-    raise RuntimeError("the segmenter did not handle a turn within the start timeout")
 
 
 async def measure(
@@ -166,7 +64,7 @@ async def measure(
         AsyncMemstreamProducer(endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"], idempotent=False) as out,
         AsyncRecallClient(endpoints["MEMSTREAM_RECALL_URL"], timeout_s=60) as memory,
     ):
-        ready_s = await _until_consuming(out, lean)
+        ready_s = await until_consuming(out, lean)
 
         async def recall(user: str, text: str, receipt: Receipt) -> tuple[bool, float] | None:
             if client == "sdk":
@@ -213,23 +111,12 @@ async def measure(
         "pending": pending,
         # Turns whose recall the API refused (503: more requests at once than it takes).
         "refused": refused,
-        "publish_ack_ms": _spread(acks),
-        "publish_to_answer_ms": _spread(answers),
+        "publish_ack_ms": spread(acks),
+        "publish_to_answer_ms": spread(answers),
         # The server's part: how long the read waited for the segmenter (`timings_ms.after`).
-        "server_wait_ms": _spread(waits),
+        "server_wait_ms": spread(waits),
         "cpu": cpu,
-        "seconds_until_consuming": ready_s,
-    }
-
-
-def _spread(values: Sequence[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    return {
-        "p50": round(nearest_rank(values, 50), 1),
-        "p95": round(nearest_rank(values, 95), 1),
-        "p99": round(nearest_rank(values, 99), 1),
-        "max": round(max(values), 1),
+        "secondsuntil_consuming": ready_s,
     }
 
 

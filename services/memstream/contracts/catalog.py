@@ -22,7 +22,7 @@ import json
 import re
 import zoneinfo
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ _ROLES = {
     "memories": "memstream.memories.v1",
     "dlq": "memstream.dlq.v1",
     "audit": "memstream.audit.v1",
+    "overflow": "memstream.turns.overflow.v1",
 }
 # Kafka's own rule for topic names (legal characters, at most 249 of them).
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
@@ -66,8 +67,10 @@ _TOPIC_FILE_SCHEMA: dict[str, Any] = {
         "retention_ms",
         "cleanup_policy",
         "key",
-        "values",
     ],
+    # A topic either declares its values or carries another topic's (`values_of`: the
+    # overflow topic holds turns records as they came), never both.
+    "oneOf": [{"required": ["values"]}, {"required": ["values_of"]}],
     "properties": {
         "name": {"type": "string", "pattern": _TOPIC_NAME.pattern},
         "description": {"type": "string"},
@@ -76,6 +79,7 @@ _TOPIC_FILE_SCHEMA: dict[str, Any] = {
         "retention_ms": {"type": "integer", "minimum": -1},
         "cleanup_policy": {"enum": ["delete", "compact", "compact,delete"]},
         "key": {"type": "string", "minLength": 1},
+        "values_of": {"type": "string", "pattern": _TOPIC_NAME.pattern},
         "values": {
             "type": "object",
             "minProperties": 1,
@@ -163,6 +167,7 @@ class TopicSpec:
     key: str
     values: Mapping[str, Mapping[str, Any]]
     description: str = ""
+    values_of: str = ""  # the base name of the topic whose values this one carries
     _validators: Mapping[str, Draft202012Validator] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -225,6 +230,7 @@ class Catalog:
     memories: TopicSpec
     dlq: TopicSpec
     audit: TopicSpec
+    overflow: TopicSpec
     topics: tuple[TopicSpec, ...]
 
     def __iter__(self) -> Iterator[TopicSpec]:
@@ -279,11 +285,12 @@ def load_catalog(prefix: str = "", directory: Path | None = None) -> Catalog:
             key=lambda s: order.index(s.base_name) if s.base_name in order else len(order),
         )
     )
-    _check_unique(specs)
-    by_base = {spec.base_name: spec for spec in specs}
-    missing = [base for base in _ROLES.values() if base not in by_base]
+    missing = [base for base in _ROLES.values() if base not in {s.base_name for s in specs}]
     if missing:
         raise CatalogError(f"{root} lacks topic files for {', '.join(missing)}")
+    specs = _with_borrowed_values(specs)
+    _check_unique(specs)
+    by_base = {spec.base_name: spec for spec in specs}
     roles = {role: by_base[base] for role, base in _ROLES.items()}
     return Catalog(prefix=prefix, topics=specs, **roles)
 
@@ -299,7 +306,7 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
     if path.stem != doc["name"]:
         raise CatalogError(f"{path.name}: file must be named after its topic {doc['name']!r}")
     validators = {}
-    for value_type, schema in doc["values"].items():
+    for value_type, schema in doc.get("values", {}).items():
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
@@ -318,8 +325,9 @@ def _load_topic(path: Path, prefix: str) -> TopicSpec:
         retention_ms=doc["retention_ms"],
         cleanup_policy=doc["cleanup_policy"],
         key=doc["key"],
-        values=doc["values"],
+        values=doc.get("values", {}),
         description=doc.get("description", ""),
+        values_of=doc.get("values_of", ""),
         _validators=validators,
     )
 
@@ -336,10 +344,27 @@ def _fast_check(schema: Mapping[str, Any]) -> Callable[[object], object]:
     return fastjsonschema.compile(draft7, formats=_FAST_FORMATS)
 
 
+def _with_borrowed_values(specs: tuple[TopicSpec, ...]) -> tuple[TopicSpec, ...]:
+    """Each topic with `values_of` given the values (and validators) of the topic it names."""
+    by_base = {spec.base_name: spec for spec in specs if not spec.values_of}
+    resolved = []
+    for spec in specs:
+        if spec.values_of:
+            source = by_base.get(spec.values_of)
+            if source is None:
+                raise CatalogError(f"{spec.base_name}: values_of names no topic with values")
+            spec = replace(spec, values=source.values, _validators=source._validators)
+        resolved.append(spec)
+    return tuple(resolved)
+
+
 def _check_unique(specs: tuple[TopicSpec, ...]) -> None:
-    # Validation routes a value to its topic by `type`, so a type may live on one topic only.
+    # Validation routes a value to its topic by `type`, so a type may live on one topic only
+    # (a topic that carries another's values is that topic's, for validation).
     owner: dict[str, str] = {}
     for spec in specs:
+        if spec.values_of:
+            continue
         for value_type in spec.values:
             if value_type in owner:
                 raise CatalogError(

@@ -46,6 +46,37 @@ class Outbound:
         return cls(doc["topic"], doc["key"], doc["value"])
 
 
+ORIGIN_HEADER = "memstream-origin"  # on a forwarded record: where it was first consumed
+
+
+@dataclass(frozen=True, slots=True)
+class Forwarded:
+    """A consumed record sent on to another topic as it came (key and value bytes), with
+    its place in the topic it came from in the `memstream-origin` header."""
+
+    topic: str
+    key: str
+    value: bytes
+    origin: tuple[int, int, float | None]  # partition, offset, broker time (epoch s)
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        partition, offset, stamp = self.origin
+        at = "" if stamp is None else repr(stamp)
+        return [(ORIGIN_HEADER, f"{partition}:{offset}:{at}".encode())]
+
+
+def at_origin(raw: RawEvent) -> RawEvent:
+    """A forwarded record with the place it had in the topic it came from (partition, offset,
+    broker time): what ordering, tombstones and freshness are reckoned by. A record without
+    the header is returned unchanged."""
+    for name, value in raw.headers:
+        if name == ORIGIN_HEADER:
+            partition, offset, stamp = value.decode().split(":")
+            at = float(stamp) if stamp else None
+            return RawEvent(raw.value, raw.topic, int(partition), int(offset), at, raw.headers)
+    return raw
+
+
 def encode_value(value: dict[str, Any]) -> bytes:
     """The bytes of a JSON value on the wire: compact, UTF-8."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()

@@ -34,10 +34,13 @@ from memstream.consolidator.handler import Consolidator
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.app import DeadLetter, Opening, RecordHandler
 from memstream.edges.faust.decoding import Rejected
-from memstream.edges.instrumentation import InstrumentedConsolidator, InstrumentedSegmenter
+from memstream.edges.instrumentation import (
+    BatchHandling,
+    InstrumentedConsolidator,
+    InstrumentedSegmenter,
+)
 from memstream.edges.tracing import traced_batches
 from memstream.metrics import Metrics
-from memstream.segmenter.handler import Segmenter
 
 # Holds the background embedder off while it is open (`PriorityEmbedder.online`).
 OnlineWindow = Callable[[], AbstractAsyncContextManager[object]]
@@ -51,15 +54,25 @@ class WritePathHandlers:
     on_windows: RecordHandler | None
     dead_letter: DeadLetter
     open_turns: Opening | None = None  # the turns sealed by their producers
+    # With a tenant share (`segmenter.fair_share`): the overflow topic's batches, its dead
+    # letters (which also strike the record off its user's overflow ledger), and what strikes
+    # off a batch's records once it is done (those the opening dropped included).
+    on_overflow: RecordHandler | None = None
+    overflow_dead_letter: DeadLetter | None = None
+    overflow_struck_off: Callable[[Sequence[RawEvent]], Awaitable[None]] | None = None
 
 
 def segmenter_chain(
-    segmenter: Segmenter, metrics: Metrics, *, online: OnlineWindow | None = None
+    segmenter: BatchHandling,
+    metrics: Metrics,
+    *,
+    online: OnlineWindow | None = None,
+    stage: str = "segmenter",
 ) -> RecordHandler:
-    """The segmenter's batches, instrumented, traced, and with `online` (when the embedder
-    is shared) open around each."""
+    """The segmenter's batches (or those of its overflow, `stage`), instrumented, traced,
+    and with `online` (when the embedder is shared) open around each."""
     handle = instrumented_segmenter(segmenter, metrics)
-    handle = traced_batches("segmenter", handle)
+    handle = traced_batches(stage, handle)
     if online is not None:
         handle = holding_background_off(online, handle)
     return handle
@@ -71,7 +84,7 @@ def consolidator_chain(consolidator: Consolidator, metrics: Metrics) -> RecordHa
     return traced_batches("consolidator", handle)
 
 
-def instrumented_segmenter(segmenter: Segmenter, metrics: Metrics) -> RecordHandler:
+def instrumented_segmenter(segmenter: BatchHandling, metrics: Metrics) -> RecordHandler:
     return InstrumentedSegmenter(segmenter, metrics).handle_batch
 
 
@@ -117,10 +130,28 @@ def open_turns_when_ready(handlers: Awaitable[WritePathHandlers]) -> Opening:
     return open_turns
 
 
-def dead_letter_when_ready(handlers: Awaitable[WritePathHandlers]) -> DeadLetter:
-    """The dead-letter sender of `handlers`, once they exist."""
+def overflow_struck_off_when_ready(
+    handlers: Awaitable[WritePathHandlers],
+) -> Callable[[Sequence[RawEvent]], Awaitable[None]]:
+    """What strikes an overflow batch's records off their users' ledgers, once it exists."""
+
+    async def struck_off(raws: Sequence[RawEvent]) -> None:
+        strike = (await handlers).overflow_struck_off
+        if strike is not None:
+            await strike(raws)
+
+    return struck_off
+
+
+def dead_letter_when_ready(
+    handlers: Awaitable[WritePathHandlers], *, overflow: bool = False
+) -> DeadLetter:
+    """The dead-letter sender of `handlers` (of their overflow, with `overflow`), once
+    they exist."""
 
     async def dead_letter(raw: RawEvent, reason: str, field_path: str | None = None) -> None:
-        await (await handlers).dead_letter(raw, reason, field_path)
+        ready = await handlers
+        send = ready.overflow_dead_letter if overflow else None
+        await (send or ready.dead_letter)(raw, reason, field_path)
 
     return dead_letter

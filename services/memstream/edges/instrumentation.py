@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memstream.adapters.kafka.lag import consumer_lag
 from memstream.adapters.llm.fallback import FallbackHook
@@ -25,13 +25,14 @@ from memstream.domain.models import InputEvent, Level, WindowClosed
 from memstream.metrics import (
     CONSOLIDATED_LEVELS,
     HTTP_METHODS,
+    MOST_TENANT_LABELS,
     UNMATCHED_ROUTE,
     Metrics,
 )
 from memstream.ports import BacklogReads
 from memstream.recall.pipeline import RecallResult
 from memstream.recall.rebuilds import pending_over_users
-from memstream.segmenter.handler import BatchReport, Segmenter
+from memstream.segmenter.handler import BatchReport
 
 if TYPE_CHECKING:
     from memstream.adapters.llm.openai import UsageHook
@@ -42,7 +43,9 @@ log = logging.getLogger(__name__)
 # --- handlers --------------------------------------------------------------------------
 
 
-def observe_batch(metrics: Metrics, report: BatchReport, seconds: float) -> None:
+def observe_batch(
+    metrics: Metrics, report: BatchReport, seconds: float, tenants: set[str] | None = None
+) -> None:
     """Record what one segmenter batch did; `seconds` is how long `handle_batch` took.
 
     Records dead-lettered at decoding never reach the segmenter: the Faust edge counts them.
@@ -55,6 +58,31 @@ def observe_batch(metrics: Metrics, report: BatchReport, seconds: float) -> None
         metrics.l1_latency.observe(latency)
     for closure in report.closures:
         metrics.windows_closed.labels(closure.window.level.label, closure.reason).inc()
+    for tenant, turns in report.diverted.items():
+        label = tenant_label(tenant, tenants if tenants is not None else set())
+        metrics.diverted.labels(label).inc(turns)
+    if report.overflow_lag is not None:
+        metrics.overflow_lag.set(report.overflow_lag)
+
+
+def tenant_label(tenant: str, labelled: set[str]) -> str:
+    """`tenant` as a label of the diverted turns: 'default' outside every tenant, 'other'
+    once `MOST_TENANT_LABELS` tenants have a series (producers choose the names);
+    `labelled`, the tenants given a series so far, grows."""
+    name = tenant or "default"
+    if name in labelled or len(labelled) < MOST_TENANT_LABELS:
+        labelled.add(name)
+        return name
+    return "other"
+
+
+class BatchHandling(Protocol):
+    """What `InstrumentedSegmenter` wraps: the segmenter, or one side of its fair share."""
+
+    @property
+    def handled(self) -> int: ...
+
+    async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport: ...
 
 
 class InstrumentedSegmenter:
@@ -62,7 +90,7 @@ class InstrumentedSegmenter:
 
     def __init__(
         self,
-        segmenter: Segmenter,
+        segmenter: BatchHandling,
         metrics: Metrics,
         *,
         clock: Callable[[], float] = time.perf_counter,
@@ -70,6 +98,7 @@ class InstrumentedSegmenter:
         self._segmenter = segmenter
         self._metrics = metrics
         self._clock = clock
+        self._tenants: set[str] = set()
 
     @property
     def handled(self) -> int:
@@ -82,7 +111,7 @@ class InstrumentedSegmenter:
         except Exception:
             self._metrics.handler_failures.labels("segmenter").inc()
             raise
-        observe_batch(self._metrics, report, self._clock() - started)
+        observe_batch(self._metrics, report, self._clock() - started, self._tenants)
         return report
 
 

@@ -106,6 +106,8 @@ def schemas(
 
     out.mkdir(parents=True, exist_ok=True)
     for spec in load_catalog():
+        if spec.values_of:
+            continue  # another topic's values: written once, under that topic
         for value_type, schema in spec.values.items():
             where = f"{value_type} values on topic {spec.base_name}, record key: {spec.key}"
             document = {**schema, "$comment": where}

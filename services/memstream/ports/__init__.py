@@ -6,9 +6,9 @@ adapter: the composition root (`memstream.bootstrap`) picks the adapters.
 
 from memstream.ports.datakeys import DataKeys
 from memstream.ports.knowledge import KnowledgeReads, LeafFacts, ProfileFacts
-from memstream.ports.messaging import Publisher
+from memstream.ports.messaging import Forwarder, Publisher
 from memstream.ports.models import Embedder, FactReader, LanguageModel
-from memstream.ports.progress import ProgressMarks, ProgressReads
+from memstream.ports.progress import OverflowLedger, OverflowReads, ProgressMarks, ProgressReads
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import (
     BacklogReads,
@@ -38,6 +38,7 @@ __all__ = [
     "Embedder",
     "FactReader",
     "Forgetting",
+    "Forwarder",
     "KnowledgeReads",
     "LanguageModel",
     "LeafFacts",
@@ -45,6 +46,8 @@ __all__ = [
     "NodeReader",
     "OutboxName",
     "Outboxes",
+    "OverflowLedger",
+    "OverflowReads",
     "ProfileFacts",
     "ProgressMarks",
     "ProgressReads",

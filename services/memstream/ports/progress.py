@@ -8,7 +8,7 @@ still holds back waiting for their reply (`ProgressReads`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 from memstream.domain.write_token import HeldMessages
@@ -29,4 +29,28 @@ class ProgressReads(Protocol):
 
     async def held_messages(self, user_id: str) -> HeldMessages:
         """Event ids of the user's messages the window state holds, not yet in a memory."""
+        ...
+
+
+class OverflowLedger(Protocol):
+    """Which of a user's turns-log records wait in the overflow topic (`domain.fair_share`):
+    written in the user's slot, so it works on Redis Cluster too."""
+
+    async def held(self, user_ids: Collection[str]) -> set[str]:
+        """The users among `user_ids` with records still in the overflow."""
+        ...
+
+    async def divert(self, positions: Mapping[str, Sequence[tuple[int, int]]]) -> None:
+        """Record, per user, the (partition, offset) of records sent to the overflow: before
+        they are sent, so a record in the overflow is always on the ledger."""
+        ...
+
+    async def release(self, positions: Mapping[str, Sequence[tuple[int, int]]]) -> None:
+        """Strike records off once the segmenter has handled them from the overflow."""
+        ...
+
+
+class OverflowReads(Protocol):
+    async def diverted(self, user_id: str) -> list[tuple[int, int]]:
+        """The (partition, offset) of the user's records still in the overflow."""
         ...

@@ -18,6 +18,11 @@ it would be written with (the exchange rule): the read is then reported pending 
 can also be held for one of its session with an earlier `seq` that has not arrived
 (`domain.reorder`): reason `awaiting_earlier_seq`, which a producer's missing or
 out-of-order `seq` causes, and which takes precedence.
+
+With tenant shares on (`segmenter.fair_share`), the mark passes a record the segmenter sent
+to the overflow topic before it is in the tree: the read then also waits until the user's
+overflow ledger holds nothing at or before the record (polled like the marks, up to the
+same deadline; `not_yet_processed` if it runs out).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from memstream.domain.fair_share import waits_on
 from memstream.domain.write_token import WritePosition
-from memstream.ports import ProgressReads
+from memstream.ports import OverflowReads, ProgressReads
 
 PendingReason = Literal["not_yet_processed", "awaiting_reply", "awaiting_earlier_seq"]
 FIRST_PAUSE_S = 0.005
@@ -63,10 +69,13 @@ class WriteWaiter:
         self,
         reads: ProgressReads,
         *,
+        overflow: OverflowReads | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
+        """`overflow`: the segmenter's overflow ledger, when tenant shares are on."""
         self._reads = reads
+        self._overflow = overflow
         self._monotonic = monotonic
         self._pause = pause
         self._waiting: set[_Waiting] = set()
@@ -89,7 +98,10 @@ class WriteWaiter:
             return WriteStatus()
         started = self._monotonic()
         marks = await self._reads.progress([p.partition for p in positions])
-        if not _past(marks, positions) and not await self._polled(positions, started + timeout_s):
+        deadline = started + timeout_s
+        if not _past(marks, positions) and not await self._polled(positions, deadline):
+            return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
+        if not await self._out_of_overflow(user_id, positions, deadline):
             return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
         held = await self._reads.held_messages(user_id)
         waited_ms = self._ms_since(started)
@@ -99,6 +111,23 @@ class WriteWaiter:
         if held.awaiting_reply:
             return WriteStatus(True, "awaiting_reply", held.awaiting_reply, waited_ms)
         return WriteStatus(waited_ms=waited_ms)
+
+    async def _out_of_overflow(
+        self, user_id: str, positions: Sequence[WritePosition], deadline: float
+    ) -> bool:
+        """Whether, before the deadline, none of `positions` waits in the overflow topic."""
+        if self._overflow is None:
+            return True
+        pause = FIRST_PAUSE_S
+        while True:
+            diverted = await self._overflow.diverted(user_id)
+            if not any(waits_on(diverted, p.partition, p.offset) for p in positions):
+                return True
+            left = deadline - self._monotonic()
+            if left <= 0:
+                return False
+            await self._pause(min(pause, left))
+            pause = min(pause * 2, LONGEST_PAUSE_S)
 
     def _ms_since(self, started: float) -> float:
         return round((self._monotonic() - started) * 1000, 3)

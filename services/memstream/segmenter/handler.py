@@ -114,6 +114,11 @@ class BatchReport:
     # commit that stored it. An L1 none of whose messages came in this batch (a lone message
     # flushed by a session end or the clock) waited by design and is not counted.
     l1_latencies: list[float] = field(default_factory=list)
+    # Turns a tenant's share sent to the overflow topic, by tenant (`segmenter.fair_share`).
+    diverted: dict[str, int] = field(default_factory=dict)
+    # Seconds from the broker time of the newest record handled from the overflow topic (in
+    # the turns topic) to its commit; None for a batch of the turns topic.
+    overflow_lag: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +184,15 @@ class Segmenter:
         )
         self.handled = 0  # records fully processed by this instance, for progress checks
 
-    async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
+    async def handle_batch(
+        self,
+        batch: Sequence[Consumed[InputEvent]],
+        *,
+        progress: Mapping[int, int] | None = None,
+    ) -> BatchReport:
+        """`progress`: the marks to write once the batch is committed, when they are not
+        the batch's own (`segmenter.fair_share`: a batch the share thinned out marks past
+        the records it diverted; one from the overflow marks nothing)."""
         report = BatchReport(events=len(batch))
         bounds = [0, *itertools.accumulate(step_sizes(len(batch), self._step_size))]
         steps = [batch[lo:hi] for lo, hi in itertools.pairwise(bounds)]
@@ -194,7 +207,7 @@ class Segmenter:
             await ahead.close()
         # Every step above committed (or dropped) its records: a read holding a write token
         # for any of them may now answer (read-your-writes waits on this mark).
-        await self._tree.mark_progress(_next_offsets(batch))
+        await self._tree.mark_progress(next_offsets(batch) if progress is None else progress)
         if self._on_progress is not None:
             self._on_progress()
         self.handled += len(batch)
@@ -477,7 +490,7 @@ def _unmarked(name: str) -> AbstractContextManager[object]:
     return nullcontext()
 
 
-def _next_offsets(batch: Sequence[Consumed[InputEvent]]) -> dict[int, int]:
+def next_offsets(batch: Sequence[Consumed[InputEvent]]) -> dict[int, int]:
     """Per partition of the batch, the offset after its last record (records that came from
     no partition, such as a rebuild's replays, mark nothing)."""
     ahead: dict[int, int] = {}

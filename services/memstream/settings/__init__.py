@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from memstream.settings.environment import Environment, grouped
+from memstream.settings.fair_share import FairShareSettings
 from memstream.settings.groups import (
     ApiSettings,
     BrokerSettings,
@@ -38,6 +39,7 @@ __all__ = [
     "ApiSettings",
     "BrokerSettings",
     "EmbeddingSettings",
+    "FairShareSettings",
     "Handoff",
     "LifecycleSettings",
     "LlmSettings",
@@ -68,6 +70,7 @@ class Settings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    fair_share: FairShareSettings = Field(default_factory=FairShareSettings)
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     rebuild: RebuildSettings = Field(default_factory=RebuildSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)

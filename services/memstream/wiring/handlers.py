@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
 from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
+from memstream.domain.fair_share import Share
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.dead_letters import DeadLetters
+from memstream.edges.sealing import SealingPublisher
 from memstream.edges.tracing import (
     EMBEDDER_CALLS,
     INDEX_WRITES,
@@ -40,6 +43,7 @@ from memstream.recall.writes import WriteWaiter
 from memstream.repair.jobs import RepairJobs
 from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.scheduler.rebuilds import RebuildPacer, pace
+from memstream.segmenter.fair_share import FairShare
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 from memstream.wiring.container import Container
@@ -96,6 +100,28 @@ def window_rules(settings: Settings) -> WindowRules:
 
 def dead_letters(c: Container) -> DeadLetters:
     return DeadLetters(c.publisher, c.catalog.dlq.name)
+
+
+def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
+    """The segmenter behind its tenants' shares, None with no share set (the default)."""
+    settings = c.settings.fair_share
+    if settings.tenant_share_turns_s is None:
+        return None
+    # Records are forwarded as they came, past the sealing publisher (which seals JSON
+    # events memstream writes, not consumed bytes).
+    kafka = c.publisher.inner if isinstance(c.publisher, SealingPublisher) else c.publisher
+    if not isinstance(kafka, KafkaPublisher):
+        raise TypeError("a tenant share forwards records: it needs the Kafka publisher")
+    # The overflow uses the same segmenter and the online embedder: its priority is when it
+    # runs (`edges.faust.spare`). In the background embedder's turn (after 0.5 s without an
+    # online call) it never ran under a steady flood, and its consumer left its group.
+    return FairShare(
+        segmenter,
+        ledger=c.tree,
+        forwarder=kafka,
+        overflow_topic=c.catalog.overflow.name,
+        share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
+    )
 
 
 @dataclass(frozen=True)
@@ -189,7 +215,9 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
     from memstream.edges.http.api import RecallParts
     from memstream.edges.http.audit import AuditTrail
 
-    writes = WriteWaiter(c.tree)
+    # With tenant shares on, a receipt's record may wait in the overflow topic.
+    shares_on = c.settings.fair_share.tenant_share_turns_s is not None
+    writes = WriteWaiter(c.tree, overflow=c.tree if shares_on else None)
     c.progress_listeners.append(writes.progressed)
     return RecallParts(
         pipeline=RecallPipeline(

@@ -248,7 +248,7 @@ def test_prefix_is_applied_to_every_name() -> None:
 
 
 def test_every_value_schema_is_valid_and_has_an_example(catalog: Catalog) -> None:
-    types = [t for spec in catalog for t in spec.values]
+    types = [t for spec in catalog if not spec.values_of for t in spec.values]
     assert sorted(types) == sorted(GOOD)  # a new value type needs a good example here
     for spec in catalog:
         for schema in spec.values.values():

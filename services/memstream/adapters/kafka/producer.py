@@ -8,7 +8,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 from opentelemetry import propagate  # imported here: a slow import, not for the first publish
 
-from memstream.contracts.records import Outbound, encode_value
+from memstream.contracts.records import Forwarded, Outbound, encode_value
 
 
 def trace_headers() -> list[tuple[str, bytes]] | None:
@@ -48,6 +48,16 @@ class KafkaPublisher:
                 e.topic, key=e.key.encode(), value=encode_value(e.value), headers=headers
             )
             for e in events
+        ]
+        for future in futures:
+            await future
+
+    async def forward(self, records: Sequence[Forwarded]) -> None:
+        futures = [
+            await self._producer.send(
+                r.topic, key=r.key.encode(), value=r.value, headers=r.headers()
+            )
+            for r in records
         ]
         for future in futures:
             await future

@@ -54,6 +54,10 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 (`contracts.sealed`) and its index payloads; made by the
                                 user's first sealed write unless it has a tombstone,
                                 deleted by a forget: every sealed copy becomes unreadable
+    ms:{u}:overflow             hash: "partition:offset" of each of the user's turns-log
+                                records the segmenter sent to the overflow topic, struck
+                                off once handled from there (`overflow`; only with a
+                                tenant share set): the user's later records follow them
     ms:due                      sorted set: user -> earliest time a tick may close something
     ms:rebuilds                 sorted set: user -> when its rebuild may take its next chunk
                                 (+inf: its leaves are done, its windows not yet seen
@@ -107,6 +111,8 @@ EXPIRY = "expiry"
 TOMBSTONE = "tombstone"
 REBUILD = "rebuild"
 DATAKEY = "datakey"
+# Not among FIXED_SUFFIXES: a forget leaves it to the overflow to strike off (`overflow`).
+OVERFLOW = "overflow"
 FACTS = "facts"
 # (subject, attribute, L1 id) of every fact written, lexically sorted: a slot's L1s without
 # reading every fact of the user (members of rewritten L1s may outlive their facts: readers

@@ -4,7 +4,8 @@ Its parts, one module each: `keys` (the table of every key, and the functions th
 them), `base` (the client, the clock and the guarded transaction), `nodes` (the tree's nodes),
 `segmenter_state` (the segmenter's load and commit, markers, outboxes), `knowledge` (the
 facts and entity surfaces of the L1s, written in that commit) and `users` (the indexes
-across users, and forgetting), `progress` (the segmenter's committed offsets), `backup`
+across users, and forgetting), `progress` (the segmenter's committed offsets), `overflow`
+(the records a tenant's share sent to the overflow topic), `backup`
 (the export's paged reads), `restore` (the tree written back from the index), `datakeys`
 (the users' data keys, what their words on the topics are sealed under), `persistence`
 (Redis's files rewritten after a forget).
@@ -15,6 +16,7 @@ from __future__ import annotations
 from memstream.adapters.redis.backup import RedisBackupReads
 from memstream.adapters.redis.datakeys import RedisDataKeys
 from memstream.adapters.redis.knowledge import RedisKnowledge
+from memstream.adapters.redis.overflow import RedisOverflow
 from memstream.adapters.redis.persistence import RedisPersistence
 from memstream.adapters.redis.progress import RedisProgress
 from memstream.adapters.redis.restore import RedisRestore
@@ -27,6 +29,7 @@ class RedisTree(
     RedisUsers,
     RedisKnowledge,
     RedisProgress,
+    RedisOverflow,
     RedisBackupReads,
     RedisRestore,
     RedisDataKeys,

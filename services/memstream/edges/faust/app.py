@@ -22,9 +22,9 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
@@ -36,7 +36,9 @@ from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
+from memstream.edges.faust.overflow import OverflowConsumer
 from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
+from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.startup import phase
 from memstream.metrics import Metrics, dlq_category
 
@@ -139,13 +141,16 @@ def build_faust_app(
     health: AgentHealth | None = None,
     tracing: BatchTracing | None = None,
     open_turns: Opening | None = None,
+    overflow: Overflow | None = None,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given; with `metrics`, the
     records it dead-letters are counted; with `health`, an agent that dies is recorded; with
     `max_event_skew_s`, input events dated further ahead of the clock are dead-lettered; with
     `tracing`, each batch runs in a span of its own; with `open_turns`, the turns sealed by
-    their producers are opened before they are decoded."""
+    their producers are opened before they are decoded; with `overflow` (and `on_turns`),
+    a consumer takes the segmenter's overflow topic with the capacity the turns leave spare
+    (its records opened as the turns are)."""
     admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
     app = faust.App(
         app_id,
@@ -168,6 +173,8 @@ def build_faust_app(
         ("segmenter", turns, record_decoder(turns, decode_input, admit), on_turns, open_turns),
         ("consolidator", windows, record_decoder(windows, decode_window), on_windows, None),
     )
+    health = health or AgentHealth()
+    spare = overflow.spare if overflow is not None and on_turns is not None else None
     for name, spec, decoder, handler, opening in agents:
         if handler is not None:
             counted = rejection_counter(metrics, ingested=name == "segmenter")
@@ -180,11 +187,99 @@ def build_faust_app(
                 dead_letter,
                 counted,
                 _Batching(batch_size, batch_within_s, retry_budget_s),
-                health or AgentHealth(),
+                health,
                 tracing,
                 opening,
+                _Priority(spare) if spare and name == "segmenter" else None,
             )
+    if overflow is not None and spare is not None:
+        _add_overflow(
+            app,
+            f"{app_id}-overflow",
+            bootstrap,
+            overflow,
+            record_decoder(overflow.topic, decode_input, admit),
+            rejection_counter(metrics, ingested=True),
+            retry_budget_s,
+            health,
+            tracing,
+        )
     return app
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """The segmenter's overflow topic (`segmenter.fair_share`): its own handler, batches of
+    at most `batch_size` (what one overflow batch may hold the main path up by), and the
+    `spare` capacity it waits for; its dead letters go through `dead_letter`."""
+
+    topic: TopicSpec
+    handler: RecordHandler
+    dead_letter: DeadLetter
+    spare: SpareCapacity
+    # Strikes a batch's records off their users' overflow ledgers once the batch is done,
+    # those the opening dropped (a forgotten user's sealed turns) included.
+    struck_off: Callable[[Sequence[RawEvent]], Awaitable[None]]
+    opening: Opening | None = None  # sealed turns are opened as on the turns topic
+    batch_size: int = 16
+    # Options of its Kafka consumer (aiokafka's names): the group membership timeouts.
+    consumer_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _add_overflow(
+    app: faust.App,
+    name: str,
+    bootstrap: str,
+    overflow: Overflow,
+    decoder: Decoder,
+    on_rejected: Callable[[Rejected], None],
+    retry_budget_s: float,
+    health: AgentHealth,
+    tracing: BatchTracing | None,
+) -> None:
+    """The overflow's consumer, run as a task of the app (`edges.faust.overflow`)."""
+
+    async def consume(raws: list[RawEvent]) -> None:
+        with tracing.batch("overflow", raws) if tracing else nullcontext():
+            await consume_batch(
+                raws,
+                decoder,
+                overflow.handler,
+                overflow.dead_letter,
+                on_rejected,
+                retry_budget_s=retry_budget_s,
+                tracing=tracing,
+                opening=overflow.opening,
+            )
+        await overflow.struck_off(raws)
+
+    consumer = OverflowConsumer(
+        topic=overflow.topic.name,
+        bootstrap=bootstrap,
+        group=name,
+        consume=consume,
+        spare=overflow.spare,
+        batch_size=overflow.batch_size,
+        consumer_options=dict(overflow.consumer_options),
+    )
+
+    @app.task
+    async def drain_overflow() -> None:
+        try:
+            await consumer.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            log.critical("the overflow consumer %s died: %r", name, error, exc_info=True)
+            health.died(name, error)
+            raise
+
+
+@dataclass(frozen=True)
+class _Priority:
+    """The turns agent's side of `SpareCapacity`: it marks itself busy around each batch."""
+
+    spare: SpareCapacity
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +302,7 @@ def _add_agent(
     health: AgentHealth,
     tracing: BatchTracing | None,
     opening: Opening | None,
+    priority: _Priority | None = None,
 ) -> None:
     stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
@@ -224,7 +320,8 @@ def _add_agent(
                     phase(f"first batch ({stage}, {len(events)} records)")
                     first = False
                 raws = list(_raw(events))
-                with tracing.batch(stage, raws) if tracing else nullcontext():
+                busy = priority.spare.busy() if priority is not None else nullcontext()
+                with busy, tracing.batch(stage, raws) if tracing else nullcontext():
                     await consume_batch(
                         raws,
                         decoder,

@@ -25,7 +25,7 @@ CATALOG = load_catalog()
 def user_id_patterns() -> list[str]:
     found = []
     for path in sorted(TOPICS.glob("*.json")):
-        for schema in json.loads(path.read_text())["values"].values():
+        for schema in json.loads(path.read_text()).get("values", {}).values():
             user_id = schema["properties"].get("user_id")
             if user_id is not None:
                 found.append(user_id["pattern"])

@@ -1,0 +1,326 @@
+"""Fairness: a quiet tenant's L1 freshness and recall latency, alone and beside a tenant
+flooding at ten times its rate, with the segmenter's tenant share on and off.
+
+    python -m memstream_lab.bench.fairness --out bench-results/fairness.json
+    memstream bench fairness --out bench-results/fairness.json
+
+Two stacks, each `memstream up` in a process of its own (`up_stack.StackProcess`):
+
+1. Share off. First the segmenter's capacity on this machine: a backlog of
+   `--capacity-turns` turns published at once, and the time until every one has its L1
+   (turns/s). Then the quiet tenant alone, then the quiet tenant beside the flood.
+2. Share on (`MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S`), the same two phases.
+
+Unless given, the quiet rate is a fifth of the capacity, so the flood (ten times it) offers
+twice what the segmenter can do: without a share, a backlog grows in front of the quiet
+tenant for the whole phase. The share is 1.5 times the quiet rate (the quiet tenant
+never reaches it; the flood does at once), and the overflow waits up to `--overflow-wait-s`
+for the main path to go quiet. Each phase publishes for `--seconds`: the quiet tenant
+at its rate over `--quiet-users` users, the flood over `--flood-users`, each turn a message
+between people (role `other`), so each is an L1 of its own at once; meanwhile this process
+recalls for a quiet user `--recalls-per-s` times a second (plain recalls, no `after`). Then
+it waits for every quiet L1. Reported per phase, for the quiet tenant: L1 freshness (publish
+to the L1 stored in Redis, polled by its deterministic id) p50/p95/p99/max and recall latency
+p50/p95/p99, and the ratios of the flood phase to the alone phase of the same stack (the
+target: p99 freshness and p95 recall within 1.5x). The machine is shared: the ratios,
+measured within one stack minutes apart, are the figures to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from redis import asyncio as aioredis
+
+from memstream.adapters.kafka.producer import KafkaPublisher
+from memstream.adapters.redis.tree import RedisTree
+from memstream.client import AsyncMemstreamProducer
+from memstream.client.events import turn_event
+from memstream.contracts.catalog import load_catalog
+from memstream.contracts.records import encode_value
+from memstream.domain.ids import segment_id
+from memstream.domain.models import Level
+from memstream_lab.bench.synthetic import sentence
+from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, until_consuming
+from memstream_lab.measure import write_report
+
+TARGET = "quiet tenant beside a 10x flood: L1 freshness p99 and recall p95 within 1.5x of alone"
+QUIET_TENANT, FLOOD_TENANT = "globex", "acme"
+POLL_S = 0.02
+DRAIN_TIMEOUT_S = 600.0
+FLOOD_TICK_S = 0.05  # the flood is sent in small bursts, each at its slot
+
+
+class Phase:
+    """One phase on a running stack: publish, probe, then wait for the quiet L1s."""
+
+    def __init__(self, stack: StackProcess, tree: RedisTree, name: str) -> None:
+        self.stack = stack
+        self.tree = tree
+        self.run = f"{name}-{time.time_ns():x}"
+        self.published: dict[tuple[str, str], float] = {}
+        self.freshness_ms: dict[tuple[str, str], float] = {}
+        self.recall_ms: list[float] = []
+
+    def user(self, tenant: str, n: int) -> str:
+        return f"{tenant}:{self.run}-{n}"
+
+    async def publish_quiet(
+        self, out: AsyncMemstreamProducer, rate: float, users: int, seconds: float
+    ) -> None:
+        start = time.perf_counter()
+        for n in range(round(rate * seconds)):
+            delay = start + n / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            user = self.user(QUIET_TENANT, n % users)
+            event_id = f"q{n}"
+            self.published[(user, segment_id(user, [event_id]))] = time.perf_counter()
+            await out.publish(_turn(user, event_id, n // users, n))
+        await out.flush()
+
+    def flood_records(self, rate: float, users: int, seconds: float) -> list[tuple[bytes, bytes]]:
+        """The flood's records (key, value), built and encoded before the phase: this
+        process shares the cores it measures, and the SDK checks each event it sends."""
+        records = []
+        for n in range(round(rate * seconds)):
+            user = self.user(FLOOD_TENANT, n % users)
+            records.append((user.encode(), encode_value(_turn(user, f"f{n}", n // users, n))))
+        return records
+
+    async def publish_flood(
+        self, out: KafkaPublisher, topic: str, records: list[tuple[bytes, bytes]], rate: float
+    ) -> int:
+        """`records` at `rate`, sent in small bursts, each at its slot."""
+        start, sent = time.perf_counter(), 0
+        while sent < len(records):
+            due = min(len(records), round(rate * (time.perf_counter() - start)))
+            for key, value in records[sent:due]:
+                await out.producer.send(topic, key=key, value=value)
+            sent = max(sent, due)
+            await asyncio.sleep(FLOOD_TICK_S)
+        await out.producer.flush()
+        return sent
+
+    async def probe_recall(self, recalls: LeanRecalls, per_s: float, users: int) -> None:
+        n = 0
+        while True:
+            user = self.user(QUIET_TENANT, n % users)
+            started = time.perf_counter()
+            if await recalls.recall(user, sentence(random.Random(n)), None, 0) is not None:
+                self.recall_ms.append((time.perf_counter() - started) * 1000)
+            n += 1
+            await asyncio.sleep(max(0.0, 1 / per_s - (time.perf_counter() - started)))
+
+    async def watch_quiet(self, publishing: asyncio.Task[None]) -> None:
+        """Until every quiet turn published has its L1 (polled by id)."""
+        deadline = time.monotonic() + DRAIN_TIMEOUT_S
+        while not publishing.done() or len(self.freshness_ms) < len(self.published):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(self.published) - len(self.freshness_ms)} quiet L1s")
+            pending: dict[str, list[str]] = {}
+            for user, node in self.published.keys() - self.freshness_ms.keys():
+                pending.setdefault(user, []).append(node)
+            for user, nodes in pending.items():
+                for found in await self.tree.get_many(user, nodes):
+                    key = (user, found.id)
+                    self.freshness_ms[key] = (time.perf_counter() - self.published[key]) * 1000
+            await asyncio.sleep(POLL_S)
+
+
+async def capacity(stack: StackProcess, tree: RedisTree, turns: int, users: int) -> dict[str, Any]:
+    """Turns a second the segmenter writes L1s for, from a backlog published at once."""
+    phase = Phase(stack, tree, "capacity")
+    names = [phase.user(FLOOD_TENANT, u) for u in range(users)]
+    bootstrap = stack.endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"]
+    async with AsyncMemstreamProducer(bootstrap, idempotent=False) as out:
+        start = time.perf_counter()
+        for n in range(turns):
+            await out.publish(_turn(names[n % users], f"c{n}", n // users, n))
+        await out.flush()
+        published_s = time.perf_counter() - start
+    deadline = time.monotonic() + DRAIN_TIMEOUT_S
+    while sum([len(await tree.level_ids(u, Level.SEGMENT, limit=turns)) for u in names]) < turns:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the capacity backlog was not written")
+        await asyncio.sleep(0.1)
+    took = time.perf_counter() - start
+    return {
+        "turns": turns,
+        "published_in_s": round(published_s, 2),
+        "written_in_s": round(took, 2),
+        "turns_per_s": round(turns / took, 1),
+    }
+
+
+async def measure_phase(
+    stack: StackProcess, tree: RedisTree, name: str, args: argparse.Namespace, flood_rate: float
+) -> dict[str, Any]:
+    phase = Phase(stack, tree, name)
+    recalls = LeanRecalls(stack.endpoints["MEMSTREAM_RECALL_URL"])
+    bootstrap = stack.endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"]
+    flood = phase.flood_records(flood_rate, args.flood_users, args.seconds)
+    flood_out = KafkaPublisher.for_bootstrap(bootstrap)
+    await flood_out.start()
+    async with AsyncMemstreamProducer(bootstrap, idempotent=False) as quiet_out:
+        probing = asyncio.create_task(
+            phase.probe_recall(recalls, args.recalls_per_s, args.quiet_users)
+        )
+        publishing = asyncio.create_task(
+            phase.publish_quiet(quiet_out, args.quiet_rate, args.quiet_users, args.seconds)
+        )
+        turns_topic = load_catalog().turns.name
+        flooded = phase.publish_flood(flood_out, turns_topic, flood, flood_rate)
+        started = time.perf_counter()
+        flood_sent, _ = await asyncio.gather(flooded, phase.watch_quiet(publishing))
+        probing.cancel()
+        await asyncio.gather(probing, return_exceptions=True)
+        waited_s = time.perf_counter() - started
+    await flood_out.stop()
+    await recalls.close()
+    freshness = list(phase.freshness_ms.values())
+    return {
+        "phase": name,
+        "quiet_rate_per_s": args.quiet_rate,
+        "flood_rate_per_s": flood_rate,
+        "quiet_turns": len(phase.published),
+        "flood_turns": flood_sent,
+        "seconds_until_every_quiet_l1": round(waited_s, 1),
+        "quiet_l1_freshness_ms": spread(freshness),
+        "quiet_recall_ms": spread(phase.recall_ms) | {"count": len(phase.recall_ms)},
+    }
+
+
+async def run_stack(
+    stack: StackProcess, args: argparse.Namespace, measure_capacity: bool
+) -> dict[str, Any]:
+    redis = aioredis.from_url(stack.endpoints["MEMSTREAM_REDIS_URL"])
+    tree = RedisTree(redis)
+    found: dict[str, Any] = {}
+    try:
+        recalls = LeanRecalls(stack.endpoints["MEMSTREAM_RECALL_URL"])
+        bootstrap = stack.endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"]
+        async with AsyncMemstreamProducer(bootstrap, idempotent=False) as out:
+            found["seconds_until_consuming"] = await until_consuming(out, recalls)
+        await recalls.close()
+        print(f"  consuming after {found['seconds_until_consuming']} s", flush=True)
+        if measure_capacity:
+            found["capacity"] = await capacity(stack, tree, args.capacity_turns, args.flood_users)
+            print(f"  capacity {found['capacity']}", flush=True)
+            if args.quiet_rate is None:
+                args.quiet_rate = round(found["capacity"]["turns_per_s"] / 5, 1)
+        for name, flood in (("alone", 0.0), ("flood", 10 * args.quiet_rate)):
+            print(f"  {name}", flush=True)
+            found[name] = await measure_phase(stack, tree, name, args, flood)
+            print(f"  {found[name]}", flush=True)
+    finally:
+        await redis.aclose()
+    found["ratios"] = _ratios(found["alone"], found["flood"])
+    return found
+
+
+def _ratios(alone: dict[str, Any], flood: dict[str, Any]) -> dict[str, float | None]:
+    def ratio(kind: str, quantile: str) -> float | None:
+        base, loaded = alone[kind].get(quantile), flood[kind].get(quantile)
+        return round(loaded / base, 2) if base and loaded is not None else None
+
+    return {
+        "l1_freshness_p50": ratio("quiet_l1_freshness_ms", "p50"),
+        "l1_freshness_p99": ratio("quiet_l1_freshness_ms", "p99"),
+        "recall_p95": ratio("quiet_recall_ms", "p95"),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
+        models = Path(tmp) / "models"
+        for name in ("share_off", "share_on"):
+            settings: dict[str, str] = {}
+            if name == "share_on":
+                share = args.share or round(1.5 * args.quiet_rate, 1)
+                settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S"] = str(share)
+                # Two seconds of the share at once: this process sends the quiet tenant's
+                # turns in bunches whenever its own loop stalls (it shares the cores).
+                settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_BURST"] = str(round(2 * share))
+                wait = str(args.overflow_wait_s)
+                settings["MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S"] = wait
+                report["share_turns_per_s"] = share
+                report["overflow_longest_wait_s"] = args.overflow_wait_s
+            print(name, flush=True)
+            stack = StackProcess(Path(tmp) / name, 5_000, models, settings=settings)
+            try:
+                stack.wait_ready()
+                report[name] = asyncio.run(run_stack(stack, args, name == "share_off"))
+            finally:
+                stack.stop()
+    report["setup"] = {
+        "stack": "memstream up (embedded: Tansu, redis-server, qdrant-edge), default settings",
+        "turn": "a message between people (role other): one L1 at once",
+        "quiet_users": args.quiet_users,
+        "flood_users": args.flood_users,
+        "seconds_per_phase": args.seconds,
+        "recalls_per_s": args.recalls_per_s,
+        "target": TARGET,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_average": os.getloadavg(),
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    return report
+
+
+def _turn(user: str, event_id: str, seq: int, n: int) -> dict[str, Any]:
+    """A message between people (role `other`): an L1 of its own at once."""
+    text = sentence(random.Random(n))
+    return turn_event(
+        user_id=user,
+        session_id="live",
+        seq=seq,
+        text=text,
+        role="other",
+        speaker="Ana",
+        event_id=event_id,
+        tz="UTC",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="Where to write the JSON.")
+    parser.add_argument(
+        "--quiet-rate", type=float, help="Quiet tenant's turns/s (default: capacity / 5)."
+    )
+    parser.add_argument(
+        "--share", type=float, help="The tenant share, turns/s (default: 1.5 x the quiet rate)."
+    )
+    parser.add_argument(
+        "--overflow-wait-s",
+        type=float,
+        default=5.0,
+        help="MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S of the stack with the share on.",
+    )
+    parser.add_argument("--seconds", type=float, default=30.0, help="Publishing time a phase.")
+    parser.add_argument("--capacity-turns", type=int, default=1500)
+    parser.add_argument("--quiet-users", type=int, default=4)
+    parser.add_argument("--flood-users", type=int, default=8)
+    parser.add_argument("--recalls-per-s", type=float, default=5.0)
+    args = parser.parse_args(argv)
+    report = run(args)
+    write_report(args.out, report)
+    for name in ("share_off", "share_on"):
+        print(name, report[name]["ratios"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""Fair shares of the segmenter: which records of a batch it handles now, which it defers.
+
+Kafka keeps each partition in order and turns are keyed by user, so a flooding tenant's
+backlog sits in front of every other tenant's turns. Each tenant gets a token bucket of
+turns a second (`Share`) on the segmenter's main path; a turn over its tenant's share is
+diverted to the overflow topic, which the segmenter reads only with spare capacity. To keep
+each user's order, once a user has records in the overflow every later record of that user
+goes there too, until the overflow has caught up with the user (`held`, from the store).
+
+A whole-user or message forget is never diverted: it must not wait behind a flood, and its
+tombstone already orders it (a diverted turn that predates the forget in the turns log is
+dropped when the overflow brings it; one of a forgotten message likewise). See
+docs/fair-share.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from memstream.domain.tenancy import tenant_of
+from memstream.domain.token_bucket import Bucket, full, take
+
+DEFAULT_TENANT = ""  # every user id outside a tenant's namespace: one tenant of its own
+
+
+class Kind(Enum):
+    TURN = "turn"  # costs a token of its tenant's share
+    FORGET = "forget"  # never diverted
+    FOLLOWER = "follower"  # a session end, a tick, a rebuild: goes where its user's turns go
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """What one tenant may send through the main path: `rate` turns a second, `burst` saved."""
+
+    rate: float
+    burst: float
+
+    def __post_init__(self) -> None:
+        if self.rate <= 0 or self.burst < 1:
+            raise ValueError("a share needs a positive rate and a burst of at least one turn")
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A record of the batch, as the split sees it: `at`, when the broker received it
+    (epoch seconds; None: unknown, the batch's `now` stands in)."""
+
+    user_id: str
+    kind: Kind
+    at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    kept: tuple[int, ...]  # positions in the batch the segmenter handles now, in order
+    diverted: tuple[int, ...]  # positions that go to the overflow, in order
+    buckets: Mapping[str, Bucket]  # every tenant's bucket after the batch
+    diverted_by_tenant: Mapping[str, int]  # turns diverted, per tenant
+
+
+def tenant_key(user_id: str) -> str:
+    """The tenant whose share a user's turns draw on (`DEFAULT_TENANT` outside every one)."""
+    return tenant_of(user_id) or DEFAULT_TENANT
+
+
+def split(
+    batch: Sequence[Pending],
+    held: Collection[str],
+    buckets: Mapping[str, Bucket],
+    share: Share,
+    now: float,
+) -> Split:
+    """Keep or divert each record, in order. `held`: users with records still in the
+    overflow (all their records follow them there); `buckets`: each tenant's bucket before
+    the batch (a tenant not in it starts full).
+
+    The buckets fill in the log's time, each record's broker time: a share bounds what a
+    tenant sends, not how fast the segmenter happens to read it. In wall time, a batch that
+    came late (the segmenter behind) would hold more of a tenant's turns than one burst,
+    and a tenant within its share would be diverted for the segmenter's delay."""
+    after = dict(buckets)
+    following = set(held)
+    kept: list[int] = []
+    diverted: list[int] = []
+    counts: dict[str, int] = {}
+    for position, record in enumerate(batch):
+        if record.kind is Kind.FORGET:
+            kept.append(position)
+            continue
+        divert = record.user_id in following
+        if not divert and record.kind is Kind.TURN:
+            tenant = tenant_key(record.user_id)
+            at = now if record.at is None else record.at
+            before = after.get(tenant) or full(share.burst, at)
+            after[tenant], wait = take(before, at, share.rate, share.burst)
+            divert = wait > 0
+        if divert:
+            following.add(record.user_id)
+            diverted.append(position)
+            if record.kind is Kind.TURN:
+                tenant = tenant_key(record.user_id)
+                counts[tenant] = counts.get(tenant, 0) + 1
+        else:
+            kept.append(position)
+    return Split(tuple(kept), tuple(diverted), after, counts)
+
+
+def position_field(partition: int, offset: int) -> str:
+    """How the store names a diverted record: its place in the turns log."""
+    return f"{partition}:{offset}"
+
+
+def parse_position(field: str) -> tuple[int, int]:
+    partition, _, offset = field.partition(":")
+    return int(partition), int(offset)
+
+
+def waits_on(diverted: Collection[tuple[int, int]], partition: int, offset: int) -> bool:
+    """Whether a read of the record at (`partition`, `offset`) must wait for the overflow:
+    the user has a diverted record there at or before it (order: it may be that one, or
+    one it comes after)."""
+    return any(p == partition and o <= offset for p, o in diverted)

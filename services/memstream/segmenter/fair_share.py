@@ -1,0 +1,141 @@
+"""The segmenter behind per-tenant shares: a tenant's turns over its share wait in the
+overflow topic, so one tenant's backlog does not hold up another's L1s.
+
+A batch of the turns topic is split by `domain.fair_share.split`: the records kept go to
+the segmenter; the ones diverted are put on the user's overflow ledger (the store), then
+forwarded to the overflow topic as they came, with their place in the turns log. Ledger
+first: a crash between the two replays the batch, which finds the user held and diverts the
+same records again (a second copy in the overflow is dropped by the event-id dedup). The
+batch's progress marks still cover the diverted records: a read holding a receipt for one
+waits on the ledger instead (`recall.writes`).
+
+A batch of the overflow topic carries each record's place in the turns log (the edge put it
+back, `contracts.records.at_origin`), so tombstones and freshness reckon with it as with a
+record of the turns topic. It marks no progress, and once it is committed its records are
+struck off the ledger; a user whose ledger is empty goes back to the main path.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from memstream.contracts.records import Consumed, Forwarded, RawEvent
+from memstream.domain.fair_share import Kind, Pending, Share, split
+from memstream.domain.models import ForgetRequested, InputEvent, Turn
+from memstream.domain.token_bucket import Bucket
+from memstream.ports import Forwarder, OverflowLedger
+from memstream.segmenter.handler import BatchReport, Segmenter, next_offsets
+
+
+class FairShare:
+    def __init__(
+        self,
+        segmenter: Segmenter,
+        *,
+        ledger: OverflowLedger,
+        forwarder: Forwarder,
+        overflow_topic: str,
+        share: Share,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._segmenter = segmenter
+        self._ledger = ledger
+        self._forwarder = forwarder
+        self._overflow_topic = overflow_topic
+        self._share = share
+        self._clock = clock
+        # Per process: each worker shares out its own partitions' segmenter.
+        self._buckets: dict[str, Bucket] = {}
+
+    @property
+    def handled(self) -> int:
+        """Records the segmenter handled, from the turns topic and from the overflow."""
+        return self._segmenter.handled
+
+    async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
+        """A batch of the turns topic: the records within their tenants' shares now, the
+        rest (and everything after them of the same users) to the overflow."""
+        pending = [Pending(c.event.user_id, _kind(c.event), c.raw.timestamp) for c in batch]
+        held = await self._ledger.held({p.user_id for p in pending})
+        plan = split(pending, held, self._buckets, self._share, self._clock())
+        self._buckets = dict(plan.buckets)
+        if plan.diverted:
+            moved = [batch[i] for i in plan.diverted]
+            await self._ledger.divert(_places(moved))
+            await self._forwarder.forward([self._forwarded(c) for c in moved])
+        kept = [batch[i] for i in plan.kept]
+        report = await self._segmenter.handle_batch(kept, progress=next_offsets(batch))
+        report.diverted = dict(plan.diverted_by_tenant)
+        return report
+
+    async def handle_overflow(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
+        """A batch of the overflow topic: handled, then struck off the ledger."""
+        report = await self._segmenter.handle_batch(batch, progress={})
+        await self._ledger.release(_places(batch))
+        stamps = [c.raw.timestamp for c in batch if c.raw.timestamp is not None]
+        if stamps:
+            report.overflow_lag = max(0.0, self._clock() - max(stamps))
+        return report
+
+    @property
+    def overflow(self) -> OverflowSide:
+        """This share's overflow side, with the same call as the segmenter's."""
+        return OverflowSide(self)
+
+    async def dead_lettered(self, raw: RawEvent) -> None:
+        """An overflow record that went to the dead-letter topic instead: struck off too,
+        or its user would wait for it for ever."""
+        await self.struck_off([raw])
+
+    async def struck_off(self, raws: Sequence[RawEvent]) -> None:
+        """Overflow records struck off by their bytes (a turn, or a sealed one: both name
+        their user), whatever became of them: those no handler saw included (a forgotten
+        user's sealed turns, which the opening drops). Striking off twice is a no-op."""
+        places: dict[str, list[tuple[int, int]]] = {}
+        for raw in raws:
+            try:
+                user_id = json.loads(raw.value).get("user_id")
+            except (ValueError, AttributeError):
+                continue  # no user to hold: the main path never diverted it
+            if isinstance(user_id, str):
+                places.setdefault(user_id, []).append((raw.partition, raw.offset))
+        if places:
+            await self._ledger.release(places)
+
+    def _forwarded(self, item: Consumed[InputEvent]) -> Forwarded:
+        raw = item.raw
+        origin = (raw.partition, raw.offset, raw.timestamp)
+        return Forwarded(self._overflow_topic, item.event.user_id, raw.value, origin)
+
+
+class OverflowSide:
+    """`FairShare.handle_overflow` as `handle_batch`, for the wrappers of a handler."""
+
+    def __init__(self, share: FairShare) -> None:
+        self._share = share
+
+    @property
+    def handled(self) -> int:
+        return self._share.handled
+
+    async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
+        return await self._share.handle_overflow(batch)
+
+
+def _kind(event: InputEvent) -> Kind:
+    if isinstance(event, Turn):
+        return Kind.TURN
+    if isinstance(event, ForgetRequested):
+        return Kind.FORGET
+    # A session end, a rebuild and a tick follow their user: a clock tick that closed a
+    # session ahead of turns still waiting in the overflow would split it.
+    return Kind.FOLLOWER
+
+
+def _places(batch: Sequence[Consumed[InputEvent]]) -> Mapping[str, list[tuple[int, int]]]:
+    places: dict[str, list[tuple[int, int]]] = {}
+    for item in batch:
+        places.setdefault(item.event.user_id, []).append((item.raw.partition, item.raw.offset))
+    return places

@@ -1,0 +1,145 @@
+"""Fair shares: what the segmenter keeps and what waits in the overflow, record by record."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memstream.domain.fair_share import (
+    DEFAULT_TENANT,
+    Kind,
+    Pending,
+    Share,
+    parse_position,
+    position_field,
+    split,
+    tenant_key,
+    waits_on,
+)
+from memstream.domain.token_bucket import Bucket
+
+SHARE = Share(rate=10.0, burst=3.0)
+
+
+def turns(user: str, count: int) -> list[Pending]:
+    return [Pending(user, Kind.TURN)] * count
+
+
+def test_turns_within_the_burst_are_kept_the_rest_diverted() -> None:
+    plan = split(turns("acme:ann", 5), set(), {}, SHARE, now=0.0)
+    assert plan.kept == (0, 1, 2)
+    assert plan.diverted == (3, 4)
+    assert plan.diverted_by_tenant == {"acme": 2}
+
+
+def test_a_flooding_tenant_does_not_take_the_share_of_another() -> None:
+    flood = turns("acme:ann", 50)
+    quiet = turns("globex:bo", 2)
+    batch = flood[:25] + quiet[:1] + flood[25:] + quiet[1:]
+    plan = split(batch, set(), {}, SHARE, now=0.0)
+    kept_users = [batch[i].user_id for i in plan.kept]
+    assert kept_users.count("globex:bo") == 2  # the quiet tenant loses nothing
+    assert kept_users.count("acme:ann") == 3  # the flood, its burst
+    assert plan.diverted_by_tenant == {"acme": 47}
+
+
+def test_the_bucket_refills_at_the_rate_between_batches() -> None:
+    first = split(turns("acme:ann", 3), set(), {}, SHARE, now=0.0)
+    assert first.diverted == ()
+    # 0.25 s later, 2.5 tokens came back: two turns pass, and the user is not held (its
+    # records went through), so the third is over the share again.
+    second = split(turns("acme:bo", 3), set(), first.buckets, SHARE, now=0.25)
+    assert second.kept == (0, 1)
+    assert second.diverted == (2,)
+
+
+def test_once_a_user_is_diverted_all_its_later_records_follow() -> None:
+    batch = [*turns("acme:ann", 4), Pending("acme:ann", Kind.FOLLOWER), *turns("acme:ann", 1)]
+    # An empty bucket for acme, refilled by 1.5 turns by the last record's time.
+    buckets = {"acme": Bucket(0.0, 0.0)}
+    plan = split(batch, set(), buckets, SHARE, now=0.15)
+    assert plan.kept == (0,)
+    assert plan.diverted == (1, 2, 3, 4, 5)  # the session end too, and the token left over
+
+
+def test_a_held_user_goes_to_the_overflow_even_with_tokens_to_spare() -> None:
+    batch = [*turns("acme:ann", 1), Pending("acme:ann", Kind.FOLLOWER), *turns("acme:bo", 1)]
+    plan = split(batch, {"acme:ann"}, {}, SHARE, now=0.0)
+    assert plan.diverted == (0, 1)
+    assert plan.kept == (2,)
+
+
+def test_a_forget_is_never_diverted() -> None:
+    batch = [*turns("acme:ann", 5), Pending("acme:ann", Kind.FORGET), *turns("acme:ann", 1)]
+    plan = split(batch, {"acme:ann"}, {}, SHARE, now=0.0)
+    assert plan.kept == (5,)
+    assert plan.diverted == (0, 1, 2, 3, 4, 6)
+
+
+def test_ids_outside_every_tenant_share_one_default_tenant() -> None:
+    assert tenant_key("ann") == tenant_key("bo") == DEFAULT_TENANT
+    assert tenant_key("acme:ann") == "acme"
+    assert tenant_key("ACME:ann") == DEFAULT_TENANT  # not a tenant name: no tenant
+    plan = split(turns("ann", 2) + turns("bo", 2), set(), {}, SHARE, now=0.0)
+    assert plan.kept == (0, 1, 2)
+    assert plan.diverted_by_tenant == {DEFAULT_TENANT: 1}
+
+
+def test_a_read_waits_for_a_diverted_record_at_or_before_its_own() -> None:
+    diverted = [parse_position(position_field(3, 120))]
+    assert diverted == [(3, 120)]
+    assert waits_on(diverted, 3, 120)
+    assert waits_on(diverted, 3, 200)  # after it in the user's order
+    assert not waits_on(diverted, 3, 119)  # handled on the main path before the diversion
+    assert not waits_on(diverted, 2, 500)  # another partition: another user's
+
+
+users = st.sampled_from(["acme:ann", "acme:bo", "globex:cy", "dee"])
+records = st.lists(
+    st.builds(Pending, users, st.sampled_from([Kind.TURN, Kind.TURN, Kind.FOLLOWER, Kind.FORGET])),
+    max_size=60,
+)
+
+
+@given(records, st.sets(users), st.floats(0.0, 2.0))
+def test_every_record_once_in_order_and_each_user_stays_in_order(
+    batch: list[Pending], held: set[str], now: float
+) -> None:
+    plan = split(batch, held, {}, SHARE, now)
+    assert sorted(plan.kept + plan.diverted) == list(range(len(batch)))
+    assert list(plan.kept) == sorted(plan.kept)
+    assert list(plan.diverted) == sorted(plan.diverted)
+    diverted = set(plan.diverted)
+    for user in {r.user_id for r in batch}:
+        mine = [i for i, r in enumerate(batch) if r.user_id == user and r.kind is not Kind.FORGET]
+        sent = [i in diverted for i in mine]
+        # Kept records first, then diverted ones: never a kept record after a diverted one
+        # (it would overtake it); a held user has nothing kept at all.
+        assert sent == sorted(sent)
+        if user in held:
+            assert all(sent)
+    assert not any(batch[i].kind is Kind.FORGET for i in diverted)
+
+
+@given(records, st.floats(0.0, 2.0))
+def test_no_tenant_gets_more_turns_through_than_its_burst_and_rate_allow(
+    batch: list[Pending], now: float
+) -> None:
+    plan = split(batch, set(), {}, SHARE, now)
+    for tenant in {tenant_key(r.user_id) for r in batch}:
+        passed = [
+            i
+            for i in plan.kept
+            if batch[i].kind is Kind.TURN and tenant_key(batch[i].user_id) == tenant
+        ]
+        assert len(passed) <= SHARE.burst
+
+
+def test_shares_are_counted_in_the_log_s_time_not_when_the_segmenter_reads() -> None:
+    # Thirty seconds of a tenant at 8 turns/s (its share is 10), read in one late batch:
+    # nothing is diverted, though the batch holds far more than one burst.
+    steady = [Pending("globex:bo", Kind.TURN, at=n / 8) for n in range(240)]
+    assert split(steady, set(), {}, SHARE, now=500.0).diverted == ()
+    # The same turns sent within one second are a flood, however late they are read.
+    rushed = [Pending("globex:bo", Kind.TURN, at=n / 240) for n in range(240)]
+    assert len(split(rushed, set(), {}, SHARE, now=500.0).kept) < 15

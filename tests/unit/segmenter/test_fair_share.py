@@ -1,0 +1,137 @@
+"""The segmenter behind tenant shares: diverted records are on the ledger before they are
+forwarded, progress marks still pass them, and the overflow writes them once and strikes
+them off."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from tests.unit.segmenter.test_handler import exchange, rig
+
+from memstream.contracts.records import Consumed, Forwarded, RawEvent, at_origin
+from memstream.domain.fair_share import Share
+from memstream.domain.ids import segment_id
+from memstream.domain.models import InputEvent
+from memstream.segmenter.fair_share import FairShare
+
+FLOOD, QUIET = "acme:ann", "globex:bo"
+
+
+@dataclass
+class Ledger:
+    places: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
+
+    async def held(self, user_ids: Collection[str]) -> set[str]:
+        return {u for u in user_ids if self.places.get(u)}
+
+    async def divert(self, positions: Mapping[str, Sequence[tuple[int, int]]]) -> None:
+        for user, places in positions.items():
+            self.places.setdefault(user, set()).update(places)
+
+    async def release(self, positions: Mapping[str, Sequence[tuple[int, int]]]) -> None:
+        for user, places in positions.items():
+            self.places.get(user, set()).difference_update(places)
+
+
+@dataclass
+class Forwarder:
+    sent: list[Forwarded] = field(default_factory=list)
+    failures: int = 0
+
+    async def forward(self, records: Sequence[Forwarded]) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("broker away")
+        self.sent.extend(records)
+
+
+def records(events: Sequence[InputEvent], partition: int = 0) -> list[Consumed[InputEvent]]:
+    return [
+        Consumed(e, RawEvent(f"{i}".encode(), "turns", partition, i, 100.0 + i))
+        for i, e in enumerate(events)
+    ]
+
+
+def overflow_batch(sent: Sequence[Forwarded], events: Sequence[InputEvent]) -> list[Consumed]:
+    """What the overflow agent hands over: the forwarded records at their turns-log place."""
+    by_value = {f.value: f for f in sent}
+    batch = []
+    for event, value in zip(events, by_value, strict=True):
+        raw = RawEvent(value, "overflow", 5, 999, 500.0, tuple(by_value[value].headers()))
+        batch.append(Consumed(event, at_origin(raw)))
+    return batch
+
+
+def fair_share(ledger: Ledger, forwarder: Forwarder, burst: float = 2.0):  # type: ignore[no-untyped-def]
+    r = rig()
+    share = FairShare(
+        r.segmenter,
+        ledger=ledger,
+        forwarder=forwarder,
+        overflow_topic="overflow",
+        share=Share(rate=0.001, burst=burst),
+        clock=lambda: 1000.0,
+    )
+    return r, share
+
+
+async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overflow() -> None:
+    ledger, forwarder = Ledger(), Forwarder()
+    r, share = fair_share(ledger, forwarder)
+    flood = exchange(0, FLOOD) + exchange(1, FLOOD) + exchange(2, FLOOD)
+    quiet = exchange(0, QUIET)
+    batch = records(flood[:3] + quiet + flood[3:])
+    report = await share.handle_batch(batch)
+    assert [n.user_id for n in report.segments] == [FLOOD, QUIET]  # the burst: 2 turns
+    assert report.diverted == {"acme": 4}
+    assert [f.origin[1] for f in forwarder.sent] == [2, 5, 6, 7]  # in order, from the 3rd
+    assert ledger.places[FLOOD] == {(0, 2), (0, 5), (0, 6), (0, 7)}
+    assert r.tree.next_offsets == {0: 8}  # the mark passes the diverted records too
+
+    later = await share.handle_batch(records(exchange(3, FLOOD), partition=1))
+    assert later.segments == [] and len(forwarder.sent) == 6  # held: follows the rest
+
+    diverted = [batch[i].event for i in (2, 5, 6, 7)] + exchange(3, FLOOD)
+    drained = await share.handle_overflow(overflow_batch(forwarder.sent, diverted))
+    ids = [segment_id(FLOOD, [f"q{n}", f"a{n}"]) for n in (1, 2, 3)]
+    assert [n.id for n in drained.segments] == ids
+    assert ledger.places[FLOOD] == set()
+    assert r.tree.next_offsets == {0: 8, 1: 2}  # the overflow marks nothing
+    assert drained.overflow_lag == pytest.approx(1000.0 - 107.0)  # newest broker time
+
+
+async def test_a_batch_replayed_after_the_forward_failed_diverts_the_same_records() -> None:
+    ledger, forwarder = Ledger(), Forwarder(failures=1)
+    r, share = fair_share(ledger, forwarder, burst=1.0)
+    batch = records(exchange(0, FLOOD))
+    with pytest.raises(ConnectionError):
+        await share.handle_batch(batch)
+    assert r.tree.next_offsets == {}  # nothing marked: the batch is replayed
+    assert ledger.places[FLOOD] == {(0, 1)}  # on the ledger before it was sent
+    await share.handle_batch(batch)  # held now: both records follow the first diversion
+    assert [f.origin[1] for f in forwarder.sent] == [0, 1]
+    drained = await share.handle_overflow(overflow_batch(forwarder.sent, exchange(0, FLOOD)))
+    assert [n.id for n in drained.segments] == [segment_id(FLOOD, ["q0", "a0"])]
+    assert ledger.places[FLOOD] == set()
+
+
+async def test_a_batch_is_struck_off_by_its_bytes_sealed_ones_included() -> None:
+    ledger, forwarder = Ledger(), Forwarder()
+    _, share = fair_share(ledger, forwarder)
+    await ledger.divert({FLOOD: [(0, 7), (0, 8)], QUIET: [(1, 2)]})
+    sealed = b'{"type": "sealed_turn.v1", "user_id": "acme:ann", "ciphertext": "..."}'
+    turn = b'{"type": "turn.v1", "user_id": "globex:bo"}'
+    await share.struck_off([RawEvent(sealed, "overflow", 0, 7), RawEvent(turn, "overflow", 1, 2)])
+    assert ledger.places == {FLOOD: {(0, 8)}, QUIET: set()}
+
+
+async def test_a_dead_lettered_overflow_record_is_struck_off() -> None:
+    ledger, forwarder = Ledger(), Forwarder()
+    _, share = fair_share(ledger, forwarder)
+    await ledger.divert({FLOOD: [(0, 7)]})
+    value = b'{"type": "turn.v1", "user_id": "acme:ann"}'
+    await share.dead_lettered(RawEvent(value, "overflow", 0, 7))
+    await share.dead_lettered(RawEvent(b"not json", "overflow", 0, 8))
+    assert ledger.places[FLOOD] == set()
