@@ -24,6 +24,7 @@ from memstream.settings import Settings
 from memstream.wiring.container import Container
 
 from .sdk_stack import API_KEY, serving_everything
+from .test_forget_everywhere import topic_values
 
 pytestmark = pytest.mark.integration
 
@@ -133,11 +134,14 @@ async def test_a_flooding_tenant_does_not_delay_another_and_still_completes(
 
         await polled(drained, DRAIN_DEADLINE_S, "acme's backlog")
         cited = {u: await sources_of_l1s(container, u) for u in FLOODERS}
+        overflow = await topic_values(stack.settings.broker.bootstrap, container.catalog.overflow)
 
     assert quiet_s < QUIET_DEADLINE_S
     # globex did not wait for acme's backlog: most of it was not written yet.
     assert acme_written_then < FLOOD_EXCHANGES * len(FLOODERS), (quiet_s, acme_written_then)
     assert sum(waiting.values()) > 0  # it waited in the overflow
+    # What waited there was sealed for its user: a forget reaches the overflow's copies too.
+    assert overflow and not [v for v in overflow if b"acme asks" in v or b"locker" in v]
     # The receipt of a diverted turn answered only once the overflow had written it.
     assert not answer.pending and held.event_id in cited_when_answered
     for user in FLOODERS:

@@ -3,7 +3,9 @@ overflow topic, so one tenant's backlog does not hold up another's L1s.
 
 A batch of the turns topic is split by `domain.fair_share.split`: the records kept go to
 the segmenter; the ones diverted are put on the user's overflow ledger (the store), then
-forwarded to the overflow topic as they came, with their place in the turns log. Ledger
+forwarded to the overflow topic as they came (a turn in words sealed first, when the topics
+are sealed: a forget then reaches the overflow's copy too), with their place in the turns
+log. Ledger
 first: a crash between the two replays the batch, which finds the user held and diverts the
 same records again (a second copy in the overflow is dropped by the event-id dedup). The
 batch's progress marks still cover the diverted records: a read holding a receipt for one
@@ -18,14 +20,16 @@ struck off the ledger; a user whose ledger is empty goes back to the main path.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 
 from memstream.contracts.records import Consumed, Forwarded, RawEvent
+from memstream.contracts.sealed_turns import seal_turn, turn_public_key
 from memstream.domain.fair_share import Kind, Pending, Share, split
 from memstream.domain.models import ForgetRequested, InputEvent, Turn
 from memstream.domain.token_bucket import Bucket
-from memstream.ports import Forwarder, OverflowLedger
+from memstream.ports import DataKeys, Forwarder, OverflowLedger
 from memstream.segmenter.handler import BatchReport, Segmenter, next_offsets
 
 
@@ -38,9 +42,12 @@ class FairShare:
         forwarder: Forwarder,
         overflow_topic: str,
         share: Share,
+        data_keys: DataKeys | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._segmenter = segmenter
+        # With the users' data keys, turns in words are sealed before they are forwarded.
+        self._data_keys = data_keys
         self._ledger = ledger
         self._forwarder = forwarder
         self._overflow_topic = overflow_topic
@@ -64,7 +71,10 @@ class FairShare:
         if plan.diverted:
             moved = [batch[i] for i in plan.diverted]
             await self._ledger.divert(_places(moved))
-            await self._forwarder.forward([self._forwarded(c) for c in moved])
+            values = await self._sealed_values(moved)
+            await self._forwarder.forward(
+                [self._forwarded(c, v) for c, v in zip(moved, values, strict=True)]
+            )
         kept = [batch[i] for i in plan.kept]
         report = await self._segmenter.handle_batch(kept, progress=next_offsets(batch))
         report.diverted = dict(plan.diverted_by_tenant)
@@ -104,10 +114,27 @@ class FairShare:
         if places:
             await self._ledger.release(places)
 
-    def _forwarded(self, item: Consumed[InputEvent]) -> Forwarded:
+    def _forwarded(self, item: Consumed[InputEvent], value: bytes) -> Forwarded:
         raw = item.raw
         origin = (raw.partition, raw.offset, raw.timestamp)
-        return Forwarded(self._overflow_topic, item.event.user_id, raw.value, origin)
+        return Forwarded(self._overflow_topic, item.event.user_id, value, origin)
+
+    async def _sealed_values(self, moved: Sequence[Consumed[InputEvent]]) -> list[bytes]:
+        """The bytes to forward: as they came, except a turn in words when the topics are
+        sealed, which goes sealed for its user's turn key. A forgotten user has no key: its
+        turn is sealed for a key nobody holds, and the opening drops it as forgotten."""
+        values = [item.raw.value for item in moved]
+        if self._data_keys is None:
+            return values
+        plain = [i for i, item in enumerate(moved) if _in_words(item)]
+        if not plain:
+            return values
+        keys = await self._data_keys.data_keys_for_writing({moved[i].event.user_id for i in plain})
+        for i in plain:
+            data_key = keys.get(moved[i].event.user_id) or os.urandom(32)
+            sealed = seal_turn(json.loads(values[i]), turn_public_key(data_key))
+            values[i] = json.dumps(sealed, separators=(",", ":")).encode()
+        return values
 
 
 class OverflowSide:
@@ -122,6 +149,16 @@ class OverflowSide:
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         return await self._share.handle_overflow(batch)
+
+
+def _in_words(item: Consumed[InputEvent]) -> bool:
+    """Whether the record is a turn as its producer wrote it, words readable."""
+    if not isinstance(item.event, Turn):
+        return False
+    try:
+        return bool(json.loads(item.raw.value).get("type") == "turn.v1")
+    except (ValueError, AttributeError):
+        return False
 
 
 def _kind(event: InputEvent) -> Kind:

@@ -108,7 +108,7 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
     if settings.tenant_share_turns_s is None:
         return None
     # Records are forwarded as they came, past the sealing publisher (which seals JSON
-    # events memstream writes, not consumed bytes).
+    # events memstream writes, not consumed bytes); the share seals turns in words itself.
     kafka = c.publisher.inner if isinstance(c.publisher, SealingPublisher) else c.publisher
     if not isinstance(kafka, KafkaPublisher):
         raise TypeError("a tenant share forwards records: it needs the Kafka publisher")
@@ -121,6 +121,7 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
         forwarder=kafka,
         overflow_topic=c.catalog.overflow.name,
         share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
+        data_keys=c.tree if c.settings.lifecycle.seal_topics else None,
     )
 
 

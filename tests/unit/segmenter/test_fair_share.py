@@ -4,13 +4,18 @@ them off."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pytest
 from tests.unit.segmenter.test_handler import exchange, rig
 
+from memstream.contracts.codec import encode_turn
 from memstream.contracts.records import Consumed, Forwarded, RawEvent, at_origin
+from memstream.contracts.sealed import EnvelopeError
+from memstream.contracts.sealed_turns import open_turn
 from memstream.domain.fair_share import Share
 from memstream.domain.ids import segment_id
 from memstream.domain.models import InputEvent
@@ -135,3 +140,50 @@ async def test_a_dead_lettered_overflow_record_is_struck_off() -> None:
     await share.dead_lettered(RawEvent(value, "overflow", 0, 7))
     await share.dead_lettered(RawEvent(b"not json", "overflow", 0, 8))
     assert ledger.places[FLOOD] == set()
+
+
+@dataclass
+class Keys:
+    """Data keys as the store hands them out: made on demand, none for a forgotten user."""
+
+    forgotten: set[str] = field(default_factory=set)
+    made: dict[str, bytes] = field(default_factory=dict)
+
+    async def data_keys_for_writing(self, user_ids: Collection[str]) -> dict[str, bytes | None]:
+        return {
+            u: None if u in self.forgotten else self.made.setdefault(u, os.urandom(32))
+            for u in user_ids
+        }
+
+    async def data_keys(self, user_ids: Collection[str]) -> dict[str, bytes | None]:
+        return {u: self.made.get(u) for u in user_ids}
+
+
+async def test_turns_in_words_leave_for_the_overflow_sealed_for_their_user() -> None:
+    ledger, forwarder, keys = Ledger(), Forwarder(), Keys(forgotten={"acme:gone"})
+    r = rig()
+    share = FairShare(
+        r.segmenter,
+        ledger=ledger,
+        forwarder=forwarder,
+        overflow_topic="overflow",
+        share=Share(rate=0.001, burst=1.0),
+        data_keys=keys,
+        clock=lambda: 1000.0,
+    )
+    turns = exchange(0, FLOOD) + exchange(0, "acme:gone")
+    batch = [
+        Consumed(t, RawEvent(json.dumps(encode_turn(t)).encode(), "turns", 0, i, 100.0 + i))
+        for i, t in enumerate(turns)
+    ]
+    await share.handle_batch(batch)
+
+    # The tenant's burst of one turn is written; the three after it go to the overflow.
+    assert [f.origin[1] for f in forwarder.sent] == [1, 2, 3]
+    for sent, turn in zip(forwarder.sent, turns[1:], strict=True):
+        assert json.loads(sent.value)["type"] == "sealed_turn.v1"
+        assert turn.text.encode() not in sent.value and turn.event_id.encode() not in sent.value
+    assert open_turn(json.loads(forwarder.sent[0].value), keys.made[FLOOD]) == encode_turn(turns[1])
+    assert "acme:gone" not in keys.made
+    with pytest.raises(EnvelopeError):  # a forgotten user's: sealed for a key nobody holds
+        open_turn(json.loads(forwarder.sent[1].value), os.urandom(32))
