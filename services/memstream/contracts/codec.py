@@ -200,6 +200,8 @@ def encode_source_message(message: SourceMessage) -> dict[str, Any]:
         value["seq"] = message.seq
     if message.tz is not None:
         value["tz"] = message.tz
+    if message.flush:
+        value["flush"] = True
     return value
 
 
@@ -213,6 +215,7 @@ def decode_source_message(value: dict[str, Any]) -> SourceMessage:
         caption=value.get("caption"),
         seq=int(value["seq"]) if value.get("seq") is not None else None,
         tz=value.get("tz"),
+        flush=value.get("flush") is True,
     )
 
 

@@ -144,6 +144,8 @@ class SourceMessage:
     # kept): what cutting the session again in `seq` order, and a rebuild, read back.
     seq: int | None = None
     tz: str | None = None
+    # Sent to be written at once, alone (`Turn.flush`): a cut of its session keeps it so.
+    flush: bool = False
 
 
 @dataclass(frozen=True, slots=True)

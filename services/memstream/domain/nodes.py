@@ -69,6 +69,7 @@ def source_message(turn: Turn) -> SourceMessage:
         caption_of(turn),
         seq=turn.seq,
         tz=turn.tz,
+        flush=turn.flush,
     )
 
 
@@ -167,6 +168,7 @@ def remaining_turns(leaf: MemoryNode, forgotten: Collection[str]) -> tuple[Turn,
             ts=m.ts,
             tz=m.tz,
             metadata={CAPTION_KEYS[0]: m.caption} if m.caption else {},
+            flush=m.flush,
         )
         for i, m in enumerate(leaf.messages)
         if m.event_id not in forgotten

@@ -174,6 +174,24 @@ async def test_a_whole_conversation_shuffled_past_the_window_gives_the_in_order_
     assert feed_view(shuffled.publisher.sent)[0] == set(in_order)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_a_message_sent_with_flush_stays_alone_when_its_session_is_cut(seed: int) -> None:
+    """Every third message of the user's sent with `flush` (written at once, alone): a session
+    cut again for late data keeps them alone, as an in-order sender gets them."""
+    rng = random.Random(600 + seed)
+    rules = WindowRules(reorder_turns=2)
+    events = [
+        replace(e, flush=True) if isinstance(e, Turn) and e.role == "user" and e.seq % 3 == 0 else e
+        for e in locomo_events(CONVERSATION, SESSIONS, "assistant")
+    ]
+    in_order = (await tree_of(rules, events, [8])).nodes("locomo")
+    alone = [n for n in in_order.values() if n.level == Level.SEGMENT and len(n.source_ids) == 1]
+    assert alone  # the flushed messages are L1s of their own in order
+    sent = with_duplicates(shuffled_within_sessions(events, rng), rng, share=0.1)
+    shuffled = await tree_of(rules, sent, batch_sizes(rng))
+    assert differences_but_versions(shuffled.nodes("locomo"), in_order) == []
+
+
 def feed_view(sent: Sequence[Outbound]) -> tuple[set[str], set[str]]:
     """The memory ids a consumer of the change feed holds at the end, and those it was told
     were replaced."""
