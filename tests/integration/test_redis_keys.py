@@ -145,6 +145,8 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
     )
     await tree.lease_rebuild("ana", T0.timestamp())
     await tree.mark_progress({0: 12, 3: 7})
+    await tree.divert({"ana": [(0, 13), (0, 14)]})  # a tenant share's overflow ledger
+    await tree.release({"ana": [(0, 13)]})
     await client.delete(f"{namespace}:{{ana}}:sources")  # as a version before the index left it
     assert await tree.leaves_citing("ana", ["q1"]) == ["l1"]
     await client.delete(f"{namespace}:{{ana}}:seen")
