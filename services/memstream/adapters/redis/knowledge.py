@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import RedisBase, done, text
+from memstream.adapters.redis.knowledge_cache import Held, View
 from memstream.adapters.redis.knowledge_log import changed_since, queue_entry
 from memstream.contracts.knowledge_codec import (
     decode_fact,
@@ -146,37 +147,51 @@ class RedisKnowledge(RedisBase):
         return list((await self._facts_view(user_id)).observations)
 
     async def _facts_view(self, user_id: str) -> FactsView:
-        held = self.knowledge_cache.facts(user_id)
-        if held is not None:
-            found = await self._stepped(user_id, held.revision, keys.FACTS)
-            if found is not None:
-                current, docs = found
-                if not docs:
-                    return held.view
-                view = held.view.replaced({i: _facts_of(d) for i, d in docs.items()})
-                self.knowledge_cache.keep_facts(user_id, current, view)
-                return view
-        revision, raw = await self._read(user_id, keys.FACTS)
-        view = FactsView.of({text(i): _facts_of(text(d)) for i, d in raw.items()})
-        self.knowledge_cache.keep_facts(user_id, revision, view)
-        return view
+        return await self._view(
+            user_id,
+            keys.FACTS,
+            self.knowledge_cache.facts(user_id),
+            self.knowledge_cache.keep_facts,
+            lambda held, docs: held.replaced({i: _facts_of(d) for i, d in docs.items()}),
+            lambda docs: FactsView.of({i: _facts_of(d) for i, d in docs.items()}),
+        )
 
     async def _entities_view(self, user_id: str) -> EntitiesView:
-        held = self.knowledge_cache.entities(user_id)
+        return await self._view(
+            user_id,
+            keys.ENTITIES,
+            self.knowledge_cache.entities(user_id),
+            self.knowledge_cache.keep_entities,
+            lambda held, docs: held.replaced({i: _surfaces_of(d) for i, d in docs.items()}),
+            lambda docs: EntitiesView.of(
+                {i: decode_leaf_entities(json.loads(d)) for i, d in docs.items()}
+            ),
+        )
+
+    async def _view(
+        self,
+        user_id: str,
+        hash_key: str,
+        held: Held[View] | None,
+        keep: Callable[[str, bytes | None, View], None],
+        step: Callable[[View, dict[str, str | None]], View],
+        whole: Callable[[dict[str, str]], View],
+    ) -> View:
+        """One part of the user's knowledge (the hash `hash_key`): the held view stepped
+        forward over the fields changed since its revision, or derived whole when it cannot
+        be; kept in the cache at the revision read."""
         if held is not None:
-            found = await self._stepped(user_id, held.revision, keys.ENTITIES)
+            found = await self._stepped(user_id, held.revision, hash_key)
             if found is not None:
                 current, docs = found
                 if not docs:
                     return held.view
-                view = held.view.replaced({i: _surfaces_of(d) for i, d in docs.items()})
-                self.knowledge_cache.keep_entities(user_id, current, view)
+                view = step(held.view, docs)
+                keep(user_id, current, view)
                 return view
-        revision, raw = await self._read(user_id, keys.ENTITIES)
-        view = EntitiesView.of(
-            {text(i): decode_leaf_entities(json.loads(d)) for i, d in raw.items()}
-        )
-        self.knowledge_cache.keep_entities(user_id, revision, view)
+        revision, raw = await self._read(user_id, hash_key)
+        view = whole({text(i): text(d) for i, d in raw.items()})
+        keep(user_id, revision, view)
         return view
 
     async def _stepped(
