@@ -23,6 +23,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from memstream.contracts.records import Consumed, Forwarded, RawEvent
 from memstream.contracts.sealed_turns import seal_turn, turn_public_key
@@ -126,13 +127,13 @@ class FairShare:
         values = [item.raw.value for item in moved]
         if self._data_keys is None:
             return values
-        plain = [i for i, item in enumerate(moved) if _in_words(item)]
+        plain = {i: value for i, item in enumerate(moved) if (value := _in_words(item))}
         if not plain:
             return values
         keys = await self._data_keys.data_keys_for_writing({moved[i].event.user_id for i in plain})
-        for i in plain:
+        for i, value in plain.items():
             data_key = keys.get(moved[i].event.user_id) or os.urandom(32)
-            sealed = seal_turn(json.loads(values[i]), turn_public_key(data_key))
+            sealed = seal_turn(value, turn_public_key(data_key))
             values[i] = json.dumps(sealed, separators=(",", ":")).encode()
         return values
 
@@ -151,14 +152,15 @@ class OverflowSide:
         return await self._share.handle_overflow(batch)
 
 
-def _in_words(item: Consumed[InputEvent]) -> bool:
-    """Whether the record is a turn as its producer wrote it, words readable."""
+def _in_words(item: Consumed[InputEvent]) -> dict[str, Any] | None:
+    """The record's value if it is a turn as its producer wrote it, words readable."""
     if not isinstance(item.event, Turn):
-        return False
+        return None
     try:
-        return bool(json.loads(item.raw.value).get("type") == "turn.v1")
-    except (ValueError, AttributeError):
-        return False
+        value = json.loads(item.raw.value)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and value.get("type") == "turn.v1" else None
 
 
 def _kind(event: InputEvent) -> Kind:
