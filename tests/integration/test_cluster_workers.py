@@ -53,6 +53,10 @@ DEADLINE_S = 90.0
 # closures are in Redis (the outbox), nothing is published yet, no offset is committed. Its
 # partitions still hold records, which the other segmenter must take over, outbox included.
 DOOMED_SEGMENTER_FAULT = "l1.before_publish:3"
+# Its steps are small, so that its third commit comes however the broker batches its records:
+# with the default step (1,024 records) a quiet machine handed it its partitions' records in
+# fewer than three steps, and it was never killed.
+DOOMED_SEGMENTER_STEP = "8"
 # Aiokafka's line when a member's partitions change (a rebalance): the last one holds.
 _ASSIGNED = re.compile(r"Setting newly assigned partitions (?P<partitions>.*) for group")
 _PARTITION = re.compile(r"TopicPartition\(topic='(?P<topic>[^']+)', partition=(?P<number>\d+)\)")
@@ -145,6 +149,7 @@ async def role_workers(
                 }
                 if role == "segmenter" and n == 0:
                     own["MEMSTREAM_FAULT_POINT"] = DOOMED_SEGMENTER_FAULT
+                    own["MEMSTREAM_CONSUME_STEP_SIZE"] = DOOMED_SEGMENTER_STEP
                 data = settings.model_copy(update={"data_dir": logs / f"{role}-{n}"})
                 env = worker_environment(data, own)
                 worker = WorkerProcess(env, logs / f"{role}-{n}.log", role)
