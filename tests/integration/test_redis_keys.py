@@ -24,7 +24,7 @@ from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.incarnations import SessionInfo
 from memstream.domain.knowledge import knowledge_change
 from memstream.domain.models import Level, SourceMessage, StoredNode
-from memstream.domain.rebuild import RebuildJob
+from memstream.domain.rebuild import RebuildJob, RebuildPlan
 from memstream.domain.remembered import RememberedChanges
 from memstream.domain.windows import initial_state
 from memstream.ports import UserCommit
@@ -105,7 +105,7 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
     day = node("d1", Level.DAY, end=10)
     leaf = replace(node("l1", end=1, parent="d1"), source_ids=("q1", "a1"))
     other = replace(node("l2", end=2, parent="d1"), source_ids=("q2",))
-    job = RebuildJob("r1", None, None, tuple(Level), ("l1",), ("d1",))
+    job = RebuildJob("r1", None, None, tuple(Level), 1, 1, plan=RebuildPlan(("l1",), ("d1",)))
     said = SourceMessage("q1", "Ana", "user", "I live in Porto with my dog Biscuit.", T0)
     await tree.data_keys_for_writing(["ana"])  # what her sealed records and points are under
     await tree.commit_user(

@@ -11,6 +11,11 @@ The window state's remembered sessions and closed windows are kept apart from it
 and read only as a step asks (`domain.remembered`): the document holds the open session,
 the open windows and the calendar windows of the last two months, so it stops growing
 within a few weeks of history (`CALENDAR_MARGIN`).
+
+A fact restated in every session (the user's job) costs a step that restates it again no
+more either: the step reads the slot's head kept beside its statements (`domain.fact_heads`),
+not its history, and the version it writes keeps the latest few sources and a count. And a
+rebuild's chunk reads the range of the job's leaves it handles, not a job listing them all.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.records import Consumed, RawEvent
+from memstream.domain.derivation import Derivation
 from memstream.domain.forgetting import Tombstone
-from memstream.domain.models import InputEvent, SessionEnded, Turn
+from memstream.domain.models import InputEvent, RebuildRequested, SessionEnded, Turn
 from memstream.domain.windows import WindowRules
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
@@ -51,6 +57,9 @@ SAYINGS = (
 )
 SYLLABLES = ("Ka", "Lo", "Mi", "Ra", "Su", "Te", "Vo", "Ne")
 HEAVY_SESSIONS, LIGHT_SESSIONS = 500, 10
+# A rebuild's chunk reads a page of the job's leaves: both users have more than a page.
+MEDIUM_SESSIONS = 60
+NEW_DERIVATION = Derivation("offline", "rules", "traffic-test", "fake")
 # The measured step's session: a number neither history used, so its people are new to both
 # users (`_name` spells 512 names).
 STEP_SESSION = 8**3 - 1
@@ -88,7 +97,13 @@ class CountingConnection(Connection):
         return reply
 
 
-def _session(user: str, number: int, turns: int, start: datetime) -> list[Consumed[InputEvent]]:
+RESTATED = "I work as a nurse at the clinic."
+
+
+def _session(
+    user: str, number: int, turns: int, start: datetime, *, restate: bool = False
+) -> list[Consumed[InputEvent]]:
+    """A session of `turns`; with `restate`, its first turn says the user's job again."""
     session = f"{user}-s{number}"
     events: list[InputEvent] = [
         Turn(
@@ -98,7 +113,9 @@ def _session(user: str, number: int, turns: int, start: datetime) -> list[Consum
             seq=seq,
             speaker="ana" if seq % 2 == 0 else "ben",
             role="user" if seq % 2 == 0 else "other",
-            text=SAYINGS[(number + seq) % len(SAYINGS)].format(name=_name(number)),
+            text=RESTATED
+            if restate and seq == 0
+            else SAYINGS[(number + seq) % len(SAYINGS)].format(name=_name(number)),
             ts=start + timedelta(seconds=30 * seq),
             tz="UTC",
         )
@@ -108,8 +125,12 @@ def _session(user: str, number: int, turns: int, start: datetime) -> list[Consum
     return [Consumed(e, RawEvent(b"")) for e in events]
 
 
-def _history(user: str, sessions: int) -> list[Consumed[InputEvent]]:
-    return [c for n in range(sessions) for c in _session(user, n, 2, T0 + timedelta(days=2 * n))]
+def _history(user: str, sessions: int, *, restate: bool = False) -> list[Consumed[InputEvent]]:
+    return [
+        c
+        for n in range(sessions)
+        for c in _session(user, n, 2, T0 + timedelta(days=2 * n), restate=restate)
+    ]
 
 
 @pytest.fixture
@@ -132,8 +153,8 @@ async def _no_forget(user_id: str, tombstone: Tombstone) -> None:
     raise AssertionError("no user is forgotten here")
 
 
-async def test_a_step_reads_no_more_for_a_user_with_a_long_history(tree: RedisTree) -> None:
-    segmenter = Segmenter(
+def _segmenter(tree: RedisTree, **options: Any) -> Segmenter:
+    return Segmenter(
         tree=tree,
         index=FakeIndex(FakeTree()),  # type: ignore[arg-type]
         embedder=FakeEmbedder(),
@@ -143,7 +164,12 @@ async def test_a_step_reads_no_more_for_a_user_with_a_long_history(tree: RedisTr
         forget=_no_forget,
         rules=WindowRules(),
         clock=lambda: NOW,
+        **options,
     )
+
+
+async def test_a_step_reads_no_more_for_a_user_with_a_long_history(tree: RedisTree) -> None:
+    segmenter = _segmenter(tree)
     await segmenter.handle_batch(_history("heavy", HEAVY_SESSIONS))
     await segmenter.handle_batch(_history("light", LIGHT_SESSIONS))
     heavy_l1s = await tree.count("heavy", 1)
@@ -165,3 +191,58 @@ async def test_a_step_reads_no_more_for_a_user_with_a_long_history(tree: RedisTr
     (heavy_replies, heavy_bytes), (light_replies, light_bytes) = traffic["heavy"], traffic["light"]
     assert heavy_replies <= light_replies
     assert heavy_bytes <= 1.2 * light_bytes + CALENDAR_MARGIN
+
+
+async def test_restating_a_fact_reads_no_more_for_a_user_who_said_it_every_session(
+    tree: RedisTree,
+) -> None:
+    segmenter = _segmenter(tree)
+    await segmenter.handle_batch(_history("heavy", HEAVY_SESSIONS, restate=True))
+    await segmenter.handle_batch(_history("light", LIGHT_SESSIONS, restate=True))
+    [job] = [v for v in await tree.fact_versions("heavy") if v.attribute == "job"]
+    assert job.statements == HEAVY_SESSIONS  # one version, every restatement counted
+    assert len(job.source_ids) <= 8
+
+    traffic: dict[str, tuple[int, int]] = {}
+    for user in ("heavy", "light"):
+        Traffic.replies = Traffic.bytes = 0
+        start = T0 + timedelta(days=2 * HEAVY_SESSIONS + 30)
+        await segmenter.handle_batch(_session(user, STEP_SESSION, 8, start, restate=True))
+        traffic[user] = (Traffic.replies, Traffic.bytes)
+    [job] = [v for v in await tree.fact_versions("heavy") if v.attribute == "job"]
+    assert job.statements == HEAVY_SESSIONS + 1
+
+    (heavy_replies, heavy_bytes), (light_replies, light_bytes) = traffic["heavy"], traffic["light"]
+    assert heavy_replies <= light_replies
+    assert heavy_bytes <= 1.2 * light_bytes + CALENDAR_MARGIN
+
+
+async def test_a_rebuild_chunk_reads_no_more_for_a_user_with_a_long_history(
+    tree: RedisTree,
+) -> None:
+    await _segmenter(tree).handle_batch(_history("heavy", HEAVY_SESSIONS))
+    await _segmenter(tree).handle_batch(_history("medium", MEDIUM_SESSIONS))
+    # Another prompt version: every leaf is derived again, four a chunk.
+    rebuilding = _segmenter(tree, derivation=NEW_DERIVATION, rebuild_chunk_leaves=4)
+    traffic: dict[str, list[tuple[int, int]]] = {}
+    for user in ("heavy", "medium"):
+        record = [Consumed(RebuildRequested(user, f"rb-{user}"), RawEvent(b""))]
+        await rebuilding.handle_batch(record)  # plans it
+        job = await tree.rebuild_job(user)
+        assert job is not None and job.leaf_count >= MEDIUM_SESSIONS and job.done == 0
+        traffic[user] = []
+        for _ in range(3):
+            Traffic.replies = Traffic.bytes = 0
+            await rebuilding.handle_batch(record)
+            traffic[user].append((Traffic.replies, Traffic.bytes))
+        job = await tree.rebuild_job(user)
+        assert job is not None and job.rewritten == 12 and not job.finished
+        document = await tree._r.get(tree._key(user, keys.REBUILD))
+        assert len(document) < 1024  # a few counters, whatever the history
+
+    for (heavy_replies, heavy_bytes), (medium_replies, medium_bytes) in zip(
+        traffic["heavy"], traffic["medium"], strict=True
+    ):
+        assert heavy_replies <= medium_replies
+        # Ids of the same length, leaves of the same size: the same bytes but for the calendar.
+        assert heavy_bytes <= 1.05 * medium_bytes + 1024

@@ -22,7 +22,7 @@ from memstream.contracts.codec import encode_state
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.knowledge import entity_index, knowledge_change
 from memstream.domain.models import Level, MemoryNode, SourceMessage, StoredNode
-from memstream.domain.rebuild import RebuildJob
+from memstream.domain.rebuild import RebuildJob, RebuildPlan
 from memstream.domain.windows import initial_state
 from memstream.domain.write_token import HeldMessages
 from memstream.ports import ConsolidatorSnapshot, TreeStore, UserCommit
@@ -151,12 +151,16 @@ class TreeContract:
     async def test_a_rebuild_job_commits_with_the_user_and_is_listed_until_settled(
         self, tree: TreeStore
     ) -> None:
-        job = RebuildJob("r1", None, None, tuple(Level), ("a", "b"), ("w",), done=1)
+        plan = RebuildPlan(("a", "b"), ("w",))
+        job = RebuildJob("r1", None, None, tuple(Level), 2, 1, done=1, plan=plan)
         assert await tree.rebuild_job("ana") is None
         await tree.commit_user(
             UserCommit("ana", state=state(), seen={}, nodes=(), outbox=(), due=None, rebuild=job)
         )
+        job = replace(job, plan=None)  # written apart, read by range
         assert await tree.rebuild_job("ana") == job
+        assert await tree.rebuild_leaves("ana", 1, 5) == ["b"]
+        assert await tree.rebuild_windows("ana") == ["w"]
         assert await tree.rebuilds_due(LATER, 10) == ["ana"]  # leaves left: due
         await tree.lease_rebuild("ana", LATER + 100)
         assert await tree.rebuilds_due(LATER, 10) == []
@@ -177,8 +181,8 @@ class TreeContract:
         assert await tree.rebuild_job("ana") == finished  # the status stays readable
 
     async def test_an_unfinished_rebuild_is_never_settled(self, tree: TreeStore) -> None:
-        old = RebuildJob("r1", None, None, tuple(Level), ("a",), (), 1, 1, True)
-        new = RebuildJob("r2", None, None, tuple(Level), ("a",), ())
+        old = RebuildJob("r1", None, None, tuple(Level), 1, 0, 1, 1, True)
+        new = RebuildJob("r2", None, None, tuple(Level), 1, 0, plan=RebuildPlan(("a",), ()))
         for job in (old, new):  # a new rebuild committed after a reader saw the old one
             await tree.commit_user(
                 UserCommit(
@@ -191,7 +195,7 @@ class TreeContract:
 
     async def test_forgetting_a_user_drops_its_rebuild(self, tree: TreeStore) -> None:
         for user in ("an*", "an"):
-            job = RebuildJob("r1", None, None, tuple(Level), ("a",), ())
+            job = RebuildJob("r1", None, None, tuple(Level), 1, 0, plan=RebuildPlan(("a",), ()))
             await tree.commit_user(
                 UserCommit(user, state=state(), seen={}, nodes=(), outbox=(), due=None, rebuild=job)
             )

@@ -18,13 +18,17 @@ from memstream.contracts.codec import decode_state
 from memstream.contracts.held import held_in_state
 from memstream.contracts.knowledge_codec import (
     decode_fact,
+    decode_head,
     decode_leaf_entities,
     decode_slot_facts,
     encode_fact,
+    encode_head,
     encode_leaf_entities,
 )
 from memstream.contracts.records import Outbound
 from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities
+from memstream.domain.fact_changes import touches_facts
+from memstream.domain.fact_heads import SlotHead
 from memstream.domain.facts import AtomicFact
 from memstream.domain.forgetting import Forgotten, Guard, Tombstone
 from memstream.domain.knowledge import (
@@ -48,7 +52,7 @@ from memstream.domain.models import (
     StoredNode,
 )
 from memstream.domain.query import Query
-from memstream.domain.rebuild import RebuildJob
+from memstream.domain.rebuild import RebuildJob, RebuildPlan
 from memstream.domain.remembered import Lookup, Remembered
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
 from memstream.domain.write_token import HeldMessages
@@ -185,9 +189,11 @@ class FakeTree(FakeDirectory):
         self.sources: dict[str, dict[str, str]] = {}  # user -> message id -> L1 id
         self.deadlines: dict[str, dict[str, float]] = {}  # user -> message id -> deadline
         self.rebuild_jobs: dict[str, str] = {}  # user -> JSON of the job
+        self.rebuild_plans: dict[str, RebuildPlan] = {}  # user -> its leaf and window ids
         self.rebuilds: dict[str, float] = {}  # user -> when its next chunk is due
         # user -> L1 id -> JSON of its facts / its entity surfaces, as Redis keeps them
         self.leaf_facts: dict[str, dict[str, str]] = {}
+        self.fact_heads: dict[str, dict[tuple[str, str, str], str]] = {}
         self.leaf_entities: dict[str, dict[str, str]] = {}
         self.next_offsets: dict[int, int] = {}  # turns partition -> next offset to handle
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
@@ -296,6 +302,8 @@ class FakeTree(FakeDirectory):
         if c.guard is not None and not c.guard.allows(self.tombstones.get(user_id)):
             return False
         if c.rebuild is not None:
+            if c.rebuild.plan is not None:
+                self.rebuild_plans[user_id] = c.rebuild.plan
             self.rebuild_jobs[user_id] = json.dumps(c.rebuild.to_json())
             self.rebuilds[user_id] = float("inf") if c.rebuild.finished else self.now
         self.states[user_id] = json.dumps(c.state)
@@ -339,6 +347,23 @@ class FakeTree(FakeDirectory):
                 facts[leaf_id] = json.dumps([encode_fact(f) for f in knowledge.facts])
             if knowledge.entities.surfaces or knowledge.entities.links:
                 surfaces[leaf_id] = json.dumps(encode_leaf_entities(knowledge.entities))
+        heads = self.fact_heads.setdefault(user_id, {})
+        if change.heads is None:
+            if touches_facts(change):
+                heads.clear()
+            return
+        for slot, head in change.heads.items():
+            if head is None:
+                heads.pop(slot, None)
+            else:
+                heads[slot] = encode_head(head)
+
+    async def slot_heads(
+        self, user_id: str, slots: Collection[tuple[str, str]]
+    ) -> dict[tuple[str, str, str], SlotHead]:
+        held = self.fact_heads.get(user_id, {})
+        asked = [(user_id, s, a) for s, a in slots]
+        return {slot: decode_head(held[slot]) for slot in asked if slot in held}
 
     async def slot_facts(
         self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
@@ -486,6 +511,14 @@ class FakeTree(FakeDirectory):
         raw = self.rebuild_jobs.get(user_id)
         return RebuildJob.from_json(json.loads(raw)) if raw else None
 
+    async def rebuild_leaves(self, user_id: str, start: int, stop: int) -> list[str]:
+        plan = self.rebuild_plans.get(user_id)
+        return list(plan.leaves[start:stop]) if plan else []
+
+    async def rebuild_windows(self, user_id: str) -> list[str]:
+        plan = self.rebuild_plans.get(user_id)
+        return list(plan.windows) if plan else []
+
     async def rebuilds_due(self, now: float, limit: int) -> list[str]:
         ranked = sorted((t, u) for u, t in self.rebuilds.items() if t <= now)
         return [u for _, u in ranked[:limit]]
@@ -532,7 +565,9 @@ class FakeTree(FakeDirectory):
         self.sources.pop(user_id, None)
         gone += self.deadlines.pop(user_id, None) is not None
         gone += self.rebuild_jobs.pop(user_id, None) is not None
+        self.rebuild_plans.pop(user_id, None)
         gone += bool(self.leaf_facts.pop(user_id, None))
+        self.fact_heads.pop(user_id, None)
         gone += bool(self.leaf_entities.pop(user_id, None))
         self.rebuilds.pop(user_id, None)
         self.due.pop(user_id, None)

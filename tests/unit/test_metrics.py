@@ -18,7 +18,7 @@ from tests.unit.fakes import FakeTree
 from memstream.consolidator.handler import Outcome
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import Level, MemoryNode, Window, WindowClosed
-from memstream.domain.rebuild import RebuildJob
+from memstream.domain.rebuild import RebuildJob, RebuildPlan
 from memstream.edges.instrumentation import (
     BacklogCollector,
     HttpMetricsMiddleware,
@@ -204,7 +204,9 @@ async def test_backlog_collector_sets_lag_and_counts_its_failures(metrics: Metri
 async def test_backlog_collector_sets_the_rebuilds_pending_windows(metrics: Metrics) -> None:
     tree = FakeTree()
     for user, windows in (("ana", ("w1", "w2")), ("bo", ("w3",))):
-        job = RebuildJob("r1", None, None, tuple(Level), ("l1",), windows)
+        job = RebuildJob(
+            "r1", None, None, tuple(Level), 1, len(windows), plan=RebuildPlan(("l1",), windows)
+        )
         await tree.commit_user(
             UserCommit(user, state={}, seen={}, nodes=[], outbox=[], due=None, rebuild=job)
         )

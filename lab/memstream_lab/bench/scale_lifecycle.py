@@ -135,8 +135,7 @@ async def rebuild_user(c: Container, user_id: str, budget_s: float = 0.0) -> dic
                 return chunks
 
     async def windows() -> int:
-        job = await c.tree.rebuild_job(user_id)
-        ids = list(job.windows) if job else []
+        ids = await c.tree.rebuild_windows(user_id)
         closures = late_data_closures(await c.tree.get_many(user_id, ids))
         for lo in range(0, len(closures), CONSOLIDATE_BATCH):
             await consolidator.handle_batch(closures[lo : lo + CONSOLIDATE_BATCH])
@@ -145,7 +144,7 @@ async def rebuild_user(c: Container, user_id: str, budget_s: float = 0.0) -> dic
     chunks, leaf_spent = await with_memory(c, leaves)
     job = await c.tree.rebuild_job(user_id)
     figures: dict[str, Any] = {
-        "leaves": len(job.leaves) if job else 0,
+        "leaves": job.leaf_count if job else 0,
         "leaves_done": job.done if job else 0,
         "leaves_rewritten": job.rewritten if job else 0,
         "chunk_leaves": REBUILD_CHUNK,

@@ -127,11 +127,12 @@ class FactWritten(_FeedEvent):
     valid_from: datetime
     recorded_at: datetime
     certainty: str
-    source_ids: list[str]
+    source_ids: list[str]  # the latest statements' (at most 8): `statements` counts them all
     negated: bool
     valid_to: datetime | None
     supersedes: str | None
     superseded_by: str | None
+    statements: int = 1  # absent from events published before it was added
 
     @property
     def holds(self) -> bool:

@@ -81,7 +81,8 @@ class Fact(_Answer):
     supersedes: str | None
     superseded_by: str | None
     recorded_at: datetime
-    source_ids: list[str]
+    source_ids: list[str]  # the latest statements' (at most 8): `statements` counts them all
+    statements: int = 1
 
     @property
     def holds(self) -> bool:

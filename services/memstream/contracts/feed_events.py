@@ -56,7 +56,7 @@ def rebuild_finished_event(user_id: str, job: RebuildJob) -> dict[str, Any]:
         "type": REBUILD_FINISHED,
         "user_id": user_id,
         "rebuild_id": job.rebuild_id,
-        "leaves": len(job.leaves),
+        "leaves": job.leaf_count,
         "leaves_rewritten": job.rewritten,
     }
 
@@ -68,7 +68,10 @@ def fact_events(user_id: str, changes: FactChanges) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     if changes.removed:
         events.append({"type": FACT_REMOVED, "user_id": user_id, "fact_ids": list(changes.removed)})
-    events += [{"type": FACT, **encode_fact(version)} for version in changes.written]
+    events += [
+        {"type": FACT, **encode_fact(version), "statements": version.statements}
+        for version in changes.written
+    ]
     events += [_superseded(version) for version in changes.superseded]
     events += [
         {**_about(r.version), "type": FACT_REOPENED, "was_superseded_by": r.was_superseded_by}

@@ -13,11 +13,12 @@ from typing import Any, cast
 from memstream.contracts.codec import parse_ts
 from memstream.domain.entities import EntityKind
 from memstream.domain.entity_index import LeafEntities, Surface
+from memstream.domain.fact_heads import SlotHead
 from memstream.domain.facts import AtomicFact, Certainty
 
 
 def encode_fact(fact: AtomicFact) -> dict[str, Any]:
-    return {
+    encoded: dict[str, Any] = {
         "fact_id": fact.fact_id,
         "user_id": fact.user_id,
         "subject": fact.subject,
@@ -34,6 +35,9 @@ def encode_fact(fact: AtomicFact) -> dict[str, Any]:
         "supersedes": fact.supersedes,
         "superseded_by": fact.superseded_by,
     }
+    if fact.statements != 1:  # a merged version; an observation is one statement
+        encoded["statements"] = fact.statements
+    return encoded
 
 
 def decode_fact(value: dict[str, Any]) -> AtomicFact:
@@ -53,7 +57,19 @@ def decode_fact(value: dict[str, Any]) -> AtomicFact:
         valid_to=parse_ts(value["valid_to"]) if value.get("valid_to") else None,
         supersedes=value.get("supersedes"),
         superseded_by=value.get("superseded_by"),
+        statements=int(value.get("statements", 1)),
     )
+
+
+def encode_head(head: SlotHead) -> str:
+    return json.dumps(
+        {"last": encode_fact(head.last), "tails": [encode_fact(v) for v in head.tails]}
+    )
+
+
+def decode_head(doc: str) -> SlotHead:
+    value = json.loads(doc)
+    return SlotHead(decode_fact(value["last"]), tuple(decode_fact(v) for v in value["tails"]))
 
 
 def decode_slot_facts(

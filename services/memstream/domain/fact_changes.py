@@ -10,14 +10,13 @@ after, and compared. Pure, standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 
+from memstream.domain.fact_heads import Slot, SlotHead, heads_of, step_head
 from memstream.domain.fact_timeline import Timeline, change, timelines_of
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import KnowledgeChange
-
-Slot = tuple[str, str, str]  # (user, subject, attribute)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +29,14 @@ class Reopened:
 
 @dataclass(frozen=True, slots=True)
 class FactChanges:
-    """The versions a commit writes (new or changed), removes, closes and re-opens."""
+    """The versions a commit writes (new or changed), removes, closes and re-opens, and the
+    heads of the slots it touches as they will be (None: the slot is left empty)."""
 
     written: tuple[AtomicFact, ...] = ()
     removed: tuple[str, ...] = ()
     superseded: tuple[AtomicFact, ...] = ()  # newly closed by `superseded_by`
     reopened: tuple[Reopened, ...] = ()
+    heads: Mapping[Slot, SlotHead | None] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -52,13 +53,18 @@ def touches_facts(change_: KnowledgeChange) -> bool:
 
 
 def fact_changes(
-    stored: Mapping[str, tuple[AtomicFact, ...]], change_: KnowledgeChange
+    stored: Mapping[str, tuple[AtomicFact, ...]],
+    change_: KnowledgeChange,
+    only: Collection[Slot] | None = None,
 ) -> FactChanges:
-    """The version changes of applying `change_` to `stored` (observations by L1 id)."""
+    """The version changes of applying `change_` to `stored` (observations by L1 id), in
+    every slot it touches or `only` those."""
     replaced = set(change_.dropped) | set(change_.leaves)
     incoming = [f for knowledge in change_.leaves.values() for f in knowledge.facts]
     slots = {f.slot for f in incoming}
     slots |= {f.slot for leaf_id in replaced for f in stored.get(leaf_id, ())}
+    if only is not None:
+        slots &= set(only)
     if not slots:
         return FactChanges()
     kept = [f for leaf_id, facts in stored.items() if leaf_id not in replaced for f in facts]
@@ -81,7 +87,51 @@ def fact_changes(
                 superseded.append(version)
             elif closed_before and not version.superseded_by:
                 reopened.append(Reopened(version, closed_before))
-    return FactChanges(tuple(written), tuple(removed), tuple(superseded), tuple(reopened))
+    heads = heads_of(after, sorted(slots))
+    return FactChanges(tuple(written), tuple(removed), tuple(superseded), tuple(reopened), heads)
+
+
+def restated(change_: KnowledgeChange) -> bool:
+    """Whether the commit only writes L1s for the first time: nothing stored is said again,
+    so their facts can step the touched slots' heads forward (`stepped_changes`)."""
+    return not change_.dropped and all(i in change_.first_written for i in change_.leaves)
+
+
+def stepped_changes(
+    heads: Mapping[Slot, SlotHead], change_: KnowledgeChange
+) -> tuple[FactChanges, frozenset[Slot]]:
+    """For a commit that only writes new L1s (`restated`): the version changes of the slots
+    their heads can step forward, and the slots left to derive from their statements (no
+    head, or a statement a head cannot take: `fact_heads.step_head`)."""
+    incoming: dict[Slot, list[AtomicFact]] = {}
+    for knowledge in change_.leaves.values():
+        for fact in knowledge.facts:
+            incoming.setdefault(fact.slot, []).append(fact)
+    written: list[AtomicFact] = []
+    superseded: list[AtomicFact] = []
+    stepped: dict[Slot, SlotHead | None] = {}
+    left: set[Slot] = set()
+    for slot in sorted(incoming):
+        head = heads.get(slot)
+        step = step_head(head, incoming[slot]) if head is not None else None
+        if step is None:
+            left.add(slot)
+            continue
+        written += step.written
+        superseded += step.superseded
+        stepped[slot] = step.head
+    return FactChanges(tuple(written), (), tuple(superseded), (), stepped), frozenset(left)
+
+
+def joined(first: FactChanges, second: FactChanges) -> FactChanges:
+    """The changes of two disjoint sets of slots, as one commit's."""
+    return FactChanges(
+        first.written + second.written,
+        first.removed + second.removed,
+        first.superseded + second.superseded,
+        first.reopened + second.reopened,
+        {**first.heads, **second.heads},
+    )
 
 
 def _in(slots: set[Slot], facts: Iterable[AtomicFact]) -> list[AtomicFact]:

@@ -22,6 +22,10 @@ from datetime import datetime
 
 from memstream.domain.facts import AtomicFact, is_single_valued
 
+# A version restated in every session would otherwise carry a source per restatement: it
+# keeps the latest few and a count; every source stays with the statements (observations).
+SOURCES_KEPT = 8
+
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
@@ -48,7 +52,7 @@ def timeline_of(observations: Iterable[AtomicFact]) -> Timeline:
         # a value otherwise), the earlier in a fixed order wins, whatever arrived first.
         if seen is None or _tiebreak(fact) < _tiebreak(seen):
             unique[fact.fact_id] = fact
-    ordered = tuple(sorted(unique.values(), key=_order))
+    ordered = tuple(sorted(unique.values(), key=chain_order))
     slots = {fact.slot for fact in ordered}
     if len(slots) > 1:
         raise ValueError(f"a timeline holds one (user, subject, attribute), got {sorted(slots)}")
@@ -122,7 +126,8 @@ def _observed(fact: AtomicFact) -> AtomicFact:
     return replace(fact, valid_to=None, supersedes=None, superseded_by=None)
 
 
-def _order(fact: AtomicFact) -> tuple[datetime, datetime, bool, str]:
+def chain_order(fact: AtomicFact) -> tuple[datetime, datetime, bool, str]:
+    """The order of a slot's observations, the same whatever order they arrived in."""
     # Event time first; on a tie the later-learned fact is the newer word, and an ending
     # ("used to live in Porto") comes before a beginning said with it ("now I live in
     # Berlin"); the id breaks the remaining ties so every arrival order gives one order.
@@ -141,17 +146,25 @@ def _tiebreak(fact: AtomicFact) -> tuple[datetime, datetime, str, str, str, str]
 
 
 def _versions(ordered: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ...]:
+    found = chains(ordered)
+    if len(found) == 1:
+        return found[0]
+    # Stable on valid_from alone: a merged version's record time can precede its
+    # predecessor's, and the chain's own order must survive the sort.
+    return tuple(sorted((v for chain in found for v in chain), key=lambda v: v.valid_from))
+
+
+def chains(ordered: tuple[AtomicFact, ...]) -> list[tuple[AtomicFact, ...]]:
+    """The version chains of one slot's observations in `chain_order`: the one chain of a
+    single-valued attribute, one per value of a many-valued one."""
     if not ordered:
-        return ()
+        return []
     if is_single_valued(ordered[0].attribute):
-        return _chain(ordered)
+        return [_chain(ordered)]
     by_value: dict[str, list[AtomicFact]] = {}
     for fact in ordered:
         by_value.setdefault(fact.value_key, []).append(fact)
-    chains = [version for group in by_value.values() for version in _chain(group)]
-    # Stable on valid_from alone: a merged version's record time can precede its
-    # predecessor's, and the chain's own order must survive the sort.
-    return tuple(sorted(chains, key=lambda version: version.valid_from))
+    return [_chain(group) for group in by_value.values()]
 
 
 def _chain(ordered: Iterable[AtomicFact]) -> tuple[AtomicFact, ...]:
@@ -191,15 +204,31 @@ def _chain(ordered: Iterable[AtomicFact]) -> tuple[AtomicFact, ...]:
 
 def _merged(run: list[AtomicFact]) -> AtomicFact:
     """One version from a run of observations of one value: the first one's id, wording and
-    start; every source; learned when first learned; stated if any said it outright."""
+    start; how many statements it merges and the sources of the latest (`kept_sources`);
+    learned when first learned; stated if any said it outright."""
     first = run[0]
+    sources = kept_sources((), (source for fact in run for source in fact.source_ids))
     if len(run) == 1:
-        return first
-    sources = tuple(dict.fromkeys(source for fact in run for source in fact.source_ids))
+        return first if sources == first.source_ids else replace(first, source_ids=sources)
     stated = any(fact.certainty == "stated" for fact in run)
     return replace(
         first,
         source_ids=sources,
         recorded_at=min(fact.recorded_at for fact in run),
         certainty="stated" if stated else first.certainty,
+        statements=len(run),
     )
+
+
+def kept_sources(kept: Iterable[str], newer: Iterable[str]) -> tuple[str, ...]:
+    """The sources a version keeps: the latest `SOURCES_KEPT` distinct ones of `kept` then
+    `newer`, oldest first. A function of the sequence's tail alone, so a restatement steps
+    a version forward from what it keeps (`fact_heads`) as a derivation from every
+    statement would give it."""
+    latest: list[str] = []
+    for source in reversed((*kept, *newer)):
+        if source not in latest:
+            latest.append(source)
+            if len(latest) == SOURCES_KEPT:
+                break
+    return tuple(reversed(latest))

@@ -67,6 +67,9 @@ class AtomicFact:
     valid_to: datetime | None = None  # None while it holds
     supersedes: str | None = None
     superseded_by: str | None = None
+    # A version merges a run of statements of one value: how many, while `source_ids` keeps
+    # the sources of the latest few (`fact_timeline.SOURCES_KEPT`). An observation is one.
+    statements: int = 1
 
     @property
     def slot(self) -> tuple[str, str, str]:

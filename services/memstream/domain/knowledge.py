@@ -8,7 +8,9 @@ timelines' observations, the entity index's leaves) and derives the rest on read
 versions with `fact_timeline`, entities with `entity_index.build`. Writing a leaf again
 (a message forgotten, a rebuild) replaces its contribution and removing it drops it, so
 forgetting a message removes its facts and re-opens what they had closed, and drops its
-surfaces. Pure, standard library only.
+surfaces. A commit also carries the heads of the slots it touches (`fact_heads`), which a
+store keeps beside the statements so a restatement need not read a slot's history. Pure,
+standard library only.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from memstream.domain.entity_index import (
     resolve,
 )
 from memstream.domain.fact_extraction import extract_facts
+from memstream.domain.fact_heads import Slot, SlotHead
 from memstream.domain.fact_timeline import Timeline, at, current, history, timelines_of
 from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact
 from memstream.domain.models import Level, MemoryNode
@@ -54,6 +57,10 @@ class KnowledgeChange:
     leaves: Mapping[str, LeafKnowledge] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
     first_written: frozenset[str] = frozenset()
+    # The heads of the slots whose versions the commit may change, as they will be (None:
+    # the slot is left empty); None when the writer did not derive them, so the store
+    # drops the user's heads rather than keep ones that may be stale (`fact_heads`).
+    heads: Mapping[Slot, SlotHead | None] | None = None
 
 
 def leaf_knowledge(leaf: MemoryNode, facts: tuple[AtomicFact, ...] | None = None) -> LeafKnowledge:

@@ -9,7 +9,10 @@ of the partition never wait behind a whole rebuild.
 
 Progress is this job, stored with the user's state and committed in the same transaction as
 the chunk's leaves: a worker killed in a chunk replays it from the job as committed and ends
-with the tree an uninterrupted rebuild writes.
+with the tree an uninterrupted rebuild writes. The job itself is a few counters: the ids of
+its leaves and windows (`RebuildPlan`) are written once, beside it, when it is planned, and a
+chunk reads only its own range of them, so what a chunk reads and writes does not grow with
+the user's history.
 
 - A leaf whose derivation is already the current one is left alone: a rebuild with nothing
   changed writes nothing (no version bump anywhere).
@@ -33,6 +36,14 @@ from memstream.domain.windows import bottom_up
 
 
 @dataclass(frozen=True, slots=True)
+class RebuildPlan:
+    """What a job covers: written once, when it is planned, and read by range."""
+
+    leaves: tuple[str, ...]  # ids of the leaves in scope, oldest first
+    windows: tuple[str, ...]  # ids of the L2-L5 nodes to consolidate again at the end
+
+
+@dataclass(frozen=True, slots=True)
 class RebuildJob:
     """One user's rebuild: what it covers, with what, and how far it got."""
 
@@ -40,22 +51,22 @@ class RebuildJob:
     derivation: Derivation | None  # what the leaves are re-derived with (the worker's)
     since: datetime | None  # only nodes ending at or after this (None: the whole history)
     levels: tuple[Level, ...]
-    leaves: tuple[str, ...]  # ids of the leaves in scope, oldest first
-    windows: tuple[str, ...]  # ids of the L2-L5 nodes to consolidate again at the end
-    done: int = 0  # how many of `leaves` are handled
+    leaf_count: int  # how many leaves are in scope (their ids: the plan's)
+    window_count: int  # how many windows are consolidated again at the end
+    done: int = 0  # how many of the leaves are handled
     rewritten: int = 0  # how many of those were written again (the others were current)
     finished: bool = False  # every leaf handled and the windows' closures committed
-
-    def next_chunk(self, size: int) -> tuple[str, ...]:
-        return self.leaves[self.done : self.done + size]
+    # Set while the plan is still to be written beside the job (the step that plans it, or
+    # one that read a job stored whole before plans were kept apart); None once written.
+    plan: RebuildPlan | None = None
 
     def advanced(self, handled: int, rewritten: int) -> RebuildJob:
-        done = min(len(self.leaves), self.done + handled)
+        done = min(self.leaf_count, self.done + handled)
         return replace(
             self,
             done=done,
             rewritten=self.rewritten + rewritten,
-            finished=done == len(self.leaves),
+            finished=done == self.leaf_count,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -64,8 +75,8 @@ class RebuildJob:
             "derivation": self.derivation.to_json() if self.derivation else None,
             "since": self.since.isoformat() if self.since else None,
             "levels": [int(level) for level in self.levels],
-            "leaves": list(self.leaves),
-            "windows": list(self.windows),
+            "leaf_count": self.leaf_count,
+            "window_count": self.window_count,
             "done": self.done,
             "rewritten": self.rewritten,
             "finished": self.finished,
@@ -74,16 +85,20 @@ class RebuildJob:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RebuildJob:
         since = doc.get("since")
+        plan = None
+        if "leaves" in doc:  # stored whole, before plans were kept apart: moved at its next step
+            plan = RebuildPlan(tuple(doc["leaves"]), tuple(doc["windows"]))
         return cls(
             rebuild_id=str(doc["rebuild_id"]),
             derivation=Derivation.from_json(doc["derivation"]) if doc.get("derivation") else None,
             since=datetime.fromisoformat(since) if since else None,
             levels=tuple(Level(int(n)) for n in doc["levels"]),
-            leaves=tuple(doc["leaves"]),
-            windows=tuple(doc["windows"]),
+            leaf_count=len(plan.leaves) if plan else int(doc["leaf_count"]),
+            window_count=len(plan.windows) if plan else int(doc["window_count"]),
             done=int(doc["done"]),
             rewritten=int(doc.get("rewritten", 0)),
             finished=bool(doc["finished"]),
+            plan=plan,
         )
 
 
@@ -105,13 +120,18 @@ def plan_job(
     those in scope, `upper` the user's stored L2-L5 nodes (those in scope are kept)."""
     chosen = sorted((n for n in leaves if in_scope(n, request)), key=lambda n: (n.t_end, n.id))
     windows = {n.id: n for n in ancestors} | {n.id: n for n in upper if in_scope(n, request)}
+    plan = RebuildPlan(
+        leaves=tuple(n.id for n in chosen),
+        windows=tuple(n.id for n in bottom_up(windows.values())),
+    )
     return RebuildJob(
         rebuild_id=request.rebuild_id,
         derivation=derivation,
         since=request.since,
         levels=request.levels,
-        leaves=tuple(n.id for n in chosen),
-        windows=tuple(n.id for n in bottom_up(windows.values())),
+        leaf_count=len(plan.leaves),
+        window_count=len(plan.windows),
+        plan=plan,
     )
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Protocol
 
 from memstream.domain.entity_index import Entity, EntityIndex
+from memstream.domain.fact_heads import SlotHead
 from memstream.domain.facts import AtomicFact
 
 
@@ -66,4 +67,12 @@ class LeafFacts(Protocol):
         attribute) in `slots` or said by one of `leaf_ids`: every fact whose versions a
         commit can change that writes facts of `slots` and rewrites or drops `leaf_ids`.
         The segmenter compares them with the commit's to announce the versions it changes."""
+        ...
+
+    async def slot_heads(
+        self, user_id: str, slots: Collection[tuple[str, str]]
+    ) -> dict[tuple[str, str, str], SlotHead]:
+        """The heads kept of these (subject, attribute) slots, by (user, subject, attribute):
+        what a commit that restates them steps forward (`domain.fact_heads`). A slot with
+        none kept (never stated, or its heads dropped) is missing."""
         ...

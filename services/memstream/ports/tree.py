@@ -163,6 +163,10 @@ class RebuildQueue(Protocol):
         """The user's latest rebuild job (kept until the next replaces it or a forget)."""
         ...
 
+    async def rebuild_windows(self, user_id: str) -> list[str]:
+        """The ids of the windows the latest job consolidates again, bottom-up."""
+        ...
+
     async def rebuilds_due(self, now: float, limit: int) -> list[str]:
         """Users whose unfinished rebuild may take its next chunk at `now` (epoch s)."""
         ...
@@ -245,6 +249,14 @@ class SegmenterStore(
 
     async def rebuild_job(self, user_id: str) -> RebuildJob | None:
         """The user's latest rebuild job (kept until the next replaces it or a forget)."""
+        ...
+
+    async def rebuild_leaves(self, user_id: str, start: int, stop: int) -> list[str]:
+        """The ids of the latest job's leaves from `start` to `stop` (excluded), in its order."""
+        ...
+
+    async def rebuild_windows(self, user_id: str) -> list[str]:
+        """The ids of the windows the latest job consolidates again, bottom-up."""
         ...
 
 

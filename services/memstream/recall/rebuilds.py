@@ -41,9 +41,10 @@ async def has_memories(tree: NodeReader, user_id: str) -> bool:
 async def pending_windows(tree: RecallReads, user_id: str, job: RebuildJob) -> int:
     """Windows of the job the consolidator has still to write again."""
     if not job.finished:
-        return len(job.windows)
+        return job.window_count
     pending = 0
-    for node_id in job.windows:
+    windows = job.plan.windows if job.plan else await tree.rebuild_windows(user_id)
+    for node_id in windows:
         stored = await tree.get(user_id, node_id)
         if stored is None:
             continue  # removed meanwhile (its messages forgotten): nothing to wait for
@@ -67,10 +68,10 @@ async def rebuild_progress(tree: RecallReads, user_id: str, rebuild_id: str) -> 
     return RebuildProgress(
         rebuild_id,
         "done" if done else "pending",
-        len(job.leaves),
+        job.leaf_count,
         job.done,
         job.rewritten,
-        len(job.windows),
+        job.window_count,
         pending,
     )
 

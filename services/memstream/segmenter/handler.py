@@ -346,7 +346,10 @@ class Segmenter:
         if forgotten:
             gone = removed_event(user_id, [n.id for n in forgotten])
             outbox.append(Outbound(self._topics.memories, user_id, gone))
-        outbox += await fact_outbox(self._tree, self._topics.memories, user_id, knowledge)
+        announced, knowledge = await fact_outbox(
+            self._tree, self._topics.memories, user_id, knowledge
+        )
+        outbox += announced
         outbox += _rebuild_announced(self._topics.memories, user_id, rebuild)
         outbox += [Outbound(self._topics.windows, user_id, encode_window(c)) for c in closures]
         document, remembered = apart(plan.state)

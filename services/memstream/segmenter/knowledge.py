@@ -15,7 +15,13 @@ from dataclasses import replace
 
 from memstream.contracts.feed_events import fact_events
 from memstream.contracts.records import Outbound
-from memstream.domain.fact_changes import fact_changes, touches_facts
+from memstream.domain.fact_changes import (
+    fact_changes,
+    joined,
+    restated,
+    stepped_changes,
+    touches_facts,
+)
 from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import Level, MemoryNode
 from memstream.ports import FactReader, LeafFacts
@@ -52,12 +58,23 @@ def read_by(node: MemoryNode, extraction: str | None) -> MemoryNode:
 
 async def fact_outbox(
     store: LeafFacts, topic: str, user_id: str, change: KnowledgeChange
-) -> list[Outbound]:
-    """The fact versions `change` changes, as change-feed events; the user's stored facts
-    are read only when the change may change a version."""
+) -> tuple[list[Outbound], KnowledgeChange]:
+    """The fact versions `change` changes, as change-feed events, and `change` with the
+    heads of the slots it touches as they will be. A commit that only writes new L1s steps
+    their slots' heads forward (a restatement reads its slot's head, not its history); the
+    slots' statements are read only for a slot no head can take, or when the commit says
+    stored L1s again or drops them."""
     if not touches_facts(change):
-        return []
+        return [], change
     slots = {(f.subject, f.attribute) for k in change.leaves.values() for f in k.facts}
-    again = {*change.dropped, *(i for i in change.leaves if i not in change.first_written)}
-    changes = fact_changes(await store.slot_facts(user_id, slots, again), change)
-    return [Outbound(topic, user_id, event) for event in fact_events(user_id, changes)]
+    if restated(change):
+        heads = await store.slot_heads(user_id, slots)
+        changes, left = stepped_changes(heads, change)
+        if left:
+            stored = await store.slot_facts(user_id, {(s, a) for _, s, a in left}, ())
+            changes = joined(changes, fact_changes(stored, change, left))
+    else:
+        again = {*change.dropped, *(i for i in change.leaves if i not in change.first_written)}
+        changes = fact_changes(await store.slot_facts(user_id, slots, again), change)
+    events = [Outbound(topic, user_id, event) for event in fact_events(user_id, changes)]
+    return events, replace(change, heads=changes.heads)

@@ -62,7 +62,7 @@ class Rebuilder:
         job = await self._tree.rebuild_job(user_id)
         if job is None or job.rebuild_id != request.rebuild_id:
             job = await self._plan(user_id, request)  # a new id replaces an unfinished job
-            if job.leaves:
+            if job.leaf_count:
                 # Only planned: every chunk is asked for by the scheduler, at the deployment's
                 # pace (`rebuild --all` would otherwise re-derive a chunk per user at once).
                 return RebuildStep(job, [], [])
@@ -72,18 +72,19 @@ class Rebuilder:
         job = job.advanced(handled, len(leaves))
         above: list[WindowClosed] = []
         if job.finished:
-            above = late_data_closures(await self._tree.get_many(user_id, list(job.windows)))
+            windows = job.plan.windows if job.plan else await self._tree.rebuild_windows(user_id)
+            above = late_data_closures(await self._tree.get_many(user_id, list(windows)))
         return RebuildStep(job, leaves, above)
 
     async def _chunk_of(
         self, user_id: str, job: RebuildJob, written: set[str]
     ) -> tuple[int, list[tuple[MemoryNode, list[str]]]]:
-        todo = job.leaves[job.done :]
         handled = 0
         rewritten: list[tuple[MemoryNode, list[str]]] = []
         most_read = self._chunk * SKIP_FACTOR
-        for start in range(0, len(todo), _PAGE):
-            page = todo[start : start + _PAGE]
+        page_size = min(_PAGE, most_read)
+        for start in range(job.done, job.leaf_count, page_size):
+            page = await self._leaf_ids(user_id, job, start, start + page_size)
             found = {n.id: n for n in await self._tree.get_many(user_id, list(page))}
             for leaf_id in page:
                 if len(rewritten) >= self._chunk or handled >= most_read:
@@ -95,6 +96,12 @@ class Rebuilder:
                 if needs_rederiving(leaf, self._derivation):
                     rewritten.append(await self._rederive(leaf))
         return handled, rewritten
+
+    async def _leaf_ids(self, user_id: str, job: RebuildJob, start: int, stop: int) -> list[str]:
+        """The ids of the job's leaves `start` to `stop`: a range of the plan kept beside it."""
+        if job.plan is not None:
+            return list(job.plan.leaves[start:stop])
+        return await self._tree.rebuild_leaves(user_id, start, stop)
 
     async def _rederive(self, leaf: MemoryNode) -> tuple[MemoryNode, list[str]]:
         """`leaf` written again from its verbatim messages: same id and parent, version + 1."""

@@ -50,7 +50,7 @@ async def test_one_command_per_user_then_followed_until_every_rebuild_is_done() 
         seen.append(work_done(states))
         if len(seen) == 2:  # the workers finish both meanwhile
             for r in requested:
-                job = RebuildJob(r.rebuild_id, None, None, tuple(Level), ("l",), (), 1, 1, True)
+                job = RebuildJob(r.rebuild_id, None, None, tuple(Level), 1, 0, 1, 1, True)
                 tree.rebuild_jobs[r.user_id] = json.dumps(job.to_json())
 
     states = await follow(tree, requested, on_progress, poll_s=0.01, timeout_s=10)

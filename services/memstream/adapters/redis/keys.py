@@ -49,6 +49,8 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
     ms:{u}:tombstone            JSON of the user's tombstone after a forget (expires; see
                                 `domain.forgetting`); commits with a guard check it atomically
     ms:{u}:rebuild              JSON of the user's latest rebuild job (`domain.rebuild`)
+    ms:{u}:rebuild_leaves       list: that job's leaf ids, read a chunk's range at a time
+    ms:{u}:rebuild_windows      list: the windows it consolidates again at the end
     ms:{u}:datakey              the user's data key (32 random bytes, base64): what the
                                 user's words on memstream's own topics are sealed under
                                 (`contracts.sealed`) and its index payloads; made by the
@@ -110,6 +112,10 @@ SOURCES = "sources"
 EXPIRY = "expiry"
 TOMBSTONE = "tombstone"
 REBUILD = "rebuild"
+# The latest rebuild job's leaf and window ids (lists, `domain.rebuild.RebuildPlan`), written
+# once when it is planned: a chunk reads its range of leaves, not the whole job.
+REBUILD_LEAVES = "rebuild_leaves"
+REBUILD_WINDOWS = "rebuild_windows"
 DATAKEY = "datakey"
 # Not among FIXED_SUFFIXES: a forget leaves it to the overflow to strike off (`overflow`).
 OVERFLOW = "overflow"
@@ -118,6 +124,9 @@ FACTS = "facts"
 # reading every fact of the user (members of rewritten L1s may outlive their facts: readers
 # take only what the facts hash still says).
 FACT_SLOTS = "fact_slots"
+# (subject, attribute) -> the slot's head (its last statement and the last version of each
+# chain, `domain.fact_heads`), written with the facts: what a restatement reads of its slot.
+FACT_HEADS = "fact_heads"
 ENTITIES = "entities"
 KNOWLEDGE_REVISION = "knowledge_revision"
 KNOWLEDGE_CHANGES = "knowledge_changes"
@@ -138,8 +147,11 @@ FIXED_SUFFIXES = (
     SOURCES,
     EXPIRY,
     REBUILD,
+    REBUILD_LEAVES,
+    REBUILD_WINDOWS,
     FACTS,
     FACT_SLOTS,
+    FACT_HEADS,
     ENTITIES,
     KNOWLEDGE_REVISION,
     KNOWLEDGE_CHANGES,

@@ -24,12 +24,16 @@ from memstream.adapters.redis.knowledge_cache import Held, View
 from memstream.adapters.redis.knowledge_log import changed_since, queue_entry
 from memstream.contracts.knowledge_codec import (
     decode_fact,
+    decode_head,
     decode_leaf_entities,
     decode_slot_facts,
     encode_fact,
+    encode_head,
     encode_leaf_entities,
 )
 from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities
+from memstream.domain.fact_changes import touches_facts
+from memstream.domain.fact_heads import SlotHead
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import (
     KnowledgeChange,
@@ -73,6 +77,21 @@ def queue_knowledge(pipe: Any, prefix: str, change: KnowledgeChange) -> None:
             pipe.hset(prefix + key, mapping=values)
         if gone:
             pipe.hdel(prefix + key, *gone)
+    if change.heads is not None:
+        heads = {
+            keys.fact_slot_member(s, a): encode_head(h)
+            for (_, s, a), h in change.heads.items()
+            if h is not None
+        }
+        empty = [keys.fact_slot_member(s, a) for (_, s, a), h in change.heads.items() if h is None]
+        if heads:
+            pipe.hset(prefix + keys.FACT_HEADS, mapping=heads)
+        if empty:
+            pipe.hdel(prefix + keys.FACT_HEADS, *empty)
+    elif touches_facts(change):
+        # Written by a writer that did not step the heads (a restore): none may be stale;
+        # the next commit touching a slot derives its head from the slot's statements.
+        pipe.delete(prefix + keys.FACT_HEADS)
     changed = {*facts, *surfaces, *gone_facts, *gone_surfaces}
     if changed:
         # Readers hold what they derived by revision (knowledge_cache.py): a new one, never
@@ -139,6 +158,21 @@ class RedisKnowledge(RedisBase):
             values = await done(self._r.hmget(facts_key, missing))
             docs |= {i: text(d) for i, d in zip(missing, values, strict=True) if d}
         return decode_slot_facts(docs, slots, leaf_ids)
+
+    async def slot_heads(
+        self, user_id: str, slots: Collection[tuple[str, str]]
+    ) -> dict[tuple[str, str, str], SlotHead]:
+        """One HMGET of the heads kept beside the slots' statements."""
+        asked = sorted(slots)
+        if not asked:
+            return {}
+        fields = [keys.fact_slot_member(s, a) for s, a in asked]
+        docs = await done(self._r.hmget(self._key(user_id, keys.FACT_HEADS), fields))
+        return {
+            (user_id, s, a): decode_head(text(doc))
+            for (s, a), doc in zip(asked, docs, strict=True)
+            if doc is not None
+        }
 
     async def facts_said(self, user_id: str, before: datetime) -> list[AtomicFact]:
         return said_before(await self._observations(user_id), before)

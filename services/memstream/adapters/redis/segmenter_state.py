@@ -32,9 +32,12 @@ from memstream.adapters.redis.remembered import (
 )
 from memstream.contracts.codec import decode_state
 from memstream.domain.models import Level
+from memstream.domain.rebuild import RebuildJob
 from memstream.domain.remembered import OLDEST_READ, Lookup, Remembered
 from memstream.domain.step import EXPIRY_READ, UserSnapshot
 from memstream.ports import ConsolidatorSnapshot, OutboxName, UserCommit
+
+_PLAN_BATCH = 10_000  # ids a command, for a plan of a very long history
 
 # The message tombstones past the horizon go, and their forgets' records with them (a read
 # and the removals in one step, inside the commit's transaction; both keys are the user's).
@@ -204,6 +207,7 @@ class RedisSegmenterState(RedisNodes):
             if c.outbox:
                 pipe.rpush(p + keys.OUTBOX["segmenter"], *(json.dumps(e) for e in c.outbox))
             if c.rebuild is not None:
+                queue_plan(pipe, p, c.rebuild)
                 pipe.set(p + keys.REBUILD, json.dumps(c.rebuild.to_json()))
                 # Unfinished: due now (the scheduler paces it); finished: listed until settled.
                 score = float("inf") if c.rebuild.finished else self._clock().timestamp()
@@ -263,6 +267,21 @@ class RedisSegmenterState(RedisNodes):
     async def clear_outbox(self, user_id: str, count: int, name: OutboxName) -> None:
         if count > 0:
             await done(self._r.ltrim(self._key(user_id, keys.OUTBOX[name]), count, -1))
+
+
+def queue_plan(pipe: Any, prefix: str, job: RebuildJob) -> None:
+    """The ids a job covers, written beside it once: when it is planned (replacing the last
+    job's) or first stepped from a job stored whole; the leaves' go once it is finished."""
+    if job.plan is not None:
+        pipe.delete(prefix + keys.REBUILD_LEAVES, prefix + keys.REBUILD_WINDOWS)
+        for key, ids in (
+            (keys.REBUILD_LEAVES, job.plan.leaves),
+            (keys.REBUILD_WINDOWS, job.plan.windows),
+        ):
+            for lo in range(0, len(ids), _PLAN_BATCH):
+                pipe.rpush(prefix + key, *ids[lo : lo + _PLAN_BATCH])
+    if job.finished:
+        pipe.delete(prefix + keys.REBUILD_LEAVES)
 
 
 def _ok(reply: Any) -> Any:

@@ -58,6 +58,16 @@ class RedisUsers(RedisDirectory):
         raw = await self._r.get(self._key(user_id, keys.REBUILD))
         return RebuildJob.from_json(json.loads(raw)) if raw else None
 
+    async def rebuild_leaves(self, user_id: str, start: int, stop: int) -> list[str]:
+        if stop <= start:
+            return []
+        ids = await done(self._r.lrange(self._key(user_id, keys.REBUILD_LEAVES), start, stop - 1))
+        return [text(i) for i in ids]
+
+    async def rebuild_windows(self, user_id: str) -> list[str]:
+        ids = await done(self._r.lrange(self._key(user_id, keys.REBUILD_WINDOWS), 0, -1))
+        return [text(i) for i in ids]
+
     async def rebuilds_due(self, now: float, limit: int) -> list[str]:
         return await self._earliest(keys.rebuilds, now, limit)
 

@@ -26,7 +26,13 @@ class Fact(BaseModel):
     supersedes: str | None = Field(description="The fact_id of the version it replaced.")
     superseded_by: str | None = Field(description="The fact_id of the version that replaced it.")
     recorded_at: datetime = Field(description="When memstream learned it (record time).")
-    source_ids: list[str] = Field(description="The message ids it comes from.")
+    source_ids: list[str] = Field(
+        description="The message ids of its latest statements (at most 8); `statements` "
+        "counts them all."
+    )
+    statements: int = Field(
+        default=1, description="How many statements (messages' claims) this version merges."
+    )
 
     @classmethod
     def of(cls, fact: AtomicFact) -> Fact:
@@ -45,4 +51,5 @@ class Fact(BaseModel):
             superseded_by=fact.superseded_by,
             recorded_at=fact.recorded_at,
             source_ids=list(fact.source_ids),
+            statements=fact.statements,
         )

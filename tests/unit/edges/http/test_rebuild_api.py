@@ -10,7 +10,7 @@ from tests.unit.fakes import FakePublisher, FakeTree, sample_tree
 from memstream.contracts.catalog import load_catalog
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level
-from memstream.domain.rebuild import RebuildJob
+from memstream.domain.rebuild import RebuildJob, RebuildPlan
 from memstream.ports import UserCommit
 
 DERIVED = Derivation("offline", "rules", "7", "hashing:384")
@@ -84,7 +84,8 @@ async def test_progress_is_pending_until_the_job_is_finished_and_its_windows_cur
             return dict(reply.json())
 
         assert (await progress())["status"] == "pending"  # the command not handled yet
-        job = RebuildJob("r1", DERIVED, None, tuple(Level), ("l1", "l2"), ("w1", "w2"), done=1)
+        plan = RebuildPlan(("l1", "l2"), ("w1", "w2"))
+        job = RebuildJob("r1", DERIVED, None, tuple(Level), 2, 2, done=1, plan=plan)
         await tree.commit_user(
             UserCommit("u1", state={}, seen={}, nodes=[], outbox=[], due=None, rebuild=job)
         )
@@ -98,7 +99,9 @@ async def test_progress_is_pending_until_the_job_is_finished_and_its_windows_cur
             "windows": 2,
             "windows_pending": 2,
         }
-        finished = replace(job, done=2, finished=True, windows=())
+        finished = replace(
+            job, done=2, finished=True, window_count=0, plan=RebuildPlan(("l1", "l2"), ())
+        )
         await tree.commit_user(
             UserCommit("u1", state={}, seen={}, nodes=[], outbox=[], due=None, rebuild=finished)
         )
