@@ -20,6 +20,7 @@ from memstream.adapters.redis import keys
 from memstream.adapters.redis.connection import RedisClient, open_client
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.codec import encode_state
+from memstream.domain.fact_changes import fact_changes
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.incarnations import SessionInfo
 from memstream.domain.knowledge import knowledge_change
@@ -107,6 +108,9 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
     other = replace(node("l2", end=2, parent="d1"), source_ids=("q2",))
     job = RebuildJob("r1", None, None, tuple(Level), 1, 1, plan=RebuildPlan(("l1",), ("d1",)))
     said = SourceMessage("q1", "Ana", "user", "I live in Porto with my dog Biscuit.", T0)
+    said_now = knowledge_change([replace(leaf, messages=(said,)), other])
+    # With the heads of the slots it states, as the segmenter commits it (`fact_outbox`).
+    knowledge = replace(said_now, heads=fact_changes({}, said_now).heads)
     await tree.data_keys_for_writing(["ana"])  # what her sealed records and points are under
     await tree.commit_user(
         UserCommit(
@@ -119,7 +123,7 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
             guard=Guard(None),
             expiring={"q2": T0 + timedelta(days=30), "a1": T0 + timedelta(days=30)},
             rebuild=job,
-            knowledge=knowledge_change([replace(leaf, messages=(said,)), other]),
+            knowledge=knowledge,
             remembered=RememberedChanges(
                 sessions=(SessionInfo("s0", T0, T0, T0, closed=True),),
                 closed=(("2|s0|" + T0.isoformat(), 1),),
@@ -140,7 +144,7 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
             removed=(other,),
             due=T0,
             rebuild=job,
-            knowledge=knowledge_change([], removed=[other]),
+            knowledge=replace(knowledge_change([], removed=[other]), heads={}),
         )
     )
     await tree.lease_rebuild("ana", T0.timestamp())

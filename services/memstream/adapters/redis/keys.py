@@ -38,6 +38,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 attribute US L1 id" of every fact written, so a slot's L1s are
                                 found without reading every fact (a member of a rewritten L1
                                 may outlive its fact: readers keep what the hash still says)
+    ms:{u}:fact_heads           hash: "subject US attribute US" -> JSON of the slot's last
+                                statement and its chains' last versions (`domain.fact_heads`),
+                                written with the facts: what a restatement reads of its slot
     ms:{u}:entities             hash: L1 id -> JSON of the entity surfaces and alias links
                                 of its messages (the entity index's leaves), likewise
     ms:{u}:knowledge_revision   a token set anew (never the same twice) in every transaction
