@@ -52,6 +52,7 @@ from memstream.domain.windows import (
     next_due,
 )
 from memstream.ports import Embedder, UserCommit, VectorIndex
+from memstream.segmenter.knowledge import fact_outbox
 
 STEP_MESSAGES = 64  # turns per commit, as a consume step of a busy partition
 
@@ -245,6 +246,9 @@ class Filler:
                 ]
             )
         state, remembered = split
+        # With the heads of the slots the leaves state, as the segmenter commits them (the
+        # change feed's events it would publish are not wanted here).
+        _, knowledge = await fact_outbox(tree, "fill", user_id, knowledge_change(leaves))
         await tree.commit_user(
             UserCommit(
                 user_id,
@@ -252,7 +256,7 @@ class Filler:
                 seen=dict.fromkeys(seen, 0),
                 nodes=leaves,
                 due=next_due(state, self._rules),
-                knowledge=knowledge_change(leaves),
+                knowledge=knowledge,
                 remembered=remembered,
             )
         )

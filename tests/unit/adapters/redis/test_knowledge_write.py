@@ -10,6 +10,7 @@ from typing import Any
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.knowledge import queue_knowledge
+from memstream.domain.fact_changes import fact_changes
 from memstream.domain.knowledge import KnowledgeChange, knowledge_change
 from memstream.domain.models import Level, MemoryNode, SourceMessage
 
@@ -67,6 +68,7 @@ def test_a_leaf_written_again_clears_what_it_no_longer_says() -> None:
     assert queued(knowledge_change([again])) == [
         ("hdel", keys.FACTS),
         ("hdel", keys.ENTITIES),
+        ("delete", keys.FACT_HEADS),  # heads not derived by this writer: none may be stale
         ("set", keys.KNOWLEDGE_REVISION),
         ("rpush", keys.KNOWLEDGE_CHANGES),
         ("ltrim", keys.KNOWLEDGE_CHANGES),
@@ -74,6 +76,7 @@ def test_a_leaf_written_again_clears_what_it_no_longer_says() -> None:
     assert queued(KnowledgeChange(dropped=("a",))) == [
         ("hdel", keys.FACTS),
         ("hdel", keys.ENTITIES),
+        ("delete", keys.FACT_HEADS),  # heads not derived by this writer: none may be stale
         ("set", keys.KNOWLEDGE_REVISION),
         ("rpush", keys.KNOWLEDGE_CHANGES),
         ("ltrim", keys.KNOWLEDGE_CHANGES),
@@ -87,3 +90,15 @@ def test_the_new_revision_is_logged_with_the_leaves_it_changed() -> None:
     [revision] = [args[1] for command, args in pipe.calls if command == "set"]
     [entry] = [args[1] for command, args in pipe.calls if command == "rpush"]
     assert json.loads(entry) == {"revision": revision, "leaves": ["a", "b"]}
+
+
+def test_the_heads_a_commit_derived_are_written_and_an_emptied_slot_loses_its_own() -> None:
+    said = knowledge_change([l1("a", "I live in Porto.")])
+    [slot] = fact_changes({}, said).heads
+    pipe = RecordingPipe()
+    queue_knowledge(pipe, "p:", replace(said, heads=fact_changes({}, said).heads))
+    assert ("hset", keys.FACT_HEADS) in pipe.commands
+    assert ("delete", keys.FACT_HEADS) not in pipe.commands
+    emptied = replace(KnowledgeChange(dropped=("a",)), heads={slot: None})
+    assert ("hdel", keys.FACT_HEADS) in queued(emptied)
+    assert ("delete", keys.FACT_HEADS) not in queued(emptied)
