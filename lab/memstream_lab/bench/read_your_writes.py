@@ -22,8 +22,9 @@ CPU each process spent per turn (`cpu.ms_per_turn`: `stack` is the `memstream up
 the event loop of the segmenter and the API; `model` its embedding processes; `broker`,
 `redis`; `agent` this one) with the cores all of them kept busy. The CPU is measured until
 the segmenter has passed every turn of the rate (`seconds_to_drain` after the last answer):
-a stack that fell behind still does the work of the turns whose recall answered pending. On shared cores the CPU a
-turn costs moves much less than the latencies, and it says what rate two cores can carry.
+a stack that fell behind still does the work of the turns whose recall answered pending.
+On shared cores the CPU a turn costs moves much less than the latencies, and it says what
+rate two cores can carry.
 `--baseline DIR` runs a stack from another source tree (e.g. `git archive` of main) too,
 alternating with this one for `--rounds`, for before/after figures of one run. Messages go
 round `--users` users. The machine is shared: run it quietly for figures.
