@@ -94,8 +94,8 @@ class WriteWaiter:
         if marks is None:
             self._woken.set()
             return
-        for partition, offset in marks.items():
-            self._announced[partition] = max(offset, self._announced.get(partition, 0))
+        # Overwritten, as the marks in Redis are (docs/read-your-writes.md says why).
+        self._announced.update(marks)
         for w in list(self._waiting):
             if _past(self._announced, w.positions):
                 self._tell(w, True)
@@ -130,10 +130,8 @@ class WriteWaiter:
         if all(p.partition in self._announced for p in positions):
             return self._announced
         marks = await self._reads.progress([p.partition for p in positions])
-        # A mark announced while Redis answered is as good.
-        for partition, offset in self._announced.items():
-            marks[partition] = max(offset, marks.get(partition, 0))
-        return marks
+        # A mark announced while Redis answered is this process's latest write.
+        return marks | self._announced
 
     async def _out_of_overflow(
         self, user_id: str, positions: Sequence[WritePosition], deadline: float
