@@ -75,7 +75,7 @@ def _consumers_together(parts: Collection[Part]) -> bool:
     return Part.SEGMENTER in parts and Part.CONSOLIDATOR in parts
 
 
-def _recent_vectors(settings: Settings, parts: Collection[Part]) -> int:
+def recent_vectors_kept(settings: Settings, parts: Collection[Part]) -> int:
     """Texts whose vectors the online path keeps: recall's queries are often the messages
     the segmenter of the same process has just embedded (`adapters.embedding.recent`)."""
     together = Part.SEGMENTER in parts and Part.API in parts
@@ -203,7 +203,7 @@ async def run_parts(
                 source,
                 metrics,
                 prioritise_online=_consumers_together(parts),
-                recent_vectors=_recent_vectors(source, parts),
+                recent_vectors=recent_vectors_kept(source, parts),
             )
             container = await stack.enter_async_context(opened)
         running = RunningProcess(container, metrics, agents=health, joined=joined)
