@@ -173,13 +173,11 @@ async def test_a_recall_reads_no_more_for_a_user_with_a_long_history(store: Stor
     heavy_replies, heavy_bytes = await _recall_traffic(pipeline, HEAVY)
     light_replies, light_bytes = await _recall_traffic(pipeline, LIGHT)
 
-    # The test can see a whole read: the long history's knowledge is several times what one
-    # recall reads.
+    assert heavy_replies <= light_replies
+    assert heavy_bytes <= 1.2 * light_bytes + BYTES_MARGIN, (heavy_bytes, light_bytes)
+    # The comparison can see a whole read: the long history's knowledge is several times
+    # what one recall reads (with the knowledge cache off, each recall reads it: this fails).
     Traffic.bytes = 0
     for part in (keys.FACTS, keys.ENTITIES):
         await store.client.hgetall(keys.user_prefix(HEAVY, store.namespace) + part)
-    whole_knowledge = Traffic.bytes
-    assert whole_knowledge > 5 * heavy_bytes / len(QUESTIONS)
-
-    assert heavy_replies <= light_replies
-    assert heavy_bytes <= 1.2 * light_bytes + BYTES_MARGIN, (heavy_bytes, light_bytes)
+    assert Traffic.bytes > 5 * heavy_bytes / len(QUESTIONS)
