@@ -81,32 +81,6 @@ def rerank(
     return [RecalledMemory(m.node, scores[m.node.id]) for m in ranked]
 
 
-def summary_reach(
-    query: Query,
-    pool: Sequence[RecalledMemory],
-    options: RecallOptions,
-    keep: int,
-    entities: EntityHeat | None = None,
-) -> frozenset[str]:
-    """The leaves of the pool whose session summary can change which `keep` leaves `rerank`
-    puts first: all but those that stay out of them whatever their summary says.
-
-    The summary bonus is at most `summary_signal` (a share of the query's terms) and every
-    other bonus is known without the summaries, so a leaf whose score with them plus that
-    most falls below the `keep`-th best score without the summary bonus is behind at least
-    `keep` leaves in any case. Reading only the others' summaries keeps the first `keep` and
-    their order; a heavy user's pool spreads over about as many sessions as it has leaves.
-    With a spread penalty (ranked by place, so not bounded this way), every leaf."""
-    ids = [m.node.id for m in pool]
-    if len(pool) <= keep or (query.aggregative and options.spread_penalty):
-        return frozenset(ids)
-    without = rerank(query, pool, options, None, entities)
-    floor = without[keep - 1].score
-    # The bonuses are added in another order with the summary's: a margin for rounding.
-    reach = options.summary_signal + 1e-9
-    return frozenset(m.node.id for m in without if m.score + reach >= floor)
-
-
 def _heat_bonus(
     pool: Sequence[RecalledMemory], entities: EntityHeat | None, weight: float
 ) -> list[tuple[str, float]]:

@@ -83,7 +83,7 @@ from memstream.domain.ranking import (
     prune,
 )
 from memstream.domain.recall_options import RecallOptions
-from memstream.domain.rerank import rerank, summary_reach
+from memstream.domain.rerank import rerank
 from memstream.domain.sparse import query_vector
 from memstream.domain.told_changes import (
     SAID_BEFORE,
@@ -321,13 +321,9 @@ class RecallPipeline:
                 self._tree, request.user_id, query, index, pool, self.options
             )
             heat, pool = await clock.time("entities", joining)
-        keep = self.options.leaves_for(query.aggregative)
-        # Only the sessions that can change which leaves are kept (all when explaining: the
-        # trace ranks the whole pool).
-        reach = None if trace is not None else summary_reach(query, pool, self.options, keep, heat)
-        sessions = await self._sessions(request.user_id, pool, reach)
+        sessions = await self._sessions(request.user_id, pool)
         ranked = rerank(query, pool, self.options, sessions, heat)
-        leaves = ranked[:keep]
+        leaves = ranked[: self.options.leaves_for(query.aggregative)]
         if trace is not None:
             trace.leaves_ranked(scores, ranked, len(leaves), len(hits), heat)
         return leaves, await self._lineage(request.user_id, leaves, sessions)
@@ -341,23 +337,12 @@ class RecallPipeline:
         reading = clock.time("entity_index", self._knowledge.entity_index(user_id))
         return asyncio.ensure_future(reading)
 
-    async def _sessions(
-        self,
-        user_id: str,
-        pool: list[RecalledMemory],
-        reach: frozenset[str] | None = None,
-    ) -> dict[str, MemoryNode]:
-        """The session summaries above the pool's leaves (those in `reach`, if given), for the
-        summary signal (none when it is off)."""
+    async def _sessions(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
+        """The session summaries above the pool, for the summary signal (none when it is
+        off)."""
         if not self.options.summary_signal:
             return {}
-        wanted = list(
-            dict.fromkeys(
-                m.node.parent_id
-                for m in pool
-                if m.node.parent_id and (reach is None or m.node.id in reach)
-            )
-        )
+        wanted = list(dict.fromkeys(m.node.parent_id for m in pool if m.node.parent_id))
         found = await self._tree.get_many(user_id, wanted) if wanted else []
         return {n.id: n for n in found if n.user_id == user_id}
 
