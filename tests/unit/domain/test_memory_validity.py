@@ -198,3 +198,19 @@ def test_before_a_change_is_the_instant_before_the_named_or_latest_version_began
     latest = before_change([PORTO, BERLIN], term_set("where did she live before"), NOW)
     assert latest is not None and latest < APR_2024 and APR_2024 - latest < timedelta(seconds=1)
     assert before_change([], term_set("before"), NOW) is None
+
+
+def test_a_leaf_naming_a_replaced_value_carries_its_version_whenever_it_was_said() -> None:
+    later = NOW - timedelta(days=30)  # said after the change, stating no fact
+    packing = replace(leaf("packing", ("m-chat",), later), text="Every box in the Porto flat")
+    both = replace(leaf("both", ("m-x",), later), text="Moved from Porto to Berlin")
+    none = replace(leaf("none", ("m-y",), later), text="The landlord sent eleven pages")
+    versions = [PORTO, BERLIN]
+    assert memory_validity(packing, versions, said_before=True) == Validity(
+        PORTO.valid_from, APR_2024, BERLIN.fact_id
+    )
+    # Naming the value that holds too, or no value, it says nothing of its own here.
+    assert memory_validity(both, versions, said_before=True) is None
+    assert memory_validity(none, versions, said_before=True) is None
+    # Only after the fit (said_before): before it, what a leaf names moves nothing.
+    assert memory_validity(packing, versions) is None
