@@ -36,6 +36,7 @@ from memstream.domain.fact_grammar import (
     WE_ARE,
     WHO,
 )
+from memstream.domain.fact_kinds import KNOWN_MAKES
 from memstream.domain.fact_vocabulary import PETS
 from memstream.domain.facts import Certainty
 
@@ -112,6 +113,8 @@ _DURATION_WORDS = "day days week weeks month months year years"
 _THING = r"(?P<value>[^,.;:!?()\"]+?)(?=\s+(?:with|for)\b|\s*[,.;:!?()\"]|\s*$)"
 # A make and its model: "Tecno Camon", "iPhone 12", "Fiat Panda" (checked against the makes).
 _MADE = r"(?P<value>(?-i:[a-z]*[A-Z][\w-]*(?:\s+(?:[A-Z][\w-]*|\d{1,4})){0,2}))"
+# A made thing holds its make's word: the patterns reading one run only where a make is said.
+_MAKE_WORDS = " ".join(sorted(KNOWN_MAKES))
 # Keys handed back, returned, handed in or dropped off are a home left, not one had.
 _KEYS_KEPT = "".join(
     rf"(?<!{verb} )(?<!{verb} the )" for verb in ("back", "returned", "in", "off", "over")
@@ -283,12 +286,12 @@ PATTERNS: tuple[Pattern, ...] = (
     # A thing of a known make had now: "My Tecno Camon keeps freezing", "my old iPhone";
     # the make says its kind, and the kind its slot (`fact_kinds`).
     _p("owns", rf"{_NOT_GIVEN_UP}(?<![\w'-])(?i:my|our)\s+(?:(?i:old|new|little|trusty|"
-       rf"beloved|current)\s+)?{_MADE}", "make", "my our", certainty="implied",
+       rf"beloved|current)\s+)?{_MADE}", "make", _MAKE_WORDS, certainty="implied",
        anywhere=True, presupposed=True),
     # A thing of a known make given to the speaker is theirs: "he sent me his old iPhone 12".
     _p("owns", rf"(?<![\w'-])(?:gave|sent|handed|passed|gifted)\s+me\s+(?:his|her|their|an?|"
-       rf"the)\s+(?:(?:old|spare|used|new)\s+)?{_MADE}", "make", "gave sent handed passed "
-       "gifted", certainty="implied", anywhere=True),
+       rf"the)\s+(?:(?:old|spare|used|new)\s+)?{_MADE}", "make", _MAKE_WORDS,
+       certainty="implied", anywhere=True),
     _p("owns", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:bought|own|purchased)\s+"
        rf"(?:a|an|the|my first|our first)\s+(?:new\s+)?{VALUE}", "product",
        "bought own purchased"),
