@@ -51,7 +51,10 @@ def memory_validity(
             return None
         return names_replaced(node, versions) or said_before_change(node, versions)
     latest = max(stated, key=_holds_until)
-    return Validity(latest.valid_from, latest.valid_to, latest.superseded_by)
+    ended = latest.valid_to is not None or latest.superseded_by is not None
+    return Validity(
+        latest.valid_from, latest.valid_to, latest.superseded_by, "stated" if ended else None
+    )
 
 
 def names_replaced(node: MemoryNode, versions: Sequence[AtomicFact]) -> Validity | None:
@@ -66,7 +69,7 @@ def names_replaced(node: MemoryNode, versions: Sequence[AtomicFact]) -> Validity
     if not named or any(v.valid_to is None for v in named):
         return None
     latest = max(named, key=_holds_until)
-    return Validity(latest.valid_from, latest.valid_to, latest.superseded_by)
+    return Validity(latest.valid_from, latest.valid_to, latest.superseded_by, "inferred")
 
 
 def said_before_change(node: MemoryNode, versions: Sequence[AtomicFact]) -> Validity | None:
@@ -85,7 +88,7 @@ def said_before_change(node: MemoryNode, versions: Sequence[AtomicFact]) -> Vali
     if not slots or len(first_after) < len(slots):
         return None
     change = max(first_after.values(), key=lambda v: v.valid_from)
-    return Validity(None, change.valid_from, change.fact_id)
+    return Validity(None, change.valid_from, change.fact_id, "inferred")
 
 
 def with_validity(
