@@ -48,6 +48,7 @@ from memstream.domain.models import (
     MemoryNode,
     Plan,
     ScoredId,
+    SourceMessage,
     SparseVector,
     StoredNode,
 )
@@ -81,6 +82,25 @@ def node(
         text=text or f"{level.label} memory {node_id} of {user}",
         parent_id=parent,
         source_ids=sources or (f"msg-{node_id}",),
+    )
+
+
+def leaf(node_id: str, *texts: str, at: datetime, speaker: str = "Dana") -> MemoryNode:
+    """An L1 of u1 quoting `texts`, one message each (ids `{node_id}-m0`, ...), all said by
+    `speaker` at `at`, under the date line a leaf's text opens with."""
+    messages = tuple(
+        SourceMessage(f"{node_id}-m{n}", speaker, "user", text, at) for n, text in enumerate(texts)
+    )
+    quoted = " ".join(f'{m.speaker}: "{m.text}"' for m in messages)
+    return MemoryNode(
+        id=node_id,
+        user_id="u1",
+        level=Level.SEGMENT,
+        t_start=at,
+        t_end=at,
+        text=f"{at.day} {at:%B %Y}, {quoted}",
+        source_ids=tuple(m.event_id for m in messages),
+        messages=messages,
     )
 
 

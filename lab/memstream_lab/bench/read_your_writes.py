@@ -20,8 +20,11 @@ Reported per rate: the publish acknowledgement and the publish-to-answer time
 the wait) and how many recalls the API refused (503, past its connection limit), and the
 CPU each process spent per turn (`cpu.ms_per_turn`: `stack` is the `memstream up` process,
 the event loop of the segmenter and the API; `model` its embedding processes; `broker`,
-`redis`; `agent` this one) with the cores all of them kept busy. On shared cores the CPU a
-turn costs moves much less than the latencies, and it says what rate two cores can carry.
+`redis`; `agent` this one) with the cores all of them kept busy. The CPU is measured until
+the segmenter has passed every turn of the rate (`seconds_to_drain` after the last answer):
+a stack that fell behind still does the work of the turns whose recall answered pending.
+On shared cores the CPU a turn costs moves much less than the latencies, and it says what
+rate two cores can carry.
 `--baseline DIR` runs a stack from another source tree (e.g. `git archive` of main) too,
 alternating with this one for `--rounds`, for before/after figures of one run. Messages go
 round `--users` users. The machine is shared: run it quietly for figures.
@@ -49,6 +52,7 @@ from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, unti
 from memstream_lab.measure import write_report
 
 TARGET = "p99 < 1 s from publish to an answer that holds the turn"
+DRAIN_TIMEOUT_S = 300.0
 
 
 async def measure(
@@ -75,6 +79,8 @@ async def measure(
                 return None
             return answer["pending"], answer["timings_ms"]["after"]
 
+        last: dict[str, tuple[int, Receipt]] = {}  # each user's latest receipt, by seq
+
         async def turn(n: int) -> None:
             nonlocal pending, refused
             user = f"ryw-{run_id}-{n % users}"
@@ -83,6 +89,8 @@ async def measure(
             receipt = await out.publish_turn(
                 user_id=user, session_id="live", seq=n // users, text=text, flush=True
             )
+            if last.get(user, (-1, receipt))[0] < n:
+                last[user] = (n, receipt)
             acks.append((time.perf_counter() - started) * 1000)
             answered = await recall(user, text, receipt)
             if answered is None:
@@ -102,6 +110,7 @@ async def measure(
                 await asyncio.sleep(delay)
             tasks.append(asyncio.create_task(turn(n)))
         await asyncio.gather(*tasks)
+        drained_s = await _drained(lean, last, wait_ms)
         cpu = _cpu(CpuSpan.between(before, snapshot()), turns, start)
     await lean.close()
     return {
@@ -116,8 +125,26 @@ async def measure(
         # The server's part: how long the read waited for the segmenter (`timings_ms.after`).
         "server_wait_ms": spread(waits),
         "cpu": cpu,
+        # After the last answer, until the segmenter had passed every turn (None: it had not
+        # within DRAIN_TIMEOUT_S); the CPU is measured to there, so it holds all of a turn's
+        # work, however far behind the stack fell.
+        "seconds_to_drain": drained_s,
         "secondsuntil_consuming": ready_s,
     }
+
+
+async def _drained(
+    lean: LeanRecalls, last: dict[str, tuple[int, Receipt]], wait_ms: int
+) -> float | None:
+    """Seconds until a recall after each user's latest receipt is no longer pending."""
+    started = time.perf_counter()
+    left = {user: receipt for user, (_, receipt) in last.items()}
+    while left and time.perf_counter() - started < DRAIN_TIMEOUT_S:
+        for user, receipt in list(left.items()):
+            answer = await lean.recall(user, "drained?", receipt.token, wait_ms)
+            if answer is not None and not answer["pending"]:
+                del left[user]
+    return None if left else round(time.perf_counter() - started, 1)
 
 
 def _cpu(span: CpuSpan, turns: int, started: float) -> dict[str, Any]:

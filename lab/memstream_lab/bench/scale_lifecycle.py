@@ -25,15 +25,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.bootstrap import Container
+from memstream.consolidator.handler import Consolidator
 from memstream.contracts.codec import decode_input
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.derivation import Derivation
 from memstream.domain.models import Level
 from memstream.domain.windows import late_data_closures
-from memstream.wiring.handlers import derivation
+from memstream.segmenter.handler import Segmenter
+from memstream.wiring.handlers import build_consolidator, build_segmenter, derivation
 from memstream_lab.bench.scale_bytes import rss_bytes
-from memstream_lab.bench.scale_handlers import probe_consolidator, probe_segmenter
 
 T = TypeVar("T")
 PROBE_PROMPT = "scale-probe"
@@ -47,6 +49,24 @@ def probe_derivation(c: Container) -> Derivation:
     """The deployment's derivation under another prompt version: every node looks stale."""
     base = derivation(c.settings) or Derivation("offline", "rules", "", "hashing:384")
     return replace(base, prompt_version=PROBE_PROMPT)
+
+
+def probe_segmenter(c: Container) -> Segmenter:
+    """The deployment's segmenter, bare, on the hashing embedder, in chunks of `REBUILD_CHUNK`."""
+    return build_segmenter(
+        c,
+        embedder=HashingEmbedder(c.embedder.dim),
+        derivation=probe_derivation(c),
+        rebuild_chunk_leaves=REBUILD_CHUNK,
+        bare=True,
+    )
+
+
+def probe_consolidator(c: Container) -> Consolidator:
+    """The deployment's consolidator, bare, on the hashing embedder."""
+    return build_consolidator(
+        c, embedder=HashingEmbedder(c.embedder.dim), derivation=probe_derivation(c), bare=True
+    )
 
 
 async def with_memory(c: Container, work: Callable[[], Awaitable[T]]) -> tuple[T, dict[str, Any]]:
@@ -82,7 +102,7 @@ async def with_memory(c: Container, work: Callable[[], Awaitable[T]]) -> tuple[T
 async def consolidate_latest(c: Container, user_id: str) -> dict[str, Any]:
     """The consolidator's time for the user's latest day, week and month windows, each one
     consolidated again (its children read, a summary written, embedded, committed)."""
-    consolidator = probe_consolidator(c, probe_derivation(c))
+    consolidator = probe_consolidator(c)
     figures: dict[str, Any] = {}
     for level in WINDOW_LEVELS:
         newest = await c.tree.recent(user_id, level, 1)
@@ -112,10 +132,7 @@ async def rebuild_user(c: Container, user_id: str, budget_s: float = 0.0) -> dic
     """Every leaf of the user derived again, then every window above consolidated again.
     With `budget_s`, the leaves stop being asked for once it has passed: the figures are then
     the rate of what was done and its extrapolation to the whole job, said as such."""
-    segmenter, consolidator = (
-        probe_segmenter(c, probe_derivation(c), REBUILD_CHUNK),
-        probe_consolidator(c, probe_derivation(c)),
-    )
+    segmenter, consolidator = probe_segmenter(c), probe_consolidator(c)
     rebuild_id = f"scale-probe-{time.time_ns()}"
     record = _rebuild_record(user_id, rebuild_id)
     job_bytes: list[int] = []

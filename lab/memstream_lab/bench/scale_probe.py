@@ -18,14 +18,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.adapters.redis import keys
 from memstream.bootstrap import Container
 from memstream.contracts.codec import decode_input, decode_state, encode_state
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import SessionEnded, Turn
 from memstream.domain.windows import MAX_REMEMBERED_SESSIONS, WindowRules, apply, initial_state
-from memstream.wiring.handlers import derivation
-from memstream_lab.bench.scale_handlers import probe_segmenter
+from memstream.wiring.handlers import build_segmenter
 
 STEP_TURNS = 16
 ROUNDS = 5
@@ -66,7 +66,7 @@ def _session(
 async def segmenter_cpu(c: Container, user_id: str, after: datetime) -> dict[str, Any]:
     """CPU per message of one segmenter step for the user, after its history: steps that
     state no fact first, then steps that restate one (the figures at the top level)."""
-    segmenter = probe_segmenter(c, derivation(c.settings), c.settings.rebuild.chunk_leaves)
+    segmenter = build_segmenter(c, embedder=HashingEmbedder(c.embedder.dim), bare=True)
     figures: dict[str, dict[str, Any]] = {}
     for order, saying in enumerate(("plain", "probe")):
         spent: list[float] = []

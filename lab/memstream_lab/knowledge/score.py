@@ -57,6 +57,9 @@ PAST_MARKERS = (
     "back then",
     "at the time",
     "before that",
+    # A label, as memstream's profiles and prompts write a replaced value: "(since April
+    # 2024; before: Porto)". The colon keeps "have you been before?" out.
+    "before:",
     "before moving",
     "before the move",
     "my old",

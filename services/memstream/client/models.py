@@ -6,6 +6,7 @@ Unknown fields are ignored, so a newer server does not break an older client.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +60,8 @@ class Memory(_Answer):
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    # How the end was known: "stated" (a fact it states was replaced) or "inferred".
+    end_basis: Literal["stated", "inferred"] | None = None
     # In recall: the text is an excerpt of a leaf too long for the budget, of this size.
     excerpt: bool = False
     full_tokens: int | None = None

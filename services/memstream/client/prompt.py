@@ -54,6 +54,8 @@ class Memory(Protocol):
     @property
     def superseded_by(self) -> str | None: ...
     @property
+    def end_basis(self) -> str | None: ...
+    @property
     def full_tokens(self) -> int | None: ...
 
 
@@ -81,6 +83,10 @@ def memory_line(memory: Memory) -> str:
     line = f"- [{memory.level_name}, {span}] {memory.text}"
     if memory.full_tokens is not None:
         line += f" (an excerpt: the whole memory is {memory.full_tokens} tokens)"
+    if memory.valid_to is not None and memory.end_basis == "inferred":
+        # Closed by a change said after it, not by a fact it states: it may be about
+        # something else that still holds, so say what is known, not that it ended.
+        return f"{line} (may be out of date: a change was told in {month(memory.valid_to)})"
     if memory.valid_to is not None:
         return f"{line} (no longer true since {month(memory.valid_to)})"
     if memory.superseded_by is not None:

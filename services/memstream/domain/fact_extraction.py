@@ -20,6 +20,7 @@ from memstream.domain.fact_grammar import (
     KIN_MENTION,
     kin_alternation,
 )
+from memstream.domain.fact_kinds import slot_of_thing
 from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import (
@@ -54,7 +55,7 @@ __all__ = ["MAX_NAME_CHARS", "MAX_VALUE_CHARS", "clean_name", "clean_value", "ex
 
 _DROPPED_I = re.compile(
     r"^(?=(?:just\s+|finally\s+|recently\s+)?(?:been|moved|relocated|started|got|adopted|bought|"
-    r"quit|lost|took up|picked up|joined)\b)",
+    r"quit|lost|took up|picked up|joined|replaced|sold|rented)\b)",
     re.IGNORECASE,
 )
 _LIST_SHAPES = frozenset({"activity", "hobby", "pet"})  # "Marks and Spencer" is one employer
@@ -244,7 +245,8 @@ def _facts(
             return
         if not pattern.attribute and attribute == "pet":
             value = f"{match['noun'].lower()} named {value}"
-        yield _fact(pattern, attribute, value, match, sentence, message, subject, user_id)
+        slot = slot_of_thing(attribute, value)  # "bought the Pixel": a phone, not one more thing
+        yield _fact(pattern, slot, value, match, sentence, message, subject, user_id)
 
 
 def _open_attribute(noun: str) -> tuple[str, str] | None:
@@ -315,6 +317,9 @@ _VERBS = {
     "plays": ("plays", "no longer plays"),
     "team": ("plays for", "no longer plays for"),
     "car": ("drives", "no longer drives"),
+    "phone": ("uses a", "no longer uses the"),
+    "laptop": ("uses a", "no longer uses the"),
+    "motorbike": ("rides a", "no longer rides the"),
     "uses": ("uses", "no longer uses"),
     "statement": ("said", "no longer said"),
 }

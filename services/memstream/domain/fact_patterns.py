@@ -36,6 +36,7 @@ from memstream.domain.fact_grammar import (
     WE_ARE,
     WHO,
 )
+from memstream.domain.fact_kinds import KNOWN_MAKES
 from memstream.domain.fact_vocabulary import PETS
 from memstream.domain.facts import Certainty
 
@@ -108,6 +109,34 @@ _NOT_LEFT = "".join(
     rf"(?<!{verb} )" for verb in ("lost", "quit", "left", "leaving", "losing", "quitting", "from")
 )
 _DURATION_WORDS = "day days week weeks month months year years"
+# A named thing, up to where a clause or a swap begins: "the Tecno with a Pixel" is the Tecno.
+_THING = r"(?P<value>[^,.;:!?()\"]+?)(?=\s+(?:with|for)\b|\s*[,.;:!?()\"]|\s*$)"
+# A make and its model: "Tecno Camon", "iPhone 12", "Fiat Panda" (checked against the makes).
+_MADE = r"(?P<value>(?-i:[a-z]*[A-Z][\w-]*(?:\s+(?:[A-Z][\w-]*|\d{1,4})){0,2}))"
+# A made thing holds its make's word: the patterns reading one run only where a make is said.
+_MAKE_WORDS = " ".join(sorted(KNOWN_MAKES))
+# Keys handed back, returned, handed in or dropped off are a home left, not one had.
+_KEYS_KEPT = "".join(
+    rf"(?<!{verb} )(?<!{verb} the )" for verb in ("back", "returned", "in", "off", "over")
+)
+_NOT_GIVEN_UP = "".join(
+    rf"(?<!{verb} )"
+    for verb in (
+        "sold",
+        "replaced",
+        "ditched",
+        "in",
+        "of",
+        "lost",
+        "from",
+        "away",
+        "him",
+        "her",
+        "them",
+        "sell",
+        "selling",
+    )
+)
 # A state said to hold, not meat skipped once: the clause ends, or goes on with when.
 _STATE_ENDS = (
     r"(?=\s*(?:[,.;!]|$)|\s+(?:in|for|since|anymore|any more|at all|now|these days|and|but)\b)"
@@ -132,6 +161,14 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("lives_in", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:settled|moved into\s+(?:a|an|"
        rf"our|my|the)\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING})\s+in") + rf"\s+{VALUE}", "place",
        "settled moved"),
+    # A home acquired: "We closed on a house in Boulder", "the keys to the apartment in Vila
+    # Madalena are in my pocket" (keys handed back end nothing here: they are not read).
+    _p("lives_in", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:closed on|bought|signed the "
+       rf"lease (?:on|for))\s+(?:a|an|the|our|my)\s+(?:[a-z-]+\s+){{0,3}}{_DWELLING}\s+in")
+       + rf"\s+{VALUE}", "place", "closed bought lease", certainty="implied"),
+    _p("lives_in", _i(rf"{_KEYS_KEPT}(?<![\w'-])keys\s+to\s+"
+       rf"(?:the|our|my)\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING}\s+in") + rf"\s+{VALUE}",
+       "place", "keys", certainty="implied", anywhere=True),
     # A home of one's own in a place: "our little flat in Porto", "I'm renting a room in Leeds".
     _p("lives_in", _i(rf"(?<![\w'-])(?:my|our)\s+(?:(?:little|new|tiny|small|own)\s+)?"
        rf"{_DWELLING}\s+in") + rf"\s+{VALUE}", "place", "my our", certainty="implied",
@@ -243,9 +280,18 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("pet", rf"(?<![\w'-])(?:my|our)\s+(?:(?:new|little)\s+)?{VALUE_PET_NAMED}\b"
        rf"{_NOT_DIED}", "pet", "my our",
        certainty="implied", anywhere=True),
-    _p("owns", rf"{WHO}\s+{ADV}(?:sold|no longer own|don't own|got rid of)\s+"
-       rf"(?:my|our|his|her|the)\s+(?:old\s+)?{VALUE}", "product", "sold own rid",
-       negated=True),
+    _p("owns", rf"{WHO}\s+{ADV}(?:sold|replaced|ditched|no longer own|don't own|got rid of)\s+"
+       rf"(?:my|our|his|her|the)\s+(?:old\s+)?{_THING}", "product",
+       "sold replaced ditched own rid", negated=True),
+    # A thing of a known make had now: "My Tecno Camon keeps freezing", "my old iPhone";
+    # the make says its kind, and the kind its slot (`fact_kinds`).
+    _p("owns", rf"{_NOT_GIVEN_UP}(?<![\w'-])(?i:my|our)\s+(?:(?i:old|new|little|trusty|"
+       rf"beloved|current)\s+)?{_MADE}", "make", _MAKE_WORDS, certainty="implied",
+       anywhere=True, presupposed=True),
+    # A thing of a known make given to the speaker is theirs: "he sent me his old iPhone 12".
+    _p("owns", rf"(?<![\w'-])(?:gave|sent|handed|passed|gifted)\s+me\s+(?:his|her|their|an?|"
+       rf"the)\s+(?:(?:old|spare|used|new)\s+)?{_MADE}", "make", _MAKE_WORDS,
+       certainty="implied", anywhere=True),
     _p("owns", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:bought|own|purchased)\s+"
        rf"(?:a|an|the|my first|our first)\s+(?:new\s+)?{VALUE}", "product",
        "bought own purchased"),

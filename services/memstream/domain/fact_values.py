@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from memstream.domain.calendar import MONTH_NAMES
+from memstream.domain.fact_kinds import kind_of
 from memstream.domain.fact_vocabulary import (
     ACTIVITIES,
     DIETS,
@@ -103,6 +104,10 @@ def is_name(words: list[str], *, nationality: bool = False) -> bool:
 
 def shaped(shape: str, raw: str) -> str | None:
     """The value if it has the shape its slot takes, else None (precision over recall)."""
+    if shape == "make":
+        # A thing named by a known make ("Tecno Camon", "iPhone 12"): its kind is its slot.
+        value = shaped("product", raw)
+        return value if value is not None and kind_of(value) is not None else None
     if shape in {"vehicle", "product"} and (model := _MAKE_AND_NUMBER.match(raw)):
         # "a Fiat 500 electric": a number after a make is its model, not a clause's start.
         text = " ".join(model["model"].split())

@@ -6,11 +6,12 @@ span's. Validity is read on the asked slots only: a leaf about Porto carries whe
 replaced it for "Where does Maya live?", and nothing for "What does she do?". A memory that
 states several versions carries the one that held latest (the current one if it states
 it): it is stale only when all it says on the slot is. A memory that states none of them
-but was said before an asked slot changed held at most until that change: what anyone said
-about where Maya lives in 2022 describes what held before she said she lives in Berlin in
-2024, whether or not its words were read as a fact. For a question about a state, a memory
-whose validity excludes the asked time never outranks one that holds then. Pure, standard
-library only.
+but names a replaced value, and none that holds, carries that value's version, whenever it
+was said. One that names none but was said before an asked slot changed held at most until
+that change: what anyone said about where Maya lives in 2022 describes what held before she
+said she lives in Berlin in 2024, whether or not its words were read as a fact. For a
+question about a state, a memory whose validity excludes the asked time never outranks one
+that holds then. Pure, standard library only.
 """
 
 from __future__ import annotations
@@ -46,9 +47,29 @@ def memory_validity(
     sources = memory_sources(node)
     stated = [v for v in versions if not sources.isdisjoint(v.source_ids)]
     if not stated:
-        return said_before_change(node, versions) if said_before else None
+        if not said_before:
+            return None
+        return names_replaced(node, versions) or said_before_change(node, versions)
     latest = max(stated, key=_holds_until)
-    return Validity(latest.valid_from, latest.valid_to, latest.superseded_by)
+    ended = latest.valid_to is not None or latest.superseded_by is not None
+    return Validity(
+        latest.valid_from, latest.valid_to, latest.superseded_by, "stated" if ended else None
+    )
+
+
+def names_replaced(node: MemoryNode, versions: Sequence[AtomicFact]) -> Validity | None:
+    """For a memory that states no version: the validity of the replaced version whose value
+    it names, when it names no value that still holds. A value is said long after it ended
+    ("Did Lumen try to keep you?" on the new job's first day; "every box in the Porto flat"
+    while packing for Berlin): whenever said, the name means that version, and the version
+    says when it held. Naming a holding value too ("moved from Porto to Berlin"), it says
+    nothing of its own here. None when it names no replaced value."""
+    words = term_set(node.text)
+    named = [v for v in versions if not v.negated and _names(words, v)]
+    if not named or any(v.valid_to is None for v in named):
+        return None
+    latest = max(named, key=_holds_until)
+    return Validity(latest.valid_from, latest.valid_to, latest.superseded_by, "inferred")
 
 
 def said_before_change(node: MemoryNode, versions: Sequence[AtomicFact]) -> Validity | None:
@@ -67,7 +88,7 @@ def said_before_change(node: MemoryNode, versions: Sequence[AtomicFact]) -> Vali
     if not slots or len(first_after) < len(slots):
         return None
     change = max(first_after.values(), key=lambda v: v.valid_from)
-    return Validity(None, change.valid_from, change.fact_id)
+    return Validity(None, change.valid_from, change.fact_id, "inferred")
 
 
 def with_validity(
@@ -158,6 +179,12 @@ def order_before(memories: Sequence[RecalledMemory], instant: datetime) -> list[
             m.node.id,
         ),
     )
+
+
+def _names(words: frozenset[str], version: AtomicFact) -> bool:
+    """Whether a memory's words hold every word of the version's value."""
+    value = term_set(version.value)
+    return bool(value) and value <= words
 
 
 def _ended(version: AtomicFact, when: datetime) -> bool:

@@ -114,7 +114,7 @@ def closed_by_told_change(
         return list(memories)
     since = change.node.t_start
     return [
-        dataclasses.replace(m, validity=Validity(None, since, None))
+        dataclasses.replace(m, validity=Validity(None, since, None, "inferred"))
         if m.validity is None and m.node.t_end < since
         else m
         for m in memories

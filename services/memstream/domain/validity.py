@@ -10,6 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
+
+# How a memory's end was known: "stated", a fact version it states was replaced; "inferred",
+# read from what was said around it (a change said after it, a replaced value it names) when
+# no fact it states ended, so the memory may be about something else that still holds.
+EndBasis = Literal["stated", "inferred"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +25,7 @@ class Validity:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    end_basis: EndBasis | None = None  # None while it holds
 
     @property
     def holds_now(self) -> bool:

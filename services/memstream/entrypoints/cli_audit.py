@@ -55,6 +55,22 @@ def actor_of(given: str | None) -> str:
     return given
 
 
+def stores_settings() -> Settings:
+    """The settings of the stores and broker an audited command works on; the command exits
+    (2) with what to set when they name none."""
+    from memstream.settings import Settings
+
+    settings = Settings()
+    if not settings.redis.url or not settings.broker.bootstrap:
+        typer.echo(
+            "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "
+            "(as `memstream up` prints them)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return settings
+
+
 class CliAudit:
     """Writes the command's records on the audit topic: through the command's own running
     `publisher`, or through one connected at the first record (`opened`)."""

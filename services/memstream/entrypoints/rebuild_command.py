@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memstream.entrypoints.cli_audit import ActorOption, actor_of
+from memstream.entrypoints.cli_audit import ActorOption, actor_of, stores_settings
 
 if TYPE_CHECKING:
     # The rest is imported where used: the settings (pydantic-settings), the codec, the
@@ -160,16 +160,7 @@ def rebuild(
     except ValueError as exc:
         raise typer.BadParameter(f"--from {since!r}: not a date (YYYY-MM-DD)") from exc
     chosen = parse_levels(levels) if levels else None
-    from memstream.settings import Settings
-
-    settings = Settings()
-    if not settings.redis.url or not settings.broker.bootstrap:
-        typer.echo(
-            "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "
-            "(as `memstream up` prints them)",
-            err=True,
-        )
-        raise typer.Exit(2)
+    settings = stores_settings()
     import asyncio
 
     asyncio.run(_run(settings, user or [], all_users, start, chosen, wait, who))

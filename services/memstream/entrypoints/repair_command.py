@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memstream.entrypoints.cli_audit import ActorOption, actor_of
+from memstream.entrypoints.cli_audit import ActorOption, actor_of, stores_settings
 
 if TYPE_CHECKING:
     from memstream.entrypoints.cli_audit import CliAudit
@@ -38,19 +38,10 @@ def repair(
     if bool(user) == all_users:
         raise typer.BadParameter("name users with --user, or pass --all")
     who = actor_of(actor)
-    from memstream.settings import Settings
-
-    settings = Settings()
+    settings = stores_settings()
     from memstream import faults
 
     faults.arm(settings.handoff.fault_point)  # off unless a test set MEMSTREAM_FAULT_POINT
-    if not settings.redis.url or not settings.broker.bootstrap:
-        typer.echo(
-            "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP "
-            "(as `memstream up` prints them)",
-            err=True,
-        )
-        raise typer.Exit(2)
     import asyncio
 
     try:

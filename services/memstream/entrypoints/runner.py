@@ -75,6 +75,13 @@ def _consumers_together(parts: Collection[Part]) -> bool:
     return Part.SEGMENTER in parts and Part.CONSOLIDATOR in parts
 
 
+def recent_vectors_kept(settings: Settings, parts: Collection[Part]) -> int:
+    """Texts whose vectors the online path keeps: recall's queries are often the messages
+    the segmenter of the same process has just embedded (`adapters.embedding.recent`)."""
+    together = Part.SEGMENTER in parts and Part.API in parts
+    return settings.embedding.recent_vectors if together else 0
+
+
 def consumer_group(settings: Settings, parts: Collection[Part]) -> str:
     """The Kafka consumer group of the Faust app running `parts`."""
     if _consumers_together(parts):
@@ -192,7 +199,12 @@ async def run_parts(
             container = source
         else:
             # One embedder for both consumers: the online path goes first (PriorityEmbedder).
-            opened = connect(source, metrics, prioritise_online=_consumers_together(parts))
+            opened = connect(
+                source,
+                metrics,
+                prioritise_online=_consumers_together(parts),
+                recent_vectors=recent_vectors_kept(source, parts),
+            )
             container = await stack.enter_async_context(opened)
         running = RunningProcess(container, metrics, agents=health, joined=joined)
         if probes_host is not None and Part.API not in parts:

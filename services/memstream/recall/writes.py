@@ -8,9 +8,11 @@ wait share one poll per process: a single loop reads the marks of every partitio
 wait on, with a pause growing from 5 ms to 50 ms (back to 5 ms when a read joins), and
 wakes each read whose marks have passed or whose deadline has come. However many reads
 wait, Redis sees at most one read per pause from this process. When the segmenter runs in
-this process too (`memstream up`), it calls `progressed()` after each mark it writes: the
-poll reads the marks at once instead of at the end of its pause, and, from the first such
-call on, pauses the longest time between reads, a fallback for partitions marked elsewhere.
+this process too (`memstream up`), it calls `progressed(marks)` after each mark it writes,
+with the marks: the reads they pass answer at once, with no read of Redis, and a read of a
+partition marked here waits for the next announcement without reading the marks first. From
+the first such call on, the poll pauses the longest time between reads, a fallback for
+partitions marked elsewhere (another process took the partition over).
 
 Past the mark, a user's message can still be held by the window state, waiting for the reply
 it would be written with (the exchange rule): the read is then reported pending with reason
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -83,11 +85,20 @@ class WriteWaiter:
         self._poll: asyncio.Task[None] | None = None
         self._marked_here = False  # this process's segmenter announces its marks
         self._woken = asyncio.Event()  # a mark was announced since the last poll
+        self._announced: dict[int, int] = {}  # the marks this process's segmenter wrote
 
-    def progressed(self) -> None:
-        """The segmenter of this process has just marked its progress: poll now."""
+    def progressed(self, marks: Mapping[int, int] | None = None) -> None:
+        """The segmenter of this process has just marked its progress: the reads `marks`
+        pass answer now (without `marks`, the poll reads them at once)."""
         self._marked_here = True
-        self._woken.set()
+        if marks is None:
+            self._woken.set()
+            return
+        # Overwritten, as the marks in Redis are (docs/read-your-writes.md says why).
+        self._announced.update(marks)
+        for w in list(self._waiting):
+            if _past(self._announced, w.positions):
+                self._tell(w, True)
 
     async def wait(
         self, user_id: str, positions: Sequence[WritePosition], timeout_s: float
@@ -97,10 +108,11 @@ class WriteWaiter:
         if not positions:
             return WriteStatus()
         started = self._monotonic()
-        marks = await self._reads.progress([p.partition for p in positions])
         deadline = started + timeout_s
-        if not _past(marks, positions) and not await self._polled(positions, deadline):
-            return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
+        if not _past(self._announced, positions):
+            marks = await self._marks(positions)
+            if not _past(marks, positions) and not await self._polled(positions, deadline):
+                return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
         if not await self._out_of_overflow(user_id, positions, deadline):
             return WriteStatus(True, "not_yet_processed", waited_ms=self._ms_since(started))
         held = await self._reads.held_messages(user_id)
@@ -111,6 +123,15 @@ class WriteWaiter:
         if held.awaiting_reply:
             return WriteStatus(True, "awaiting_reply", held.awaiting_reply, waited_ms)
         return WriteStatus(waited_ms=waited_ms)
+
+    async def _marks(self, positions: Sequence[WritePosition]) -> dict[int, int]:
+        """The marks of the positions' partitions: the ones announced, when this process
+        marks them all (the next announcement wakes the read), else from Redis."""
+        if all(p.partition in self._announced for p in positions):
+            return self._announced
+        marks = await self._reads.progress([p.partition for p in positions])
+        # A mark announced while Redis answered is this process's latest write.
+        return marks | self._announced
 
     async def _out_of_overflow(
         self, user_id: str, positions: Sequence[WritePosition], deadline: float

@@ -148,13 +148,13 @@ class Segmenter:
         rebuild_chunk_leaves: int = 16,
         knowledge: bool = True,
         facts: FactReader | None = None,
-        on_progress: Callable[[], None] | None = None,
+        on_progress: Callable[[Mapping[int, int]], None] | None = None,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on.
         `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`).
-        `on_progress` is called after each progress mark is written (reads waiting for it in
-        this process then look at once)."""
+        `on_progress` is told each progress mark once it is written (reads waiting for it in
+        this process then answer at once)."""
         self._on_progress = on_progress
         self._retention = retention
         self._knowledge = knowledge
@@ -207,9 +207,10 @@ class Segmenter:
             await ahead.close()
         # Every step above committed (or dropped) its records: a read holding a write token
         # for any of them may now answer (read-your-writes waits on this mark).
-        await self._tree.mark_progress(next_offsets(batch) if progress is None else progress)
-        if self._on_progress is not None:
-            self._on_progress()
+        marks = next_offsets(batch) if progress is None else progress
+        await self._tree.mark_progress(marks)
+        if self._on_progress is not None and marks:
+            self._on_progress(marks)
         self.handled += len(batch)
         return report
 

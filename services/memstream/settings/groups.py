@@ -242,6 +242,14 @@ class EmbeddingSettings(BaseModel):
         "by side (each copy costs memory: docs/figures/ingest.md measures it per runtime); "
         "0: one in the recall API, two in a worker with two cores or more.",
     )
+    recent_vectors: int = Field(
+        default=512,
+        ge=0,
+        le=100_000,
+        description="Texts whose vectors a process running both the segmenter and the recall "
+        "API keeps (the latest), so that a recall whose query is a message just written is "
+        "not embedded again; 0: none. About 12 KB each.",
+    )
     model_cache_dir: Path | None = Field(
         default=None,
         validation_alias="MEMSTREAM_MODEL_CACHE_DIR",

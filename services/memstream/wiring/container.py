@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from memstream import faults
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
+from memstream.adapters.embedding.recent import RecentVectors
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
 from memstream.adapters.redis.connection import RedisClient, open_client
@@ -59,17 +60,22 @@ class Container:
     llm: LanguageModel
     publisher: Publisher
     priority: PriorityEmbedder | None = None
+    # Set when the segmenter and recall share the process: a query the segmenter has just
+    # embedded as a message is not embedded again (`adapters.embedding.recent`).
+    recent: RecentVectors | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     # Called after the segmenter of this process marks its progress: the recall API of the
     # same process (`memstream up`) wakes the reads waiting for it (`recall.writes`).
-    progress_listeners: list[Callable[[], None]] = field(default_factory=list)
+    progress_listeners: list[Callable[[Mapping[int, int]], None]] = field(default_factory=list)
 
-    def progress_marked(self) -> None:
+    def progress_marked(self, marks: Mapping[int, int]) -> None:
         for listener in self.progress_listeners:
-            listener()
+            listener(marks)
 
     @property
     def online_embedder(self) -> Embedder:
+        if self.recent is not None:
+            return self.recent
         return self.priority.urgent if self.priority is not None else self.embedder
 
     @property
@@ -111,12 +117,14 @@ async def connect(
     *,
     producer: bool = True,
     prioritise_online: bool = False,
+    recent_vectors: int = 0,
 ) -> AsyncIterator[Container]:
     """Connect to the Redis, Qdrant and broker `settings` name; close them all on exit.
 
     With `metrics`, the LLM reports its usage and fallbacks there. `producer=False` leaves
     the publisher unstarted (a reader that never publishes). `prioritise_online`: see
-    `Container`.
+    `Container`. `recent_vectors`: how many texts the online path keeps the vectors of (0:
+    none; `Container.recent`).
     """
     if not settings.redis.url or not settings.broker.bootstrap:
         raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
@@ -137,6 +145,8 @@ async def connect(
             await publisher.start()
             stack.push_async_callback(publisher.stop)
         catalog = load_catalog(settings.broker.topic_prefix)
+        priority = PriorityEmbedder(embedder) if prioritise_online else None
+        online = priority.urgent if priority is not None else embedder
         yield Container(
             settings=settings,
             catalog=catalog,
@@ -149,7 +159,8 @@ async def connect(
                 on_fallback=fallback_hook(metrics) if metrics else None,
             ),
             publisher=sealed(publisher, tree, catalog, settings),
-            priority=PriorityEmbedder(embedder) if prioritise_online else None,
+            priority=priority,
+            recent=RecentVectors(online, recent_vectors) if recent_vectors else None,
         )
 
 

@@ -8,9 +8,10 @@ so that the handlers import no OpenTelemetry and pay nothing when it is off.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TypedDict
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
@@ -137,8 +138,8 @@ class _HandlerPorts:
     publisher: Publisher
 
     @classmethod
-    def of(cls, c: Container, embedder: Embedder) -> _HandlerPorts:
-        if not tracing_enabled():
+    def of(cls, c: Container, embedder: Embedder, traced: bool = True) -> _HandlerPorts:
+        if not (traced and tracing_enabled()):
             return cls(c.tree, c.index, embedder, c.llm, c.publisher)
         return cls(
             traced_port(c.tree, TREE_WRITES),
@@ -149,8 +150,23 @@ class _HandlerPorts:
         )
 
 
-def build_segmenter(c: Container) -> Segmenter:
-    ports = _HandlerPorts.of(c, c.online_embedder)
+def _chosen(c: Container, override: Derivation | None) -> Derivation:
+    return derivation(c.settings) if override is None else override
+
+
+def build_segmenter(
+    c: Container,
+    *,
+    embedder: Embedder | None = None,
+    derivation: Derivation | None = None,
+    rebuild_chunk_leaves: int | None = None,
+    bare: bool = False,
+) -> Segmenter:
+    """The deployment's segmenter; a benchmark probe names its own embedder, derivation and
+    rebuild chunk. `bare`: the handler's work alone, as a probe times it: no tracing, the
+    handler's own step size and wall clock, no listener told of its progress marks."""
+    ports = _HandlerPorts.of(c, embedder or c.online_embedder, traced=not bare)
+    lifecycle = c.settings.lifecycle
     return Segmenter(
         tree=ports.tree,
         index=ports.index,
@@ -160,24 +176,48 @@ def build_segmenter(c: Container) -> Segmenter:
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
         forget=c.forget_user,
         rules=window_rules(c.settings),
-        history_window=c.settings.lifecycle.history_window,
-        step_size=c.settings.worker.consume_step_size,
-        phase=phase if tracing_enabled() else None,
-        clock=c.clock,
-        retention=timedelta(days=c.settings.lifecycle.retention_days)
-        if c.settings.lifecycle.retention_days
-        else None,
-        derivation=derivation(c.settings),
-        rebuild_chunk_leaves=c.settings.rebuild.chunk_leaves,
-        knowledge=c.settings.lifecycle.knowledge,
+        history_window=lifecycle.history_window,
+        **_pacing(c, bare),
+        retention=timedelta(days=lifecycle.retention_days) if lifecycle.retention_days else None,
+        derivation=_chosen(c, derivation),
+        rebuild_chunk_leaves=c.settings.rebuild.chunk_leaves
+        if rebuild_chunk_leaves is None
+        else rebuild_chunk_leaves,
+        knowledge=lifecycle.knowledge,
         # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
         facts=ports.llm if c.settings.llm.base_url else None,
-        on_progress=c.progress_marked,
+        on_progress=None if bare else c.progress_marked,
     )
 
 
-def build_consolidator(c: Container) -> Consolidator:
-    ports = _HandlerPorts.of(c, c.background_embedder)
+class _Pacing(TypedDict, total=False):
+    step_size: int
+    phase: Callable[[str], AbstractContextManager[object]] | None
+    clock: Callable[[], datetime]
+
+
+def _pacing(c: Container, bare: bool) -> _Pacing:
+    """The segmenter's step size, tracing phase and clock as the deployment sets them; bare,
+    the handler's own."""
+    if bare:
+        return _Pacing()
+    return _Pacing(
+        step_size=c.settings.worker.consume_step_size,
+        phase=phase if tracing_enabled() else None,
+        clock=c.clock,
+    )
+
+
+def build_consolidator(
+    c: Container,
+    *,
+    embedder: Embedder | None = None,
+    derivation: Derivation | None = None,
+    bare: bool = False,
+) -> Consolidator:
+    """The deployment's consolidator; a probe names its embedder and derivation, and with
+    `bare` gets no tracing."""
+    ports = _HandlerPorts.of(c, embedder or c.background_embedder, traced=not bare)
     return Consolidator(
         tree=ports.tree,
         index=ports.index,
@@ -186,7 +226,7 @@ def build_consolidator(c: Container) -> Consolidator:
         publisher=ports.publisher,
         memories_topic=c.catalog.memories.name,
         history_window=c.settings.lifecycle.history_window,
-        derivation=derivation(c.settings),
+        derivation=_chosen(c, derivation),
         knowledge=ports.tree if c.settings.lifecycle.knowledge else None,
     )
 

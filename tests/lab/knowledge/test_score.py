@@ -43,6 +43,8 @@ def test_says_past_looks_only_at_the_sentence_naming_the_value() -> None:
     assert says_past("We used to live in Porto.", "Porto")
     assert says_past("Moved from Porto to Berlin in April.", "Porto")
     assert not says_past("We live in Porto. We used to rent.", "Porto")
+    assert says_past("- Now: Maya lives in Berlin (since April 2024; before: Porto)", "Porto")
+    assert not says_past("Have you been to Porto before? It's lovely.", "Porto")
     assert not says_past("I'm getting used to Porto.", "Porto")
     assert says_past("Javier and I split up last week.", "Javier")
     # Ages, errands and clock times are not the end of a value.

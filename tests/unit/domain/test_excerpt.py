@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
+
+from tests.unit import fakes
 
 from memstream.domain.excerpt import (
     CUT,
@@ -13,7 +16,7 @@ from memstream.domain.excerpt import (
     omitted_leaves,
 )
 from memstream.domain.lexical import tokenize
-from memstream.domain.models import Level, MemoryNode, SourceMessage
+from memstream.domain.models import Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.tokens import count_tokens
 
@@ -25,21 +28,7 @@ FILLER = (
 BIKE = "My bike lock combination is 3907."
 
 
-def leaf(*texts: str, node_id: str = "L1-a") -> MemoryNode:
-    messages = tuple(
-        SourceMessage(f"m{n}", "Dana" if n % 2 == 0 else "assistant", "user", text, AT)
-        for n, text in enumerate(texts)
-    )
-    return MemoryNode(
-        id=node_id,
-        user_id="u1",
-        level=Level.SEGMENT,
-        t_start=AT,
-        t_end=AT,
-        text="19 October 2024, " + " ".join(f'{m.speaker}: "{m.text}"' for m in messages),
-        source_ids=tuple(m.event_id for m in messages),
-        messages=messages,
-    )
+leaf = functools.partial(fakes.leaf, at=AT)
 
 
 def terms(question: str) -> frozenset[str]:
@@ -47,7 +36,7 @@ def terms(question: str) -> frozenset[str]:
 
 
 def test_the_excerpt_holds_the_sentence_that_matched_with_date_and_speaker() -> None:
-    long = leaf(FILLER * 18 + BIKE)
+    long = leaf("L1-a", FILLER * 18 + BIKE)
     cut = excerpt(long, terms("What is my bike lock combination?"), 120)
     assert cut is not None
     assert cut.text.startswith('19 October 2024, Dana: "' + CUT)
@@ -57,7 +46,7 @@ def test_the_excerpt_holds_the_sentence_that_matched_with_date_and_speaker() -> 
 
 
 def test_the_window_grows_around_a_match_in_the_middle_on_both_sides() -> None:
-    long = leaf(FILLER * 10 + BIKE + " " + FILLER * 10)
+    long = leaf("L1-a", FILLER * 10 + BIKE + " " + FILLER * 10)
     cut = excerpt(long, terms("bike lock combination"), 150)
     assert cut is not None
     said = cut.text.split(': "', 1)[1]
@@ -69,7 +58,7 @@ def test_the_window_grows_around_a_match_in_the_middle_on_both_sides() -> None:
 
 
 def test_without_a_matching_term_the_excerpt_opens_the_message() -> None:
-    emoji = leaf("🚲🔒🎉" * 5_000)
+    emoji = leaf("L1-a", "🚲🔒🎉" * 5_000)
     cut = excerpt(emoji, terms("What did I say about the weekend?"), 100)
     assert cut is not None
     assert cut.text.startswith('19 October 2024, Dana: "🚲🔒🎉')
@@ -79,17 +68,17 @@ def test_without_a_matching_term_the_excerpt_opens_the_message() -> None:
 
 def test_emoji_are_terms_an_excerpt_can_aim_at() -> None:
     text = "🎉" * 3_000 + "🚲" + "🎉" * 3_000
-    cut = excerpt(leaf(text), terms("🚲"), 80)
+    cut = excerpt(leaf("L1-a", text), terms("🚲"), 80)
     assert cut is not None and "🚲" in cut.text
 
 
 def test_a_budget_too_small_for_any_passage_gives_no_excerpt() -> None:
-    assert excerpt(leaf(FILLER * 20), terms("garage"), MIN_EXCERPT_TOKENS - 1) is None
+    assert excerpt(leaf("L1-a", FILLER * 20), terms("garage"), MIN_EXCERPT_TOKENS - 1) is None
 
 
 def test_only_leaves_longer_than_the_budget_are_cut_and_they_carry_their_size() -> None:
-    long = leaf(FILLER * 18 + BIKE, node_id="L1-long")
-    short = leaf("I bought a new bike lock.", node_id="L1-short")
+    long = leaf("L1-long", FILLER * 18 + BIKE)
+    short = leaf("L1-short", "I bought a new bike lock.")
     summary = MemoryNode(
         id="L2", user_id="u1", level=Level.SESSION, t_start=AT, t_end=AT, text=FILLER * 30
     )
@@ -102,7 +91,7 @@ def test_only_leaves_longer_than_the_budget_are_cut_and_they_carry_their_size() 
 
 
 def test_omitted_counts_the_relevant_leaves_the_answer_lacks() -> None:
-    a, b, c = (leaf("x", node_id=i) for i in ("a", "b", "c"))
+    a, b, c = (leaf(i, "x") for i in ("a", "b", "c"))
     summary = MemoryNode(id="s", user_id="u1", level=Level.DAY, t_start=AT, t_end=AT, text="y")
     candidates = [RecalledMemory(n, 1.0) for n in (a, b, c, summary)]
     assert omitted_leaves(candidates, candidates[:1]) == 2

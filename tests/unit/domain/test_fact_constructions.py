@@ -96,9 +96,9 @@ MAYA = "speaker:maya"
         ("I went plant-based.", (MAYA, "diet", "plant-based", False), "I went plant shopping."),
         ("Our cat Mochi passed away.", (MAYA, "pet", "cat named Mochi", True),
          "Their cat Mochi passed away."),
-        ("I traded in my Corolla for a Tesla.", (MAYA, "owns", "Tesla", False),
+        ("I traded in my Corolla for a Tesla.", (MAYA, "car", "Tesla", False),
          "I traded stories for a laugh."),
-        ("I switched to an iPhone.", (MAYA, "uses", "iPhone", False), "I switched to decaf."),
+        ("I switched to an iPhone.", (MAYA, "phone", "iPhone", False), "I switched to decaf."),
         ("I've been doing yoga for a year.", (MAYA, "hobby", "yoga", False),
          "I've been doing nothing."),
         ("I work as a nurse at St Mary.", (MAYA, "works_at", "St Mary", False),
@@ -128,7 +128,7 @@ MAYA = "speaker:maya"
         ("Ana's a nurse.", ("ana", "job", "nurse", False), "Ana's nurse is nice."),
         ("My girlfriend Ellie is doing keto.", ("ellie", "diet", "keto", False),
          "My girlfriend Ellie is doing great."),
-        ("My sister sold the Jeep; she bought a Fiat.", ("kin:maya:sister", "owns", "Fiat",
+        ("My sister sold the Jeep; she bought a Fiat.", ("kin:maya:sister", "car", "Fiat",
          False), "She bought a Fiat."),
         # A durative state opening a sentence is the speaker's, now.
         ("Three weeks of bouldering and I can barely hold a fork.",
@@ -140,10 +140,25 @@ MAYA = "speaker:maya"
         ("I haven't eaten meat in about four years.", (MAYA, "diet", "vegetarian", False),
          "I don't eat meat on Fridays."),
         # A number after a make is its model; a year is not.
-        ("My sister bought a Fiat 500 electric.", ("kin:maya:sister", "owns", "Fiat 500",
+        ("My sister bought a Fiat 500 electric.", ("kin:maya:sister", "car", "Fiat 500",
          False), "My sister bought a Fiat 2019 model."),
-        ("I bought an iPhone 12.", (MAYA, "owns", "iPhone 12", False),
+        ("I bought an iPhone 12.", (MAYA, "phone", "iPhone 12", False),
          "I bought an iPhone 2020 edition."),
+        # A thing of a known make fills its kind's slot, had, given or replaced.
+        ("My Tecno Camon keeps freezing.", (MAYA, "phone", "Tecno Camon", False),
+         "I sent him my Tecno Camon."),
+        ("My cousin sent me his old iPhone 12.", (MAYA, "phone", "iPhone 12", False),
+         "My cousin sent me his old photos."),
+        ("Finally replaced the Tecno.", (MAYA, "phone", "Tecno", True),
+         "Finally replaced the battery."),
+        ("Is my Fiat Panda worth fixing?", (MAYA, "car", "Fiat Panda", False),
+         "Is my Panda worth fixing?"),
+        # A home acquired in a place.
+        ("We closed on a little house in Boulder.", (MAYA, "lives_in", "Boulder", False),
+         "My parents closed on a house in Boulder."),
+        ("The keys to the apartment in Vila Madalena are in my pocket.",
+         (MAYA, "lives_in", "Vila Madalena", False),
+         "I handed back the keys to the apartment in Vila Madalena."),
     ],
 )  # fmt: skip
 def test_a_general_construction_is_read_and_its_near_miss_is_not(
@@ -175,7 +190,7 @@ def test_a_durative_state_holds_from_as_long_ago_as_it_says() -> None:
 
 
 def test_a_model_number_keeps_a_value_bounded_and_on_one_line() -> None:
-    assert summary("I bought a Fiat\t500 electric.") == {(MAYA, "owns", "Fiat 500", False)}
+    assert summary("I bought a Fiat\t500 electric.") == {(MAYA, "car", "Fiat 500", False)}
     assert not any(len(f.value) > 60 for f in facts_of(f"I bought a {'Z' * 10_000} 5."))
 
 

@@ -58,7 +58,7 @@ def leaf(node_id: str, sources: tuple[str, ...], when: datetime = JAN_2023) -> M
 
 def test_a_leaf_stating_a_superseded_value_carries_when_and_by_what_it_was_replaced() -> None:
     assert memory_validity(leaf("porto", ("m-porto", "m-chat")), [PORTO, BERLIN]) == Validity(
-        JAN_2023, APR_2024, BERLIN.fact_id
+        JAN_2023, APR_2024, BERLIN.fact_id, "stated"
     )
 
 
@@ -156,11 +156,11 @@ def test_a_memory_stating_nothing_but_said_before_a_change_holds_until_that_chan
     # Said between Porto and Berlin: closed by Berlin, the first change after it.
     assert memory_validity(
         leaf("chat", ("m-chat",), mid_2023), [PORTO, BERLIN], said_before=True
-    ) == Validity(None, APR_2024, BERLIN.fact_id)
+    ) == Validity(None, APR_2024, BERLIN.fact_id, "inferred")
     # Said before the first version: closed by that version.
     assert memory_validity(
         leaf("chat", ("m-chat",), dec_2022), [PORTO, BERLIN], said_before=True
-    ) == Validity(None, JAN_2023, PORTO.fact_id)
+    ) == Validity(None, JAN_2023, PORTO.fact_id, "inferred")
     # Said after the last change: nothing known about it; and without `said_before`, none.
     assert (
         memory_validity(leaf("chat", ("m-chat",), NOW), [PORTO, BERLIN], said_before=True) is None
@@ -180,7 +180,7 @@ def test_over_several_slots_a_memory_is_closed_only_once_every_slot_has_changed(
     assert memory_validity(said, [PORTO, BERLIN, job], said_before=True) is None
     later_job = replace(job, fact_id="job-2", valid_from=NOW - timedelta(days=30))
     assert memory_validity(said, [PORTO, BERLIN, job, later_job], said_before=True) == Validity(
-        None, later_job.valid_from, "job-2"
+        None, later_job.valid_from, "job-2", "inferred"
     )
 
 
@@ -198,3 +198,19 @@ def test_before_a_change_is_the_instant_before_the_named_or_latest_version_began
     latest = before_change([PORTO, BERLIN], term_set("where did she live before"), NOW)
     assert latest is not None and latest < APR_2024 and APR_2024 - latest < timedelta(seconds=1)
     assert before_change([], term_set("before"), NOW) is None
+
+
+def test_a_leaf_naming_a_replaced_value_carries_its_version_whenever_it_was_said() -> None:
+    later = NOW - timedelta(days=30)  # said after the change, stating no fact
+    packing = replace(leaf("packing", ("m-chat",), later), text="Every box in the Porto flat")
+    both = replace(leaf("both", ("m-x",), later), text="Moved from Porto to Berlin")
+    none = replace(leaf("none", ("m-y",), later), text="The landlord sent eleven pages")
+    versions = [PORTO, BERLIN]
+    assert memory_validity(packing, versions, said_before=True) == Validity(
+        PORTO.valid_from, APR_2024, BERLIN.fact_id, "inferred"
+    )
+    # Naming the value that holds too, or no value, it says nothing of its own here.
+    assert memory_validity(both, versions, said_before=True) is None
+    assert memory_validity(none, versions, said_before=True) is None
+    # Only after the fit (said_before): before it, what a leaf names moves nothing.
+    assert memory_validity(packing, versions) is None

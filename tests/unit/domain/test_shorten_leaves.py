@@ -3,13 +3,15 @@ leaves fit its budget; an excerpt of a leaf of several messages recalls only the
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 
 import pytest
+from tests.unit import fakes
 
 from memstream.domain.excerpt import CUT, shorten_leaves
 from memstream.domain.lexical import tokenize
-from memstream.domain.models import Level, MemoryNode, SourceMessage
+from memstream.domain.models import Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.tokens import count_tokens
@@ -22,20 +24,7 @@ LONG = (
 )
 
 
-def leaf(node_id: str, *texts: str, speaker: str = "Melanie") -> MemoryNode:
-    messages = tuple(
-        SourceMessage(f"{node_id}-m{n}", speaker, "user", text, AT) for n, text in enumerate(texts)
-    )
-    return MemoryNode(
-        id=node_id,
-        user_id="u1",
-        level=Level.SEGMENT,
-        t_start=AT,
-        t_end=AT,
-        text="8 May 2023, " + " ".join(f'{m.speaker}: "{m.text}"' for m in messages),
-        source_ids=tuple(m.event_id for m in messages),
-        messages=messages,
-    )
+leaf = functools.partial(fakes.leaf, at=AT, speaker="Melanie")
 
 
 def summary(node_id: str) -> MemoryNode:

@@ -87,7 +87,7 @@ def test_what_was_said_before_the_newest_told_change_holds_until_it() -> None:
     closed = {
         m.node.id: m.validity for m in closed_by_told_change([DRILLS, KITES, HAWKS], SAM, NOW)
     }
-    assert closed == {"drills": None, "kites": None, "hawks": Validity(None, SEP, None)}
+    assert closed == {"drills": None, "kites": None, "hawks": Validity(None, SEP, None, "inferred")}
 
 
 def test_a_told_change_after_the_asked_instant_closes_nothing() -> None:

@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.unit.domain.test_clock_changes import RECEIVED, RULES
+from tests.unit.domain.test_clock_changes import ZONES as CLOCK_CHANGE_ZONES
 
 from memstream.contracts.codec import decode_state, encode_state
 from memstream.domain.calendar import to_utc
@@ -26,22 +28,12 @@ from memstream.domain.models import ClockTicked, Level, Turn, Window, WindowClos
 from memstream.domain.windows import (
     Output,
     SegmentReady,
-    WindowRules,
     apply,
     initial_state,
 )
 
-ZONES = (
-    "Pacific/Kiritimati",
-    "Pacific/Apia",
-    "America/St_Johns",
-    "Asia/Kathmandu",
-    "Australia/Lord_Howe",
-    "Europe/Lisbon",
-    "America/New_York",
-    "Asia/Tokyo",
-    "Pacific/Pago_Pago",
-)
+# The clock-change zones, and two with neither a change nor an odd offset.
+ZONES = (*CLOCK_CHANGE_ZONES, "Asia/Tokyo", "Pacific/Pago_Pago")
 # Days around clock changes: Europe and North America in spring and autumn 2026, Lord
 # Howe's half-hour changes, Samoa skipping 30 December 2011.
 STARTS = (
@@ -53,8 +45,6 @@ STARTS = (
     datetime(2026, 9, 30, 12, tzinfo=UTC),
     datetime(2011, 12, 27, 12, tzinfo=UTC),
 )
-RULES = WindowRules(segment_messages=2, session_idle=timedelta(minutes=30))
-RECEIVED = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

@@ -42,3 +42,18 @@ def test_an_index_directory_open_in_another_process_is_said_plainly(
         asyncio.run(held.close())
     assert result.exit_code == 2, result.output
     assert "open in another process" in result.output
+
+
+@pytest.mark.parametrize("command", ["repair", "rebuild"])
+@pytest.mark.parametrize("unset", ["MEMSTREAM_REDIS_URL", "MEMSTREAM_KAFKA_BOOTSTRAP"])
+def test_a_command_on_the_stores_says_what_to_set_when_none_are_configured(
+    command: str, unset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMSTREAM_REDIS_URL", "redis://127.0.0.1:1")  # never reached
+    monkeypatch.setenv("MEMSTREAM_KAFKA_BOOTSTRAP", "127.0.0.1:1")
+    monkeypatch.setenv(unset, "")
+    result = CliRunner().invoke(app, [command, "--user", "ana"])
+    assert result.exit_code == 2, result.output
+    assert "no stores configured: set MEMSTREAM_REDIS_URL and MEMSTREAM_KAFKA_BOOTSTRAP" in (
+        result.output
+    )

@@ -17,6 +17,7 @@ from memstream.entrypoints.runner import (
     RunningProcess,
     consumer_group,
     lag_groups,
+    recent_vectors_kept,
     run_parts,
 )
 from memstream.metrics import Metrics
@@ -30,6 +31,13 @@ def test_one_consumer_per_process_has_a_group_of_its_own() -> None:
     assert consumer_group(SETTINGS, role_parts(Role.CONSOLIDATOR)) == "ms-consolidator"
     assert consumer_group(SETTINGS, role_parts(Role.ALL)) == "ms"
     assert consumer_group(SETTINGS, EVERYTHING) == "ms"
+
+
+def test_only_a_process_with_the_segmenter_and_the_api_keepsrecent_vectors_kept() -> None:
+    # Its recalls' queries may be the messages its segmenter has just embedded.
+    assert recent_vectors_kept(SETTINGS, EVERYTHING) == SETTINGS.embedding.recent_vectors > 0
+    assert recent_vectors_kept(SETTINGS, role_parts(Role.ALL)) == 0  # a worker: no recall here
+    assert recent_vectors_kept(SETTINGS, {Part.API}) == 0
 
 
 def test_the_collector_reports_the_groups_the_deployment_runs() -> None:

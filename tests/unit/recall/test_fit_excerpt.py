@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memstream.domain.models import Level, MemoryNode, SourceMessage
+from tests.unit.fakes import leaf
+
 from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.tokens import count_tokens
@@ -16,24 +17,11 @@ BIKE = "My bike lock combination is 3907."
 LONG = "I tidied the shed and sorted the tools into labelled boxes for the winter. " * 40 + BIKE
 
 
-def leaf(node_id: str, text: str) -> MemoryNode:
-    return MemoryNode(
-        id=node_id,
-        user_id="u1",
-        level=Level.SEGMENT,
-        t_start=AT,
-        t_end=AT,
-        text=f'19 October 2024, Dana: "{text}"',
-        source_ids=(node_id,),
-        messages=(SourceMessage(node_id, "Dana", "user", text, AT),),
-    )
-
-
 def test_a_leaf_longer_than_the_budget_comes_as_an_excerpt_beside_the_others() -> None:
     query = parse_query("What is my bike lock combination?", AT)
     memories = [
-        RecalledMemory(leaf("long", LONG), 0.9),
-        RecalledMemory(leaf("short", "I bought a new bike helmet."), 0.5),
+        RecalledMemory(leaf("long", LONG, at=AT), 0.9),
+        RecalledMemory(leaf("short", "I bought a new bike helmet.", at=AT), 0.5),
     ]
     assert count_tokens(memories[0].node.text) > 300
     fitted, tokens = fit_in_place_of_leaves(query, memories, 300, 0.15)

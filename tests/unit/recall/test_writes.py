@@ -192,3 +192,48 @@ async def test_once_marks_are_announced_the_poll_is_a_fallback_at_the_longest_pa
     assert not status.pending
     assert clock.pauses == [LONGEST_PAUSE_S, LONGEST_PAUSE_S]
     assert tree.progress_reads == 1 + 3  # its own check, then a poll at once and two more
+
+
+async def test_announced_marks_answer_the_reads_they_pass_without_reading_redis() -> None:
+    tree = CountingTree()
+    await tree.mark_progress({0: 0, 1: 0})
+    pausing, never_ends = asyncio.Event(), asyncio.Event()
+
+    async def long_pause(seconds: float) -> None:
+        pausing.set()
+        await never_ends.wait()  # only an announcement can answer the reads
+
+    shared = WriteWaiter(tree, pause=long_pause)
+    passed = asyncio.create_task(shared.wait("ann", [at(0, 3)], timeout_s=60))
+    still = asyncio.create_task(shared.wait("bo", [at(1, 5)], timeout_s=60))
+    await asyncio.wait_for(pausing.wait(), timeout=5)  # both joined; the poll pauses
+    reads_before = tree.progress_reads
+    shared.progressed({0: 4, 1: 5})  # passes offset 3 of partition 0, not offset 5 of 1
+    status = await asyncio.wait_for(passed, timeout=5)
+    assert not status.pending and tree.progress_reads == reads_before
+    assert not still.done()
+    shared.progressed({1: 6})
+    assert not (await asyncio.wait_for(still, timeout=5)).pending
+    assert tree.progress_reads == reads_before
+
+
+async def test_a_read_of_partitions_marked_here_waits_for_the_announcement_not_redis() -> None:
+    tree = CountingTree()
+    shared = WriteWaiter(tree)
+    shared.progressed({0: 10})
+    done_already = await shared.wait("ann", [at(0, 9)], timeout_s=1)
+    waiting = asyncio.create_task(shared.wait("ann", [at(0, 10)], timeout_s=60))
+    await asyncio.sleep(0)
+    shared.progressed({0: 11})
+    status = await asyncio.wait_for(waiting, timeout=5)
+    assert not done_already.pending and not status.pending
+    assert tree.progress_reads == 0
+
+
+async def test_a_partition_not_marked_here_is_still_read_from_redis() -> None:
+    tree = CountingTree()
+    await tree.mark_progress({1: 3})
+    shared = WriteWaiter(tree)
+    shared.progressed({0: 10})  # this process marks partition 0 only
+    status = await shared.wait("ann", [at(0, 2), at(1, 2)], timeout_s=1)
+    assert not status.pending and tree.progress_reads == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -72,7 +72,9 @@ class Rig:
         return await self.tree.get_many(user, await self.tree.level_ids(user, Level.SEGMENT))
 
 
-def rig(step_size: int = 1024, on_progress: Callable[[], None] | None = None) -> Rig:
+def rig(
+    step_size: int = 1024, on_progress: Callable[[Mapping[int, int]], None] | None = None
+) -> Rig:
     tree = FakeTree()
     index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
     forgets = Forgets(tree)

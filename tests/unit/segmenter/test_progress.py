@@ -45,16 +45,17 @@ async def test_the_mark_is_written_after_the_leaves_it_covers() -> None:
 
 
 async def test_the_process_is_told_of_each_mark_once_it_is_written() -> None:
-    told: list[dict[int, int]] = []
-    r = rig(on_progress=lambda: told.append(dict(r.tree.next_offsets)))
+    told: list[tuple[dict[int, int], dict[int, int]]] = []
+    r = rig(on_progress=lambda marks: told.append((dict(marks), dict(r.tree.next_offsets))))
     await r.segmenter.handle_batch(on_partitions(exchange(0), [2, 2]))
     await r.segmenter.handle_batch(on_partitions(exchange(1), [4, 4]))
-    assert told == [{2: 12}, {2: 12, 4: 12}]
+    # Each batch's own marks, told once they are in the store.
+    assert told == [({2: 12}, {2: 12}), ({4: 12}, {2: 12, 4: 12})]
 
 
 async def test_a_batch_that_fails_marks_nothing() -> None:
     told: list[str] = []
-    r = rig(on_progress=lambda: told.append("marked"))
+    r = rig(on_progress=lambda _: told.append("marked"))
     r.publisher.failures = 1  # the outbox cannot be published: the batch raises
     with pytest.raises(ConnectionError):
         await r.segmenter.handle_batch(consumed(exchange(0)))

@@ -17,6 +17,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Protocol
 
 from memstream.domain.fact_extraction import clean_name, clean_value, fact_sentence
+from memstream.domain.fact_kinds import slot_of_thing
 from memstream.domain.facts import (
     ATTRIBUTES,
     AtomicFact,
@@ -67,13 +68,16 @@ def _fact(
         return None
     first = min(cited, key=lambda m: m.ts)
     subject, name = _subject(item, clean_name(first.speaker), speakers)
+    # As the rules do: "owns a Pixel 8" is the phone slot, so either backend's new phone
+    # replaces the old one.
+    attribute = slot_of_thing(item.attribute, value)
     return make_fact(
         user_id=user_id,
         subject=subject,
         subject_name=name,
-        attribute=item.attribute,
+        attribute=attribute,
         value=value,
-        text=fact_sentence(name, item.attribute, value, item.negated),
+        text=fact_sentence(name, attribute, value, item.negated),
         valid_from=_start(item.since, first),
         recorded_at=max(m.ts for m in cited),
         source_ids=tuple(m.event_id for m in cited),

@@ -66,6 +66,7 @@ from memstream.adapters.qdrant.query import (
     LEXICAL_HALF_SCORE,
     PAYLOAD_INDEXES,
     leaf_query,
+    payloads_by_id,
     user_filter,
 )
 from memstream.adapters.qdrant.sealing import PayloadKeys, opened_node, payload_version
@@ -219,10 +220,7 @@ class EdgeIndex:
         if not ids:
             return {}
         records = self._shard.retrieve(list(ids), with_payload=True, with_vector=False)
-        found = {str(r.id): dict(r.payload or {}) for r in records}
-        if user_id is None:
-            return found
-        return {i: p for i, p in found.items() if p.get("user_id") == user_id}
+        return payloads_by_id(records, user_id)
 
     async def count(self, user_id: str, level: Level | None = None) -> int:
         request = CountRequest(exact=True, filter=edge_filter(user_filter(user_id, level)))

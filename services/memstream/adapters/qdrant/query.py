@@ -35,9 +35,9 @@ lexical prefetch, and its score is the dense term alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from qdrant_client import models
 
@@ -69,6 +69,26 @@ PAYLOAD_INDEXES: dict[str, models.PayloadSchemaType | models.KeywordIndexParams]
 # The payload key of the node's other fields (all but the user, level, times and text), as
 # one JSON text.
 NODE_FIELDS = "node"
+
+
+class Retrieved(Protocol):
+    """A point as either client retrieves it."""
+
+    @property
+    def id(self) -> object: ...
+
+    @property
+    def payload(self) -> Mapping[str, Any] | None: ...
+
+
+def payloads_by_id(
+    records: Iterable[Retrieved], user_id: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """The retrieved points' payloads by id; with `user_id`, other users' points are dropped."""
+    found = {str(r.id): dict(r.payload or {}) for r in records}
+    if user_id is None:
+        return found
+    return {i: p for i, p in found.items() if p.get("user_id") == user_id}
 
 
 def user_filter(user_id: str, level: Level | None = None) -> models.Filter:

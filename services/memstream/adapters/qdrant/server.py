@@ -21,6 +21,7 @@ from memstream.adapters.qdrant.query import (
     PAYLOAD_INDEXES,
     leaf_query,
     memory_point,
+    payloads_by_id,
     user_filter,
 )
 from memstream.adapters.qdrant.sealing import (
@@ -147,10 +148,7 @@ class QdrantIndex:
         records = await self._client.retrieve(
             self._collection, ids=list(ids), with_payload=True, with_vectors=False
         )
-        found = {str(r.id): dict(r.payload or {}) for r in records}
-        if user_id is None:
-            return found
-        return {i: p for i, p in found.items() if p.get("user_id") == user_id}
+        return payloads_by_id(records, user_id)
 
     async def count(self, user_id: str, level: Level | None = None) -> int:
         result = await self._client.count(

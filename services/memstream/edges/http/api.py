@@ -36,7 +36,6 @@ from redis.exceptions import RedisError
 from memstream.domain.models import Level
 from memstream.edges.http.audit import AuditedOperations, AuditTrail
 from memstream.edges.http.errors import install_validation_errors, safe_text
-from memstream.edges.http.fact_schema import Fact
 from memstream.edges.http.feed_routes import feed_routes
 from memstream.edges.http.gate import CALLER_STATE, KeyRing, RequestGate
 from memstream.edges.http.knowledge_routes import knowledge_routes
@@ -47,6 +46,7 @@ from memstream.edges.http.parts import (
     UserIdPath,
     UserIdQuery,
 )
+from memstream.edges.http.recall_route import RecallObserver, RecallShortcut, recall_answer
 from memstream.edges.http.repair_routes import repair_routes
 from memstream.edges.http.schemas import (
     DateTime,
@@ -76,7 +76,6 @@ from memstream.edges.http.tenancy import (
     refuse_unreachable,
     within_reach,
 )
-from memstream.edges.http.trace_schemas import RecallTrace
 from memstream.edges.http.turn_key_routes import turn_key_routes
 from memstream.edges.http.ui import UiHeaders, ui_router
 from memstream.edges.http.user_routes import user_routes
@@ -90,7 +89,6 @@ from memstream.edges.http.writes import (
 )
 from memstream.edges.probes import store_ready
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE, Metrics
-from memstream.recall.pipeline import RecallRequest, RecallResult
 from memstream.recall.service import ForgetNotPublished, InvalidCursor, NothingToRebuild
 from memstream.settings import Settings
 
@@ -98,8 +96,9 @@ __all__ = ["PartsOpener", "RecallParts", "create_app", "exposition"]
 
 log = logging.getLogger(__name__)
 
-RecallObserver = Callable[[RecallResult], None]
 PROBE_TIMEOUT_S = 2.0
+# What a route answers 503 for: a memory store is unavailable.
+STORE_ERRORS = (RedisError, ResponseHandlingException, UnexpectedResponse, ConnectionError)
 
 
 async def known_query_parameters(request: Request) -> None:
@@ -196,9 +195,19 @@ def create_app(
     ring = tenancy.keys
     _store_errors(app)
     install_validation_errors(app)
-    app.include_router(_v1_router(settings, ring, observe))
+    recall_body = recall_request_model(settings)
+    app.include_router(_v1_router(settings, ring, observe, recall_body))
     app.include_router(_ops_router(settings, metrics_registry))
     app.include_router(ui_router())  # the memory explorer's pages (docs/explorer.md)
+    # Innermost, inside the gate: well-formed recalls answered without FastAPI's layers.
+    app.add_middleware(
+        RecallShortcut,
+        model=recall_body,
+        parts=lambda: getattr(app.state, "parts", None),
+        token_key=settings.api.write_token_key,
+        observe=observe,
+        unavailable=STORE_ERRORS,
+    )
     app.add_middleware(
         RequestGate,
         max_body_bytes=settings.api.max_body_bytes,
@@ -223,11 +232,16 @@ def _store_errors(app: FastAPI) -> None:
         log.warning("store unavailable during %s %s: %r", request.method, request.url.path, exc)
         return JSONResponse({"detail": "a memory store is unavailable"}, status_code=503)
 
-    for error in (RedisError, ResponseHandlingException, UnexpectedResponse, ConnectionError):
+    for error in STORE_ERRORS:
         app.add_exception_handler(error, unavailable)
 
 
-def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None) -> APIRouter:
+def _v1_router(
+    settings: Settings,
+    keys: KeyRing,
+    observe: RecallObserver | None,
+    recall_body: type[RecallRequestBase],
+) -> APIRouter:
     token_key = settings.api.write_token_key
     router = APIRouter(
         prefix="/v1",
@@ -254,46 +268,11 @@ def _v1_router(settings: Settings, keys: KeyRing, observe: RecallObserver | None
         named in `after`, waiting for them at most `wait_ms`)."""
         refuse_unreachable(caller, body.user_id)
         writes = await settle(parts.writes, body.user_id, body.after, body.wait_ms, token_key)
-        request = RecallRequest(
-            user_id=body.user_id,
-            query=body.query,
-            query_time=body.query_time,
-            complexity=body.complexity,
-            max_tokens=body.max_tokens,
-            explain=body.explain,
-        )
-        result = await parts.pipeline.recall(request)
-        if observe is not None:
-            observe(result)
-        return RecallResponse(
-            user_id=request.user_id,
-            complexity=result.complexity,
-            keywords=list(result.keywords),
-            memories=[
-                Memory.of(
-                    m.node,
-                    m.score,
-                    with_derivation=body.with_derivation,
-                    validity=m.validity,
-                    full_tokens=m.full_tokens,
-                )
-                for m in result.memories
-            ],
-            facts=[Fact.of(f) for f in result.facts],
-            tokens=result.tokens,
-            omitted_for_budget=result.omitted_for_budget,
-            # With `after`, how long the read waited for the writes, beside recall's stages.
-            timings_ms={**result.timings_ms, "after": writes.waited_ms}
-            if body.after
-            else result.timings_ms,
-            degraded=result.degraded,
-            trace=RecallTrace.of(result.trace) if result.trace is not None else None,
-            **seen(writes),
-        )
+        return await recall_answer(body, parts, writes, observe)
 
     # FastAPI validates against the annotation: swap in the subclass carrying this
     # deployment's limits (the type checker keeps seeing the base class).
-    recall.__annotations__["body"] = recall_request_model(settings)
+    recall.__annotations__["body"] = recall_body
     router.post(
         "/recall",
         response_model=RecallResponse,

@@ -241,6 +241,12 @@ class Memory(BaseModel):
     superseded_by: str | None = Field(
         default=None, description="The fact_id of the fact that replaced what it says."
     )
+    end_basis: Literal["stated", "inferred"] | None = Field(
+        default=None,
+        description="How its end was known: `stated`, a fact it states was replaced; "
+        "`inferred`, a change said after it (or a replaced value it names) while no fact it "
+        "states ended, so it may be about something that still holds; null while it holds.",
+    )
     excerpt: bool = Field(
         default=False,
         description="In recall: the text is an excerpt of a leaf too long for the token "
@@ -280,6 +286,7 @@ class Memory(BaseModel):
             valid_from=valid.valid_from,
             valid_to=valid.valid_to,
             superseded_by=valid.superseded_by,
+            end_basis=valid.end_basis,
             excerpt=full_tokens is not None,
             full_tokens=full_tokens,
         )

@@ -97,3 +97,13 @@ def test_hostile_names_and_values_are_cleaned_and_never_take_a_speakers_slot() -
     assert "<" not in pet.subject_name and "\x00" not in pet.subject_name
     assert len(pet.subject_name) <= 200 and "<" not in pet.value
     assert facts_of([Read("Max", "pet", " " * 3)], LEAF) == ()
+
+
+def test_a_thing_of_a_known_make_takes_its_kinds_slot_as_the_rules_give_it() -> None:
+    said = (SourceMessage("m1", "Maya", "user", "I finally bought a Pixel.", APR),)
+    (pixel,) = facts_of([Read("Maya", "owns", "Pixel")], LEAF)
+    (rules,) = extract_facts(said, user_id="maya")
+    assert (pixel.attribute, pixel.text) == ("phone", "Maya uses a Pixel")
+    assert pixel.slot == rules.slot  # a later phone from either backend closes this one
+    (sofa,) = facts_of([Read("Maya", "owns", "sofa")], LEAF)
+    assert sofa.attribute == "owns"  # a thing of no known make stays where the model put it

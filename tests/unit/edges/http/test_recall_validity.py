@@ -135,6 +135,10 @@ def test_a_fact_alone_is_rendered_with_its_own_validity(facts: list[Any], expect
     [
         ({"valid_from": JAN}, " (true since Jan 2024)"),
         ({"valid_from": JAN, "valid_to": APR}, " (no longer true since Apr 2024)"),
+        (
+            {"valid_to": APR, "end_basis": "inferred"},
+            " (may be out of date: a change was told in Apr 2024)",
+        ),
         ({"superseded_by": "f2"}, " (no longer true: replaced)"),
         ({}, ""),
     ],

@@ -1,0 +1,58 @@
+"""The vectors of the texts embedded last, for a process where the segmenter and recall share
+one embedder (`memstream up`).
+
+An agent's usual turn publishes the user's message and recalls with that same message as the
+query; in one process the segmenter has embedded the message by the time the read waiting
+for it is answered, so recall's embedding of the query is the same forward pass a second
+time. Texts seen in the last `size` calls are answered from here, the rest go to the model
+(one call for all of them). The model is deterministic for a text, so an answer from here is
+the vector the model would give, up to the last bits of a float that batch padding moves.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from memstream.ports import Embedder
+
+
+class RecentVectors:
+    """`Embedder` over `inner`, keeping the vectors of the last `size` distinct texts."""
+
+    def __init__(self, inner: Embedder, size: int) -> None:
+        if size <= 0:
+            raise ValueError("size must be positive")
+        self._inner = inner
+        self._size = size
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self.hits = 0  # texts answered from here, for tests and benchmarks
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        found = [self._recalled(text) for text in texts]
+        missing = list(dict.fromkeys(t for t, v in zip(texts, found, strict=True) if v is None))
+        if missing:
+            fresh = dict(zip(missing, await self._inner.embed(missing), strict=True))
+            for text, vector in fresh.items():
+                self._keep(text, vector)
+        else:
+            fresh = {}
+        self.hits += len(texts) - sum(1 for v in found if v is None)
+        # A copy each: callers may change a vector in place (normalising, appending).
+        return [list(fresh[t] if v is None else v) for t, v in zip(texts, found, strict=True)]
+
+    def _recalled(self, text: str) -> list[float] | None:
+        vector = self._vectors.get(text)
+        if vector is not None:
+            self._vectors.move_to_end(text)
+        return vector
+
+    def _keep(self, text: str, vector: list[float]) -> None:
+        self._vectors[text] = vector
+        self._vectors.move_to_end(text)
+        while len(self._vectors) > self._size:
+            self._vectors.popitem(last=False)
