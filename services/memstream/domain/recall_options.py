@@ -35,8 +35,9 @@ options with `settings.recall.options()`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
@@ -109,6 +110,9 @@ class RecallOptions:
     # memory-quality.md, "This session: multi-hop"); aggregate_leaf_tokens 0: all whole.
     aggregate_leaf_tokens: int = 32
     aggregate_whole_leaves: int = 18
+    # A ceiling above `default_max_tokens` is spent (`at_ceiling`, `token_budget`); off, it
+    # buys what the default does (an ablation knob).
+    ceiling_scaling: bool = True
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
@@ -162,5 +166,43 @@ class RecallOptions:
         return budgets
 
     def token_budget(self, max_tokens: int, aggregative: bool) -> int:
-        """What a query may spend: all of `max_tokens` when it gathers facts, else a share."""
-        return max_tokens if aggregative else int(max_tokens * self.focused_share)
+        """What a query may spend: all of `max_tokens` when it gathers facts or the ceiling is
+        above the default (the caller asked for more than the default's lean answer), else
+        `focused_share` of it."""
+        if aggregative or self.fills(max_tokens):
+            return max_tokens
+        return int(max_tokens * self.focused_share)
+
+    def fills(self, max_tokens: int) -> bool:
+        """Whether a ceiling is above the default: then every question spends it, the counts
+        grow with it (`at_ceiling`) and what the gate left out fills what its memories
+        leave."""
+        return self.ceiling_scaling and max_tokens > self.default_max_tokens
+
+    def at_ceiling(self, max_tokens: int) -> RecallOptions:
+        """The options for a request's token ceiling. Up to `default_max_tokens`, these;
+        above it, every count the default ceiling was tuned with (leaves kept and searched,
+        each level's memories, the entity join, the whole leaves of a gathering question)
+        grows in proportion to the ceiling, so the tokens it adds are spent on the
+        next-best material rather than left unspent where the default's counts stop."""
+        if not self.fills(max_tokens) or self.default_max_tokens <= 0:
+            return self
+        ratio = max_tokens / self.default_max_tokens
+
+        def grow(n: int) -> int:
+            return math.ceil(n * ratio)
+
+        budgets = {
+            c: MappingProxyType({level: grow(n) for level, n in per.items()})
+            for c, per in self.budgets.items()
+        }
+        return replace(
+            self,
+            leaf_top_k=grow(self.leaf_top_k),
+            leaf_pool=grow(self.leaf_pool),
+            budgets=MappingProxyType(budgets),
+            entity_join=grow(self.entity_join),
+            aggregate_pool=grow(self.aggregate_pool),
+            aggregate_leaves=grow(self.aggregate_leaves),
+            aggregate_whole_leaves=grow(self.aggregate_whole_leaves),
+        )
