@@ -8,7 +8,10 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
 - a deeper pool of `leaf_pool` candidates is re-ranked with the speaker and time bonuses
   of `domain/rerank.py` before the best `leaf_top_k` go on;
 - a question after one fact gets `focused_share` of the token budget, a question that
-  gathers facts from across the history the whole of it (`domain/cues.py`);
+  gathers facts from across the history the whole of it (`domain/cues.py`); a ceiling above
+  `default_max_tokens` is spent by every question, and the counts above, tuned at the
+  default ceiling, grow in proportion to it (`at_ceiling`): a caller asking for more tokens
+  gets the next-best memories, not the default's answer with the rest left unspent;
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
   crowded out by their own ancestors; summaries then take whatever the leaves leave;

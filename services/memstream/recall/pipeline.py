@@ -15,7 +15,10 @@ Decisions worth knowing:
 - `max_tokens` (`default_max_tokens` when a request names none) is a ceiling: a question
   after one fact spends `focused_share` of it, one that gathers facts spends all of it;
   summaries may take `summary_share` of it, and leave out the facts of the leaves returned
-  beside them (`domain/summary_trim.py`).
+  beside them (`domain/summary_trim.py`). A ceiling above the default is spent by every
+  question: the counts tuned at the default (leaves searched and kept, each level's
+  memories, the entity join) grow in proportion to it (`RecallOptions.at_ceiling`), and
+  what the gate left out fills what the memories it kept leave, after them.
 - The session summaries above the leaf pool are read in one MGET (for the re-rank); the
   ancestors of the leaves kept, by following `parent_id` upwards, in one more MGET when the
   store has seen them before (`get_with_ancestors`), else one MGET per level. An
