@@ -42,3 +42,14 @@ async def test_a_larger_ceiling_fills_with_more_leaves_after_those_the_gate_kept
     # Four times the default ceiling: up to 16 leaves go on, the gate's pick among them.
     assert KEPT in found and 4 < len(found) <= 16
     assert result.tokens <= 1600
+
+
+async def test_an_explained_fill_lists_nothing_returned_as_dropped() -> None:
+    request = RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600, explain=True)
+    result = await pipeline().recall(request)
+    assert result.trace is not None
+    returned = {m.node.id for m in result.memories}
+    dropped = {d.node.id for d in result.trace.dropped}
+    assert len(returned) > 1 and not returned & dropped
+    # What the gate left out and the fit did not take is still said to be the gate's.
+    assert any(d.stage == "gate" for d in result.trace.dropped)
