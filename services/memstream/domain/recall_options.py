@@ -27,7 +27,9 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
   leaf count, then decides), may search `aggregate_pool` candidates and may spread what it
   keeps across sessions (`spread_*`, off); past its `aggregate_whole_leaves` best, its
   leaves come as excerpts of `aggregate_leaf_tokens`, so the budget holds more of the
-  sessions where the facts were said.
+  sessions where the facts were said; a question after one fact, past its
+  `focused_whole_leaves` best, gets excerpts of `focused_leaf_tokens`, so its smaller budget
+  holds more of the leaves that may answer it.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone; an idea that is a stage rather than a number (the gate, the
@@ -113,6 +115,11 @@ class RecallOptions:
     # memory-quality.md, "This session: multi-hop"); aggregate_leaf_tokens 0: all whole.
     aggregate_leaf_tokens: int = 32
     aggregate_whole_leaves: int = 18
+    # The same for a question after one fact: past its `focused_whole_leaves` best, its leaves
+    # come as excerpts of `focused_leaf_tokens` (chosen leaving one LoCoMo conversation out:
+    # every fold chose 40 and 3; docs/figures/memory-quality.md, 29 Nov); 0: all whole.
+    focused_leaf_tokens: int = 40
+    focused_whole_leaves: int = 3
     # A ceiling above `default_max_tokens` is spent (`at_ceiling`, `token_budget`); off, it
     # buys what the default does (an ablation knob).
     ceiling_scaling: bool = True
@@ -131,6 +138,8 @@ class RecallOptions:
             "spread_per_session",
             "aggregate_leaf_tokens",
             "aggregate_whole_leaves",
+            "focused_leaf_tokens",
+            "focused_whole_leaves",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")
@@ -208,4 +217,5 @@ class RecallOptions:
             aggregate_pool=grow(self.aggregate_pool),
             aggregate_leaves=grow(self.aggregate_leaves),
             aggregate_whole_leaves=grow(self.aggregate_whole_leaves),
+            focused_whole_leaves=grow(self.focused_whole_leaves),
         )

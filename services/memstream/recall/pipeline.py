@@ -215,6 +215,9 @@ class RecallPipeline:
         if query.aggregative:
             cap, whole = options.aggregate_leaf_tokens, options.aggregate_whole_leaves
             kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
+        elif options.focused_leaf_tokens:
+            cap, whole = options.focused_leaf_tokens, options.focused_whole_leaves
+            kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, options.summary_share)
         if options.fills(max_tokens):
             # Above the default ceiling, what the gate left out fills what the memories it
