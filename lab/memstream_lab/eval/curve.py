@@ -3,9 +3,10 @@
 Asked for with budgets (`memstream eval locomo --budgets 600,1500,4000`), each budget B adds
 these points, each measured, none interpolated:
 
-- memstream: the default variant with `max_tokens` B. B is a ceiling: a question after one
-  fact spends `focused_share` of it and one that gathers facts all of it, so the tokens a
-  query takes sit well below B on average (T);
+- memstream: the default variant with `max_tokens` B. B is a ceiling: up to the default
+  ceiling, a question after one fact spends `focused_share` of it and one that gathers facts
+  all of it, so the tokens a query takes sit well below B on average (T); above it, every
+  question spends B (`RecallOptions.at_ceiling`);
 - each flat baseline at the same ceiling: its best messages, dated, until the next would pass
   B (`FlatMethod.max_tokens`), so its tokens sit just below B;
 - each flat baseline at the same tokens (`matched`): its best messages within T, memstream's

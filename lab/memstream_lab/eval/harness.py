@@ -351,9 +351,11 @@ def _curve_notes(budgets: Sequence[int]) -> list[str]:
         return []
     return [
         "Token curve at " + ", ".join(str(b) for b in budgets) + " tokens: memstream's "
-        f"`{PRIMARY}` with max_tokens at each (a ceiling; a question after one fact spends "
-        "a share of it), each flat baseline filled with its best dated messages up to it, "
-        "and again up to the tokens memstream spent there; measured, not interpolated."
+        f"`{PRIMARY}` with max_tokens at each (a ceiling: up to the default one, a question "
+        "after one fact spends a share of it; above it, every question spends it, with its "
+        "counts grown in proportion), each flat baseline filled with its best dated messages "
+        "up to it, and again up to the tokens memstream spent there; measured, not "
+        "interpolated."
     ]
 
 

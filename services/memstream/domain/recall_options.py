@@ -8,7 +8,10 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
 - a deeper pool of `leaf_pool` candidates is re-ranked with the speaker and time bonuses
   of `domain/rerank.py` before the best `leaf_top_k` go on;
 - a question after one fact gets `focused_share` of the token budget, a question that
-  gathers facts from across the history the whole of it (`domain/cues.py`);
+  gathers facts from across the history the whole of it (`domain/cues.py`); a ceiling above
+  `default_max_tokens` is spent by every question, and the counts above, tuned at the
+  default ceiling, grow in proportion to it (`at_ceiling`): a caller asking for more tokens
+  gets the next-best memories, not the default's answer with the rest left unspent;
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
   crowded out by their own ancestors; summaries then take whatever the leaves leave;
@@ -24,7 +27,9 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
   leaf count, then decides), may search `aggregate_pool` candidates and may spread what it
   keeps across sessions (`spread_*`, off); past its `aggregate_whole_leaves` best, its
   leaves come as excerpts of `aggregate_leaf_tokens`, so the budget holds more of the
-  sessions where the facts were said.
+  sessions where the facts were said; a question after one fact, past its
+  `focused_whole_leaves` best, gets excerpts of `focused_leaf_tokens`, so its smaller budget
+  holds more of the leaves that may answer it.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone; an idea that is a stage rather than a number (the gate, the
@@ -35,8 +40,9 @@ options with `settings.recall.options()`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
@@ -109,6 +115,14 @@ class RecallOptions:
     # memory-quality.md, "This session: multi-hop"); aggregate_leaf_tokens 0: all whole.
     aggregate_leaf_tokens: int = 32
     aggregate_whole_leaves: int = 18
+    # The same for a question after one fact: past its `focused_whole_leaves` best, its leaves
+    # come as excerpts of `focused_leaf_tokens` (chosen leaving one LoCoMo conversation out:
+    # every fold chose 40 and 3; docs/figures/memory-quality.md, 29 Nov); 0: all whole.
+    focused_leaf_tokens: int = 40
+    focused_whole_leaves: int = 3
+    # A ceiling above `default_max_tokens` is spent (`at_ceiling`, `token_budget`); off, it
+    # buys what the default does (an ablation knob).
+    ceiling_scaling: bool = True
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
@@ -124,6 +138,8 @@ class RecallOptions:
             "spread_per_session",
             "aggregate_leaf_tokens",
             "aggregate_whole_leaves",
+            "focused_leaf_tokens",
+            "focused_whole_leaves",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")
@@ -162,5 +178,44 @@ class RecallOptions:
         return budgets
 
     def token_budget(self, max_tokens: int, aggregative: bool) -> int:
-        """What a query may spend: all of `max_tokens` when it gathers facts, else a share."""
-        return max_tokens if aggregative else int(max_tokens * self.focused_share)
+        """What a query may spend: all of `max_tokens` when it gathers facts or the ceiling is
+        above the default (the caller asked for more than the default's lean answer), else
+        `focused_share` of it."""
+        if aggregative or self.fills(max_tokens):
+            return max_tokens
+        return int(max_tokens * self.focused_share)
+
+    def fills(self, max_tokens: int) -> bool:
+        """Whether a ceiling is above the default: then every question spends it, the counts
+        grow with it (`at_ceiling`) and what the gate left out fills what its memories
+        leave."""
+        return self.ceiling_scaling and max_tokens > self.default_max_tokens
+
+    def at_ceiling(self, max_tokens: int) -> RecallOptions:
+        """The options for a request's token ceiling. Up to `default_max_tokens`, these;
+        above it, every count the default ceiling was tuned with (leaves kept and searched,
+        each level's memories, the entity join, the whole leaves of a gathering question)
+        grows in proportion to the ceiling, so the tokens it adds are spent on the
+        next-best material rather than left unspent where the default's counts stop."""
+        if not self.fills(max_tokens) or self.default_max_tokens <= 0:
+            return self
+        ratio = max_tokens / self.default_max_tokens
+
+        def grow(n: int) -> int:
+            return math.ceil(n * ratio)
+
+        budgets = {
+            c: MappingProxyType({level: grow(n) for level, n in per.items()})
+            for c, per in self.budgets.items()
+        }
+        return replace(
+            self,
+            leaf_top_k=grow(self.leaf_top_k),
+            leaf_pool=grow(self.leaf_pool),
+            budgets=MappingProxyType(budgets),
+            entity_join=grow(self.entity_join),
+            aggregate_pool=grow(self.aggregate_pool),
+            aggregate_leaves=grow(self.aggregate_leaves),
+            aggregate_whole_leaves=grow(self.aggregate_whole_leaves),
+            focused_whole_leaves=grow(self.focused_whole_leaves),
+        )

@@ -15,7 +15,10 @@ Decisions worth knowing:
 - `max_tokens` (`default_max_tokens` when a request names none) is a ceiling: a question
   after one fact spends `focused_share` of it, one that gathers facts spends all of it;
   summaries may take `summary_share` of it, and leave out the facts of the leaves returned
-  beside them (`domain/summary_trim.py`).
+  beside them (`domain/summary_trim.py`). A ceiling above the default is spent by every
+  question: the counts tuned at the default (leaves searched and kept, each level's
+  memories, the entity join) grow in proportion to it (`RecallOptions.at_ceiling`), and
+  what the gate left out fills what the memories it kept leave, after them.
 - The session summaries above the leaf pool are read in one MGET (for the re-rank); the
   ancestors of the leaves kept, by following `parent_id` upwards, in one more MGET when the
   store has seen them before (`get_with_ancestors`), else one MGET per level. An
@@ -168,11 +171,17 @@ class RecallPipeline:
         started = time.perf_counter()
         when = request.query_time or datetime.now(UTC)
         query = parse_query(request.query, when)
+        max_tokens = (
+            request.max_tokens
+            if request.max_tokens is not None
+            else self.options.default_max_tokens
+        )
+        options = self.options.at_ceiling(max_tokens)
         # Read once, by the heatmap and the facts stage both.
         index = self._read_entity_index(request.user_id, clock)
         planning = asyncio.ensure_future(clock.time("plan", self._plan(request, query)))
         activating = asyncio.ensure_future(
-            clock.time("leaves", self._activate(request, query, index, clock, trace))
+            clock.time("leaves", self._activate(request, query, options, index, clock, trace))
         )
         knowing = asyncio.ensure_future(self._facts(request, query, when, index, clock))
         try:
@@ -185,7 +194,7 @@ class RecallPipeline:
                     sibling.cancel()
             raise
         complexity = plan.complexity
-        budgets = self.options.levels(complexity, query.aggregative)
+        budgets = options.levels(complexity, query.aggregative)
         climbing = self._climb(request.user_id, leaves, budgets, parents, trace)
         candidates = await clock.time("ancestors", climbing)
         gating = self._gate(self._llm, query, complexity, candidates)
@@ -200,18 +209,25 @@ class RecallPipeline:
             instant = before_change(asked.versions, query.term_set, when) or instant
         if asked.versions:  # a state question whose slots have versions
             kept = stale_below_holding(with_validity(kept, asked.versions), instant)
-        max_tokens = (
-            request.max_tokens
-            if request.max_tokens is not None
-            else self.options.default_max_tokens
-        )
         order_start = time.perf_counter()
-        budget = self.options.token_budget(max_tokens, query.aggregative)
+        budget = options.token_budget(max_tokens, query.aggregative)
         facts, fact_tokens = fit_facts(asked.facts, budget)
         if query.aggregative:
-            cap, whole = self.options.aggregate_leaf_tokens, self.options.aggregate_whole_leaves
+            cap, whole = options.aggregate_leaf_tokens, options.aggregate_whole_leaves
             kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
-        fitted, tokens = self._fit(query, kept, budget - fact_tokens, self.options.summary_share)
+        elif options.focused_leaf_tokens:
+            cap, whole = options.focused_leaf_tokens, options.focused_whole_leaves
+            kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
+        fitted, tokens = self._fit(query, kept, budget - fact_tokens, options.summary_share)
+        if options.fills(max_tokens):
+            # Above the default ceiling, what the gate left out fills what the memories it
+            # kept leave of the budget, best first, after them.
+            passed = {m.node.id for m in kept}
+            left_out = [m for m in candidates if m.node.id not in passed]
+            room = budget - fact_tokens - tokens
+            if left_out and room > 0:
+                more, added = self._fit(query, left_out, room, options.summary_share)
+                fitted, tokens = fitted + more, tokens + added
         names = asked_names(query)
         if query.state == "before":
             # Read again with what the fit kept: the memories may name or tell the change
@@ -286,6 +302,7 @@ class RecallPipeline:
         self,
         request: RecallRequest,
         query: Query,
+        options: RecallOptions,
         entity_index: asyncio.Future[EntityIndex] | None,
         clock: Stopwatch,
         trace: TraceRecorder | None,
@@ -293,7 +310,7 @@ class RecallPipeline:
         """The best L1 memories of the user: fused dense + lexical score, then re-ranked; and
         the summaries read for that, with their ancestors (the climb starts from them)."""
         [dense] = await clock.time("embed", self._embedder.embed([query.text]))
-        sparse, limit = query_vector(query), self.options.candidates_for(query.aggregative)
+        sparse, limit = query_vector(query), options.candidates_for(query.aggregative)
         if trace is not None:
             trace.search_channels(self._index, request.user_id, dense, sparse, limit)
         searching = self._index.search_leaves(
@@ -301,7 +318,7 @@ class RecallPipeline:
             dense,
             sparse,
             limit=limit,
-            dense_weight=self.options.dense_weight,
+            dense_weight=options.dense_weight,
             level=Level.SEGMENT,
         )
         hits = await clock.time("search", searching)
@@ -317,13 +334,11 @@ class RecallPipeline:
         ]
         heat = None
         if index is not None:
-            joining = join_entity_leaves(
-                self._tree, request.user_id, query, index, pool, self.options
-            )
+            joining = join_entity_leaves(self._tree, request.user_id, query, index, pool, options)
             heat, pool = await clock.time("entities", joining)
         sessions = await self._sessions(request.user_id, pool)
-        ranked = rerank(query, pool, self.options, sessions, heat)
-        leaves = ranked[: self.options.leaves_for(query.aggregative)]
+        ranked = rerank(query, pool, options, sessions, heat)
+        leaves = ranked[: options.leaves_for(query.aggregative)]
         if trace is not None:
             trace.leaves_ranked(scores, ranked, len(leaves), len(hits), heat)
         return leaves, await self._lineage(request.user_id, leaves, sessions)

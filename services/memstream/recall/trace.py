@@ -274,7 +274,8 @@ class TraceRecorder:
                 yield DropTrace(node, "level_budget", reason)
         gated_ids = {m.node.id for m in self.gated}
         for memory in self.candidates:
-            if memory.node.id not in gated_ids:
+            # Above the default ceiling what the gate left out may fill the budget's rest.
+            if memory.node.id not in gated_ids and memory.node.id not in returned:
                 yield DropTrace(memory.node, "gate", "the gate judged it no help for the query")
         for memory in self.gated:
             if memory.node.id not in returned:

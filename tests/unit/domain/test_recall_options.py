@@ -52,3 +52,24 @@ def test_a_question_gathering_facts_searches_and_keeps_more_leaves() -> None:
     # The pool is never shallower than what is kept.
     deep = RecallOptions(leaf_top_k=35, leaf_pool=40, aggregate_pool=0, aggregate_leaves=30)
     assert deep.candidates_for(True) == 65
+
+
+def test_a_ceiling_above_the_default_is_spent_and_grows_every_count() -> None:
+    options = RecallOptions(
+        leaf_top_k=35, leaf_pool=100, focused_share=0.5, default_max_tokens=800, entity_join=20
+    )
+    # Up to the default ceiling nothing changes: a focused question spends its share.
+    assert options.at_ceiling(800) is options and options.at_ceiling(400) is options
+    assert options.token_budget(400, aggregative=False) == 200
+    # Above it, every question spends the whole ceiling, and each count grows with it.
+    assert options.token_budget(1200, aggregative=False) == 1200
+    wider = options.at_ceiling(1600)
+    assert (wider.leaf_top_k, wider.leaf_pool, wider.entity_join) == (70, 200, 40)
+    assert wider.aggregate_leaves == 2 * options.aggregate_leaves
+    assert wider.levels("complex") == {
+        level: 2 * n for level, n in options.levels("complex").items()
+    }
+    assert options.at_ceiling(1000).leaf_top_k == 44  # rounded up: 35 * 1.25
+    # Off, a larger ceiling buys what the default does.
+    off = RecallOptions(focused_share=0.5, default_max_tokens=800, ceiling_scaling=False)
+    assert off.at_ceiling(1600) is off and off.token_budget(1600, aggregative=False) == 800

@@ -58,7 +58,8 @@ def pipeline(tree: FakeTree, *, entities: bool, **options: object) -> RecallPipe
         embedder=FakeEmbedder(),
         llm=FakeLLM(),
         options=replace(
-            RecallOptions(leaf_pool=5, leaf_top_k=5, speaker_boost=0.0),
+            # The budget no constraint, at the default ceiling: no count grows with it.
+            RecallOptions(leaf_pool=5, leaf_top_k=5, speaker_boost=0.0, default_max_tokens=100_000),
             **options,  # type: ignore[arg-type]
         ),
         knowledge=tree if entities else None,

@@ -1,0 +1,55 @@
+"""Through the pipeline: a token ceiling above the default is spent on the next-best
+memories (more leaves, and what the gate left out) instead of stopping where the default's
+counts and gate stop; at or below the default, recall is as before."""
+
+from __future__ import annotations
+
+from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
+
+from memstream.domain.models import Level
+from memstream.domain.recall_options import RecallOptions
+from memstream.recall.pipeline import RecallPipeline, RecallRequest
+
+KEPT = "u1-l0000"  # the one leaf the gate keeps
+
+
+def pipeline() -> RecallPipeline:
+    tree = FakeTree(sample_tree())
+    options = RecallOptions(leaf_top_k=4, leaf_pool=4, default_max_tokens=400)
+    return RecallPipeline(
+        tree=tree,  # type: ignore[arg-type]
+        index=FakeIndex(tree),
+        embedder=FakeEmbedder(),
+        llm=FakeLLM(gate_answer=[KEPT]),
+        options=options,
+    )
+
+
+def leaves(result: object) -> list[str]:
+    return [m.node.id for m in result.memories if m.node.level is Level.SEGMENT]  # type: ignore[attr-defined]
+
+
+async def test_the_default_ceiling_returns_what_the_gate_kept() -> None:
+    result = await pipeline().recall(RecallRequest("u1", "Did Dana go hiking?"))
+    assert leaves(result) == [KEPT]
+    explicit = await pipeline().recall(RecallRequest("u1", "Did Dana go hiking?", max_tokens=400))
+    assert leaves(explicit) == [KEPT]
+
+
+async def test_a_larger_ceiling_fills_with_more_leaves_after_those_the_gate_kept() -> None:
+    result = await pipeline().recall(RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600))
+    found = leaves(result)
+    # Four times the default ceiling: up to 16 leaves go on, the gate's pick among them.
+    assert KEPT in found and 4 < len(found) <= 16
+    assert result.tokens <= 1600
+
+
+async def test_an_explained_fill_lists_nothing_returned_as_dropped() -> None:
+    request = RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600, explain=True)
+    result = await pipeline().recall(request)
+    assert result.trace is not None
+    returned = {m.node.id for m in result.memories}
+    dropped = {d.node.id for d in result.trace.dropped}
+    assert len(returned) > 1 and not returned & dropped
+    # What the gate left out and the fit did not take is still said to be the gate's.
+    assert any(d.stage == "gate" for d in result.trace.dropped)
