@@ -221,7 +221,7 @@ async def measure_phase(
 
 
 async def run_stack(
-    stack: StackProcess, args: argparse.Namespace, measure_capacity: bool
+    stack: StackProcess, args: argparse.Namespace, measure_capacity: bool, rounds: int
 ) -> dict[str, Any]:
     """Rounds of the quiet tenant alone, then beside the flood, alternated on one stack; the
     flood's backlog is written before the next round, so no alone phase meets it."""
@@ -240,7 +240,7 @@ async def run_stack(
             print(f"  capacity {found['capacity']}", flush=True)
         if args.quiet_rate is None:
             args.quiet_rate = round(found["capacity"]["turns_per_s"] / 5, 1)
-        for n in range(args.rounds):
+        for n in range(rounds):
             one: dict[str, Any] = {}
             for name, flood in (("alone", 0.0), ("flood", 10 * args.quiet_rate)):
                 print(f"  round {n + 1} {name}", flush=True)
@@ -301,7 +301,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             stack = StackProcess(Path(tmp) / name, 5_000, models, settings=settings)
             try:
                 stack.wait_ready()
-                report[name] = asyncio.run(run_stack(stack, args, n == 0))
+                rounds = args.rounds if name == "share_on" else args.off_rounds
+                report[name] = asyncio.run(run_stack(stack, args, n == 0, rounds))
             finally:
                 stack.stop()
     report["setup"] = {
@@ -310,7 +311,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quiet_users": args.quiet_users,
         "flood_users": args.flood_users,
         "seconds_per_phase": args.seconds,
-        "rounds": args.rounds,
+        "rounds": {"share_on": args.rounds, "share_off": args.off_rounds},
         "recalls_per_s": args.recalls_per_s,
         "target": TARGET,
         "cpus": os.cpu_count(),
@@ -359,6 +360,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--rounds", type=int, default=3, help="Alone/flood rounds a stack, alternated."
     )
+    parser.add_argument("--off-rounds", type=int, default=1, help="Rounds of the share-off stack.")
     parser.add_argument(
         "--stacks",
         nargs="+",
@@ -367,6 +369,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="Which stacks, in order (the first measures the capacity).",
     )
     args = parser.parse_args(argv)
+    if args.stacks[0] == "share_on" and args.quiet_rate is None:
+        parser.error("--quiet-rate is needed when the share-on stack comes first")
     report = run(args)
     write_report(args.out, report)
     for name in args.stacks:

@@ -166,8 +166,11 @@ class FairShare:
             await self._ledger.release(places)
 
     def _forwarded(self, raw: RawEvent, user_id: str, value: bytes) -> Forwarded:
+        """Keyed by tenant: each tenant's overflow is one queue (a partition) of its own,
+        which the overflow's consumer takes in turn with the others'; a user's records
+        stay in order, as part of their tenant's."""
         origin = (raw.partition, raw.offset, raw.timestamp)
-        return Forwarded(self._overflow_topic, user_id, value, origin)
+        return Forwarded(self._overflow_topic, tenant_key(user_id), value, origin)
 
     async def _sealed_values(self, moved: Sequence[tuple[RawEvent, Pending]]) -> list[bytes]:
         """The bytes to forward: as they came, except a turn in words when the topics are
