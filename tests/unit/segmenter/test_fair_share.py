@@ -127,6 +127,7 @@ async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overfl
     assert [n.user_id for n in report.segments] == [FLOOD, QUIET]  # the burst: 2 turns
     assert report.diverted == {"acme": 4}
     assert [f.origin[1] for f in forwarder.sent] == [2, 5, 6, 7]  # in order, from the 3rd
+    assert {f.key for f in forwarder.sent} == {"acme"}  # keyed by tenant: one queue each
     assert ledger.places[FLOOD] == {(0, 2), (0, 5), (0, 6), (0, 7)}
     assert r.tree.next_offsets == {0: 8}  # the mark passes the diverted records too
 
