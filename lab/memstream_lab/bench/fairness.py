@@ -240,6 +240,13 @@ async def run_stack(
             print(f"  capacity {found['capacity']}", flush=True)
         if args.quiet_rate is None:
             args.quiet_rate = round(found["capacity"]["turns_per_s"] / 5, 1)
+        if args.warmup_seconds > 0:
+            # A short flood first, not measured: the first flood of a stack also meets what
+            # runs once (the overflow's first records, its consumer's first fetches).
+            print("  warm-up flood", flush=True)
+            warm = argparse.Namespace(**{**vars(args), "seconds": args.warmup_seconds})
+            flood = 10 * args.quiet_rate
+            found["warmup"] = await measure_phase(stack, tree, "warmup", warm, flood)
         for n in range(rounds):
             one: dict[str, Any] = {}
             for name, flood in (("alone", 0.0), ("flood", 10 * args.quiet_rate)):
@@ -359,6 +366,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--recalls-per-s", type=float, default=5.0)
     parser.add_argument(
         "--rounds", type=int, default=3, help="Alone/flood rounds a stack, alternated."
+    )
+    parser.add_argument(
+        "--warmup-seconds",
+        type=float,
+        default=5.0,
+        help="A flood phase of this length before the rounds, not counted (0: none).",
     )
     parser.add_argument("--off-rounds", type=int, default=1, help="Rounds of the share-off stack.")
     parser.add_argument(
