@@ -7,8 +7,9 @@ JSON without validating or decoding it, so a diverted record costs the main path
 and a produce. The records kept are opened and decoded as before and go to the segmenter;
 the ones diverted are put on the user's overflow ledger (the store), then forwarded to the
 overflow topic as they came (a turn in words sealed first, when the topics are sealed: a
-forget then reaches the overflow's copy too), with their place in the turns log, and reach
-the handler as `Diverted` stand-ins, which it skips. Ledger
+forget then reaches the overflow's copy too), with their place in the turns log. They reach
+the handler as `Diverted` stand-ins: it forwards them once the records kept are committed,
+so the overflow never writes a user's record before the ones the main path kept. Ledger
 first: a crash between the two replays the batch, which finds the user held and diverts the
 same records again (a second copy in the overflow is dropped by the event-id dedup). The
 batch's progress marks still cover the diverted records: a read holding a receipt for one
@@ -99,14 +100,9 @@ class FairShare:
             held = await self._ledger.held({p.user_id for p in peeked if p is not None})
             plan = split(pending, held, self._buckets, self._share, self._clock())
             moved = [(raws[i], pending[i]) for i in plan.diverted]
-            if moved:
+            if moved:  # held from now on; forwarded by the handler (`handle_batch`)
                 await self._ledger.divert(_raw_places(moved))
-                values = await self._sealed_values(moved)
-                forwarded = zip(moved, values, strict=True)
-                await self._forwarder.forward(
-                    [self._forwarded(r, p.user_id, v) for (r, p), v in forwarded]
-                )
-            self._buckets = dict(plan.buckets)  # once the diversion is sent: a retry redoes it
+            self._buckets = dict(plan.buckets)  # once on the ledger: a retry finds them held
             kept = [raws[i] for i in plan.kept]
             opened = list(kept) if then is None else await then(kept)
             out: list[Any] = [None] * len(raws)
@@ -120,14 +116,25 @@ class FairShare:
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
         """A batch of the turns topic, split by `opening`: the records kept are handled,
-        the progress marks pass the diverted ones too."""
+        the progress marks pass the diverted ones too, then the diverted ones are
+        forwarded. Only then: a user's first records of the batch may be kept and the rest
+        diverted, and the overflow must not write the rest before the first."""
         kept = [c for c in batch if not isinstance(c.event, Diverted)]
         report = await self._segmenter.handle_batch(kept, progress=next_offsets(batch))
+        moved: list[tuple[RawEvent, Pending]] = []
         counts: dict[str, int] = {}
         for item in batch:
-            if isinstance(item.event, Diverted) and item.event.kind is Kind.TURN:
-                tenant = tenant_key(item.event.user_id)
-                counts[tenant] = counts.get(tenant, 0) + 1
+            if isinstance(item.event, Diverted):
+                moved.append((item.raw, Pending(item.event.user_id, item.event.kind)))
+                if item.event.kind is Kind.TURN:
+                    tenant = tenant_key(item.event.user_id)
+                    counts[tenant] = counts.get(tenant, 0) + 1
+        if moved:
+            values = await self._sealed_values(moved)
+            forwarded = zip(moved, values, strict=True)
+            await self._forwarder.forward(
+                [self._forwarded(r, p.user_id, v) for (r, p), v in forwarded]
+            )
         report.diverted = counts
         return report
 
