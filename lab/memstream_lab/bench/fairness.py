@@ -8,8 +8,13 @@ Two stacks, each `memstream up` in a process of its own (`up_stack.StackProcess`
 
 1. Share off. First the segmenter's capacity on this machine: a backlog of
    `--capacity-turns` turns published at once, and the time until every one has its L1
-   (turns/s). Then the quiet tenant alone, then the quiet tenant beside the flood.
-2. Share on (`MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S`), the same two phases.
+   (turns/s). Then `--off-rounds` rounds.
+2. Share on (`MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S`), `--rounds` rounds.
+
+Each stack first takes a short flood that is not measured (`--warmup-seconds`). A round is
+the quiet tenant alone, then the quiet tenant beside the flood, alternated, so that each
+flood phase has an alone phase of its own a minute before it; after each phase the bench
+waits until every flood turn has its L1, so no phase starts on another's backlog.
 
 Unless given, the quiet rate is a fifth of the capacity, so the flood (ten times it) offers
 twice what the segmenter can do: without a share, a backlog grows in front of the quiet
@@ -21,9 +26,9 @@ between people (role `other`), so each is an L1 of its own at once; meanwhile th
 recalls for a quiet user `--recalls-per-s` times a second (plain recalls, no `after`). Then
 it waits for every quiet L1. Reported per phase, for the quiet tenant: L1 freshness (publish
 to the L1 stored in Redis, polled by its deterministic id) p50/p95/p99/max and recall latency
-p50/p95/p99, and the ratios of the flood phase to the alone phase of the same stack (the
-target: p99 freshness and p95 recall within 1.5x). The machine is shared: the ratios,
-measured within one stack minutes apart, are the figures to read.
+p50/p95/p99; per round, the ratios of its flood phase to its alone phase (the target: p99
+freshness and p95 recall within 1.5x); per stack, each ratio's lowest, median and highest
+over the rounds. The machine is shared: the spread over rounds is the figure to read.
 """
 
 from __future__ import annotations
