@@ -147,7 +147,7 @@ async def test_a_batch_replayed_after_the_forward_failed_diverts_the_same_record
     """The forward comes after the records kept are committed (the overflow must not write
     a user's later record first); one that fails is replayed with the batch."""
     ledger, forwarder = Ledger(), Forwarder(failures=1)
-    r, share = fair_share(ledger, forwarder, burst=1.0)
+    _, share = fair_share(ledger, forwarder, burst=1.0)
     batch = records(exchange(0, FLOOD))
     with pytest.raises(ConnectionError):
         await through(share, batch)
