@@ -8,8 +8,13 @@ Two stacks, each `memstream up` in a process of its own (`up_stack.StackProcess`
 
 1. Share off. First the segmenter's capacity on this machine: a backlog of
    `--capacity-turns` turns published at once, and the time until every one has its L1
-   (turns/s). Then the quiet tenant alone, then the quiet tenant beside the flood.
-2. Share on (`MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S`), the same two phases.
+   (turns/s). Then `--off-rounds` rounds.
+2. Share on (`MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S`), `--rounds` rounds.
+
+Each stack first takes a short flood that is not measured (`--warmup-seconds`). A round is
+the quiet tenant alone, then the quiet tenant beside the flood, alternated, so that each
+flood phase has an alone phase of its own a minute before it; after each phase the bench
+waits until every flood turn has its L1, so no phase starts on another's backlog.
 
 Unless given, the quiet rate is a fifth of the capacity, so the flood (ten times it) offers
 twice what the segmenter can do: without a share, a backlog grows in front of the quiet
@@ -21,9 +26,9 @@ between people (role `other`), so each is an L1 of its own at once; meanwhile th
 recalls for a quiet user `--recalls-per-s` times a second (plain recalls, no `after`). Then
 it waits for every quiet L1. Reported per phase, for the quiet tenant: L1 freshness (publish
 to the L1 stored in Redis, polled by its deterministic id) p50/p95/p99/max and recall latency
-p50/p95/p99, and the ratios of the flood phase to the alone phase of the same stack (the
-target: p99 freshness and p95 recall within 1.5x). The machine is shared: the ratios,
-measured within one stack minutes apart, are the figures to read.
+p50/p95/p99; per round, the ratios of its flood phase to its alone phase (the target: p99
+freshness and p95 recall within 1.5x); per stack, each ratio's lowest, median and highest
+over the rounds. The machine is shared: the spread over rounds is the figure to read.
 """
 
 from __future__ import annotations
@@ -137,6 +142,22 @@ class Phase:
                     self.freshness_ms[key] = (time.perf_counter() - self.published[key]) * 1000
             await asyncio.sleep(POLL_S)
 
+    async def drain_flood(self, sent: int, users: int) -> float:
+        """Seconds until every flood turn has its L1: the next phase starts on an idle
+        segmenter (with the share on, the overflow drains the flood after the phase)."""
+        names = [self.user(FLOOD_TENANT, u) for u in range(users)]
+        started = time.perf_counter()
+        deadline = time.monotonic() + DRAIN_TIMEOUT_S
+        while sent and await _segments(self.tree, names, sent) < sent:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the flood's backlog was not written")
+            await asyncio.sleep(0.2)
+        return time.perf_counter() - started
+
+
+async def _segments(tree: RedisTree, users: Sequence[str], most: int) -> int:
+    return sum([len(await tree.level_ids(u, Level.SEGMENT, limit=most)) for u in users])
+
 
 async def capacity(stack: StackProcess, tree: RedisTree, turns: int, users: int) -> dict[str, Any]:
     """Turns a second the segmenter writes L1s for, from a backlog published at once."""
@@ -150,7 +171,7 @@ async def capacity(stack: StackProcess, tree: RedisTree, turns: int, users: int)
         await out.flush()
         published_s = time.perf_counter() - start
     deadline = time.monotonic() + DRAIN_TIMEOUT_S
-    while sum([len(await tree.level_ids(u, Level.SEGMENT, limit=turns)) for u in names]) < turns:
+    while await _segments(tree, names, turns) < turns:
         if time.monotonic() > deadline:
             raise TimeoutError("the capacity backlog was not written")
         await asyncio.sleep(0.1)
@@ -188,6 +209,8 @@ async def measure_phase(
         waited_s = time.perf_counter() - started
     await flood_out.stop()
     await recalls.close()
+    drained_s = await phase.drain_flood(flood_sent, args.flood_users)
+    drained_s = round(drained_s + waited_s, 1)
     freshness = list(phase.freshness_ms.values())
     return {
         "phase": name,
@@ -196,17 +219,20 @@ async def measure_phase(
         "quiet_turns": len(phase.published),
         "flood_turns": flood_sent,
         "seconds_until_every_quiet_l1": round(waited_s, 1),
+        "seconds_until_every_flood_l1": drained_s,
         "quiet_l1_freshness_ms": spread(freshness),
         "quiet_recall_ms": spread(phase.recall_ms) | {"count": len(phase.recall_ms)},
     }
 
 
 async def run_stack(
-    stack: StackProcess, args: argparse.Namespace, measure_capacity: bool
+    stack: StackProcess, args: argparse.Namespace, measure_capacity: bool, rounds: int
 ) -> dict[str, Any]:
+    """Rounds of the quiet tenant alone, then beside the flood, alternated on one stack; the
+    flood's backlog is written before the next round, so no alone phase meets it."""
     redis = aioredis.from_url(stack.endpoints["MEMSTREAM_REDIS_URL"])
     tree = RedisTree(redis)
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {"rounds": []}
     try:
         recalls = LeanRecalls(stack.endpoints["MEMSTREAM_RECALL_URL"])
         bootstrap = stack.endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"]
@@ -217,16 +243,42 @@ async def run_stack(
         if measure_capacity:
             found["capacity"] = await capacity(stack, tree, args.capacity_turns, args.flood_users)
             print(f"  capacity {found['capacity']}", flush=True)
-            if args.quiet_rate is None:
-                args.quiet_rate = round(found["capacity"]["turns_per_s"] / 5, 1)
-        for name, flood in (("alone", 0.0), ("flood", 10 * args.quiet_rate)):
-            print(f"  {name}", flush=True)
-            found[name] = await measure_phase(stack, tree, name, args, flood)
-            print(f"  {found[name]}", flush=True)
+        if args.quiet_rate is None:
+            args.quiet_rate = round(found["capacity"]["turns_per_s"] / 5, 1)
+        if args.warmup_seconds > 0:
+            # A short flood first, not measured: the first flood of a stack also meets what
+            # runs once (the overflow's first records, its consumer's first fetches).
+            print("  warm-up flood", flush=True)
+            warm = argparse.Namespace(**{**vars(args), "seconds": args.warmup_seconds})
+            flood = 10 * args.quiet_rate
+            found["warmup"] = await measure_phase(stack, tree, "warmup", warm, flood)
+        for n in range(rounds):
+            one: dict[str, Any] = {}
+            for name, flood in (("alone", 0.0), ("flood", 10 * args.quiet_rate)):
+                print(f"  round {n + 1} {name}", flush=True)
+                one[name] = await measure_phase(stack, tree, name, args, flood)
+                print(f"  {one[name]}", flush=True)
+            one["ratios"] = _ratios(one["alone"], one["flood"])
+            print(f"  round {n + 1} ratios {one['ratios']}", flush=True)
+            found["rounds"].append(one)
     finally:
         await redis.aclose()
-    found["ratios"] = _ratios(found["alone"], found["flood"])
+    found["ratios"] = _ratio_spread([r["ratios"] for r in found["rounds"]])
     return found
+
+
+def _ratio_spread(rounds: list[dict[str, float | None]]) -> dict[str, dict[str, float]]:
+    """Each ratio across the rounds: lowest, median and highest (not the best round)."""
+    spread_of: dict[str, dict[str, float]] = {}
+    for key in rounds[0] if rounds else ():
+        values = sorted(v for r in rounds if (v := r.get(key)) is not None)
+        if values:
+            spread_of[key] = {
+                "min": values[0],
+                "median": values[len(values) // 2],
+                "max": values[-1],
+            }
+    return spread_of
 
 
 def _ratios(alone: dict[str, Any], flood: dict[str, Any]) -> dict[str, float | None]:
@@ -245,7 +297,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
         models = Path(tmp) / "models"
-        for name in ("share_off", "share_on"):
+        for n, name in enumerate(args.stacks):
             settings: dict[str, str] = {}
             if name == "share_on":
                 share = args.share or round(1.5 * args.quiet_rate, 1)
@@ -261,7 +313,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             stack = StackProcess(Path(tmp) / name, 5_000, models, settings=settings)
             try:
                 stack.wait_ready()
-                report[name] = asyncio.run(run_stack(stack, args, name == "share_off"))
+                rounds = args.rounds if name == "share_on" else args.off_rounds
+                report[name] = asyncio.run(run_stack(stack, args, n == 0, rounds))
             finally:
                 stack.stop()
     report["setup"] = {
@@ -270,6 +323,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quiet_users": args.quiet_users,
         "flood_users": args.flood_users,
         "seconds_per_phase": args.seconds,
+        "rounds": {"share_on": args.rounds, "share_off": args.off_rounds},
         "recalls_per_s": args.recalls_per_s,
         "target": TARGET,
         "cpus": os.cpu_count(),
@@ -315,10 +369,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quiet-users", type=int, default=4)
     parser.add_argument("--flood-users", type=int, default=8)
     parser.add_argument("--recalls-per-s", type=float, default=5.0)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="Alone/flood rounds a stack, alternated."
+    )
+    parser.add_argument(
+        "--warmup-seconds",
+        type=float,
+        default=5.0,
+        help="A flood phase of this length before the rounds, not counted (0: none).",
+    )
+    parser.add_argument("--off-rounds", type=int, default=1, help="Rounds of the share-off stack.")
+    parser.add_argument(
+        "--stacks",
+        nargs="+",
+        choices=("share_off", "share_on"),
+        default=["share_off", "share_on"],
+        help="Which stacks, in order (the first measures the capacity).",
+    )
     args = parser.parse_args(argv)
+    if args.stacks[0] == "share_on" and args.quiet_rate is None:
+        parser.error("--quiet-rate is needed when the share-on stack comes first")
     report = run(args)
     write_report(args.out, report)
-    for name in ("share_off", "share_on"):
+    for name in args.stacks:
         print(name, report[name]["ratios"])
 
 

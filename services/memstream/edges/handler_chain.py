@@ -54,6 +54,9 @@ class WritePathHandlers:
     on_windows: RecordHandler | None
     dead_letter: DeadLetter
     open_turns: Opening | None = None  # the turns sealed by their producers
+    # The turns topic's opening when it differs from the overflow's: with a tenant share,
+    # the split before decoding (`FairShare.opening`), then `open_turns`.
+    open_main_turns: Opening | None = None
     # With a tenant share (`segmenter.fair_share`): the overflow topic's batches, its dead
     # letters (which also strike the record off its user's overflow ledger), and what strikes
     # off a batch's records once it is done (those the opening dropped included).
@@ -119,12 +122,15 @@ def when_ready(
     return handle
 
 
-def open_turns_when_ready(handlers: Awaitable[WritePathHandlers]) -> Opening:
+def open_turns_when_ready(handlers: Awaitable[WritePathHandlers], *, main: bool = False) -> Opening:
     """The opener of sealed turns of `handlers`, once they exist (records pass as they are
-    when `handlers` have none)."""
+    when `handlers` have none); with `main`, the turns topic's (`open_main_turns` first)."""
 
-    async def open_turns(raws: Sequence[RawEvent]) -> list[RawEvent | Rejected | None]:
-        opening = (await handlers).open_turns
+    async def open_turns(
+        raws: Sequence[RawEvent],
+    ) -> Sequence[RawEvent | Rejected | Consumed[Any] | None]:
+        ready = await handlers
+        opening = (ready.open_main_turns if main else None) or ready.open_turns
         return list(raws) if opening is None else await opening(raws)
 
     return open_turns

@@ -1,11 +1,15 @@
 """The segmenter behind per-tenant shares: a tenant's turns over its share wait in the
 overflow topic, so one tenant's backlog does not hold up another's L1s.
 
-A batch of the turns topic is split by `domain.fair_share.split`: the records kept go to
-the segmenter; the ones diverted are put on the user's overflow ledger (the store), then
-forwarded to the overflow topic as they came (a turn in words sealed first, when the topics
-are sealed: a forget then reaches the overflow's copy too), with their place in the turns
-log. Ledger
+A batch of the turns topic is split by `domain.fair_share.split` before it is decoded
+(`opening`, which the Faust edge calls first): a record's user and type are read from its
+JSON without validating or decoding it, so a diverted record costs the main path a parse
+and a produce. The records kept are opened and decoded as before and go to the segmenter;
+the ones diverted are put on the user's overflow ledger (the store), then forwarded to the
+overflow topic as they came (a turn in words sealed first, when the topics are sealed: a
+forget then reaches the overflow's copy too), with their place in the turns log. They reach
+the handler as `Diverted` stand-ins: it forwards them once the records kept are committed,
+so the overflow never writes a user's record before the ones the main path kept. Ledger
 first: a crash between the two replays the batch, which finds the user held and diverts the
 same records again (a second copy in the overflow is dropped by the event-id dedup). The
 batch's progress marks still cover the diverted records: a read holding a receipt for one
@@ -19,19 +23,39 @@ struck off the ledger; a user whose ledger is empty goes back to the main path.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from memstream.contracts.codec import TURN_TYPE
 from memstream.contracts.records import Consumed, Forwarded, RawEvent
-from memstream.contracts.sealed_turns import seal_turn, turn_public_key
-from memstream.domain.fair_share import Kind, Pending, Share, split
-from memstream.domain.models import ForgetRequested, InputEvent, Turn
+from memstream.contracts.sealed_turns import SEALED_TURN_TYPE, seal_turn, turn_public_key
+from memstream.domain.fair_share import Kind, Pending, Share, split, tenant_key
+from memstream.domain.models import InputEvent
 from memstream.domain.token_bucket import Bucket
 from memstream.ports import DataKeys, Forwarder, OverflowLedger
 from memstream.segmenter.handler import BatchReport, Segmenter, next_offsets
+
+# A batch's opening after the split: per record, the record to decode, a rejection, or None
+# (`edges.faust.app.Opening`); the split adds a `Consumed` already decided (diverted).
+Opening = Callable[[Sequence[RawEvent]], Awaitable[list[Any]]]
+# A flood's diverted turns are sealed by the hundred a batch (each an X25519 exchange):
+# between runs of this many, the loop serves whatever waits (a recall, a fetch).
+SEALS_BETWEEN_YIELDS = 32
+_KINDS = {TURN_TYPE: Kind.TURN, SEALED_TURN_TYPE: Kind.TURN, "forget.v1": Kind.FORGET}
+
+
+@dataclass(frozen=True, slots=True)
+class Diverted:
+    """The stand-in of a record the split sent to the overflow: the handler skips it, and
+    its place still counts for the batch's progress marks."""
+
+    user_id: str
+    kind: Kind
 
 
 class FairShare:
@@ -62,23 +86,56 @@ class FairShare:
         """Records the segmenter handled, from the turns topic and from the overflow."""
         return self._segmenter.handled
 
+    def opening(self, then: Opening | None) -> Opening:
+        """The turns topic's opening: the split, then `then` (the sealed turns' opener) for
+        the records kept. Forgets and records that do not name their user are always kept
+        (the decoder dead-letters a bad one)."""
+
+        async def split_then_open(raws: Sequence[RawEvent]) -> list[Any]:
+            peeked = [_peek(raw) for raw in raws]
+            pending = [
+                p or Pending("", Kind.FORGET, r.timestamp)
+                for p, r in zip(peeked, raws, strict=True)
+            ]
+            held = await self._ledger.held({p.user_id for p in peeked if p is not None})
+            plan = split(pending, held, self._buckets, self._share, self._clock())
+            moved = [(raws[i], pending[i]) for i in plan.diverted]
+            if moved:  # held from now on; forwarded by the handler (`handle_batch`)
+                await self._ledger.divert(_raw_places(moved))
+            self._buckets = dict(plan.buckets)  # once on the ledger: a retry finds them held
+            kept = [raws[i] for i in plan.kept]
+            opened = list(kept) if then is None else await then(kept)
+            out: list[Any] = [None] * len(raws)
+            for i, item in zip(plan.kept, opened, strict=True):
+                out[i] = item
+            for i in plan.diverted:
+                out[i] = Consumed(Diverted(pending[i].user_id, pending[i].kind), raws[i])
+            return out
+
+        return split_then_open
+
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
-        """A batch of the turns topic: the records within their tenants' shares now, the
-        rest (and everything after them of the same users) to the overflow."""
-        pending = [Pending(c.event.user_id, _kind(c.event), c.raw.timestamp) for c in batch]
-        held = await self._ledger.held({p.user_id for p in pending})
-        plan = split(pending, held, self._buckets, self._share, self._clock())
-        self._buckets = dict(plan.buckets)
-        if plan.diverted:
-            moved = [batch[i] for i in plan.diverted]
-            await self._ledger.divert(_places(moved))
-            values = await self._sealed_values(moved)
-            await self._forwarder.forward(
-                [self._forwarded(c, v) for c, v in zip(moved, values, strict=True)]
-            )
-        kept = [batch[i] for i in plan.kept]
+        """A batch of the turns topic, split by `opening`: the records kept are handled,
+        the progress marks pass the diverted ones too, then the diverted ones are
+        forwarded. Only then: a user's first records of the batch may be kept and the rest
+        diverted, and the overflow must not write the rest before the first."""
+        kept = [c for c in batch if not isinstance(c.event, Diverted)]
         report = await self._segmenter.handle_batch(kept, progress=next_offsets(batch))
-        report.diverted = dict(plan.diverted_by_tenant)
+        moved: list[tuple[RawEvent, Pending]] = []
+        counts: dict[str, int] = {}
+        for item in batch:
+            if isinstance(item.event, Diverted):
+                moved.append((item.raw, Pending(item.event.user_id, item.event.kind)))
+                if item.event.kind is Kind.TURN:
+                    tenant = tenant_key(item.event.user_id)
+                    counts[tenant] = counts.get(tenant, 0) + 1
+        if moved:
+            values = await self._sealed_values(moved)
+            forwarded = zip(moved, values, strict=True)
+            await self._forwarder.forward(
+                [self._forwarded(r, p.user_id, v) for (r, p), v in forwarded]
+            )
+        report.diverted = counts
         return report
 
     async def handle_overflow(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
@@ -115,25 +172,32 @@ class FairShare:
         if places:
             await self._ledger.release(places)
 
-    def _forwarded(self, item: Consumed[InputEvent], value: bytes) -> Forwarded:
-        raw = item.raw
+    def _forwarded(self, raw: RawEvent, user_id: str, value: bytes) -> Forwarded:
+        """Keyed by tenant: each tenant's overflow is one queue (a partition) of its own,
+        which the overflow's consumer takes in turn with the others'; a user's records
+        stay in order, as part of their tenant's."""
         origin = (raw.partition, raw.offset, raw.timestamp)
-        return Forwarded(self._overflow_topic, item.event.user_id, value, origin)
+        return Forwarded(self._overflow_topic, tenant_key(user_id), value, origin)
 
-    async def _sealed_values(self, moved: Sequence[Consumed[InputEvent]]) -> list[bytes]:
+    async def _sealed_values(self, moved: Sequence[tuple[RawEvent, Pending]]) -> list[bytes]:
         """The bytes to forward: as they came, except a turn in words when the topics are
         sealed, which goes sealed for its user's turn key. A forgotten user has no key: its
         turn is sealed for a key nobody holds, and the opening drops it as forgotten."""
-        values = [item.raw.value for item in moved]
+        values = [raw.value for raw, _ in moved]
         if self._data_keys is None:
             return values
-        plain = {i: value for i, item in enumerate(moved) if (value := _in_words(item))}
+        plain = {i: value for i, (raw, _) in enumerate(moved) if (value := _in_words(raw))}
         if not plain:
             return values
-        keys = await self._data_keys.data_keys_for_writing({moved[i].event.user_id for i in plain})
-        for i, value in plain.items():
-            data_key = keys.get(moved[i].event.user_id) or os.urandom(32)
-            sealed = seal_turn(value, turn_public_key(data_key))
+        keys = await self._data_keys.data_keys_for_writing({moved[i][1].user_id for i in plain})
+        public: dict[str, bytes] = {}  # one derivation a user, not one a record
+        for n, (i, value) in enumerate(plain.items()):
+            if n and n % SEALS_BETWEEN_YIELDS == 0:
+                await asyncio.sleep(0)  # the recall API shares this loop: let it in
+            user_id = moved[i][1].user_id
+            if user_id not in public:
+                public[user_id] = turn_public_key(keys.get(user_id) or os.urandom(32))
+            sealed = seal_turn(value, public[user_id])
             values[i] = json.dumps(sealed, separators=(",", ":")).encode()
         return values
 
@@ -152,29 +216,39 @@ class OverflowSide:
         return await self._share.handle_overflow(batch)
 
 
-def _in_words(item: Consumed[InputEvent]) -> dict[str, Any] | None:
-    """The record's value if it is a turn as its producer wrote it, words readable."""
-    if not isinstance(item.event, Turn):
-        return None
+def _peek(raw: RawEvent) -> Pending | None:
+    """The user and kind of a record, read from its JSON without validating it; None for a
+    record that names no user (kept: the decoder says what is wrong with it)."""
     try:
-        value = json.loads(item.raw.value)
-    except ValueError:
+        value = json.loads(raw.value)
+    except (ValueError, RecursionError):
         return None
-    return value if isinstance(value, dict) and value.get("type") == "turn.v1" else None
+    if not isinstance(value, dict):
+        return None
+    user_id, kind = value.get("user_id"), value.get("type")
+    if not isinstance(user_id, str) or not user_id or not isinstance(kind, str):
+        return None
+    return Pending(user_id, _KINDS.get(kind, Kind.FOLLOWER), raw.timestamp)
 
 
-def _kind(event: InputEvent) -> Kind:
-    if isinstance(event, Turn):
-        return Kind.TURN
-    if isinstance(event, ForgetRequested):
-        return Kind.FORGET
-    # A session end, a rebuild and a tick follow their user: a clock tick that closed a
-    # session ahead of turns still waiting in the overflow would split it.
-    return Kind.FOLLOWER
+def _in_words(raw: RawEvent) -> dict[str, Any] | None:
+    """The record's value if it is a turn as its producer wrote it, words readable."""
+    try:
+        value = json.loads(raw.value)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) and value.get("type") == TURN_TYPE else None
 
 
 def _places(batch: Sequence[Consumed[InputEvent]]) -> Mapping[str, list[tuple[int, int]]]:
     places: dict[str, list[tuple[int, int]]] = {}
     for item in batch:
         places.setdefault(item.event.user_id, []).append((item.raw.partition, item.raw.offset))
+    return places
+
+
+def _raw_places(moved: Sequence[tuple[RawEvent, Pending]]) -> dict[str, list[tuple[int, int]]]:
+    places: dict[str, list[tuple[int, int]]] = {}
+    for raw, pending in moved:
+        places.setdefault(pending.user_id, []).append((raw.partition, raw.offset))
     return places

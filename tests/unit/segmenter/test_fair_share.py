@@ -1,6 +1,6 @@
-"""The segmenter behind tenant shares: diverted records are on the ledger before they are
-forwarded, progress marks still pass them, and the overflow writes them once and strikes
-them off."""
+"""The segmenter behind tenant shares: the split runs on the records' bytes before they are
+decoded, diverted records are on the ledger before they are forwarded, progress marks still
+pass them, and the overflow writes them once and strikes them off."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 import pytest
 from tests.unit.segmenter.test_handler import exchange, rig
 
-from memstream.contracts.codec import encode_turn
+from memstream.contracts.codec import decode_input, encode_forget, encode_turn
 from memstream.contracts.records import Consumed, Forwarded, RawEvent, at_origin
 from memstream.contracts.sealed import EnvelopeError
 from memstream.contracts.sealed_turns import open_turn
-from memstream.domain.fair_share import Share
+from memstream.domain.fair_share import Kind, Share
 from memstream.domain.ids import segment_id
-from memstream.domain.models import InputEvent
-from memstream.segmenter.fair_share import FairShare
+from memstream.domain.models import ForgetRequested, InputEvent, Turn
+from memstream.segmenter.fair_share import Diverted, FairShare
 
 FLOOD, QUIET = "acme:ann", "globex:bo"
 
@@ -69,11 +69,26 @@ class Keys:
         return {u: self.made.get(u) for u in user_ids}
 
 
-def records(events: Sequence[InputEvent], partition: int = 0) -> list[Consumed[InputEvent]]:
-    return [
-        Consumed(e, RawEvent(f"{i}".encode(), "turns", partition, i, 100.0 + i))
-        for i, e in enumerate(events)
+def records(events: Sequence[InputEvent], partition: int = 0) -> list[RawEvent]:
+    """The events as records of the turns topic, consecutive offsets and broker times."""
+    return [RawEvent(_encoded(e), "turns", partition, i, 100.0 + i) for i, e in enumerate(events)]
+
+
+def _encoded(event: InputEvent) -> bytes:
+    if isinstance(event, Turn):
+        return json.dumps(encode_turn(event)).encode()
+    assert isinstance(event, ForgetRequested)
+    return json.dumps(encode_forget(event.user_id, event.message_ids)).encode()
+
+
+async def through(share: FairShare, raws: Sequence[RawEvent]):  # type: ignore[no-untyped-def]
+    """A batch as the Faust edge hands it over: split (and opened), the rest decoded."""
+    opened = await share.opening(None)(raws)
+    batch = [
+        item if isinstance(item, Consumed) else Consumed(decode_input(json.loads(item.value)), item)
+        for item in opened
     ]
+    return await share.handle_batch(batch)
 
 
 def overflow_batch(sent: Sequence[Forwarded], events: Sequence[InputEvent]) -> list[Consumed]:
@@ -107,18 +122,19 @@ async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overfl
     r, share = fair_share(ledger, forwarder)
     flood = exchange(0, FLOOD) + exchange(1, FLOOD) + exchange(2, FLOOD)
     quiet = exchange(0, QUIET)
-    batch = records(flood[:3] + quiet + flood[3:])
-    report = await share.handle_batch(batch)
+    events = flood[:3] + quiet + flood[3:]
+    report = await through(share, records(events))
     assert [n.user_id for n in report.segments] == [FLOOD, QUIET]  # the burst: 2 turns
     assert report.diverted == {"acme": 4}
     assert [f.origin[1] for f in forwarder.sent] == [2, 5, 6, 7]  # in order, from the 3rd
+    assert {f.key for f in forwarder.sent} == {"acme"}  # keyed by tenant: one queue each
     assert ledger.places[FLOOD] == {(0, 2), (0, 5), (0, 6), (0, 7)}
     assert r.tree.next_offsets == {0: 8}  # the mark passes the diverted records too
 
-    later = await share.handle_batch(records(exchange(3, FLOOD), partition=1))
+    later = await through(share, records(exchange(3, FLOOD), partition=1))
     assert later.segments == [] and len(forwarder.sent) == 6  # held: follows the rest
 
-    diverted = [batch[i].event for i in (2, 5, 6, 7)] + exchange(3, FLOOD)
+    diverted = [events[i] for i in (2, 5, 6, 7)] + exchange(3, FLOOD)
     drained = await share.handle_overflow(overflow_batch(forwarder.sent, diverted))
     ids = [segment_id(FLOOD, [f"q{n}", f"a{n}"]) for n in (1, 2, 3)]
     assert [n.id for n in drained.segments] == ids
@@ -128,14 +144,16 @@ async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overfl
 
 
 async def test_a_batch_replayed_after_the_forward_failed_diverts_the_same_records() -> None:
+    """The forward comes after the records kept are committed (the overflow must not write
+    a user's later record first); one that fails is replayed with the batch."""
     ledger, forwarder = Ledger(), Forwarder(failures=1)
-    r, share = fair_share(ledger, forwarder, burst=1.0)
+    _, share = fair_share(ledger, forwarder, burst=1.0)
     batch = records(exchange(0, FLOOD))
     with pytest.raises(ConnectionError):
-        await share.handle_batch(batch)
-    assert r.tree.next_offsets == {}  # nothing marked: the batch is replayed
-    assert ledger.places[FLOOD] == {(0, 1)}  # on the ledger before it was sent
-    await share.handle_batch(batch)  # held now: both records follow the first diversion
+        await through(share, batch)
+    # On the ledger before it was sent: a read the progress mark lets through waits on it.
+    assert ledger.places[FLOOD] == {(0, 1)}
+    await through(share, batch)  # held now: both records follow the first diversion
     assert [f.origin[1] for f in forwarder.sent] == [0, 1]
     drained = await share.handle_overflow(overflow_batch(forwarder.sent, exchange(0, FLOOD)))
     assert [n.id for n in drained.segments] == [segment_id(FLOOD, ["q0", "a0"])]
@@ -166,11 +184,7 @@ async def test_turns_in_words_leave_for_the_overflow_sealed_for_their_user() -> 
     ledger, forwarder, keys = Ledger(), Forwarder(), Keys(forgotten={"acme:gone"})
     _, share = fair_share(ledger, forwarder, burst=1.0, data_keys=keys)
     turns = exchange(0, FLOOD) + exchange(0, "acme:gone")
-    batch = [
-        Consumed(t, RawEvent(json.dumps(encode_turn(t)).encode(), "turns", 0, i, 100.0 + i))
-        for i, t in enumerate(turns)
-    ]
-    await share.handle_batch(batch)
+    await through(share, records(turns))
 
     # The tenant's burst of one turn is written; the three after it go to the overflow.
     assert [f.origin[1] for f in forwarder.sent] == [1, 2, 3]
@@ -181,3 +195,29 @@ async def test_turns_in_words_leave_for_the_overflow_sealed_for_their_user() -> 
     assert "acme:gone" not in keys.made
     with pytest.raises(EnvelopeError):  # a forgotten user's: sealed for a key nobody holds
         open_turn(json.loads(forwarder.sent[1].value), os.urandom(32))
+
+
+async def test_forgets_and_records_naming_no_user_are_never_diverted() -> None:
+    ledger, forwarder = Ledger(), Forwarder()
+    r, share = fair_share(ledger, forwarder, burst=1.0)
+    events = [*exchange(0, FLOOD), ForgetRequested(FLOOD, ()), *exchange(1, FLOOD)]
+    raws = [*records(events), RawEvent(b"not json", "turns", 0, 5, 105.0)]
+    opened = await share.opening(None)(raws)
+    # The burst of one turn is kept; every later record of the user follows the first
+    # diverted one, except the forget; the bad record is left to the decoder.
+    assert [isinstance(o, Consumed) for o in opened] == [False, True, False, True, True, False]
+    assert [o.event for o in opened if isinstance(o, Consumed)] == [
+        Diverted(FLOOD, Kind.TURN),
+        Diverted(FLOOD, Kind.TURN),
+        Diverted(FLOOD, Kind.TURN),
+    ]
+    assert forwarder.sent == [] and ledger.places[FLOOD] == {(0, 1), (0, 3), (0, 4)}
+    report = await share.handle_batch(
+        [
+            o if isinstance(o, Consumed) else Consumed(decode_input(json.loads(o.value)), o)
+            for o in opened[:5]
+        ]
+    )
+    assert report.diverted == {"acme": 3}
+    assert [f.origin[1] for f in forwarder.sent] == [1, 3, 4]  # after the kept are written
+    assert r.tree.next_offsets == {0: 5}

@@ -49,8 +49,12 @@ T = TypeVar("T")
 RecordHandler = Callable[[list[Consumed[Any]]], Awaitable[object]]
 Decoder = Callable[[RawEvent], Consumed[Any] | Rejected]
 # Opens a batch's sealed records before decoding (`edges.faust.sealed_turns`): per record,
-# the record to decode, a rejection, or None for one to drop (its user was forgotten).
-Opening = Callable[[Sequence[RawEvent]], Awaitable[list[RawEvent | Rejected | None]]]
+# the record to decode, a rejection, None for one to drop (its user was forgotten), or a
+# record the opening decided without decoding it (`segmenter.fair_share`: sent on to the
+# overflow), handed to the handler as it is.
+Opening = Callable[
+    [Sequence[RawEvent]], Awaitable[Sequence[RawEvent | Rejected | Consumed[Any] | None]]
+]
 
 
 class DeadLetter(Protocol):
@@ -357,7 +361,7 @@ async def consume_batch(
     `opening`, sealed records are opened first (retried while a store is down); what is
     decoded from an opened record keeps the record as it came, for its dead letter.
     """
-    opened: Sequence[RawEvent | Rejected | None] = raws
+    opened: Sequence[RawEvent | Rejected | Consumed[Any] | None] = raws
     if opening is not None:
         opened = await _opened(opening, raws, backoff_s)
     with tracing.phase("validate") if tracing else nullcontext():
@@ -377,9 +381,9 @@ async def consume_batch(
 
 
 def _decoded(
-    decoder: Decoder, raw: RawEvent, item: RawEvent | Rejected | None
+    decoder: Decoder, raw: RawEvent, item: RawEvent | Rejected | Consumed[Any] | None
 ) -> Consumed[Any] | Rejected | None:
-    if item is None or isinstance(item, Rejected):
+    if item is None or isinstance(item, Rejected | Consumed):
         return item
     result = decoder(item)
     return result if item is raw else replace(result, raw=raw)
@@ -387,10 +391,10 @@ def _decoded(
 
 async def _opened(
     opening: Opening, raws: Sequence[RawEvent], backoff_s: tuple[float, float]
-) -> list[RawEvent | Rejected | None]:
+) -> Sequence[RawEvent | Rejected | Consumed[Any] | None]:
     """`opening` of the batch, retried while a store is down; any other error stops the
     agent (a bug of the opener, not of a record: each record's own fault is a rejection)."""
-    result: list[list[RawEvent | Rejected | None]] = []
+    result: list[Sequence[RawEvent | Rejected | Consumed[Any] | None]] = []
 
     async def open_all(batch: Sequence[RawEvent]) -> None:
         result.append(await opening(batch))

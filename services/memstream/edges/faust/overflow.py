@@ -8,6 +8,11 @@ would stall the turns it waits for. This is a consumer of its own (group
 take a batch, hands the batch to the handler the way an agent does (`consume_batch`:
 decoded once, dead letters, retries), and commits the batch's offsets once it is handled.
 Each record is read at its place in the turns log (`contracts.records.at_origin`).
+
+The overflow is keyed by tenant, so a tenant's records share a partition, and the batches
+take the partitions in turn (`next_batch`): a tenant over its share for a moment waits behind
+one batch of each other tenant's backlog, not behind the whole of a flood that came first.
+Two tenants whose names hash to the same partition share its queue.
 """
 
 from __future__ import annotations
@@ -52,19 +57,30 @@ class OverflowConsumer:
             **self.consumer_options,
         )
         await consumer.start()
+        turn = 0  # the partition whose batch comes next, counted over the assigned ones
         try:
             while True:
                 await self.spare.turn()
-                fetched = await consumer.getmany(
-                    timeout_ms=FETCH_WAIT_MS, max_records=self.batch_size
-                )
-                records = [r for partition in fetched.values() for r in partition]
+                turn, records = await self.next_batch(consumer, turn)
                 if not records:
                     continue
                 await self.consume([at_origin(_raw(r)) for r in records])
                 await consumer.commit()  # the positions of what was just handled
         finally:
             await asyncio.shield(consumer.stop())
+
+    async def next_batch(self, consumer: AIOKafkaConsumer, turn: int) -> tuple[int, list[Any]]:
+        """The next batch, from the first partition from `turn` on that has records
+        fetched (the consumer fetches every assigned partition ahead); with none, whatever
+        a fetch brings within `FETCH_WAIT_MS`. Returns the next turn too."""
+        assigned = sorted(consumer.assignment(), key=lambda tp: (tp.topic, tp.partition))
+        for step in range(len(assigned)):
+            tp = assigned[(turn + step) % len(assigned)]
+            fetched = await consumer.getmany(tp, timeout_ms=0, max_records=self.batch_size)
+            if fetched.get(tp):
+                return turn + step + 1, list(fetched[tp])
+        fetched = await consumer.getmany(timeout_ms=FETCH_WAIT_MS, max_records=self.batch_size)
+        return turn, [r for partition in fetched.values() for r in partition]
 
 
 def _raw(record: Any) -> RawEvent:
