@@ -59,13 +59,25 @@ async def built(rt: Container, tmp_path: Path) -> None:
         await wait_caught_up(rt, [USER], timeout_s=120)
 
 
-async def answers(rt: Container) -> list[list[tuple[str, str, float]]]:
+Answers = list[list[tuple[str, str, float]]]
+
+
+async def answers(rt: Container) -> Answers:
     pipeline = build_recall(rt).pipeline
     replies = []
     for question in QUESTIONS:
         result = await pipeline.recall(RecallRequest(USER, question))
         replies.append([(m.node.id, m.node.text, round(m.score, 5)) for m in result.memories])
     return replies
+
+
+def assert_same_answers(after: Answers, before: Answers) -> None:
+    """The same memories in the same order, with scores equal up to the embedder's batching:
+    the int8 model quantizes its activations per batch, so a leaf embedded again by the
+    repair, beside other leaves than online, gets a vector that differs in its last digits."""
+    assert [[(i, t) for i, t, _ in a] for a in after] == [[(i, t) for i, t, _ in a] for a in before]
+    scores = [s for a in after for _, _, s in a]
+    assert scores == pytest.approx([s for a in before for _, _, s in a], abs=0.02)
 
 
 async def snapshot(rt: Container) -> tuple[dict[str, MemoryNode], Any]:
@@ -141,7 +153,7 @@ async def test_a_deleted_index_directory_is_noticed_and_repaired_through_the_api
 
         after_nodes, after_answers = await snapshot(rt)
         assert after_nodes == before_nodes
-        assert after_answers == before_answers
+        assert_same_answers(after_answers, before_answers)
         found = await check_stores(rt.tree, rt.index, sample_users=5)
         assert found.stores_agree and not found.users_differing
         assert await build_recall(rt).checks["stores_agree"]() is True
@@ -180,7 +192,7 @@ async def test_a_flushed_redis_is_noticed_and_its_tree_repaired_from_the_index_b
         after_nodes, after_answers = await snapshot(rt)
         assert after_nodes == before_nodes
         assert await knowledge(rt) == before_knowledge
-        assert after_answers == before_answers
+        assert_same_answers(after_answers, before_answers)
         assert (await check_stores(rt.tree, rt.index, sample_users=5)).stores_agree
     again = await run_repair(local, [USER], False, show=False)
     assert [(r.indexed, r.restored) for r in again] == [(0, 0)]
