@@ -51,8 +51,9 @@ ORIGIN_HEADER = "memstream-origin"  # on a forwarded record: where it was first 
 
 @dataclass(frozen=True, slots=True)
 class Forwarded:
-    """A consumed record sent on to another topic as it came (key and value bytes), with
-    its place in the topic it came from in the `memstream-origin` header."""
+    """A consumed record's value sent on to another topic under `key` (the overflow keys by
+    tenant, so each tenant is one queue), with its place in the topic it came from in the
+    `memstream-origin` header."""
 
     topic: str
     key: str
