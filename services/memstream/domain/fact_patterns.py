@@ -277,6 +277,9 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
     # "my girlfriend Ellie is doing keto", "she's on a vegan diet".
     _p("diet", rf"{OTHER_IS}\s+{ADV}(?:doing|on)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
+    # "Ellie is still strict keto", "he's fully vegan": a diet said of anyone, as it is now.
+    _p("diet", rf"{OTHER_IS}\s+{ADV}(?:(?:strict|strictly|fully|mostly|completely|full)\s+)?"
+       rf"{VALUE}", "diet", _DIET_WORDS),
     # "I haven't eaten meat in years", "we don't eat meat anymore"; not "red meat", nor meat
     # left out on one occasion ("I don't eat meat on Fridays").
     _p("diet", rf"{FIRST}\s+{ADV}(?:haven't|have not|don't|do not|no longer|stopped|gave up|"

@@ -9,7 +9,8 @@ from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.facts import ENDED, AtomicFact
 from memstream.domain.knowledge import current_facts, fact_history, fact_versions
 from memstream.domain.knowledge_view import FactsView
-from memstream.domain.models import SourceMessage
+from memstream.domain.memory_validity import memory_validity
+from memstream.domain.models import Level, MemoryNode, SourceMessage
 
 START = datetime(2024, 1, 5, 12, tzinfo=UTC)
 
@@ -111,3 +112,21 @@ def test_a_plan_in_a_later_clause_leaves_the_statement_before_it() -> None:
     assert ("ellie", "diet", "keto") in _current(stated)
     assert not _current(_said(["If we move to Berlin, I'd miss the sea."]))
     assert not _current(_said(["Maybe I'll adopt a cat, do you think that's wise?"]))
+
+
+def test_a_memory_whose_fact_an_ending_closed_ends_by_inference() -> None:
+    leaves = _said(["I play for the Magpies.", "I've left the Magpies.", "I live in Porto."])
+    versions = fact_versions(_all(leaves))
+    node = MemoryNode(
+        id="l0",
+        user_id="u",
+        level=Level.SEGMENT,
+        t_start=START,
+        t_end=START + timedelta(minutes=5),
+        text="I play for the Magpies.",
+        source_ids=("m0",),
+    )
+    validity = memory_validity(node, versions)
+    assert validity is not None
+    assert validity.valid_to == START + timedelta(days=30)
+    assert validity.end_basis == "inferred"
