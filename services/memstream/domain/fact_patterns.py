@@ -162,7 +162,7 @@ _ENDING_WORDS += "canceled longer not off isn't aren't anymore more"
 # departure or an errand ("left for our vacation", "I'm off to bake", "left early").
 _ENDED_THING = (
     r"(?:(?:my|our|his|her|their|the|that|this)\s+)?(?:old\s+)?"
-    r"(?!(?:to|for|from|with|on|at|early|home|work|now|again)\b)(?P<value>[^,.;:!?()\"]+?)"
+    r"(?!(?:to|for|from|with|on|at|out|early|home|work|now|again)\b)(?P<value>[^,.;:!?()\"]+?)"
     r"(?=\s+(?:anymore|any\s+more|last|this|in|on|at|after|before|because|since|and|but|so|"
     r"for|with|when|yesterday|today|ago|a\s+while|altogether|for\s+good)\b|\s*[,.;:!?()\"]|\s*$)"
 )
