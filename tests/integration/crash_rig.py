@@ -74,6 +74,8 @@ def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
                 text = f"{speaker} on day {day}, exchange {i}: {user} likes topic {day * 7 + i}"
                 if role == "user" and i == 0:  # a fact that changes: versions to compare
                     text += f". I live in {CITIES[n % len(CITIES)]} now."
+                if role == "user" and i == 1 and n == 3:  # an ending told without its slot
+                    text += f". I've left {CITIES[n % len(CITIES)]}."
                 events.append(
                     (
                         user,

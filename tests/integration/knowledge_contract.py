@@ -269,3 +269,20 @@ class KnowledgeContract:
         assert set(porto) == {"l1", "l2"} and values(list(porto["l1"])) == ["Porto"]
         assert await tree.slot_facts("ana", {(MAYA, "works_at")}, ()) == {}
         assert await tree.slot_facts("other", {(MAYA, "lives_in")}, {"l1"}) == {}
+
+    async def test_an_ending_closes_what_it_names_until_it_is_forgotten(
+        self, tree: TreeStore
+    ) -> None:
+        team = leaf("l1", ("m1", "I play for the Magpies on Sundays.", JAN))
+        left = leaf("l2", ("m2", "I've left the Magpies.", APR), ("m3", "I miss the sea.", APR))
+        await write(tree, left)
+        await write(tree, team)  # the value arrives after its ending and is closed all the same
+        assert [f.attribute for f in await tree.facts("ana", MAYA)] == []
+        played, ended = await tree.fact_history("ana", MAYA, "team")
+        assert (played.valid_to, played.superseded_by) == (APR, ended.fact_id)
+        assert ended.negated and ended.source_ids == ("m2",)
+        await write(tree, team, left)  # a replay changes nothing
+        assert await tree.fact_history("ana", MAYA, "team") == [played, ended]
+        await write(tree, replace(leaf("l2", ("m3", "I miss the sea.", APR)), version=2))
+        [again] = await tree.fact_history("ana", MAYA, "team")
+        assert (again.value, again.valid_to, again.superseded_by) == ("the Magpies", None, None)

@@ -57,6 +57,9 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
 _TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
 # What may follow an apposition: "my sister, Anna," / "Anna, my sister." / end of text.
 _APPOSITION_ENDS = frozenset({",", ".", "!", "?", ";", ")", ""})
+# How many possessives of relations a chain follows past the first ("my sister's husband's
+# brother"): a bound on what hostile text can make of one phrase.
+_MAX_CHAIN = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +203,20 @@ def _relations(words: Words, speaker: str, used: set[int]) -> list[Mention]:
         noun, end = relation
         key = relation_key(name_key(owner), noun)
         kind = _noun_kind(noun.split()[-1])
-        found.append(Mention(f"{owner}'s {noun}", key, kind, "relation", start=words.ends[i]))
+        shown_as = f"{owner}'s {noun}"
+        found.append(Mention(shown_as, key, kind, "relation", start=words.ends[i]))
         used.update(range(i + 1, end))
+        # A possessive of a relation names the relation's own ("my sister's husband",
+        # "Grace's brother's dog"): each link is an entity of its own, keyed by the chain.
+        for _ in range(_MAX_CHAIN):
+            if not shown[end - 1].endswith("'s") or (chained := _relation_at(lows, end)) is None:
+                break
+            noun, next_end = chained
+            key, shown_as = relation_key(key, noun), f"{shown_as}'s {noun}"
+            kind = _noun_kind(noun.split()[-1])
+            found.append(Mention(shown_as, key, kind, "relation", start=words.ends[end - 1]))
+            used.update(range(end, next_end))
+            end = next_end
         name_at = _named_after(words, end)
         if name_at is None and i >= 1 and words.gap(i - 1, i).strip() == ",":
             # "Anna, my sister," or "Anna, my sister." (not "Hi Anna, my sister says hi")

@@ -307,8 +307,11 @@ def resolve(index: EntityIndex, name: str, owner: str | None = None) -> str | No
         relation = " ".join(words[1:])
         if owner_key is not None:
             owner_entity = index.keys.get(owner_key)
-            return index.keys.get(relation_key(owner_key, relation)) or (
-                _relation_of(index, owner_entity, relation) if owner_entity else None
+            chained = relation_key(owner_key, _said_relation(name))
+            return (
+                index.keys.get(relation_key(owner_key, relation))
+                or index.keys.get(chained)
+                or (_relation_of(index, owner_entity, relation) if owner_entity else None)
             )
         if words[0] in _THIRD_PERSON:
             # "her sister" with no one to refer to: the one sister the index knows, if one.
@@ -319,7 +322,9 @@ def resolve(index: EntityIndex, name: str, owner: str | None = None) -> str | No
     if len(raw) >= 2 and raw[0].endswith("'s"):
         owner_entity = resolve(index, raw[0], owner)
         relation = " ".join(words[1:])
-        direct = index.keys.get(relation_key(words[0], relation))
+        direct = index.keys.get(relation_key(words[0], relation)) or index.keys.get(
+            relation_key(words[0], _said_relation(name))
+        )
         if direct is not None or owner_entity is None:
             return direct
         return _relation_of(index, owner_entity, relation)
@@ -334,6 +339,12 @@ def resolve(index: EntityIndex, name: str, owner: str | None = None) -> str | No
         }
         return found.pop() if len(found) == 1 else None
     return None
+
+
+def _said_relation(name: str) -> str:
+    """The relation after a name's first word as said, possessives kept ("my sister's
+    husband": "sister's husband"), as a chain of relations is keyed."""
+    return " ".join(clean_text(name).casefold().split()[1:])
 
 
 def _relation_of(index: EntityIndex, owner_entity: str, relation: str) -> str | None:

@@ -41,6 +41,7 @@ from memstream.domain.fact_vocabulary import (
     PETS,
 )
 from memstream.domain.facts import (
+    ENDED,
     AtomicFact,
     is_attribute,
     is_single_valued,
@@ -55,7 +56,7 @@ __all__ = ["MAX_NAME_CHARS", "MAX_VALUE_CHARS", "clean_name", "clean_value", "ex
 
 _DROPPED_I = re.compile(
     r"^(?=(?:just\s+|finally\s+|recently\s+)?(?:been|moved|relocated|started|got|adopted|bought|"
-    r"quit|lost|took up|picked up|joined|replaced|sold|rented)\b)",
+    r"quit|lost|took up|picked up|joined|replaced|sold|rented|left|stopped|gave up)\b)",
     re.IGNORECASE,
 )
 _LIST_SHAPES = frozenset({"activity", "hobby", "pet"})  # "Marks and Spencer" is one employer
@@ -63,6 +64,7 @@ _CLOSED_LIST = re.compile(r",[^,]*\b(?:and|or)\s+[^,]*$", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^\s*(?:a|an|the|some|two|three)\s+", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_BOUND = re.compile(r"[,;:]\s+|\s+[-\u2013\u2014]+\s+")
 # Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog",
 # "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
 # with only a name is read only by the patterns whose subject may be a name.
@@ -74,7 +76,7 @@ _NAME_WORD = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
     r"lives|lived|works|worked|got|started|joined|bought|sold|adopted|plays|drives|uses|"
     r"volunteers|studies|became|quit|left|relocated|no|doesn't|retired|grew|took|changed|"
-    r"goes|rents|settled|used)\b)"
+    r"goes|rents|settled|used|stopped|gave|broke|split|dropped|cancell?ed)\b)"
 )
 _WORD = re.compile(r"[a-z][a-z'-]*")
 _PAST_STATE = re.compile(r"\b(?:used to|lived|worked)\b", re.IGNORECASE)
@@ -111,8 +113,17 @@ def extract_facts(messages: Sequence[SourceMessage], *, user_id: str) -> tuple[A
     for message in messages:
         if message.role == "assistant":
             continue
-        facts.extend(_without_contradictions(tuple(_message_facts(message, user_id))))
+        facts.extend(_without_contradictions(_ends_named(tuple(_message_facts(message, user_id)))))
     return tuple(facts)
+
+
+def _ends_named(facts: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ...]:
+    """Without the endings told without an attribute of a subject a pattern with one already
+    reads an ending of in the same message ("I sold my car" ends owns: car; "I quit my job
+    at the bank" works_at): only the others need the values stated before them to say what
+    they end (`fact_endings`)."""
+    ended = {f.subject for f in facts if f.negated and f.attribute != ENDED}
+    return tuple(f for f in facts if f.attribute != ENDED or f.subject not in ended)
 
 
 def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]:
@@ -124,14 +135,28 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
         names_only = not _SUBJECT_WORD.search(sentence) and not _DURATIVE.match(sentence)
         if names_only and not _NAME_WORD.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
-        if not HYPOTHETICAL.search(sentence):
-            if sentence.endswith("?"):
+        stated = _stated_clauses(sentence)
+        if stated:
+            if stated.endswith("?"):
                 patterns = _PRESUPPOSED
             else:
-                sentence = _shared_subject(sentence)
+                stated = _shared_subject(stated)
                 patterns = _NAMED_PATTERNS if names_only else PATTERNS
-            yield from _sentence_facts(sentence, message, speaker, user_id, before, patterns)
+            yield from _sentence_facts(stated, message, speaker, user_id, before, patterns)
         before = _last_other(sentence) or before
+
+
+def _stated_clauses(sentence: str) -> str:
+    """The clauses of a statement before the first that weighs, wishes or plans ("Ellie is
+    doing keto, so maybe a low-sugar option": Ellie is doing keto); "" when the first one
+    does ("If we move to Berlin, ...") or a question holds one."""
+    hypothetical = HYPOTHETICAL.search(sentence)
+    if hypothetical is None:
+        return sentence
+    if sentence.endswith("?"):
+        return ""
+    bounds = [b.start() for b in _CLAUSE_BOUND.finditer(sentence, 0, hypothetical.start())]
+    return sentence[: bounds[-1]].rstrip() if bounds else ""
 
 
 def _sentence_facts(
@@ -322,6 +347,7 @@ _VERBS = {
     "motorbike": ("rides a", "no longer rides the"),
     "uses": ("uses", "no longer uses"),
     "statement": ("said", "no longer said"),
+    "ended": ("still has", "ended"),  # resolved into the slot it ends (`fact_endings`)
 }
 
 

@@ -11,9 +11,11 @@ import re
 
 from memstream.domain.fact_vocabulary import KIN, PETS
 
-# A condition, a wish or a plan states nothing yet: "if we move to Berlin", "I want a dog".
+# A condition, a wish or a plan states nothing yet: "if we move to Berlin", "I want a dog";
+# "stopped going to the gym" is a habit ended, no plan.
 HYPOTHETICAL = re.compile(
-    r"\b(?:if|would|wish|hope|want|wanna|might|maybe|planning|plan|going to|gonna|dream|"
+    r"\b(?:if|would|wish|hope|want|wanna|might|maybe|planning|plan|(?<!stopped )(?<!quit )"
+    r"going to|gonna|dream|"
     r"someday|imagine|should|could)\b",
     re.IGNORECASE,
 )

@@ -144,6 +144,29 @@ _STATE_ENDS = (
 _DIED = r"(?:passed away|passed on|died|passed(?=\s*[,.;!?]|\s*$|\s+(?:last|yesterday|recently)\b))"
 _NOT_DIED = rf"(?!\s+(?:has\s+|had\s+|just\s+)?{_DIED})"
 
+# Ending verbs any English speaker uses for a state, a membership or a thing had: "left",
+# "quit", "gave up", "sold", "moved out of", "no longer go to", "don't ... anymore".
+_ENDING = (
+    r"(?:left|quit|stopped\s+(?:going\s+to|playing\s+for|playing|doing|using|attending|"
+    r"seeing|eating)|stopped|gave\s+up(?:\s+on)?|given\s+up(?:\s+on)?|sold|moved\s+out\s+of|"
+    r"broke\s+up\s+with|split\s+up\s+with|dropped\s+out\s+of|got\s+rid\s+of|cancell?ed|"
+    r"no\s+longer\s+(?:go\s+to|goes\s+to|play\s+for|plays\s+for|play|plays|have|has|own|owns|"
+    r"drive|drives|do|does|use|uses|attend|attends|belong\s+to|belongs\s+to|on|in|at|with|"
+    r"doing|a\s+member\s+of|part\s+of)|not\s+on|off|(?:isn't|aren't)\s+(?:on|in|with|part\s+of)|"
+    r"(?:don't|doesn't|do\s+not|does\s+not)\s+(?:go\s+to|play\s+for|play|have|own|drive|do|use|"
+    r"attend)(?=[^,.;:!?]*\bany\s?more\b))"
+)
+_ENDING_WORDS = "left quit stopped gave given sold moved broke split dropped rid cancelled "
+_ENDING_WORDS += "canceled longer not off isn't aren't anymore more"
+# What ended: a short noun phrase up to where a clause, a time or "anymore" begins; not a
+# departure or an errand ("left for our vacation", "I'm off to bake", "left early").
+_ENDED_THING = (
+    r"(?:(?:my|our|his|her|their|the|that|this)\s+)?(?:old\s+)?"
+    r"(?!(?:to|for|from|with|on|at|out|early|home|work|now|again)\b)(?P<value>[^,.;:!?()\"]+?)"
+    r"(?=\s+(?:anymore|any\s+more|last|this|in|on|at|after|before|because|since|and|but|so|"
+    r"for|with|when|yesterday|today|ago|a\s+while|altogether|for\s+good)\b|\s*[,.;:!?()\"]|\s*$)"
+)
+
 PATTERNS: tuple[Pattern, ...] = (
     # Where someone lives: a capitalised place.
     _p("lives_in", _i(rf"{WHO}\s+{ADV}(?:used to live|lived)\s+in") + rf"\s+{VALUE}",
@@ -256,6 +279,9 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
     # "my girlfriend Ellie is doing keto", "she's on a vegan diet".
     _p("diet", rf"{OTHER_IS}\s+{ADV}(?:doing|on)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
+    # "Ellie is still strict keto", "he's fully vegan": a diet said of anyone, as it is now.
+    _p("diet", rf"{OTHER_IS}\s+{ADV}(?:(?:strict|strictly|fully|mostly|completely|full)\s+)?"
+       rf"{VALUE}", "diet", _DIET_WORDS),
     # "I haven't eaten meat in years", "we don't eat meat anymore"; not "red meat", nor meat
     # left out on one occasion ("I don't eat meat on Fridays").
     _p("diet", rf"{FIRST}\s+{ADV}(?:haven't|have not|don't|do not|no longer|stopped|gave up|"
@@ -387,4 +413,9 @@ PATTERNS: tuple[Pattern, ...] = (
        "open", "my", anywhere=True),
     _p("", rf"(?:^|[.;:!?]\s+){NAMED_VALUE},\s+(?i:my)\s+{NOUN}\s*[,.;:!?)]", "open", "my",
        anywhere=True),
+    # An ending told without its attribute ("I've left the Magpies", "Ellie quit keto",
+    # "we stopped going to the climbing gym"): what ended is read here, and which slot it
+    # closes only against the values stated before it (`fact_endings`).
+    _p("ended", rf"{WHO}(?:'ve|\s+have|\s+has|'d|\s+had)?(?:'m|\s+am|\s+is|'s|'re|\s+are)?\s+"
+       rf"{ADV}{_ENDING}\s+{_ENDED_THING}", "ended", _ENDING_WORDS, negated=True),
 )  # fmt: skip

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from memstream.domain.fact_endings import with_endings
 from memstream.domain.facts import AtomicFact, is_single_valued
 
 # A version restated in every session would otherwise carry a source per restatement: it
@@ -60,9 +61,11 @@ def timeline_of(observations: Iterable[AtomicFact]) -> Timeline:
 
 
 def timelines_of(facts: Iterable[AtomicFact]) -> dict[tuple[str, str, str], Timeline]:
-    """Facts of any slots, each slot's into its own timeline: (user, subject, attribute)."""
+    """Facts of any slots, each slot's into its own timeline: (user, subject, attribute).
+    An ending told without its attribute closes the slots whose value it names
+    (`fact_endings`) and has no timeline of its own."""
     grouped: dict[tuple[str, str, str], list[AtomicFact]] = {}
-    for fact in facts:
+    for fact in with_endings(facts):
         grouped.setdefault(fact.slot, []).append(fact)
     return {slot: timeline_of(group) for slot, group in grouped.items()}
 

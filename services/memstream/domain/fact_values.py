@@ -24,6 +24,7 @@ from memstream.domain.fact_vocabulary import (
     STOP_OBJECTS,
     VEHICLES,
 )
+from memstream.domain.lexical import tokenize
 
 # A value that is a pronoun or a placeholder names nothing ("we moved here", "I love it").
 _PRONOUNS = frozenset({
@@ -102,6 +103,9 @@ def is_name(words: list[str], *, nationality: bool = False) -> bool:
     return all(w[:1].isupper() or w.isdigit() or w in {"of", "de", "la", "&"} for w in words)
 
 
+_ENDED_WORDS = 4
+
+
 def shaped(shape: str, raw: str) -> str | None:
     """The value if it has the shape its slot takes, else None (precision over recall)."""
     if shape == "make":
@@ -123,6 +127,9 @@ def shaped(shape: str, raw: str) -> str | None:
     first = words[0].lower()
     if first in _PRONOUNS:
         return None
+    if shape == "ended":
+        # What an ending names is checked against the values stated before it, not here.
+        return value if len(words) <= _ENDED_WORDS else None
     if shape == "place":
         # "Berlin", "New York", "the Bay Area": every word capitalised past an article.
         named = words[1:] if first == "the" else words
@@ -254,3 +261,16 @@ def _activity(words: list[str]) -> str | None:
     if len(lowered) == 2 and lowered[1] in ACTIVITIES:
         return " ".join(words)  # "rock climbing", "ice skating"
     return None
+
+
+def names(said: str, value: str) -> bool:
+    """Whether what an ending says names a value: the content words of the shorter are all
+    among the longer's ("the Magpies" names "Magpies", "climbing gym" names "the climbing
+    gym"), and there is at least one."""
+    if " ".join(said.casefold().split()) == " ".join(value.casefold().split()):
+        return True
+    a, b = frozenset(tokenize(said)), frozenset(tokenize(value))
+    if not a or not b:
+        return False
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return short <= long_

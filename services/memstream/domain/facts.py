@@ -29,6 +29,11 @@ SINGLE_VALUED = frozenset({
 MULTI_VALUED = frozenset({
     "likes", "hobby", "pet", "owns", "statement", "plays", "member_of", "volunteers_at", "uses",
 })  # fmt: skip
+# An ending told without its attribute ("I've left the Magpies", "sold the Vespa"): an
+# observation of this pseudo-attribute (a slug, so no attribute of the closed set an LLM is
+# offered) names only what ended; the timelines resolve it into the slot of the same subject
+# whose value it names (`fact_endings`) and keep no slot of it.
+ENDED = "ended"
 ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED
 
 # Past the closed set, an attribute is a possessive noun made a slug ("my GP is ...": gp,

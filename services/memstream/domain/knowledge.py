@@ -30,7 +30,7 @@ from memstream.domain.entity_index import (
 from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.fact_heads import Slot, SlotHead
 from memstream.domain.fact_timeline import Timeline, at, current, history, timelines_of
-from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact
+from memstream.domain.facts import ENDED, SPEAKER_PREFIX, AtomicFact
 from memstream.domain.models import Level, MemoryNode
 
 _KIN_PREFIX = "kin:"
@@ -142,7 +142,8 @@ def fact_history(
     observations: Iterable[AtomicFact], subject: str, attribute: str
 ) -> tuple[AtomicFact, ...]:
     """Every version of one subject's attribute, oldest first (superseded ones linked)."""
-    chosen = [f for f in observations if f.subject == subject and f.attribute == attribute]
+    # An ending told without its attribute may close this one (`fact_endings`).
+    chosen = [f for f in observations if f.subject == subject and f.attribute in {attribute, ENDED}]
     return history_in(timelines_of(chosen), subject, attribute)
 
 

@@ -20,8 +20,8 @@ from datetime import datetime
 
 from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities, Surface, clustered
 from memstream.domain.entity_keys import KeySurfaces, added_to, key_surfaces, newest_first
-from memstream.domain.fact_timeline import Timeline, timeline_of
-from memstream.domain.facts import AtomicFact
+from memstream.domain.fact_timeline import Timeline, timeline_of, timelines_of
+from memstream.domain.facts import ENDED, AtomicFact
 
 Slot = tuple[str, str, str]  # (user, subject, attribute)
 
@@ -38,13 +38,11 @@ class FactsView:
     def of(cls, leaves: Mapping[str, tuple[AtomicFact, ...]]) -> FactsView:
         """The view derived whole from these L1s' facts."""
         kept = {leaf_id: facts for leaf_id, facts in leaves.items() if facts}
-        grouped: dict[Slot, list[AtomicFact]] = {}
         holders: dict[Slot, set[str]] = {}
         for leaf_id, facts in kept.items():
             for fact in facts:
-                grouped.setdefault(fact.slot, []).append(fact)
                 holders.setdefault(fact.slot, set()).add(leaf_id)
-        timelines = {slot: timeline_of(group) for slot, group in grouped.items()}
+        timelines = timelines_of(fact for facts in kept.values() for fact in facts)
         return cls(kept, {slot: frozenset(ids) for slot, ids in holders.items()}, timelines)
 
     @property
@@ -69,14 +67,38 @@ class FactsView:
                 for fact in facts:
                     touched.add(fact.slot)
                     slot_leaves[fact.slot] = slot_leaves.get(fact.slot, frozenset()) | {leaf_id}
-        for slot in touched:
-            holders = slot_leaves[slot]
-            if not holders:
-                del slot_leaves[slot]
+        # An ending told without its attribute may close any slot of its subject
+        # (`fact_endings`): a subject with one, before or after, is derived again whole.
+        ending = {s[:2] for s in touched if s[2] == ENDED}
+        ending |= {
+            s[:2] for s in slot_leaves if s[2] == ENDED and s[:2] in {t[:2] for t in touched}
+        }
+        touched |= {s for s in slot_leaves if s[:2] in ending}
+        for slot in [s for s in touched if not slot_leaves[s]]:
+            del slot_leaves[slot]
+            timelines.pop(slot, None)
+            touched.discard(slot)
+        for key in ending:
+            for slot in [s for s in timelines if s[:2] == key]:
                 del timelines[slot]
+            timelines.update(
+                timelines_of(
+                    fact
+                    for slot in touched
+                    if slot[:2] == key
+                    for leaf_id in slot_leaves[slot]
+                    for fact in leaves[leaf_id]
+                    if fact.slot == slot
+                )
+            )
+        for slot in touched:
+            if slot[:2] in ending:
                 continue
             timelines[slot] = timeline_of(
-                fact for leaf_id in holders for fact in leaves[leaf_id] if fact.slot == slot
+                fact
+                for leaf_id in slot_leaves[slot]
+                for fact in leaves[leaf_id]
+                if fact.slot == slot
             )
         return FactsView(leaves, slot_leaves, timelines)
 

@@ -24,7 +24,7 @@ from memstream.domain.facts import AtomicFact
 from memstream.domain.lexical import term_set
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory
-from memstream.domain.validity import Validity
+from memstream.domain.validity import EndBasis, Validity
 
 # A demoted memory's score sits this far below the lowest one that holds.
 _BELOW = 1e-6
@@ -53,8 +53,20 @@ def memory_validity(
     latest = max(stated, key=_holds_until)
     ended = latest.valid_to is not None or latest.superseded_by is not None
     return Validity(
-        latest.valid_from, latest.valid_to, latest.superseded_by, "stated" if ended else None
+        latest.valid_from,
+        latest.valid_to,
+        latest.superseded_by,
+        _end_basis(latest, versions) if ended else None,
     )
+
+
+def _end_basis(version: AtomicFact, versions: Sequence[AtomicFact]) -> EndBasis:
+    """How a closed version's end was known: "inferred" when an ending told without its
+    attribute closed it (`fact_endings`: the slot was read from the values stated before,
+    not said), else "stated"."""
+    closer = next((v for v in versions if v.fact_id == version.superseded_by), None)
+    inferred = closer is not None and closer.negated and closer.certainty == "implied"
+    return "inferred" if inferred else "stated"
 
 
 def names_replaced(node: MemoryNode, versions: Sequence[AtomicFact]) -> Validity | None:

@@ -31,6 +31,8 @@ SAID = [
     "My favourite hobby is painting.",
     "I no longer like painting.",
     "I miss the sea.",
+    "I've left Berlin.",
+    "I quit painting last week.",
     "Game of Thrones is on tonight.",
     "Anna said hello.",
 ]

@@ -1,0 +1,80 @@
+"""Endings told without their attribute, resolved against what was stated before them.
+
+"I've left the Magpies", "Ellie quit keto", "we stopped going to the climbing gym", "sold the
+Vespa": the sentence says something ended, not which attribute (team, diet, gym, vehicle).
+Extraction reads such a sentence as an observation of the pseudo-attribute `ENDED` naming
+what ended (a function of the message alone, so replays and rebuilds read the same). Here,
+wherever timelines are derived from observations, each such ending is resolved: in every slot
+of the same user and subject whose value held just before it (stated before it, not ended
+since) and whose words the ending names, it becomes a negated observation of that value at
+the ending's time, so the version it names is closed (`valid_to` = the ending's event time,
+`superseded_by` = the ending) with no successor value. An ending that names no value held
+then closes nothing and is dropped; no slot of `ENDED` is kept. Forgetting the ending's
+message removes the observation, and the derivation re-opens what it had closed. Pure,
+standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from memstream.domain.fact_extraction import fact_sentence
+from memstream.domain.fact_values import names
+from memstream.domain.facts import ENDED, AtomicFact, fact_id, is_single_valued
+
+_Order = tuple[datetime, datetime]
+
+
+def with_endings(facts: Iterable[AtomicFact]) -> list[AtomicFact]:
+    """The observations with each `ENDED` one replaced by the negations it resolves to."""
+    said = list(facts)
+    endings = [f for f in said if f.attribute == ENDED]
+    if not endings:
+        return said
+    kept = [f for f in said if f.attribute != ENDED]
+    subjects = {(f.user_id, f.subject) for f in endings}
+    slots: dict[tuple[str, str, str], list[AtomicFact]] = {}
+    for fact in kept:
+        if (fact.user_id, fact.subject) in subjects:
+            slots.setdefault(fact.slot, []).append(fact)
+    for ending in endings:
+        for slot in sorted(slots):
+            if slot[:2] != (ending.user_id, ending.subject):
+                continue
+            for value in held_named(slots[slot], ending):
+                kept.append(closing(ending, slot[2], value))
+    return kept
+
+
+def held_named(observations: Sequence[AtomicFact], ending: AtomicFact) -> list[str]:
+    """The values of one slot that held just before `ending` and that it names."""
+    before = sorted(
+        (f for f in observations if _order(f) < _order(ending)),
+        key=lambda f: (_order(f), f.fact_id),
+    )
+    last: dict[str, AtomicFact] = {}
+    for fact in before:
+        last["" if is_single_valued(fact.attribute) else fact.value_key] = fact
+    return sorted(
+        {f.value for f in last.values() if not f.negated and names(ending.value, f.value)}
+    )
+
+
+def closing(ending: AtomicFact, attribute: str, value: str) -> AtomicFact:
+    """The negation of `value` in `attribute` that `ending` stands for (inferred: the
+    attribute was read from what was stated before, not said)."""
+    return replace(
+        ending,
+        fact_id=fact_id(ending.user_id, ending.subject, attribute, value, True, ending.source_ids),
+        attribute=attribute,
+        value=value,
+        text=fact_sentence(ending.subject_name, attribute, value, True),
+        negated=True,
+        certainty="implied",
+    )
+
+
+def _order(fact: AtomicFact) -> _Order:
+    return (fact.valid_from, fact.recorded_at)
