@@ -20,11 +20,9 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from redis.asyncio.connection import Connection
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree
 
 from memstream.adapters.redis import keys
@@ -35,6 +33,7 @@ from memstream.recall.pipeline import RecallPipeline, RecallRequest
 from memstream.settings import Settings
 
 from .knowledge_contract import write
+from .redis_traffic import CountingConnection, Traffic
 
 pytestmark = pytest.mark.integration
 
@@ -52,29 +51,6 @@ QUESTIONS = (
 )
 # What may differ besides the search: the answers' own texts (a later city, a longer id).
 BYTES_MARGIN = 8 * 1024
-
-
-class Traffic:
-    """Replies read and their bytes, over every connection of one client."""
-
-    replies = 0
-    bytes = 0
-
-
-def _size(reply: Any) -> int:
-    if isinstance(reply, bytes | str):
-        return len(reply)
-    if isinstance(reply, list | tuple):
-        return sum(_size(r) for r in reply)
-    return 8
-
-
-class CountingConnection(Connection):
-    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
-        reply = await super().read_response(*args, **kwargs)
-        Traffic.replies += 1
-        Traffic.bytes += _size(reply)
-        return reply
 
 
 def _leaf(user: str, session: int, n: int) -> MemoryNode:

@@ -27,7 +27,6 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from redis.asyncio.connection import Connection
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakePublisher, FakeTree
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
@@ -40,6 +39,8 @@ from memstream.domain.models import InputEvent, RebuildRequested, SessionEnded, 
 from memstream.domain.windows import WindowRules
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
+
+from .redis_traffic import CountingConnection, Traffic
 
 pytestmark = pytest.mark.integration
 
@@ -72,29 +73,6 @@ def _name(number: int) -> str:
     """A capitalised name of its own for each session number."""
     digits = [SYLLABLES[(number // 8**i) % 8] for i in range(3)]
     return digits[0] + "".join(d.lower() for d in digits[1:])
-
-
-class Traffic:
-    """Replies read and their bytes, over every connection of one client."""
-
-    replies = 0
-    bytes = 0
-
-
-def _size(reply: Any) -> int:
-    if isinstance(reply, bytes | str):
-        return len(reply)
-    if isinstance(reply, list | tuple):
-        return sum(_size(r) for r in reply)
-    return 8
-
-
-class CountingConnection(Connection):
-    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
-        reply = await super().read_response(*args, **kwargs)
-        Traffic.replies += 1
-        Traffic.bytes += _size(reply)
-        return reply
 
 
 RESTATED = "I work as a nurse at the clinic."

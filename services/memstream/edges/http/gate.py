@@ -128,7 +128,11 @@ class RequestGate:
         if body is None:
             await _problem(send, 413, self._too_large())
             return
-        await self._run_guarded(scope, _replaying(body, receive), send)
+        await self._run_guarded(
+            scope,
+            replaying({"type": "http.request", "body": body, "more_body": False}, receive),
+            send,
+        )
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         """The whole body, or None as soon as it exceeds the limit."""
@@ -193,9 +197,9 @@ async def _unprocessable(send: Send, message: str) -> None:
     await _respond(send, 422, {"detail": detail})
 
 
-def _replaying(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that hands the buffered body over once, then waits on the real one
-    (which reports the disconnect)."""
+def replaying(message: Message, receive: Receive) -> Receive:
+    """A `receive` that hands `message` (a body already read) over once, then waits on the
+    real one (which reports the disconnect)."""
     delivered = False
 
     async def replay() -> Message:
@@ -203,7 +207,7 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
         if delivered:
             return await receive()
         delivered = True
-        return {"type": "http.request", "body": body, "more_body": False}
+        return message
 
     return replay
 

@@ -23,7 +23,7 @@ from pydantic import SecretStr, TypeAdapter, ValidationError
 
 from memstream.domain.tenancy import Caller
 from memstream.edges.http.fact_schema import Fact
-from memstream.edges.http.gate import CALLER_STATE
+from memstream.edges.http.gate import CALLER_STATE, replaying
 from memstream.edges.http.parts import RecallParts
 from memstream.edges.http.schemas import Memory, RecallRequestBase, RecallResponse
 from memstream.edges.http.trace_schemas import RecallTrace
@@ -121,7 +121,7 @@ class RecallShortcut:
         body = message.get("body", b"") if whole else None
         taken = self._taken(scope, body) if body is not None else None
         if taken is None:
-            await self._app(scope, _replaying(message, receive), send)
+            await self._app(scope, replaying(message, receive), send)
             return
         request, parts, found = taken
         try:
@@ -161,20 +161,6 @@ def _plain_recall(scope: Scope) -> bool:
         return False
     types = [v for k, v in scope["headers"] if k.lower() == b"content-type"]
     return len(types) == 1 and types[0].split(b";")[0].strip().lower() == _JSON
-
-
-def _replaying(message: Message, receive: Receive) -> Receive:
-    """A `receive` that hands `message` over once, then waits on the real one."""
-    delivered = False
-
-    async def replay() -> Message:
-        nonlocal delivered
-        if delivered:
-            return await receive()
-        delivered = True
-        return message
-
-    return replay
 
 
 async def _respond(send: Send, status: int, payload: bytes) -> None:
