@@ -3,8 +3,12 @@ client made with `connection_class=CountingConnection` (the traffic tests bound 
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection
 
 
@@ -29,3 +33,19 @@ class CountingConnection(Connection):
         Traffic.replies += 1
         Traffic.bytes += _size(reply)
         return reply
+
+
+@asynccontextmanager
+async def counting_client(url: str, prefix: str) -> AsyncIterator[tuple[aioredis.Redis, str]]:
+    """A client whose reads `Traffic` counts, and a namespace of its own under `prefix`,
+    whose keys are deleted on exit."""
+    pool = aioredis.ConnectionPool.from_url(url, connection_class=CountingConnection)
+    client = aioredis.Redis(connection_pool=pool)
+    namespace = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    try:
+        yield client, namespace
+    finally:
+        names = [k async for k in client.scan_iter(match=f"{namespace}:*")]
+        if names:
+            await client.delete(*names)
+        await client.aclose()

@@ -16,7 +16,6 @@ recall fails it; so does a recall that bypasses the knowledge cache (it reads bo
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,7 +32,7 @@ from memstream.recall.pipeline import RecallPipeline, RecallRequest
 from memstream.settings import Settings
 
 from .knowledge_contract import write
-from .redis_traffic import CountingConnection, Traffic
+from .redis_traffic import Traffic, counting_client
 
 pytestmark = pytest.mark.integration
 
@@ -108,18 +107,8 @@ class Store:
 
 @pytest.fixture
 async def store(stack_settings: Settings) -> AsyncIterator[Store]:
-    pool = aioredis.ConnectionPool.from_url(
-        stack_settings.redis.url, connection_class=CountingConnection
-    )
-    client = aioredis.Redis(connection_pool=pool)
-    namespace = f"recall-traffic-{uuid.uuid4().hex[:12]}"
-    try:
+    async with counting_client(stack_settings.redis.url, "recall-traffic") as (client, namespace):
         yield Store(RedisTree(client, namespace), client, namespace)
-    finally:
-        names = [k async for k in client.scan_iter(match=f"{namespace}:*")]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
 
 
 async def _recall_traffic(pipeline: RecallPipeline, user: str) -> tuple[int, int]:

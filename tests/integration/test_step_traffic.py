@@ -20,13 +20,11 @@ rebuild's chunk reads the range of the job's leaves it handles, not a job listin
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakePublisher, FakeTree
 
 from memstream.adapters.llm.offline import OfflineLanguageModel
@@ -40,7 +38,7 @@ from memstream.domain.windows import WindowRules
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.settings import Settings
 
-from .redis_traffic import CountingConnection, Traffic
+from .redis_traffic import Traffic, counting_client
 
 pytestmark = pytest.mark.integration
 
@@ -113,18 +111,8 @@ def _history(user: str, sessions: int, *, restate: bool = False) -> list[Consume
 
 @pytest.fixture
 async def tree(stack_settings: Settings) -> AsyncIterator[RedisTree]:
-    pool = aioredis.ConnectionPool.from_url(
-        stack_settings.redis.url, connection_class=CountingConnection
-    )
-    client = aioredis.Redis(connection_pool=pool)
-    namespace = f"traffic-{uuid.uuid4().hex[:12]}"
-    try:
+    async with counting_client(stack_settings.redis.url, "traffic") as (client, namespace):
         yield RedisTree(client, namespace, clock=lambda: NOW)
-    finally:
-        names = [k async for k in client.scan_iter(match=f"{namespace}:*")]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
 
 
 async def _no_forget(user_id: str, tombstone: Tombstone) -> None:

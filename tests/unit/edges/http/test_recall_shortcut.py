@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -13,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
 from redis.exceptions import ConnectionError as RedisConnectionError
+from tests.unit.edges.http.test_api import serving
 from tests.unit.fakes import FakeTree, fake_container, sample_tree
 
 from memstream.bootstrap import recall_app
@@ -37,16 +36,6 @@ def built(*, shortcut: bool) -> tuple[FastAPI, FakeTree]:
     if not shortcut:
         app.user_middleware = [m for m in app.user_middleware if m.cls is not RecallShortcut]
     return app, tree
-
-
-@asynccontextmanager
-async def serving(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://test") as client,
-    ):
-        yield client
 
 
 def token(user: str, offset: int) -> str:
