@@ -3,20 +3,12 @@ brother's dog", each link of the chain in the entity index, resolvable from a qu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
+
+from tests.unit.domain.test_entity_index import T0, Said
 
 from memstream.domain.entities import mentions
 from memstream.domain.entity_index import EntityIndex, observe, resolve
-
-T0 = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Said:
-    speaker: str
-    text: str
-    ts: datetime
 
 
 def _index(*texts: str, speaker: str = "Maya") -> EntityIndex:
