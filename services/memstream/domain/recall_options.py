@@ -185,6 +185,16 @@ class RecallOptions:
             return max_tokens
         return int(max_tokens * self.focused_share)
 
+    def excerpts(self, aggregative: bool) -> tuple[int, int] | None:
+        """How the leaves past the best come, as excerpts: (tokens an excerpt, leaves kept
+        whole) for a gathering question, or for one after one fact when excerpts are on;
+        None: every leaf whole."""
+        if aggregative:
+            return self.aggregate_leaf_tokens, self.aggregate_whole_leaves
+        if self.focused_leaf_tokens:
+            return self.focused_leaf_tokens, self.focused_whole_leaves
+        return None
+
     def fills(self, max_tokens: int) -> bool:
         """Whether a ceiling is above the default: then every question spends it, the counts
         grow with it (`at_ceiling`) and what the gate left out fills what its memories

@@ -212,11 +212,9 @@ class RecallPipeline:
         order_start = time.perf_counter()
         budget = options.token_budget(max_tokens, query.aggregative)
         facts, fact_tokens = fit_facts(asked.facts, budget)
-        if query.aggregative:
-            cap, whole = options.aggregate_leaf_tokens, options.aggregate_whole_leaves
-            kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
-        elif options.focused_leaf_tokens:
-            cap, whole = options.focused_leaf_tokens, options.focused_whole_leaves
+        excerpts = options.excerpts(query.aggregative)
+        if excerpts is not None:
+            cap, whole = excerpts
             kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, options.summary_share)
         if options.fills(max_tokens):
