@@ -221,6 +221,12 @@ VARIANTS: tuple[Variant, ...] = (
         gate=keep_all,
     ),
     Variant(
+        "no-gate-fill",
+        "default returning only what the offline gate kept of a question gathering facts, "
+        "the rest of its budget unspent (gate_fill off)",
+        options=replace(SHIPPED, gate_fill=False),
+    ),
+    Variant(
         "seg2",
         "default on two-message segments (count segmentation) instead of one per exchange",
         segment_messages=2,

@@ -29,7 +29,10 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
   leaves come as excerpts of `aggregate_leaf_tokens`, so the budget holds more of the
   sessions where the facts were said; a question after one fact, past its
   `focused_whole_leaves` best, gets excerpts of `focused_leaf_tokens`, so its smaller budget
-  holds more of the leaves that may answer it.
+  holds more of the leaves that may answer it;
+- for a question gathering facts the gate decides what comes first, the budget how much
+  (`gate_fill`): what the gate left out fills what the memories it kept leave, after them,
+  so facts told in words the question does not share still reach the budget.
 
 Everything is a frozen value so the evaluation builds variants with `dataclasses.replace`
 and measures each idea alone; an idea that is a stage rather than a number (the gate, the
@@ -104,7 +107,9 @@ class RecallOptions:
     # than any LoCoMo conversation has, so a heavy user's friend named in thousands of
     # leaves costs a question what a LoCoMo speaker does.
     entity_join_scan: int = 1_000
-    aggregate_pool: int = 100  # candidates searched for a question gathering facts
+    # Candidates searched for a question gathering facts: 200 since the gate fill spends
+    # what the gate leaves (before it, the held-out folds split between 100 and 200).
+    aggregate_pool: int = 200
     aggregate_leaves: int = 50  # leaves kept beyond leaf_top_k for a question gathering facts
     # Off: spreading what is kept across sessions lost evidence in every held-out fold.
     spread_per_session: int = 2  # leaves of one session before the spread penalty
@@ -114,7 +119,9 @@ class RecallOptions:
     # (domain/excerpt.py), so more distinct leaves fit its budget (docs/figures/
     # memory-quality.md, "This session: multi-hop"); aggregate_leaf_tokens 0: all whole.
     aggregate_leaf_tokens: int = 32
-    aggregate_whole_leaves: int = 18
+    # 6, not 18, since the gate fill and the wider pool (docs/figures/memory-quality.md,
+    # "Gate fill": four held-out folds of five chose it, the fifth the code before).
+    aggregate_whole_leaves: int = 6
     # The same for a question after one fact: past its `focused_whole_leaves` best, its leaves
     # come as excerpts of `focused_leaf_tokens` (chosen leaving one LoCoMo conversation out:
     # every fold chose 40 and 3; docs/figures/memory-quality.md, 29 Nov); 0: all whole.
@@ -123,6 +130,13 @@ class RecallOptions:
     # A ceiling above `default_max_tokens` is spent (`at_ceiling`, `token_budget`); off, it
     # buys what the default does (an ablation knob).
     ceiling_scaling: bool = True
+    # For a question gathering facts, what the gate left out fills what the memories it
+    # kept leave of the budget, after them, at any ceiling (`fills_after_gate`): the offline
+    # gate keeps the leaves sharing a discriminating term with the question, and the facts
+    # told in other words were left out with budget to spare. Not for a question after one
+    # fact: what shares none of its terms adds values it does not ask for, an older value
+    # of a changing fact among them (docs/figures/memory-quality.md, "Gate fill").
+    gate_fill: bool = True
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
@@ -200,6 +214,12 @@ class RecallOptions:
         grow with it (`at_ceiling`) and what the gate left out fills what its memories
         leave."""
         return self.ceiling_scaling and max_tokens > self.default_max_tokens
+
+    def fills_after_gate(self, max_tokens: int, aggregative: bool) -> bool:
+        """Whether what the gate left out fills what the memories it kept leave of the
+        budget: above the default ceiling (`fills`), and with `gate_fill` for a question
+        gathering facts."""
+        return self.fills(max_tokens) or (self.gate_fill and aggregative)
 
     def at_ceiling(self, max_tokens: int) -> RecallOptions:
         """The options for a request's token ceiling. Up to `default_max_tokens`, these;

@@ -17,16 +17,18 @@ Decisions worth knowing:
   summaries may take `summary_share` of it, and leave out the facts of the leaves returned
   beside them (`domain/summary_trim.py`). A ceiling above the default is spent by every
   question: the counts tuned at the default (leaves searched and kept, each level's
-  memories, the entity join) grow in proportion to it (`RecallOptions.at_ceiling`), and
-  what the gate left out fills what the memories it kept leave, after them.
+  memories, the entity join) grow in proportion to it (`RecallOptions.at_ceiling`). There,
+  and for a question gathering facts at any ceiling (`RecallOptions.gate_fill`), what the
+  gate left out fills what the memories it kept leave, after them.
 - The session summaries above the leaf pool are read in one MGET (for the re-rank); the
   ancestors of the leaves kept, by following `parent_id` upwards, in one more MGET when the
   store has seen them before (`get_with_ancestors`), else one MGET per level. An
   ancestor's score is derived from the recalled leaves below it (see `RecallOptions`).
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
   score 0: it is the first memory dropped when the token budget is short.
-- The gate may only remove memories. When it cannot decide (LLM failure) the ungated set
-  is returned and `degraded` is set; a failed planner also sets `degraded`.
+- The gate removes memories, or, where they fill the budget, fits them after those it kept,
+  never in their place. When it cannot decide (LLM failure) the ungated set is returned
+  and `degraded` is set; a failed planner also sets `degraded`.
 - With knowledge on, the facts a question asks about are read beside the leaves
   (`recall/facts.py`): they come first, count in the token budget (their sentence and
   dates, at most `fact_recall.FACT_SHARE` of it), and every memory returned carries its
@@ -217,9 +219,9 @@ class RecallPipeline:
             cap, whole = excerpts
             kept = shorten_leaves(kept, query.term_set, cap, whole, budget - fact_tokens)
         fitted, tokens = self._fit(query, kept, budget - fact_tokens, options.summary_share)
-        if options.fills(max_tokens):
-            # Above the default ceiling, what the gate left out fills what the memories it
-            # kept leave of the budget, best first, after them.
+        if options.fills_after_gate(max_tokens, query.aggregative):
+            # What the gate left out fills what the memories it kept leave of the budget,
+            # best first, after them.
             passed = {m.node.id for m in kept}
             left_out = [m for m in candidates if m.node.id not in passed]
             room = budget - fact_tokens - tokens

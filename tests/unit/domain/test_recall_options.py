@@ -73,3 +73,14 @@ def test_a_ceiling_above_the_default_is_spent_and_grows_every_count() -> None:
     # Off, a larger ceiling buys what the default does.
     off = RecallOptions(focused_share=0.5, default_max_tokens=800, ceiling_scaling=False)
     assert off.at_ceiling(1600) is off and off.token_budget(1600, aggregative=False) == 800
+
+
+def test_what_the_gate_left_out_fills_a_gathering_question_at_any_ceiling() -> None:
+    options = RecallOptions(default_max_tokens=800)
+    assert options.fills_after_gate(800, aggregative=True)
+    assert options.fills_after_gate(400, aggregative=True)
+    # A question after one fact gets what the gate kept, up to the default ceiling.
+    assert not options.fills_after_gate(800, aggregative=False)
+    assert options.fills_after_gate(1600, aggregative=False)
+    off = RecallOptions(default_max_tokens=800, gate_fill=False)
+    assert not off.fills_after_gate(800, aggregative=True)
