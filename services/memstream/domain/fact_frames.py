@@ -22,7 +22,7 @@ differ, so the frames are read only with it (`wiring`). Pure, standard library o
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import mul
 
@@ -199,24 +199,38 @@ def _candidate_values(text: str, speakers: Sequence[str]) -> list[tuple[str, str
     found: dict[str, tuple[str, str]] = {}
     for sentence in _SENTENCE.split(text.replace("\u2019", "'")):
         sentence = sentence.strip()
-        if sentence.endswith("?") or HYPOTHETICAL.search(sentence) or _WEIGHING.search(sentence):
+        values = [
+            v for v in _names_in(sentence) if not any(p.startswith(value_key(v)) for p in present)
+        ]
+        if not values or _states_nothing_of_the_speaker(sentence):
             continue
-        if _SOMEONE_ELSE.search(sentence):
-            continue
-        for match in _SPAN.finditer(sentence):
-            value = match.group(0).removesuffix("'s")
-            words = value.split()
-            if match.start() == 0:
-                # A sentence's first word may be any word ("Landed", "Meet Pickles"), but
-                # an article is none ("The YMCA on 14th has a pool").
-                if words[0] != "The" or len(words) == 1:
-                    continue
-                value, words = " ".join(words[1:]), words[1:]
-            if words[0] in _FIRST_PERSON or not is_name(words):
-                continue
-            if _VOCATIVE.match(sentence, match.end()) and sentence[: match.start()].endswith(", "):
-                continue
-            if any(p.startswith(value_key(value)) for p in present):
-                continue
+        for value in values:
             found.setdefault(value_key(value), (value, sentence))
     return list(found.values())
+
+
+def _names_in(sentence: str) -> Iterator[str]:
+    for match in _SPAN.finditer(sentence):
+        value = match.group(0).removesuffix("'s")
+        words = value.split()
+        if match.start() == 0:
+            # A sentence's first word may be any word ("Landed", "Meet Pickles"), but an
+            # article is none ("The YMCA on 14th has a pool").
+            if words[0] != "The" or len(words) == 1:
+                continue
+            value, words = " ".join(words[1:]), words[1:]
+        if words[0] in _FIRST_PERSON or not is_name(words):
+            continue
+        if _VOCATIVE.match(sentence, match.end()) and sentence[: match.start()].endswith(", "):
+            continue
+        yield value
+
+
+def _states_nothing_of_the_speaker(sentence: str) -> bool:
+    """A question, a plan, a change weighed, or a sentence about someone else."""
+    return (
+        sentence.endswith("?")
+        or HYPOTHETICAL.search(sentence) is not None
+        or _WEIGHING.search(sentence) is not None
+        or _SOMEONE_ELSE.search(sentence) is not None
+    )
