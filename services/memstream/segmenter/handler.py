@@ -273,12 +273,12 @@ class Segmenter:
         items: list[Consumed[InputEvent]],
         report: BatchReport,
         ahead: EmbeddingsAhead,
-        step: int,
+        step_index: int,
     ) -> _UserWork | None:
         items = await self._apply_forgets(user_id, items, report)
         if not items:
             return None
-        return await self._load_decide_carry_out(user_id, items, report, ahead, step)
+        return await self._load_decide_carry_out(user_id, items, report, ahead, step_index)
 
     async def _apply_forgets(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
@@ -313,7 +313,7 @@ class Segmenter:
         items: list[Consumed[InputEvent]],
         report: BatchReport,
         ahead: EmbeddingsAhead,
-        step: int,
+        step_index: int,
     ) -> _UserWork | None:
         """Load, decide, carry out: the step's one read of the store, the domain's plan,
         then the LLM writes and the forgets the plan asks for (committed by the caller)."""
@@ -363,7 +363,7 @@ class Segmenter:
             removed,
             enabled=self._knowledge,
             reader=self._facts,
-            frames=await self._frames_of(segments, ahead, step),
+            frames=await self._frames_of(segments, ahead, step_index),
         )
         segments = [replace(s, node=read_by(s.node, extraction.get(s.node.id))) for s in segments]
         report.segments.extend(s.node for s in segments)
@@ -458,7 +458,7 @@ class Segmenter:
         return rewritten, removed, late_data_closures(above.values())
 
     async def _frames_of(
-        self, segments: list[Segment], ahead: EmbeddingsAhead, step: int
+        self, segments: list[Segment], ahead: EmbeddingsAhead, step_index: int
     ) -> tuple[Frames, Vectors] | None:
         """The frames' prototypes and the L1s' messages' vectors, when the rules read the
         L1s' facts and the frames are on: the vectors the L1s are indexed with, so waiting
@@ -467,8 +467,8 @@ class Segmenter:
             return None
         if not segments:
             return None
-        ahead.also(step, (text for s in segments for text in s.texts))
-        return await self._frames.frames(), await ahead.through(step)
+        ahead.also(step_index, (text for s in segments for text in s.texts))
+        return await self._frames.frames(), await ahead.through(step_index)
 
     async def _store_vectors(
         self, segments: list[Segment], embedded: Mapping[str, list[float]]
