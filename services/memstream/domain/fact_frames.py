@@ -87,7 +87,13 @@ _WEIGHING = re.compile(
 )
 # A sentence about someone else states nothing about the speaker's slots.
 _SOMEONE_ELSE = re.compile(rf"^(?:he|she|they)\b|{KIN_MENTION}", re.IGNORECASE)
-_VOCATIVE = re.compile(r"\s*(?:[!?.,]|$)")
+# Whom a message speaks to: "Thanks, Mel!", "Great news John!", "Hey, John that's awesome".
+_BEFORE_ADDRESSEE = re.compile(
+    r"(?:\b(?:hey|hi|hello|thanks|thank you|congrats|congratulations|news|dear|wow|oh|sorry|"
+    r"yes|no|ok|okay|bye)|,),?\s+$",
+    re.IGNORECASE,
+)
+_AFTER_ADDRESSEE = re.compile(r"\s*(?:[!?.,]|$)")
 _NONE = ""  # the attribute of NOT_A_CHANGE's prototypes
 
 
@@ -221,9 +227,19 @@ def _names_in(sentence: str) -> Iterator[str]:
             value, words = " ".join(words[1:]), words[1:]
         if words[0] in _FIRST_PERSON or not is_name(words):
             continue
-        if _VOCATIVE.match(sentence, match.end()) and sentence[: match.start()].endswith(", "):
+        if _addressed(sentence, match):
             continue
         yield value
+
+
+def _addressed(sentence: str, match: re.Match[str]) -> bool:
+    """Whether the name is the one spoken to: after a greeting, or set off by commas."""
+    before = _BEFORE_ADDRESSEE.search(sentence, 0, match.start())
+    if before is None:
+        return False
+    return before.group(0).lstrip()[:1] != "," or bool(
+        _AFTER_ADDRESSEE.match(sentence, match.end())
+    )
 
 
 def _states_nothing_of_the_speaker(sentence: str) -> bool:

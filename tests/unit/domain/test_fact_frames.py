@@ -77,6 +77,8 @@ def test_a_time_phrase_dates_the_implied_value() -> None:
         "My sister just landed in Lisbon.",  # someone else's
         "Landed! The flat is tiny.",  # no value
         "Thanks, Mel! The flat is tiny.",  # someone addressed
+        "Great news John! The flat is tiny.",
+        "Hey, John that's a tiny flat.",
         "Lisbon is lovely.",  # a sentence's first word may be any word
     ],
 )
