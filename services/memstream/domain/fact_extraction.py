@@ -72,7 +72,7 @@ _SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
 # "Three weeks of bouldering!" names no one: a durative opening is the speaker's own state.
 _DURATIVE = re.compile(DURATIVE_HEAD)
 # A named subject comes straight before its verb ("Tom moved", "Ana's a nurse", "Ellie is").
-_NAME_WORD = re.compile(
+NAMED_SUBJECT = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
     r"lives|lived|works|worked|got|started|joined|bought|sold|adopted|plays|drives|uses|"
     r"volunteers|studies|became|quit|left|relocated|no|doesn't|retired|grew|took|changed|"
@@ -133,7 +133,7 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
         names_only = not _SUBJECT_WORD.search(sentence) and not _DURATIVE.match(sentence)
-        if names_only and not _NAME_WORD.search(sentence):
+        if names_only and not NAMED_SUBJECT.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
         stated = _stated_clauses(sentence)
         if stated:

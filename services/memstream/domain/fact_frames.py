@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import mul
 
-from memstream.domain.fact_extraction import clean_name, extract_facts, fact_sentence
+from memstream.domain.fact_extraction import NAMED_SUBJECT, clean_name, extract_facts, fact_sentence
 from memstream.domain.fact_grammar import HYPOTHETICAL, KIN_MENTION
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import is_name, shaped
@@ -249,4 +249,5 @@ def _states_nothing_of_the_speaker(sentence: str) -> bool:
         or HYPOTHETICAL.search(sentence) is not None
         or _WEIGHING.search(sentence) is not None
         or _SOMEONE_ELSE.search(sentence) is not None
+        or NAMED_SUBJECT.search(sentence) is not None  # "Tom just landed in Lisbon"
     )

@@ -75,6 +75,7 @@ def test_a_time_phrase_dates_the_implied_value() -> None:
         "If we move to Lisbon, I'll learn Portuguese.",  # a condition
         "I'm thinking about a flat in Lisbon.",  # weighing a change is not making it
         "My sister just landed in Lisbon.",  # someone else's
+        "Landed! Tom just moved to Lisbon too.",
         "Landed! The flat is tiny.",  # no value
         "Thanks, Mel! The flat is tiny.",  # someone addressed
         "Great news John! The flat is tiny.",
