@@ -26,7 +26,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import mul
 
-from memstream.domain.fact_extraction import NAMED_SUBJECT, clean_name, extract_facts, fact_sentence
+from memstream.domain.fact_extraction import (
+    NAMED_SUBJECT,
+    SENTENCE_BREAK,
+    clean_name,
+    extract_facts,
+    fact_sentence,
+)
 from memstream.domain.fact_grammar import HYPOTHETICAL, KIN_MENTION
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import is_name, shaped
@@ -74,7 +80,6 @@ NOT_A_CHANGE: tuple[str, ...] = (
 THRESHOLD = 0.45
 MARGIN = 0.10
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # Capitalised words, joined by the connectors of names ("Bank of America", "Vila Madalena").
 _SPAN = re.compile(
     r"(?<![\w'])[A-Z][\w'-]*(?:\s+(?:of|de|la|do|da|&)\s+[A-Z][\w'-]*|\s+[A-Z][\w'-]*)*"
@@ -203,7 +208,7 @@ def _candidate_values(text: str, speakers: Sequence[str]) -> list[tuple[str, str
     one addressed ("Thanks, Mel!") or a speaker's name or its start ("Mel" of Melanie)."""
     present = [value_key(s) for s in speakers]
     found: dict[str, tuple[str, str]] = {}
-    for sentence in _SENTENCE.split(text.replace("\u2019", "'")):
+    for sentence in SENTENCE_BREAK.split(text.replace("\u2019", "'")):
         sentence = sentence.strip()
         values = [
             v for v in _names_in(sentence) if not any(p.startswith(value_key(v)) for p in present)
