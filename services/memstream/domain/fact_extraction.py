@@ -63,7 +63,7 @@ _LIST_SHAPES = frozenset({"activity", "hobby", "pet"})  # "Marks and Spencer" is
 _CLOSED_LIST = re.compile(r",[^,]*\b(?:and|or)\s+[^,]*$", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^\s*(?:a|an|the|some|two|three)\s+", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_BOUND = re.compile(r"[,;:]\s+|\s+[-\u2013\u2014]+\s+")
 # Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog",
 # "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
@@ -72,7 +72,7 @@ _SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
 # "Three weeks of bouldering!" names no one: a durative opening is the speaker's own state.
 _DURATIVE = re.compile(DURATIVE_HEAD)
 # A named subject comes straight before its verb ("Tom moved", "Ana's a nurse", "Ellie is").
-_NAME_WORD = re.compile(
+NAMED_SUBJECT = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
     r"lives|lived|works|worked|got|started|joined|bought|sold|adopted|plays|drives|uses|"
     r"volunteers|studies|became|quit|left|relocated|no|doesn't|retired|grew|took|changed|"
@@ -129,11 +129,11 @@ def _ends_named(facts: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ...]:
 def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]:
     speaker = clean_name(message.speaker)
     before: _Other | None = None  # whom "he"/"she" may stand for, from earlier sentences
-    for sentence in _SENTENCE.split(message.text.replace("\u2019", "'")):
+    for sentence in SENTENCE_BREAK.split(message.text.replace("\u2019", "'")):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
         names_only = not _SUBJECT_WORD.search(sentence) and not _DURATIVE.match(sentence)
-        if names_only and not _NAME_WORD.search(sentence):
+        if names_only and not NAMED_SUBJECT.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
         stated = _stated_clauses(sentence)
         if stated:

@@ -80,7 +80,7 @@ class EmbeddingsAhead:
         self._chunks = chunks
         self._ready: list[asyncio.Future[Vectors]] = [loop.create_future() for _ in chunks]
         self._task = asyncio.create_task(self._run(embedder, chunks, depth))
-        self._also: dict[int, asyncio.Task[Vectors]] = {}
+        self._also: dict[int, list[tuple[set[str], asyncio.Task[Vectors]]]] = {}
 
     async def _run(self, embedder: Embedder, chunks: Sequence[Sequence[str]], depth: int) -> None:
         calls: deque[tuple[int, asyncio.Task[list[list[float]]]]] = deque()
@@ -107,12 +107,13 @@ class EmbeddingsAhead:
             await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
 
     def also(self, step: int, texts: Iterable[str]) -> None:
-        """Start embedding now those of `texts` that no chunk up to `step` holds; `through`
-        of that step includes them. Called at most once per step."""
-        known = set().union(*self._chunks[: step + 1])
+        """Start embedding now those of `texts` that no chunk up to `step` holds, nor an
+        earlier `also` of that step; `through` of that step includes them."""
+        added = self._also.setdefault(step, [])
+        known = set().union(*self._chunks[: step + 1], *(texts for texts, _ in added))
         missing = list(dict.fromkeys(text for text in texts if text not in known))
         if missing:
-            self._also[step] = asyncio.create_task(self._embed(missing))
+            added.append((set(missing), asyncio.create_task(self._embed(missing))))
 
     async def _embed(self, texts: list[str]) -> Vectors:
         return dict(zip(texts, await self._embedder.embed(texts), strict=True))
@@ -129,14 +130,15 @@ class EmbeddingsAhead:
         own = await self.vectors(step)
         # Embedded in order: every earlier chunk is done (or failed, and so is this one).
         earlier = [self._ready[k].result() for k in reversed(range(step))]
-        extra = self._also.get(step)
-        return ChainMap(own, *earlier, *([await asyncio.shield(extra)] if extra else []))
+        extra = [await asyncio.shield(task) for _, task in self._also.get(step, ())]
+        return ChainMap(own, *earlier, *extra)
 
     async def close(self) -> None:
         """Stop embedding what no step will ask for (after a failure or cancellation)."""
-        for task in (self._task, *self._also.values()):
+        also = [task for added in self._also.values() for _, task in added]
+        for task in (self._task, *also):
             task.cancel()
-        await asyncio.gather(self._task, *self._also.values(), return_exceptions=True)
+        await asyncio.gather(self._task, *also, return_exceptions=True)
         for ready in self._ready:
             if not ready.done():
                 ready.cancel()

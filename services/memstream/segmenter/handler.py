@@ -45,6 +45,7 @@ from memstream.contracts.codec import encode_state, encode_window, memory_event,
 from memstream.contracts.feed_events import rebuild_finished_event, user_forgotten_event
 from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
+from memstream.domain.fact_frames import Frames
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.models import (
     ForgetRequested,
@@ -76,7 +77,13 @@ from memstream.ports import (
     VectorIndex,
 )
 from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
-from memstream.segmenter.knowledge import fact_outbox, read_by, read_knowledge
+from memstream.segmenter.knowledge import (
+    FramePrototypes,
+    Vectors,
+    fact_outbox,
+    read_by,
+    read_knowledge,
+)
 from memstream.segmenter.rebuild import Rebuilder
 from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stored_ancestors
 from memstream.segmenter.segments import Segment, SegmentWriter
@@ -148,6 +155,7 @@ class Segmenter:
         rebuild_chunk_leaves: int = 16,
         knowledge: bool = True,
         facts: FactReader | None = None,
+        frames: FramePrototypes | None = None,
         on_progress: Callable[[Mapping[int, int]], None] | None = None,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
@@ -159,6 +167,8 @@ class Segmenter:
         self._retention = retention
         self._knowledge = knowledge
         self._facts = facts  # the LLM backend's reader of L1 facts; None: the offline rules
+        # With the rules: the frames the messages' vectors imply facts by (None: not read).
+        self._frames = frames
         self._tree = tree
         self._index = index
         self._embedder = embedder
@@ -226,7 +236,10 @@ class Segmenter:
             per_user.setdefault(item.event.user_id, []).append(item)
         # Users are independent: their LLM calls and store reads overlap.
         results = await asyncio.gather(
-            *(self._user_work(user_id, items, report) for user_id, items in per_user.items())
+            *(
+                self._user_work(user_id, items, report, ahead, index)
+                for user_id, items in per_user.items()
+            )
         )
         work = [w for w in results if w is not None]
         segments = [s for w in work for s in w.segments]
@@ -255,10 +268,17 @@ class Segmenter:
             await self._publish_outbox(user_id, await self._tree.outbox(user_id, "segmenter"))
 
     async def _user_work(
-        self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
+        self,
+        user_id: str,
+        items: list[Consumed[InputEvent]],
+        report: BatchReport,
+        ahead: EmbeddingsAhead,
+        step_index: int,
     ) -> _UserWork | None:
         items = await self._apply_forgets(user_id, items, report)
-        return await self._load_decide_carry_out(user_id, items, report) if items else None
+        if not items:
+            return None
+        return await self._load_decide_carry_out(user_id, items, report, ahead, step_index)
 
     async def _apply_forgets(
         self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
@@ -288,7 +308,12 @@ class Segmenter:
         await self._publisher.publish([Outbound(self._topics.memories, user_id, value)])
 
     async def _load_decide_carry_out(
-        self, user_id: str, items: list[Consumed[InputEvent]], report: BatchReport
+        self,
+        user_id: str,
+        items: list[Consumed[InputEvent]],
+        report: BatchReport,
+        ahead: EmbeddingsAhead,
+        step_index: int,
     ) -> _UserWork | None:
         """Load, decide, carry out: the step's one read of the store, the domain's plan,
         then the LLM writes and the forgets the plan asks for (committed by the caller)."""
@@ -334,7 +359,11 @@ class Segmenter:
         # What the L1s say, read from their messages before they are written: each records
         # what read it (the model, or the rules it fell back to).
         knowledge, extraction = await read_knowledge(
-            [s.node for s in segments], removed, enabled=self._knowledge, reader=self._facts
+            [s.node for s in segments],
+            removed,
+            enabled=self._knowledge,
+            reader=self._facts,
+            frames=await self._frames_of(segments, ahead, step_index),
         )
         segments = [replace(s, node=read_by(s.node, extraction.get(s.node.id))) for s in segments]
         report.segments.extend(s.node for s in segments)
@@ -427,6 +456,19 @@ class Segmenter:
         if self._knowledge:  # later profiles may state the facts of these messages as current
             above |= {n.id: n for n in await later_profiles(self._tree, user_id, leaves, above)}
         return rewritten, removed, late_data_closures(above.values())
+
+    async def _frames_of(
+        self, segments: list[Segment], ahead: EmbeddingsAhead, step_index: int
+    ) -> tuple[Frames, Vectors] | None:
+        """The frames' prototypes and the L1s' messages' vectors, when the rules read the
+        L1s' facts and the frames are on: the vectors the L1s are indexed with, so waiting
+        for them here embeds nothing more."""
+        if self._frames is None or not self._knowledge or self._facts is not None:
+            return None
+        if not segments:
+            return None
+        ahead.also(step_index, (text for s in segments for text in s.texts))
+        return await self._frames.frames(), await ahead.through(step_index)
 
     async def _store_vectors(
         self, segments: list[Segment], embedded: Mapping[str, list[float]]

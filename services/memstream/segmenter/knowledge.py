@@ -10,7 +10,7 @@ with what they will say (`domain.fact_changes`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from memstream.contracts.feed_events import fact_events
@@ -22,9 +22,28 @@ from memstream.domain.fact_changes import (
     stepped_changes,
     touches_facts,
 )
+from memstream.domain.fact_frames import Frames, frames_of, leaf_facts, prototype_texts
 from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import Level, MemoryNode
-from memstream.ports import FactReader, LeafFacts
+from memstream.ports import Embedder, FactReader, LeafFacts
+
+
+class FramePrototypes:
+    """The frames' prototypes (`domain.fact_frames`), embedded once by the embedder that
+    embeds the messages, on first use: the messages' vectors are compared with them."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._frames: Frames | None = None
+
+    async def frames(self) -> Frames:
+        if self._frames is None:
+            texts = [text for _, text in prototype_texts()]
+            self._frames = frames_of(await self._embedder.embed(texts))
+        return self._frames
+
+
+Vectors = Mapping[str, Sequence[float]]  # a message's vector by its text
 
 
 async def read_knowledge(
@@ -33,11 +52,20 @@ async def read_knowledge(
     *,
     enabled: bool,
     reader: FactReader | None,
+    frames: tuple[Frames, Vectors] | None = None,
 ) -> tuple[KnowledgeChange, dict[str, str]]:
     """The knowledge of the L1s written and removed, and by L1 id the extraction that read
-    each one's facts (when a reader did: the rules' own are the deployment's)."""
+    each one's facts (when a reader did: the rules' own are the deployment's). With
+    `frames` (the prototypes and the messages' vectors), the rules' facts are joined by
+    those the messages imply by their frames."""
     if not enabled:
         return cleared(written, removed), {}
+    if reader is None and frames is not None:
+        prototypes, vectors = frames
+        read = {
+            n.id: leaf_facts(n, vectors, prototypes) for n in written if n.level == Level.SEGMENT
+        }
+        return knowledge_change(written, removed, read), {}
     if reader is None:
         return knowledge_change(written, removed), {}
     leaves = [n for n in written if n.level == Level.SEGMENT]

@@ -46,6 +46,7 @@ from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.scheduler.rebuilds import RebuildPacer, pace
 from memstream.segmenter.fair_share import FairShare
 from memstream.segmenter.handler import Segmenter, Topics
+from memstream.segmenter.knowledge import FramePrototypes
 from memstream.settings import Settings
 from memstream.wiring.container import Container
 from memstream.wiring.repair import build_repair, divergence_watch
@@ -186,6 +187,8 @@ def build_segmenter(
         knowledge=lifecycle.knowledge,
         # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
         facts=ports.llm if c.settings.llm.base_url else None,
+        # The frames' thresholds are the local model's distances (`domain.fact_frames`).
+        frames=FramePrototypes(ports.embedder) if c.settings.embedding.backend == "local" else None,
         on_progress=None if bare else c.progress_marked,
     )
 

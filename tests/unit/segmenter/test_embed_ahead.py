@@ -140,6 +140,20 @@ async def test_texts_a_step_also_needs_are_embedded_at_once_and_found_through_it
     await ahead.close()
 
 
+async def test_a_step_may_ask_for_more_texts_twice_and_each_is_embedded_once() -> None:
+    # Each user's work asks for its L1s' texts (the frames read them), then the step for all.
+    embedder = RecordingEmbedder()
+    ahead = EmbeddingsAhead(embedder, [["a"]])
+    ahead.also(0, ["first user's", "a"])
+    ahead.also(0, ["second user's", "first user's"])
+    async with asyncio.timeout(5):
+        through = await ahead.through(0)
+    assert set(through) == {"a", "first user's", "second user's"}
+    texts = [text for call in embedder.calls for text in call]
+    assert sorted(texts) == ["a", "first user's", "second user's"]
+    await ahead.close()
+
+
 async def test_close_cancels_texts_a_step_also_needed() -> None:
     ahead = EmbeddingsAhead(StuckEmbedder(asyncio.Event()), [["a"]])
     ahead.also(0, ["held over"])
