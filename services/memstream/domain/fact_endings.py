@@ -25,6 +25,7 @@ from memstream.domain.fact_values import names
 from memstream.domain.facts import ENDED, AtomicFact, fact_id, is_single_valued
 
 _Order = tuple[datetime, datetime]
+Slot = tuple[str, str, str]  # (user, subject, attribute)
 
 
 def with_endings(facts: Iterable[AtomicFact]) -> list[AtomicFact]:
@@ -46,6 +47,33 @@ def with_endings(facts: Iterable[AtomicFact]) -> list[AtomicFact]:
             for value in held_named(slots[slot], ending):
                 kept.append(closing(ending, slot[2], value))
     return kept
+
+
+def ending_slot(slot: Slot) -> Slot:
+    """The slot of the endings that may close `slot`: its subject's `ENDED`."""
+    return (slot[0], slot[1], ENDED)
+
+
+def reach(endings: Iterable[AtomicFact], facts: Iterable[AtomicFact]) -> set[Slot]:
+    """The slots of `facts` an ending of `endings` may close: of its subject, with a value it
+    names. Only they are derived again when those endings are said or forgotten; a slot
+    whose values no ending names derives the same with or without it."""
+    named: dict[tuple[str, str], set[str]] = {}
+    for ending in endings:
+        if ending.attribute == ENDED:
+            named.setdefault((ending.user_id, ending.subject), set()).add(ending.value)
+    reached: set[Slot] = set()
+    checked: set[tuple[Slot, str]] = set()
+    for fact in facts:
+        said = named.get((fact.user_id, fact.subject))
+        if not said or fact.attribute == ENDED or fact.slot in reached:
+            continue
+        if (fact.slot, fact.value) in checked:
+            continue
+        checked.add((fact.slot, fact.value))
+        if any(names(value, fact.value) for value in said):
+            reached.add(fact.slot)
+    return reached
 
 
 def held_named(observations: Sequence[AtomicFact], ending: AtomicFact) -> list[str]:

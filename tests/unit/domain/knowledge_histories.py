@@ -45,6 +45,7 @@ class History:
 
     rng: random.Random
     user: str = "ana"
+    said: tuple[str, ...] = tuple(SAID)
     held: dict[str, MemoryNode] = field(default_factory=dict)
     messages: int = 0
     written: int = 0
@@ -70,7 +71,7 @@ class History:
         self.messages += 1
         at = START + timedelta(hours=self.rng.randint(0, 24 * 200))
         speaker = self.rng.choice(SPEAKERS)
-        return SourceMessage(f"m{self.messages}", speaker, "user", self.rng.choice(SAID), at)
+        return SourceMessage(f"m{self.messages}", speaker, "user", self.rng.choice(self.said), at)
 
     def _node(self, leaf_id: str, messages: tuple[SourceMessage, ...], version: int) -> MemoryNode:
         return MemoryNode(
