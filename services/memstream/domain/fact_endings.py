@@ -16,8 +16,9 @@ standard library only.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memstream.domain.fact_extraction import fact_sentence
@@ -36,15 +37,17 @@ def with_endings(facts: Iterable[AtomicFact]) -> list[AtomicFact]:
         return said
     kept = [f for f in said if f.attribute != ENDED]
     subjects = {(f.user_id, f.subject) for f in endings}
-    slots: dict[tuple[str, str, str], list[AtomicFact]] = {}
+    slots: dict[Slot, list[AtomicFact]] = {}
     for fact in kept:
         if (fact.user_id, fact.subject) in subjects:
             slots.setdefault(fact.slot, []).append(fact)
+    # Each slot ordered once, whatever the number of endings of its subject.
+    ordered = {slot: _Ordered.of(observations) for slot, observations in slots.items()}
     for ending in endings:
         for slot in sorted(slots):
             if slot[:2] != (ending.user_id, ending.subject):
                 continue
-            for value in held_named(slots[slot], ending):
+            for value in ordered[slot].held_named(ending):
                 kept.append(closing(ending, slot[2], value))
     return kept
 
@@ -78,16 +81,46 @@ def reach(endings: Iterable[AtomicFact], facts: Iterable[AtomicFact]) -> set[Slo
 
 def held_named(observations: Sequence[AtomicFact], ending: AtomicFact) -> list[str]:
     """The values of one slot that held just before `ending` and that it names."""
-    before = sorted(
-        (f for f in observations if _order(f) < _order(ending)),
-        key=lambda f: (_order(f), f.fact_id),
-    )
-    last: dict[str, AtomicFact] = {}
-    for fact in before:
-        last["" if is_single_valued(fact.attribute) else fact.value_key] = fact
-    return sorted(
-        {f.value for f in last.values() if not f.negated and names(ending.value, f.value)}
-    )
+    return _Ordered.of(observations).held_named(ending)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ordered:
+    """One slot's observations in order, and the values they state."""
+
+    facts: tuple[AtomicFact, ...]
+    orders: tuple[_Order, ...]
+    values: frozenset[str]
+
+    @classmethod
+    def of(cls, observations: Iterable[AtomicFact]) -> _Ordered:
+        facts = tuple(sorted(observations, key=lambda f: (_order(f), f.fact_id)))
+        return cls(facts, tuple(map(_order, facts)), frozenset(f.value for f in facts))
+
+    def held_named(self, ending: AtomicFact) -> list[str]:
+        named = {value for value in self.values if names(ending.value, value)}
+        if not named:
+            return []
+        before = bisect_left(self.orders, _order(ending))
+        if not before:
+            return []
+        if is_single_valued(self.facts[0].attribute):
+            last = self.facts[before - 1]
+            return [last.value] if not last.negated and last.value in named else []
+        # Each value's last statement before the ending, latest first, until every value
+        # named has been met.
+        wanted = {f.value_key for f in self.facts if f.value in named}
+        held: set[str] = set()
+        seen: set[str] = set()
+        for fact in reversed(self.facts[:before]):
+            if fact.value_key in seen:
+                continue
+            seen.add(fact.value_key)
+            if not fact.negated and fact.value in named:
+                held.add(fact.value)
+            if wanted <= seen:
+                break
+        return sorted(held)
 
 
 def closing(ending: AtomicFact, attribute: str, value: str) -> AtomicFact:

@@ -36,6 +36,21 @@ SAID = [
     "Game of Thrones is on tonight.",
     "Anna said hello.",
 ]
+# Values stated, restated, ended without their attribute and stated again; someone else's.
+ENDINGS_SAID = (
+    "I play for the Magpies.",
+    "I joined the Magpies.",
+    "I've left the Magpies.",
+    "I play for the Hawks.",
+    "I live in Porto.",
+    "We moved to Berlin!",
+    "I've left Berlin.",
+    "My friend Ellie is doing keto.",
+    "Ellie quit keto.",
+    "I stopped going to the climbing gym.",
+    "My favourite hobby is painting.",
+    "I gave up painting.",
+)
 SPEAKERS = ["Maya", "Jon"]
 
 

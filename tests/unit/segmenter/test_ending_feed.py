@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from tests.unit.domain.knowledge_histories import History
+from tests.unit.domain.knowledge_histories import ENDINGS_SAID, History
 from tests.unit.fakes import FakeTree
 
 from memstream.contracts.feed_events import FACT, FACT_REMOVED
@@ -21,19 +21,6 @@ from memstream.domain.models import Level, MemoryNode, SourceMessage
 from memstream.segmenter.knowledge import fact_outbox
 
 USER = "ana"
-# Values stated, restated, ended without their attribute and stated again; someone else's.
-SAID = (
-    "I play for the Magpies.",
-    "I joined the Magpies.",
-    "I've left the Magpies.",
-    "I play for the Hawks.",
-    "I live in Porto.",
-    "We moved to Berlin!",
-    "I've left Berlin.",
-    "My friend Ellie is doing keto.",
-    "Ellie quit keto.",
-    "I stopped going to the climbing gym.",
-)
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 
 
@@ -71,7 +58,7 @@ async def commit(
 
 @pytest.mark.parametrize("seed", range(16))
 async def test_the_feed_replays_the_versions_endings_close_and_reopen(seed: int) -> None:
-    history = History(random.Random(seed), user=USER, said=SAID)
+    history = History(random.Random(seed), user=USER, said=ENDINGS_SAID)
     tree = FakeTree()
     held: Held = {}
     closed_by_ending = 0
