@@ -33,8 +33,8 @@ import asyncio
 import json
 import time
 import uuid
-from dataclasses import replace
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 

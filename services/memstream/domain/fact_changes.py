@@ -161,9 +161,7 @@ def joined(first: FactChanges, second: FactChanges) -> FactChanges:
     )
 
 
-def _before_ending(
-    heads: Mapping[Slot, SlotHead], slot: Slot, facts: Iterable[AtomicFact]
-) -> bool:
+def _before_ending(heads: Mapping[Slot, SlotHead], slot: Slot, facts: Iterable[AtomicFact]) -> bool:
     """Whether a stored ending of the slot's subject comes after one of `facts` (a late
     statement): it may close what they state, which no head knows."""
     latest = heads.get(ending_slot(slot))
@@ -173,7 +171,9 @@ def _before_ending(
     return any((f.valid_from, f.recorded_at) <= last for f in facts)
 
 
-def _ending_heads(slots: Iterable[Slot], facts: Iterable[AtomicFact]) -> dict[Slot, SlotHead | None]:
+def _ending_heads(
+    slots: Iterable[Slot], facts: Iterable[AtomicFact]
+) -> dict[Slot, SlotHead | None]:
     """The head of each `ENDED` slot among `slots`: its latest ending (None: it has none),
     which tells a later commit whether a statement of the subject may come before one."""
     latest: dict[Slot, AtomicFact] = {}

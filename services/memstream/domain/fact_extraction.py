@@ -113,7 +113,8 @@ def extract_facts(messages: Sequence[SourceMessage], *, user_id: str) -> tuple[A
     for message in messages:
         if message.role == "assistant":
             continue
-        facts.extend(_without_contradictions(without_named_endings(tuple(_message_facts(message, user_id)))))
+        said = tuple(_message_facts(message, user_id))
+        facts.extend(_without_contradictions(without_named_endings(said)))
     return tuple(facts)
 
 

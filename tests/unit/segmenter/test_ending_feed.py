@@ -6,8 +6,8 @@ events are, after every commit, the versions derived whole from the user's L1s."
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime, timedelta
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest

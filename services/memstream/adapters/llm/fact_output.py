@@ -5,7 +5,8 @@ attribute from the fixed list, a value and, when the lines say it, the date it b
 hold. An ending told without its attribute ("I've left the Magpies") is the attribute
 `ended` naming what ended: it becomes the rules' reading of such a sentence, a negated
 `ENDED` observation the timelines resolve against the values stated before it
-(`domain.fact_endings`), unless the same lines end an attribute of that subject outright. Everything else is decided here, so both backends' facts read alike and supersede one
+(`domain.fact_endings`), unless the same lines end an attribute of that subject outright.
+Everything else is decided here, so both backends' facts read alike and supersede one
 another: subjects get the rules' keys (`speaker:maya`, `kin:maya:brother`), values and names
 are cleaned as the rules clean them, citations are kept only when they name a message of
 the leaf (a fact citing none is dropped), a fact is dated by its first message unless the
