@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memstream.contracts.codec import encode_state
-from memstream.domain.facts import AtomicFact
+from memstream.domain.facts import ENDED, AtomicFact
 from memstream.domain.forgetting import Guard, Tombstone
 from memstream.domain.knowledge import KnowledgeChange, knowledge_change
 from memstream.domain.models import Level, MemoryNode, SourceMessage
@@ -269,6 +269,23 @@ class KnowledgeContract:
         assert set(porto) == {"l1", "l2"} and values(list(porto["l1"])) == ["Porto"]
         assert await tree.slot_facts("ana", {(MAYA, "works_at")}, ()) == {}
         assert await tree.slot_facts("other", {(MAYA, "lives_in")}, {"l1"}) == {}
+
+    async def test_a_slots_facts_come_with_its_subjects_endings_and_an_ending_with_them_all(
+        self, tree: TreeStore
+    ) -> None:
+        team = leaf("l4", ("m5", "I play for the Magpies on Sundays.", JAN))
+        left = leaf("l5", ("m6", "I've left the Magpies.", APR))
+        await write(tree, PORTO, BERLIN, MADRID, team, left)
+        # A slot's facts with the endings of its subject, which may close one of them.
+        homes = await tree.slot_facts("ana", {(MAYA, "lives_in")}, ())
+        assert set(homes) == {"l1", "l2", "l5"}
+        assert [f.attribute for f in homes["l5"]] == [ENDED]
+        # An ending asked, or said by a leaf named, brings every fact of its subject.
+        ending_asked = await tree.slot_facts("ana", {(MAYA, ENDED)}, ())
+        assert ending_asked == await tree.slot_facts("ana", (), {"l5"})
+        subjects = {f.subject for facts in ending_asked.values() for f in facts}
+        assert subjects == {MAYA} and {"l1", "l2", "l4", "l5"} <= set(ending_asked)
+        assert {f.attribute for f in ending_asked["l4"]} == {"team"}
 
     async def test_an_ending_closes_what_it_names_until_it_is_forgotten(
         self, tree: TreeStore

@@ -5,7 +5,9 @@ ingested, messages of the first are forgotten, the second user is forgotten whol
 the first is rebuilt with a new prompt version. Applying the events it gave, in order, must
 give exactly the live memories of the stores (the same ids, versions and texts) and the
 facts route's current facts. The first user's sister moves from Porto to Lisbon, then to
-Oslo; forgetting the Oslo message re-opens Lisbon.
+Oslo; forgetting the Oslo message re-opens Lisbon. The user plays for the Magpies, then
+leaves them without saying the attribute ("I've left the Magpies"): the feed reports the
+team closed, and forgetting the ending re-opens it.
 """
 
 from __future__ import annotations
@@ -47,18 +49,24 @@ __all__ = ["runtime"]
 
 OTHER = "feed-other"
 Replayed = dict[str, tuple[str, int, str]]  # memory id -> user, version, text
-# Later days of the first user: the sister's home moves twice; the second move is forgotten.
-MOVES = [("Lisbon", "How exciting!"), ("Oslo", "What a change!")]
-OSLO = "d3-q0"
+# Later days of the first user: the sister's home moves twice, the second move forgotten;
+# a team joined, then left without naming the attribute, the ending forgotten.
+MOVES = [
+    ("My sister moved to Lisbon.", "How exciting!"),
+    ("My sister moved to Oslo.", "What a change!"),
+    ("I play for the Magpies now.", "Good luck this season!"),
+    ("I've left the Magpies.", "Sorry to hear that."),
+]
+OSLO, LEFT_MAGPIES = "d3-q0", "d5-q0"
 
 
 def moves() -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    for n, (city, reply) in enumerate(MOVES):
+    for n, (said, reply) in enumerate(MOVES):
         day, at = n + 2, START + timedelta(days=n + 2)
         session = f"s{day}"
         for j, (role, speaker, text) in enumerate(
-            (("user", "Ana", f"My sister moved to {city}."), ("assistant", "Bot", reply))
+            (("user", "Ana", said), ("assistant", "Bot", reply))
         ):
             events.append(
                 {
@@ -178,8 +186,8 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
             )
             await wait_caught_up(runtime, [USER, OTHER], timeout_s=120)
             # Both messages of an exchange: its leaf is removed, its ancestors written again.
-            # And the move to Oslo: Lisbon holds again.
-            forgotten = {"message_ids": [FORGOTTEN, "d0-a0", OSLO]}
+            # And the move to Oslo: Lisbon holds again; and leaving the Magpies: they do.
+            forgotten = {"message_ids": [FORGOTTEN, "d0-a0", OSLO, LEFT_MAGPIES]}
             reply = await client.post(f"/v1/users/{USER}/messages:forget", json=forgotten)
             assert reply.status_code == 202, reply.text
             for handle in reply.json()["handles"]:
@@ -215,6 +223,7 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
     assert replay_facts(events) == answered
     sister = {v[3] for v in answered.values() if v[2] == "lives_in" and "sister" in v[1]}
     assert sister == {"Lisbon"}
+    assert {v[3] for v in answered.values() if v[2] == "team"} == {"the Magpies"}
 
     # Every kind of change was announced, and each only as often as the feed repeats it.
     kinds = {type(e) for e in events}
@@ -231,9 +240,15 @@ async def test_replaying_the_feed_gives_the_stores_final_state(
     }
     assert [e.user_id for e in events if isinstance(e, UserForgotten)] == [OTHER]
     closed = {(e.value, e.superseded_by) for e in events if isinstance(e, FactSuperseded)}
-    assert {value for value, _ in closed} >= {"Porto", "Lisbon"}
-    [reopened] = {(e.value, e.was_superseded_by) for e in events if isinstance(e, FactReopened)}
-    assert reopened[0] == "Lisbon" and ("Lisbon", reopened[1]) in closed
+    assert {value for value, _ in closed} >= {"Porto", "Lisbon", "the Magpies"}
+    reopened = {(e.value, e.was_superseded_by) for e in events if isinstance(e, FactReopened)}
+    assert {value for value, _ in reopened} == {"Lisbon", "the Magpies"}
+    assert reopened <= closed  # each re-opened by forgetting what had closed it
+    # The ending closed the team by a negation of it, which no longer exists.
+    [(_, ending)] = [c for c in closed if c[0] == "the Magpies"]
+    ended = [e for e in events if isinstance(e, FactWritten) and e.fact_id == ending]
+    assert ended and ended[0].negated and ended[0].attribute == "team"
+    assert any(isinstance(e, FactRemoved) and ending in e.fact_ids for e in events)
     [finished] = [e for e in events if isinstance(e, RebuildFinished)]
     assert finished.leaves == finished.leaves_rewritten > 0
     versions = [e.version for e in events if isinstance(e, MemoryWritten) and e.user_id == USER]

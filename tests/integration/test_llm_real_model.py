@@ -18,12 +18,13 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
-from openai import AsyncOpenAI
+from openai import APIStatusError, AsyncOpenAI
 
 from memstream.adapters.embedding.embedders import HashingEmbedder
 from memstream.adapters.llm.fallback import FallbackLanguageModel
@@ -35,8 +36,19 @@ from memstream.consolidator.handler import Consolidator
 from memstream.contracts.codec import decode_input
 from memstream.contracts.records import Outbound
 from memstream.domain.calendar import parent_window
+from memstream.domain.fact_values import names
+from memstream.domain.facts import ENDED, make_fact
 from memstream.domain.ids import segment_id, window_node_id
-from memstream.domain.models import Level, MemoryNode, Summary, Turn, Window, WindowClosed
+from memstream.domain.knowledge import fact_versions
+from memstream.domain.models import (
+    Level,
+    MemoryNode,
+    SourceMessage,
+    Summary,
+    Turn,
+    Window,
+    WindowClosed,
+)
 from memstream.domain.nodes import source_message
 from memstream.domain.segment_text import render_segment
 from memstream.settings import Settings
@@ -237,3 +249,55 @@ async def test_facts_through_a_real_model_are_checked_or_fall_back_to_the_rules(
             assert set(fact.source_ids) <= set(leaf.source_ids)
             assert fact.user_id == USER and fact.text.startswith(fact.subject_name)
             assert fact.valid_from.tzinfo is not None
+
+
+async def test_an_ending_read_through_a_real_model_is_the_rules_ending_or_none(
+    model_url: str,
+) -> None:
+    """The schema with `ended` is one the server's grammar takes (no request refused), and
+    what the model answers about an ending told without its attribute is checked as any
+    answer: an `ended` fact is a negated ending of the speaker citing the line, resolved
+    where facts are read as the rules' reading is."""
+    at = datetime(2024, 5, 1, 18, 0, tzinfo=UTC)
+    said = SourceMessage("m-left", "Maya", "user", "I've left the Magpies.", at)
+    leaf = MemoryNode(
+        id="l-left",
+        user_id=USER,
+        level=Level.SEGMENT,
+        t_start=at,
+        t_end=at,
+        text=said.text,
+        source_ids=(said.event_id,),
+        messages=(said,),
+    )
+    client = AsyncOpenAI(base_url=model_url, api_key="local", max_retries=0, timeout=60.0)
+    model = OpenAILanguageModel(
+        client, "smollm2", temperature=0.0, max_retries=0, json_schema=True, max_tokens=FACT_TOKENS
+    )
+    failures: list[BaseException] = []
+    llm = FallbackLanguageModel(
+        model, OfflineLanguageModel(), on_fallback=lambda op, exc: failures.append(exc)
+    )
+    try:
+        reading = await llm.read_facts(leaf)
+    finally:
+        await client.close()
+    assert not any(isinstance(exc, APIStatusError) for exc in failures), failures
+    team = make_fact(
+        user_id=USER,
+        subject="speaker:maya",
+        subject_name="Maya",
+        attribute="team",
+        value="the Magpies",
+        text="Maya plays for the Magpies",
+        valid_from=at - timedelta(days=30),
+        recorded_at=at - timedelta(days=30),
+        source_ids=("m-joined",),
+    )
+    for fact in reading.facts:
+        assert set(fact.source_ids) == {"m-left"}
+        if fact.attribute == ENDED:
+            assert fact.negated and fact.subject == "speaker:maya"
+    named = [f for f in reading.facts if f.attribute == ENDED and names(f.value, team.value)]
+    magpies = [v for v in fact_versions([team, *reading.facts]) if v.fact_id == team.fact_id]
+    assert magpies[0].valid_to == (at if named else None)

@@ -21,6 +21,7 @@ from memstream.adapters.llm.fallback import FallbackLanguageModel
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.adapters.llm.openai import OpenAILanguageModel
 from memstream.domain.derivation import RULES_EXTRACTION
+from memstream.domain.facts import ENDED
 from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
 from memstream.domain.query import parse_query
 
@@ -248,7 +249,9 @@ async def test_facts_are_read_through_their_schema_and_keyed_as_the_rules_key_th
                 "value": "Berlin",
                 "since": "2023-04-01",
                 "source_ids": ["m1", "m404"],
-            }
+            },
+            # An ending told without its attribute, spelled as a model may spell it.
+            {"subject": "Maya", "attribute": "Ended", "value": "Porto", "source_ids": ["m1"]},
         ]
     }
     fake.script.extend([Step(json.dumps(answer)), Step(json.dumps({"facts": []}))])
@@ -257,8 +260,9 @@ async def test_facts_are_read_through_their_schema_and_keyed_as_the_rules_key_th
     endpoint.clients.append(client)
     llm = OpenAILanguageModel(client, "test-model", on_usage=usage, json_schema=True)
     reading = await llm.read_facts(MOVED_LEAF)
-    [fact] = reading.facts
-    assert reading.extraction == "llm-facts-1"
+    [fact, ending] = reading.facts
+    assert (ending.attribute, ending.value, ending.negated) == (ENDED, "Porto", True)
+    assert reading.extraction == "llm-facts-2"
     assert (fact.subject, fact.attribute, fact.value, fact.source_ids) == (
         "speaker:maya",
         "lives_in",
@@ -270,7 +274,7 @@ async def test_facts_are_read_through_their_schema_and_keyed_as_the_rules_key_th
     sent = fake.requests[0]
     schema = sent["response_format"]["json_schema"]["schema"]
     attribute = schema["$defs"]["_ReadFact"]["properties"]["attribute"]
-    assert "lives_in" in attribute["enum"] and "statement" in attribute["enum"]
+    assert {"lives_in", "statement", "ended"} <= set(attribute["enum"])
     assert "[m1] 2023-05-08 Maya (user): We moved to Berlin last month!" in str(sent["messages"])
     assert usage.calls["facts"] == 2 and not usage.errors
     assert (await llm.read_facts(replace(MOVED_LEAF, messages=()))).facts == ()

@@ -30,3 +30,11 @@ def test_a_small_run_times_every_reader_and_steps_alike() -> None:
     assert size["l1s"] > 100 and size["l1s_with_facts"] > 0
     for reader in ("whole_before", "whole", "stepped"):
         assert size[f"{reader}_cpu_ms"] > 0
+
+
+def test_a_run_with_endings_reads_them_and_steps_alike() -> None:
+    sizes = asyncio.run(measure([300], rounds=2, redis_url=REDIS, endings=[0, 3]))["sizes"]
+    assert [(s["endings"], s["steps_state_a_home"]) for s in sizes] == [(0, True), (3, True)]
+    assert all(s["stepped_equals_whole"] is True for s in sizes)
+    # The endings are facts of their own L1s, so more L1s hold facts.
+    assert sizes[1]["l1s_with_facts"] > sizes[0]["l1s_with_facts"]

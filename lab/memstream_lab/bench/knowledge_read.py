@@ -18,6 +18,12 @@ timed in CPU (`process_time`, the least of the rounds) and wall time:
 
 The three run in the same process on the same data, so their ratio is the figure; absolute
 times move with whatever else the shared machine runs.
+
+`--endings N ...` measures each size again with N of the speaker's messages, spread over
+the history written before the rounds, saying an ending told without its attribute ("I've
+left Oslo": `fact_endings`), which the reader resolves against the speaker's slots. In such a
+run every round's step also states where the speaker lives, so that each step touches the
+subject with the endings (otherwise the least of the rounds is a step that does not).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +50,7 @@ from memstream.domain.knowledge import entity_index, knowledge_change
 from memstream.domain.models import MemoryNode
 from memstream.domain.windows import initial_state
 from memstream.ports import UserCommit
-from memstream_lab.bench.scale_chat import l1s_of, locomo_shape, user_chat
+from memstream_lab.bench.scale_chat import CITIES, l1s_of, locomo_shape, user_chat
 from memstream_lab.measure import write_report
 
 STEP_L1S = 8  # L1s a step commits: a step of 16 turns between two people
@@ -79,11 +86,54 @@ async def _timed(work: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
     return time.process_time() - cpu, time.perf_counter() - began
 
 
-async def measure_size(client: aioredis.Redis, messages: int, rounds: int) -> dict[str, Any]:
+def with_endings(events: list[dict[str, Any]], endings: int, before: int) -> list[dict[str, Any]]:
+    """`events` with `endings` of the speaker's first `before` turns, evenly spread, saying
+    that they left a city (the chat's homes), told without the attribute."""
+    own = [
+        i
+        for i, e in enumerate(events[:before])
+        if e["type"] == "turn.v1" and e["speaker"] == f"{USER}-me"
+    ]
+    if endings > len(own):
+        raise ValueError(f"{endings} endings asked of {len(own)} messages")
+    chosen = [own[len(own) * n // endings] for n in range(endings)] if endings else []
+    changed = list(events)
+    for n, index in enumerate(chosen):
+        changed[index] = {**events[index], "text": f"I've left {CITIES[n % len(CITIES)]}."}
+    return changed
+
+
+def stating_home(leaves: Sequence[MemoryNode], city: str) -> list[MemoryNode]:
+    """`leaves` with the speaker's first message among them saying where they live."""
+    changed = list(leaves)
+    for index, leaf in enumerate(leaves):
+        own = [i for i, m in enumerate(leaf.messages) if m.speaker == f"{USER}-me"]
+        if own:
+            said = list(leaf.messages)
+            said[own[0]] = replace(said[own[0]], text=f"I live in {city} these days.")
+            text = " ".join(m.text for m in said)
+            changed[index] = replace(leaf, messages=tuple(said), text=text)
+            return changed
+    raise ValueError("no message of the speaker in the step")
+
+
+async def measure_size(
+    client: aioredis.Redis, messages: int, rounds: int, endings: int = 0, homes: bool = False
+) -> dict[str, Any]:
     namespace = f"bench-knowledge-read-{uuid.uuid4().hex[:8]}"
     events = list(user_chat(USER, locomo_shape(), messages, span_days=365.0 * messages / 20_000))
+    # Within the history written before the rounds: the last rounds' L1s take the end.
+    events = with_endings(events, endings, len(events) * 3 // 4)
     leaves = l1s_of(USER, events)
     held, extra = leaves[: -rounds * STEP_L1S], leaves[-rounds * STEP_L1S :]
+    if homes:
+        extra = [
+            leaf
+            for number in range(rounds)
+            for leaf in stating_home(
+                extra[number * STEP_L1S : (number + 1) * STEP_L1S], CITIES[number % len(CITIES)]
+            )
+        ]
     stepping = RedisTree(client, namespace)
     whole = RedisTree(client, namespace, knowledge_cache_users=0)
     figures: dict[str, list[tuple[float, float]]] = {"whole_before": [], "whole": [], "stepped": []}
@@ -105,6 +155,8 @@ async def measure_size(client: aioredis.Redis, messages: int, rounds: int) -> di
     least = {name: (min(c for c, _ in v), min(w for _, w in v)) for name, v in figures.items()}
     return {
         "messages": messages,
+        "endings": endings,
+        "steps_state_a_home": homes,
         "l1s": len(leaves),
         "l1s_with_facts": facts,
         "step_l1s": STEP_L1S,
@@ -120,13 +172,19 @@ async def _answers(tree: RedisTree) -> tuple[Any, ...]:
     return (await tree.fact_versions(USER), await tree.entity_index(USER))
 
 
-async def measure(sizes: Sequence[int], rounds: int, redis_url: str) -> dict[str, Any]:
+async def measure(
+    sizes: Sequence[int], rounds: int, redis_url: str, endings: Sequence[int] | None = None
+) -> dict[str, Any]:
     client = aioredis.Redis.from_url(redis_url)
     try:
         return {
             "what": "first knowledge read after a write of one step, whole vs stepped",
             "rounds": rounds,
-            "sizes": [await measure_size(client, n, rounds) for n in sizes],
+            "sizes": [
+                await measure_size(client, n, rounds, ending, homes=endings is not None)
+                for n in sizes
+                for ending in endings or (0,)
+            ],
         }
     finally:
         await client.aclose()
@@ -137,11 +195,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench-results/knowledge-read.json"))
     parser.add_argument("--messages", type=int, nargs="+", default=[2_000, 20_000])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--endings",
+        type=int,
+        nargs="+",
+        help="endings told without their attribute the speaker says, one run per count "
+        "(each round's step then states the speaker's home)",
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     args = parser.parse_args(argv)
     if args.rounds < 1 or any(n < 100 for n in args.messages):
         parser.error("--rounds must be at least 1 and every --messages at least 100")
-    result = asyncio.run(measure(args.messages, args.rounds, args.redis_url))
+    if any(n < 0 for n in args.endings or ()):
+        parser.error("--endings must not be negative")
+    result = asyncio.run(measure(args.messages, args.rounds, args.redis_url, args.endings))
     write_report(args.out, result)
     print(json.dumps(result, indent=2))
 

@@ -164,7 +164,9 @@ class _FactChange(_FeedEvent):
 
 class FactSuperseded(_FactChange):
     """A version that held was closed by a newer one (`superseded_by`) at `valid_to`: "Maya
-    lives in Porto" ended when "Maya lives in Berlin" began. Both `fact.v1` come before it."""
+    lives in Porto" ended when "Maya lives in Berlin" began, or when a negation of it did (an
+    ending, also one told without its attribute: "I've left the Magpies" closes "plays for
+    the Magpies"). Both `fact.v1` come before it."""
 
     type: Literal["fact_superseded.v1"]
     superseded_by: str

@@ -13,6 +13,7 @@ from typing import Any, cast
 from memstream.contracts.codec import parse_ts
 from memstream.domain.entities import EntityKind
 from memstream.domain.entity_index import LeafEntities, Surface
+from memstream.domain.fact_changes import facts_needed
 from memstream.domain.fact_heads import SlotHead
 from memstream.domain.facts import AtomicFact, Certainty
 
@@ -75,15 +76,19 @@ def decode_head(doc: str) -> SlotHead:
 def decode_slot_facts(
     docs: Mapping[str, str], slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
 ) -> dict[str, tuple[AtomicFact, ...]]:
-    """Of the stored facts by L1 id (each L1's list as JSON), those of a (subject, attribute)
-    in `slots` or said by one of `leaf_ids`, by L1 id: only they are decoded, the costly part
-    of reading a user's facts."""
+    """Of the stored facts by L1 id (each L1's list as JSON), those a commit stating facts of
+    `slots` and saying again or dropping `leaf_ids` needs (`fact_changes.facts_needed`), by
+    L1 id: only they are decoded, the costly part of reading a user's facts."""
     parsed = {leaf_id: cast(list[dict[str, Any]], json.loads(doc)) for leaf_id, doc in docs.items()}
-    wanted = set(slots)
-    wanted |= {(f["subject"], f["attribute"]) for i in leaf_ids for f in parsed.get(i, ())}
+    said = [(f["subject"], f["attribute"]) for i in leaf_ids for f in parsed.get(i, ())]
+    wanted, whole = facts_needed(slots, said)
     found: dict[str, tuple[AtomicFact, ...]] = {}
     for leaf_id, facts in parsed.items():
-        chosen = tuple(decode_fact(f) for f in facts if (f["subject"], f["attribute"]) in wanted)
+        chosen = tuple(
+            decode_fact(f)
+            for f in facts
+            if f["subject"] in whole or (f["subject"], f["attribute"]) in wanted
+        )
         if chosen:
             found[leaf_id] = chosen
     return found

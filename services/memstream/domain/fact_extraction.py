@@ -113,11 +113,12 @@ def extract_facts(messages: Sequence[SourceMessage], *, user_id: str) -> tuple[A
     for message in messages:
         if message.role == "assistant":
             continue
-        facts.extend(_without_contradictions(_ends_named(tuple(_message_facts(message, user_id)))))
+        said = tuple(_message_facts(message, user_id))
+        facts.extend(_without_contradictions(without_named_endings(said)))
     return tuple(facts)
 
 
-def _ends_named(facts: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ...]:
+def without_named_endings(facts: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ...]:
     """Without the endings told without an attribute of a subject a pattern with one already
     reads an ending of in the same message ("I sold my car" ends owns: car; "I quit my job
     at the bank" works_at): only the others need the values stated before them to say what

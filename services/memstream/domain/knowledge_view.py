@@ -20,6 +20,7 @@ from datetime import datetime
 
 from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities, Surface, clustered
 from memstream.domain.entity_keys import KeySurfaces, added_to, key_surfaces, newest_first
+from memstream.domain.fact_endings import ending_slot, reach
 from memstream.domain.fact_timeline import Timeline, timeline_of, timelines_of
 from memstream.domain.facts import ENDED, AtomicFact
 
@@ -58,48 +59,44 @@ class FactsView:
         slot_leaves = dict(self.slot_leaves)
         timelines = dict(self.timelines)
         touched: set[Slot] = set()
+        endings: list[AtomicFact] = []  # said or unsaid by the change
         for leaf_id, facts in changed.items():
             for fact in leaves.pop(leaf_id, ()):
                 touched.add(fact.slot)
                 slot_leaves[fact.slot] = slot_leaves[fact.slot] - {leaf_id}
+                if fact.attribute == ENDED:
+                    endings.append(fact)
             if facts:
                 leaves[leaf_id] = facts
                 for fact in facts:
                     touched.add(fact.slot)
                     slot_leaves[fact.slot] = slot_leaves.get(fact.slot, frozenset()) | {leaf_id}
-        # An ending told without its attribute may close any slot of its subject
-        # (`fact_endings`): a subject with one, before or after, is derived again whole.
-        ending = {s[:2] for s in touched if s[2] == ENDED}
-        ending |= {
-            s[:2] for s in slot_leaves if s[2] == ENDED and s[:2] in {t[:2] for t in touched}
-        }
-        touched |= {s for s in slot_leaves if s[:2] in ending}
+                    if fact.attribute == ENDED:
+                        endings.append(fact)
         for slot in [s for s in touched if not slot_leaves[s]]:
             del slot_leaves[slot]
             timelines.pop(slot, None)
             touched.discard(slot)
-        for key in ending:
-            for slot in [s for s in timelines if s[:2] == key]:
-                del timelines[slot]
-            timelines.update(
-                timelines_of(
-                    fact
-                    for slot in touched
-                    if slot[:2] == key
-                    for leaf_id in slot_leaves[slot]
-                    for fact in leaves[leaf_id]
-                    if fact.slot == slot
-                )
-            )
+
+        def said(slot: Slot) -> list[AtomicFact]:
+            return [f for i in slot_leaves.get(slot, ()) for f in leaves[i] if f.slot == slot]
+
+        # An ending told without its attribute closes the slots of its subject whose values
+        # it names (`fact_endings`): a slot is derived with its subject's endings, and an
+        # ending said or unsaid derives again only the slots it names, not the subject's.
+        if endings:
+            subjects = {f.slot[:2] for f in endings}
+            theirs = [s for s in slot_leaves if s[:2] in subjects and s[2] != ENDED]
+            touched |= reach(endings, (f for slot in theirs for f in said(slot)))
         for slot in touched:
-            if slot[:2] in ending:
+            if slot[2] == ENDED:
                 continue
-            timelines[slot] = timeline_of(
-                fact
-                for leaf_id in slot_leaves[slot]
-                for fact in leaves[leaf_id]
-                if fact.slot == slot
-            )
+            ended = said(ending_slot(slot))
+            derived = timelines_of([*said(slot), *ended]) if ended else None
+            if derived is None:
+                timelines[slot] = timeline_of(said(slot))
+            elif slot in derived:
+                timelines[slot] = derived[slot]
         return FactsView(leaves, slot_leaves, timelines)
 
 

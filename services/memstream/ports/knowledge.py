@@ -64,9 +64,11 @@ class LeafFacts(Protocol):
         self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
     ) -> dict[str, tuple[AtomicFact, ...]]:
         """By L1 id, the user's stored facts as extracted (observations) of every (subject,
-        attribute) in `slots` or said by one of `leaf_ids`: every fact whose versions a
-        commit can change that writes facts of `slots` and rewrites or drops `leaf_ids`.
-        The segmenter compares them with the commit's to announce the versions it changes."""
+        attribute) in `slots` or said by one of `leaf_ids`, with their subjects' endings
+        told without an attribute, and every fact of a subject whose such ending is among
+        them (`fact_changes.facts_needed`): every fact whose versions a commit can change
+        that writes facts of `slots` and rewrites or drops `leaf_ids`. The segmenter
+        compares them with the commit's to announce the versions it changes."""
         ...
 
     async def slot_heads(

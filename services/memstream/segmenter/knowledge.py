@@ -23,6 +23,7 @@ from memstream.domain.fact_changes import (
     touches_facts,
 )
 from memstream.domain.fact_frames import Frames, frames_of, leaf_facts, prototype_texts
+from memstream.domain.facts import ENDED
 from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import Level, MemoryNode
 from memstream.ports import Embedder, FactReader, LeafFacts
@@ -96,7 +97,8 @@ async def fact_outbox(
         return [], change
     slots = {(f.subject, f.attribute) for k in change.leaves.values() for f in k.facts}
     if restated(change):
-        heads = await store.slot_heads(user_id, slots)
+        # With their subjects' latest endings: a statement before one is not stepped.
+        heads = await store.slot_heads(user_id, slots | {(s, ENDED) for s, _ in slots})
         changes, left = stepped_changes(heads, change)
         if left:
             stored = await store.slot_facts(user_id, {(s, a) for _, s, a in left}, ())

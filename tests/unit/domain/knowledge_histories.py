@@ -36,6 +36,21 @@ SAID = [
     "Game of Thrones is on tonight.",
     "Anna said hello.",
 ]
+# Values stated, restated, ended without their attribute and stated again; someone else's.
+ENDINGS_SAID = (
+    "I play for the Magpies.",
+    "I joined the Magpies.",
+    "I've left the Magpies.",
+    "I play for the Hawks.",
+    "I live in Porto.",
+    "We moved to Berlin!",
+    "I've left Berlin.",
+    "My friend Ellie is doing keto.",
+    "Ellie quit keto.",
+    "I stopped going to the climbing gym.",
+    "My favourite hobby is painting.",
+    "I gave up painting.",
+)
 SPEAKERS = ["Maya", "Jon"]
 
 
@@ -45,6 +60,7 @@ class History:
 
     rng: random.Random
     user: str = "ana"
+    said: tuple[str, ...] = tuple(SAID)
     held: dict[str, MemoryNode] = field(default_factory=dict)
     messages: int = 0
     written: int = 0
@@ -70,7 +86,7 @@ class History:
         self.messages += 1
         at = START + timedelta(hours=self.rng.randint(0, 24 * 200))
         speaker = self.rng.choice(SPEAKERS)
-        return SourceMessage(f"m{self.messages}", speaker, "user", self.rng.choice(SAID), at)
+        return SourceMessage(f"m{self.messages}", speaker, "user", self.rng.choice(self.said), at)
 
     def _node(self, leaf_id: str, messages: tuple[SourceMessage, ...], version: int) -> MemoryNode:
         return MemoryNode(

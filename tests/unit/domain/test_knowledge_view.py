@@ -16,7 +16,7 @@ from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import LeafKnowledge, entity_index, fact_versions, leaf_knowledge
 from memstream.domain.knowledge_view import EntitiesView, FactsView
 
-from .knowledge_histories import History
+from .knowledge_histories import ENDINGS_SAID, SAID, History
 
 
 def _contributions(held: dict[str, LeafKnowledge]) -> tuple[dict, dict]:
@@ -25,9 +25,10 @@ def _contributions(held: dict[str, LeafKnowledge]) -> tuple[dict, dict]:
     return facts, surfaces
 
 
+@pytest.mark.parametrize("said", [SAID, ENDINGS_SAID], ids=["mixed", "endings"])
 @pytest.mark.parametrize("seed", range(12))
-def test_stepped_views_equal_views_derived_whole(seed: int) -> None:
-    history = History(random.Random(seed))
+def test_stepped_views_equal_views_derived_whole(seed: int, said: tuple[str, ...]) -> None:
+    history = History(random.Random(seed), said=tuple(said))
     held: dict[str, LeafKnowledge] = {}
     facts_view, entities_view = FactsView.of({}), EntitiesView.of({})
     pending_facts: dict[str, tuple[AtomicFact, ...]] = {}

@@ -2,7 +2,11 @@
 
 The model names a subject (a speaker, someone by relation to the speaker, or by name), an
 attribute from the fixed list, a value and, when the lines say it, the date it began to
-hold. Everything else is decided here, so both backends' facts read alike and supersede one
+hold. An ending told without its attribute ("I've left the Magpies") is the attribute
+`ended` naming what ended: it becomes the rules' reading of such a sentence, a negated
+`ENDED` observation the timelines resolve against the values stated before it
+(`domain.fact_endings`), unless the same lines end an attribute of that subject outright.
+Everything else is decided here, so both backends' facts read alike and supersede one
 another: subjects get the rules' keys (`speaker:maya`, `kin:maya:brother`), values and names
 are cleaned as the rules clean them, citations are kept only when they name a message of
 the leaf (a fact citing none is dropped), a fact is dated by its first message unless the
@@ -16,10 +20,16 @@ from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from typing import Protocol
 
-from memstream.domain.fact_extraction import clean_name, clean_value, fact_sentence
+from memstream.domain.fact_extraction import (
+    clean_name,
+    clean_value,
+    fact_sentence,
+    without_named_endings,
+)
 from memstream.domain.fact_kinds import slot_of_thing
 from memstream.domain.facts import (
     ATTRIBUTES,
+    ENDED,
     AtomicFact,
     Certainty,
     is_single_valued,
@@ -32,6 +42,8 @@ from memstream.domain.models import MemoryNode, SourceMessage
 
 # A start this long after the message is a misreading, not a plan.
 LATEST_START = timedelta(days=366)
+# What the model may name as a fact's attribute: the fixed list, and an ending without one.
+READ_ATTRIBUTES = ATTRIBUTES | {ENDED}
 
 
 # How each attribute reads in a fact's sentence, held and ended.
@@ -53,7 +65,7 @@ def facts_of(read: Sequence[ReadFact], leaf: MemoryNode) -> tuple[AtomicFact, ..
     facts = [
         fact for item in read if (fact := _fact(item, leaf.user_id, messages, speakers)) is not None
     ]
-    return _without_contradictions(facts)
+    return _without_contradictions(_endings_unnamed(facts))
 
 
 def _fact(
@@ -64,25 +76,27 @@ def _fact(
 ) -> AtomicFact | None:
     cited = [messages[s.strip()] for s in dict.fromkeys(item.source_ids) if s.strip() in messages]
     value = clean_value(item.value)
-    if not cited or value is None or item.attribute not in ATTRIBUTES:
+    if not cited or value is None or item.attribute not in READ_ATTRIBUTES:
         return None
     first = min(cited, key=lambda m: m.ts)
     subject, name = _subject(item, clean_name(first.speaker), speakers)
     # As the rules do: "owns a Pixel 8" is the phone slot, so either backend's new phone
     # replaces the old one.
     attribute = slot_of_thing(item.attribute, value)
+    # An ending is what ended, whatever the model set `negated` to.
+    negated = item.negated or attribute == ENDED
     return make_fact(
         user_id=user_id,
         subject=subject,
         subject_name=name,
         attribute=attribute,
         value=value,
-        text=fact_sentence(name, attribute, value, item.negated),
+        text=fact_sentence(name, attribute, value, negated),
         valid_from=_start(item.since, first),
         recorded_at=max(m.ts for m in cited),
         source_ids=tuple(m.event_id for m in cited),
         certainty=item.certainty,
-        negated=item.negated,
+        negated=negated,
     )
 
 
@@ -111,6 +125,16 @@ def _start(since: str | None, message: SourceMessage) -> datetime:
         return message.ts
     start = datetime.combine(day, time(), tzinfo=message.ts.tzinfo)
     return start if start <= message.ts + LATEST_START else message.ts
+
+
+def _endings_unnamed(facts: list[AtomicFact]) -> list[AtomicFact]:
+    """Without an ending told without its attribute where the same lines end an attribute
+    of its subject outright ("I sold my car": car), as the rules read one message."""
+    by_lines: dict[tuple[str, ...], list[AtomicFact]] = {}
+    for fact in facts:
+        by_lines.setdefault(fact.source_ids, []).append(fact)
+    kept = {f.fact_id for group in by_lines.values() for f in without_named_endings(tuple(group))}
+    return [fact for fact in facts if fact.fact_id in kept]
 
 
 def _without_contradictions(facts: list[AtomicFact]) -> tuple[AtomicFact, ...]:

@@ -24,9 +24,9 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from memstream.adapters.llm import prompts
-from memstream.adapters.llm.fact_output import facts_of
+from memstream.adapters.llm.fact_output import READ_ATTRIBUTES, facts_of
 from memstream.adapters.llm.structured import facts_text, resolve_facts
-from memstream.domain.facts import ATTRIBUTES, Certainty, FactReading
+from memstream.domain.facts import Certainty, FactReading
 from memstream.domain.models import (
     Complexity,
     Fact,
@@ -87,8 +87,9 @@ class _Facts(BaseModel):
     facts: list[_Fact] = Field(min_length=1, max_length=24)
 
 
-# The attributes a fact may have, as the schema's enum (a server that enforces it keeps to it).
-_ATTRIBUTE_NAMES: list[JsonValue] = [name for name in sorted(ATTRIBUTES)]
+# The attributes a fact may have, as the schema's enum (a server that enforces it keeps to it),
+# and `ended`: an ending told without its attribute (`fact_output`).
+_ATTRIBUTE_NAMES: list[JsonValue] = [name for name in sorted(READ_ATTRIBUTES)]
 
 
 class _ReadFact(BaseModel):
@@ -108,7 +109,7 @@ class _ReadFact(BaseModel):
     def _known_attribute(cls, value: Any) -> Any:
         # A model may answer "Lives In"; the list is fixed, so anything else is invalid.
         text = str(value).strip().lower().replace(" ", "_")
-        if text not in ATTRIBUTES:
+        if text not in READ_ATTRIBUTES:
             raise ValueError(f"unknown attribute {value!r}")
         return text
 

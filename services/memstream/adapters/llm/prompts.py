@@ -32,7 +32,8 @@ PROMPT_VERSION = "2024.3"
 
 # The facts prompt's version, recorded as the extraction of every L1 the LLM backend reads
 # (`domain.derivation`): change it with the prompt or its schema, so a rebuild reads again.
-FACTS_PROMPT_VERSION = "llm-facts-1"
+# llm-facts-2: an ending told without its attribute is the attribute `ended`.
+FACTS_PROMPT_VERSION = "llm-facts-2"
 
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
 _FACTS_REPLY = (
@@ -162,7 +163,9 @@ def facts_prompt(messages: Sequence[SourceMessage]) -> list[Message]:
         "relation ('sister', 'boss') when they name someone that way, with relation_of set "
         "to the person speaking; otherwise the name given (a friend, a pet, a town).\n"
         f"- attribute: one of {attributes}. Use statement, with a short clause as the "
-        "value, only when no other attribute fits.\n"
+        "value, only when no other attribute fits. Use ended when a line says something "
+        "stopped without saying which of these it was ('I've left the Magpies', 'Ellie quit "
+        "keto', 'we stopped going to the climbing gym'): the value is what ended.\n"
         "- value: the place, organisation, occupation, thing or activity, in the person's "
         "own words, without the verb.\n"
         "- negated: true when the line says it stopped holding ('moved out of', 'quit', "

@@ -174,6 +174,11 @@ def fact_slot_member(subject: str, attribute: str, leaf_id: str = "") -> str:
     return f"{subject}{_SLOT_SEPARATOR}{attribute}{_SLOT_SEPARATOR}{leaf_id}"
 
 
+def fact_subject_prefix(subject: str) -> str:
+    """The prefix every member of `FACT_SLOTS` of one subject has, whatever its attribute."""
+    return f"{subject}{_SLOT_SEPARATOR}"
+
+
 def leaf_of_fact_slot(member: str) -> str:
     return member.rsplit(_SLOT_SEPARATOR, 1)[1]
 

@@ -32,7 +32,7 @@ from memstream.contracts.knowledge_codec import (
     encode_leaf_entities,
 )
 from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities
-from memstream.domain.fact_changes import touches_facts
+from memstream.domain.fact_changes import facts_needed, touches_facts
 from memstream.domain.fact_heads import SlotHead
 from memstream.domain.facts import AtomicFact
 from memstream.domain.knowledge import (
@@ -130,8 +130,9 @@ class RedisKnowledge(RedisBase):
     async def slot_facts(
         self, user_id: str, slots: Collection[tuple[str, str]], leaf_ids: Collection[str]
     ) -> dict[str, tuple[AtomicFact, ...]]:
-        """Only the L1s of the slots asked (and of those `leaf_ids` stated) are read, through
-        the slot index; facts written before the index existed are all read."""
+        """Only the L1s of the slots asked (and of those `leaf_ids` stated, their subjects'
+        endings, and every slot of a subject whose ending is asked) are read, through the
+        slot index; facts written before the index existed are all read."""
         facts_key, index = self._key(user_id, keys.FACTS), self._key(user_id, keys.FACT_SLOTS)
         named = sorted(leaf_ids)
         pipe = self._r.pipeline(transaction=False)
@@ -143,12 +144,12 @@ class RedisKnowledge(RedisBase):
             _, raw = await self._read(user_id, keys.FACTS)
             return decode_slot_facts({text(k): text(v) for k, v in raw.items()}, slots, leaf_ids)
         docs = {i: text(d) for i, d in zip(named, stated[0] if named else (), strict=True) if d}
-        wanted = set(slots) | {
-            (f["subject"], f["attribute"]) for doc in docs.values() for f in json.loads(doc)
-        }
+        said = [(f["subject"], f["attribute"]) for doc in docs.values() for f in json.loads(doc)]
+        wanted, whole = facts_needed(slots, said)
+        starts = [keys.fact_slot_member(s, a) for s, a in wanted if s not in whole]
+        starts += [keys.fact_subject_prefix(subject) for subject in whole]
         pipe = self._r.pipeline(transaction=False)
-        for subject, attribute in sorted(wanted):
-            start = keys.fact_slot_member(subject, attribute).encode()
+        for start in sorted(s.encode() for s in starts):
             pipe.zrangebylex(index, b"[" + start, b"[" + start + b"\xff")
         found = {
             keys.leaf_of_fact_slot(text(m)) for members in await pipe.execute() for m in members

@@ -195,7 +195,8 @@ class MemoryDerivation(BaseModel):
     lexicon: str = Field(description="What stemmed the words of the lexical (sparse) vector.")
     extraction: str = Field(
         description="What read the leaf's facts: rules-N (the offline rules, by version), "
-        "llm-facts-1, or none (the knowledge write was off)."
+        "llm-facts-N (the LLM backend's facts prompt, by version), or none (the knowledge "
+        "write was off)."
     )
 
     @classmethod

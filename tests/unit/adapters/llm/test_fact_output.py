@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 
 from memstream.adapters.llm.fact_output import facts_of
 from memstream.domain.fact_extraction import extract_facts
-from memstream.domain.facts import Certainty
+from memstream.domain.facts import ENDED, Certainty
+from memstream.domain.knowledge import fact_versions
 from memstream.domain.models import Level, MemoryNode, SourceMessage
 
 APR = datetime(2024, 4, 12, 20, 0, tzinfo=UTC)
@@ -107,3 +108,30 @@ def test_a_thing_of_a_known_make_takes_its_kinds_slot_as_the_rules_give_it() -> 
     assert pixel.slot == rules.slot  # a later phone from either backend closes this one
     (sofa,) = facts_of([Read("Maya", "owns", "sofa")], LEAF)
     assert sofa.attribute == "owns"  # a thing of no known make stays where the model put it
+
+
+def test_an_ending_without_its_attribute_closes_what_the_rules_ending_closes() -> None:
+    before = SourceMessage("m0", "Maya", "user", "I play for the Magpies now.", APR)
+    said = SourceMessage("m1", "Maya", "user", "I've left the Magpies.", APR + timedelta(days=9))
+    leaf = replace(LEAF, source_ids=("m1",), messages=(said,))
+    # The model need not say it is negated: an ending is one.
+    [ending] = facts_of([Read("Maya", "ended", "the Magpies")], leaf)
+    [rules] = extract_facts((said,), user_id="maya")
+    assert (ending.subject, ending.attribute, ending.negated) == ("speaker:maya", ENDED, True)
+    assert ending.slot == rules.slot
+    # Resolved where facts are read, as the rules' ending is: the team version is closed.
+    team = extract_facts((before,), user_id="maya")
+    for read in (ending, rules):
+        [magpies, left] = fact_versions([*team, read])
+        assert (magpies.attribute, magpies.value) == ("team", "the Magpies")
+        assert magpies.valid_to == said.ts and magpies.superseded_by == left.fact_id
+        assert left.negated and left.attribute == "team"
+
+
+def test_an_ending_the_same_lines_give_an_attribute_is_not_kept_twice() -> None:
+    read = [Read("Maya", "ended", "car"), Read("Maya", "car", "Golf", negated=True)]
+    [car] = facts_of(read, LEAF)
+    assert (car.attribute, car.negated) == ("car", True)
+    # From other lines, both are kept: each ends what it names.
+    apart = [Read("Maya", "ended", "keto", ["m2"]), Read("Maya", "car", "Golf", negated=True)]
+    assert {f.attribute for f in facts_of(apart, LEAF)} == {ENDED, "car"}
