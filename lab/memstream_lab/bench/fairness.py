@@ -337,12 +337,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def _stacks(args: argparse.Namespace) -> list[tuple[str, str, Path | None]]:
     """(label, stack, source tree) in order: with `--baseline`, each share-on stack of this
-    tree comes right after one of the baseline's (`share_on_baseline`), for before/after."""
+    tree comes right after one of the baseline's (`share_on_baseline`), for before/after. A
+    stack named again (`--stacks share_on share_on`: alternated, so that a machine whose
+    load drifts meets both trees alike) is labelled with its count (`share_on_2`)."""
     stacks: list[tuple[str, str, Path | None]] = []
+    seen: dict[str, int] = {}
     for name in args.stacks:
+        seen[name] = seen.get(name, 0) + 1
+        suffix = f"_{seen[name]}" if seen[name] > 1 else ""
         if name == "share_on" and args.baseline is not None:
-            stacks.append(("share_on_baseline", name, args.baseline))
-        stacks.append((name, name, None))
+            stacks.append((f"share_on_baseline{suffix}", name, args.baseline))
+        stacks.append((f"{name}{suffix}", name, None))
     return stacks
 
 

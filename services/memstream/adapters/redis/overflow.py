@@ -40,9 +40,11 @@ class RedisOverflow(RedisBase):
         found = await done(self._r.hgetall(key))
         taken = {text(tenant): int(queue) for tenant, queue in found.items()}
         for tenant in sorted(set(tenants) - taken.keys()):
+            queue = queue_for(taken, partitions)
             # HSETNX: of two workers choosing at once, the first one's choice stands.
-            await done(self._r.hsetnx(key, tenant, queue_for(taken, partitions)))
-            taken[tenant] = int(await done(self._r.hget(key, tenant)))
+            await done(self._r.hsetnx(key, tenant, str(queue)))
+            chosen = await done(self._r.hget(key, tenant))
+            taken[tenant] = queue if chosen is None else int(chosen)
         return {tenant: taken[tenant] for tenant in tenants}
 
     async def diverted(self, user_id: str) -> list[tuple[int, int]]:
