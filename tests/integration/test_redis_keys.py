@@ -151,6 +151,9 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
     await tree.mark_progress({0: 12, 3: 7})
     await tree.divert({"ana": [(0, 13), (0, 14)]})  # a tenant share's overflow ledger
     await tree.release({"ana": [(0, 13)]})
+    # Each tenant's overflow partition: chosen once, the least taken, then kept.
+    assert await tree.overflow_queues(["acme", "globex"], 2) == {"acme": 0, "globex": 1}
+    assert await tree.overflow_queues(["initech", "acme"], 2) == {"initech": 0, "acme": 0}
     await client.delete(f"{namespace}:{{ana}}:sources")  # as a version before the index left it
     assert await tree.leaves_citing("ana", ["q1"]) == ["l1"]
     await client.delete(f"{namespace}:{{ana}}:seen")

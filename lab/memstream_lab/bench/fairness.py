@@ -297,7 +297,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
         models = Path(tmp) / "models"
-        for n, name in enumerate(args.stacks):
+        for n, (label, name, code) in enumerate(_stacks(args)):
             settings: dict[str, str] = {}
             if name == "share_on":
                 share = args.share or round(1.5 * args.quiet_rate, 1)
@@ -309,12 +309,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 settings["MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S"] = wait
                 report["share_turns_per_s"] = share
                 report["overflow_longest_wait_s"] = args.overflow_wait_s
-            print(name, flush=True)
-            stack = StackProcess(Path(tmp) / name, 5_000, models, settings=settings)
+            print(label, flush=True)
+            stack = StackProcess(Path(tmp) / label, 5_000, models, code=code, settings=settings)
             try:
                 stack.wait_ready()
                 rounds = args.rounds if name == "share_on" else args.off_rounds
-                report[name] = asyncio.run(run_stack(stack, args, n == 0, rounds))
+                report[label] = asyncio.run(run_stack(stack, args, n == 0, rounds))
             finally:
                 stack.stop()
     report["setup"] = {
@@ -324,6 +324,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "flood_users": args.flood_users,
         "seconds_per_phase": args.seconds,
         "rounds": {"share_on": args.rounds, "share_off": args.off_rounds},
+        "baseline": str(args.baseline) if args.baseline else None,
         "recalls_per_s": args.recalls_per_s,
         "target": TARGET,
         "cpus": os.cpu_count(),
@@ -332,6 +333,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     return report
+
+
+def _stacks(args: argparse.Namespace) -> list[tuple[str, str, Path | None]]:
+    """(label, stack, source tree) in order: with `--baseline`, each share-on stack of this
+    tree comes right after one of the baseline's (`share_on_baseline`), for before/after. A
+    stack named again (`--stacks share_on share_on`: alternated, so that a machine whose
+    load drifts meets both trees alike) is labelled with its count (`share_on_2`)."""
+    stacks: list[tuple[str, str, Path | None]] = []
+    seen: dict[str, int] = {}
+    for name in args.stacks:
+        seen[name] = seen.get(name, 0) + 1
+        suffix = f"_{seen[name]}" if seen[name] > 1 else ""
+        if name == "share_on" and args.baseline is not None:
+            stacks.append((f"share_on_baseline{suffix}", name, args.baseline))
+        stacks.append((f"{name}{suffix}", name, None))
+    return stacks
 
 
 def _turn(user: str, event_id: str, seq: int, n: int) -> dict[str, Any]:
@@ -386,13 +403,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=["share_off", "share_on"],
         help="Which stacks, in order (the first measures the capacity).",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="A source tree (e.g. `git archive` of main) whose share-on stack runs right "
+        "before this tree's, in the same run, for before/after figures.",
+    )
     args = parser.parse_args(argv)
     if args.stacks[0] == "share_on" and args.quiet_rate is None:
         parser.error("--quiet-rate is needed when the share-on stack comes first")
     report = run(args)
     write_report(args.out, report)
-    for name in args.stacks:
-        print(name, report[name]["ratios"])
+    for label, _, _ in _stacks(args):
+        print(label, report[label]["ratios"])
 
 
 if __name__ == "__main__":

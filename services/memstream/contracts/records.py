@@ -59,6 +59,7 @@ class Forwarded:
     key: str
     value: bytes
     origin: tuple[int, int, float | None]  # partition, offset, broker time (epoch s)
+    partition: int | None = None  # the topic's partition; None: the key's hash chooses
 
     def headers(self) -> list[tuple[str, bytes]]:
         partition, offset, stamp = self.origin

@@ -15,6 +15,7 @@ docs/fair-share.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -106,6 +107,27 @@ def split(
         else:
             kept.append(position)
     return Split(tuple(kept), tuple(diverted), after, counts)
+
+
+def served_first(tenants: Sequence[str], over_share: Collection[str]) -> list[int]:
+    """The order the main path handles a batch's kept records in, as positions in
+    `tenants` (each kept record's tenant): the records of tenants within their share first,
+    then those of tenants over it (`over_share`: some of their records were diverted), each
+    group in its own order. A user belongs to one tenant, so each user's records keep their
+    order; the L1s of a tenant within its share are then written before the kept part of a
+    flood in the same batch, not after it."""
+    first = [i for i, tenant in enumerate(tenants) if tenant not in over_share]
+    later = [i for i, tenant in enumerate(tenants) if tenant in over_share]
+    return first + later
+
+
+def queue_for(taken: Mapping[str, int], partitions: int) -> int:
+    """The overflow partition for a tenant diverted for the first time, given the ones
+    `taken` by the tenants before it: the partition fewest of them have (the lowest on a
+    tie). Two tenants then share a queue only once every partition has one; hashing their
+    names made any two share one with a chance of one in `partitions`."""
+    counts = Counter(taken.values())
+    return min(range(partitions), key=lambda partition: (counts[partition], partition))
 
 
 def position_field(partition: int, offset: int) -> str:

@@ -8,7 +8,13 @@ from memstream.ports.datakeys import DataKeys
 from memstream.ports.knowledge import KnowledgeReads, LeafFacts, ProfileFacts
 from memstream.ports.messaging import Forwarder, Publisher
 from memstream.ports.models import Embedder, FactReader, LanguageModel
-from memstream.ports.progress import OverflowLedger, OverflowReads, ProgressMarks, ProgressReads
+from memstream.ports.progress import (
+    OverflowLedger,
+    OverflowQueues,
+    OverflowReads,
+    ProgressMarks,
+    ProgressReads,
+)
 from memstream.ports.stores import VectorIndex
 from memstream.ports.tree import (
     BacklogReads,
@@ -47,6 +53,7 @@ __all__ = [
     "OutboxName",
     "Outboxes",
     "OverflowLedger",
+    "OverflowQueues",
     "OverflowReads",
     "ProfileFacts",
     "ProgressMarks",

@@ -50,6 +50,16 @@ class OverflowLedger(Protocol):
         ...
 
 
+class OverflowQueues(Protocol):
+    """Which overflow partition (queue) each tenant's diverted records go to: chosen once,
+    by the first worker that diverts the tenant (`domain.fair_share.queue_for`), and kept,
+    so every worker sends a tenant's records, in order, to the same queue."""
+
+    async def overflow_queues(self, tenants: Collection[str], partitions: int) -> dict[str, int]:
+        """The queue of each of `tenants`, choosing one for those that have none yet."""
+        ...
+
+
 class OverflowReads(Protocol):
     async def diverted(self, user_id: str) -> list[tuple[int, int]]:
         """The (partition, offset) of the user's records still in the overflow."""

@@ -33,18 +33,18 @@ from typing import Any
 
 from memstream.contracts.codec import TURN_TYPE
 from memstream.contracts.records import Consumed, Forwarded, RawEvent
-from memstream.contracts.sealed_turns import SEALED_TURN_TYPE, seal_turn, turn_public_key
-from memstream.domain.fair_share import Kind, Pending, Share, split, tenant_key
+from memstream.contracts.sealed_turns import SEALED_TURN_TYPE, turn_public_key, turn_sealer
+from memstream.domain.fair_share import Kind, Pending, Share, served_first, split, tenant_key
 from memstream.domain.models import InputEvent
 from memstream.domain.token_bucket import Bucket
-from memstream.ports import DataKeys, Forwarder, OverflowLedger
+from memstream.ports import DataKeys, Forwarder, OverflowLedger, OverflowQueues
 from memstream.segmenter.handler import BatchReport, Segmenter, next_offsets
 
 # A batch's opening after the split: per record, the record to decode, a rejection, or None
 # (`edges.faust.app.Opening`); the split adds a `Consumed` already decided (diverted).
 Opening = Callable[[Sequence[RawEvent]], Awaitable[list[Any]]]
-# A flood's diverted turns are sealed by the hundred a batch (each an X25519 exchange):
-# between runs of this many, the loop serves whatever waits (a recall, a fetch).
+# A flood's diverted turns are sealed by the hundred a batch: between runs of this many, the
+# loop serves whatever waits (a recall, a fetch).
 SEALS_BETWEEN_YIELDS = 32
 _KINDS = {TURN_TYPE: Kind.TURN, SEALED_TURN_TYPE: Kind.TURN, "forget.v1": Kind.FORGET}
 
@@ -64,8 +64,10 @@ class FairShare:
         segmenter: Segmenter,
         *,
         ledger: OverflowLedger,
+        queues: OverflowQueues,
         forwarder: Forwarder,
         overflow_topic: str,
+        overflow_partitions: int,
         share: Share,
         data_keys: DataKeys | None = None,
         clock: Callable[[], float] = time.time,
@@ -74,8 +76,12 @@ class FairShare:
         # With the users' data keys, turns in words are sealed before they are forwarded.
         self._data_keys = data_keys
         self._ledger = ledger
+        self._queues = queues
         self._forwarder = forwarder
         self._overflow_topic = overflow_topic
+        self._overflow_partitions = overflow_partitions
+        # Each tenant's overflow partition, once known: chosen once and never changed.
+        self._queue_of: dict[str, int] = {}
         self._share = share
         self._clock = clock
         # Per process: each worker shares out its own partitions' segmenter.
@@ -115,12 +121,17 @@ class FairShare:
         return split_then_open
 
     async def handle_batch(self, batch: Sequence[Consumed[InputEvent]]) -> BatchReport:
-        """A batch of the turns topic, split by `opening`: the records kept are handled,
-        the progress marks pass the diverted ones too, then the diverted ones are
-        forwarded. Only then: a user's first records of the batch may be kept and the rest
-        diverted, and the overflow must not write the rest before the first."""
+        """A batch of the turns topic, split by `opening`: the records kept are handled
+        (those of tenants within their share first, `served_first`), the progress marks
+        pass the diverted ones too, then the diverted ones are forwarded. Only then: a
+        user's first records of the batch may be kept and the rest diverted, and the
+        overflow must not write the rest before the first."""
         kept = [c for c in batch if not isinstance(c.event, Diverted)]
-        report = await self._segmenter.handle_batch(kept, progress=next_offsets(batch))
+        over = {tenant_key(c.event.user_id) for c in batch if isinstance(c.event, Diverted)}
+        order = served_first([tenant_key(c.event.user_id) for c in kept], over)
+        report = await self._segmenter.handle_batch(
+            [kept[i] for i in order], progress=next_offsets(batch)
+        )
         moved: list[tuple[RawEvent, Pending]] = []
         counts: dict[str, int] = {}
         for item in batch:
@@ -131,6 +142,7 @@ class FairShare:
                     counts[tenant] = counts.get(tenant, 0) + 1
         if moved:
             values = await self._sealed_values(moved)
+            await self._learn_queues({tenant_key(p.user_id) for _, p in moved})
             forwarded = zip(moved, values, strict=True)
             await self._forwarder.forward(
                 [self._forwarded(r, p.user_id, v) for (r, p), v in forwarded]
@@ -172,12 +184,21 @@ class FairShare:
         if places:
             await self._ledger.release(places)
 
+    async def _learn_queues(self, tenants: set[str]) -> None:
+        unknown = tenants - self._queue_of.keys()
+        if unknown:
+            found = await self._queues.overflow_queues(unknown, self._overflow_partitions)
+            self._queue_of.update(found)
+
     def _forwarded(self, raw: RawEvent, user_id: str, value: bytes) -> Forwarded:
-        """Keyed by tenant: each tenant's overflow is one queue (a partition) of its own,
-        which the overflow's consumer takes in turn with the others'; a user's records
-        stay in order, as part of their tenant's."""
+        """To its tenant's partition (`ports.OverflowQueues`): each tenant's overflow is
+        one queue of its own while there are partitions to spare, which the overflow's
+        consumer takes in turn with the others'; a user's records stay in order, as part of
+        their tenant's."""
+        tenant = tenant_key(user_id)
         origin = (raw.partition, raw.offset, raw.timestamp)
-        return Forwarded(self._overflow_topic, tenant_key(user_id), value, origin)
+        queue = self._queue_of[tenant]
+        return Forwarded(self._overflow_topic, tenant, value, origin, partition=queue)
 
     async def _sealed_values(self, moved: Sequence[tuple[RawEvent, Pending]]) -> list[bytes]:
         """The bytes to forward: as they came, except a turn in words when the topics are
@@ -190,14 +211,16 @@ class FairShare:
         if not plain:
             return values
         keys = await self._data_keys.data_keys_for_writing({moved[i][1].user_id for i in plain})
-        public: dict[str, bytes] = {}  # one derivation a user, not one a record
+        # One key derivation and one key agreement a user and batch, not one a record.
+        sealers: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {}
         for n, (i, value) in enumerate(plain.items()):
             if n and n % SEALS_BETWEEN_YIELDS == 0:
                 await asyncio.sleep(0)  # the recall API shares this loop: let it in
             user_id = moved[i][1].user_id
-            if user_id not in public:
-                public[user_id] = turn_public_key(keys.get(user_id) or os.urandom(32))
-            sealed = seal_turn(value, public[user_id])
+            if user_id not in sealers:
+                data_key = keys.get(user_id) or os.urandom(32)
+                sealers[user_id] = turn_sealer(turn_public_key(data_key))
+            sealed = sealers[user_id](value)
             values[i] = json.dumps(sealed, separators=(",", ":")).encode()
         return values
 

@@ -120,8 +120,10 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
     return FairShare(
         segmenter,
         ledger=c.tree,
+        queues=c.tree,
         forwarder=kafka,
         overflow_topic=c.catalog.overflow.name,
+        overflow_partitions=c.catalog.overflow.partitions,
         share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
         data_keys=c.tree if c.settings.lifecycle.seal_topics else None,
     )

@@ -9,7 +9,7 @@ import pytest
 
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.sealed import EnvelopeError, new_data_key
-from memstream.contracts.sealed_turns import open_turn, seal_turn, turn_public_key
+from memstream.contracts.sealed_turns import open_turn, seal_turn, turn_public_key, turn_sealer
 
 CATALOG = load_catalog("")
 TURN = {
@@ -39,6 +39,18 @@ def test_a_sealed_turn_opens_with_the_data_key_as_it_was_and_shows_no_words() ->
     again = seal_turn(TURN, turn_public_key(key))
     assert again["epk"] != sealed["epk"]  # a fresh ephemeral key per record
     assert CATALOG.turns.validate(sealed) == []
+
+
+def test_turns_sealed_by_one_sealer_share_its_key_pair_and_each_opens_as_itself() -> None:
+    key = new_data_key()
+    sealer = turn_sealer(turn_public_key(key))
+    later = {**TURN, "event_id": "e2", "seq": 1, "text": "Quibble hid under the bed."}
+    first, second = sealer(TURN), sealer(later)
+    assert first["epk"] == second["epk"]  # one key agreement for the batch
+    assert first["nonce"] != second["nonce"]  # under the one key, a nonce each
+    assert (open_turn(first, key), open_turn(second, key)) == (TURN, later)
+    with pytest.raises(EnvelopeError, match="does not open"):
+        open_turn(first, new_data_key())
 
 
 def test_the_public_key_is_stable_per_data_key_and_opens_nothing() -> None:

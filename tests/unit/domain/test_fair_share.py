@@ -12,6 +12,8 @@ from memstream.domain.fair_share import (
     Share,
     parse_position,
     position_field,
+    queue_for,
+    served_first,
     split,
     tenant_key,
     waits_on,
@@ -119,6 +121,30 @@ def test_every_record_once_in_order_and_each_user_stays_in_order(
         if user in held:
             assert all(sent)
     assert not any(batch[i].kind is Kind.FORGET for i in diverted)
+
+
+def test_a_new_tenant_s_overflow_queue_is_the_least_taken_partition() -> None:
+    assert queue_for({}, 3) == 0
+    assert queue_for({"acme": 0, "globex": 2}, 3) == 1
+    assert queue_for({"acme": 0, "globex": 1, "initech": 2}, 3) == 0  # all taken: shared
+    assert queue_for({"acme": 1, "globex": 1, "initech": 0, "umbrella": 2}, 3) == 0
+
+
+def test_tenants_within_their_share_are_served_before_those_over_it() -> None:
+    tenants = ["acme", "globex", "acme", "initech", "globex"]
+    assert served_first(tenants, {"acme"}) == [1, 3, 4, 0, 2]
+    assert served_first(tenants, set()) == [0, 1, 2, 3, 4]
+
+
+@given(records, st.sets(st.sampled_from(["acme", "globex", DEFAULT_TENANT])))
+def test_serving_first_keeps_every_user_s_records_in_order(
+    batch: list[Pending], over: set[str]
+) -> None:
+    order = served_first([tenant_key(r.user_id) for r in batch], over)
+    assert sorted(order) == list(range(len(batch)))
+    for user in {r.user_id for r in batch}:
+        mine = [i for i in order if batch[i].user_id == user]
+        assert mine == sorted(mine)
 
 
 @given(records, st.floats(0.0, 2.0))

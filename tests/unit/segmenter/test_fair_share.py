@@ -16,7 +16,7 @@ from memstream.contracts.codec import decode_input, encode_forget, encode_turn
 from memstream.contracts.records import Consumed, Forwarded, RawEvent, at_origin
 from memstream.contracts.sealed import EnvelopeError
 from memstream.contracts.sealed_turns import open_turn
-from memstream.domain.fair_share import Kind, Share
+from memstream.domain.fair_share import Kind, Share, queue_for
 from memstream.domain.ids import segment_id
 from memstream.domain.models import ForgetRequested, InputEvent, Turn
 from memstream.segmenter.fair_share import Diverted, FairShare
@@ -38,6 +38,16 @@ class Ledger:
     async def release(self, positions: Mapping[str, Sequence[tuple[int, int]]]) -> None:
         for user, places in positions.items():
             self.places.get(user, set()).difference_update(places)
+
+
+@dataclass
+class Queues:
+    taken: dict[str, int] = field(default_factory=dict)
+
+    async def overflow_queues(self, tenants: Collection[str], partitions: int) -> dict[str, int]:
+        for tenant in sorted(set(tenants) - self.taken.keys()):
+            self.taken[tenant] = queue_for(self.taken, partitions)
+        return {t: self.taken[t] for t in tenants}
 
 
 @dataclass
@@ -108,8 +118,10 @@ def fair_share(  # type: ignore[no-untyped-def]
     share = FairShare(
         r.segmenter,
         ledger=ledger,
+        queues=Queues(),
         forwarder=forwarder,
         overflow_topic="overflow",
+        overflow_partitions=6,
         share=Share(rate=0.001, burst=burst),
         data_keys=data_keys,
         clock=lambda: 1000.0,
@@ -124,7 +136,8 @@ async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overfl
     quiet = exchange(0, QUIET)
     events = flood[:3] + quiet + flood[3:]
     report = await through(share, records(events))
-    assert [n.user_id for n in report.segments] == [FLOOD, QUIET]  # the burst: 2 turns
+    # The burst: 2 turns of the flood; the tenant within its share is written first.
+    assert [n.user_id for n in report.segments] == [QUIET, FLOOD]
     assert report.diverted == {"acme": 4}
     assert [f.origin[1] for f in forwarder.sent] == [2, 5, 6, 7]  # in order, from the 3rd
     assert {f.key for f in forwarder.sent} == {"acme"}  # keyed by tenant: one queue each
@@ -141,6 +154,20 @@ async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overfl
     assert ledger.places[FLOOD] == set()
     assert r.tree.next_offsets == {0: 8, 1: 2}  # the overflow marks nothing
     assert drained.overflow_lag == pytest.approx(1000.0 - 107.0)  # newest broker time
+
+
+async def test_each_tenant_over_its_share_has_an_overflow_partition_of_its_own() -> None:
+    ledger, forwarder = Ledger(), Forwarder()
+    _, share = fair_share(ledger, forwarder, burst=1.0)
+    other = "initech:cy"
+    events = exchange(0, FLOOD) + exchange(0, other) + exchange(1, FLOOD) + exchange(1, other)
+    await through(share, records(events))
+    await through(share, records(exchange(2, other) + exchange(2, FLOOD), partition=1))
+    queues: dict[str, set[int | None]] = {}
+    for sent in forwarder.sent:
+        queues.setdefault(sent.key, set()).add(sent.partition)
+    # One partition each, kept from batch to batch, and not the same one.
+    assert queues == {"acme": {0}, "initech": {1}}
 
 
 async def test_a_batch_replayed_after_the_forward_failed_diverts_the_same_records() -> None:

@@ -55,7 +55,11 @@ class KafkaPublisher:
     async def forward(self, records: Sequence[Forwarded]) -> None:
         futures = [
             await self._producer.send(
-                r.topic, key=r.key.encode(), value=r.value, headers=r.headers()
+                r.topic,
+                key=r.key.encode(),
+                value=r.value,
+                headers=r.headers(),
+                partition=r.partition,
             )
             for r in records
         ]

@@ -74,6 +74,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
     ms:progress                 hash: turns partition -> the next offset the segmenter has
                                 yet to handle, marked once the records before it are
                                 committed (what read-your-writes waits on)
+    ms:overflow_queues          hash: tenant -> its partition of the overflow topic, chosen
+                                by the first worker that diverts it, never changed (only
+                                with a tenant share set)
 
 On Redis Cluster (MEMSTREAM_REDIS_CLUSTER) a user's commit must stay in its user's slot, so
 the four indexes its transactions write are split by slot, each part named by a hash tag that
@@ -214,6 +217,10 @@ def rebuilds(namespace: str, slot: int | None = None) -> str:
 
 def progress(namespace: str) -> str:
     return f"{namespace}:progress"
+
+
+def overflow_queues(namespace: str) -> str:
+    return f"{namespace}:overflow_queues"
 
 
 def users(namespace: str, slot: int | None = None) -> str:

@@ -1,5 +1,6 @@
 """`ports.OverflowLedger` and `ports.OverflowReads` in Redis: per user, a hash of the
-turns-log places ("partition:offset") of its records waiting in the overflow topic.
+turns-log places ("partition:offset") of its records waiting in the overflow topic; and
+`ports.OverflowQueues`: one hash of each tenant's overflow partition.
 
 Each user's hash is in the user's slot (`{user_id}`), so every write is one command on one
 key, atomic on Redis Cluster too. Entries are idempotent: a batch replayed after a crash
@@ -14,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import RedisBase, done, text
-from memstream.domain.fair_share import parse_position, position_field
+from memstream.domain.fair_share import parse_position, position_field, queue_for
 
 
 class RedisOverflow(RedisBase):
@@ -33,6 +34,18 @@ class RedisOverflow(RedisBase):
 
     async def release(self, positions: Mapping[str, Sequence[tuple[int, int]]]) -> None:
         await self._each_user(positions, strike=True)
+
+    async def overflow_queues(self, tenants: Collection[str], partitions: int) -> dict[str, int]:
+        key = keys.overflow_queues(self._ns)
+        found = await done(self._r.hgetall(key))
+        taken = {text(tenant): int(queue) for tenant, queue in found.items()}
+        for tenant in sorted(set(tenants) - taken.keys()):
+            queue = queue_for(taken, partitions)
+            # HSETNX: of two workers choosing at once, the first one's choice stands.
+            await done(self._r.hsetnx(key, tenant, str(queue)))
+            chosen = await done(self._r.hget(key, tenant))
+            taken[tenant] = queue if chosen is None else int(chosen)
+        return {tenant: taken[tenant] for tenant in tenants}
 
     async def diverted(self, user_id: str) -> list[tuple[int, int]]:
         fields = await done(self._r.hkeys(self._key(user_id, keys.OVERFLOW)))

@@ -315,7 +315,11 @@ def _add_agent(
     async def consume(stream: faust.StreamT[bytes]) -> None:
         # Events (not values) keep each record's topic, partition, offset and timestamp.
         batches = take_batches(
-            stream, batching.size, within=batching.within_s, idle_s=batching.idle_s
+            stream,
+            batching.size,
+            within=batching.within_s,
+            idle_s=batching.idle_s,
+            shown_to=priority.spare.waiting_in if priority is not None else None,
         )
         first = True
         try:

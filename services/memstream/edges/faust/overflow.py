@@ -9,10 +9,11 @@ take a batch, hands the batch to the handler the way an agent does (`consume_bat
 decoded once, dead letters, retries), and commits the batch's offsets once it is handled.
 Each record is read at its place in the turns log (`contracts.records.at_origin`).
 
-The overflow is keyed by tenant, so a tenant's records share a partition, and the batches
-take the partitions in turn (`next_batch`): a tenant over its share for a moment waits behind
-one batch of each other tenant's backlog, not behind the whole of a flood that came first.
-Two tenants whose names hash to the same partition share its queue.
+Each tenant's records go to a partition of its own (`ports.OverflowQueues`: the least taken
+when the tenant is first diverted; shared only once every partition has a tenant), and the
+batches take the partitions in turn (`next_batch`): a tenant over its share for a moment
+waits behind one batch of each other tenant's backlog, not behind the whole of a flood that
+came first.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ replaces is named in its comment), then update `WRITTEN_FOR`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import aiokafka
@@ -109,21 +109,33 @@ class NoTablesManager(TableManager):
 
 
 def take_batches(
-    stream: faust.StreamT[Any], max_: int, *, within: float, idle_s: float
+    stream: faust.StreamT[Any],
+    max_: int,
+    *,
+    within: float,
+    idle_s: float,
+    shown_to: Callable[[Gathering], None] | None = None,
 ) -> AsyncIterator[list[faust.EventT]]:
-    """`stream.take_events(max_, within)`, with the two changes above."""
-    batches = _take(stream, max_, within, idle_s)
+    """`stream.take_events(max_, within)`, with the two changes above; `shown_to` is given
+    the records gathered for the next batch (`spare.SpareCapacity.waiting_in`)."""
+    batches = _take(stream, max_, within, idle_s, shown_to)
     # As Faust does for its own: the stream closes a generator left behind when it stops.
     stream._active_agens.add(batches)  # type: ignore[attr-defined]
     return batches
 
 
 async def _take(
-    stream: faust.StreamT[Any], max_: int, within: float, idle_s: float
+    stream: faust.StreamT[Any],
+    max_: int,
+    within: float,
+    idle_s: float,
+    shown_to: Callable[[Gathering], None] | None,
 ) -> AsyncGenerator[list[faust.EventT], None]:
     s: Any = stream
     clock = asyncio.get_running_loop().time
     gathering = Gathering(max_, clock)
+    if shown_to is not None:
+        shown_to(gathering)
 
     async def add_to_buffer(value: Any) -> Any:
         try:

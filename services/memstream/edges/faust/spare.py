@@ -1,18 +1,27 @@
-"""Spare capacity: the overflow agent takes a batch only while the turns agent has none.
+"""Spare capacity: the overflow agent takes a batch only while the turns agent has none,
+running or gathering.
 
 Both agents run on one event loop, so a batch of each at once would share the loop and the
 model, and the quiet tenants' L1s on the main path would wait for the overflow's. The turns
-agent holds `busy()` around each batch; the overflow agent awaits `turn()` before its own,
-which returns once no turns batch is running and none has for `quiet_s`, or, so that a
-tenant over its share still progresses under a steady load, once it has waited `longest_s`.
+agent holds `busy()` around each batch and shows the records gathered for its next one
+(`waiting_in`); the overflow agent awaits `turn()` before its own, which returns once no
+turns batch is running, no record waits for the next, and neither has for `quiet_s`; or,
+so that a tenant over its share still progresses under a steady load, once it has waited
+`longest_s`. Records waiting count as much as a batch running: under a flood the turns
+agent gathers its next batch in the gaps between two, and an overflow batch started in such
+a gap held up the batch that came next, with the quiet tenants' turns in it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sized
 from contextlib import contextmanager
+
+# How often a waiting overflow looks again while the turns agent has records gathered (no
+# event marks the moment the last of them is taken).
+LOOK_AGAIN_S = 0.01
 
 
 class SpareCapacity:
@@ -30,6 +39,11 @@ class SpareCapacity:
         self._last_done = float("-inf")
         self._idle = asyncio.Event()
         self._idle.set()
+        self._gathered: Sized = ()
+
+    def waiting_in(self, gathered: Sized) -> None:
+        """The records the turns agent has gathered for its next batch (read, not kept)."""
+        self._gathered = gathered
 
     @contextmanager
     def busy(self) -> Iterator[None]:
@@ -47,18 +61,23 @@ class SpareCapacity:
     async def turn(self) -> None:
         """Wait until the overflow may take a batch."""
         deadline = self._clock() + self._longest_s
+        gathering_seen = float("-inf")  # when records last waited for the turns agent
         while True:
             now = self._clock()
             left = deadline - now
             if left <= 0:
                 return
-            if self._running == 0:
-                quiet_for = now - self._last_done
-                if quiet_for >= self._quiet_s:
+            if self._running:
+                try:
+                    await asyncio.wait_for(self._idle.wait(), timeout=left)
+                except TimeoutError:
                     return
-                await asyncio.sleep(min(self._quiet_s - quiet_for, left))
                 continue
-            try:
-                await asyncio.wait_for(self._idle.wait(), timeout=left)
-            except TimeoutError:
+            if len(self._gathered):
+                gathering_seen = now
+                await asyncio.sleep(min(LOOK_AGAIN_S, left))
+                continue
+            quiet_for = now - max(self._last_done, gathering_seen)
+            if quiet_for >= self._quiet_s:
                 return
+            await asyncio.sleep(min(self._quiet_s - quiet_for, left))

@@ -30,6 +30,9 @@ class Gathering:
         self.taken = asyncio.Event()  # a full batch was taken: the adder may go on
         self._clock = clock
 
+    def __len__(self) -> int:
+        return len(self.events)
+
     def add(self, event: Any) -> None:
         now = self._clock()
         if not self.events:
