@@ -10,8 +10,9 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
 - a question after one fact gets `focused_share` of the token budget, a question that
   gathers facts from across the history the whole of it (`domain/cues.py`); a ceiling above
   `default_max_tokens` is spent by every question, and the counts above, tuned at the
-  default ceiling, grow in proportion to it (`at_ceiling`): a caller asking for more tokens
-  gets the next-best memories, not the default's answer with the rest left unspent;
+  default ceiling, grow in proportion to it (`at_ceiling`), the candidates searched
+  `ceiling_pool` times faster: a caller asking for more tokens gets the next-best memories,
+  not the default's answer with the rest left unspent;
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
   crowded out by their own ancestors; summaries then take whatever the leaves leave;
@@ -137,6 +138,12 @@ class RecallOptions:
     # fact: what shares none of its terms adds values it does not ask for, an older value
     # of a changing fact among them (docs/figures/memory-quality.md, "Gate fill").
     gate_fill: bool = True
+    # Above the default ceiling, the candidates searched grow this many times faster than
+    # the ceiling: the room added is spent on leaves the re-rank lifts from deeper in the
+    # fused ranking (the speaker, time and entity bonuses), which a pool grown only in
+    # proportion does not reach (chosen leaving one LoCoMo conversation out;
+    # docs/figures/memory-quality.md, "Above the default ceiling").
+    ceiling_pool: float = 2.0
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
@@ -157,6 +164,8 @@ class RecallOptions:
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")
+        if self.ceiling_pool < 1.0:
+            raise ValueError("ceiling_pool must be at least 1")
         if self.entity_heat < 0 or self.spread_penalty < 0:
             raise ValueError("entity_heat and spread_penalty must not be negative")
         for name in ("dense_weight", "focused_share", "summary_share"):
@@ -225,14 +234,15 @@ class RecallOptions:
         """The options for a request's token ceiling. Up to `default_max_tokens`, these;
         above it, every count the default ceiling was tuned with (leaves kept and searched,
         each level's memories, the entity join, the whole leaves of a gathering question)
-        grows in proportion to the ceiling, so the tokens it adds are spent on the
-        next-best material rather than left unspent where the default's counts stop."""
+        grows in proportion to the ceiling, the candidates searched `ceiling_pool` times
+        faster, so the tokens it adds are spent on the next-best material rather than left
+        unspent where the default's counts stop."""
         if not self.fills(max_tokens) or self.default_max_tokens <= 0:
             return self
         ratio = max_tokens / self.default_max_tokens
 
-        def grow(n: int) -> int:
-            return math.ceil(n * ratio)
+        def grow(n: int, faster: float = 1.0) -> int:
+            return math.ceil(n * ratio * faster)
 
         budgets = {
             c: MappingProxyType({level: grow(n) for level, n in per.items()})
@@ -241,10 +251,10 @@ class RecallOptions:
         return replace(
             self,
             leaf_top_k=grow(self.leaf_top_k),
-            leaf_pool=grow(self.leaf_pool),
+            leaf_pool=grow(self.leaf_pool, self.ceiling_pool),
             budgets=MappingProxyType(budgets),
             entity_join=grow(self.entity_join),
-            aggregate_pool=grow(self.aggregate_pool),
+            aggregate_pool=grow(self.aggregate_pool, self.ceiling_pool),
             aggregate_leaves=grow(self.aggregate_leaves),
             aggregate_whole_leaves=grow(self.aggregate_whole_leaves),
             focused_whole_leaves=grow(self.focused_whole_leaves),

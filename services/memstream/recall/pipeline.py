@@ -17,9 +17,10 @@ Decisions worth knowing:
   summaries may take `summary_share` of it, and leave out the facts of the leaves returned
   beside them (`domain/summary_trim.py`). A ceiling above the default is spent by every
   question: the counts tuned at the default (leaves searched and kept, each level's
-  memories, the entity join) grow in proportion to it (`RecallOptions.at_ceiling`). There,
-  and for a question gathering facts at any ceiling (`RecallOptions.gate_fill`), what the
-  gate left out fills what the memories it kept leave, after them.
+  memories, the entity join) grow in proportion to it and the candidates searched faster
+  (`RecallOptions.at_ceiling`). There, and for a question gathering facts at any ceiling
+  (`RecallOptions.gate_fill`), what the gate left out fills what the memories it kept
+  leave, after them.
 - The session summaries above the leaf pool are read in one MGET (for the re-rank); the
   ancestors of the leaves kept, by following `parent_id` upwards, in one more MGET when the
   store has seen them before (`get_with_ancestors`), else one MGET per level. An

@@ -1,5 +1,6 @@
 """Recall options: validated on construction, the one place recall defaults are written."""
 
+from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
@@ -56,7 +57,12 @@ def test_a_question_gathering_facts_searches_and_keeps_more_leaves() -> None:
 
 def test_a_ceiling_above_the_default_is_spent_and_grows_every_count() -> None:
     options = RecallOptions(
-        leaf_top_k=35, leaf_pool=100, focused_share=0.5, default_max_tokens=800, entity_join=20
+        leaf_top_k=35,
+        leaf_pool=100,
+        focused_share=0.5,
+        default_max_tokens=800,
+        entity_join=20,
+        ceiling_pool=1.0,
     )
     # Up to the default ceiling nothing changes: a focused question spends its share.
     assert options.at_ceiling(800) is options and options.at_ceiling(400) is options
@@ -84,3 +90,15 @@ def test_what_the_gate_left_out_fills_a_gathering_question_at_any_ceiling() -> N
     assert options.fills_after_gate(1600, aggregative=False)
     off = RecallOptions(default_max_tokens=800, gate_fill=False)
     assert not off.fills_after_gate(800, aggregative=True)
+
+
+def test_above_the_default_the_pool_searched_grows_faster_than_the_ceiling() -> None:
+    options = RecallOptions(leaf_pool=100, aggregate_pool=150, default_max_tokens=800)
+    faster = replace(options, ceiling_pool=2.0)
+    # At or below the default ceiling the factor changes nothing.
+    assert faster.at_ceiling(800) is faster and faster.at_ceiling(400) is faster
+    wider = faster.at_ceiling(1600)  # twice the default: the pool four times as deep
+    assert (wider.leaf_pool, wider.aggregate_pool) == (400, 600)
+    assert wider.leaf_top_k == 2 * options.leaf_top_k  # what is kept grows with the ceiling
+    with pytest.raises(ValueError, match="ceiling_pool"):
+        RecallOptions(ceiling_pool=0.5)

@@ -4,21 +4,37 @@ counts and gate stop; at or below the default, recall is as before."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from typing import Any
+
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
 
-from memstream.domain.models import Level
+from memstream.domain.models import Level, ScoredId
 from memstream.domain.recall_options import RecallOptions
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
 
 KEPT = "u1-l0000"  # the one leaf the gate keeps
 
 
-def pipeline() -> RecallPipeline:
+class SearchLimits(FakeIndex):
+    """The fake index, noting how many candidates each search asked for."""
+
+    def __init__(self, tree: FakeTree) -> None:
+        super().__init__(tree)
+        self.limits: list[int] = []
+
+    async def search_leaves(self, *args: Any, limit: int, **kwargs: Any) -> list[ScoredId]:
+        self.limits.append(limit)
+        return await super().search_leaves(*args, limit=limit, **kwargs)
+
+
+def pipeline(index: Sequence[SearchLimits] = ()) -> RecallPipeline:
     tree = FakeTree(sample_tree())
     options = RecallOptions(leaf_top_k=4, leaf_pool=4, default_max_tokens=400)
     return RecallPipeline(
         tree=tree,  # type: ignore[arg-type]
-        index=FakeIndex(tree),
+        index=index[0] if index else FakeIndex(tree),
         embedder=FakeEmbedder(),
         llm=FakeLLM(gate_answer=[KEPT]),
         options=options,
@@ -53,3 +69,16 @@ async def test_an_explained_fill_lists_nothing_returned_as_dropped() -> None:
     assert len(returned) > 1 and not returned & dropped
     # What the gate left out and the fit did not take is still said to be the gate's.
     assert any(d.stage == "gate" for d in result.trace.dropped)
+
+
+async def test_a_larger_ceiling_searches_a_pool_growing_faster_than_it() -> None:
+    index = SearchLimits(FakeTree(sample_tree()))
+    recall = pipeline([index])
+    await recall.recall(RecallRequest("u1", "Did Dana go hiking?"))
+    await recall.recall(RecallRequest("u1", "Did Dana go hiking?", max_tokens=200))
+    await recall.recall(RecallRequest("u1", "Did Dana go hiking?", max_tokens=800))
+    # Up to the default ceiling the pool is the options'; at twice it, twice `ceiling_pool`
+    # times as deep.
+    pool = recall.options.leaf_pool
+    assert index.limits == [pool, pool, math.ceil(pool * 2 * recall.options.ceiling_pool)]
+    assert index.limits[-1] > 2 * pool
