@@ -165,6 +165,14 @@ class QdrantSettings(BaseModel):
     collection: str = Field(
         default="memstream_memories", description="The one collection for all users."
     )
+    leaf_vectors_mb: int = Field(
+        default=128,
+        ge=0,
+        description="In-process engine only (no URL): memory (MiB) for users' dense vectors "
+        "held as one matrix each, so a leaf search scores them with one product and the "
+        "engine scores only the best few (the same answer); least recently searched users "
+        "dropped first; 0: the engine scans every point of the user.",
+    )
 
 
 class LlmSettings(BaseModel):

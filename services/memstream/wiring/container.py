@@ -252,7 +252,10 @@ async def open_index(
 
         # One shard directory per collection; loading reads its segments, so off the loop.
         path = qdrant_edge_dir(settings) / collection
-        index = await asyncio.to_thread(partial(EdgeIndex.open, path, dim, keys=keys))
+        opening = partial(
+            EdgeIndex.open, path, dim, keys=keys, leaf_vectors_mb=settings.qdrant.leaf_vectors_mb
+        )
+        index = await asyncio.to_thread(opening)
         stack.push_async_callback(index.close)
     await index.ensure_collection()
     return index

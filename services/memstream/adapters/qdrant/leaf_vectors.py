@@ -1,0 +1,171 @@
+"""The dense vectors of each user's leaves held in process, to narrow the embedded engine's search.
+
+The in-process engine keeps no graph (edge.py), so its dense prefetch scores every point of the
+user through the payload index, at a cost per point many times a plain product's. This cache
+holds a user's dense vectors of one level as one contiguous float32 matrix; a search scores
+them all with one matrix-vector product, takes the best `depth` and everything within
+`MARGIN` of the last of them, and the engine's dense prefetch then scores only those ids.
+The engine computes every score it returns, so the answer is the exact search's: the margin
+covers what the matrix's arithmetic differs by (another summation order, float32 against the
+shard's float16), far above either.
+
+Kept current by the index itself: every write to the shard goes through `EdgeIndex` (one
+process holds a shard), which passes each upsert here before sending it to the engine, and
+drops the user on a delete. A user is read from the engine whole on its first search; a
+user whose vectors alone would not fit the budget is not held, and its search scans as
+before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from memstream.domain.models import IndexedMemory
+
+# Far above the float16 rounding of a unit vector's components (2^-11 relative, a bound on
+# the score's error) and the summation order's float32 error; two candidates more a search.
+MARGIN = 2e-3
+_FIRST_ROWS = 64
+
+UserLevel = tuple[str, int]
+Loader = Callable[[], Iterable[tuple[str, Sequence[float]]]]
+
+
+@dataclass
+class _Matrix:
+    """One user's vectors of one level: the first `len(ids)` rows of `rows`."""
+
+    rows: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
+    ids: list[str] = field(default_factory=list)
+    where: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.rows.nbytes)
+
+    def put(self, point_id: str, vector: npt.NDArray[np.float32]) -> None:
+        row = self.where.get(point_id)
+        if row is None:
+            row = len(self.ids)
+            if row == len(self.rows):  # doubling: an upsert costs one row, not a copy
+                grown = np.empty((max(2 * row, _FIRST_ROWS), len(vector)), np.float32)
+                if row:
+                    grown[:row] = self.rows
+                self.rows = grown
+            self.ids.append(point_id)
+            self.where[point_id] = row
+        self.rows[row] = vector
+
+    def best(self, query: npt.NDArray[np.float32], depth: int) -> list[str]:
+        size = len(self.ids)
+        if size <= depth:
+            return list(self.ids)
+        # einsum keeps the product on this thread: BLAS would spread a matrix-vector product
+        # over its own threads, which spin on a shared machine.
+        scores = np.einsum("ij,j->i", self.rows[:size], query)
+        kth = np.partition(scores, size - depth)[size - depth]
+        (near,) = np.nonzero(scores >= kth - MARGIN)
+        return [self.ids[int(i)] for i in near]
+
+
+def unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
+    """The vector as the engine's cosine distance stores and compares it: of length one."""
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
+
+
+class LeafVectors:
+    """Users' dense vectors by (user, level), the least recently searched evicted past
+    `budget` bytes; `budget` 0 holds none."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._held: OrderedDict[UserLevel, _Matrix] = OrderedDict()
+        # Upserts that arrive while a user is read from the engine, put once it is read.
+        self._loading: dict[UserLevel, list[IndexedMemory]] = {}
+        # Users being read when some of their points were deleted: what is read is dropped.
+        self._stale: set[UserLevel] = set()
+        self._too_large: set[UserLevel] = set()
+        self._lock = threading.Lock()
+        self.scored = 0  # rows the products scored, for tests and benchmarks
+
+    def candidates(
+        self, key: UserLevel, query: Sequence[float], depth: int, load: Loader
+    ) -> list[str] | None:
+        """The ids that hold the user's `depth` best by dense score, or None when the user is
+        not held (read with `load` first if it fits the budget)."""
+        if self._budget <= 0:
+            return None
+        with self._lock:
+            if key in self._too_large or key in self._loading:
+                return None
+            matrix = self._held.get(key)
+            if matrix is None:
+                self._loading[key] = []
+            else:
+                self._held.move_to_end(key)
+        if matrix is None:
+            matrix = self._load(key, load)
+            if matrix is None:
+                return None
+        with self._lock:
+            self.scored += len(matrix.ids)
+            return matrix.best(unit(query), depth)
+
+    def _load(self, key: UserLevel, load: Loader) -> _Matrix | None:
+        matrix = _Matrix()
+        try:
+            for point_id, vector in load():
+                matrix.put(point_id, unit(vector))
+                if matrix.nbytes > self._budget:
+                    # Stays out until some of its points are deleted (`forget`).
+                    with self._lock:
+                        self._too_large.add(key)
+                    return None
+        finally:
+            with self._lock:
+                arrived = self._loading.pop(key, [])
+        with self._lock:
+            if key in self._stale:
+                self._stale.discard(key)
+                return None
+            for m in arrived:
+                matrix.put(m.node.id, unit(m.dense))
+            self._held[key] = matrix
+            self._evict()
+        return matrix
+
+    def _evict(self) -> None:
+        total = sum(m.nbytes for m in self._held.values())
+        while total > self._budget and len(self._held) > 1:
+            _, dropped = self._held.popitem(last=False)
+            total -= dropped.nbytes
+
+    def upserted(self, memories: Sequence[IndexedMemory]) -> None:
+        """Points about to be written to the engine: the held users' rows added or replaced."""
+        if self._budget <= 0:
+            return
+        with self._lock:
+            for m in memories:
+                key = (m.node.user_id, int(m.node.level))
+                matrix = self._held.get(key)
+                if matrix is not None:
+                    matrix.put(m.node.id, unit(m.dense))
+                elif key in self._loading:
+                    self._loading[key].append(m)
+            self._evict()
+
+    def forget(self, user_id: str) -> None:
+        """Drop a user's vectors (points of it deleted): read again when next searched."""
+        with self._lock:
+            for key in [k for k in self._held if k[0] == user_id]:
+                del self._held[key]
+            self._too_large = {k for k in self._too_large if k[0] != user_id}
+            self._stale.update(k for k in self._loading if k[0] == user_id)
