@@ -31,7 +31,8 @@ class TestEdgeIndexHoldingVectors(IndexContract):
     """The index contract with every user's vectors held."""
 
     async def open_index(self, path: Path, dim: int = DIM) -> Opened:
-        index = EdgeIndex.open(path, dim, leaf_vectors_mb=1)
+        shard = EdgeIndex.open(path, dim)._shard
+        index = EdgeIndex(shard, leaf_vectors=LeafVectors(2**20, from_points=0))
         await index.ensure_collection()
         return Opened(index, index.close)
 
@@ -53,7 +54,7 @@ async def shard(tmp_path: Path) -> AsyncIterator[tuple[EdgeIndex, EdgeIndex, Lea
     """One shard, searched through held vectors and by the engine's scan alone."""
     scanning = EdgeIndex.open(tmp_path / "shard", DIM)
     await scanning.ensure_collection()
-    held = LeafVectors(64 * 2**20)
+    held = LeafVectors(64 * 2**20, from_points=0)
     holding = EdgeIndex(scanning._shard, leaf_vectors=held)
     try:
         yield holding, scanning, held
@@ -133,7 +134,7 @@ async def test_writes_after_the_first_search_reach_the_held_vectors(
 async def test_a_user_larger_than_the_budget_is_scanned(tmp_path: Path) -> None:
     index = EdgeIndex.open(tmp_path / "shard", DIM)
     await index.ensure_collection()
-    small = LeafVectors(LIGHT * DIM * 4)
+    small = LeafVectors(LIGHT * DIM * 4, from_points=0)
     try:
         limited = EdgeIndex(index._shard, leaf_vectors=small)
         rng = random.Random(11)
@@ -143,5 +144,25 @@ async def test_a_user_larger_than_the_budget_is_scanned(tmp_path: Path) -> None:
         assert heavy == await searched(index, "heavy", random.Random(1))
         await searched(limited, "light", random.Random(2))
         assert small.scored == 40  # the light user held, the heavy one scanned by the engine
+    finally:
+        await index.close()
+
+
+async def test_a_user_of_few_points_is_left_to_the_engine_until_it_has_more(
+    tmp_path: Path,
+) -> None:
+    index = EdgeIndex.open(tmp_path / "shard", DIM)
+    await index.ensure_collection()
+    held = LeafVectors(2**20, from_points=100)
+    try:
+        holding = EdgeIndex(index._shard, leaf_vectors=held)
+        memories = leaves("light", 160, random.Random(3))
+        await holding.upsert(memories[:90])
+        await searched(holding, "light", random.Random(4))
+        assert held.scored == 0
+        await holding.upsert(memories[90:])  # past the bound: counted again, then held
+        got = await searched(holding, "light", random.Random(4))
+        assert held.scored == 160
+        assert got == await searched(index, "light", random.Random(4))
     finally:
         await index.close()

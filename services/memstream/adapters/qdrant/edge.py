@@ -237,6 +237,7 @@ class EdgeIndex:
             (user_id, int(level)),
             dense,
             prefetch_depth(limit),
+            lambda: self._count(user_id, level),
             lambda: self._dense_vectors(user_id, level),
         )
         request = leaf_query(
@@ -277,8 +278,12 @@ class EdgeIndex:
         return payloads_by_id(records, user_id)
 
     async def count(self, user_id: str, level: Level | None = None) -> int:
+        return await asyncio.to_thread(self._count, user_id, level)
+
+    def _count(self, user_id: str, level: Level | None) -> int:
         request = CountRequest(exact=True, filter=edge_filter(user_filter(user_id, level)))
-        return await asyncio.to_thread(self._shard.count, request)
+        counted: int = self._shard.count(request)
+        return counted
 
     async def delete_user(self, user_id: str) -> int:
         """Remove every point of a user; returns how many there were just before the delete.

@@ -31,9 +31,13 @@ from memstream.domain.models import IndexedMemory
 # Far above the float16 rounding of a unit vector's components (2^-11 relative, a bound on
 # the score's error) and the summation order's float32 error; two candidates more a search.
 MARGIN = 2e-3
+# Below this many points the engine's own scan costs less than the product and the list of
+# ids it is sent: such users are not held.
+HELD_FROM_POINTS = 8_192
 _FIRST_ROWS = 64
 
 UserLevel = tuple[str, int]
+Counter = Callable[[], int]
 Loader = Callable[[], Iterable[tuple[str, Sequence[float]]]]
 
 
@@ -71,7 +75,8 @@ class _Matrix:
         scores = np.einsum("ij,j->i", self.rows[:size], query)
         kth = np.partition(scores, size - depth)[size - depth]
         (near,) = np.nonzero(scores >= kth - MARGIN)
-        return [self.ids[int(i)] for i in near]
+        ids = self.ids
+        return [ids[i] for i in near.tolist()]
 
 
 def unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
@@ -82,12 +87,16 @@ def unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
 
 
 class LeafVectors:
-    """Users' dense vectors by (user, level), the least recently searched evicted past
-    `budget` bytes; `budget` 0 holds none."""
+    """Users' dense vectors by (user, level), for those of at least `from_points` points, the
+    least recently searched evicted past `budget` bytes; `budget` 0 holds none."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, from_points: int = HELD_FROM_POINTS) -> None:
         self._budget = budget
+        self._from = from_points
         self._held: OrderedDict[UserLevel, _Matrix] = OrderedDict()
+        # Users with fewer points than `from_points` when counted, plus their upserts since
+        # (an overwrite counts as well: at the bound the user is counted again).
+        self._small: dict[UserLevel, int] = {}
         # Upserts that arrive while a user is read from the engine, put once it is read.
         self._loading: dict[UserLevel, list[IndexedMemory]] = {}
         # Users being read when some of their points were deleted: what is read is dropped.
@@ -97,17 +106,27 @@ class LeafVectors:
         self.scored = 0  # rows the products scored, for tests and benchmarks
 
     def candidates(
-        self, key: UserLevel, query: Sequence[float], depth: int, load: Loader
+        self, key: UserLevel, query: Sequence[float], depth: int, count: Counter, load: Loader
     ) -> list[str] | None:
         """The ids that hold the user's `depth` best by dense score, or None when the user is
-        not held (read with `load` first if it fits the budget)."""
+        not held (counted with `count` and read with `load` first if it has enough points
+        and fits the budget)."""
         if self._budget <= 0:
             return None
         with self._lock:
-            if key in self._too_large or key in self._loading:
+            if key in self._too_large or key in self._loading or key in self._small:
                 return None
             matrix = self._held.get(key)
+        if matrix is None and self._from > 0:
+            points = count()
+            if points < self._from:
+                with self._lock:
+                    self._small[key] = points
+                return None
+        with self._lock:
             if matrix is None:
+                if key in self._loading:
+                    return None
                 self._loading[key] = []
             else:
                 self._held.move_to_end(key)
@@ -158,6 +177,10 @@ class LeafVectors:
                 matrix = self._held.get(key)
                 if matrix is not None:
                     matrix.put(m.node.id, unit(m.dense))
+                elif key in self._small:
+                    self._small[key] += 1
+                    if self._small[key] >= self._from:
+                        del self._small[key]
                 elif key in self._loading:
                     self._loading[key].append(m)
             self._evict()
@@ -168,4 +191,5 @@ class LeafVectors:
             for key in [k for k in self._held if k[0] == user_id]:
                 del self._held[key]
             self._too_large = {k for k in self._too_large if k[0] != user_id}
+            self._small = {k: n for k, n in self._small.items() if k[0] != user_id}
             self._stale.update(k for k in self._loading if k[0] == user_id)
