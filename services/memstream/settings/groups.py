@@ -168,10 +168,10 @@ class QdrantSettings(BaseModel):
     leaf_vectors_mb: int = Field(
         default=128,
         ge=0,
-        description="In-process engine only (no URL): memory (MiB) for users' dense vectors "
-        "held as one matrix each, so a leaf search scores them with one product and the "
-        "engine scores only the best few (the same answer); least recently searched users "
-        "dropped first; 0: the engine scans every point of the user.",
+        description="In-process engine only (no URL): memory (MiB) for the dense vectors of "
+        "users of 8,192 leaves or more, held as one matrix each, so a leaf search scores them "
+        "with one product and the engine scores only the best few (the same answer); least "
+        "recently searched users dropped first; 0: the engine scans every point of the user.",
     )
 
 

@@ -28,7 +28,9 @@ filters through a tenant payload index and scores in Rust.
 - Only a forget calls `optimize()` (`vacuum`), with an indexing threshold no segment reaches:
   every point stays in plain segments, searched exactly over the user's points found through
   the `user_id` payload index, which is fast enough at this scale (without that index a
-  search scans the whole shard, every user's points).
+  search scans the whole shard, every user's points). For a user of many points the dense
+  prefetch is narrowed to the ids a product over the user's vectors held in process picks
+  (`leaf_vectors.py`); the engine still computes every score.
 """
 
 from __future__ import annotations
