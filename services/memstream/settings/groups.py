@@ -169,9 +169,18 @@ class QdrantSettings(BaseModel):
         default=128,
         ge=0,
         description="In-process engine only (no URL): memory (MiB) for the dense vectors of "
-        "users of 8,192 leaves or more, held as one matrix each, so a leaf search scores them "
-        "with one product and the engine scores only the best few (the same answer); least "
-        "recently searched users dropped first; 0: the engine scans every point of the user.",
+        "users of many leaves (`leaf_vectors_from`), held as one matrix each, so a leaf "
+        "search scores them with one product and the engine scores only the best few (the "
+        "same answer); least recently searched users dropped first; 0: the engine scans every "
+        "point of the user.",
+    )
+    # Below this the engine's own scan costs less than the product and the id list it is
+    # sent (docs/scaling.md).
+    leaf_vectors_from: int = Field(
+        default=8_192,
+        ge=0,
+        description="Hold a user's vectors (`leaf_vectors_mb`) from this many points of a "
+        "level: below it the engine's own scan costs less.",
     )
 
 

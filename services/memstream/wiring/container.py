@@ -252,8 +252,14 @@ async def open_index(
 
         # One shard directory per collection; loading reads its segments, so off the loop.
         path = qdrant_edge_dir(settings) / collection
+        held = settings.qdrant
         opening = partial(
-            EdgeIndex.open, path, dim, keys=keys, leaf_vectors_mb=settings.qdrant.leaf_vectors_mb
+            EdgeIndex.open,
+            path,
+            dim,
+            keys=keys,
+            leaf_vectors_mb=held.leaf_vectors_mb,
+            leaf_vectors_from=held.leaf_vectors_from,
         )
         index = await asyncio.to_thread(opening)
         stack.push_async_callback(index.close)

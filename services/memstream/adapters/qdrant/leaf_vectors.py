@@ -31,9 +31,6 @@ from memstream.domain.models import IndexedMemory
 # Far above the float16 rounding of a unit vector's components (2^-11 relative, a bound on
 # the score's error) and the summation order's float32 error; two candidates more a search.
 MARGIN = 2e-3
-# Below this many points the engine's own scan costs less than the product and the list of
-# ids it is sent: such users are not held.
-HELD_FROM_POINTS = 8_192
 _FIRST_ROWS = 64
 
 UserLevel = tuple[str, int]
@@ -90,7 +87,7 @@ class LeafVectors:
     """Users' dense vectors by (user, level), for those of at least `from_points` points, the
     least recently searched evicted past `budget` bytes; `budget` 0 holds none."""
 
-    def __init__(self, budget: int, from_points: int = HELD_FROM_POINTS) -> None:
+    def __init__(self, budget: int, from_points: int = 0) -> None:
         self._budget = budget
         self._from = from_points
         self._held: OrderedDict[UserLevel, _Matrix] = OrderedDict()
