@@ -3,7 +3,9 @@ answer, and engine work that does not grow with the user's history."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -62,6 +64,16 @@ async def shard(tmp_path: Path) -> AsyncIterator[tuple[EdgeIndex, EdgeIndex, Lea
         await scanning.close()
 
 
+async def held_once_searched(index: EdgeIndex, held: LeafVectors, user: str) -> None:
+    """Search once, which starts reading the user's vectors, and wait until they are held."""
+    await searched(index, user, random.Random(0))
+    deadline = time.monotonic() + 10
+    while not held.holds((user, int(Level.SEGMENT))):
+        assert time.monotonic() < deadline, f"{user}'s vectors never held"
+        await asyncio.sleep(0.01)
+    held.scored = 0
+
+
 async def searched(
     index: EdgeIndex, user: str, rng: random.Random
 ) -> tuple[list[float], set[ScoredId]]:
@@ -83,6 +95,7 @@ async def test_the_answer_is_the_scan_s_and_the_engine_scores_a_bounded_set(
         memories = leaves(user, count, rng)
         for start in range(0, count, 500):
             await holding.upsert(memories[start : start + 500])
+        await held_once_searched(holding, held, user)
     scored: list[int] = []
     translate = edge.edge_request
 
@@ -110,11 +123,11 @@ async def test_the_answer_is_the_scan_s_and_the_engine_scores_a_bounded_set(
 async def test_writes_after_the_first_search_reach_the_held_vectors(
     shard: tuple[EdgeIndex, EdgeIndex, LeafVectors],
 ) -> None:
-    holding, scanning, _ = shard
+    holding, scanning, held = shard
     rng = random.Random(5)
     memories = leaves("heavy", 600, rng)
     await holding.upsert(memories[:500])
-    await searched(holding, "heavy", rng)  # held from here
+    await held_once_searched(holding, held, "heavy")
     await holding.upsert(memories[500:])
     rewritten = IndexedMemory(memories[3].node, memories[599].dense, memories[3].sparse)
     await holding.upsert([rewritten])
@@ -142,8 +155,11 @@ async def test_a_user_larger_than_the_budget_is_scanned(tmp_path: Path) -> None:
         await limited.upsert([m for m in leaves("light", 40, rng) if m.node.level == Level.SEGMENT])
         heavy = await searched(limited, "heavy", random.Random(1))
         assert heavy == await searched(index, "heavy", random.Random(1))
+        await held_once_searched(limited, small, "light")
         await searched(limited, "light", random.Random(2))
+        await searched(limited, "heavy", random.Random(2))
         assert small.scored == 40  # the light user held, the heavy one scanned by the engine
+        assert not small.holds(("heavy", int(Level.SEGMENT)))
     finally:
         await index.close()
 
@@ -161,6 +177,7 @@ async def test_a_user_of_few_points_is_left_to_the_engine_until_it_has_more(
         await searched(holding, "light", random.Random(4))
         assert held.scored == 0
         await holding.upsert(memories[90:])  # past the bound: counted again, then held
+        await held_once_searched(holding, held, "light")
         got = await searched(holding, "light", random.Random(4))
         assert held.scored == 160
         assert got == await searched(index, "light", random.Random(4))

@@ -18,6 +18,7 @@ before.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memstream.domain.models import IndexedMemory
+
+log = logging.getLogger(__name__)
 
 # Far above the float16 rounding of a unit vector's components (2^-11 relative, a bound on
 # the score's error) and the summation order's float32 error; two candidates more a search.
@@ -62,6 +65,11 @@ class _Matrix:
             self.ids.append(point_id)
             self.where[point_id] = row
         self.rows[row] = vector
+
+    def trim(self) -> None:
+        """Room for an eighth more rows, not the doubling's up to twice as many."""
+        size = len(self.ids)
+        self.rows = self.rows[: size + max(size // 8, _FIRST_ROWS)].copy()
 
     def best(self, query: npt.NDArray[np.float32], depth: int) -> list[str]:
         size = len(self.ids)
@@ -106,36 +114,36 @@ class LeafVectors:
         self, key: UserLevel, query: Sequence[float], depth: int, count: Counter, load: Loader
     ) -> list[str] | None:
         """The ids that hold the user's `depth` best by dense score, or None when the user is
-        not held (counted with `count` and read with `load` first if it has enough points
-        and fits the budget)."""
+        not held. A user not held is counted with `count` and, if it has enough points, read
+        with `load` in a thread of its own: this search and those until it is read scan."""
         if self._budget <= 0:
             return None
         with self._lock:
             if key in self._too_large or key in self._loading or key in self._small:
                 return None
             matrix = self._held.get(key)
-        if matrix is None and self._from > 0:
-            points = count()
-            if points < self._from:
-                with self._lock:
-                    self._small[key] = points
-                return None
-        with self._lock:
-            if matrix is None:
-                if key in self._loading:
-                    return None
-                self._loading[key] = []
-            else:
+            if matrix is not None:
                 self._held.move_to_end(key)
-        if matrix is None:
-            matrix = self._load(key, load)
-            if matrix is None:
-                return None
+                self.scored += len(matrix.ids)
+                return matrix.best(unit(query), depth)
+        points = count() if self._from > 0 else 0
         with self._lock:
-            self.scored += len(matrix.ids)
-            return matrix.best(unit(query), depth)
+            if points < self._from:
+                self._small[key] = points
+                return None
+            if key in self._loading or key in self._held:
+                return None
+            self._loading[key] = []
+        reading = threading.Thread(target=self._load, args=(key, load), daemon=True)
+        reading.start()
+        return None
 
-    def _load(self, key: UserLevel, load: Loader) -> _Matrix | None:
+    def holds(self, key: UserLevel) -> bool:
+        """Whether a search of this user and level is narrowed by the product."""
+        with self._lock:
+            return key in self._held
+
+    def _load(self, key: UserLevel, load: Loader) -> None:
         matrix = _Matrix()
         try:
             for point_id, vector in load():
@@ -144,19 +152,24 @@ class LeafVectors:
                     # Stays out until some of its points are deleted (`forget`).
                     with self._lock:
                         self._too_large.add(key)
-                    return None
+                    return
+        except Exception:
+            # The shard closed or failed under the read: searches go on scanning.
+            log.warning("reading the vectors of %s failed", key, exc_info=True)
+            return
         finally:
             with self._lock:
                 arrived = self._loading.pop(key, [])
-        with self._lock:
-            if key in self._stale:
+                deleted = key in self._stale
                 self._stale.discard(key)
-                return None
+        if deleted:
+            return  # read again at the next search
+        with self._lock:
             for m in arrived:
                 matrix.put(m.node.id, unit(m.dense))
+            matrix.trim()
             self._held[key] = matrix
             self._evict()
-        return matrix
 
     def _evict(self) -> None:
         total = sum(m.nbytes for m in self._held.values())
