@@ -257,8 +257,11 @@ class EdgeIndex:
         points: list[Any] = self._shard.query(edge_request(request))
         return points
 
-    def _dense_vectors(self, user_id: str, level: Level) -> Iterator[tuple[str, list[float]]]:
-        """Every point of the user and level with its dense vector, as the shard stores it."""
+    def _dense_vectors(
+        self, user_id: str, level: Level
+    ) -> Iterator[tuple[list[str], list[list[float]]]]:
+        """Every point of the user and level with its dense vector, as the shard stores it,
+        a page at a time."""
         flt = edge_filter(user_filter(user_id, level))
         after = None
         while True:
@@ -266,9 +269,8 @@ class EdgeIndex:
                 offset=after, limit=_LOAD_PAGE, filter=flt, with_payload=False, with_vector=[DENSE]
             )
             records, after = self._shard.scroll(request)
-            for r in records:
-                vectors: Any = r.vector
-                yield str(r.id), vectors[DENSE]
+            named: list[Any] = [r.vector for r in records]
+            yield [str(r.id) for r in records], [v[DENSE] for v in named]
             if after is None:
                 return
 

@@ -38,7 +38,8 @@ _FIRST_ROWS = 64
 
 UserLevel = tuple[str, int]
 Counter = Callable[[], int]
-Loader = Callable[[], Iterable[tuple[str, Sequence[float]]]]
+# Pages of (point ids, their dense vectors).
+Loader = Callable[[], Iterable[tuple[list[str], list[list[float]]]]]
 
 
 @dataclass
@@ -57,14 +58,27 @@ class _Matrix:
         row = self.where.get(point_id)
         if row is None:
             row = len(self.ids)
-            if row == len(self.rows):  # doubling: an upsert costs one row, not a copy
-                grown = np.empty((max(2 * row, _FIRST_ROWS), len(vector)), np.float32)
-                if row:
-                    grown[:row] = self.rows
-                self.rows = grown
+            self._room(row + 1, len(vector))
             self.ids.append(point_id)
             self.where[point_id] = row
         self.rows[row] = vector
+
+    def extend(self, point_ids: list[str], vectors: npt.NDArray[np.float32]) -> None:
+        """Rows for points not held yet (a page the shard gave)."""
+        start = len(self.ids)
+        self._room(start + len(point_ids), vectors.shape[1])
+        self.rows[start : start + len(point_ids)] = vectors
+        self.where.update(zip(point_ids, range(start, start + len(point_ids)), strict=True))
+        self.ids.extend(point_ids)
+
+    def _room(self, rows: int, dim: int) -> None:
+        """At least `rows` rows, doubling: an upsert costs one row, not a copy."""
+        if rows <= len(self.rows):
+            return
+        grown = np.empty((max(2 * len(self.rows), rows, _FIRST_ROWS), dim), np.float32)
+        if self.ids:
+            grown[: len(self.ids)] = self.rows[: len(self.ids)]
+        self.rows = grown
 
     def trim(self) -> None:
         """Room for an eighth more rows, not the doubling's up to twice as many."""
@@ -82,6 +96,15 @@ class _Matrix:
         (near,) = np.nonzero(scores >= kth - MARGIN)
         ids = self.ids
         return [ids[i] for i in near.tolist()]
+
+
+def units(vectors: list[list[float]]) -> npt.NDArray[np.float32]:
+    """`unit` of each row."""
+    rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    scaled: npt.NDArray[np.float32] = rows / norms
+    return scaled
 
 
 def unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
@@ -146,8 +169,8 @@ class LeafVectors:
     def _load(self, key: UserLevel, load: Loader) -> None:
         matrix = _Matrix()
         try:
-            for point_id, vector in load():
-                matrix.put(point_id, unit(vector))
+            for point_ids, vectors in load():
+                matrix.extend(point_ids, units(vectors))
                 if matrix.nbytes > self._budget:
                     # Stays out until some of its points are deleted (`forget`).
                     with self._lock:
