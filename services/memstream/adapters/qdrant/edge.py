@@ -85,8 +85,10 @@ _DATATYPES = {
     "float32": VectorStorageDatatype.Float32,
     "float16": VectorStorageDatatype.Float16,
 }
-# A user's vectors are read from the shard this many points a call.
-_LOAD_PAGE = 1024
+# A user's vectors are read from the shard this many points a call: the bindings hand each
+# page over as Python floats holding the GIL, so a small page keeps the event loop's waits
+# short while a heavy user is read.
+_LOAD_PAGE = 256
 # Upserts of more points than this go to a worker thread: below it the thread hop would cost
 # more than the upsert (the bound predates the packed payload, which made points cheaper).
 _INLINE_UPSERT_POINTS = 8
