@@ -85,17 +85,27 @@ class _Matrix:
         size = len(self.ids)
         self.rows = self.rows[: size + max(size // 8, _FIRST_ROWS)].copy()
 
-    def best(self, query: npt.NDArray[np.float32], depth: int) -> list[str]:
-        size = len(self.ids)
-        if size <= depth:
-            return list(self.ids)
-        # einsum keeps the product on this thread: BLAS would spread a matrix-vector product
-        # over its own threads, which spin on a shared machine.
-        scores = np.einsum("ij,j->i", self.rows[:size], query)
-        kth = np.partition(scores, size - depth)[size - depth]
-        (near,) = np.nonzero(scores >= kth - MARGIN)
-        ids = self.ids
-        return [ids[i] for i in near.tolist()]
+    def snapshot(self) -> tuple[npt.NDArray[np.float32], list[str]]:
+        """The rows held now and their ids: later puts append past them or write a new
+        array when the rows grow, so a product can run on these outside the lock (a row
+        rewritten meanwhile is read half old, as a search racing a write may)."""
+        return self.rows[: len(self.ids)], self.ids
+
+
+def best(
+    rows: npt.NDArray[np.float32], ids: list[str], query: npt.NDArray[np.float32], depth: int
+) -> list[str]:
+    """The ids of the `depth` best rows by dot product with `query`, and of those within
+    `MARGIN` of the last of them."""
+    size = len(rows)
+    if size <= depth:
+        return ids[:size]
+    # einsum keeps the product on this thread: BLAS would spread a matrix-vector product
+    # over its own threads, which spin on a shared machine.
+    scores = np.einsum("ij,j->i", rows, query)
+    kth = np.partition(scores, size - depth)[size - depth]
+    (near,) = np.nonzero(scores >= kth - MARGIN)
+    return [ids[i] for i in near.tolist()]
 
 
 def units(vectors: list[list[float]]) -> npt.NDArray[np.float32]:
@@ -147,8 +157,10 @@ class LeafVectors:
             matrix = self._held.get(key)
             if matrix is not None:
                 self._held.move_to_end(key)
-                self.scored += len(matrix.ids)
-                return matrix.best(unit(query), depth)
+                rows, ids = matrix.snapshot()
+                self.scored += len(rows)
+        if matrix is not None:
+            return best(rows, ids, unit(query), depth)
         points = count() if self._from > 0 else 0
         with self._lock:
             if points < self._from:
