@@ -1,8 +1,10 @@
 """The dense vectors of each user's leaves held in process, to narrow the embedded engine's search.
 
 The in-process engine keeps no graph (edge.py), so its dense prefetch scores every point of the
-user through the payload index, at a cost per point many times a plain product's. This cache
-holds a user's dense vectors of one level as one contiguous float32 matrix; a search scores
+user through the payload index, at about twice a plain product's cost per point. For users of
+many points this cache holds the dense vectors of one level as one contiguous float32 matrix
+(below a few tens of thousands the product and the id list cost what the engine's scan does:
+docs/scaling.md); a search scores
 them all with one matrix-vector product, takes the best `depth` and everything within
 `MARGIN` of the last of them, and the engine's dense prefetch then scores only those ids.
 The engine computes every score it returns, so the answer is the exact search's: the margin
@@ -11,9 +13,10 @@ shard's float16), far above either.
 
 Kept current by the index itself: every write to the shard goes through `EdgeIndex` (one
 process holds a shard), which passes each upsert here before sending it to the engine, and
-drops the user on a delete. A user is read from the engine whole on its first search; a
-user whose vectors alone would not fit the budget is not held, and its search scans as
-before.
+drops the user on a delete. A user is read from the engine, in a thread, from its first
+search on (the searches scan until it is held); a user whose vectors alone would not fit the
+budget is not held, and its search scans as before. The product is linear in the user's
+points too: this makes the scan cheaper, it does not bound it.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from memstream.domain.models import IndexedMemory
 log = logging.getLogger(__name__)
 
 # Far above the float16 rounding of a unit vector's components (2^-11 relative, a bound on
-# the score's error) and the summation order's float32 error; two candidates more a search.
+# the score's error) and the summation order's float32 error.
 MARGIN = 2e-3
 _FIRST_ROWS = 64
 
