@@ -61,7 +61,7 @@ async def shard(tmp_path: Path) -> AsyncIterator[tuple[EdgeIndex, EdgeIndex, Lea
     try:
         yield holding, scanning, held
     finally:
-        await scanning.close()
+        await holding.close()  # after the reads it started
 
 
 async def held_once_searched(index: EdgeIndex, held: LeafVectors, user: str) -> None:
@@ -148,8 +148,8 @@ async def test_a_user_larger_than_the_budget_is_scanned(tmp_path: Path) -> None:
     index = EdgeIndex.open(tmp_path / "shard", DIM)
     await index.ensure_collection()
     small = LeafVectors(LIGHT * DIM * 4, from_points=0)
+    limited = EdgeIndex(index._shard, leaf_vectors=small)
     try:
-        limited = EdgeIndex(index._shard, leaf_vectors=small)
         rng = random.Random(11)
         await limited.upsert(leaves("heavy", 600, rng))
         await limited.upsert([m for m in leaves("light", 40, rng) if m.node.level == Level.SEGMENT])
@@ -161,7 +161,7 @@ async def test_a_user_larger_than_the_budget_is_scanned(tmp_path: Path) -> None:
         assert small.scored == 40  # the light user held, the heavy one scanned by the engine
         assert not small.holds(("heavy", int(Level.SEGMENT)))
     finally:
-        await index.close()
+        await limited.close()
 
 
 async def test_a_user_of_few_points_is_left_to_the_engine_until_it_has_more(
@@ -170,8 +170,8 @@ async def test_a_user_of_few_points_is_left_to_the_engine_until_it_has_more(
     index = EdgeIndex.open(tmp_path / "shard", DIM)
     await index.ensure_collection()
     held = LeafVectors(2**20, from_points=100)
+    holding = EdgeIndex(index._shard, leaf_vectors=held)
     try:
-        holding = EdgeIndex(index._shard, leaf_vectors=held)
         memories = leaves("light", 160, random.Random(3))
         await holding.upsert(memories[:90])
         await searched(holding, "light", random.Random(4))
@@ -182,4 +182,4 @@ async def test_a_user_of_few_points_is_left_to_the_engine_until_it_has_more(
         assert held.scored == 160
         assert got == await searched(index, "light", random.Random(4))
     finally:
-        await index.close()
+        await holding.close()

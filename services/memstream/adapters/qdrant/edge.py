@@ -191,6 +191,7 @@ class EdgeIndex:
 
     async def close(self) -> None:
         """Write segments to disk and release the directory (the WAL alone would also recover)."""
+        await asyncio.to_thread(self._vectors.finish_reads)
         await asyncio.to_thread(self._shard.flush)
         self._shard.close()
 

@@ -144,6 +144,7 @@ class LeafVectors:
         self._stale: set[UserLevel] = set()
         self._too_large: set[UserLevel] = set()
         self._lock = threading.Lock()
+        self._reads: list[threading.Thread] = []
         self.scored = 0  # rows the products scored, for tests and benchmarks
 
     def candidates(
@@ -173,8 +174,17 @@ class LeafVectors:
                 return None
             self._loading[key] = []
         reading = threading.Thread(target=self._load, args=(key, load), daemon=True)
+        with self._lock:
+            self._reads = [t for t in self._reads if t.is_alive()] + [reading]
         reading.start()
         return None
+
+    def finish_reads(self) -> None:
+        """Wait for the users being read: the shard must not close under a read."""
+        with self._lock:
+            reads = list(self._reads)
+        for reading in reads:
+            reading.join()
 
     def holds(self, key: UserLevel) -> bool:
         """Whether a search of this user and level is narrowed by the product."""
