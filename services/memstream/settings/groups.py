@@ -165,6 +165,24 @@ class QdrantSettings(BaseModel):
     collection: str = Field(
         default="memstream_memories", description="The one collection for all users."
     )
+    # A user of 100,000 leaves is 165 MiB of float32 rows.
+    leaf_vectors_mb: int = Field(
+        default=256,
+        ge=0,
+        description="In-process engine only (no URL): memory (MiB) for the dense vectors of "
+        "users of many leaves (`leaf_vectors_from`), held as one matrix each, so a leaf "
+        "search scores them with one product and the engine scores only the best few (the "
+        "same answer); least recently searched users dropped first; 0: the engine scans every "
+        "point of the user.",
+    )
+    # Below this the engine's own scan of float16 vectors costs about what the product over
+    # float32 rows and the id list it is sent do (docs/scaling.md).
+    leaf_vectors_from: int = Field(
+        default=32_768,
+        ge=0,
+        description="Hold a user's vectors (`leaf_vectors_mb`) from this many points of a "
+        "level: below it the engine's own scan costs less.",
+    )
 
 
 class LlmSettings(BaseModel):

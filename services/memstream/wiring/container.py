@@ -252,7 +252,16 @@ async def open_index(
 
         # One shard directory per collection; loading reads its segments, so off the loop.
         path = qdrant_edge_dir(settings) / collection
-        index = await asyncio.to_thread(partial(EdgeIndex.open, path, dim, keys=keys))
+        held = settings.qdrant
+        opening = partial(
+            EdgeIndex.open,
+            path,
+            dim,
+            keys=keys,
+            leaf_vectors_mb=held.leaf_vectors_mb,
+            leaf_vectors_from=held.leaf_vectors_from,
+        )
+        index = await asyncio.to_thread(opening)
         stack.push_async_callback(index.close)
     await index.ensure_collection()
     return index

@@ -28,14 +28,16 @@ filters through a tenant payload index and scores in Rust.
 - Only a forget calls `optimize()` (`vacuum`), with an indexing threshold no segment reaches:
   every point stays in plain segments, searched exactly over the user's points found through
   the `user_id` payload index, which is fast enough at this scale (without that index a
-  search scans the whole shard, every user's points).
+  search scans the whole shard, every user's points). For a user of many points the dense
+  prefetch is narrowed to the ids a product over the user's vectors held in process picks
+  (`leaf_vectors.py`); the engine still computes every score.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,7 @@ from memstream.adapters.qdrant.edge_translation import (
     edge_memory_point,
     edge_request,
 )
+from memstream.adapters.qdrant.leaf_vectors import LeafVectors
 from memstream.adapters.qdrant.query import (
     DENSE,
     LEXICAL,
@@ -67,6 +70,7 @@ from memstream.adapters.qdrant.query import (
     PAYLOAD_INDEXES,
     leaf_query,
     payloads_by_id,
+    prefetch_depth,
     user_filter,
 )
 from memstream.adapters.qdrant.sealing import PayloadKeys, opened_node, payload_version
@@ -81,6 +85,10 @@ _DATATYPES = {
     "float32": VectorStorageDatatype.Float32,
     "float16": VectorStorageDatatype.Float16,
 }
+# A user's vectors are read from the shard this many points a call: the bindings hand each
+# page over as Python floats holding the GIL, so a small page keeps the event loop's waits
+# short while a heavy user is read.
+_LOAD_PAGE = 256
 # Upserts of more points than this go to a worker thread: below it the thread hop would cost
 # more than the upsert (the bound predates the packed payload, which made points cheaper).
 _INLINE_UPSERT_POINTS = 8
@@ -139,13 +147,17 @@ class EdgeIndex:
         *,
         lexical_half_score: float = LEXICAL_HALF_SCORE,
         keys: DataKeys | None = None,
+        leaf_vectors: LeafVectors | None = None,
     ) -> None:
-        """`keys`: the users' data keys, to seal the words of the payloads (`sealing.py`)."""
+        """`keys`: the users' data keys, to seal the words of the payloads (`sealing.py`);
+        `leaf_vectors`: users' dense vectors held to narrow the dense search (none: every
+        search scans the user's points)."""
         if lexical_half_score <= 0:
             raise ValueError("lexical_half_score must be positive")
         self._shard = shard
         self._half = lexical_half_score
         self._keys = PayloadKeys(keys)
+        self._vectors = leaf_vectors or LeafVectors(0)
 
     @classmethod
     def open(
@@ -155,9 +167,18 @@ class EdgeIndex:
         *,
         lexical_half_score: float = LEXICAL_HALF_SCORE,
         keys: DataKeys | None = None,
+        leaf_vectors_mb: int = 0,
+        leaf_vectors_from: int = 0,
     ) -> EdgeIndex:
-        """The index on the shard at `path` (created if missing); the caller must `close()` it."""
-        return cls(_open_shard(path, dim), lexical_half_score=lexical_half_score, keys=keys)
+        """The index on the shard at `path` (created if missing); the caller must `close()` it.
+        `leaf_vectors_mb`: memory for the dense vectors of users of `leaf_vectors_from`
+        points or more, held in process (`leaf_vectors.py`)."""
+        return cls(
+            _open_shard(path, dim),
+            lexical_half_score=lexical_half_score,
+            keys=keys,
+            leaf_vectors=LeafVectors(leaf_vectors_mb * 2**20, leaf_vectors_from),
+        )
 
     async def ensure_collection(self) -> None:
         """Create the payload indexes if missing (the shard and its size are checked at open)."""
@@ -170,6 +191,7 @@ class EdgeIndex:
 
     async def close(self) -> None:
         """Write segments to disk and release the directory (the WAL alone would also recover)."""
+        await asyncio.to_thread(self._vectors.finish_reads)
         await asyncio.to_thread(self._shard.flush)
         self._shard.close()
 
@@ -184,6 +206,9 @@ class EdgeIndex:
         if not memories:
             return
         points = [edge_memory_point(m, found.get(m.node.user_id)) for m in memories]
+        # Before the engine: a search in between finds the new rows, whose ids the engine
+        # does not hold yet, rather than miss them.
+        self._vectors.upserted(memories)
         operation = UpdateOperation.upsert_points(points)
         if len(points) > _INLINE_UPSERT_POINTS:
             await asyncio.to_thread(self._shard.update, operation)
@@ -201,6 +226,27 @@ class EdgeIndex:
         level: Level = Level.SEGMENT,
     ) -> list[ScoredId]:
         """Top `limit` nodes of one user and level by fused dense + saturated lexical score."""
+        points = await asyncio.to_thread(
+            self._search, user_id, dense, sparse, limit, dense_weight, level
+        )
+        return [ScoredId(id=str(p.id), score=float(p.score)) for p in points]
+
+    def _search(
+        self,
+        user_id: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        limit: int,
+        dense_weight: float,
+        level: Level,
+    ) -> list[Any]:
+        among = self._vectors.candidates(
+            (user_id, int(level)),
+            dense,
+            prefetch_depth(limit),
+            lambda: self._count(user_id, level),
+            lambda: self._dense_vectors(user_id, level),
+        )
         request = leaf_query(
             user_id,
             dense,
@@ -209,9 +255,27 @@ class EdgeIndex:
             dense_weight=dense_weight,
             level=level,
             lexical_half_score=self._half,
+            dense_among=among,
         )
-        points = await asyncio.to_thread(self._shard.query, edge_request(request))
-        return [ScoredId(id=str(p.id), score=float(p.score)) for p in points]
+        points: list[Any] = self._shard.query(edge_request(request))
+        return points
+
+    def _dense_vectors(
+        self, user_id: str, level: Level
+    ) -> Iterator[tuple[list[str], list[list[float]]]]:
+        """Every point of the user and level with its dense vector, as the shard stores it,
+        a page at a time."""
+        flt = edge_filter(user_filter(user_id, level))
+        after = None
+        while True:
+            request = ScrollRequest(
+                offset=after, limit=_LOAD_PAGE, filter=flt, with_payload=False, with_vector=[DENSE]
+            )
+            records, after = self._shard.scroll(request)
+            named: list[Any] = [r.vector for r in records]
+            yield [str(r.id) for r in records], [v[DENSE] for v in named]
+            if after is None:
+                return
 
     async def get(
         self, ids: Sequence[str], *, user_id: str | None = None
@@ -223,8 +287,12 @@ class EdgeIndex:
         return payloads_by_id(records, user_id)
 
     async def count(self, user_id: str, level: Level | None = None) -> int:
+        return await asyncio.to_thread(self._count, user_id, level)
+
+    def _count(self, user_id: str, level: Level | None) -> int:
         request = CountRequest(exact=True, filter=edge_filter(user_filter(user_id, level)))
-        return await asyncio.to_thread(self._shard.count, request)
+        counted: int = self._shard.count(request)
+        return counted
 
     async def delete_user(self, user_id: str) -> int:
         """Remove every point of a user; returns how many there were just before the delete.
@@ -232,7 +300,12 @@ class EdgeIndex:
         As in QdrantIndex, a point written between the count and the delete is deleted but not
         counted; forget requests are rare and the delete itself is complete.
         """
-        return await asyncio.to_thread(self._delete_user, user_id)
+        # Before and after: no search in between holds an id the engine no longer has.
+        self._vectors.forget(user_id)
+        try:
+            return await asyncio.to_thread(self._delete_user, user_id)
+        finally:
+            self._vectors.forget(user_id)
 
     def _delete_user(self, user_id: str) -> int:
         flt = edge_filter(user_filter(user_id))
@@ -253,7 +326,9 @@ class EdgeIndex:
     async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
         """Remove these points (node ids are uuid5 of the user and more: one user's each)."""
         if point_ids:
+            self._vectors.forget(user_id)
             self._shard.update(UpdateOperation.delete_points(list(point_ids)))
+            self._vectors.forget(user_id)
 
     # What noticing and repairing a lost store reads (`ports.repair.IndexScan`).
 

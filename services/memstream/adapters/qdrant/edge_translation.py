@@ -15,6 +15,7 @@ from qdrant_edge import (
     FieldCondition,
     Filter,
     Formula,
+    HasIdCondition,
     KeywordIndexParams,
     MatchValue,
     PayloadSchemaType,
@@ -128,7 +129,10 @@ def _edge_expression(expression: models.Expression) -> Expression:
     raise _unsupported(expression)
 
 
-def _edge_condition(condition: models.Condition) -> FieldCondition:
+def _edge_condition(condition: models.Condition) -> FieldCondition | HasIdCondition:
+    if isinstance(condition, models.HasIdCondition):
+        _check_fields(condition, "has_id")
+        return HasIdCondition(set(condition.has_id))
     if not isinstance(condition, models.FieldCondition):
         raise _unsupported(condition)
     _check_fields(condition, "key", "match")

@@ -37,6 +37,27 @@ def test_every_leaf_query_translates(sparse: SparseVector) -> None:
     assert [p.limit for p in translated.prefetches] == [50] * len(translated.prefetches)
 
 
+def test_a_dense_search_among_given_ids_filters_on_them_alone() -> None:
+    ids = ["6f9619ff-8b86-d011-b42d-00cf4fc964ff", "0b3bd8e4-77f8-5b5b-9c1b-7d3a0d6c2f10"]
+    built = leaf_query(
+        "alice",
+        [0.1, 0.2],
+        SparseVector((3,), (1.0,)),
+        limit=5,
+        dense_weight=0.5,
+        level=Level.SEGMENT,
+        lexical_half_score=5.0,
+        dense_among=ids,
+    )
+    assert isinstance(built.prefetch, list)
+    dense, lexical = built.prefetch
+    assert dense.filter == models.Filter(must=[models.HasIdCondition(has_id=ids)])
+    assert lexical.filter == user_filter("alice", Level.SEGMENT)  # every point of the user
+    translated = edge_request(built)
+    [among] = translated.prefetches[0].filter.must  # type: ignore[union-attr]
+    assert {str(i) for i in among.point_ids} == set(ids)  # type: ignore[union-attr]
+
+
 def test_a_field_it_does_not_translate_is_refused() -> None:
     with_threshold = request(SparseVector((), ())).model_copy(update={"score_threshold": 0.2})
     with pytest.raises(TypeError, match="score_threshold"):
