@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from memstream import faults
 from memstream.contracts.codec import encode_state, encode_window, memory_event, removed_event
@@ -83,6 +83,7 @@ from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stor
 from memstream.segmenter.segments import Segment, SegmentWriter
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +253,7 @@ class Segmenter:
             faults.reach("rebuild.before_commit")
         # Each user's commit is a transaction of its own keys: they go side by side, so a
         # step waits for about one round trip, not one per user.
-        done = await asyncio.gather(*(self._tree.commit_user(w.commit) for w in work))
+        done = await _all_settled([self._tree.commit_user(w.commit) for w in work])
         stored_at = self._clock().timestamp()
         committed: list[_UserWork] = []
         for w, written in zip(work, done, strict=True):
@@ -468,12 +469,12 @@ class Segmenter:
         events = [Outbound.from_json(dict(e)) for held in pending.values() for e in held]
         if events:
             await self._publisher.publish(events)
-            await asyncio.gather(
-                *(
+            await _all_settled(
+                [
                     self._tree.clear_outbox(user_id, len(held), "segmenter")
                     for user_id, held in pending.items()
                     if held
-                )
+                ]
             )
 
 
@@ -513,6 +514,16 @@ def _count(report: BatchReport, user_id: str, plan: StepPlan) -> None:
 
 def _unmarked(name: str) -> AbstractContextManager[object]:
     return nullcontext()
+
+
+async def _all_settled(writes: Sequence[Awaitable[T]]) -> list[T]:
+    """The writes' results, side by side; the first error raised only once every write has
+    ended, so none of a failed step's writes lands after its retry has begun."""
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results  # type: ignore[return-value]
 
 
 def _step_marks(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 import pytest
@@ -10,6 +11,7 @@ from tests.unit.segmenter.test_handler import USER, consumed, exchange, rig, tur
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.ids import segment_id
 from memstream.domain.models import InputEvent
+from memstream.ports import UserCommit
 
 
 def on_partitions(events: list[InputEvent], partitions: list[int]) -> list[Consumed[InputEvent]]:
@@ -117,3 +119,23 @@ async def test_records_from_no_partition_mark_nothing() -> None:
     batch = [replace(c, raw=replace(c.raw, partition=-1)) for c in consumed([turn("q0", 0)])]
     await r.segmenter.handle_batch(batch)
     assert r.tree.next_offsets == {}
+
+
+async def test_a_failed_commit_is_raised_once_the_steps_other_commits_have_ended() -> None:
+    """The users' commits go side by side; none of them may land after the batch's retry."""
+    r = rig()
+    commit = r.tree.commit_user
+    ended: list[str] = []
+
+    async def one_fails(c: UserCommit) -> bool:
+        if c.user_id == "bo":
+            raise ConnectionError("redis went away")
+        for _ in range(5):  # still writing when the other one fails
+            await asyncio.sleep(0)
+        ended.append(c.user_id)
+        return await commit(c)
+
+    r.tree.commit_user = one_fails  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        await r.segmenter.handle_batch(consumed(exchange(0, user="bo") + exchange(0, user="ann")))
+    assert ended == ["ann"] and r.tree.next_offsets == {}
