@@ -6,8 +6,9 @@ batch is handled in steps of consecutive records, the messages of every step emb
 reducer; the ready segments become L1 memories (written by the LLM backend with the newest
 L1s as context); then the vectors go to Qdrant, and per user the new state, nodes,
 idempotency markers and outgoing events go to the tree store in one transaction (the
-outbox); only then are the events published and the outbox cleared. Once a batch is done, the offset
-after its last record is marked per partition (what read-your-writes waits on). A crash at any point
+outbox), every user's commit side by side. Once a step is committed, the offset after its last
+record is marked per partition (what read-your-writes waits on); only then are the users'
+events published, in one call, and their outboxes cleared. A crash at any point
 replays the batch: ids are deterministic, markers skip what was committed, and an outbox a
 crash left behind is published before anything new.
 
@@ -38,7 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from memstream import faults
 from memstream.contracts.codec import encode_state, encode_window, memory_event, removed_event
@@ -89,6 +90,7 @@ from memstream.segmenter.rewrite import later_profiles, leaf_written_again, stor
 from memstream.segmenter.segments import Segment, SegmentWriter
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,17 +214,29 @@ class Segmenter:
         await asyncio.sleep(0)  # let it hand the first texts to the embedder before we go on
         try:
             for index, step in enumerate(steps):
-                await self._handle_step(step, report, ahead, index)
+                committed = await self._handle_step(step, report, ahead, index)
+                # The step's records are in the tree (or dropped): a read holding a write
+                # token for one of them may answer now, not once the batch's later steps and
+                # this step's outboxes, which are in the tree too, are through.
+                await self._mark(_step_marks(step, progress, last=index == len(steps) - 1))
+                faults.reach("l1.before_publish")
+                # What each commit put in its outbox is all it holds: the load published and
+                # cleared what a crash had left, and the segmenter is the outbox's one writer.
+                await self._publish_outboxes({w.commit.user_id: w.commit.outbox for w in committed})
         finally:
             await ahead.close()
-        # Every step above committed (or dropped) its records: a read holding a write token
-        # for any of them may now answer (read-your-writes waits on this mark).
-        marks = next_offsets(batch) if progress is None else progress
-        await self._tree.mark_progress(marks)
-        if self._on_progress is not None and marks:
-            self._on_progress(marks)
+        if not steps and progress:  # every record went elsewhere (the share diverted them)
+            await self._mark(progress)
         self.handled += len(batch)
         return report
+
+    async def _mark(self, marks: Mapping[int, int]) -> None:
+        """Write the progress marks (what read-your-writes waits on) and tell this process."""
+        if not marks:
+            return
+        await self._tree.mark_progress(marks)
+        if self._on_progress is not None:
+            self._on_progress(marks)
 
     async def _handle_step(
         self,
@@ -230,7 +244,8 @@ class Segmenter:
         report: BatchReport,
         ahead: EmbeddingsAhead,
         index: int,
-    ) -> None:
+    ) -> list[_UserWork]:
+        """Store and commit a step; the users committed, whose outboxes are to publish."""
         per_user: dict[str, list[Consumed[InputEvent]]] = {}
         for item in step:
             per_user.setdefault(item.event.user_id, []).append(item)
@@ -249,23 +264,22 @@ class Segmenter:
             faults.reach("l1.before_commit")
         if any(w.commit.rebuild is not None for w in work):
             faults.reach("rebuild.before_commit")
+        # Each user's commit is a transaction of its own keys: they go side by side, so a
+        # step waits for about one round trip, not one per user.
+        done = await _all_settled([self._tree.commit_user(w.commit) for w in work])
+        stored_at = self._clock().timestamp()
         committed: list[_UserWork] = []
-        for w in work:
-            user_id = w.commit.user_id
-            if not await self._tree.commit_user(w.commit):
+        for w, written in zip(work, done, strict=True):
+            if not written:
                 # Forgotten while this step ran: its L1s must not stay indexed.
                 log.info("user forgotten during the step; dropping its writes")
-                await self._index.delete_points(user_id, [s.node.id for s in w.segments])
+                await self._index.delete_points(w.commit.user_id, [s.node.id for s in w.segments])
                 continue
             committed.append(w)
-            stored_at = self._clock().timestamp()
             report.l1_latencies += [
                 max(0.0, stored_at - s.received) for s in w.segments if s.received is not None
             ]
-        faults.reach("l1.before_publish")
-        for w in committed:
-            user_id = w.commit.user_id
-            await self._publish_outbox(user_id, await self._tree.outbox(user_id, "segmenter"))
+        return committed
 
     async def _user_work(
         self,
@@ -323,7 +337,7 @@ class Segmenter:
         snapshot = await self._tree.load_user(
             user_id, asked_event_ids(arrivals), asked_session_ids(arrivals)
         )
-        await self._publish_outbox(user_id, snapshot.outbox)
+        await self._publish_outboxes({user_id: snapshot.outbox})
         plan = await self._decide(snapshot, arrivals)
         _count(report, user_id, plan)
         if plan.idle or plan.state is None:
@@ -491,11 +505,19 @@ class Segmenter:
             ]
         )
 
-    async def _publish_outbox(self, user_id: str, pending: Sequence[Mapping[str, Any]]) -> None:
-        """Publish the events the user's outbox holds, then drop them from it."""
-        if pending:
-            await self._publisher.publish([Outbound.from_json(dict(p)) for p in pending])
-            await self._tree.clear_outbox(user_id, len(pending), "segmenter")
+    async def _publish_outboxes(self, pending: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        """Publish the events these users' outboxes hold, in one call (the producer's acks
+        are awaited once, not once per user), then drop them from the outboxes."""
+        events = [Outbound.from_json(dict(e)) for held in pending.values() for e in held]
+        if events:
+            await self._publisher.publish(events)
+            await _all_settled(
+                [
+                    self._tree.clear_outbox(user_id, len(held), "segmenter")
+                    for user_id, held in pending.items()
+                    if held
+                ]
+            )
 
 
 def _forget_reaches(
@@ -534,6 +556,27 @@ def _count(report: BatchReport, user_id: str, plan: StepPlan) -> None:
 
 def _unmarked(name: str) -> AbstractContextManager[object]:
     return nullcontext()
+
+
+async def _all_settled(writes: Sequence[Awaitable[T]]) -> list[T]:
+    """The writes' results, side by side; the first error raised only once every write has
+    ended, so none of a failed step's writes lands after its retry has begun."""
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results  # type: ignore[return-value]
+
+
+def _step_marks(
+    step: Sequence[Consumed[InputEvent]], progress: Mapping[int, int] | None, *, last: bool
+) -> Mapping[int, int]:
+    """The marks once `step` is committed: past its records (an earlier step's mark of a
+    partition it has none of stays); with marks given for the batch (`handle_batch`'s
+    `progress`), those, and only after its last step."""
+    if progress is not None:
+        return progress if last else {}
+    return next_offsets(step)
 
 
 def next_offsets(batch: Sequence[Consumed[InputEvent]]) -> dict[int, int]:

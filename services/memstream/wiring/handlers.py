@@ -179,7 +179,9 @@ def build_segmenter(
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
         forget=c.forget_user,
         rules=window_rules(c.settings),
-        history_window=lifecycle.history_window,
+        # The newest L1s are context for an LLM; the offline writer renders the messages
+        # without them, so with no LLM they are not read (a store round trip a user a step).
+        history_window=lifecycle.history_window if c.settings.llm.base_url else 0,
         **_pacing(c, bare),
         retention=timedelta(days=lifecycle.retention_days) if lifecycle.retention_days else None,
         derivation=_chosen(c, derivation),

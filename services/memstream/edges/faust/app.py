@@ -109,8 +109,10 @@ FAILED_ATTEMPTS = 3
 BACKOFF_S = (0.5, 30.0)  # first and longest wait between attempts
 RETRY_BUDGET_S = 10.0  # the most time one record's failures may take before its dead letter
 # A batch goes once no record has come for this long (see `take`): fetched records reach
-# the stream within milliseconds, so this only needs to outlast a fetch round trip.
-BATCH_IDLE_S = 0.05
+# the stream within milliseconds, so this only needs to outlast a fetch round trip. Any more
+# is waited by every turn of a batch whose handler is free, while a busy handler gathers
+# the next batch anyway (read-your-writes waits for the step a turn lands in).
+BATCH_IDLE_S = 0.01
 
 
 class AgentHealth:
