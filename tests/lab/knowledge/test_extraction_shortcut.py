@@ -38,7 +38,7 @@ def test_reading_a_sentence_with_only_a_name_by_every_named_pattern_changes_no_f
 ) -> None:
     said = messages()
     shortcut = fact_extraction.extract_facts(said, user_id="u")
-    monkeypatch.setattr(fact_extraction, "_NAME_WORD", re.compile(""))  # every sentence
+    monkeypatch.setattr(fact_extraction, "NAMED_SUBJECT", re.compile(""))  # every sentence
     assert fact_extraction.extract_facts(said, user_id="u") == shortcut
     assert len(shortcut) >= 10  # the set states facts: the comparison is not of nothing
 
