@@ -25,9 +25,8 @@ from redis.asyncio.connection import Connection
 
 from memstream.adapters.redis.slots import SLOTS
 
-
 # The types hiredis packs as redis-py would; checked with `map(type, ...)`, whose loop runs in C
-# (a generator's frame per argument cost as much as the packing, for a recall's MGETs).
+# (a generator would resume a Python frame for each key of a recall's MGETs).
 _PLAIN_TYPES = frozenset((str, bytes))
 
 
