@@ -75,16 +75,11 @@ def prune(
     scoring: AncestorScoring,
 ) -> list[RecalledMemory]:
     """The `budget` best-supported nodes, best first (ties: more leaves, then newer, then id)."""
-    ranked = sorted(
-        (n for n in nodes if n.id in support),
-        key=lambda n: (
-            -support[n.id].score(scoring),
-            -support[n.id].leaves,
-            -_seconds(n.t_end),
-            n.id,
-        ),
+    scored = [(n, support[n.id]) for n in nodes if n.id in support]
+    scored.sort(
+        key=lambda ns: (-ns[1].score(scoring), -ns[1].leaves, -_seconds(ns[0].t_end), ns[0].id)
     )
-    return [RecalledMemory(n, support[n.id].score(scoring)) for n in ranked[:budget]]
+    return [RecalledMemory(n, s.score(scoring)) for n, s in scored[:budget]]
 
 
 def order(memories: Iterable[RecalledMemory], query_time: datetime) -> list[RecalledMemory]:

@@ -98,8 +98,9 @@ def fit_without_repeats(
     settles."""
     people = {p for m in memories for p in m.node.speakers}
     terms = query.terms_without(people) if query is not None else frozenset()
+    # A memory left as it was is kept as it was: most are leaves, which no trim changes.
     focused = [
-        replace(m, node=node)
+        m if node is m.node else replace(m, node=node)
         for m in memories
         if (node := trim_summary(m.node, frozenset(), terms)) is not None
     ]

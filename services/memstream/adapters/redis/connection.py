@@ -25,11 +25,15 @@ from redis.asyncio.connection import Connection
 
 from memstream.adapters.redis.slots import SLOTS
 
+# The types hiredis packs as redis-py would; checked with `map(type, ...)`, whose loop runs in C
+# (a generator would resume a Python frame for each key of a recall's MGETs).
+_PLAIN_TYPES = frozenset((str, bytes))
+
 
 class HiredisPackedConnection(Connection):
     def pack_command(self, *args: Any) -> list[bytes]:
         # redis-py splits a first argument holding spaces ("CONFIG GET"); hiredis would not.
-        plain = all(type(a) is str or type(a) is bytes for a in args)
+        plain = _PLAIN_TYPES.issuperset(map(type, args))
         encoder = self.encoder
         utf8 = encoder.encoding == "utf-8" and encoder.encoding_errors == "strict"
         if plain and utf8 and " " not in str(args[0]):
