@@ -58,6 +58,13 @@ MAX_FACTS = 4
 
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
+# Relations to a group of people: "Wei's parents" asks about them, never about Wei. Kept
+# out of KIN, which extraction reads subjects by: these name no one person to key facts on.
+_GROUP_KIN = frozenset({
+    "parents", "grandparents", "kids", "children", "sons", "daughters", "brothers",
+    "sisters", "siblings", "cousins", "friends", "in-laws", "roommates", "flatmates",
+    "colleagues", "coworkers", "neighbours", "neighbors",
+})  # fmt: skip
 
 
 def asked_subjects(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], ...]:
@@ -69,7 +76,7 @@ def asked_subjects(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], .
         owner, first, second = match.groups()
         for relation in filter(None, (f"{first} {second}" if second else None, first)):
             found = find_entity(index, f"{owner}'s {relation}")
-            kin = relation in KIN
+            kin = relation in KIN or relation in _GROUP_KIN
             if found is None and not kin:
                 continue
             possessed = tuple(k for k in (found, kin_key(speaker_key(owner), relation)) if k)

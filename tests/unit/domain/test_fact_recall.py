@@ -93,6 +93,12 @@ def test_someone_named_by_relation_is_the_subject_and_never_the_owner() -> None:
     assert BROTHER in subjects[0] and "maya" not in subjects[0]
 
 
+def test_a_group_named_by_relation_is_the_subject_and_never_the_owner() -> None:
+    subjects = asked_subjects(parse_query("Where do Maya's parents live?"), maya_index())
+    assert len(subjects) == 1
+    assert "maya" not in subjects[0] and MAYA not in subjects[0]
+
+
 def test_a_thing_someone_has_falls_back_to_its_owner() -> None:
     subjects = asked_subjects(parse_query("What is Maya's dog called?"), maya_index())
     assert subjects[-1] == ("maya", MAYA)
