@@ -114,6 +114,15 @@ def _until_both_answer(port: int, workers: list[subprocess.Popen], timeout_s: fl
             time.sleep(0.1)  # a poll with a deadline: nothing listens yet
 
 
+def _until_counted(port: int, requests: int, timeout_s: float) -> None:
+    """Until a scrape reports `requests` profile requests (a poll with a deadline)."""
+    deadline = time.monotonic() + timeout_s
+    while _profile_requests(_get(port, "/metrics")[1]) < requests:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no scrape counted the {requests} requests")
+        time.sleep(0.05)
+
+
 def test_each_scrape_counts_the_requests_of_every_worker(
     settings: Settings, tmp_path: Path
 ) -> None:
@@ -121,6 +130,9 @@ def test_each_scrape_counts_the_requests_of_every_worker(
     with _serving(settings, tmp_path, port) as workers:
         _until_both_answer(port, workers, timeout_s=120)
         statuses = {_get(port, "/v1/users/metrics-user/profile")[0] for _ in range(REQUESTS)}
+        # A request is counted once its response has gone out, so the last one's count may
+        # trail its reply: wait until a scrape sees them all, then every scrape must.
+        _until_counted(port, REQUESTS, timeout_s=10)
         counts = []
         for _ in range(SCRAPES):
             status, body = _get(port, "/metrics")
