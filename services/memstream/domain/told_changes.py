@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
+from memstream.domain.fact_extraction import SENTENCE_BREAK
 from memstream.domain.fact_grammar import HYPOTHETICAL
 from memstream.domain.facts import AtomicFact
 from memstream.domain.lexical import STOPWORDS, term_set, tokenize
@@ -50,7 +51,6 @@ _WEIGHING = re.compile(r"\b(?:thinking\s+about|considering)\b", re.IGNORECASE)
 # How many leaves said just before a change a question about "before" adds (it reads twice
 # as many: some may belong to the session telling the change).
 SAID_BEFORE = 3
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME = re.compile(r"^[^\W\d_][\w'-]*$")
 # The instant just before a change: what held then is what it replaced.
 _JUST_BEFORE = timedelta(microseconds=1)
@@ -80,7 +80,7 @@ def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
     the same sentence, a statement with a change word, no plan or question. With no name
     asked ("Where do I live now?"), the user's own messages."""
     speaker_named = message.speaker.casefold() in names if names else message.role == "user"
-    for sentence in _SENTENCE.split(message.text):
+    for sentence in SENTENCE_BREAK.split(message.text):
         if sentence.rstrip().endswith("?") or not _CHANGE.search(sentence):
             continue
         if HYPOTHETICAL.search(sentence) or _WEIGHING.search(sentence):
