@@ -28,18 +28,26 @@ def segment_id(user_id: str, event_ids: Sequence[str]) -> str:
     return _uuid(user_id, Level.SEGMENT.label, *event_ids)
 
 
-# A worker names the same few windows message after message (every L1 names its session's
-# node): a uuid5 each time was a visible share of the reducer's CPU. Pure, so cached.
-@functools.lru_cache(maxsize=4096)
 def window_node_id(
     user_id: str, level: Level, window_start: datetime, session_id: str | None = None
 ) -> str:
     """Id of the L2-L5 node of a window; L2 needs the session id, other levels refuse one."""
+    # The cache is keyed on the instant: two local times of one zone compare (and hash) by
+    # their wall clocks, so 01:30 before and after the clocks go back would share an entry.
+    return _window_node_id(user_id, level, to_utc(window_start), session_id)
+
+
+# A worker names the same few windows message after message (every L1 names its session's
+# node): a uuid5 each time was a visible share of the reducer's CPU. Pure, so cached.
+@functools.lru_cache(maxsize=4096)
+def _window_node_id(
+    user_id: str, level: Level, window_start: datetime, session_id: str | None
+) -> str:
     if level == Level.SEGMENT:
         raise ValueError("L1 ids come from their event ids: use segment_id")
     if (level == Level.SESSION) != (session_id is not None):
         raise ValueError(f"session_id is required for L2 and only for L2, got level {level}")
-    parts = [user_id, Level(level).label, to_utc(window_start).isoformat()]
+    parts = [user_id, Level(level).label, window_start.isoformat()]
     if session_id is not None:
         parts.append(session_id)
     return _uuid(*parts)

@@ -134,3 +134,17 @@ def test_invalid_inputs_are_rejected() -> None:
         window_node_id("alice", Level.DAY, SESSION_START, "s1")
     with pytest.raises(ValueError, match="naive"):
         window_node_id("alice", Level.DAY, datetime(2024, 3, 31))
+
+
+def test_the_same_wall_clock_before_and_after_the_clocks_go_back_names_two_sessions() -> None:
+    # 01:58 in St John's on 1 November 2026 happens twice, an hour apart. Local times of one
+    # zone compare equal by their wall clocks whatever their fold, so a cache keyed on them
+    # handed the second its first's id (seen as a replay naming a session differently).
+    zone = ZoneInfo("America/St_Johns")
+    second = datetime(2026, 11, 1, 1, 58, tzinfo=zone, fold=1)
+    first = datetime(2026, 11, 1, 1, 58, tzinfo=zone, fold=0)
+    assert first == second and first.astimezone(UTC) != second.astimezone(UTC)
+    named_second = window_node_id("u1", Level.SESSION, second, "s0")
+    named_first = window_node_id("u1", Level.SESSION, first, "s0")
+    assert named_first != named_second
+    assert named_first == window_node_id("u1", Level.SESSION, first.astimezone(UTC), "s0")
