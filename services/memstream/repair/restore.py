@@ -10,8 +10,10 @@
   other points name), at the same version, with the fingerprint the consolidator would give
   it from those children, so that nothing is consolidated again for it. With the knowledge
   write on the offline rules (`knowledge_rules`), the L1s' facts and entity surfaces are
-  read again from their messages and committed with them; the facts an LLM read are not
-  asked for again (a rebuild under a new prompt version derives them).
+  read again from their messages and committed with them, with the facts their messages
+  imply by their frames when the segmenter reads those (`frames`: the messages are embedded
+  again for it, as the segmenter embeds them); the facts an LLM read are not asked for
+  again (a rebuild under a new prompt version derives them).
 
 Nodes already present at the same version are passed over, so a repair run twice writes
 nothing the second time, and one stopped midway (a kill) resumes where it stopped when run
@@ -33,8 +35,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from memstream import faults
+from memstream.domain.fact_frames import Frames, leaf_facts
 from memstream.domain.forgetting import Guard
-from memstream.domain.knowledge import knowledge_change
+from memstream.domain.knowledge import KnowledgeChange, knowledge_change
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode
 from memstream.domain.node_vectors import embedded_texts, indexed_memories
 from memstream.domain.nodes import fingerprint
@@ -92,8 +95,10 @@ class StoreRepair:
         nodes_per_s: float,
         page: int = _PAGE,
         knowledge_rules: bool = False,
+        frames: Callable[[], Awaitable[Frames]] | None = None,
     ) -> None:
         self._knowledge_rules = knowledge_rules
+        self._frames = frames
         self._tree = tree
         self._index = index
         self._embedder = embedder
@@ -187,7 +192,7 @@ class StoreRepair:
             if absent:
                 # The facts and entities of the L1s were in the lost Redis too: the offline
                 # rules read them again from the verbatim messages, as the segmenter did.
-                known = knowledge_change(absent) if self._knowledge_rules else None
+                known = await self._knowledge_of(absent) if self._knowledge_rules else None
                 stored = [_as_stored(n, children.get(n.id, [])) for n in absent]
                 if not await self._tree.restore_nodes(user_id, stored, known, Guard(None)):
                     log.warning("repair of %s: forgotten meanwhile, stopped", user_id)
@@ -197,6 +202,17 @@ class StoreRepair:
             progress.restored += len(absent)
             on_progress(progress)
             await pacer.spent(len(absent))
+
+    async def _knowledge_of(self, nodes: Sequence[MemoryNode]) -> KnowledgeChange:
+        """What the rules read in the L1s among `nodes`, with what their messages imply by
+        their frames when those are read: a restored L1 says what it said when written."""
+        if self._frames is None:
+            return knowledge_change(nodes)
+        leaves = [n for n in nodes if n.level == Level.SEGMENT]
+        texts = list(dict.fromkeys(t for n in leaves for t in embedded_texts(n)))
+        vectors = dict(zip(texts, await self._embedder.embed(texts), strict=True)) if texts else {}
+        frames = await self._frames()
+        return knowledge_change(nodes, facts={n.id: leaf_facts(n, vectors, frames) for n in leaves})
 
 
 def _as_stored(node: MemoryNode, children: Sequence[MemoryNode]) -> StoredNode:

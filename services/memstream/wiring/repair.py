@@ -6,6 +6,7 @@ import functools
 
 from memstream.repair.divergence import DivergenceWatch, check_stores
 from memstream.repair.restore import StoreRepair
+from memstream.segmenter.knowledge import FramePrototypes
 from memstream.wiring.container import Container
 
 
@@ -18,6 +19,12 @@ def build_repair(c: Container) -> StoreRepair:
         nodes_per_s=c.settings.rebuild.repair_nodes_per_s,
         # What the segmenter's knowledge write runs: the rules unless an LLM reads the facts.
         knowledge_rules=c.settings.lifecycle.knowledge and not c.settings.llm.base_url,
+        # The frames' thresholds are the local model's distances, as for the segmenter.
+        frames=(
+            FramePrototypes(c.background_embedder).frames
+            if c.settings.embedding.backend == "local"
+            else None
+        ),
     )
 
 
