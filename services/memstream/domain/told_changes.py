@@ -90,17 +90,24 @@ def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
     return False
 
 
-def told_change(
+def telling_leaves(
     memories: Iterable[RecalledMemory], names: frozenset[str], instant: datetime
-) -> RecalledMemory | None:
-    """The newest leaf said by `instant` that tells a change of someone named."""
-    telling = [
+) -> list[RecalledMemory]:
+    """The leaves said by `instant` that tell a change of someone named."""
+    return [
         m
         for m in memories
         if m.node.level is Level.SEGMENT
         and m.node.t_start <= instant
         and any(tells_change(message, names) for message in m.node.messages)
     ]
+
+
+def told_change(
+    memories: Iterable[RecalledMemory], names: frozenset[str], instant: datetime
+) -> RecalledMemory | None:
+    """The newest leaf said by `instant` that tells a change of someone named."""
+    telling = telling_leaves(memories, names, instant)
     return max(telling, key=lambda m: (m.node.t_start, m.node.id), default=None)
 
 
