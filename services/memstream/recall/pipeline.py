@@ -98,6 +98,7 @@ from memstream.domain.told_changes import (
     asked_names,
     before_instant,
     closed_by_told_change,
+    said_by_named,
     said_just_before,
     telling_leaves,
 )
@@ -245,11 +246,25 @@ class RecallPipeline:
             room = budget - fact_tokens - tokens
             fitted, added = said_just_before(fitted, await earlier, instant, room)
             tokens += added
+        # A question about a past time (`asked_instant` moved the instant into it), read up
+        # to the end of the time it names.
+        until = min(query.time_range.end, when) if query.time_range is not None else when
+        past = not before and instant < when
+        if past:
+            # What held then was last said by then, often in words the question does not
+            # share ("in March" finds the climbing leaves; pottery was said in January):
+            # the leaves said just before its end join in the room the fit left, taking
+            # nothing's place (most such questions ask for events, not states), and only
+            # what the person asked about said: another's lines name other people's values.
+            reading = self._tree.recent(request.user_id, Level.SEGMENT, 2 * SAID_BEFORE, until)
+            theirs = [n for n in await reading if said_by_named(n, names)]
+            room = budget - fact_tokens - tokens
+            fitted, added = said_just_before(fitted, theirs, until, room, displace=False)
+            tokens += added
         if before:
             memories = order_before(fitted, instant)
-        elif instant < when and query.time_range is not None:
-            # A question about a past time (`asked_instant` moved the instant into it).
-            memories = order_as_of(fitted, instant, min(query.time_range.end, when))
+        elif past:
+            memories = order_as_of(fitted, instant, until)
         else:
             memories = order(fitted, when)
         if asked.versions:
