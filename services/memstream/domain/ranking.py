@@ -95,6 +95,27 @@ def order(memories: Iterable[RecalledMemory], query_time: datetime) -> list[Reca
     )
 
 
+def order_as_of(
+    memories: Iterable[RecalledMemory], instant: datetime, until: datetime
+) -> list[RecalledMemory]:
+    """For a question about a past time: by level, then what was said by `until` (the end of
+    the time asked about) before what was said after it, each part by how far its end lies
+    from `instant`. What was said by then is what held then, until something changed it;
+    what was said later may already tell the change ("Bought a scooter for the ride to the
+    office" in January answers nothing about December, though it lies nearer)."""
+    at = _seconds(instant)
+    end = _seconds(until)
+    return sorted(
+        memories,
+        key=lambda m: (
+            int(m.node.level),
+            _seconds(m.node.t_start) > end,
+            abs(_seconds(m.node.t_end) - at),
+            m.node.id,
+        ),
+    )
+
+
 def fit_tokens(
     memories: Sequence[RecalledMemory], max_tokens: int, summary_share: float = 1.0
 ) -> tuple[list[RecalledMemory], int]:

@@ -75,11 +75,21 @@ def asked_names(query: Query) -> frozenset[str]:
     )
 
 
+def said_by_named(node: MemoryNode, names: frozenset[str]) -> bool:
+    """Whether someone the question names says one of the node's messages (naming no one,
+    the user)."""
+    return any(_speaker_named(message, names) for message in node.messages)
+
+
+def _speaker_named(message: SourceMessage, names: frozenset[str]) -> bool:
+    return message.speaker.casefold() in names if names else message.role == "user"
+
+
 def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
     """Whether the message states a change of someone named: said by them or naming them in
     the same sentence, a statement with a change word, no plan or question. With no name
     asked ("Where do I live now?"), the user's own messages."""
-    speaker_named = message.speaker.casefold() in names if names else message.role == "user"
+    speaker_named = _speaker_named(message, names)
     for sentence in SENTENCE_BREAK.split(message.text):
         if sentence.rstrip().endswith("?") or not _CHANGE.search(sentence):
             continue
@@ -90,17 +100,24 @@ def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
     return False
 
 
-def told_change(
+def telling_leaves(
     memories: Iterable[RecalledMemory], names: frozenset[str], instant: datetime
-) -> RecalledMemory | None:
-    """The newest leaf said by `instant` that tells a change of someone named."""
-    telling = [
+) -> list[RecalledMemory]:
+    """The leaves said by `instant` that tell a change of someone named."""
+    return [
         m
         for m in memories
         if m.node.level is Level.SEGMENT
         and m.node.t_start <= instant
         and any(tells_change(message, names) for message in m.node.messages)
     ]
+
+
+def told_change(
+    memories: Iterable[RecalledMemory], names: frozenset[str], instant: datetime
+) -> RecalledMemory | None:
+    """The newest leaf said by `instant` that tells a change of someone named."""
+    telling = telling_leaves(memories, names, instant)
     return max(telling, key=lambda m: (m.node.t_start, m.node.id), default=None)
 
 
@@ -164,12 +181,14 @@ def said_just_before(
     earlier: Sequence[MemoryNode],
     instant: datetime,
     room: int,
+    *,
+    displace: bool = True,
 ) -> tuple[list[RecalledMemory], int]:
     """For a question about what held before the change at `instant`: up to `SAID_BEFORE`
     leaves said just before it (of `earlier`, newest first, none of a session that goes on
-    past it) that recall did not keep join the memories, in the `room` left and then in
-    place of the weakest leaves kept that were said after it, while they fit. Returns the
-    memories and the tokens this adds (negative when it frees some)."""
+    past it) that recall did not keep join the memories, in the `room` left and then, with
+    `displace`, in place of the weakest leaves kept that were said after it, while they
+    fit. Returns the memories and the tokens this adds (negative when it frees some)."""
     kept = list(memories)
     ids = {m.node.id for m in kept}
     after = sorted(
@@ -177,7 +196,9 @@ def said_just_before(
         key=lambda m: m.score,
     )
     # A session going on across the instant is the change's: its lines tell the change.
-    changing = {m.node.session_id for m in after}
+    changing = {m.node.session_id for m in after if m.node.session_id is not None}
+    if not displace:
+        after = []
     floor = min((m.score for m in kept), default=0.0)
     added, joined = 0, 0
     for node in sorted(earlier, key=lambda n: n.t_end, reverse=True):

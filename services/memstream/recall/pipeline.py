@@ -60,6 +60,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from memstream.domain.ended_values import closed_by_ended_values
 from memstream.domain.entity_index import EntityIndex
 from memstream.domain.excerpt import omitted_leaves, shorten_leaves
 from memstream.domain.fact_recall import asked_instant, fit_facts
@@ -85,6 +86,7 @@ from memstream.domain.ranking import (
     RecalledMemory,
     Support,
     order,
+    order_as_of,
     parent_support,
     prune,
 )
@@ -96,7 +98,9 @@ from memstream.domain.told_changes import (
     asked_names,
     before_instant,
     closed_by_told_change,
+    said_by_named,
     said_just_before,
+    telling_leaves,
 )
 from memstream.ports import Embedder, LanguageModel, NodeReader, VectorIndex
 from memstream.ports.knowledge import KnowledgeReads
@@ -242,7 +246,27 @@ class RecallPipeline:
             room = budget - fact_tokens - tokens
             fitted, added = said_just_before(fitted, await earlier, instant, room)
             tokens += added
-        memories = order_before(fitted, instant) if before else order(fitted, when)
+        # A question about a past time (`asked_instant` moved the instant into it), read up
+        # to the end of the time it names.
+        until = min(query.time_range.end, when) if query.time_range is not None else when
+        past = not before and instant < when
+        if past:
+            # What held then was last said by then, often in words the question does not
+            # share ("in March" finds the climbing leaves; pottery was said in January):
+            # the leaves said just before its end join in the room the fit left, taking
+            # nothing's place (most such questions ask for events, not states), and only
+            # what the person asked about said: another's lines name other people's values.
+            reading = self._tree.recent(request.user_id, Level.SEGMENT, 2 * SAID_BEFORE, until)
+            theirs = [n for n in await reading if said_by_named(n, names)]
+            room = budget - fact_tokens - tokens
+            fitted, added = said_just_before(fitted, theirs, until, room, displace=False)
+            tokens += added
+        if before:
+            memories = order_before(fitted, instant)
+        elif past:
+            memories = order_as_of(fitted, instant, until)
+        else:
+            memories = order(fitted, when)
         if asked.versions:
             # Again after the fit: a trimmed summary states only the facts it kept. What was
             # said before a change is closed by it, here only: the slots asked are matched by
@@ -253,6 +277,12 @@ class RecallPipeline:
             # What no fact dates may still have been replaced by a change told in words;
             # after the fit for the same reason.
             memories = closed_by_told_change(memories, names, instant)
+            # What such a change says ended ("nobody calls him Biscuit anymore") closes
+            # what named it before, even where a fact the memory states still holds.
+            telling = telling_leaves(memories, names, instant)
+            memories = closed_by_ended_values(
+                memories, telling, asked.versions, query.term_set, instant
+            )
         if asked.versions or query.state == "now":
             memories = stale_last(memories, instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)

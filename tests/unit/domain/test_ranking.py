@@ -16,6 +16,7 @@ from memstream.domain.ranking import (
     _seconds,
     fit_tokens,
     order,
+    order_as_of,
     parent_support,
     prune,
 )
@@ -51,6 +52,21 @@ def test_order_is_by_level_then_distance_to_the_query_time() -> None:
     memories = [memory(0, 0.1), memory(5, 0.9), memory(3, 0.5, level=Level.SESSION)]
     ordered = order(memories, BASE + timedelta(hours=6))
     assert [m.node.id for m in ordered] == ["n5", "n0", "n3"]
+
+
+def test_as_of_a_past_time_what_was_said_by_its_end_comes_before_what_was_said_after() -> None:
+    # Asked about hour 10 (the time named ends at hour 11): hour 12 lies nearest, but was
+    # said after the time asked about, so hour 5 and hour 1 come first, nearest first.
+    memories = [
+        memory(12, 0.9),
+        memory(1, 0.1),
+        memory(5, 0.5),
+        memory(2, 0.5, level=Level.SESSION),
+    ]
+    ordered = order_as_of(memories, BASE + timedelta(hours=10), BASE + timedelta(hours=11))
+    assert [m.node.id for m in ordered] == ["n5", "n1", "n12", "n2"]
+    # Without the split by the time's end it would be nearest first.
+    assert [m.node.id for m in order(memories, BASE + timedelta(hours=10))][:2] == ["n12", "n5"]
 
 
 @settings(max_examples=200, deadline=None)

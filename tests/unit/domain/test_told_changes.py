@@ -13,6 +13,7 @@ from memstream.domain.told_changes import (
     asked_names,
     before_instant,
     closed_by_told_change,
+    said_by_named,
     said_just_before,
     tells_change,
     told_change,
@@ -152,3 +153,22 @@ def test_a_leaf_of_the_session_telling_the_change_is_not_what_it_replaced() -> N
     told = memory("told", MAR, said("A cat from the shelter moved in."), session="s-told")
     kept, added = said_just_before([told], [opening.node], MAR - JUST_BEFORE, room=500)
     assert (kept, added) == ([told], 0)
+
+
+def test_without_displacing_the_leaves_said_before_join_only_in_the_room_left() -> None:
+    hamster = memory("hamster", MAR - timedelta(days=9), said("Mochi stole my cucumber again."))
+    weak = RecalledMemory(memory("weak", SEP, said("Cats sleep a lot.")).node, 0.1)
+    room = count_tokens(hamster.node.text) - 1  # one token short: displacing would make room
+    kept, added = said_just_before([weak], [hamster.node], MAR, room, displace=False)
+    assert (kept, added) == ([weak], 0)
+    kept, added = said_just_before([weak], [hamster.node], MAR, room + 1, displace=False)
+    assert [m.node.id for m in kept] == ["weak", "hamster"]
+    assert added == room + 1
+
+
+def test_a_node_is_said_by_someone_named_or_with_no_name_by_the_user() -> None:
+    node = memory("n", MAR, said("Hi."), said("Hello!", "Bot", "assistant")).node
+    assert said_by_named(node, SAM)
+    assert not said_by_named(node, frozenset({"ana"}))
+    assert said_by_named(node, frozenset())
+    assert not said_by_named(memory("b", MAR, said("Hello!", "Bot", "assistant")).node, frozenset())

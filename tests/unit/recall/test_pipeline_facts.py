@@ -138,6 +138,32 @@ async def test_asked_in_the_past_the_value_true_then_comes_first() -> None:
     assert result.facts[0].valid_to == APR_2024  # as known today: Berlin replaced it
 
 
+async def test_asked_about_a_past_time_what_was_said_by_then_comes_before_what_came_after() -> None:
+    scores = {"l-tram": 0.95, "l-porto": 0.9, "l-trip": 0.6, "l-berlin": 0.5}
+    pipeline = build(scores=scores, extra=("l-tram",))
+    result = await pipeline.recall(ask("Where did Maya live in June 2023?"))
+    # Nearest the asked time first among what was said by the end of June 2023; the trip,
+    # said later, after them though it is the newest; Berlin, not yet true then, last.
+    assert [m.node.id for m in result.memories] == ["l-tram", "l-porto", "l-trip", "l-berlin"]
+
+
+async def drop_porto(
+    llm: LanguageModel, query: Query, complexity: Complexity, candidates: list[RecalledMemory]
+) -> tuple[list[RecalledMemory], bool]:
+    """A gate that finds the Porto leaf irrelevant to the question."""
+    return [m for m in candidates if m.node.id != "l-porto"], False
+
+
+async def test_asked_about_a_past_time_what_the_person_said_just_before_it_joins() -> None:
+    # The gate leaves Porto out, as a gate may for words the question does not share. Said
+    # by Maya before the end of the time asked about, and the last thing she said by then,
+    # it joins again.
+    pipeline = build()
+    pipeline._gate = drop_porto
+    result = await pipeline.recall(ask("Where was Maya in March 2023?"))
+    assert result.memories[0].node.id == "l-porto"
+
+
 async def test_a_question_about_before_gets_the_replaced_value_first() -> None:
     result = await build().recall(ask("Which city did Maya live in before Berlin?"))
     assert [f.text for f in result.facts] == ["Maya lives in Porto", "Maya lives in Berlin"]
