@@ -12,7 +12,9 @@ defaults differ from it, the LoCoMo evaluation measured why (docs/figures/memory
   `default_max_tokens` is spent by every question, and the counts above, tuned at the
   default ceiling, grow in proportion to it (`at_ceiling`), the candidates searched
   `ceiling_pool` times faster: a caller asking for more tokens gets the next-best memories,
-  not the default's answer with the rest left unspent;
+  not the default's answer with the rest left unspent; there the gate is not asked
+  (`ceiling_gate`) and, past `excerpt_growth_from` times the default, excerpts lengthen
+  (`excerpt_growth`);
 - memories are fitted to the budget best first, but summaries (L2-L5) may take only
   `summary_share` of it in that pass, so the leaves, which carry the evidence, are not
   crowded out by their own ancestors; summaries then take whatever the leaves leave;
@@ -144,6 +146,22 @@ class RecallOptions:
     # proportion does not reach (chosen leaving one LoCoMo conversation out;
     # docs/figures/memory-quality.md, "Above the default ceiling").
     ceiling_pool: float = 2.0
+    # Above the default ceiling the gate is not asked: every candidate climbed goes to the
+    # fit in score order. There the gate only ordered (what it left out filled after what
+    # it kept), and that order put a leaf it kept for one shared word, however deep, before
+    # a better-ranked leaf told in other words; the re-rank's order keeps more evidence
+    # (chosen leaving one LoCoMo conversation out; docs/figures/ceiling.md). True: the gate
+    # orders above the default too, as it did before.
+    ceiling_gate: bool = False
+    # Past `excerpt_growth_from` times the default ceiling, the excerpts of leaves past the
+    # whole ones lengthen with the ceiling's ratio to that point to the power
+    # `excerpt_growth`: up to it a ceiling is still short of distinct leaves, and its room
+    # is best spent on more of them; beyond it, on more of each one's words (an excerpt cut
+    # to its best passage loses the answer told in the sentence next to it). 0: excerpts
+    # keep the default's length at any ceiling (chosen leaving one conversation out, as
+    # above).
+    excerpt_growth_from: float = 1.5
+    excerpt_growth: float = 0.75
 
     def __post_init__(self) -> None:
         if self.leaf_top_k <= 0:
@@ -166,6 +184,10 @@ class RecallOptions:
                 raise ValueError(f"{name} must not be negative")
         if self.ceiling_pool < 1.0:
             raise ValueError("ceiling_pool must be at least 1")
+        if self.excerpt_growth_from < 1.0:
+            raise ValueError("excerpt_growth_from must be at least 1")
+        if self.excerpt_growth < 0:
+            raise ValueError("excerpt_growth must not be negative")
         if self.entity_heat < 0 or self.spread_penalty < 0:
             raise ValueError("entity_heat and spread_penalty must not be negative")
         for name in ("dense_weight", "focused_share", "summary_share"):
@@ -224,6 +246,11 @@ class RecallOptions:
         leave."""
         return self.ceiling_scaling and max_tokens > self.default_max_tokens
 
+    def gates(self, max_tokens: int) -> bool:
+        """Whether the gate is asked: up to the default ceiling, and above it with
+        `ceiling_gate`; else the fit takes every candidate in score order."""
+        return self.ceiling_gate or not self.fills(max_tokens)
+
     def fills_after_gate(self, max_tokens: int, aggregative: bool) -> bool:
         """Whether what the gate left out fills what the memories it kept leave of the
         budget: above the default ceiling (`fills`), and with `gate_fill` for a question
@@ -244,6 +271,7 @@ class RecallOptions:
         def grow(n: int, faster: float = 1.0) -> int:
             return math.ceil(n * ratio * faster)
 
+        longer = max(1.0, ratio / self.excerpt_growth_from) ** self.excerpt_growth
         budgets = {
             c: MappingProxyType({level: grow(n) for level, n in per.items()})
             for c, per in self.budgets.items()
@@ -258,4 +286,6 @@ class RecallOptions:
             aggregate_leaves=grow(self.aggregate_leaves),
             aggregate_whole_leaves=grow(self.aggregate_whole_leaves),
             focused_whole_leaves=grow(self.focused_whole_leaves),
+            aggregate_leaf_tokens=math.ceil(self.aggregate_leaf_tokens * longer),
+            focused_leaf_tokens=math.ceil(self.focused_leaf_tokens * longer),
         )

@@ -18,9 +18,10 @@ Decisions worth knowing:
   beside them (`domain/summary_trim.py`). A ceiling above the default is spent by every
   question: the counts tuned at the default (leaves searched and kept, each level's
   memories, the entity join) grow in proportion to it and the candidates searched faster
-  (`RecallOptions.at_ceiling`). There, and for a question gathering facts at any ceiling
-  (`RecallOptions.gate_fill`), what the gate left out fills what the memories it kept
-  leave, after them.
+  (`RecallOptions.at_ceiling`), and the gate is not asked: the fit takes the candidates in
+  score order (`RecallOptions.ceiling_gate`). For a question gathering facts at or below
+  the default ceiling (`RecallOptions.gate_fill`), what the gate left out fills what the
+  memories it kept leave, after them.
 - The session summaries above the leaf pool are read in one MGET (for the re-rank); the
   ancestors of the leaves kept, by following `parent_id` upwards, in one more MGET when the
   store has seen them before (`get_with_ancestors`), else one MGET per level. An
@@ -204,8 +205,13 @@ class RecallPipeline:
         budgets = options.levels(complexity, query.aggregative)
         climbing = self._climb(request.user_id, leaves, budgets, parents, trace)
         candidates = await clock.time("ancestors", climbing)
-        gating = self._gate(self._llm, query, complexity, candidates)
-        kept, gate_failed = await clock.time("gate", gating)
+        if not options.gates(max_tokens):
+            # Above the default ceiling the gate would only order what the fit takes, and
+            # the re-rank's order keeps more evidence (`RecallOptions.ceiling_gate`).
+            kept, gate_failed = candidates, False
+        else:
+            gating = self._gate(self._llm, query, complexity, candidates)
+            kept, gate_failed = await clock.time("gate", gating)
         if trace is not None:
             trace.gate(candidates, kept, gate_failed)
         instant = asked_instant(query, when)

@@ -102,3 +102,36 @@ def test_above_the_default_the_pool_searched_grows_faster_than_the_ceiling() -> 
     assert wider.leaf_top_k == 2 * options.leaf_top_k  # what is kept grows with the ceiling
     with pytest.raises(ValueError, match="ceiling_pool"):
         RecallOptions(ceiling_pool=0.5)
+
+
+def test_excerpts_lengthen_only_past_their_growth_point() -> None:
+    options = RecallOptions(
+        default_max_tokens=800,
+        focused_leaf_tokens=40,
+        aggregate_leaf_tokens=32,
+        excerpt_growth_from=1.5,
+        excerpt_growth=1.0,
+    )
+    # Up to 1.5 times the default ceiling the excerpts keep the default's length...
+    for ceiling in (800, 1000, 1200):
+        grown = options.at_ceiling(ceiling)
+        assert (grown.focused_leaf_tokens, grown.aggregate_leaf_tokens) == (40, 32)
+    # ...past it they grow with the ceiling's ratio to that point (here in proportion).
+    at_twice = options.at_ceiling(2400)  # 3 times the default: twice the growth point
+    assert (at_twice.focused_leaf_tokens, at_twice.aggregate_leaf_tokens) == (80, 64)
+    assert at_twice.excerpts(aggregative=False) == (80, at_twice.focused_whole_leaves)
+    fixed = replace(options, excerpt_growth=0.0).at_ceiling(2400)
+    assert (fixed.focused_leaf_tokens, fixed.aggregate_leaf_tokens) == (40, 32)
+    with pytest.raises(ValueError, match="excerpt_growth_from"):
+        RecallOptions(excerpt_growth_from=0.5)
+    with pytest.raises(ValueError, match="excerpt_growth must"):
+        RecallOptions(excerpt_growth=-1.0)
+
+
+def test_the_gate_is_asked_up_to_the_default_ceiling_only() -> None:
+    options = RecallOptions(default_max_tokens=800)
+    assert options.gates(400) and options.gates(800)
+    assert not options.gates(801)
+    assert replace(options, ceiling_gate=True).gates(1600)
+    # Without ceiling scaling a larger ceiling is the default's recall, gate and all.
+    assert replace(options, ceiling_scaling=False).gates(1600)

@@ -1,11 +1,12 @@
 """Through the pipeline: a token ceiling above the default is spent on the next-best
-memories (more leaves, and what the gate left out) instead of stopping where the default's
-counts and gate stop; at or below the default, recall is as before."""
+memories (more leaves, in score order: the gate is not asked there) instead of stopping
+where the default's counts and gate stop; at or below the default, recall is as before."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree, sample_tree
@@ -29,15 +30,17 @@ class SearchLimits(FakeIndex):
         return await super().search_leaves(*args, limit=limit, **kwargs)
 
 
-def pipeline(index: Sequence[SearchLimits] = ()) -> RecallPipeline:
+def pipeline(
+    index: Sequence[SearchLimits] = (), llm: FakeLLM | None = None, **options: Any
+) -> RecallPipeline:
     tree = FakeTree(sample_tree())
-    options = RecallOptions(leaf_top_k=4, leaf_pool=4, default_max_tokens=400)
+    settings = RecallOptions(leaf_top_k=4, leaf_pool=4, default_max_tokens=400)
     return RecallPipeline(
         tree=tree,  # type: ignore[arg-type]
         index=index[0] if index else FakeIndex(tree),
         embedder=FakeEmbedder(),
-        llm=FakeLLM(gate_answer=[KEPT]),
-        options=options,
+        llm=llm or FakeLLM(gate_answer=[KEPT]),
+        options=replace(settings, **options),
     )
 
 
@@ -53,16 +56,33 @@ async def test_the_default_ceiling_returns_what_the_gate_kept() -> None:
 
 
 async def test_a_larger_ceiling_fills_with_more_leaves_after_those_the_gate_kept() -> None:
-    result = await pipeline().recall(RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600))
+    recall = pipeline(ceiling_gate=True)
+    result = await recall.recall(RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600))
     found = leaves(result)
     # Four times the default ceiling: up to 16 leaves go on, the gate's pick among them.
     assert KEPT in found and 4 < len(found) <= 16
     assert result.tokens <= 1600
 
 
+async def test_above_the_default_ceiling_the_gate_is_not_asked() -> None:
+    llm = FakeLLM(gate_answer=[KEPT])
+    recall = pipeline(llm=llm)
+    at_default = await recall.recall(RecallRequest("u1", "Did Dana go hiking?"))
+    assert leaves(at_default) == [KEPT] and len(llm.gated) == 1
+    above = await recall.recall(RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600))
+    assert len(llm.gated) == 1  # not asked again
+    # Every leaf kept goes to the fit in score order, the gate's pick among them.
+    assert KEPT in leaves(above) and len(leaves(above)) > 1
+    # A gate that would fail cannot degrade an answer it is not asked for.
+    failing = pipeline(llm=FakeLLM(gate_answer="raise"))
+    assert (await failing.recall(RecallRequest("u1", "Did Dana go hiking?"))).degraded
+    wide = RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600)
+    assert not (await failing.recall(wide)).degraded
+
+
 async def test_an_explained_fill_lists_nothing_returned_as_dropped() -> None:
     request = RecallRequest("u1", "Did Dana go hiking?", max_tokens=1600, explain=True)
-    result = await pipeline().recall(request)
+    result = await pipeline(ceiling_gate=True).recall(request)
     assert result.trace is not None
     returned = {m.node.id for m in result.memories}
     dropped = {d.node.id for d in result.trace.dropped}
