@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypedDict
 
@@ -20,6 +20,7 @@ from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
 from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
 from memstream.domain.fair_share import Share
+from memstream.domain.recall_options import RecallOptions
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.dead_letters import DeadLetters
 from memstream.edges.sealing import SealingPublisher
@@ -258,6 +259,17 @@ def build_clock(c: Container) -> AsyncIOScheduler:
     return build_scheduler(ticker, c.settings.lifecycle.clock_interval_s, pacer, paced.period_s)
 
 
+def recall_options(settings: Settings) -> RecallOptions:
+    """Recall's options for this deployment. Above the default ceiling the offline gate is
+    not asked (`RecallOptions.ceiling_gate`: it only ordered what the fit took, by shared
+    words); a model's gate judges what a question means, and was not measured there, so
+    with an LLM it is still asked."""
+    options = settings.recall.options()
+    if settings.llm.base_url:
+        return replace(options, ceiling_gate=True)
+    return options
+
+
 def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -> RecallParts:
     """The API's parts; `audit_failed` is told of every audit record not published."""
     from memstream.edges.http.api import RecallParts
@@ -274,7 +286,7 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
             # Recall is on an agent's critical path: ahead of consolidation's batches.
             embedder=c.online_embedder,
             llm=c.llm,
-            options=c.settings.recall.options(),
+            options=recall_options(c.settings),
             knowledge=c.tree if c.settings.lifecycle.knowledge else None,
         ),
         service=MemoryService(
