@@ -1,0 +1,106 @@
+"""Statements whose value was named in an earlier sentence of the same message.
+
+"So... remember the guy from the climbing gym, Tomás? We've been seeing each other since
+October." "What's the right tyre pressure for a Toyota Yaris hybrid? I picked mine up on
+Tuesday." The sentence that states the fact names no value ("each other", "mine"); the value
+is the one the message named before it. Two such constructions of any English conversation
+are read, each only where the referent is unambiguous:
+
+- *a couple said reciprocally* ("we've been seeing each other", "we're dating", "we've been
+  together since May"): the partner is the one person's name said before it in the message;
+- *a thing of a known make, then "mine"* ("I picked mine up", "mine arrived"): the thing is
+  the one made thing the sentence before names, and it is the speaker's.
+
+Nothing is read when the message names two candidates, or none, or when the stating sentence
+is a question, a condition or a plan. Pure, standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from memstream.domain.fact_grammar import HYPOTHETICAL, NAME
+from memstream.domain.fact_kinds import kind_of
+from memstream.domain.fact_values import is_name, shaped
+from memstream.domain.facts import value_key
+
+# "We've been seeing each other", "we're dating", "we've been together since May" (not "we
+# were together at the beach": "together" counts only with how long).
+_COUPLE = re.compile(
+    r"^(?:(?:so|and|well|yes|yeah|actually|honestly|anyway),?\s+)?we(?:'ve|\s+have|'re|\s+are)?"
+    r"\s+(?:(?:been|started|just started|officially|now)\s+)*(?:seeing each other|dating|"
+    r"going out|a couple|together(?=\s+(?:for|since)\b))\b",
+    re.IGNORECASE,
+)
+# "I picked mine up", "Mine arrived on Monday": the speaker's, of the thing named before.
+_MINE = re.compile(
+    r"^(?:(?:and|so|well|anyway),?\s+)?(?:I\s+(?:just\s+|finally\s+)?(?:picked|got|bought|"
+    r"collected|brought|ordered)\s+mine\b|mine\s+(?:just\s+|finally\s+)?(?:arrived|came|"
+    r"was delivered|got delivered)\b)",
+    re.IGNORECASE,
+)
+# A person's name mid-sentence, not where a place or an organisation would be; or a name
+# opening a sentence as its subject ("Tom and Ana came over", "Lisbon has been great"),
+# which may as well be a place's: it makes the referent ambiguous, never the referent.
+_NAME_SAID = re.compile(
+    rf"(?<!^)(?<![\w'])(?<!\bin )(?<!\bto )(?<!\bfrom )(?<!\bat )(?<!\bnear )(?<!\bof )"
+    rf"(?P<name>{NAME}(?:\s+{NAME})?)(?![\w'])"
+    rf"|^(?P<subject>{NAME})(?=\s+and\s|'s\s|\s+(?:is|was|has|had|and)\b)"
+)
+# A made thing with its model: "a Toyota Yaris hybrid", "an iPhone 12".
+_MADE_THING = re.compile(
+    r"\b(?:an?|the)\s+(?P<value>[a-z]*[A-Z][\w-]*(?:\s+(?:[A-Z][\w-]*|\d{1,4})){0,2})"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Referred:
+    """A fact of the speaker's whose value an earlier sentence named."""
+
+    attribute: str  # "partner", or the slot of a thing's kind ("car", "phone")
+    value: str
+    sentence: str  # the stating sentence: its time phrase dates the fact
+
+
+def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]:
+    """What the message's sentences (in order) state of the speaker by a value named before."""
+    for index, sentence in enumerate(sentences):
+        if not index or sentence.endswith("?") or HYPOTHETICAL.search(sentence):
+            continue
+        if _COUPLE.search(sentence):
+            partner = _one_person(sentences[:index], speaker)
+            if partner is not None:
+                yield Referred("partner", partner, sentence)
+        elif _MINE.search(sentence):
+            thing = _one_made_thing(sentences[index - 1])
+            if thing is not None:
+                kind = kind_of(thing)
+                if kind is not None:
+                    yield Referred(kind, thing, sentence)
+
+
+def _one_person(sentences: Sequence[str], speaker: str) -> str | None:
+    """The one name said in these sentences that may be a person's, other than the speaker;
+    None when another name opens a sentence as its subject."""
+    found: dict[str, str | None] = {}
+    for sentence in sentences:
+        for match in _NAME_SAID.finditer(sentence):
+            name = match["name"] or match["subject"]
+            if value_key(name) == value_key(speaker) or not is_name(name.split()):
+                continue
+            kept = shaped("name", name)
+            if kept is not None:
+                found.setdefault(value_key(kept), kept if match["name"] else None)
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _one_made_thing(sentence: str) -> str | None:
+    """The one thing of a known make the sentence names ("a Toyota Yaris hybrid")."""
+    things = {
+        value_key(kept): kept
+        for match in _MADE_THING.finditer(sentence)
+        if (kept := shaped("make", match["value"])) is not None and kind_of(kept) is not None
+    }
+    return next(iter(things.values())) if len(things) == 1 else None
