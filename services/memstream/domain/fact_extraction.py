@@ -161,13 +161,16 @@ def _referred(message: SourceMessage, speaker: str, user_id: str) -> Iterator[At
     """The speaker's facts whose value an earlier sentence named (`fact_referents`)."""
     sentences = [s.strip() for s in SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))]
     for found in referred_facts(sentences, speaker):
+        key, name = speaker_key(speaker), speaker
+        if found.of is not None:  # "the shelter called him Biscuit": the speaker's dog's name
+            key, name = kin_key(key, found.of), f"{speaker}'s {found.of}"
         yield make_fact(
             user_id=user_id,
-            subject=speaker_key(speaker),
-            subject_name=speaker,
+            subject=key,
+            subject_name=name,
             attribute=found.attribute,
             value=found.value,
-            text=fact_sentence(speaker, found.attribute, found.value, False),
+            text=fact_sentence(name, found.attribute, found.value, False),
             valid_from=began_at(found.sentence, message.ts),
             recorded_at=message.ts,
             source_ids=(message.event_id,),

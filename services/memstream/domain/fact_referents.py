@@ -9,7 +9,10 @@ are read, each only where the referent is unambiguous:
 - *a couple said reciprocally* ("we've been seeing each other", "we're dating", "we've been
   together since May"): the partner is the one person's name said before it in the message;
 - *a thing of a known make, then "mine"* ("I picked mine up", "mine arrived"): the thing is
-  the one made thing the sentence before names, and it is the speaker's.
+  the one made thing the sentence before names, and it is the speaker's;
+- *a name given by a pronoun* ("We adopted a dog! The shelter called him Biscuit"): the
+  name of the one pet or boat the speaker said they have (adopted, got, "my dog", "our
+  boat") before it in the message; its subject is that animal or thing ("Grace's dog").
 
 Nothing is read when the message names two candidates, or none, or when the stating sentence
 is a question, a condition or a plan. Pure, standard library only.
@@ -55,13 +58,31 @@ _MADE_THING = re.compile(
 )
 
 
+# A name given by a pronoun: "the shelter called him Biscuit", "we named her Luna".
+_NAMED_BY_PRONOUN = re.compile(
+    rf"\b(?:called|named|christened|calls|call)\s+(?:him|her|it)\s+(?P<name>{NAME})(?![\w'])"
+)
+# Pets and things people name, said as the speaker's: "we adopted a dog", "our boat".
+_NAMED_KINDS = r"(?:dog|puppy|cat|kitten|rabbit|hamster|parrot|horse|pony|boat)"
+_OWN_KIND = re.compile(
+    rf"\b(?:(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:adopted|got|rescued|bought)"
+    rf"\s+(?:a|an|our|my)\s+(?:[a-z-]+\s+){{0,2}}|(?:my|our)\s+(?:new\s+|little\s+)?)"
+    rf"(?P<kind>{_NAMED_KINDS})\b",
+    re.IGNORECASE,
+)
+
+_KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True, slots=True)
 class Referred:
-    """A fact of the speaker's whose value an earlier sentence named."""
+    """A fact whose value an earlier sentence named: of the speaker, or of what `of` names
+    of theirs ("dog": the speaker's dog)."""
 
-    attribute: str  # "partner", or the slot of a thing's kind ("car", "phone")
+    attribute: str  # "partner", "name", or the slot of a thing's kind ("car", "phone")
     value: str
     sentence: str  # the stating sentence: its time phrase dates the fact
+    of: str | None = None
 
 
 def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]:
@@ -69,7 +90,12 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
     for index, sentence in enumerate(sentences):
         if not index or sentence.endswith("?") or HYPOTHETICAL.search(sentence):
             continue
-        if _COUPLE.search(sentence):
+        named = _NAMED_BY_PRONOUN.search(sentence)
+        if named is not None:
+            kind = _one_kind_owned([*sentences[:index], sentence[: named.start()]])
+            if kind is not None and is_name([named["name"]]):
+                yield Referred("name", named["name"], sentence, of=kind)
+        elif _COUPLE.search(sentence):
             partner = _one_person(sentences[:index], speaker)
             if partner is not None:
                 yield Referred("partner", partner, sentence)
@@ -104,3 +130,11 @@ def _one_made_thing(sentence: str) -> str | None:
         if (kept := shaped("make", match["value"])) is not None and kind_of(kept) is not None
     }
     return next(iter(things.values())) if len(things) == 1 else None
+
+
+def _one_kind_owned(sentences: Sequence[str]) -> str | None:
+    """The one pet or thing these sentences say the speaker has ("dog"); None when they name
+    another as well ("we got a cat and a dog", "our dog met a dog at the park")."""
+    owned = [m["kind"].lower() for t in sentences for m in _OWN_KIND.finditer(t)]
+    said = [m.group(0) for t in sentences for m in _KIND_SAID.finditer(t)]
+    return owned[0] if len(owned) == len(said) == 1 else None

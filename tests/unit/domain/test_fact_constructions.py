@@ -200,6 +200,21 @@ def test_a_couple_said_reciprocally_takes_no_place_opening_a_sentence_for_the_pa
     assert (partner.value, partner.valid_from.month, partner.certainty) == ("Tomás", 3, "implied")
 
 
+def test_a_name_given_by_a_pronoun_is_the_name_of_the_one_pet_the_speaker_has() -> None:
+    assert ("kin:maya:dog", "name", "Biscuit", False) in summary(
+        "We adopted a dog! A terrier mix, the shelter called him Biscuit."
+    )
+    assert {f.subject_name for f in facts_of("Our boat is ready. We named her Solveig.")} == {
+        "Maya's boat"
+    }
+    for ambiguous in (
+        "We got a cat and a dog. We named her Luna.",  # which of them
+        "My boss is strict. Everyone calls him Sarge.",  # no pet of hers named
+        "Our dog met a dog at the park. Its owner calls him Rex.",  # whose
+    ):
+        assert not any(f.attribute == "name" for f in facts_of(ambiguous)), ambiguous
+
+
 def test_a_statement_about_a_named_relation_never_changes_the_speakers_facts() -> None:
     facts = facts_of("My sister Ana moved to Lyon. She works at Renault.")
     assert {(f.subject, f.attribute, f.value) for f in facts} >= {
