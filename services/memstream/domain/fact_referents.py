@@ -13,6 +13,10 @@ are read, each only where the referent is unambiguous:
 - *a name given by a pronoun* ("We adopted a dog! The shelter called him Biscuit"): the
   name of the one pet or boat the speaker said they have (adopted, got, "my dog", "our
   boat") before it in the message; its subject is that animal or thing ("Grace's dog").
+  So is a renaming in one sentence ("I'm renaming the boat after Grandma: she'll be
+  Solveig from now on", "we renamed our cat Miso");
+- *a pet, then "mine" named* ("What vegetables are safe for a hamster? Mine, Mochi, keeps
+  stealing cucumber"): the speaker has a pet of the one kind the sentence before names.
 
 Nothing is read when the message names two candidates, or none, or when the stating sentence
 is a question, a condition or a plan. Pure, standard library only.
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from memstream.domain.fact_grammar import HYPOTHETICAL, NAME
 from memstream.domain.fact_kinds import kind_of
 from memstream.domain.fact_values import is_name, shaped
+from memstream.domain.fact_vocabulary import PETS
 from memstream.domain.facts import value_key
 
 # "We've been seeing each other", "we're dating", "we've been together since May" (not "we
@@ -62,8 +67,23 @@ _MADE_THING = re.compile(
 _NAMED_BY_PRONOUN = re.compile(
     rf"\b(?:called|named|christened|calls|call)\s+(?:him|her|it)\s+(?P<name>{NAME})(?![\w'])"
 )
+# "Mine, Mochi, keeps stealing cucumber", "Mine is called Rex", "mine's named Luna".
+_MINE_NAMED = re.compile(
+    rf"^(?:(?:well|and|ha|haha),?\s+)?(?i:mine)(?:,\s+(?P<name>{NAME}),|(?:'s|\s+is)\s+"
+    rf"(?:called|named)\s+(?P<called>{NAME})(?![\w']))"
+)
+_PET_SAID = re.compile(
+    r"\b(?P<kind>" + "|".join(sorted(PETS, key=len, reverse=True)) + r")s?\b", re.IGNORECASE
+)
 # Pets and things people name, said as the speaker's: "we adopted a dog", "our boat".
 _NAMED_KINDS = r"(?:dog|puppy|cat|kitten|rabbit|hamster|parrot|horse|pony|boat)"
+# The speaker renaming theirs: "I'm renaming the boat after Grandma: she'll be Solveig",
+# "we renamed our cat Miso", "renamed the boat to Solveig".
+_RENAMED = re.compile(
+    rf"\b(?:I|[Ww]e)(?:'m|'re|\s+am|\s+are|'ve|\s+have)?\s+(?:just\s+|finally\s+)?"
+    rf"renam(?:ed|ing)\s+(?i:the|my|our)\s+(?P<kind>(?i:{_NAMED_KINDS}))"
+    rf"(?:\s+(?:to\s+)?(?P<name>{NAME})|[^.!?]*?(?:\bbe|\bto)\s+(?P<then>{NAME}))(?![\w'])"
+)
 _OWN_KIND = re.compile(
     rf"\b(?:(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:adopted|got|rescued|bought)"
     rf"\s+(?:a|an|our|my)\s+(?:[a-z-]+\s+){{0,2}}|(?:my|our)\s+(?:new\s+|little\s+)?)"
@@ -88,7 +108,15 @@ class Referred:
 def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]:
     """What the message's sentences (in order) state of the speaker by a value named before."""
     for index, sentence in enumerate(sentences):
-        if not index or sentence.endswith("?") or HYPOTHETICAL.search(sentence):
+        if sentence.endswith("?") or HYPOTHETICAL.search(sentence):
+            continue
+        renamed = _RENAMED.search(sentence)
+        if renamed is not None:  # the one construction naming its referent itself
+            name = renamed["name"] or renamed["then"]
+            if is_name([name]):
+                yield Referred("name", name, sentence, of=renamed["kind"].lower())
+            continue
+        if not index:
             continue
         named = _NAMED_BY_PRONOUN.search(sentence)
         if named is not None:
@@ -99,6 +127,11 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
             partner = _one_person(sentences[:index], speaker)
             if partner is not None:
                 yield Referred("partner", partner, sentence)
+        elif (mine := _MINE_NAMED.search(sentence)) is not None:
+            pet = _one_pet(sentences[index - 1])
+            name = mine["name"] or mine["called"]
+            if pet is not None and is_name([name]):
+                yield Referred("pet", f"{pet} named {name}", sentence)
         elif _MINE.search(sentence):
             thing = _one_made_thing(sentences[index - 1])
             if thing is not None:
@@ -138,3 +171,9 @@ def _one_kind_owned(sentences: Sequence[str]) -> str | None:
     owned = [m["kind"].lower() for t in sentences for m in _OWN_KIND.finditer(t)]
     said = [m.group(0) for t in sentences for m in _KIND_SAID.finditer(t)]
     return owned[0] if len(owned) == len(said) == 1 else None
+
+
+def _one_pet(sentence: str) -> str | None:
+    """The one kind of pet the sentence names ("a hamster"), if it names one kind."""
+    kinds = {m["kind"].lower() for m in _PET_SAID.finditer(sentence)}
+    return kinds.pop() if len(kinds) == 1 else None

@@ -207,6 +207,12 @@ def test_a_name_given_by_a_pronoun_is_the_name_of_the_one_pet_the_speaker_has() 
     assert {f.subject_name for f in facts_of("Our boat is ready. We named her Solveig.")} == {
         "Maya's boat"
     }
+    hamster = "What vegetables are safe for a hamster? Mine, Mochi, keeps stealing cucumber."
+    assert (MAYA, "pet", "hamster named Mochi", False) in summary(hamster)
+    assert not any(f.attribute == "pet" for f in facts_of("Cats or dogs? Mine, Rex, is a dog."))
+    renamed = "I'm renaming the boat after Grandma: she'll be Solveig from now on."
+    assert ("kin:maya:boat", "name", "Solveig", False) in summary(renamed)
+    assert not any(f.attribute == "name" for f in facts_of("They renamed the boat Solveig."))
     for ambiguous in (
         "We got a cat and a dog. We named her Luna.",  # which of them
         "My boss is strict. Everyone calls him Sarge.",  # no pet of hers named
