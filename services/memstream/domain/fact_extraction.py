@@ -23,7 +23,7 @@ from memstream.domain.fact_grammar import (
 )
 from memstream.domain.fact_kinds import slot_of_thing
 from memstream.domain.fact_patterns import PATTERNS, Pattern
-from memstream.domain.fact_referents import referred_facts
+from memstream.domain.fact_referents import may_refer, referred_facts
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import (
     MAX_NAME_CHARS,
@@ -159,6 +159,8 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
 
 def _referred(message: SourceMessage, speaker: str, user_id: str) -> Iterator[AtomicFact]:
     """The speaker's facts whose value an earlier sentence named (`fact_referents`)."""
+    if not may_refer(message.text):
+        return
     sentences = [s.strip() for s in SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))]
     for found in referred_facts(sentences, speaker):
         key, name = speaker_key(speaker), speaker

@@ -94,6 +94,19 @@ _OWN_KIND = re.compile(
 _KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}\b", re.IGNORECASE)
 
 
+# Words one of which every message these constructions read holds (lower case): a message
+# without any is not split into sentences again (the segmenter reads every L1 on the event
+# loop, and a substring test is far cheaper than any regular expression over the message).
+_TRIGGERS = ("mine", "call", "name", "renam", "christen", "each other", "dating", "going out",
+             "couple", "together")  # fmt: skip
+
+
+def may_refer(text: str) -> bool:
+    """Whether the message may hold one of these constructions."""
+    lowered = text.lower()
+    return any(word in lowered for word in _TRIGGERS)
+
+
 @dataclass(frozen=True, slots=True)
 class Referred:
     """A fact whose value an earlier sentence named: of the speaker, or of what `of` names
