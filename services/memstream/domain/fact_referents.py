@@ -3,7 +3,7 @@
 "So... remember the guy from the climbing gym, Tomás? We've been seeing each other since
 October." "What's the right tyre pressure for a Toyota Yaris hybrid? I picked mine up on
 Tuesday." The sentence that states the fact names no value ("each other", "mine"); the value
-is the one the message named before it. Two such constructions of any English conversation
+is the one the message named before it. Four such constructions of any English conversation
 are read, each only where the referent is unambiguous:
 
 - *a couple said reciprocally* ("we've been seeing each other", "we're dating", "we've been
@@ -91,7 +91,7 @@ _OWN_KIND = re.compile(
     re.IGNORECASE,
 )
 
-_KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}\b", re.IGNORECASE)
+_KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}s?\b", re.IGNORECASE)
 
 
 # Words one of which every message these constructions read holds (lower case): a message
