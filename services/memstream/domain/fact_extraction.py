@@ -16,12 +16,14 @@ from datetime import datetime
 
 from memstream.domain.fact_grammar import (
     DURATIVE_HEAD,
+    ELLIPTICAL_HEAD,
     HYPOTHETICAL,
     KIN_MENTION,
     kin_alternation,
 )
 from memstream.domain.fact_kinds import slot_of_thing
 from memstream.domain.fact_patterns import PATTERNS, Pattern
+from memstream.domain.fact_referents import may_refer, referred_facts
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import (
     MAX_NAME_CHARS,
@@ -69,8 +71,9 @@ _CLAUSE_BOUND = re.compile(r"[,;:]\s+|\s+[-\u2013\u2014]+\s+")
 # "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
 # with only a name is read only by the patterns whose subject may be a name.
 _SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
-# "Three weeks of bouldering!" names no one: a durative opening is the speaker's own state.
-_DURATIVE = re.compile(DURATIVE_HEAD)
+# "Three weeks of bouldering!" names no one: a durative opening is the speaker's own state,
+# and so is a reply that leaves its subject out ("Yep, still a paralegal").
+_OWN_STATE = re.compile(f"{DURATIVE_HEAD}|{ELLIPTICAL_HEAD}")
 # A named subject comes straight before its verb ("Tom moved", "Ana's a nurse", "Ellie is").
 NAMED_SUBJECT = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
@@ -100,6 +103,10 @@ _OPEN_SHAPES = {
 }  # fmt: skip
 
 _NAMED_PATTERNS = tuple(pattern for pattern in PATTERNS if pattern.reads_names)
+# A reply leaving its subject out is the speaker's only as a message's first sentence: after
+# "Ana is great." or "My sister?", "Still a nurse" is about whoever was just named.
+_REPLY_PATTERNS = tuple(p for p in PATTERNS if p.regex.pattern.startswith(ELLIPTICAL_HEAD))
+_NOT_REPLY_PATTERNS = tuple(p for p in PATTERNS if p not in _REPLY_PATTERNS)
 # A question states only what it takes for granted ("my manager at Lumen").
 _PRESUPPOSED = tuple(pattern for pattern in PATTERNS if pattern.presupposed)
 
@@ -130,10 +137,10 @@ def without_named_endings(facts: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ..
 def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]:
     speaker = clean_name(message.speaker)
     before: _Other | None = None  # whom "he"/"she" may stand for, from earlier sentences
-    for sentence in SENTENCE_BREAK.split(message.text.replace("\u2019", "'")):
+    for index, sentence in enumerate(SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
-        names_only = not _SUBJECT_WORD.search(sentence) and not _DURATIVE.match(sentence)
+        names_only = not _SUBJECT_WORD.search(sentence) and not _OWN_STATE.match(sentence)
         if names_only and not NAMED_SUBJECT.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
         stated = _stated_clauses(sentence)
@@ -142,9 +149,35 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
                 patterns = _PRESUPPOSED
             else:
                 stated = _shared_subject(stated)
-                patterns = _NAMED_PATTERNS if names_only else PATTERNS
+                patterns = (
+                    _NAMED_PATTERNS if names_only else (_NOT_REPLY_PATTERNS if index else PATTERNS)
+                )
             yield from _sentence_facts(stated, message, speaker, user_id, before, patterns)
         before = _last_other(sentence) or before
+    yield from _referred(message, speaker, user_id)
+
+
+def _referred(message: SourceMessage, speaker: str, user_id: str) -> Iterator[AtomicFact]:
+    """The speaker's facts whose value an earlier sentence named (`fact_referents`)."""
+    if not may_refer(message.text):
+        return
+    sentences = [s.strip() for s in SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))]
+    for found in referred_facts(sentences, speaker):
+        key, name = speaker_key(speaker), speaker
+        if found.of is not None:  # "the shelter called him Biscuit": the speaker's dog's name
+            key, name = kin_key(key, found.of), f"{speaker}'s {found.of}"
+        yield make_fact(
+            user_id=user_id,
+            subject=key,
+            subject_name=name,
+            attribute=found.attribute,
+            value=found.value,
+            text=fact_sentence(name, found.attribute, found.value, False),
+            valid_from=began_at(found.sentence, message.ts),
+            recorded_at=message.ts,
+            source_ids=(message.event_id,),
+            certainty="implied",
+        )
 
 
 def _stated_clauses(sentence: str) -> str:

@@ -71,6 +71,12 @@ DURATIVE_HEAD = (
     r"an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
     r"(?:day|week|month|year)s?\s+)"
 )
+# A reply that leaves its subject out: "Yep, still a paralegal at Hartwell & Greene", "Still
+# a nurse." Only at a sentence's start (after a yes or no), where it can be no one's but the
+# speaker's; after a comma it may go on about whoever was just named.
+ELLIPTICAL_HEAD = (
+    r"^(?i:(?:(?:yep|yeah|yes|yup|nope|no|well|sadly|honestly|haha|ha),?\s+)?still\s+)"
+)
 NOUN_ENDS = r"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|but|who|since|for|now|too|these|though)\b))"
 
 

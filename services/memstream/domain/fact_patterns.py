@@ -21,6 +21,7 @@ from memstream.domain.fact_grammar import (
     ADV,
     DET,
     DURATIVE_HEAD,
+    ELLIPTICAL_HEAD,
     FIRST,
     HAVE_BEEN,
     HEAD,
@@ -137,6 +138,9 @@ _NOT_GIVEN_UP = "".join(
         "selling",
     )
 )
+# Where a thing one uses ends: "he's still on an old Samsung, refuses to change" (not "on
+# the Pixel team").
+_THING_ENDS = r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|but|now|still|these|too|since|for)\b)"
 # A state said to hold, not meat skipped once: the clause ends, or goes on with when.
 _STATE_ENDS = (
     r"(?=\s*(?:[,.;!]|$)|\s+(?:in|for|since|anymore|any more|at all|now|these days|and|but)\b)"
@@ -249,6 +253,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("job", rf"{WHO}{HAVE_BEEN}?\s+{ADV}(?:{_WORK}|started|start|began|joined\s+.{{1,40}}?)"
        rf"\s+(?:out\s+)?as\s+an?\s+{VALUE}", "job", "as"),
     _p("job", rf"{WHO}\s+{ADV}became\s+an?\s+{VALUE}", "job", "became"),
+    _p("job", rf"{ELLIPTICAL_HEAD}(?i:an?)\s+{VALUE}", "job", "still", anywhere=True),
+    _p("works_at", rf"{ELLIPTICAL_HEAD}(?i:an?)\s+(?P<role>[a-z][a-z -]{{1,30}}?)\s+(?:at|for)\s+"
+       rf"{VALUE}", "org", "still", anywhere=True),
     # A title without an article: "she's now head of pharmacy at Apollo".
     _p("job", rf"(?:{OTHER_IS}|I\s+{ADV}became)\s+{ADV}(?:the\s+)?(?P<value>{_TITLE}\s+of\s+"
        rf"[^,.;:!?()\"]+)", "title", "head director chief manager lead president dean principal"),
@@ -314,6 +321,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("owns", rf"{_NOT_GIVEN_UP}(?<![\w'-])(?i:my|our)\s+(?:(?i:old|new|little|trusty|"
        rf"beloved|current)\s+)?{_MADE}", "make", _MAKE_WORDS, certainty="implied",
        anywhere=True, presupposed=True),
+    # A thing of a known make one is "on": "I'm on a Pixel now", "he's still on an old Samsung".
+    _p("owns", rf"(?:{OTHER_IS}|{WE_ARE})\s+{ADV}on\s+(?:an?|the|my|our|his|her|their)\s+"
+       rf"(?:(?i:old|new|ancient|ageing|aging|cheap)\s+)?{_MADE}{_THING_ENDS}", "make",
+       _MAKE_WORDS, certainty="implied"),
     # A thing of a known make given to the speaker is theirs: "he sent me his old iPhone 12".
     _p("owns", rf"(?<![\w'-])(?:gave|sent|handed|passed|gifted)\s+me\s+(?:his|her|their|an?|"
        rf"the)\s+(?:(?:old|spare|used|new)\s+)?{_MADE}", "make", _MAKE_WORDS,

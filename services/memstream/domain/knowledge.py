@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memstream.domain.entities import name_key
 from memstream.domain.entity_index import (
     Entity,
     EntityIndex,
@@ -170,16 +171,22 @@ def facts_about(
     index: EntityIndex, facts: Iterable[AtomicFact], subject: str
 ) -> tuple[AtomicFact, ...] | None:
     """The facts about `subject` (an entity's name, key or alias, or a fact's subject key such
-    as "speaker:maya"): those whose subject is that entity, or is `subject` itself; None when
-    `subject` is neither a known entity nor the subject of any fact."""
+    as "speaker:maya"): those whose subject is that entity, is `subject` itself, or is named
+    as `subject` says it ("Grace's dog", which no entity may stand for when no one said "my
+    dog"); None when `subject` is neither a known entity nor the subject of any fact."""
     chosen = list(facts)
     wanted = subject_entity(index, subject)
+    asked = name_key(subject)
     entity_of: dict[str, str | None] = {}
     found = []
     for fact in chosen:
         if fact.subject not in entity_of:
             entity_of[fact.subject] = subject_entity(index, fact.subject)
-        if fact.subject == subject or (wanted is not None and entity_of[fact.subject] == wanted):
+        if (
+            fact.subject == subject
+            or (wanted is not None and entity_of[fact.subject] == wanted)
+            or (wanted is None and name_key(fact.subject_name) == asked)
+        ):
             found.append(fact)
     if wanted is None and not found:
         return None

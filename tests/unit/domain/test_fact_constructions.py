@@ -159,6 +159,22 @@ MAYA = "speaker:maya"
         ("The keys to the apartment in Vila Madalena are in my pocket.",
          (MAYA, "lives_in", "Vila Madalena", False),
          "I handed back the keys to the apartment in Vila Madalena."),
+        # A reply leaving its subject out, as a message's first sentence only.
+        ("Yep, still a paralegal at Hartwell & Greene.", (MAYA, "job", "paralegal", False),
+         "Ana is great. Still a paralegal at Hartwell & Greene."),
+        ("Still a nurse at St Mary.", (MAYA, "works_at", "St Mary", False),
+         "My sister? Still a nurse at St Mary."),
+        # A thing of a known make one is "on".
+        ("With my brother. He's still on an old Samsung, refuses to change.",
+         ("kin:maya:brother", "phone", "Samsung", False), "She's on the Samsung team at work."),
+        ("I'm on a Pixel now.", (MAYA, "phone", "Pixel", False), "I'm on a Pixel call."),
+        # A value named in an earlier sentence of the message.
+        ("Remember the guy from the climbing gym, Tomás? We've been seeing each other.",
+         (MAYA, "partner", "Tomás", False),
+         "Tomás and Ana came by. We've been seeing each other."),
+        ("Any tips for a Toyota Yaris hybrid? I picked mine up on Tuesday.",
+         (MAYA, "car", "Toyota Yaris", False),
+         "Any tips for a Toyota Yaris or a Honda Jazz? I picked mine up on Tuesday."),
     ],
 )  # fmt: skip
 def test_a_general_construction_is_read_and_its_near_miss_is_not(
@@ -169,6 +185,40 @@ def test_a_general_construction_is_read_and_its_near_miss_is_not(
     assert not any(
         f.attribute == expected[1] and f.value == expected[2] for f in facts_of(near_miss)
     )
+
+
+def test_a_couple_said_reciprocally_takes_no_place_opening_a_sentence_for_the_partner() -> None:
+    assert not any(
+        f.attribute == "partner"
+        for f in facts_of("Lisbon has been great. We have been together for five years.")
+    )
+    (partner,) = [
+        f
+        for f in facts_of("I met Tomás at the gym. We've been dating since March.")
+        if f.attribute == "partner"
+    ]
+    assert (partner.value, partner.valid_from.month, partner.certainty) == ("Tomás", 3, "implied")
+
+
+def test_a_name_given_by_a_pronoun_is_the_name_of_the_one_pet_the_speaker_has() -> None:
+    assert ("kin:maya:dog", "name", "Biscuit", False) in summary(
+        "We adopted a dog! A terrier mix, the shelter called him Biscuit."
+    )
+    assert {f.subject_name for f in facts_of("Our boat is ready. We named her Solveig.")} == {
+        "Maya's boat"
+    }
+    hamster = "What vegetables are safe for a hamster? Mine, Mochi, keeps stealing cucumber."
+    assert (MAYA, "pet", "hamster named Mochi", False) in summary(hamster)
+    assert not any(f.attribute == "pet" for f in facts_of("Cats or dogs? Mine, Rex, is a dog."))
+    renamed = "I'm renaming the boat after Grandma: she'll be Solveig from now on."
+    assert ("kin:maya:boat", "name", "Solveig", False) in summary(renamed)
+    assert not any(f.attribute == "name" for f in facts_of("They renamed the boat Solveig."))
+    for ambiguous in (
+        "We got a cat and a dog. We named her Luna.",  # which of them
+        "My boss is strict. Everyone calls him Sarge.",  # no pet of hers named
+        "Our dog met a dog at the park. Its owner calls him Rex.",  # whose
+    ):
+        assert not any(f.attribute == "name" for f in facts_of(ambiguous)), ambiguous
 
 
 def test_a_statement_about_a_named_relation_never_changes_the_speakers_facts() -> None:

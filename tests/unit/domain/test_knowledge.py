@@ -181,6 +181,16 @@ def test_facts_about_a_subject_by_name_alias_or_subject_key() -> None:
     assert about("Olga") is None  # neither an entity nor a fact's subject
 
 
+def test_facts_about_a_pet_no_entity_stands_for_are_found_by_how_they_name_it() -> None:
+    adopted = leaf("l4", ("m4", "We adopted a dog! The shelter called him Biscuit.", JAN))
+    knowledge = stored(adopted, BROTHER)
+    index = entity_index({leaf_id: k.entities for leaf_id, k in knowledge.items()})
+    facts = current_facts(observations(knowledge))
+    found = facts_about(index, facts, "Maya's dog")
+    assert found is not None and [(f.attribute, f.value) for f in found] == [("name", "Biscuit")]
+    assert facts_about(index, facts, "Maya's cat") is None
+
+
 def test_only_l1s_written_for_the_first_time_are_first_written() -> None:
     rewritten = replace(BERLIN, version=2)
     change = knowledge_change([PORTO, rewritten, BROTHER], removed=[BROTHER])
