@@ -22,9 +22,9 @@ and a crash replays into the same holds.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
+from memstream.domain.frozen import replace
 from memstream.domain.incarnations import starts_anew
 from memstream.domain.models import ClockTicked, SessionEnded, Turn
 from memstream.domain.windows import Output, UserWindows, WindowRules, apply, known_session

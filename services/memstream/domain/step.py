@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from memstream.domain.expiry import deadline, earliest, split_due
 from memstream.domain.forgetting import Tombstone
+from memstream.domain.frozen import replace
 from memstream.domain.models import (
     ForgetRequested,
     InputEvent,

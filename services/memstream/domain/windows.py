@@ -32,11 +32,12 @@ Rules (see DESIGN.md, "Temporal Memory Tree"):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memstream.domain.calendar import get_zone
 from memstream.domain.count_groups import gathered_with_late, newest_written
+from memstream.domain.frozen import replace
 from memstream.domain.ids import window_node_id
 from memstream.domain.incarnations import (
     SessionInfo,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from memstream.contracts.records import Outbound
@@ -32,6 +31,7 @@ from memstream.contracts.sealed import (
     SEALED_TYPE,
     seal,
 )
+from memstream.domain.frozen import replace
 from memstream.ports import DataKeys, Publisher
 
 log = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -48,6 +48,7 @@ from memstream.contracts.records import Consumed, Outbound
 from memstream.domain.derivation import Derivation
 from memstream.domain.fact_frames import Frames
 from memstream.domain.forgetting import Guard, Tombstone
+from memstream.domain.frozen import replace
 from memstream.domain.models import (
     ForgetRequested,
     IndexedMemory,

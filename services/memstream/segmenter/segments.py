@@ -5,9 +5,10 @@ with what the step itself has written and removed so far."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from memstream.domain.derivation import Derivation
+from memstream.domain.frozen import replace
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.nodes import segment_node
