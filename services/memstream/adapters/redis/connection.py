@@ -8,6 +8,12 @@ synchronous client uses it the same way.
 Commands with other than str and bytes arguments (numbers: scores, limits) keep redis-py's
 packing, whose number formatting the server has always seen.
 
+A connection also names redis-py's version to the server (CLIENT SETINFO) without reading
+the package's metadata each time: redis-py looks the version up anew for every connection
+it opens, which parses the installed METADATA file, and a pool grows by a connection for
+each command in flight at once (a burst of recalls opens dozens). The version is read once
+per process; what the server is told is the same.
+
     aioredis.from_url(url, connection_class=HiredisPackedConnection)  # redis:// only; a
     # rediss:// or unix:// URL names its own connection class, which takes precedence
 """
@@ -15,6 +21,7 @@ packing, whose number formatting the server has always seen.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +29,8 @@ import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection
+from redis.driver_info import DriverInfo
+from redis.utils import get_lib_version
 
 from memstream.adapters.redis.slots import SLOTS
 
@@ -30,7 +39,22 @@ from memstream.adapters.redis.slots import SLOTS
 _PLAIN_TYPES = frozenset((str, bytes))
 
 
+# The arguments by which a caller names the driver itself; without any, redis-py's default.
+_DRIVER_ARGUMENTS = frozenset(("driver_info", "lib_name", "lib_version"))
+
+
+@functools.cache
+def _redis_py_version() -> str:
+    return str(get_lib_version())
+
+
 class HiredisPackedConnection(Connection):
+    def __init__(self, **kwargs: Any) -> None:
+        if not _DRIVER_ARGUMENTS & kwargs.keys():
+            # redis-py's default driver info, with the version it would look up each time.
+            kwargs["driver_info"] = DriverInfo(lib_version=_redis_py_version())
+        super().__init__(**kwargs)
+
     def pack_command(self, *args: Any) -> list[bytes]:
         # redis-py splits a first argument holding spaces ("CONFIG GET"); hiredis would not.
         plain = _PLAIN_TYPES.issuperset(map(type, args))

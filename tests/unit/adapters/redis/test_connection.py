@@ -38,3 +38,22 @@ def test_text_that_is_not_utf8_encodable_fails_as_with_redis_py() -> None:
         Connection().pack_command("SET", "k", "\ud800")
     with pytest.raises(UnicodeEncodeError):
         HiredisPackedConnection().pack_command("SET", "k", "\ud800")
+
+
+def test_a_new_connection_names_the_driver_as_redis_py_does_without_reading_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from importlib import metadata
+
+    theirs = Connection().driver_info
+    HiredisPackedConnection()  # the version is read once per process, here at the latest
+    monkeypatch.setattr(metadata, "version", lambda name: pytest.fail("read metadata"))
+    ours = [HiredisPackedConnection().driver_info for _ in range(3)]
+    for info in ours:
+        assert info is not None and theirs is not None
+        assert (info.formatted_name, info.lib_version) == (
+            theirs.formatted_name,
+            theirs.lib_version,
+        )
+    assert ours[0] is not ours[1]  # each its own: redis-py may add upstream drivers to one
+    assert HiredisPackedConnection(driver_info=None).driver_info is None  # a caller's own
