@@ -22,8 +22,8 @@ differ, so the frames are read only with it (`wiring`). Pure, standard library o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from operator import mul
 
 from memstream.domain.fact_extraction import (
@@ -104,9 +104,15 @@ _NONE = ""  # the attribute of NOT_A_CHANGE's prototypes
 
 @dataclass(frozen=True, slots=True)
 class Frames:
-    """The prototypes' unit vectors, each with its attribute ("" for no change)."""
+    """The prototypes' unit vectors, each with its attribute ("" for no change), and what
+    scores a vector against all of them at once (`similarities`; None: one sum a prototype).
+    Whatever scores them must give these sums bit for bit, or a message scored at a
+    threshold would imply its fact in one process and not in another."""
 
     prototypes: tuple[tuple[str, tuple[float, ...]], ...]
+    similarities: Callable[[Sequence[float]], Sequence[float]] | None = field(
+        default=None, compare=False
+    )
 
 
 def prototype_texts() -> list[tuple[str, str]]:
@@ -189,8 +195,7 @@ def implied_facts(
 def _frame(vector: Sequence[float], frames: Frames) -> str | None:
     """The attribute whose prototype is nearest, when near enough and clearly ahead."""
     best: dict[str, float] = {}
-    for attribute, prototype in frames.prototypes:
-        score = sum(map(mul, vector, prototype))
+    for (attribute, _), score in zip(frames.prototypes, similarities(vector, frames), strict=True):
         if score > best.get(attribute, -1.0):
             best[attribute] = score
     ranked = sorted(best.items(), key=lambda item: item[1], reverse=True)
@@ -200,6 +205,13 @@ def _frame(vector: Sequence[float], frames: Frames) -> str | None:
     if attribute == _NONE or score < THRESHOLD or score - second < MARGIN:
         return None
     return attribute
+
+
+def similarities(vector: Sequence[float], frames: Frames) -> Sequence[float]:
+    """The vector's dot product with each prototype, in their order."""
+    if frames.similarities is not None:
+        return frames.similarities(vector)
+    return [sum(map(mul, vector, prototype)) for _, prototype in frames.prototypes]
 
 
 def _candidate_values(text: str, speakers: Sequence[str]) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ with what they will say (`domain.fact_changes`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from memstream.contracts.feed_events import fact_events
@@ -28,19 +28,32 @@ from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_chang
 from memstream.domain.models import Level, MemoryNode
 from memstream.ports import Embedder, FactReader, LeafFacts
 
+# A vector's similarity to each prototype, in their order.
+Similarities = Callable[[Sequence[float]], Sequence[float]]
+
 
 class FramePrototypes:
     """The frames' prototypes (`domain.fact_frames`), embedded once by the embedder that
-    embeds the messages, on first use: the messages' vectors are compared with them."""
+    embeds the messages, on first use: the messages' vectors are compared with them (by
+    `similarities`, given the prototypes' vectors, when one is given)."""
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        similarities: Callable[[Sequence[Sequence[float]]], Similarities] | None = None,
+    ) -> None:
         self._embedder = embedder
+        self._similarities = similarities
         self._frames: Frames | None = None
 
     async def frames(self) -> Frames:
         if self._frames is None:
             texts = [text for _, text in prototype_texts()]
-            self._frames = frames_of(await self._embedder.embed(texts))
+            vectors = await self._embedder.embed(texts)
+            frames = frames_of(vectors)
+            if self._similarities is not None:
+                frames = replace(frames, similarities=self._similarities(vectors))
+            self._frames = frames
         return self._frames
 
 

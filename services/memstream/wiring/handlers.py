@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from memstream.adapters.embedding.frame_similarities import left_fold_similarities
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
@@ -193,7 +194,9 @@ def build_segmenter(
         # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
         facts=ports.llm if c.settings.llm.base_url else None,
         # The frames' thresholds are the local model's distances (`domain.fact_frames`).
-        frames=FramePrototypes(ports.embedder) if c.settings.embedding.backend == "local" else None,
+        frames=FramePrototypes(ports.embedder, left_fold_similarities)
+        if c.settings.embedding.backend == "local"
+        else None,
         on_progress=None if bare else c.progress_marked,
     )
 

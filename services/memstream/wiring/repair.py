@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from memstream.adapters.embedding.frame_similarities import left_fold_similarities
 from memstream.repair.divergence import DivergenceWatch, check_stores
 from memstream.repair.restore import StoreRepair
 from memstream.segmenter.knowledge import FramePrototypes
@@ -21,7 +22,7 @@ def build_repair(c: Container) -> StoreRepair:
         knowledge_rules=c.settings.lifecycle.knowledge and not c.settings.llm.base_url,
         # The frames' thresholds are the local model's distances, as for the segmenter.
         frames=(
-            FramePrototypes(c.background_embedder).frames
+            FramePrototypes(c.background_embedder, left_fold_similarities).frames
             if c.settings.embedding.backend == "local"
             else None
         ),
