@@ -24,6 +24,17 @@ _PIECE = re.compile(r"([A-Za-z]+)|([0-9]+)|\S")
 @lru_cache(maxsize=16_384)
 def count_tokens(text: str) -> int:
     """Approximate number of LLM tokens in `text` (see the module docstring for the rule)."""
+    return count_tokens_once(text)
+
+
+def count_tokens_once(text: str) -> int:
+    """`count_tokens` without its cache: for texts made on the fly (an excerpt's passages),
+    which would only push the memories' own texts out of it.
+
+    The count is additive: no piece of the rule spans whitespace, and none joins a letter to
+    a digit or either to another character, so two texts joined by a space, or by any
+    character other than an ASCII letter or digit on either side of the joint, count the sum
+    of their counts."""
     total = 0
     for match in _PIECE.finditer(text):
         word, digits = match.group(1), match.group(2)
