@@ -77,8 +77,10 @@ def reference_excerpt(node: MemoryNode, terms: frozenset[str], max_tokens: int) 
 
 
 WORDS = st.sampled_from(
-    ["bike", "lock", "3907", "garage", "combination", "attic", "radio", "x" * 60, "a1b2"]
-    + ["déjà", "vu", "🚲", "東京に", "well,", "(really)", "12.5", "don't", "…", '"quoted"']
+    [
+        *("bike", "lock", "3907", "garage", "combination", "attic", "radio", "x" * 60, "a1b2"),
+        *("déjà", "vu", "🚲", "東京に", "well,", "(really)", "12.5", "don't", "…", '"quoted"'),
+    ]
 )
 SEPARATORS = st.sampled_from([" ", " ", " ", ". ", "! ", "? ", "\n", ", ", "  "])
 TEXT = st.lists(st.tuples(WORDS, SEPARATORS), min_size=0, max_size=160).map(
