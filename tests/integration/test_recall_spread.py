@@ -28,6 +28,7 @@ from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.tree import RedisTree
+from memstream.domain.lexical import term_set
 from memstream.domain.models import Level, MemoryNode, StoredNode
 from memstream.domain.recall_options import RecallOptions
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
@@ -137,3 +138,22 @@ async def test_a_pool_spread_over_sessions_reads_their_terms_not_the_sessions(
     # session a candidate.
     kept = RecallOptions().leaf_top_k
     assert spread_decoded <= POOL + kept + 10, (spread_decoded, compact_decoded)
+
+
+async def test_a_session_without_its_terms_kept_is_read_and_tokenised(
+    store: tuple[aioredis.Redis, str],
+) -> None:
+    client, namespace = store
+    tree = RedisTree(client, namespace)
+    leaves = await _fill(tree, SPREAD, 3, per_session=1)
+    sessions = [n.parent_id or "" for n in leaves]
+    stored = {n.id: n for n in await tree.get_many(SPREAD, sessions)}
+    prefix = keys.user_prefix(SPREAD, namespace)
+    # Written before the field existed, and under other word rules: both read the node.
+    await client.hdel(prefix + keys.SESSION_TERMS, sessions[0])
+    await client.hset(prefix + keys.SESSION_TERMS, sessions[1], "older-rules\nharbor")
+    read = await tree.session_terms(SPREAD, [*sessions, "no-such-session"])
+    assert read == {i: term_set(stored[i].text) for i in sessions}
+    # Removing a session removes its terms.
+    assert await tree.commit_nodes(SPREAD, [], outbox=[], removed=[stored[sessions[2]]])
+    assert await client.hexists(prefix + keys.SESSION_TERMS, sessions[2]) == 0
