@@ -130,9 +130,10 @@ async def _workload(tree: RedisTree, client: RedisClient, namespace: str) -> Non
             ),
         )
     )
+    session = node("s1", Level.SESSION, end=5, parent="d1")  # its terms kept beside it
     await tree.commit_nodes(
         "ana",
-        [StoredNode(replace(day, degraded=True), "fp")],
+        [StoredNode(replace(day, degraded=True), "fp"), StoredNode(session, "fp")],
         [{"topic": "t", "key": "ana", "value": {}}],
         Guard(None),
     )

@@ -41,6 +41,7 @@ from memstream.domain.knowledge import (
     named_entity,
     said_before,
 )
+from memstream.domain.lexical import term_set
 from memstream.domain.models import (
     Complexity,
     IndexedMemory,
@@ -219,6 +220,7 @@ class FakeTree(FakeDirectory):
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.written: dict[str, float] = {}  # user -> when its messages were last committed
         self.get_many_calls = 0
+        self.session_terms_calls = 0
         self.loads = 0  # snapshots read (a segmenter step's, a consolidation batch's)
         self.read_ids: list[str] = []
         for n in nodes:
@@ -487,6 +489,13 @@ class FakeTree(FakeDirectory):
             pending = [i for i in pending if (user_id, i) in self.stored]
         self.read_ids += list(found)
         return list(found.values())
+
+    async def session_terms(
+        self, user_id: str, session_ids: Sequence[str]
+    ) -> dict[str, frozenset[str]]:
+        self.session_terms_calls += 1
+        held = [self.stored.get((user_id, i)) for i in session_ids]
+        return {s.node.id: term_set(s.node.text) for s in held if s is not None}
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         return sorted(self.children.get((user_id, node_id), ()))

@@ -41,6 +41,7 @@ BOUNDS = {
     keys.KNOWLEDGE_CHANGES: "bounded: the last 32 revisions (knowledge_log.KEPT)",
     keys.KEYS: "unbounded: two members per node",
     keys.SOURCES: "unbounded: one field per message held by an L1",
+    keys.SESSION_TERMS: "unbounded: one field per session summary (L2)",
     keys.FACTS: "unbounded: one field per L1 stating a fact",
     keys.FACT_SLOTS: "unbounded: one member per fact written (slot and L1)",
     keys.ENTITIES: "unbounded: one field per L1 naming an entity",

@@ -20,13 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from memstream.domain.calendar import spelled_day
 from memstream.domain.lexical import term_set
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.segment_text import SENTENCE_BREAK
-from memstream.domain.tokens import count_tokens
+from memstream.domain.tokens import count_tokens, count_tokens_once
 
 # The share of the budget an excerpt may take.
 EXCERPT_SHARE = 0.5
@@ -43,6 +44,7 @@ _DATE_HEADER = re.compile(r"^\d{1,2} [A-Z][a-z]+ \d{4}, ")
 class _Passage:
     message: int  # which message of the leaf
     text: str
+    tokens: int  # count_tokens(text)
 
 
 def excerpt_long_leaves(
@@ -90,7 +92,7 @@ def shorten_leaves(
             cut = excerpt(memory.node, terms, max_leaf_tokens)
         if cut is not None:
             cuts[memory.node.id] = replace(memory, node=cut, full_tokens=full)
-        spent += count_tokens(cut.text) if cut is not None else full
+        spent += count_tokens_once(cut.text) if cut is not None else full
     return [cuts.get(m.node.id, m) for m in memories]
 
 
@@ -114,6 +116,7 @@ def excerpt(node: MemoryNode, terms: Set[str], max_tokens: int) -> MemoryNode | 
     message = passages[best].message
     own = [i for i, p in enumerate(passages) if p.message == message]
     first, last = best, best
+    said_as = f'{speakers[message]}: ""' if speakers[message] else ""
 
     def render(lo: int, hi: int) -> str:
         body = " ".join(passages[i].text for i in range(lo, hi + 1))
@@ -121,14 +124,24 @@ def excerpt(node: MemoryNode, terms: Set[str], max_tokens: int) -> MemoryNode | 
         said = f'{speakers[message]}: "{body}"' if speakers[message] else body
         return header + said
 
-    if count_tokens(render(first, last)) > max_tokens:
+    # What `render` gives counts its parts' sum (`count_tokens_once`: the header ends in a
+    # space, a quote or a cut mark stands at each joint, passages are joined by spaces), so
+    # a window is counted without rendering and counting it again at each step of growth.
+    costs = [p.tokens for p in passages]
+    frame, cut_mark = count_tokens_once(header + said_as), count_tokens_once(CUT)
+
+    def rendered_tokens(lo: int, hi: int) -> int:
+        cuts = (lo > own[0]) + (hi < own[-1])
+        return frame + cut_mark * cuts + sum(costs[lo : hi + 1])
+
+    if rendered_tokens(first, last) > max_tokens:
         return None
     grew = True
     while grew:
         grew = False
-        if first > own[0] and count_tokens(render(first - 1, last)) <= max_tokens:
+        if first > own[0] and rendered_tokens(first - 1, last) <= max_tokens:
             first, grew = first - 1, True
-        if last < own[-1] and count_tokens(render(first, last + 1)) <= max_tokens:
+        if last < own[-1] and rendered_tokens(first, last + 1) <= max_tokens:
             last, grew = last + 1, True
     # Only the message shown is recalled: a leaf of several messages keeps its id alone.
     shown = node.messages[message].event_id if node.messages else None
@@ -154,26 +167,37 @@ def _matches(passage: _Passage, terms: Set[str]) -> int:
 def _passages(message: int, text: str) -> list[_Passage]:
     out: list[_Passage] = []
     for sentence in SENTENCE_BREAK.split(" ".join(text.split("\n"))):
-        out += [_Passage(message, part) for part in _pieces(" ".join(sentence.split()))]
+        pieces = _pieces(" ".join(sentence.split()))
+        out += [_Passage(message, part, tokens) for part, tokens in pieces]
     return out
 
 
-def _pieces(sentence: str) -> list[str]:
+# Conversations reuse their words: counted once each, apart from the cache of memories'
+# texts, which the words of every long message cut would otherwise churn.
+_word_tokens = lru_cache(maxsize=8_192)(count_tokens_once)
+
+
+def _pieces(sentence: str) -> list[tuple[str, int]]:
     """The sentence in runs of words of at most `PASSAGE_TOKENS` (a word longer than that,
-    in slices of characters: no character counts more than one token)."""
+    in slices of characters: no character counts more than one token), each with its
+    count."""
     if not sentence:
         return []
-    if count_tokens(sentence) <= PASSAGE_TOKENS:
-        return [sentence]
-    pieces: list[str] = []
+    whole = count_tokens_once(sentence)
+    if whole <= PASSAGE_TOKENS:
+        return [(sentence, whole)]
+    pieces: list[tuple[str, int]] = []
     run: list[str] = []
+    run_tokens = 0  # of " ".join(run): the sum of its parts' (`count_tokens_once`)
     for word in re.findall(r"\S+", sentence):
         slices = [word[i : i + PASSAGE_TOKENS] for i in range(0, len(word), PASSAGE_TOKENS)]
         for part in slices:
-            if run and count_tokens(" ".join([*run, part])) > PASSAGE_TOKENS:
-                pieces.append(" ".join(run))
-                run = []
+            tokens = _word_tokens(part)
+            if run and run_tokens + tokens > PASSAGE_TOKENS:
+                pieces.append((" ".join(run), run_tokens))
+                run, run_tokens = [], 0
             run.append(part)
+            run_tokens += tokens
     if run:
-        pieces.append(" ".join(run))
+        pieces.append((" ".join(run), run_tokens))
     return pieces

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from memstream.domain.entity_heatmap import weighted_heat
-from memstream.domain.lexical import term_set
-from memstream.domain.models import MemoryNode
 from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
@@ -56,14 +54,16 @@ def rerank(
     query: Query,
     pool: Sequence[RecalledMemory],
     options: RecallOptions,
-    parents: Mapping[str, MemoryNode] | None = None,
+    parent_terms: Mapping[str, frozenset[str]] | None = None,
     entities: EntityHeat | None = None,
 ) -> list[RecalledMemory]:
-    """The pool with each bonus added to the fused score, best first. `parents` maps the
-    pool's parent ids to their nodes (the summary signal reads them; none, no signal);
-    `entities` what the heat bonus reads (none, no bonus)."""
+    """The pool with each bonus added to the fused score, best first. `parent_terms` maps
+    the pool's parent ids to the terms of their summaries' text (`lexical.term_set`: the
+    summary signal reads them; none, no signal); `entities` what the heat bonus reads (none,
+    no bonus)."""
     scores = {m.node.id: m.score for m in pool}
-    for node_id, bonus in _summary_bonus(query, pool, parents or {}, options.summary_signal):
+    signal = options.summary_signal
+    for node_id, bonus in _summary_bonus(query, pool, parent_terms or {}, signal):
         scores[node_id] += bonus
     for node_id, bonus in _speaker_bonus(query, pool, options.speaker_boost):
         scores[node_id] += bonus
@@ -129,17 +129,15 @@ def _speaker_bonus(
 def _summary_bonus(
     query: Query,
     pool: Sequence[RecalledMemory],
-    parents: Mapping[str, MemoryNode],
+    parent_terms: Mapping[str, frozenset[str]],
     weight: float,
 ) -> list[tuple[str, float]]:
-    if not weight or not parents:
+    if not weight or not parent_terms:
         return []
     terms = query.terms_without(s for m in pool for s in m.node.speakers)
     if not terms:
         return []
-    share = {
-        pid: len(terms & term_set(parent.text)) / len(terms) for pid, parent in parents.items()
-    }
+    share = {pid: len(terms & held) / len(terms) for pid, held in parent_terms.items()}
     return [
         (m.node.id, weight * share[m.node.parent_id])
         for m in pool

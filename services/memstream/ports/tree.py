@@ -102,6 +102,13 @@ class NodeReader(Protocol):
         `parent_id`), each once, the nodes asked for first; all read by this call."""
         ...
 
+    async def session_terms(
+        self, user_id: str, session_ids: Sequence[str]
+    ) -> dict[str, frozenset[str]]:
+        """`lexical.term_set` of the text of each session summary (L2) that exists among
+        `session_ids`, by id; a store may keep them beside the nodes rather than read them."""
+        ...
+
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         """Ids of the nodes stored with `node_id` as parent, sorted."""
         ...

@@ -10,8 +10,8 @@ Decisions worth knowing:
   keywords are exactly those). Planner keywords are returned and given to the gate.
 - A caller who forces the complexity skips the LLM planner; keywords then come from the
   offline heuristic (`domain/query_heuristics.py`), which costs microseconds.
-- Leaves are fetched deeper than needed and re-ranked (speaker, time, and the session
-  summary above each, read with one more MGET; `domain/rerank.py`).
+- Leaves are fetched deeper than needed and re-ranked (speaker, time, and the terms of the
+  session summary above each, read with one HMGET; `domain/rerank.py`).
 - `max_tokens` (`default_max_tokens` when a request names none) is a ceiling: a question
   after one fact spends `focused_share` of it, one that gathers facts spends all of it;
   summaries may take `summary_share` of it, and leave out the facts of the leaves returned
@@ -22,9 +22,10 @@ Decisions worth knowing:
   score order (`RecallOptions.ceiling_gate`). For a question gathering facts at or below
   the default ceiling (`RecallOptions.gate_fill`), what the gate left out fills what the
   memories it kept leave, after them.
-- The session summaries above the leaf pool are read in one MGET (for the re-rank); the
-  ancestors of the leaves kept, by following `parent_id` upwards, in one more MGET when the
-  store has seen them before (`get_with_ancestors`), else one MGET per level. An
+- The terms of the session summaries above the leaf pool are read in one HMGET (for the
+  re-rank: `NodeReader.session_terms`, kept beside the nodes); the ancestors of the leaves
+  kept, by following `parent_id` upwards, in one MGET when the store has seen them before
+  (`get_with_ancestors`), else one MGET per level. An
   ancestor's score is derived from the recalled leaves below it (see `RecallOptions`).
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
   score 0: it is the first memory dropped when the token budget is short.
@@ -378,7 +379,7 @@ class RecallPipeline:
         leaves = ranked[: options.leaves_for(query.aggregative)]
         if trace is not None:
             trace.leaves_ranked(scores, ranked, len(leaves), len(hits), heat)
-        return leaves, await self._lineage(request.user_id, leaves, sessions)
+        return leaves, await self._lineage(request.user_id, leaves)
 
     def _read_entity_index(
         self, user_id: str, clock: Stopwatch
@@ -389,30 +390,26 @@ class RecallPipeline:
         reading = clock.time("entity_index", self._knowledge.entity_index(user_id))
         return asyncio.ensure_future(reading)
 
-    async def _sessions(self, user_id: str, pool: list[RecalledMemory]) -> dict[str, MemoryNode]:
-        """The session summaries above the pool, for the summary signal (none when it is
-        off)."""
+    async def _sessions(
+        self, user_id: str, pool: list[RecalledMemory]
+    ) -> dict[str, frozenset[str]]:
+        """The terms of the session summaries above the pool, for the summary signal (none
+        when it is off). Only the terms: a heavy user's pool spans about a session a leaf,
+        and decoding those summaries whole was most of a first read of its question."""
         if not self.options.summary_signal:
             return {}
         wanted = list(dict.fromkeys(m.node.parent_id for m in pool if m.node.parent_id))
-        found = await self._tree.get_many(user_id, wanted) if wanted else []
-        return {n.id: n for n in found if n.user_id == user_id}
+        return await self._tree.session_terms(user_id, wanted) if wanted else {}
 
-    async def _lineage(
-        self, user_id: str, leaves: list[RecalledMemory], sessions: dict[str, MemoryNode]
-    ) -> dict[str, MemoryNode]:
+    async def _lineage(self, user_id: str, leaves: list[RecalledMemory]) -> dict[str, MemoryNode]:
         """Every ancestor of the leaves kept, which the climb starts from.
 
         The store reads them in one round trip where the climb reads one level a round trip.
-        Only the kept leaves' (a tenth of the pool): reading the whole pool's, as the summary
-        signal reads its sessions, was the largest part of a request's node reads."""
-        above = [m.node.parent_id for m in leaves if m.node.parent_id]
-        known = {i: sessions[i] for i in above if i in sessions}
-        # A session in hand is not read again: its parent is.
-        starts = [known[i].parent_id if i in known else i for i in above]
-        wanted = list(dict.fromkeys(i for i in starts if i))
+        Only the kept leaves' (a tenth of the pool): the pool's sessions are read for their
+        terms alone (`_sessions`)."""
+        wanted = list(dict.fromkeys(m.node.parent_id for m in leaves if m.node.parent_id))
         found = await self._tree.get_with_ancestors(user_id, wanted) if wanted else []
-        return known | {n.id: n for n in found if n.user_id == user_id}
+        return {n.id: n for n in found if n.user_id == user_id}
 
     async def _climb(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from memstream.domain.lexical import term_set
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory
@@ -99,8 +100,11 @@ def test_summary_signal_lifts_the_leaves_of_a_session_about_the_query() -> None:
     trip = leaf("a", 0.50, "Caroline", session="s-trip")
     other = leaf("b", 0.51, "Caroline", session="s-work")
     parents = {
-        "s-trip": session("s-trip", 'Session: Caroline: "We drove to the coast for camping."'),
-        "s-work": session("s-work", 'Session: Caroline: "The new job starts in June."'),
+        s.id: term_set(s.text)
+        for s in (
+            session("s-trip", 'Session: Caroline: "We drove to the coast for camping."'),
+            session("s-work", 'Session: Caroline: "The new job starts in June."'),
+        )
     }
     on = replace(NONE, summary_signal=0.03)
     query = "Where did Caroline go camping?"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstream.domain.tokens import count_tokens
+from memstream.domain.tokens import count_tokens, count_tokens_once
 
 
 @pytest.mark.parametrize(
@@ -43,3 +45,28 @@ def test_count_lies_between_words_and_visible_characters(text: str) -> None:
 def test_count_is_additive_across_whitespace_and_grows_with_text(a: str, b: str) -> None:
     assert count_tokens(f"{a} {b}") == count_tokens(a) + count_tokens(b)
     assert count_tokens(a + b) >= count_tokens(a)
+
+
+def one_pass_count(text: str) -> int:
+    """The rule as it was first written: one pass over the pieces, in order."""
+    total = 0
+    for match in re.finditer(r"([A-Za-z]+)|([0-9]+)|\S", text):
+        word, digits = match.group(1), match.group(2)
+        if word is not None:
+            total += 1 if len(word) <= 6 else -(-len(word) // 4)
+        elif digits is not None:
+            total += -(-len(digits) // 3)
+        else:
+            total += 1
+    return total
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=st.sampled_from("ab Zq7 09\n\t.,'-éü你🙂\u00a0\u2003x"), max_size=200))
+def test_a_count_is_the_one_pass_count_of_the_pieces(text: str) -> None:
+    assert count_tokens_once(text) == one_pass_count(text) == count_tokens(text)
+
+
+@given(st.text(max_size=120))
+def test_any_text_counts_as_the_one_pass_count(text: str) -> None:
+    assert count_tokens_once(text) == one_pass_count(text)

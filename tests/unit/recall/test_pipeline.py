@@ -96,18 +96,20 @@ async def test_sum_scoring_favours_ancestors_with_more_recalled_leaves() -> None
     assert weeks == [(0.9, "u1-w0"), (1.0, "u1-w1")]
 
 
-async def test_ancestors_are_read_in_one_batch_after_the_sessions() -> None:
+async def test_ancestors_are_read_in_one_batch_after_the_sessions_terms() -> None:
     pipeline, tree, _ = build()
     await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
-    # The leaves; the sessions above the pool (the summary signal); L3, L4, L5 above the
-    # leaves kept.
-    assert tree.get_many_calls == 3
+    # The leaves, then L2 to L5 above the leaves kept; the sessions above the pool are read
+    # for their terms alone (the summary signal), in one read.
+    assert tree.get_many_calls == 2
+    assert tree.session_terms_calls == 1
 
 
 async def test_without_the_summary_signal_ancestors_are_read_in_one_batch() -> None:
     pipeline, tree, _ = build(options=RecallOptions(summary_signal=0.0))
     await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
     assert tree.get_many_calls == 2  # the leaves, then L2 to L5 above the leaves kept
+    assert tree.session_terms_calls == 0
 
 
 async def test_only_the_kept_leaves_ancestors_are_read() -> None:
@@ -117,8 +119,12 @@ async def test_only_the_kept_leaves_ancestors_are_read() -> None:
     pipeline, _, _ = build(tree=tree, index=index, options=RecallOptions(leaf_top_k=2))
     await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
     read = set(tree.read_ids)
-    assert len({i for i in read if i.startswith("u1-s")}) == 8  # the whole pool's sessions
-    assert {i for i in read if i.startswith(("u1-d", "u1-w"))} == {"u1-d00", "u1-w0"}
+    # The whole pool's sessions are read for their terms, not as nodes.
+    assert {i for i in read if i.startswith(("u1-s", "u1-d", "u1-w"))} == {
+        "u1-s000",
+        "u1-d00",
+        "u1-w0",
+    }
 
 
 async def test_simple_queries_stop_climbing_at_the_profile_and_skip_days_and_weeks() -> None:

@@ -27,6 +27,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
     ms:{u}:keys                 set of the user's other key suffixes (node:<id>,
                                 children:<id>), added in the transaction that creates each:
                                 what a forget deletes
+    ms:{u}:session_terms        hash: L2 session id -> the lexicon and the term set of its
+                                summary's text (`session_terms`), written and removed with
+                                the node: what recall's summary signal reads of a session
     ms:{u}:sources              hash: message (event) id -> id of the L1 holding it, written
                                 and removed with the L1s, so a message forget finds its L1
                                 directly (the field "" marks it complete: older L1s too)
@@ -115,6 +118,8 @@ FORGOTTEN = "forgotten"
 FORGET_REACHES = "forget_reaches"
 KEYS = "keys"
 SOURCES = "sources"
+# L2 session id -> its summary's terms (`session_terms`), written and removed with the node.
+SESSION_TERMS = "session_terms"
 EXPIRY = "expiry"
 TOMBSTONE = "tombstone"
 REBUILD = "rebuild"
@@ -151,6 +156,7 @@ FIXED_SUFFIXES = (
     *OUTBOX.values(),
     KEYS,
     SOURCES,
+    SESSION_TERMS,
     EXPIRY,
     REBUILD,
     REBUILD_LEAVES,

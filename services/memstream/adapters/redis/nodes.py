@@ -11,8 +11,10 @@ from typing import Any
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import RedisBase, done
+from memstream.adapters.redis.session_terms import decoded_terms, encoded_terms
 from memstream.contracts.codec import decode_node, encode_node
 from memstream.domain.forgetting import Guard
+from memstream.domain.lexical import term_set
 from memstream.domain.models import Level, MemoryNode, StoredNode
 
 
@@ -80,6 +82,8 @@ class RedisNodes(RedisBase):
         children: dict[str, list[str]] = {}
         registered: dict[str, None] = {}
         sources: dict[str, str] = {}
+        terms: dict[str, str] = {}
+        unjoinable: list[str] = []  # sessions whose terms are not kept: readers tokenise them
         for node, fingerprint in nodes:
             if node.user_id != user_id:  # its keys would be another user's (another slot)
                 raise ValueError(f"node {node.id} belongs to another user")
@@ -92,6 +96,12 @@ class RedisNodes(RedisBase):
                 registered[keys.children(node.parent_id)] = None
             if node.level == Level.SEGMENT:
                 sources.update(dict.fromkeys(node.source_ids, node.id))
+            elif node.level == Level.SESSION:
+                field = encoded_terms(node.text)
+                if field is None:
+                    unjoinable.append(node.id)
+                else:
+                    terms[node.id] = field
         # MSET as redis-py's `mset` sends it, which its cluster pipeline blocks (for keys of
         # several slots): these are one user's, one slot.
         pipe.execute_command("MSET", *itertools.chain.from_iterable(docs.items()))
@@ -102,6 +112,10 @@ class RedisNodes(RedisBase):
         pipe.sadd(p + keys.KEYS, *registered)
         if sources:
             pipe.hset(p + keys.SOURCES, mapping=sources)
+        if terms:
+            pipe.hset(p + keys.SESSION_TERMS, mapping=terms)
+        if unjoinable:
+            pipe.hdel(p + keys.SESSION_TERMS, *unjoinable)
 
     def _queue_removal(self, pipe: Any, node: MemoryNode) -> None:
         """A node and every link to it go: its key, its place in its level and its parent."""
@@ -113,6 +127,8 @@ class RedisNodes(RedisBase):
         pipe.srem(p + keys.KEYS, keys.node(node.id), keys.children(node.id))
         if node.level == Level.SEGMENT and node.source_ids:
             pipe.hdel(p + keys.SOURCES, *node.source_ids)
+        if node.level == Level.SESSION:
+            pipe.hdel(p + keys.SESSION_TERMS, node.id)
         member = keys.degraded_member(node.user_id, node.id)
         degraded = self._across_users(keys.degraded, node.user_id)
         pipe.srem(degraded, member, keys.legacy_member(node.user_id, node.id))
@@ -167,6 +183,29 @@ class RedisNodes(RedisBase):
                 dict.fromkeys(n.parent_id for n in line if n.parent_id and n.parent_id not in asked)
             )
         return line
+
+    async def session_terms(
+        self, user_id: str, session_ids: Sequence[str]
+    ) -> dict[str, frozenset[str]]:
+        """The term set of each session summary that exists among `session_ids`: the field
+        kept beside it (`session_terms`), or, for a summary written before the field existed
+        or under other word rules, its node read and tokenised."""
+        if not session_ids:
+            return {}
+        held = self._r.hmget(self._key(user_id, keys.SESSION_TERMS), list(session_ids))
+        fields = await done(held)
+        found: dict[str, frozenset[str]] = {}
+        unkept: list[str] = []
+        for session_id, raw in zip(session_ids, fields, strict=True):
+            terms = None if raw is None else decoded_terms(raw)
+            if terms is None:
+                unkept.append(session_id)
+            else:
+                found[session_id] = terms
+        for node in await self.get_many(user_id, unkept):
+            if node.user_id == user_id:
+                found[node.id] = term_set(node.text)
+        return found
 
     async def children_ids(self, user_id: str, node_id: str) -> list[str]:
         raw = await done(self._r.smembers(self._key(user_id, keys.children(node_id))))
