@@ -97,8 +97,8 @@ def split(
     outrun = plan.outrun
     if behind:
         outrun |= {tenant_key(user_id) for user_id in held}
-    turning = {tenant_key(r.user_id) for r in batch if r.kind is Kind.TURN}
-    if outrun and (behind or turning - outrun):
+    served = {tenant_key(batch[i].user_id) for i in plan.kept if batch[i].kind is Kind.TURN}
+    if outrun and (behind or served - outrun):
         plan = _assign(batch, held, buckets, share, now, over=frozenset(outrun))
     return Split(plan.kept, plan.diverted, plan.buckets, plan.diverted_by_tenant)
 

@@ -206,3 +206,11 @@ def test_the_main_path_is_behind_when_its_oldest_record_waited_past_the_lag() ->
     assert is_behind(batch, now=10.0, lag_s=0.25)
     assert not is_behind(batch, now=10.0, lag_s=0.6)
     assert not is_behind([Pending("acme:ann", Kind.TURN)], now=10.0, lag_s=0.0)
+
+
+def test_a_tenant_whose_turns_all_wait_in_the_overflow_is_not_one_within_its_share() -> None:
+    # acme's users are all held: its turns go to the overflow without a token, and it is
+    # no tenant within its share that initech's burst would delay.
+    batch = [*turns("acme:ann", 2), *turns("initech:bo", 5)]
+    plan = split(batch, {"acme:ann"}, {}, SHARE, now=0.0)
+    assert plan.kept == (2, 3, 4)
