@@ -73,17 +73,58 @@ def split(
     buckets: Mapping[str, Bucket],
     share: Share,
     now: float,
+    behind: bool = False,
 ) -> Split:
     """Keep or divert each record, in order. `held`: users with records still in the
     overflow (all their records follow them there); `buckets`: each tenant's bucket before
-    the batch (a tenant not in it starts full).
+    the batch (a tenant not in it starts full); `behind`: whether the main path is behind
+    (`is_behind`).
+
+    A tenant over its share is not served before another within it: one whose turns in the
+    batch outrun its bucket keeps none of them when the batch also holds turns of a tenant
+    within its share, or when the main path is behind; while it is behind, neither does a
+    tenant with a user held. Its bucket is emptied, so it refills from nothing at the rate
+    once the main path has caught up, without a burst. The burst is for a tenant within its
+    share; spent by a flood, it is a queue in front of every such tenant's next records,
+    which arrive while the main path works through it. The flood progresses through the
+    overflow meanwhile.
 
     The buckets fill in the log's time, each record's broker time: a share bounds what a
     tenant sends, not how fast the segmenter happens to read it. In wall time, a batch that
     came late (the segmenter behind) would hold more of a tenant's turns than one burst,
     and a tenant within its share would be diverted for the segmenter's delay."""
+    plan = _assign(batch, held, buckets, share, now, over=frozenset())
+    outrun = plan.outrun
+    if behind:
+        outrun |= {tenant_key(user_id) for user_id in held}
+    served = {tenant_key(batch[i].user_id) for i in plan.kept if batch[i].kind is Kind.TURN}
+    if outrun and (behind or served - outrun):
+        plan = _assign(batch, held, buckets, share, now, over=frozenset(outrun))
+    return Split(plan.kept, plan.diverted, plan.buckets, plan.diverted_by_tenant)
+
+
+@dataclass(frozen=True, slots=True)
+class _Assigned:
+    kept: tuple[int, ...]
+    diverted: tuple[int, ...]
+    buckets: Mapping[str, Bucket]
+    diverted_by_tenant: Mapping[str, int]
+    outrun: set[str]  # tenants with a turn over their bucket
+
+
+def _assign(
+    batch: Sequence[Pending],
+    held: Collection[str],
+    buckets: Mapping[str, Bucket],
+    share: Share,
+    now: float,
+    over: frozenset[str],
+) -> _Assigned:
+    """One pass of `split`: each turn takes a token of its tenant's bucket, except those of
+    tenants `over` their share, which are diverted and leave the bucket empty."""
     after = dict(buckets)
     following = set(held)
+    outrun: set[str] = set()
     kept: list[int] = []
     diverted: list[int] = []
     counts: dict[str, int] = {}
@@ -91,22 +132,34 @@ def split(
         if record.kind is Kind.FORGET:
             kept.append(position)
             continue
+        tenant = tenant_key(record.user_id)
         divert = record.user_id in following
         if not divert and record.kind is Kind.TURN:
-            tenant = tenant_key(record.user_id)
             at = now if record.at is None else record.at
-            before = after.get(tenant) or full(share.burst, at)
-            after[tenant], wait = take(before, at, share.rate, share.burst)
-            divert = wait > 0
+            if tenant in over:
+                after[tenant], divert = Bucket(0.0, at), True
+            else:
+                before = after.get(tenant) or full(share.burst, at)
+                after[tenant], wait = take(before, at, share.rate, share.burst)
+                divert = wait > 0
+                if divert:
+                    outrun.add(tenant)
         if divert:
             following.add(record.user_id)
             diverted.append(position)
             if record.kind is Kind.TURN:
-                tenant = tenant_key(record.user_id)
                 counts[tenant] = counts.get(tenant, 0) + 1
         else:
             kept.append(position)
-    return Split(tuple(kept), tuple(diverted), after, counts)
+    return _Assigned(tuple(kept), tuple(diverted), after, counts, outrun)
+
+
+def is_behind(batch: Sequence[Pending], now: float, lag_s: float) -> bool:
+    """Whether the main path is behind: the batch's oldest record reached the broker more
+    than `lag_s` before `now` (records of unknown time say nothing). The turns log is read
+    in order, so that record's wait is the main path's lag, whichever tenant it is of."""
+    stamps = [record.at for record in batch if record.at is not None]
+    return bool(stamps) and now - min(stamps) > lag_s
 
 
 def served_first(tenants: Sequence[str], over_share: Collection[str]) -> list[int]:

@@ -34,7 +34,15 @@ from typing import Any
 from memstream.contracts.codec import TURN_TYPE
 from memstream.contracts.records import Consumed, Forwarded, RawEvent
 from memstream.contracts.sealed_turns import SEALED_TURN_TYPE, turn_public_key, turn_sealer
-from memstream.domain.fair_share import Kind, Pending, Share, served_first, split, tenant_key
+from memstream.domain.fair_share import (
+    Kind,
+    Pending,
+    Share,
+    is_behind,
+    served_first,
+    split,
+    tenant_key,
+)
 from memstream.domain.models import InputEvent
 from memstream.domain.token_bucket import Bucket
 from memstream.ports import DataKeys, Forwarder, OverflowLedger, OverflowQueues
@@ -69,6 +77,7 @@ class FairShare:
         overflow_topic: str,
         overflow_partitions: int,
         share: Share,
+        behind_s: float | None = None,
         data_keys: DataKeys | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -83,6 +92,8 @@ class FairShare:
         # Each tenant's overflow partition, once known: chosen once and never changed.
         self._queue_of: dict[str, int] = {}
         self._share = share
+        # A lag past which tenants over their share get none of it (`domain.fair_share`).
+        self._behind_s = behind_s
         self._clock = clock
         # Per process: each worker shares out its own partitions' segmenter.
         self._buckets: dict[str, Bucket] = {}
@@ -104,7 +115,9 @@ class FairShare:
                 for p, r in zip(peeked, raws, strict=True)
             ]
             held = await self._ledger.held({p.user_id for p in peeked if p is not None})
-            plan = split(pending, held, self._buckets, self._share, self._clock())
+            now = self._clock()
+            behind = self._behind_s is not None and is_behind(pending, now, self._behind_s)
+            plan = split(pending, held, self._buckets, self._share, now, behind)
             moved = [(raws[i], pending[i]) for i in plan.diverted]
             if moved:  # held from now on; forwarded by the handler (`handle_batch`)
                 await self._ledger.divert(_raw_places(moved))

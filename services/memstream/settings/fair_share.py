@@ -26,6 +26,13 @@ class FairShareSettings(BaseModel):
         ge=1,
         description="Turns a tenant may send at once above its share's rate (the bucket's size).",
     )
+    tenant_share_lag_s: float = Field(
+        default=0.25,
+        gt=0,
+        description="While the main path is this far behind (its oldest record waiting longer), "
+        "a tenant over its share gets none of it: its turns all go to the overflow, so that "
+        "the tenants within their share do not queue behind its share.",
+    )
     overflow_batch_size: int = Field(
         default=16,
         gt=0,

@@ -127,6 +127,7 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
         overflow_topic=c.catalog.overflow.name,
         overflow_partitions=c.catalog.overflow.partitions,
         share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
+        behind_s=settings.tenant_share_lag_s,
         data_keys=c.tree if c.settings.lifecycle.seal_topics else None,
     )
 

@@ -10,6 +10,7 @@ from memstream.domain.fair_share import (
     Kind,
     Pending,
     Share,
+    is_behind,
     parse_position,
     position_field,
     queue_for,
@@ -41,8 +42,11 @@ def test_a_flooding_tenant_does_not_take_the_share_of_another() -> None:
     plan = split(batch, set(), {}, SHARE, now=0.0)
     kept_users = [batch[i].user_id for i in plan.kept]
     assert kept_users.count("globex:bo") == 2  # the quiet tenant loses nothing
-    assert kept_users.count("acme:ann") == 3  # the flood, its burst
-    assert plan.diverted_by_tenant == {"acme": 47}
+    # Over its share beside a tenant within it, the flood spends none of its burst: the
+    # quiet tenant's next records would arrive while the main path worked through it.
+    assert kept_users.count("acme:ann") == 0
+    assert plan.diverted_by_tenant == {"acme": 50}
+    assert plan.buckets["acme"].tokens == 0.0
 
 
 def test_the_bucket_refills_at_the_rate_between_batches() -> None:
@@ -169,3 +173,44 @@ def test_shares_are_counted_in_the_log_s_time_not_when_the_segmenter_reads() -> 
     # The same turns sent within one second are a flood, however late they are read.
     rushed = [Pending("globex:bo", Kind.TURN, at=n / 240) for n in range(240)]
     assert len(split(rushed, set(), {}, SHARE, now=500.0).kept) < 15
+
+
+def test_behind_a_tenant_with_a_user_held_gets_none_of_its_share() -> None:
+    batch = [Pending("acme:cy", Kind.TURN), *turns("acme:ann", 2), Pending("acme:dee", Kind.TURN)]
+    buckets = {"acme": Bucket(3.0, 0.0)}
+    # acme:ann waits in the overflow; acme's other users are within the bucket.
+    on_time = split(batch, {"acme:ann"}, buckets, SHARE, now=0.0)
+    late = split(batch, {"acme:ann"}, buckets, SHARE, now=0.0, behind=True)
+    assert on_time.kept == (0, 3)
+    assert late.kept == ()
+    # Emptied, not saved up: once caught up, acme's bucket refills from nothing.
+    assert late.buckets["acme"] == Bucket(0.0, 0.0)
+    refilled = split(turns("acme:eve", 3), set(), late.buckets, SHARE, now=0.2)
+    assert refilled.kept == (0, 1)  # 2 tokens came back in 0.2 s at 10 a second
+
+
+def test_a_tenant_over_its_share_alone_on_time_keeps_its_burst_behind_none() -> None:
+    batch = turns("acme:ann", 5)
+    assert split(batch, set(), {}, SHARE, now=0.0).kept == (0, 1, 2)
+    assert split(batch, set(), {}, SHARE, now=0.0, behind=True).kept == ()
+
+
+def test_behind_a_tenant_within_its_share_keeps_every_turn() -> None:
+    batch = turns("globex:bo", 3)
+    plan = split(batch, set(), {}, SHARE, now=0.0, behind=True)
+    assert plan.kept == (0, 1, 2)
+
+
+def test_the_main_path_is_behind_when_its_oldest_record_waited_past_the_lag() -> None:
+    batch = [Pending("acme:ann", Kind.TURN, at=9.9), Pending("acme:ann", Kind.TURN, at=9.5)]
+    assert is_behind(batch, now=10.0, lag_s=0.25)
+    assert not is_behind(batch, now=10.0, lag_s=0.6)
+    assert not is_behind([Pending("acme:ann", Kind.TURN)], now=10.0, lag_s=0.0)
+
+
+def test_a_tenant_whose_turns_all_wait_in_the_overflow_is_not_one_within_its_share() -> None:
+    # acme's users are all held: its turns go to the overflow without a token, and it is
+    # no tenant within its share that initech's burst would delay.
+    batch = [*turns("acme:ann", 2), *turns("initech:bo", 5)]
+    plan = split(batch, {"acme:ann"}, {}, SHARE, now=0.0)
+    assert plan.kept == (2, 3, 4)

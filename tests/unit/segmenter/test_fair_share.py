@@ -136,20 +136,20 @@ async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overfl
     quiet = exchange(0, QUIET)
     events = flood[:3] + quiet + flood[3:]
     report = await through(share, records(events))
-    # The burst: 2 turns of the flood; the tenant within its share is written first.
-    assert [n.user_id for n in report.segments] == [QUIET, FLOOD]
-    assert report.diverted == {"acme": 4}
-    assert [f.origin[1] for f in forwarder.sent] == [2, 5, 6, 7]  # in order, from the 3rd
+    # Over its burst beside a tenant within its share, the flood keeps none of the batch.
+    assert [n.user_id for n in report.segments] == [QUIET]
+    assert report.diverted == {"acme": 6}
+    assert [f.origin[1] for f in forwarder.sent] == [0, 1, 2, 5, 6, 7]  # in order
     assert {f.key for f in forwarder.sent} == {"acme"}  # keyed by tenant: one queue each
-    assert ledger.places[FLOOD] == {(0, 2), (0, 5), (0, 6), (0, 7)}
+    assert ledger.places[FLOOD] == {(0, 0), (0, 1), (0, 2), (0, 5), (0, 6), (0, 7)}
     assert r.tree.next_offsets == {0: 8}  # the mark passes the diverted records too
 
     later = await through(share, records(exchange(3, FLOOD), partition=1))
-    assert later.segments == [] and len(forwarder.sent) == 6  # held: follows the rest
+    assert later.segments == [] and len(forwarder.sent) == 8  # held: follows the rest
 
-    diverted = [events[i] for i in (2, 5, 6, 7)] + exchange(3, FLOOD)
+    diverted = [events[i] for i in (0, 1, 2, 5, 6, 7)] + exchange(3, FLOOD)
     drained = await share.handle_overflow(overflow_batch(forwarder.sent, diverted))
-    ids = [segment_id(FLOOD, [f"q{n}", f"a{n}"]) for n in (1, 2, 3)]
+    ids = [segment_id(FLOOD, [f"q{n}", f"a{n}"]) for n in (0, 1, 2, 3)]
     assert [n.id for n in drained.segments] == ids
     assert ledger.places[FLOOD] == set()
     assert r.tree.next_offsets == {0: 8, 1: 2}  # the overflow marks nothing
@@ -214,14 +214,15 @@ async def test_turns_in_words_leave_for_the_overflow_sealed_for_their_user() -> 
     await through(share, records(turns))
 
     # The tenant's burst of one turn is written; the three after it go to the overflow.
-    assert [f.origin[1] for f in forwarder.sent] == [1, 2, 3]
-    for sent, turn in zip(forwarder.sent, turns[1:], strict=True):
-        assert json.loads(sent.value)["type"] == "sealed_turn.v1"
-        assert turn.text.encode() not in sent.value
-    assert open_turn(json.loads(forwarder.sent[0].value), keys.made[FLOOD]) == encode_turn(turns[1])
+    sent = forwarder.sent
+    assert [f.origin[1] for f in sent] == [1, 2, 3]
+    for one, turn in zip(sent, turns[1:], strict=True):
+        assert json.loads(one.value)["type"] == "sealed_turn.v1"
+        assert turn.text.encode() not in one.value
+    assert open_turn(json.loads(sent[0].value), keys.made[FLOOD]) == encode_turn(turns[1])
     assert "acme:gone" not in keys.made
     with pytest.raises(EnvelopeError):  # a forgotten user's: sealed for a key nobody holds
-        open_turn(json.loads(forwarder.sent[1].value), os.urandom(32))
+        open_turn(json.loads(sent[1].value), os.urandom(32))
 
 
 async def test_forgets_and_records_naming_no_user_are_never_diverted() -> None:
