@@ -17,6 +17,9 @@ counts, and a question after one fact gets excerpts past its best leaves. Hana's
 at 2,000 tokens, above the default ceiling: its deeper pool put near-tied leaves (the cached
 round's float16 scores) on either side of the cut, so the two rounds disagreed; it now asks
 at 1,000, and the orchestra query keeps a ceiling above the default.
+Pinned again later that day: a question about a past time lists what was said by the end of
+that time first (`domain.ranking.order_as_of`); the two queries about January 2022 return the
+same memories and tokens, in that order.
 To pin again after an intended change of ranking:
 
     PYTHONPATH=services python tests/integration/test_recall_pinned.py

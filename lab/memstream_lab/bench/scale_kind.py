@@ -67,6 +67,8 @@ async def check_kind(
                     "level:3",
                     "level:4",
                     "level:5",
+                    # The session summaries' terms, kept beside them: summaries too.
+                    "session_terms",
                 )
             )
         }
