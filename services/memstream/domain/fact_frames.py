@@ -37,7 +37,8 @@ from memstream.domain.fact_grammar import HYPOTHETICAL, KIN_MENTION
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import is_name, shaped
 from memstream.domain.facts import AtomicFact, make_fact, speaker_key, value_key
-from memstream.domain.models import MemoryNode, SourceMessage
+from memstream.domain.knowledge import KnowledgeChange, knowledge_change
+from memstream.domain.models import Level, MemoryNode, SourceMessage
 
 # Prototypes by attribute, with the shape its value takes in the message.
 FRAMES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -146,6 +147,18 @@ def leaf_facts(
             message, vector, frames, user_id=leaf.user_id, stated=own, speakers=leaf.speakers
         )
     return (*stated, *implied)
+
+
+def framed_change(
+    written: Sequence[MemoryNode],
+    removed: Sequence[MemoryNode],
+    vectors: Mapping[str, Sequence[float]],
+    frames: Frames,
+) -> KnowledgeChange:
+    """`knowledge_change` with each written L1's facts read by `leaf_facts`: the rules' and
+    those its messages imply by their frames."""
+    read = {n.id: leaf_facts(n, vectors, frames) for n in written if n.level == Level.SEGMENT}
+    return knowledge_change(written, removed, read)
 
 
 def implied_facts(

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from memstream import faults
-from memstream.domain.fact_frames import Frames, leaf_facts
+from memstream.domain.fact_frames import Frames, framed_change
 from memstream.domain.forgetting import Guard
 from memstream.domain.knowledge import KnowledgeChange, knowledge_change
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, StoredNode
@@ -211,8 +211,7 @@ class StoreRepair:
         leaves = [n for n in nodes if n.level == Level.SEGMENT]
         texts = list(dict.fromkeys(t for n in leaves for t in embedded_texts(n)))
         vectors = dict(zip(texts, await self._embedder.embed(texts), strict=True)) if texts else {}
-        frames = await self._frames()
-        return knowledge_change(nodes, facts={n.id: leaf_facts(n, vectors, frames) for n in leaves})
+        return framed_change(nodes, (), vectors, await self._frames())
 
 
 def _as_stored(node: MemoryNode, children: Sequence[MemoryNode]) -> StoredNode:

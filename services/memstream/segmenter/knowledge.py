@@ -22,7 +22,7 @@ from memstream.domain.fact_changes import (
     stepped_changes,
     touches_facts,
 )
-from memstream.domain.fact_frames import Frames, frames_of, leaf_facts, prototype_texts
+from memstream.domain.fact_frames import Frames, framed_change, frames_of, prototype_texts
 from memstream.domain.facts import ENDED
 from memstream.domain.knowledge import KnowledgeChange, cleared, knowledge_change
 from memstream.domain.models import Level, MemoryNode
@@ -76,10 +76,7 @@ async def read_knowledge(
         return cleared(written, removed), {}
     if reader is None and frames is not None:
         prototypes, vectors = frames
-        read = {
-            n.id: leaf_facts(n, vectors, prototypes) for n in written if n.level == Level.SEGMENT
-        }
-        return knowledge_change(written, removed, read), {}
+        return framed_change(written, removed, vectors, prototypes), {}
     if reader is None:
         return knowledge_change(written, removed), {}
     leaves = [n for n in written if n.level == Level.SEGMENT]
