@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from memstream.domain.entity_index import EntityIndex, query_entities
 from memstream.domain.fact_timeline import Timeline, at
@@ -146,6 +146,25 @@ def facts_for_query(
     # With nothing replaced there is no answer, and the holding value would pose as one.
     earlier = [v for versions in histories.values() for v in _replaced(query, versions, instant)]
     return tuple(dict.fromkeys([*earlier, *holding])) if earlier else ()
+
+
+def held_before_change(
+    query: Query, versions: Sequence[AtomicFact], change: datetime
+) -> tuple[AtomicFact, ...]:
+    """For a "before" question whose change the memories date (`change`, just before the
+    session first naming what the question says came after, "before her doctor's advice"),
+    when no version was closed: the versions holding then that were told on an earlier day,
+    less any whose value the question names (that is what came after). What a change
+    replaced held when it was told, though no fact recorded its end: the change was told in
+    words no fact was read from. Told on an earlier day, not only begun by then: a value told
+    with the change may be dated earlier ("three weeks of bouldering") and is what came
+    after, and the change's own day may have begun with it."""
+    day = change.astimezone(UTC).date()
+    return tuple(
+        v
+        for v in at_time(versions, change)
+        if v.recorded_at.astimezone(UTC).date() < day and not term_set(v.value) <= query.term_set
+    )
 
 
 def at_time(versions: Sequence[AtomicFact], instant: datetime) -> tuple[AtomicFact, ...]:

@@ -150,6 +150,19 @@ def stale_last(memories: Sequence[RecalledMemory], instant: datetime) -> list[Re
     return sorted(memories, key=lambda m: (int(m.node.level), excludes(m.validity, instant)))
 
 
+def begun_after_last(memories: Sequence[RecalledMemory], instant: datetime) -> list[RecalledMemory]:
+    """For a question about what held before the change at `instant`: the same order, but
+    within each level the memories whose value began after it last. Not those that ended by
+    then (`stale_last`): what ended just before the change is the answer."""
+    return sorted(memories, key=lambda m: (int(m.node.level), _begun_after(m.validity, instant)))
+
+
+def _begun_after(validity: Validity | None, instant: datetime) -> bool:
+    return (
+        validity is not None and validity.valid_from is not None and validity.valid_from > instant
+    )
+
+
 def before_change(
     versions: Sequence[AtomicFact], query_terms: frozenset[str], when: datetime
 ) -> datetime | None:

@@ -124,18 +124,31 @@ def told_change(
 def closed_by_told_change(
     memories: Sequence[RecalledMemory], names: frozenset[str], instant: datetime
 ) -> list[RecalledMemory]:
-    """The memories, those with no validity that ended before the newest told change valid
-    until it (replaced by no fact: none was read). Others are left as they are."""
+    """The memories, those with no validity that ended before the session of the newest told
+    change valid until it (replaced by no fact: none was read). Others are left as they are.
+
+    The session, not the leaf: the lines of one conversation are said together, and the new
+    value is often named a line before the line with the change word ("Guess what I'm doing
+    on Saturdays now: reading at the library", then "They moved sorting to weekdays")."""
     change = told_change(memories, names, instant)
     if change is None:
         return list(memories)
-    since = change.node.t_start
+    since = session_start(change, memories)
     return [
         dataclasses.replace(m, validity=Validity(None, since, None, "inferred"))
         if m.validity is None and m.node.t_end < since
         else m
         for m in memories
     ]
+
+
+def session_start(leaf: RecalledMemory, memories: Iterable[RecalledMemory]) -> datetime:
+    """When the session of `leaf` began, as far as `memories` show: its earliest leaf's start."""
+    if leaf.node.session_id is None:
+        return leaf.node.t_start
+    return min(
+        (m.node.t_start for m in memories if _same_session(m, leaf)), default=leaf.node.t_start
+    )
 
 
 def before_instant(

@@ -65,10 +65,11 @@ from datetime import UTC, datetime
 from memstream.domain.ended_values import closed_by_ended_values
 from memstream.domain.entity_index import EntityIndex
 from memstream.domain.excerpt import omitted_leaves, shorten_leaves
-from memstream.domain.fact_recall import asked_instant, fit_facts
+from memstream.domain.fact_recall import asked_instant, fit_facts, held_before_change
 from memstream.domain.facts import AtomicFact
 from memstream.domain.memory_validity import (
     before_change,
+    begun_after_last,
     order_before,
     stale_below_holding,
     stale_last,
@@ -100,6 +101,7 @@ from memstream.domain.told_changes import (
     asked_names,
     before_instant,
     closed_by_told_change,
+    first_named,
     said_by_named,
     said_just_before,
     telling_leaves,
@@ -246,6 +248,15 @@ class RecallPipeline:
             # where no fact version does.
             told = before_instant(query, asked.versions, fitted, names, when)
             before, instant = told is not None, told or instant
+            named = first_named(query, fitted)
+            if named is not None and not facts and asked.versions:
+                # No version was closed, but the memories date the change the question
+                # names: what held just before it is the answer, if it fits the room left.
+                held, held_tokens = fit_facts(
+                    held_before_change(query, asked.versions, named), budget
+                )
+                if held_tokens <= budget - tokens:
+                    facts, fact_tokens = held, held_tokens
         if before:
             # What the change replaced was said just before it, often in words the question
             # does not share ("before her cat": the hamster's name): those leaves come in.
@@ -290,7 +301,11 @@ class RecallPipeline:
             memories = closed_by_ended_values(
                 memories, telling, asked.versions, query.term_set, instant
             )
-        if asked.versions or query.state == "now":
+        if before:
+            # What ended by the change is the answer to a question about before it: only
+            # what began after it goes last.
+            memories = begun_after_last(memories, instant)
+        elif asked.versions or query.state == "now":
             memories = stale_last(memories, instant)
         clock.timings["order"] = round((time.perf_counter() - order_start) * 1000, 3)
         clock.timings["total"] = round((time.perf_counter() - started) * 1000, 3)

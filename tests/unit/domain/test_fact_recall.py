@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from memstream.domain.entity_index import EntityIndex, build, read_leaf
 from memstream.domain.fact_recall import (
@@ -14,6 +15,7 @@ from memstream.domain.fact_recall import (
     fact_tokens,
     facts_for_query,
     fit_facts,
+    held_before_change,
     validity_phrase,
 )
 from memstream.domain.fact_timeline import history, timeline_of
@@ -220,3 +222,19 @@ def test_a_question_in_the_first_person_is_about_the_speakers() -> None:
     )
     # Not her brother's: he is no speaker. And naming no one, in no person, asks nothing.
     assert asked_slots(parse_query("Where does one live?"), OBSERVED, index) == ()
+
+
+def test_before_a_change_the_memories_date_the_value_told_before_it_is_the_answer() -> None:
+    # Nothing recorded Berlin: the memories date the move (the session first naming it).
+    query = parse_query("Where did Maya live before Berlin?", NOW)
+    change = APR_2024
+    assert texts(held_before_change(query, (PORTO,), change)) == ["Maya lives in Porto"]
+
+
+def test_before_a_change_a_value_told_on_its_day_or_named_by_the_question_is_no_answer() -> None:
+    query = parse_query("Where did Maya live before the move?", NOW)
+    # Told the day of the change, though dated weeks before it ("three weeks in Berlin").
+    told_with_it = dataclasses.replace(BERLIN, valid_from=APR_2023, recorded_at=APR_2024)
+    assert held_before_change(query, (told_with_it,), APR_2024 + timedelta(hours=1)) == ()
+    named = parse_query("Where did Maya live before Porto?", NOW)
+    assert held_before_change(named, (PORTO,), APR_2024) == ()

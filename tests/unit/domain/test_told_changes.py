@@ -91,6 +91,16 @@ def test_what_was_said_before_the_newest_told_change_holds_until_it() -> None:
     assert closed == {"drills": None, "kites": None, "hawks": Validity(None, SEP, None, "inferred")}
 
 
+def test_a_told_change_leaves_the_earlier_lines_of_its_own_session_open() -> None:
+    # The new club is named a line before the line with the change word.
+    named = memory("named", SEP, said("Guess who plays for the Coastal Kites now?"), session="s")
+    told = memory(
+        "told", SEP + timedelta(minutes=5), said("The Hawks stopped training."), session="s"
+    )
+    closed = {m.node.id: m.validity for m in closed_by_told_change([told, named, HAWKS], SAM, NOW)}
+    assert closed == {"told": None, "named": None, "hawks": Validity(None, SEP, None, "inferred")}
+
+
 def test_a_told_change_after_the_asked_instant_closes_nothing() -> None:
     memories = [KITES, HAWKS]
     assert told_change(memories, SAM, MAR + timedelta(days=1)) is None

@@ -132,6 +132,15 @@ async def test_a_memory_said_before_the_change_is_closed_by_it_and_first_for_bef
     assert [m.node.id for m in before.memories] == ["l-tram", "l-porto", "l-trip", "l-berlin"]
 
 
+async def test_before_a_change_the_memories_date_what_ended_by_then_is_not_put_last() -> None:
+    # "the trip" is first named in September: what was said before it comes first, nearest
+    # it first, the Porto leaves too though Berlin had replaced them by then; what was said
+    # at the change comes last.
+    pipeline = build(extra=("l-tram",))
+    before = await pipeline.recall(ask("Which city did Maya live in before the trip?"))
+    assert [m.node.id for m in before.memories] == ["l-berlin", "l-tram", "l-porto", "l-trip"]
+
+
 async def test_asked_in_the_past_the_value_true_then_comes_first() -> None:
     result = await build().recall(ask("Where does Maya live?", at=datetime(2023, 6, 1, tzinfo=UTC)))
     assert [f.text for f in result.facts] == ["Maya lives in Porto"]
