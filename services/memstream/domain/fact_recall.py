@@ -7,7 +7,8 @@ attribute's name, a few common words for it (`ATTRIBUTE_CUES`) and the texts of 
 versions ("Maya lives in Berlin"). An attribute recall has no cue words for is still found
 by its name and texts. Of the slots asked, recall returns the version true at the asked
 time, or, for a question about what held before ("before Berlin", "used to"), the versions
-it replaced, newest first, then it; each carries its own validity, so a superseded version
+it replaced, newest first, then it (with none replaced, those told before a change the
+memories date: `held_before_change`); each carries its own validity, so a superseded version
 is never returned as holding. Pure, standard library only (and the stemmer).
 """
 

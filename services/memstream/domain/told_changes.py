@@ -5,10 +5,10 @@ with two suitcases", "First training with Coogee Rovers"), but the telling has a
 English conversation shares: a statement (not a question, not a plan) by or about the person
 asked about, with a change-of-state word in it (moved, started, switched, quit, adopted, no
 longer, these days, ...). For a question about what holds now, the newest leaf that tells
-such a change about the person asked marks the memories said before it as possibly replaced:
-they held at most until it (`closed_by_told_change`). For a question about what held before a
-change, a fact version the question names comes first, then the first memory naming what the
-question says came after ("before Tomás", "before her cat"), then the latest fact change,
+such a change about the person asked marks the memories said before its session as possibly
+replaced: they held at most until it (`closed_by_told_change`). For a question about what held
+before a change, a fact version the question names comes first, then the first memory naming
+what the question says came after ("before Tomás", "before her cat"), then the latest fact change,
 then the newest told change (`before_instant`).
 
 Nothing here reads which attribute a change is about: these rules apply where no fact

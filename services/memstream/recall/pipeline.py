@@ -41,7 +41,9 @@ Decisions worth knowing:
   (`domain/told_changes.py`): about now, what was said before the newest telling of a
   change of the person asked about holds until it; about before, the change is read from
   the facts or the first session naming what followed it, and the leaves said just before
-  it join in place of the weakest said after it.
+  it join in place of the weakest said after it; there, what ended by the change keeps its
+  place (only what began after it goes last), and with no fact version closed, the versions
+  told before the change the memories date are the answer (`fact_recall.held_before_change`).
 - With the knowledge write on, the user's entity index is read beside the leaf search; the
   leaves of the entities the query names that the search missed join the pool (one more
   MGET), and the re-rank reads which entities each leaf names (docs/knowledge.md,
