@@ -46,6 +46,17 @@ _CHANGE = re.compile(
     r"|from\s+now\s+on|since)\b",
     re.IGNORECASE,
 )
+# The change words that are not verbs: they say the state changed whoever brought it about.
+_ADVERB_CHANGE = re.compile(
+    r"no\s+longer|anymore|any\s+more|these\s+days|from\s+now\s+on|since", re.IGNORECASE
+)
+# A denial just before a change verb ("not moving", "never switched", "didn't quit").
+_DENIED = re.compile(r"\b(?:not|never|no|n't)\b(?:\W+\w+){0,2}\W*$|n't\s+(?:\w+\s+){0,2}$", re.I)
+# Where a clause starts: its subject is in the words after it.
+_CLAUSE_START = re.compile(r"[,;:\u2014\u2013]|\s-\s|\b(?:and|but|so|because|while|when)\b", re.I)
+# Who does what follows: a personal pronoun as subject, the speaker's or someone else's.
+_PERSON = re.compile(r"\b(?:I|we|he|she|they|you|it)\b", re.IGNORECASE)
+_FIRST_PERSON = frozenset({"i", "we"})
 # Weighing a change is not telling one ("thinking about adopting a cat").
 _WEIGHING = re.compile(r"\b(?:thinking\s+about|considering)\b", re.IGNORECASE)
 # How many leaves said just before a change a question about "before" adds (it reads twice
@@ -88,16 +99,33 @@ def _speaker_named(message: SourceMessage, names: frozenset[str]) -> bool:
 def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
     """Whether the message states a change of someone named: said by them or naming them in
     the same sentence, a statement with a change word, no plan or question. With no name
-    asked ("Where do I live now?"), the user's own messages."""
+    asked ("Where do I live now?"), the user's own messages. Said by the person asked, the
+    change must be theirs: a change verb denied ("I'm not moving it again") or done by
+    someone they speak of ("She replaced the oven") tells none of theirs."""
     speaker_named = _speaker_named(message, names)
     for sentence in SENTENCE_BREAK.split(message.text):
         if sentence.rstrip().endswith("?") or not _CHANGE.search(sentence):
             continue
         if HYPOTHETICAL.search(sentence) or _WEIGHING.search(sentence):
             continue
-        if speaker_named or _names_any(sentence, names):
+        if _names_any(sentence, names):
+            return True
+        if speaker_named and any(_own_change(sentence, m) for m in _CHANGE.finditer(sentence)):
             return True
     return False
+
+
+def _own_change(sentence: str, change: re.Match[str]) -> bool:
+    """Whether a change word in the speaker's sentence tells a change of theirs: an adverb
+    ("no longer", "these days") always; a verb unless denied just before it or done by the
+    nearest person before it in its clause other than the speaker."""
+    if _ADVERB_CHANGE.fullmatch(change.group()):
+        return True
+    before = _CLAUSE_START.split(sentence[: change.start()])[-1]
+    if _DENIED.search(before):
+        return False
+    people = _PERSON.findall(before)
+    return not people or people[-1].casefold() in _FIRST_PERSON
 
 
 def telling_leaves(

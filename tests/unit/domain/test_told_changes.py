@@ -71,6 +71,22 @@ def test_a_question_a_plan_or_someone_else_tells_no_change() -> None:
     assert not tells_change(said("Lost again on Sunday."), SAM)
 
 
+def test_a_change_verb_denied_or_done_by_someone_else_tells_none_of_the_speakers() -> None:
+    assert not tells_change(said("EQ pays four percent and I'm not moving it again."), SAM)
+    assert not tells_change(said("I never switched."), SAM)
+    assert not tells_change(said("She replaced the whole oven before Christmas."), SAM)
+    assert not tells_change(said("They moved the meeting to Friday."), SAM)
+
+
+def test_the_speakers_own_change_still_counts_beside_a_denial_or_another_person() -> None:
+    assert tells_change(said("I'm not vegetarian anymore."), SAM)
+    assert tells_change(said("He stayed, but I moved to Leeds."), SAM)
+    assert tells_change(said("Moved to Leeds last week, not looking back."), SAM)
+    assert tells_change(said("I didn't think I'd say it but I quit the band."), SAM)
+    # Named in the sentence, the person asked is the one the change is about.
+    assert tells_change(said("She says Sam switched clubs.", speaker="Ana"), SAM)
+
+
 def test_with_no_name_asked_the_users_own_statements_count() -> None:
     assert tells_change(said("I moved to Leeds."), frozenset())
     assert not tells_change(said("I moved to Leeds.", "Bot", "assistant"), frozenset())
