@@ -16,6 +16,7 @@ from memstream_lab.eval.harness import EvalConfig, run_locomo
 from memstream_lab.eval.knowledge import report as knowledge_report
 from memstream_lab.eval.knowledge.harness import KnowledgeConfig, run_knowledge
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
+from memstream_lab.knowledge.dataset import ids_in
 from memstream_lab.locomo import locomo_data_dir
 
 eval_app = typer.Typer(
@@ -113,6 +114,14 @@ def knowledge(
     conversations: Annotated[
         int | None, typer.Option("--conversations", min=1, help="Use the first N conversations.")
     ] = None,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            "--only",
+            help="Only these conversations: ids and ranges, e.g. ku35-ku44 (the split written "
+            "blind to the extraction rules) or ku01,ku03; default all.",
+        ),
+    ] = None,
     max_questions: MaxQuestions = None,
     resume: Annotated[
         bool, typer.Option("--resume/--no-resume", help="Keep what an earlier run in OUT ingested.")
@@ -120,9 +129,14 @@ def knowledge(
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines")] = True,
 ) -> None:
     """Publish the knowledge-update set through the pipeline, ask every question, score it."""
+    try:
+        chosen = ids_in(only) if only is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--only") from exc
     config = KnowledgeConfig(
         out_dir=out,
         conversations=conversations,
+        only=chosen,
         max_questions=max_questions,
         resume=resume,
         baselines=baselines,

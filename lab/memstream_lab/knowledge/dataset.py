@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -24,6 +25,28 @@ SCHEMA_PATH = DATA_DIR / "schema.json"
 Conversation = dict[str, Any]
 # What a system under test returns for one question of one conversation, best first.
 Answerer = Callable[[Conversation, dict[str, Any]], Sequence[ReturnedItem]]
+
+
+# "ku35" or the inclusive range "ku35-ku44" (the second prefix may be left out: "ku35-44").
+_ID_OR_RANGE = re.compile(r"(?P<prefix>[a-z]+)(?P<first>\d+)(?:-(?:(?P=prefix))?(?P<last>\d+))?")
+
+
+def ids_in(spec: str) -> tuple[str, ...]:
+    """The conversation ids a comma-separated list of ids and ranges names, in the order given.
+
+    ``"ku35-ku44,ku03"`` names ku35 to ku44 then ku03; a range keeps its first id's digits.
+    """
+    ids: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        matched = _ID_OR_RANGE.fullmatch(part.casefold())
+        if matched is None:
+            raise ValueError(f"not a conversation id or range: {part!r}")
+        prefix, first = matched["prefix"], matched["first"]
+        last = matched["last"] or first
+        if int(last) < int(first):
+            raise ValueError(f"range ends before it starts: {part!r}")
+        ids += [f"{prefix}{n:0{len(first)}d}" for n in range(int(first), int(last) + 1)]
+    return tuple(dict.fromkeys(ids))
 
 
 def conversation_paths(data_dir: Path = DATA_DIR) -> list[Path]:

@@ -15,17 +15,20 @@ from memstream_lab.knowledge.dataset import (
     SCHEMA_PATH,
     conversation_text,
     evaluate,
+    ids_in,
     load_all,
     question_for_scoring,
     set_size,
     turn_events,
 )
-from memstream_lab.knowledge.score import ReturnedItem, mentions
+from memstream_lab.knowledge.score import KINDS, ReturnedItem, mentions
 
 TURNS_TOPIC = Path(__file__).resolve().parents[3] / "topics" / "memstream.turns.v1.json"
 CONVERSATIONS = load_all()
 IDS = [c["conversation_id"] for c in CONVERSATIONS]
 OPENING_WORDS = 5
+# Written after the extraction rules were tuned on the rest, without reading them.
+BLIND = ids_in("ku35-ku44")
 
 
 def _when(ts: str) -> datetime:
@@ -68,6 +71,22 @@ def test_the_set_has_at_least_32_conversations_with_4_questions_each() -> None:
     assert all(len(c["questions"]) >= 4 for c in CONVERSATIONS)
     kinds = Counter(q["kind"] for c in CONVERSATIONS for q in c["questions"])
     assert min(kinds[k] for k in ("current", "previous", "past", "other_person")) >= 8
+
+
+def test_the_split_written_blind_stands_on_its_own() -> None:
+    """ku35-ku44 ask every kind, publish sessions late, end values, and ask about attributes
+    the tuned conversations never use: a score on them is not one pattern's score."""
+    blind = [c for c in CONVERSATIONS if c["conversation_id"] in BLIND]
+    tuned = [c for c in CONVERSATIONS if c["conversation_id"] not in BLIND]
+    assert [c["conversation_id"] for c in blind] == list(BLIND)
+    kinds = Counter(q["kind"] for c in blind for q in c["questions"])
+    assert min(kinds[k] for k in KINDS) >= 8
+    changes = Counter(f["change"] for c in blind for f in c["facts"])
+    assert changes["late"] >= 3 and changes["ended"] >= 2 and changes["restatement"] >= 10
+    asked = {q["attribute"] for c in blind for q in c["questions"]}
+    assert len(asked - {q["attribute"] for c in tuned for q in c["questions"]}) >= 5
+    # Other people's values are asked about in every conversation but one at most.
+    assert sum(any(q["kind"] == "other_person" for q in c["questions"]) for c in blind) >= 9
 
 
 @pytest.mark.parametrize("conversation", CONVERSATIONS, ids=IDS)

@@ -70,15 +70,27 @@ class KnowledgeConfig:
     out_dir: Path
     data_dir: Path = DATA_DIR
     conversations: int | None = None  # the first N conversations, in id order
+    only: tuple[str, ...] | None = None  # these conversation ids (`dataset.ids_in`), before N
     max_questions: int | None = None  # the first N questions of each conversation
     resume: bool = True
     baselines: bool = True
 
 
 def select(
-    conversations: Sequence[Conversation], count: int | None, max_questions: int | None
+    conversations: Sequence[Conversation],
+    count: int | None,
+    max_questions: int | None,
+    only: Sequence[str] | None = None,
 ) -> list[Conversation]:
-    """The first `count` conversations, each with its first `max_questions` questions."""
+    """The first `count` conversations (of those named in `only`, if given), each with its
+    first `max_questions` questions. An id the set does not hold is an error, so that a typo
+    never runs a smaller set than asked."""
+    if only is not None:
+        wanted = set(only)
+        unknown = wanted - {c["conversation_id"] for c in conversations}
+        if unknown:
+            raise ValueError(f"the set holds no conversation {', '.join(sorted(unknown))}")
+        conversations = [c for c in conversations if c["conversation_id"] in wanted]
     return [{**c, "questions": c["questions"][:max_questions]} for c in conversations[:count]]
 
 
@@ -90,11 +102,14 @@ async def run_knowledge(
 ) -> KnowledgeReport:
     console = console or Console(stderr=True)
     started = time.perf_counter()
+    # Chosen first: an unknown id stops the run before an earlier one's results are cleared.
+    chosen = select(
+        load_all(config.data_dir), config.conversations, config.max_questions, config.only
+    )
     out = config.out_dir.resolve()
     if not config.resume:
         _clear(out)
     out.mkdir(parents=True, exist_ok=True)
-    chosen = select(load_all(config.data_dir), config.conversations, config.max_questions)
     seconds: dict[str, float] = {}
     async with AsyncExitStack() as running:
         stack = await running.enter_async_context(EmbeddedStack(stack_settings(out, settings)))
