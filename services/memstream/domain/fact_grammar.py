@@ -61,8 +61,10 @@ NOUN = (
     r"(?:(?i:new|current)\s+)?"
     r"(?P<noun>(?:(?i:favou?rite|best|married|maiden|last)\s+)?(?:[a-z]+|[A-Z]{2,4}))"
 )
-# A proper name as a value: up to four capitalised words ("Dr Okafor", "Pixel 8").
-NAMED_VALUE = rf"(?P<value>{NAME}(?:\s+(?:{NAME}|\d+))" + r"{0,3})"
+# A proper name as a value: up to four capitalised words ("Dr Okafor", "Pixel 8"), perhaps
+# after an abbreviated title ("Dr. Visser").
+_TITLE = r"(?:(?-i:Dr|Mr|Mrs|Ms|Prof)\.\s+)?"
+NAMED_VALUE = rf"(?P<value>{_TITLE}{NAME}(?:\s+(?:{NAME}|\d+))" + r"{0,3})"
 # A sentence opening with how long a state has held: "Three weeks of bouldering and I can
 # barely hold a fork", "Six months into Japanese", "Five months fully plant-based". Said
 # without a subject, it is the speaker's own state, and it holds when said.
