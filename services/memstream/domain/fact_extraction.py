@@ -67,17 +67,17 @@ _DROPPED_I_AM = re.compile(
     re.IGNORECASE,
 )
 # A sentence whose subject is a gerund of a lasting state tells the speaker's own state
-# when the rest ties it to the speaker ("Living in Shenzhen means I can visit Hong Kong",
-# "Being a nurse has taught me patience") or tells it as lived ("Living in Berlin has been
-# great"): the phrase up to the predicate is read as "I'm living in Shenzhen". A general
-# remark ("Living in Berlin is expensive") is anyone's; a predicate weighing a life that is
-# not the speaker's ("sounds amazing", "must be hard") or a sentence speaking to someone
-# ("you must love the food") is no one's.
+# when the rest ties it to the speaker in the present ("Living in Shenzhen means I can visit
+# Hong Kong", "Being a nurse has taught me patience") or tells it as lived up to now
+# ("Living in Berlin has been great"): the phrase up to the predicate is read as "I'm
+# living in Shenzhen". A general remark ("Living in Berlin is expensive") is anyone's; a
+# simple past ("Volunteering at the shelter made me happy") tells an episode, not a state
+# that holds; a predicate weighing a life that is not the speaker's ("sounds amazing",
+# "must be hard") or a sentence speaking to someone ("you must love the food") is no one's.
 _GERUND_SUBJECT = re.compile(
     r"^(?P<state>(?:being|living|working|studying|renting|volunteering|playing|driving|"
     r"riding)\s[^,;:!?]*?)\s+(?P<lived>has been|'s been|has become|has made)?(?(lived)|"
-    r"(?:is|was|means|meant|feels|felt|makes|made|keeps|takes|took|gets|got|costs|has)\b"
-    r"(?=.*\b(?:I|me|my|I'm|I've)\b))",
+    r"(?:is|means|feels|makes|keeps|takes|gets|costs|has)\b(?=.*\b(?:I|me|my|I'm|I've)\b))",
     re.IGNORECASE,
 )
 _NOT_OWN_STATE = re.compile(

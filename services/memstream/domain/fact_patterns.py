@@ -459,10 +459,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("", rf"(?:^|[.;:!?]\s+){NAMED_VALUE},\s+(?i:my)\s+{NOUN}\s*[,.;:!?)]", "open", "my",
        anywhere=True),
     # An appositive names what the noun before it is: "my GP, Dr. Visser, wants ...",
-    # "Sanne's doctor, Dr. Jansen, told her"; set off by commas (or ending the sentence), so
-    # a list ("my sister, Tom and I") or an address goes on past the name and is no value.
+    # "Sanne's doctor, Dr. Jansen, told her"; set off by commas on both sides: a list ("my
+    # sister, Tom and I") goes on past the name, and a name closing the sentence after a
+    # comma is whom it speaks to ("I've struggled with my business, Jon.").
     _p("", rf"(?<![\w'-])(?:(?i:my)|(?P<named>{NAME})'s)\s+{NOUN},\s+{NAMED_VALUE}"
-       r"(?=\s*(?:[,.;:!?)]|$))", "open", "my is", anywhere=True),
+       r"(?=\s*,)", "open", "my is", anywhere=True),
     # An ending told without its attribute ("I've left the Magpies", "Ellie quit keto",
     # "we stopped going to the climbing gym"): what ended is read here, and which slot it
     # closes only against the values stated before it (`fact_endings`).
