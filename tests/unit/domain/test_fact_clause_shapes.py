@@ -82,11 +82,12 @@ def test_a_construction_reads_its_fact_and_its_near_miss_does_not(
     assert not any(f[:3] == expected[:3] for f in summary(near_miss)), near_miss
 
 
-def test_a_titles_full_stop_ends_no_sentence() -> None:
+def test_a_titles_full_stop_ends_no_sentence_and_names_no_one() -> None:
     assert SENTENCE_BREAK.split("My GP, Dr. Visser, retired. Mr. Bean left!") == [
         "My GP, Dr. Visser, retired.",
         "Mr. Bean left!",
     ]
+    assert ("bakker", "job", "retired", False) in summary("Dr. Bakker retired, sadly.")
 
 
 def test_a_generation_or_year_before_a_make_names_no_kind() -> None:
