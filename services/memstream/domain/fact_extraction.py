@@ -61,11 +61,36 @@ _DROPPED_I = re.compile(
     r"quit|lost|took up|picked up|joined|replaced|sold|rented|left|stopped|gave up)\b)",
     re.IGNORECASE,
 )
+# And the "I'm" of one told in the progressive ("Picking up a Yamaha next week").
+_DROPPED_I_AM = re.compile(
+    r"^(?=(?:just\s+|finally\s+)?(?:picking up|getting|buying|collecting)\b)",
+    re.IGNORECASE,
+)
+# A sentence whose subject is a gerund of a lasting state tells the speaker's own state
+# when the rest ties it to the speaker in the present ("Living in Shenzhen means I can visit
+# Hong Kong", "Being a nurse has taught me patience") or tells it as lived up to now
+# ("Living in Berlin has been great"): the phrase up to the predicate is read as "I'm
+# living in Shenzhen". A general remark ("Living in Berlin is expensive") is anyone's; a
+# simple past ("Volunteering at the shelter made me happy") tells an episode, not a state
+# that holds; a predicate weighing a life that is not the speaker's ("sounds amazing",
+# "must be hard") or a sentence speaking to someone ("you must love the food") is no one's.
+_GERUND_SUBJECT = re.compile(
+    r"^(?P<state>(?:being|living|working|studying|renting|volunteering|playing|driving|"
+    r"riding)\s[^,;:!?]*?)\s+(?P<lived>has been|'s been|has become|has made)?(?(lived)|"
+    r"(?:is|means|feels|makes|keeps|takes|gets|costs|has)\b(?=.*\b(?:I|me|my|I'm|I've)\b))",
+    re.IGNORECASE,
+)
+_NOT_OWN_STATE = re.compile(
+    r"\b(?:you|your|sounds?|seems?|looks?|must|would|could|might|can't be|cannot be)\b",
+    re.IGNORECASE,
+)
 _LIST_SHAPES = frozenset({"activity", "hobby", "pet"})  # "Marks and Spencer" is one employer
 _CLOSED_LIST = re.compile(r",[^,]*\b(?:and|or)\s+[^,]*$", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _ARTICLE = re.compile(r"^\s*(?:a|an|the|some|two|three)\s+", re.IGNORECASE)
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+# A title's full stop ends no sentence: "My GP, Dr. Visser, retired" is one sentence.
+_TITLE_STOPS = "".join(rf"(?<!\b{t}\.)" for t in ("Dr", "Mr", "Mrs", "Ms", "Prof", "St"))
+SENTENCE_BREAK = re.compile(rf"(?<=[.!?]){_TITLE_STOPS}\s+|\n+")
 _CLAUSE_BOUND = re.compile(r"[,;:]\s+|\s+[-\u2013\u2014]+\s+")
 # Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog",
 # "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
@@ -140,6 +165,7 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
     for index, sentence in enumerate(SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
+        sentence = _own_gerund_state(_DROPPED_I_AM.sub("I'm ", sentence, count=1))
         names_only = not _SUBJECT_WORD.search(sentence) and not _OWN_STATE.match(sentence)
         if names_only and not NAMED_SUBJECT.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
@@ -155,6 +181,18 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
             yield from _sentence_facts(stated, message, speaker, user_id, before, patterns)
         before = _last_other(sentence) or before
     yield from _referred(message, speaker, user_id)
+
+
+def _own_gerund_state(sentence: str) -> str:
+    """A sentence opening with a gerund of a lasting state, as the speaker's statement of
+    it ("Being an architect is ..." -> "I'm an architect."); any other sentence as it is."""
+    found = _GERUND_SUBJECT.match(sentence)
+    if found is None or _NOT_OWN_STATE.search(sentence):
+        return sentence
+    state = found["state"]
+    if state[:6].lower() == "being ":
+        state = state[6:]
+    return f"I'm {state}."
 
 
 def _referred(message: SourceMessage, speaker: str, user_id: str) -> Iterator[AtomicFact]:
@@ -256,7 +294,8 @@ def _subject(
         return value_key(named), named
     if pronoun:
         other = _last_other(sentence[: match.start("pron")]) or before
-        if other is None or other[0] in (FEMALE_KIN if pronoun.lower() == "he" else MALE_KIN):
+        male = pronoun.lower() in {"he", "his"}
+        if other is None or other[0] in (FEMALE_KIN if male else MALE_KIN):
             return None
         relation, name = other
     elif kin:
@@ -391,11 +430,23 @@ def fact_sentence(name: str, attribute: str, value: str, negated: bool) -> str:
         noun = attribute.replace("_", " ")
         return f"{name}'s {noun} {'is no longer' if negated else 'is'} {value}"
     verb = _VERBS[attribute][negated]
+    if name.endswith("parents"):  # "Wei's parents live in Hangzhou"
+        verb = _PLURAL_VERB.sub(_plural, verb, count=1)
     if value in _STATES:
         verb = verb.removesuffix(" a")  # "is retired", not "is a retired"
     if verb.endswith(" a") and value[:1].lower() in "aeiou":
         verb += "n"
     return f"{name} {verb} {value}"
+
+
+# The first verb of a fact's sentence, to agree with a plural subject.
+_PLURAL_VERB = re.compile(r"\b(is|has|studies|[a-z]+s)\b")
+_PLURALS = {"is": "are", "has": "have", "studies": "study"}
+
+
+def _plural(verb: re.Match[str]) -> str:
+    word = verb.group(1)
+    return _PLURALS.get(word, word[:-1])
 
 
 def _without_contradictions(facts: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ...]:

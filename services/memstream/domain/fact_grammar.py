@@ -40,7 +40,9 @@ OTHER = rf"(?P<kin>[Mm]y (?:{KIN_WORDS}))(?:,?\s+(?P<name>{NAME}),?)?"
 KIN_MENTION = OTHER  # what "he"/"she" may stand for, read by the extractor
 PRONOUN = r"(?P<pron>he|she)"
 # "Tom moved to Leeds": someone named with no relation said; "Mom" is the speaker's mom.
-NAMED = rf"(?P<named>{NAME})"
+# A title before the name is no part of whom it names ("Dr. Bakker retired": Bakker).
+TITLE = r"(?:(?-i:Dr|Mr|Mrs|Ms|Prof)\.\s+)?"
+NAMED = rf"{TITLE}(?P<named>{NAME})"
 WHO = rf"(?:{FIRST}|{OTHER}|{PRONOUN}|{NAMED})"
 ME_IS = r"(?:I'm|I am|Im)"
 WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
@@ -61,8 +63,9 @@ NOUN = (
     r"(?:(?i:new|current)\s+)?"
     r"(?P<noun>(?:(?i:favou?rite|best|married|maiden|last)\s+)?(?:[a-z]+|[A-Z]{2,4}))"
 )
-# A proper name as a value: up to four capitalised words ("Dr Okafor", "Pixel 8").
-NAMED_VALUE = rf"(?P<value>{NAME}(?:\s+(?:{NAME}|\d+))" + r"{0,3})"
+# A proper name as a value: up to four capitalised words ("Dr Okafor", "Pixel 8"), perhaps
+# after an abbreviated title, kept in the value ("Dr. Visser").
+NAMED_VALUE = rf"(?P<value>{TITLE}{NAME}(?:\s+(?:{NAME}|\d+))" + r"{0,3})"
 # A sentence opening with how long a state has held: "Three weeks of bouldering and I can
 # barely hold a fork", "Six months into Japanese", "Five months fully plant-based". Said
 # without a subject, it is the speaker's own state, and it holds when said.

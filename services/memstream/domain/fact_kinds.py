@@ -56,6 +56,9 @@ def kind_of(value: str) -> str | None:
     said alone they name a game, a habit, an animal.
     """
     words = value.split()
+    # A generation or a year before the make names no kind: "M2 MacBook Air", "2015 Honda".
+    while len(words) > 1 and any(ch.isdigit() for ch in words[0]):
+        words = words[1:]
     if not words or not any(ch.isupper() for ch in words[0]):
         return None
     first = words[0].lower()

@@ -38,7 +38,7 @@ from memstream.domain.fact_grammar import (
     WHO,
 )
 from memstream.domain.fact_kinds import KNOWN_MAKES
-from memstream.domain.fact_vocabulary import PETS
+from memstream.domain.fact_vocabulary import INSTRUMENTS, PETS
 from memstream.domain.facts import Certainty
 
 
@@ -96,13 +96,14 @@ _BE_ROLE = r"(?:'m|\s+am|\s+is|'s|'ve been|\s+have been|\s+has been|\s+been)?"
 _TITLE = r"(?:head|director|chief|manager|lead|president|dean|principal)"
 _DWELLING = r"(?:flat|apartment|house|home|place|condo|studio|room)"
 _PLAY = r"(?:play|plays|playing|played)"
+_INSTRUMENTS = "|".join(sorted(INSTRUMENTS, key=len, reverse=True))
 
 # "I'm", "I am", "she is", "Ana's": the extractor reads any "'s" as a possible "is".
 _BE_WORDS = "i'm im am is"
 _LIVE_WORDS = "live lives living based"
 _WORK_WORDS = "work works working worked"
 _DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free dairy-free"
-_DIET_WORDS += " lactose-intolerant teetotal sober plant-based"
+_DIET_WORDS += " lactose-intolerant teetotal sober plant-based omnivore flexitarian"
 _PET_WORDS = " ".join(word for word in PETS if " " not in word)
 _PET_KINDS = "|".join(sorted(PETS, key=len, reverse=True))
 # "I lost my job at Door Dash" ends it; the words before "my" say so.
@@ -116,6 +117,14 @@ _THING = r"(?P<value>[^,.;:!?()\"]+?)(?=\s+(?:with|for)\b|\s*[,.;:!?()\"]|\s*$)"
 _MADE = r"(?P<value>(?-i:[a-z]*[A-Z][\w-]*(?:\s+(?:[A-Z][\w-]*|\d{1,4})){0,2}))"
 # A made thing holds its make's word: the patterns reading one run only where a make is said.
 _MAKE_WORDS = " ".join(sorted(KNOWN_MAKES))
+# The make names the thing had only as the head of its phrase: "a Pixel case" is a case and
+# "the Pixel for my niece" hers. What may follow is a trim ("hybrid", "mini"), a time, a
+# joining word or the clause's end.
+_MADE_IS_HEAD = (
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:(?i:hybrid|electric|plus|pro|max|mini|ultra|air|next|last|"
+    r"this|yesterday|today|tomorrow|and|but|so|because|since|now|on|in|at|from|after|before|"
+    r"with|to|off|up|again)\b|for\s+(?!(?i:my|his|her|our|their|him|them)\b)))"
+)
 # Keys handed back, returned, handed in or dropped off are a home left, not one had.
 _KEYS_KEPT = "".join(
     rf"(?<!{verb} )(?<!{verb} the )" for verb in ("back", "returned", "in", "off", "over")
@@ -207,6 +216,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("lives_in", rf"(?P<value>{NAME}(?:\s+{NAME}){{0,2}})\s+" + _i(
        r"(?:has been|is|'s)\s+(?:(?:my|our)\s+)?home\b(?!\s+to\b)"), "place", "home"),
     # Where someone comes from and grew up is not where they live now.
+    # "My parents are still in Hangzhou": "still" says the place is where they stay, not a
+    # visit; a stay with an end ("still in Rome for the holidays", "until June") is one.
+    _p("lives_in", _i(rf"{WHO}(?:'s|\s+is|'re|\s+are|'m|\s+am)\s+still\s+in")
+       + rf"\s+(?P<value>{NAME}(?:\s+{NAME}){{0,2}})"
+       + _i(r"(?![\w'-]|\s+(?:for|on|until|till|over|visiting|with)\b)"), "place", "still"),
     _p("origin", _i(rf"{OTHER_IS}\s+{ADV}(?:originally\s+)?from") + rf"\s+{VALUE}", "place",
        "from"),
     _p("grew_up_in", _i(rf"{WHO}\s+{ADV}grew up in") + rf"\s+{VALUE}", "place", "grew"),
@@ -270,7 +284,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("relationship", rf"{WE_ARE}\s+{ADV}engaged\b", "fixed", "engaged", fixed="engaged"),
     _p("relationship", rf"(?:{ME_IS}|{FIRST}\s+got)\s+{ADV}divorced\b", "fixed",
        "divorced", fixed="divorced"),
-    _p("relationship", rf"(?:{ME_IS}|I{HAVE_BEEN})\s+{ADV}single\b", "fixed", "single",
+    _p("relationship", rf"(?:{OTHER_IS}|I{HAVE_BEEN})\s+{ADV}single\b", "fixed", "single",
        fixed="single"),
     _p("relationship", r"(?<![\w-])(?:my|our)\s+(?:husband|wife|spouse)(?![\w-])", "fixed",
        "husband wife spouse", fixed="married", certainty="implied", anywhere=True),
@@ -287,8 +301,9 @@ PATTERNS: tuple[Pattern, ...] = (
     # "my girlfriend Ellie is doing keto", "she's on a vegan diet".
     _p("diet", rf"{OTHER_IS}\s+{ADV}(?:doing|on)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS),
     # "Ellie is still strict keto", "he's fully vegan": a diet said of anyone, as it is now.
-    _p("diet", rf"{OTHER_IS}\s+{ADV}(?:(?:strict|strictly|fully|mostly|completely|full)\s+)?"
-       rf"{VALUE}", "diet", _DIET_WORDS),
+    # "My sister Katja is the vegetarian in the family": a definite article too predicates.
+    _p("diet", rf"{OTHER_IS}\s+{ADV}(?:the\s+)?(?:(?:strict|strictly|fully|mostly|completely|"
+       rf"full)\s+)?{VALUE}", "diet", _DIET_WORDS),
     # "I haven't eaten meat in years", "we don't eat meat anymore"; not "red meat", nor meat
     # left out on one occasion ("I don't eat meat on Fridays").
     _p("diet", rf"{FIRST}\s+{ADV}(?:haven't|have not|don't|do not|no longer|stopped|gave up|"
@@ -322,6 +337,11 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"beloved|current)\s+)?{_MADE}", "make", _MAKE_WORDS, certainty="implied",
        anywhere=True, presupposed=True),
     # A thing of a known make one is "on": "I'm on a Pixel now", "he's still on an old Samsung".
+    # "My friend Kenji came along on his old Kawasaki": the thing is whoever "his" stands
+    # for (the relation named before it), as "my" makes it the speaker's.
+    _p("owns", rf"{_NOT_GIVEN_UP}(?<!me )(?<!us )(?<![\w'-])(?P<pron>(?i:his|her))\s+"
+       rf"(?:(?i:old|new|little|trusty|beloved|current)\s+)?{_MADE}", "make", _MAKE_WORDS,
+       certainty="implied", anywhere=True),
     _p("owns", rf"(?:{OTHER_IS}|{WE_ARE})\s+{ADV}on\s+(?:an?|the|my|our|his|her|their)\s+"
        rf"(?:(?i:old|new|ancient|ageing|aging|cheap)\s+)?{_MADE}{_THING_ENDS}", "make",
        _MAKE_WORDS, certainty="implied"),
@@ -329,6 +349,12 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("owns", rf"(?<![\w'-])(?:gave|sent|handed|passed|gifted)\s+me\s+(?:his|her|their|an?|"
        rf"the)\s+(?:(?:old|spare|used|new)\s+)?{_MADE}", "make", _MAKE_WORDS,
        certainty="implied", anywhere=True),
+    # Coming to have a thing of a known make, whatever the verb of acquiring ("ordered",
+    # "picked up", "I'm getting"): its kind is its slot ("a Yamaha MT-07": motorbike).
+    _p("owns", rf"{WHO}(?:'ve|\s+have|\s+has|'m|\s+am|'re|\s+are)?\s+{ADV}(?:bought|got|"
+       rf"ordered|picked up|picking up|collected|leased|rented|getting|buying|purchased)\s+"
+       rf"(?:a|an|the|my|our)\s+(?:(?i:new|used|second-hand|secondhand)\s+)?{_MADE}"
+       rf"{_MADE_IS_HEAD}", "make", _MAKE_WORDS),
     _p("owns", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:bought|own|purchased)\s+"
        rf"(?:a|an|the|my first|our first)\s+(?:new\s+)?{VALUE}", "product",
        "bought own purchased"),
@@ -358,6 +384,14 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("plays", rf"{WHO}{_BE_ROLE}\s+{ADV}{_PLAY}\s+(?:the\s+)?{VALUE}", "played",
        "play plays playing"),
     _p("team", rf"{WHO}{_BE_ROLE}\s+{ADV}{_PLAY}\s+for\s+{VALUE}", "org", "play plays playing"),
+    # Playing an instrument in a named group is being in it: "I'm playing bass in Harbour
+    # Lights now", "she plays violin with The Hallé Orchestra". "In" also names where one
+    # plays ("bass in New York next week"), so after it a name counts only as a state, told
+    # with "now", "these days" or how long ("since May", "for a year"); never as an event.
+    _p("member_of", rf"{WHO}{_BE_ROLE}\s+{ADV}{_PLAY}\s+(?:the\s+)?(?:{_INSTRUMENTS})\s+"
+       rf"(?:with|for|in(?=\s+[^,.;:!?]+?\s+(?:now|these days|nowadays|since|for)\b))\s+"
+       rf"(?P<value>(?-i:(?:The\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+))", "org",
+       "play plays playing"),
     # What someone likes and does.
     _p("likes", rf"{FIRST}\s+{ADV}(?:really\s+)?(?:no longer|don't|do not)\s+"
        rf"(?:like|enjoy|love)\s+{VALUE}", "activity", "like enjoy love", negated=True),
@@ -424,6 +458,12 @@ PATTERNS: tuple[Pattern, ...] = (
        "open", "my", anywhere=True),
     _p("", rf"(?:^|[.;:!?]\s+){NAMED_VALUE},\s+(?i:my)\s+{NOUN}\s*[,.;:!?)]", "open", "my",
        anywhere=True),
+    # An appositive names what the noun before it is: "my GP, Dr. Visser, wants ...",
+    # "Sanne's doctor, Dr. Jansen, told her"; set off by commas on both sides: a list ("my
+    # sister, Tom and I") goes on past the name, and a name closing the sentence after a
+    # comma is whom it speaks to ("I've struggled with my business, Jon.").
+    _p("", rf"(?<![\w'-])(?:(?i:my)|(?P<named>{NAME})'s)\s+{NOUN},\s+{NAMED_VALUE}"
+       r"(?=\s*,)", "open", "my is", anywhere=True),
     # An ending told without its attribute ("I've left the Magpies", "Ellie quit keto",
     # "we stopped going to the climbing gym"): what ended is read here, and which slot it
     # closes only against the values stated before it (`fact_endings`).

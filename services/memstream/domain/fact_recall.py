@@ -59,8 +59,9 @@ MAX_FACTS = 4
 
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
-# Relations to a group of people: "Wei's parents" asks about them, never about Wei. Kept
-# out of KIN, which extraction reads subjects by: these name no one person to key facts on.
+# Relations to a group of people: "Wei's parents" asks about them, never about Wei. Only
+# "parents" and "grandparents", who share a home, are in KIN, which extraction reads
+# subjects by; the others name no one group to key facts on.
 _GROUP_KIN = frozenset({
     "parents", "grandparents", "kids", "children", "sons", "daughters", "brothers",
     "sisters", "siblings", "cousins", "friends", "in-laws", "roommates", "flatmates",

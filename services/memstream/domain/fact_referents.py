@@ -43,10 +43,11 @@ _COUPLE = re.compile(
     re.IGNORECASE,
 )
 # "I picked mine up", "Mine arrived on Monday": the speaker's, of the thing named before.
+# "I ordered one this morning": having one of the thing just named is having that thing.
 _MINE = re.compile(
     r"^(?:(?:and|so|well|anyway),?\s+)?(?:I\s+(?:just\s+|finally\s+)?(?:picked|got|bought|"
-    r"collected|brought|ordered)\s+mine\b|mine\s+(?:just\s+|finally\s+)?(?:arrived|came|"
-    r"was delivered|got delivered)\b)",
+    r"collected|brought|ordered)\s+(?:mine|one)\b|mine\s+(?:just\s+|finally\s+)?(?:arrived|"
+    r"came|was delivered|got delivered)\b)",
     re.IGNORECASE,
 )
 # A person's name mid-sentence, not where a place or an organisation would be; or a name
@@ -98,7 +99,8 @@ _KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}s?\b", re.IGNORECASE)
 # without any is not split into sentences again (the segmenter reads every L1 on the event
 # loop, and a substring test is far cheaper than any regular expression over the message).
 _TRIGGERS = ("mine", "call", "name", "renam", "christen", "each other", "dating", "going out",
-             "couple", "together")  # fmt: skip
+             "couple", "together", "ordered one", "bought one", "got one", "picked one",
+             "collected one")  # fmt: skip
 
 
 def may_refer(text: str) -> bool:

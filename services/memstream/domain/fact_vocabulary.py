@@ -17,7 +17,7 @@ KIN = frozenset({
     "flatmate", "housemate", "colleague", "coworker", "co-worker", "grandson",
     "granddaughter", "stepson", "stepdaughter", "mother-in-law", "father-in-law",
     "sister-in-law", "brother-in-law", "son-in-law", "daughter-in-law", "twin",
-    "twin brother", "twin sister",
+    "twin brother", "twin sister", "parents", "grandparents",
 })  # fmt: skip
 
 # Whom "he" or "she" can stand for, by the word that named them; a relation in neither set
@@ -53,7 +53,8 @@ OCCUPATIONS = frozenset({
 
 DIETS = frozenset({
     "vegetarian", "vegan", "pescatarian", "pescetarian", "keto", "paleo", "gluten-free",
-    "dairy-free", "lactose-intolerant", "teetotal", "sober", "plant-based",
+    "dairy-free", "lactose-intolerant", "teetotal", "sober", "plant-based", "omnivore",
+    "flexitarian",
 })  # fmt: skip
 
 PETS = frozenset({

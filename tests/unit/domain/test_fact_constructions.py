@@ -155,7 +155,7 @@ MAYA = "speaker:maya"
          "Is my Panda worth fixing?"),
         # A home acquired in a place.
         ("We closed on a little house in Boulder.", (MAYA, "lives_in", "Boulder", False),
-         "My parents closed on a house in Boulder."),
+         "My neighbours closed on a house in Boulder."),
         ("The keys to the apartment in Vila Madalena are in my pocket.",
          (MAYA, "lives_in", "Vila Madalena", False),
          "I handed back the keys to the apartment in Vila Madalena."),
