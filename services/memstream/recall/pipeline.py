@@ -391,12 +391,12 @@ class RecallPipeline:
         if index is not None:
             joining = join_entity_leaves(self._tree, request.user_id, query, index, pool, options)
             heat, pool = await clock.time("entities", joining)
-        sessions = await self._sessions(request.user_id, pool)
+        sessions, unwritten = await self._sessions(request.user_id, pool)
         ranked = rerank(query, pool, options, sessions, heat)
         leaves = ranked[: options.leaves_for(query.aggregative)]
         if trace is not None:
             trace.leaves_ranked(scores, ranked, len(leaves), len(hits), heat)
-        return leaves, await self._lineage(request.user_id, leaves)
+        return leaves, await self._lineage(request.user_id, leaves, unwritten)
 
     def _read_entity_index(
         self, user_id: str, clock: Stopwatch
@@ -409,22 +409,34 @@ class RecallPipeline:
 
     async def _sessions(
         self, user_id: str, pool: list[RecalledMemory]
-    ) -> dict[str, frozenset[str]]:
+    ) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
         """The terms of the session summaries above the pool, for the summary signal (none
-        when it is off). Only the terms: a heavy user's pool spans about a session a leaf,
-        and decoding those summaries whole was most of a first read of its question."""
+        when it is off), and the sessions named that are not written (yet): a live session's
+        leaves point to the summary its end will write. Only the terms: a heavy user's pool
+        spans about a session a leaf, and decoding those summaries whole was most of a first
+        read of its question."""
         if not self.options.summary_signal:
-            return {}
+            return {}, frozenset()
         wanted = list(dict.fromkeys(m.node.parent_id for m in pool if m.node.parent_id))
-        return await self._tree.session_terms(user_id, wanted) if wanted else {}
+        terms = await self._tree.session_terms(user_id, wanted) if wanted else {}
+        return terms, frozenset(wanted).difference(terms)
 
-    async def _lineage(self, user_id: str, leaves: list[RecalledMemory]) -> dict[str, MemoryNode]:
+    async def _lineage(
+        self, user_id: str, leaves: list[RecalledMemory], unwritten: frozenset[str]
+    ) -> dict[str, MemoryNode]:
         """Every ancestor of the leaves kept, which the climb starts from.
 
         The store reads them in one round trip where the climb reads one level a round trip.
         Only the kept leaves' (a tenth of the pool): the pool's sessions are read for their
-        terms alone (`_sessions`)."""
-        wanted = list(dict.fromkeys(m.node.parent_id for m in leaves if m.node.parent_id))
+        terms alone (`_sessions`). Sessions `_sessions` found unwritten are not asked again:
+        in a live conversation that is the kept leaves' one session, and a read for nothing."""
+        wanted = list(
+            dict.fromkeys(
+                m.node.parent_id
+                for m in leaves
+                if m.node.parent_id and m.node.parent_id not in unwritten
+            )
+        )
         found = await self._tree.get_with_ancestors(user_id, wanted) if wanted else []
         return {n.id: n for n in found if n.user_id == user_id}
 
@@ -436,7 +448,10 @@ class RecallPipeline:
         known: dict[str, MemoryNode],
         trace: TraceRecorder | None = None,
     ) -> list[RecalledMemory]:
-        """Leaves plus their ancestors at the budgeted levels, best first within each level."""
+        """Leaves plus their ancestors at the budgeted levels, best first within each level.
+
+        `known` is the leaves' lineage (`_lineage`): every ancestor they have, so a parent
+        not in it is not written (or not the user's), and is not read again."""
         support = {m.node.id: Support.of_leaf(m.score) for m in leaves}
         by_level: dict[Level, list[MemoryNode]] = {Level.SEGMENT: [m.node for m in leaves]}
         current = by_level[Level.SEGMENT]
@@ -449,10 +464,6 @@ class RecallPipeline:
             if not wanted:
                 break
             found = [known[pid] for pid in wanted if pid in known]
-            missing = [pid for pid in wanted if pid not in known]
-            if missing:
-                read = await self._tree.get_many(user_id, missing)
-                found += [n for n in read if n.user_id == user_id]
             seen.update(wanted)
             support.update(parents)
             for node in found:

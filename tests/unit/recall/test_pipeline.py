@@ -127,6 +127,34 @@ async def test_only_the_kept_leaves_ancestors_are_read() -> None:
     }
 
 
+async def test_a_live_sessions_unwritten_summary_is_not_read_again() -> None:
+    # Session s110 is still open: its leaves name the summary its end will write.
+    tree = FakeTree([n for n in sample_tree() if n.id != "u1-s110"])
+    scores = {f"u1-l110{i}": 0.9 - 0.01 * i for i in range(3)}
+    index = FakeIndex(tree, scores={**dict.fromkeys((i for _, i in tree.nodes), 0.1), **scores})
+    pipeline, _, _ = build(tree=tree, index=index, options=RecallOptions(leaf_top_k=3))
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    assert {m.node.id for m in result.memories if m.node.level == Level.SEGMENT} == {
+        "u1-l1100",
+        "u1-l1101",
+        "u1-l1102",
+    }
+    # Its terms were asked once (not there); no read of its node or ancestors follows.
+    assert tree.session_terms_calls == 1
+    assert tree.get_many_calls == 1  # the leaves
+
+
+async def test_kept_leaves_under_written_and_unwritten_sessions_climb_from_the_written() -> None:
+    tree = FakeTree([n for n in sample_tree() if n.id != "u1-s110"])
+    scores = {"u1-l1100": 0.9, "u1-l0000": 0.8}
+    index = FakeIndex(tree, scores={**dict.fromkeys((i for _, i in tree.nodes), 0.1), **scores})
+    pipeline, _, _ = build(tree=tree, index=index, options=RecallOptions(leaf_top_k=2))
+    result = await pipeline.recall(RecallRequest("u1", "q", complexity="complex"))
+    above = {m.node.id for m in result.memories if m.node.level > Level.SEGMENT}
+    assert {"u1-s000", "u1-d00", "u1-w0", "u1-m"} <= above
+    assert tree.get_many_calls == 2  # the leaves, then the written session's lineage
+
+
 async def test_simple_queries_stop_climbing_at_the_profile_and_skip_days_and_weeks() -> None:
     pipeline, _, _ = build()
     result = await pipeline.recall(RecallRequest("u1", "q", complexity="simple"))
