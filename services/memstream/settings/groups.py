@@ -170,7 +170,7 @@ class QdrantSettings(BaseModel):
         default=256,
         ge=0,
         description="In-process engine only (no URL): memory (MiB) for the dense vectors of "
-        "users of many leaves (`leaf_vectors_from`), held as one matrix each, so a leaf "
+        "users of many leaves (`leaf_vectors_from`), held in process in cells, so a leaf "
         "search scores them with one product and the engine scores only the best few (the "
         "same answer); least recently searched users dropped first; 0: the engine scans every "
         "point of the user.",
@@ -182,6 +182,15 @@ class QdrantSettings(BaseModel):
         ge=0,
         description="Hold a user's vectors (`leaf_vectors_mb`) from this many points of a "
         "level: below it the engine's own scan costs less.",
+    )
+    leaf_vectors_probe: int = Field(
+        default=0,
+        ge=0,
+        description="A held user's vectors are grouped in cells around trained centroids; "
+        "a leaf search scores the rows of the cells nearest the query until it has scored "
+        "this many (at least the prefetch's depth), whatever the user's history, and the "
+        "engine scores those it picks: a row among the best in a cell not probed is missed "
+        "(docs/figures/scale.md measures how often). 0: every row (the exact search).",
     )
 
 

@@ -2,21 +2,21 @@
 
 The in-process engine keeps no graph (edge.py), so its dense prefetch scores every point of the
 user through the payload index, at about twice a plain product's cost per point. For users of
-many points this cache holds the dense vectors of one level as one contiguous float32 matrix
-(below a few tens of thousands the product and the id list cost what the engine's scan does:
-docs/scaling.md); a search scores
-them all with one matrix-vector product, takes the best `depth` and everything within
-`MARGIN` of the last of them, and the engine's dense prefetch then scores only those ids.
-The engine computes every score it returns, so the answer is the exact search's: the margin
-covers what the matrix's arithmetic differs by (another summation order, float32 against the
-shard's float16), far above either.
+many points this cache holds the dense vectors of one level as float32 rows grouped in cells
+around trained centroids (`coarse_cells.py`); a search scores the rows of the cells nearest
+the query until it has scored `probe` rows (every row with a probe of 0), takes the best
+`depth` and everything within `MARGIN` of the last of them, and the engine's dense prefetch
+then scores only those ids. The engine computes every score it returns. With a probe of 0
+the answer is the exact search's: the margin covers what the rows' arithmetic differs by
+(another summation order, float32 against the shard's float16), far above either. With a
+probe, the rows scored are a fixed number whatever the user's history, and one of the exact
+best that sits in a cell not probed is missed.
 
 Kept current by the index itself: every write to the shard goes through `EdgeIndex` (one
 process holds a shard), which passes each upsert here before sending it to the engine, and
-drops the user on a delete. A user is read from the engine, in a thread, from its first
-search on (the searches scan until it is held); a user whose vectors alone would not fit the
-budget is not held, and its search scans as before. The product is linear in the user's
-points too: this makes the scan cheaper, it does not bound it.
+drops the user on a delete. A user is read from the engine, and put in cells, in a thread,
+from its first search on (the searches scan until it is held); a user whose vectors alone
+would not fit the budget is not held, and its search scans as before.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from memstream.adapters.qdrant.coarse_cells import CellMatrix, Probed
 from memstream.domain.models import IndexedMemory
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,8 @@ Loader = Callable[[], Iterable[tuple[list[str], list[list[float]]]]]
 
 @dataclass
 class _Matrix:
-    """One user's vectors of one level: the first `len(ids)` rows of `rows`."""
+    """One user's vectors of one level as the shard gives them: the first `len(ids)` rows of
+    `rows` (put in cells once read whole)."""
 
     rows: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
     ids: list[str] = field(default_factory=list)
@@ -56,15 +58,6 @@ class _Matrix:
     @property
     def nbytes(self) -> int:
         return int(self.rows.nbytes)
-
-    def put(self, point_id: str, vector: npt.NDArray[np.float32]) -> None:
-        row = self.where.get(point_id)
-        if row is None:
-            row = len(self.ids)
-            self._room(row + 1, len(vector))
-            self.ids.append(point_id)
-            self.where[point_id] = row
-        self.rows[row] = vector
 
     def extend(self, point_ids: list[str], vectors: npt.NDArray[np.float32]) -> None:
         """Rows for points not held yet (a page the shard gave)."""
@@ -83,29 +76,20 @@ class _Matrix:
             grown[: len(self.ids)] = self.rows[: len(self.ids)]
         self.rows = grown
 
-    def trim(self) -> None:
-        """Room for an eighth more rows, not the doubling's up to twice as many."""
-        size = len(self.ids)
-        self.rows = self.rows[: size + max(size // 8, _FIRST_ROWS)].copy()
-
-    def snapshot(self) -> tuple[npt.NDArray[np.float32], list[str]]:
-        """The rows held now and their ids: later puts append past them or write a new
-        array when the rows grow, so a product can run on these outside the lock (a row
-        rewritten meanwhile is read half old, as a search racing a write may)."""
-        return self.rows[: len(self.ids)], self.ids
+    def rows_held(self) -> npt.NDArray[np.float32]:
+        return self.rows[: len(self.ids)]
 
 
-def best(
-    rows: npt.NDArray[np.float32], ids: list[str], query: npt.NDArray[np.float32], depth: int
-) -> list[str]:
-    """The ids of the `depth` best rows by dot product with `query`, and of those within
-    `MARGIN` of the last of them."""
-    size = len(rows)
+def best(probed: Probed, query: npt.NDArray[np.float32], depth: int) -> list[str]:
+    """The ids of the `depth` best rows of the probed cells by dot product with `query`, and
+    of those within `MARGIN` of the last of them."""
+    ids = [i for _, cell_ids in probed for i in cell_ids]
+    size = len(ids)
     if size <= depth:
-        return ids[:size]
+        return ids
     # einsum keeps the product on this thread: BLAS would spread a matrix-vector product
     # over its own threads, which spin on a shared machine.
-    scores = np.einsum("ij,j->i", rows, query)
+    scores = np.concatenate([np.einsum("ij,j->i", rows, query) for rows, _ in probed])
     kth = np.partition(scores, size - depth)[size - depth]
     (near,) = np.nonzero(scores >= kth - MARGIN)
     return [ids[i] for i in near.tolist()]
@@ -129,12 +113,17 @@ def unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
 
 class LeafVectors:
     """Users' dense vectors by (user, level), for those of at least `from_points` points, the
-    least recently searched evicted past `budget` bytes; `budget` 0 holds none."""
+    least recently searched evicted past `budget` bytes; `budget` 0 holds none. A search
+    scores the rows of the cells nearest the query until it has scored `probe` rows
+    (`coarse_cells.py`); 0 scores every row (exact)."""
 
-    def __init__(self, budget: int, from_points: int = 0) -> None:
+    def __init__(self, budget: int, from_points: int = 0, probe: int = 0) -> None:
+        if probe < 0:
+            raise ValueError("probe must not be negative")
         self._budget = budget
         self._from = from_points
-        self._held: OrderedDict[UserLevel, _Matrix] = OrderedDict()
+        self._probe = probe
+        self._held: OrderedDict[UserLevel, CellMatrix] = OrderedDict()
         # Users with fewer points than `from_points` when counted, plus their upserts since
         # (an overwrite counts as well: at the bound the user is counted again).
         self._small: dict[UserLevel, int] = {}
@@ -155,16 +144,17 @@ class LeafVectors:
         with `load` in a thread of its own: this search and those until it is read scan."""
         if self._budget <= 0:
             return None
+        asked = unit(query)
         with self._lock:
             if key in self._too_large or key in self._loading or key in self._small:
                 return None
             matrix = self._held.get(key)
             if matrix is not None:
                 self._held.move_to_end(key)
-                rows, ids = matrix.snapshot()
-                self.scored += len(rows)
+                probed = matrix.probed(asked, max(self._probe, depth) if self._probe else 0)
+                self.scored += sum(len(ids) for _, ids in probed)
         if matrix is not None:
-            return best(rows, ids, unit(query), depth)
+            return best(probed, asked, depth)
         points = count() if self._from > 0 else 0
         with self._lock:
             if points < self._from:
@@ -192,32 +182,33 @@ class LeafVectors:
             return key in self._held
 
     def _load(self, key: UserLevel, load: Loader) -> None:
-        matrix = _Matrix()
+        cells = None
         try:
+            read = _Matrix()
             for point_ids, vectors in load():
-                matrix.extend(point_ids, units(vectors))
-                if matrix.nbytes > self._budget:
+                read.extend(point_ids, units(vectors))
+                if read.nbytes > self._budget:
                     # Stays out until some of its points are deleted (`forget`).
                     with self._lock:
                         self._too_large.add(key)
                     return
+            cells = CellMatrix.of(read.ids, read.rows_held())
         except Exception:
             # The shard closed or failed under the read: searches go on scanning.
             log.warning("reading the vectors of %s failed", key, exc_info=True)
             return
         finally:
+            # In one hold of the lock: an upsert finds the user loading or held, never
+            # neither (it would be lost).
             with self._lock:
                 arrived = self._loading.pop(key, [])
-                deleted = key in self._stale
+                deleted = key in self._stale  # read again at the next search
                 self._stale.discard(key)
-        if deleted:
-            return  # read again at the next search
-        with self._lock:
-            for m in arrived:
-                matrix.put(m.node.id, unit(m.dense))
-            matrix.trim()
-            self._held[key] = matrix
-            self._evict()
+                if cells is not None and not deleted:
+                    for m in arrived:
+                        cells.put(m.node.id, unit(m.dense))
+                    self._held[key] = cells
+                    self._evict()
 
     def _evict(self) -> None:
         total = sum(m.nbytes for m in self._held.values())
