@@ -24,7 +24,7 @@ import numpy as np
 
 from memstream.adapters.qdrant.coarse_cells import CellMatrix
 from memstream.adapters.qdrant.edge import EdgeIndex
-from memstream.adapters.qdrant.leaf_vectors import best, units
+from memstream.adapters.qdrant.leaf_vectors import best_probed, units
 from memstream.bootstrap import Container, recall_app
 from memstream.domain.models import Level
 from memstream.edges.http.server import BackgroundServer
@@ -48,11 +48,11 @@ def found_share(
     """The mean share of the exact best `depth` (and best `TOP`) that a probe finds."""
     deep, top, scored = [], [], []
     for query in queries:
-        exact = best([(rows, ids)], query, depth)
+        exact = best_probed([(rows, ids)], query, depth)
         scores = rows @ query
         first = {ids[i] for i in np.argsort(-scores)[:TOP].tolist()}
         probed = cells.probed(query, probe)
-        got = set(best(probed, query, depth))
+        got = set(best_probed(probed, query, depth))
         deep.append(len(got & set(exact)) / len(set(exact)))
         top.append(len(got & first) / TOP)
         scored.append(sum(len(i) for _, i in probed))

@@ -2,19 +2,24 @@
 
 The in-process engine keeps no graph (edge.py), so its dense prefetch scores every point of the
 user through the payload index, at about twice a plain product's cost per point. For users of
-many points this cache holds the dense vectors of one level as float32 rows grouped in cells
-around trained centroids (`coarse_cells.py`); a search scores the rows of the cells nearest
-the query until it has scored `probe` rows (every row with a probe of 0), takes the best
-`depth` and everything within `MARGIN` of the last of them, and the engine's dense prefetch
-then scores only those ids. The engine computes every score it returns. With a probe of 0
-the answer is the exact search's: the margin covers what the rows' arithmetic differs by
-(another summation order, float32 against the shard's float16), far above either. With a
-probe, the rows scored are a fixed number whatever the user's history, and one of the exact
-best that sits in a cell not probed is missed.
+many points this cache holds the dense vectors of one level as one contiguous float32 matrix
+(below a few tens of thousands the product and the id list cost what the engine's scan does:
+docs/scaling.md); a search scores
+them all with one matrix-vector product, takes the best `depth` and everything within
+`MARGIN` of the last of them, and the engine's dense prefetch then scores only those ids.
+The engine computes every score it returns, so the answer is the exact search's: the margin
+covers what the matrix's arithmetic differs by (another summation order, float32 against the
+shard's float16), far above either. The product is linear in the user's points too: this
+makes the scan cheaper, it does not bound it.
+
+With a `probe`, a held user's rows are kept in cells instead (`coarse_cells.py`), and a
+search scores the rows of the cells nearest the query until it has scored `probe` rows: a
+fixed number whatever the user's history, at the cost of missing one of the exact best that
+sits in a cell not probed (docs/figures/scale.md measures how often). Off by default.
 
 Kept current by the index itself: every write to the shard goes through `EdgeIndex` (one
 process holds a shard), which passes each upsert here before sending it to the engine, and
-drops the user on a delete. A user is read from the engine, and put in cells, in a thread,
+drops the user on a delete. A user is read from the engine (and put in cells), in a thread,
 from its first search on (the searches scan until it is held); a user whose vectors alone
 would not fit the budget is not held, and its search scans as before.
 """
@@ -48,8 +53,7 @@ Loader = Callable[[], Iterable[tuple[list[str], list[list[float]]]]]
 
 @dataclass
 class _Matrix:
-    """One user's vectors of one level as the shard gives them: the first `len(ids)` rows of
-    `rows` (put in cells once read whole)."""
+    """One user's vectors of one level: the first `len(ids)` rows of `rows`."""
 
     rows: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
     ids: list[str] = field(default_factory=list)
@@ -58,6 +62,15 @@ class _Matrix:
     @property
     def nbytes(self) -> int:
         return int(self.rows.nbytes)
+
+    def put(self, point_id: str, vector: npt.NDArray[np.float32]) -> None:
+        row = self.where.get(point_id)
+        if row is None:
+            row = len(self.ids)
+            self._room(row + 1, len(vector))
+            self.ids.append(point_id)
+            self.where[point_id] = row
+        self.rows[row] = vector
 
     def extend(self, point_ids: list[str], vectors: npt.NDArray[np.float32]) -> None:
         """Rows for points not held yet (a page the shard gave)."""
@@ -76,21 +89,41 @@ class _Matrix:
             grown[: len(self.ids)] = self.rows[: len(self.ids)]
         self.rows = grown
 
-    def rows_held(self) -> npt.NDArray[np.float32]:
-        return self.rows[: len(self.ids)]
+    def trim(self) -> None:
+        """Room for an eighth more rows, not the doubling's up to twice as many."""
+        size = len(self.ids)
+        self.rows = self.rows[: size + max(size // 8, _FIRST_ROWS)].copy()
+
+    def snapshot(self) -> tuple[npt.NDArray[np.float32], list[str]]:
+        """The rows held now and their ids: later puts append past them or write a new
+        array when the rows grow, so a product can run on these outside the lock (a row
+        rewritten meanwhile is read half old, as a search racing a write may)."""
+        return self.rows[: len(self.ids)], self.ids
 
 
-def best(probed: Probed, query: npt.NDArray[np.float32], depth: int) -> list[str]:
-    """The ids of the `depth` best rows of the probed cells by dot product with `query`, and
-    of those within `MARGIN` of the last of them."""
-    ids = [i for _, cell_ids in probed for i in cell_ids]
-    size = len(ids)
+def best(
+    rows: npt.NDArray[np.float32], ids: list[str], query: npt.NDArray[np.float32], depth: int
+) -> list[str]:
+    """The ids of the `depth` best rows by dot product with `query`, and of those within
+    `MARGIN` of the last of them."""
+    size = len(rows)
     if size <= depth:
-        return ids
+        return ids[:size]
     # einsum keeps the product on this thread: BLAS would spread a matrix-vector product
     # over its own threads, which spin on a shared machine.
-    scores = np.concatenate([np.einsum("ij,j->i", rows, query) for rows, _ in probed])
+    scores = np.einsum("ij,j->i", rows, query)
     kth = np.partition(scores, size - depth)[size - depth]
+    (near,) = np.nonzero(scores >= kth - MARGIN)
+    return [ids[i] for i in near.tolist()]
+
+
+def best_probed(probed: Probed, query: npt.NDArray[np.float32], depth: int) -> list[str]:
+    """`best` over the rows of the probed cells."""
+    ids = [i for _, cell_ids in probed for i in cell_ids]
+    if len(ids) <= depth:
+        return ids
+    scores = np.concatenate([np.einsum("ij,j->i", rows, query) for rows, _ in probed])
+    kth = np.partition(scores, len(ids) - depth)[len(ids) - depth]
     (near,) = np.nonzero(scores >= kth - MARGIN)
     return [ids[i] for i in near.tolist()]
 
@@ -113,9 +146,9 @@ def unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
 
 class LeafVectors:
     """Users' dense vectors by (user, level), for those of at least `from_points` points, the
-    least recently searched evicted past `budget` bytes; `budget` 0 holds none. A search
-    scores the rows of the cells nearest the query until it has scored `probe` rows
-    (`coarse_cells.py`); 0 scores every row (exact)."""
+    least recently searched evicted past `budget` bytes; `budget` 0 holds none. With a
+    `probe`, a search scores the rows of the cells nearest the query until it has scored
+    that many (`coarse_cells.py`); 0 scores every row (exact)."""
 
     def __init__(self, budget: int, from_points: int = 0, probe: int = 0) -> None:
         if probe < 0:
@@ -123,7 +156,7 @@ class LeafVectors:
         self._budget = budget
         self._from = from_points
         self._probe = probe
-        self._held: OrderedDict[UserLevel, CellMatrix] = OrderedDict()
+        self._held: OrderedDict[UserLevel, _Matrix | CellMatrix] = OrderedDict()
         # Users with fewer points than `from_points` when counted, plus their upserts since
         # (an overwrite counts as well: at the bound the user is counted again).
         self._small: dict[UserLevel, int] = {}
@@ -144,17 +177,23 @@ class LeafVectors:
         with `load` in a thread of its own: this search and those until it is read scan."""
         if self._budget <= 0:
             return None
-        asked = unit(query)
         with self._lock:
             if key in self._too_large or key in self._loading or key in self._small:
                 return None
             matrix = self._held.get(key)
-            if matrix is not None:
+            if isinstance(matrix, CellMatrix):
                 self._held.move_to_end(key)
-                probed = matrix.probed(asked, max(self._probe, depth) if self._probe else 0)
+                asked = unit(query)
+                probed = matrix.probed(asked, max(self._probe, depth))
                 self.scored += sum(len(ids) for _, ids in probed)
+            elif matrix is not None:
+                self._held.move_to_end(key)
+                rows, ids = matrix.snapshot()
+                self.scored += len(rows)
+        if isinstance(matrix, CellMatrix):
+            return best_probed(probed, asked, depth)
         if matrix is not None:
-            return best(probed, asked, depth)
+            return best(rows, ids, unit(query), depth)
         points = count() if self._from > 0 else 0
         with self._lock:
             if points < self._from:
@@ -182,32 +221,36 @@ class LeafVectors:
             return key in self._held
 
     def _load(self, key: UserLevel, load: Loader) -> None:
-        cells = None
+        held: _Matrix | CellMatrix | None = None
         try:
-            read = _Matrix()
+            matrix = _Matrix()
             for point_ids, vectors in load():
-                read.extend(point_ids, units(vectors))
-                if read.nbytes > self._budget:
+                matrix.extend(point_ids, units(vectors))
+                if matrix.nbytes > self._budget:
                     # Stays out until some of its points are deleted (`forget`).
                     with self._lock:
                         self._too_large.add(key)
                     return
-            cells = CellMatrix.of(read.ids, read.rows_held())
+            if self._probe:
+                held = CellMatrix.of(matrix.ids, matrix.rows[: len(matrix.ids)])
+            else:
+                matrix.trim()
+                held = matrix
         except Exception:
             # The shard closed or failed under the read: searches go on scanning.
             log.warning("reading the vectors of %s failed", key, exc_info=True)
             return
         finally:
-            # In one hold of the lock: an upsert finds the user loading or held, never
-            # neither (it would be lost).
+            # In one hold of the lock: an upsert finds the user being read or held, never
+            # neither (its row would be lost).
             with self._lock:
                 arrived = self._loading.pop(key, [])
                 deleted = key in self._stale  # read again at the next search
                 self._stale.discard(key)
-                if cells is not None and not deleted:
+                if held is not None and not deleted:
                     for m in arrived:
-                        cells.put(m.node.id, unit(m.dense))
-                    self._held[key] = cells
+                        held.put(m.node.id, unit(m.dense))
+                    self._held[key] = held
                     self._evict()
 
     def _evict(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from memstream.adapters.qdrant.coarse_cells import CELL_ROWS, SPLIT_ROWS, CellMatrix
-from memstream.adapters.qdrant.leaf_vectors import best
+from memstream.adapters.qdrant.leaf_vectors import best_probed as best
 
 DIM = 24
 
