@@ -170,7 +170,7 @@ class QdrantSettings(BaseModel):
         default=256,
         ge=0,
         description="In-process engine only (no URL): memory (MiB) for the dense vectors of "
-        "users of many leaves (`leaf_vectors_from`), held in process in cells, so a leaf "
+        "users of many leaves (`leaf_vectors_from`), held as one matrix each, so a leaf "
         "search scores them with one product and the engine scores only the best few (the "
         "same answer); least recently searched users dropped first; 0: the engine scans every "
         "point of the user.",
@@ -186,11 +186,12 @@ class QdrantSettings(BaseModel):
     leaf_vectors_probe: int = Field(
         default=0,
         ge=0,
-        description="A held user's vectors are grouped in cells around trained centroids; "
-        "a leaf search scores the rows of the cells nearest the query until it has scored "
-        "this many (at least the prefetch's depth), whatever the user's history, and the "
-        "engine scores those it picks: a row among the best in a cell not probed is missed "
-        "(docs/figures/scale.md measures how often). 0: every row (the exact search).",
+        description="Above 0, a held user's vectors are grouped in cells around trained "
+        "centroids and a leaf search scores the rows of the cells nearest the query until it "
+        "has scored this many (at least the prefetch's depth), whatever the user's history; "
+        "the engine scores those it picks, and a row among the best in a cell not probed is "
+        "missed (docs/figures/scale.md measures how often). 0: one matrix, every row scored "
+        "(the exact search).",
     )
 
 
