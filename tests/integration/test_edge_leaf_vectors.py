@@ -13,6 +13,7 @@ import pytest
 from qdrant_client import models
 
 from memstream.adapters.qdrant import edge
+from memstream.adapters.qdrant.coarse_cells import SPLIT_ROWS
 from memstream.adapters.qdrant.edge import EdgeIndex
 from memstream.adapters.qdrant.leaf_vectors import LeafVectors
 from memstream.adapters.qdrant.query import prefetch_depth
@@ -183,3 +184,45 @@ async def test_a_user_of_few_points_is_left_to_the_engine_until_it_has_more(
         assert got == await searched(index, "light", random.Random(4))
     finally:
         await holding.close()
+
+
+async def test_a_probed_search_scores_rows_that_do_not_grow_with_the_history(
+    tmp_path: Path,
+) -> None:
+    """With a probe, the rows a search scores (`LeafVectors.scored`) are the probe's and at
+    most one cell past it, for a user of 1,500 points and one of four times as many; every
+    score the search returns is the engine's exact one. Scoring every row (the code before
+    the cells) scores 6,000 rows a search of the larger user."""
+    index = EdgeIndex.open(tmp_path / "shard", DIM)
+    await index.ensure_collection()
+    probe = 300
+    held = LeafVectors(64 * 2**20, from_points=0, probe=probe)
+    probing = EdgeIndex(index._shard, leaf_vectors=held)
+    try:
+        rng = random.Random(23)
+        for user, count in (("short", 1_500), ("long", 6_000)):
+            memories = leaves(user, count, rng)
+            for start in range(0, count, 1_000):
+                await probing.upsert(memories[start : start + 1_000])
+            await held_once_searched(probing, held, user)
+        scored: dict[str, int] = {}
+        for user in ("short", "long"):
+            held.scored = 0
+            for _ in range(5):
+                dense, sparse = (
+                    [rng.gauss(0.0, 1.0) for _ in range(DIM)],
+                    query_vector(parse_query(" ".join(rng.sample(WORDS, k=2)))),
+                )
+                hits = await probing.search_leaves(
+                    user, dense, sparse, limit=LIMIT, dense_weight=1.0
+                )
+                exact = await index.search_leaves(
+                    user, dense, sparse, limit=20 * LIMIT, dense_weight=1.0
+                )
+                scores = {h.id: h.score for h in exact}
+                assert len(hits) == LIMIT
+                assert all(scores.get(h.id) == h.score for h in hits if h.id in scores)
+            scored[user] = held.scored // 5
+        assert all(probe <= n <= probe + SPLIT_ROWS for n in scored.values()), scored
+    finally:
+        await probing.close()

@@ -26,6 +26,7 @@ BENCHMARKS = (
     "house",
     "ingest",
     "knowledge_read",
+    "leaf_cells",
     "knowledge_write",
     "l1_freshness",
     "loop_work",

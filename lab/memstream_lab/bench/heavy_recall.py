@@ -33,6 +33,7 @@ the ratios each run measures (the cores are shared: absolute CPU moves between r
 from __future__ import annotations
 
 import argparse
+import cProfile
 import functools
 import hashlib
 import statistics
@@ -78,14 +79,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for user in USERS:
             call(functools.partial(c.tree.facts, user))
             call(functools.partial(c.tree.entity_index, user))
-        measured = _measure(call, pipeline, asks, args.digest)
+            # A search starts reading the vectors of a user held in process, in a thread:
+            # read before the questions, as they are after a process's first searches.
+            call(functools.partial(pipeline.recall, RecallRequest(user, asks[0])))
+        held = getattr(c.index, "_vectors", None)
+        if held is not None:
+            call(as_async(held.finish_reads))
+        profiles = _profiles(args.profile, "first")
+        measured = _measure(call, pipeline, asks, args.digest, profiles=profiles)
+        _dump(args.profile, profiles)
         if args.rounds > 1:
             # The same questions again: every node they read is now in the process's caches,
             # as a light user's few nodes are from the first round on.
-            measured["again"] = [
-                _measure(call, pipeline, asks[WARM_UP:], False, warm_up=0)
-                for _ in range(args.rounds - 1)
-            ]
+            measured["again"] = []
+            for n in range(args.rounds - 1):
+                profiles = _profiles(args.profile, f"again{n + 1}")
+                again = _measure(call, pipeline, asks[WARM_UP:], False, 0, profiles)
+                _dump(args.profile, profiles)
+                measured["again"].append(again)
     return {"built": run_dir.doc["built"], "recall": measured}
 
 
@@ -125,22 +136,56 @@ def _fill(
         run_dir.save()
 
 
+def _profiles(where: Path | None, name: str) -> dict[str, tuple[Path, cProfile.Profile]]:
+    """A profiler for each user's requests of one round, to be dumped under `where`."""
+    if where is None:
+        return {}
+    where.mkdir(parents=True, exist_ok=True)
+    return {u: (where / f"{name}-{u}.pstats", cProfile.Profile()) for u in USERS}
+
+
+def _dump(where: Path | None, profiles: dict[str, tuple[Path, cProfile.Profile]]) -> None:
+    for path, profile in profiles.values():
+        profile.dump_stats(path)
+
+
+def _profiled(
+    pipeline: RecallPipeline, request: RecallRequest, profile: cProfile.Profile | None
+) -> Callable[[], Awaitable[Any]]:
+    """The request, profiled on the thread of the server's event loop if `profile` is given
+    (the engine's search, in a worker thread, is not in it: its CPU is in the totals)."""
+
+    async def recall() -> Any:
+        if profile is None:
+            return await pipeline.recall(request)
+        profile.enable()
+        try:
+            return await pipeline.recall(request)
+        finally:
+            profile.disable()
+
+    return recall
+
+
 def _measure(
     call: Callable[..., Any],
     pipeline: RecallPipeline,
     asks: Sequence[str],
     digest: bool,
     warm_up: int = WARM_UP,
+    profiles: dict[str, tuple[Path, cProfile.Profile]] | None = None,
 ) -> dict[str, Any]:
     """Every question asked of each user in turn: a change in the machine's load reaches
-    them alike. The first `warm_up` questions are asked and not counted."""
+    them alike. The first `warm_up` questions are asked and not counted (nor profiled)."""
+    profiles = profiles or {}
     cpu: dict[str, list[float]] = {u: [] for u in USERS}
     stages: dict[str, dict[str, list[float]]] = {u: {} for u in USERS}
     answers: dict[str, list[str]] = {u: [] for u in USERS}
     for n, query in enumerate(asks):
         for user in USERS:
+            profile = profiles[user][1] if user in profiles and n >= warm_up else None
             began = time.process_time()
-            result = call(functools.partial(pipeline.recall, RecallRequest(user, query)))
+            result = call(_profiled(pipeline, RecallRequest(user, query), profile))
             spent = 1000 * (time.process_time() - began)
             if n < warm_up:
                 continue
@@ -193,6 +238,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--light-messages", type=int, default=85)
     parser.add_argument("--queries", type=int, default=60, help="Questions asked of each user.")
     parser.add_argument("--digest", action="store_true", help="Record what each answer held.")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="Write a cProfile of each user's counted requests of each round to this "
+        "directory (`<round>-<user>.pstats`); the profiler's own cost is in the CPU figures.",
+    )
     parser.add_argument(
         "--rounds",
         type=int,

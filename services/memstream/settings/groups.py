@@ -183,6 +183,16 @@ class QdrantSettings(BaseModel):
         description="Hold a user's vectors (`leaf_vectors_mb`) from this many points of a "
         "level: below it the engine's own scan costs less.",
     )
+    leaf_vectors_probe: int = Field(
+        default=0,
+        ge=0,
+        description="Above 0, a held user's vectors are grouped in cells around trained "
+        "centroids and a leaf search scores the rows of the cells nearest the query until it "
+        "has scored this many (at least the prefetch's depth), whatever the user's history; "
+        "the engine scores those it picks, and a row among the best in a cell not probed is "
+        "missed (docs/figures/scale.md measures how often). 0: one matrix, every row scored "
+        "(the exact search).",
+    )
 
 
 class LlmSettings(BaseModel):

@@ -169,15 +169,19 @@ class EdgeIndex:
         keys: DataKeys | None = None,
         leaf_vectors_mb: int = 0,
         leaf_vectors_from: int = 0,
+        leaf_vectors_probe: int = 0,
     ) -> EdgeIndex:
         """The index on the shard at `path` (created if missing); the caller must `close()` it.
         `leaf_vectors_mb`: memory for the dense vectors of users of `leaf_vectors_from`
-        points or more, held in process (`leaf_vectors.py`)."""
+        points or more, held in process (`leaf_vectors.py`), a search scoring the nearest
+        cells' `leaf_vectors_probe` rows of them (0: all)."""
         return cls(
             _open_shard(path, dim),
             lexical_half_score=lexical_half_score,
             keys=keys,
-            leaf_vectors=LeafVectors(leaf_vectors_mb * 2**20, leaf_vectors_from),
+            leaf_vectors=LeafVectors(
+                leaf_vectors_mb * 2**20, leaf_vectors_from, probe=leaf_vectors_probe
+            ),
         )
 
     async def ensure_collection(self) -> None:

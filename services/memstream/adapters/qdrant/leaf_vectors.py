@@ -9,14 +9,19 @@ them all with one matrix-vector product, takes the best `depth` and everything w
 `MARGIN` of the last of them, and the engine's dense prefetch then scores only those ids.
 The engine computes every score it returns, so the answer is the exact search's: the margin
 covers what the matrix's arithmetic differs by (another summation order, float32 against the
-shard's float16), far above either.
+shard's float16), far above either. The product is linear in the user's points too: this
+makes the scan cheaper, it does not bound it.
+
+With a `probe`, a held user's rows are kept in cells instead (`coarse_cells.py`), and a
+search scores the rows of the cells nearest the query until it has scored `probe` rows: a
+fixed number whatever the user's history, at the cost of missing one of the exact best that
+sits in a cell not probed (docs/figures/scale.md measures how often). Off by default.
 
 Kept current by the index itself: every write to the shard goes through `EdgeIndex` (one
 process holds a shard), which passes each upsert here before sending it to the engine, and
-drops the user on a delete. A user is read from the engine, in a thread, from its first
-search on (the searches scan until it is held); a user whose vectors alone would not fit the
-budget is not held, and its search scans as before. The product is linear in the user's
-points too: this makes the scan cheaper, it does not bound it.
+drops the user on a delete. A user is read from the engine (and put in cells), in a thread,
+from its first search on (the searches scan until it is held); a user whose vectors alone
+would not fit the budget is not held, and its search scans as before.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from memstream.adapters.qdrant.coarse_cells import CellMatrix, Probed
 from memstream.domain.models import IndexedMemory
 
 log = logging.getLogger(__name__)
@@ -111,6 +117,17 @@ def best(
     return [ids[i] for i in near.tolist()]
 
 
+def best_probed(probed: Probed, query: npt.NDArray[np.float32], depth: int) -> list[str]:
+    """`best` over the rows of the probed cells."""
+    ids = [i for _, cell_ids in probed for i in cell_ids]
+    if len(ids) <= depth:
+        return ids
+    scores = np.concatenate([np.einsum("ij,j->i", rows, query) for rows, _ in probed])
+    kth = np.partition(scores, len(ids) - depth)[len(ids) - depth]
+    (near,) = np.nonzero(scores >= kth - MARGIN)
+    return [ids[i] for i in near.tolist()]
+
+
 def units(vectors: list[list[float]]) -> npt.NDArray[np.float32]:
     """`unit` of each row."""
     rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
@@ -129,12 +146,17 @@ def unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
 
 class LeafVectors:
     """Users' dense vectors by (user, level), for those of at least `from_points` points, the
-    least recently searched evicted past `budget` bytes; `budget` 0 holds none."""
+    least recently searched evicted past `budget` bytes; `budget` 0 holds none. With a
+    `probe`, a search scores the rows of the cells nearest the query until it has scored
+    that many (`coarse_cells.py`); 0 scores every row (exact)."""
 
-    def __init__(self, budget: int, from_points: int = 0) -> None:
+    def __init__(self, budget: int, from_points: int = 0, probe: int = 0) -> None:
+        if probe < 0:
+            raise ValueError("probe must not be negative")
         self._budget = budget
         self._from = from_points
-        self._held: OrderedDict[UserLevel, _Matrix] = OrderedDict()
+        self._probe = probe
+        self._held: OrderedDict[UserLevel, _Matrix | CellMatrix] = OrderedDict()
         # Users with fewer points than `from_points` when counted, plus their upserts since
         # (an overwrite counts as well: at the bound the user is counted again).
         self._small: dict[UserLevel, int] = {}
@@ -159,10 +181,17 @@ class LeafVectors:
             if key in self._too_large or key in self._loading or key in self._small:
                 return None
             matrix = self._held.get(key)
-            if matrix is not None:
+            if isinstance(matrix, CellMatrix):
+                self._held.move_to_end(key)
+                asked = unit(query)
+                probed = matrix.probed(asked, max(self._probe, depth))
+                self.scored += sum(len(ids) for _, ids in probed)
+            elif matrix is not None:
                 self._held.move_to_end(key)
                 rows, ids = matrix.snapshot()
                 self.scored += len(rows)
+        if isinstance(matrix, CellMatrix):
+            return best_probed(probed, asked, depth)
         if matrix is not None:
             return best(rows, ids, unit(query), depth)
         points = count() if self._from > 0 else 0
@@ -192,8 +221,9 @@ class LeafVectors:
             return key in self._held
 
     def _load(self, key: UserLevel, load: Loader) -> None:
-        matrix = _Matrix()
+        held: _Matrix | CellMatrix | None = None
         try:
+            matrix = _Matrix()
             for point_ids, vectors in load():
                 matrix.extend(point_ids, units(vectors))
                 if matrix.nbytes > self._budget:
@@ -201,23 +231,27 @@ class LeafVectors:
                     with self._lock:
                         self._too_large.add(key)
                     return
+            if self._probe:
+                held = CellMatrix.of(matrix.ids, matrix.rows[: len(matrix.ids)])
+            else:
+                matrix.trim()
+                held = matrix
         except Exception:
             # The shard closed or failed under the read: searches go on scanning.
             log.warning("reading the vectors of %s failed", key, exc_info=True)
             return
         finally:
+            # In one hold of the lock: an upsert finds the user being read or held, never
+            # neither (its row would be lost).
             with self._lock:
                 arrived = self._loading.pop(key, [])
-                deleted = key in self._stale
+                deleted = key in self._stale  # read again at the next search
                 self._stale.discard(key)
-        if deleted:
-            return  # read again at the next search
-        with self._lock:
-            for m in arrived:
-                matrix.put(m.node.id, unit(m.dense))
-            matrix.trim()
-            self._held[key] = matrix
-            self._evict()
+                if held is not None and not deleted:
+                    for m in arrived:
+                        held.put(m.node.id, unit(m.dense))
+                    self._held[key] = held
+                    self._evict()
 
     def _evict(self) -> None:
         total = sum(m.nbytes for m in self._held.values())
