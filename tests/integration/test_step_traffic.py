@@ -16,12 +16,20 @@ A fact restated in every session (the user's job) costs a step that restates it 
 more either: the step reads the slot's head kept beside its statements (`domain.fact_heads`),
 not its history, and the version it writes keeps the latest few sources and a count. And a
 rebuild's chunk reads the range of the job's leaves it handles, not a job listing them all.
+
+Nor does a step convert more dates to and from text: the document's calendar (the windows of
+the last two months, about 80 at its bound) is read and written at every step, and its rows
+met before are decoded and encoded once (`contracts.codec`), so a user of years pays for it
+what one of a few days does.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -65,6 +73,9 @@ STEP_SESSION = 8**3 - 1
 # What a document with a full calendar (62 days, 13 weeks, 6 months remembered:
 # `domain.calendar_windows`) reads more than one of ten days: about 100 bytes a window.
 CALENDAR_MARGIN = 8 * 1024
+# Dates a step with a full calendar may convert more than one of ten days: a window or two
+# the step opens or grows (each a start and an end, decoded and encoded).
+DATES_MARGIN = 12
 
 
 def _name(number: int) -> str:
@@ -212,3 +223,36 @@ async def test_a_rebuild_chunk_reads_no_more_for_a_user_with_a_long_history(
         assert heavy_replies <= medium_replies
         # Ids of the same length, leaves of the same size: the same bytes but for the calendar.
         assert heavy_bytes <= 1.05 * medium_bytes + 1024
+
+
+@contextmanager
+def _dates_converted() -> Iterator[list[int]]:
+    """Counts the conversions of dates to and from ISO text this thread makes."""
+    count = [0]
+
+    def hook(frame: FrameType, event: str, arg: object) -> None:
+        if event == "c_call" and getattr(arg, "__name__", "") in ("isoformat", "fromisoformat"):
+            count[0] += 1
+
+    sys.setprofile(hook)
+    try:
+        yield count
+    finally:
+        sys.setprofile(None)
+
+
+async def test_a_step_converts_no_more_dates_for_a_user_with_a_long_history(
+    tree: RedisTree,
+) -> None:
+    segmenter = _segmenter(tree)
+    await segmenter.handle_batch(_history("heavy", HEAVY_SESSIONS))
+    await segmenter.handle_batch(_history("light", LIGHT_SESSIONS))
+    converted: dict[str, int] = {}
+    for user in ("heavy", "light"):
+        start = T0 + timedelta(days=2 * HEAVY_SESSIONS + 30)
+        with _dates_converted() as count:
+            await segmenter.handle_batch(_session(user, STEP_SESSION, 8, start))
+        converted[user] = count[0]
+    document = await tree.load_state("heavy")
+    assert document is not None and len(document["calendar"]) >= 62 + 13 + 6 - 3
+    assert 0 < converted["heavy"] <= converted["light"] + DATES_MARGIN

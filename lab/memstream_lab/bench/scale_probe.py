@@ -6,15 +6,19 @@ stores, LLM and publisher, with the hashing embedder in place of the model: the 
 cost per message does not depend on the user's history, and it would hide what does. A
 step is one new session of `STEP_TURNS` turns dated after the user's last message; its
 figure is the CPU time of the whole process (`process_time`, the embedded stores' threads
-included) per message, the least of `ROUNDS` steps, which another process on the shared
-cores moves far less than a wall-clock time.
+included) per message, the least and the median of `ROUNDS` steps, which another process on
+the shared cores moves far less than a wall-clock time. The users compared take their steps
+in turns, round by round, each round in another order: a user whose steps all came first
+(they did, the empty one's) was measured in another state of the process and of the
+machine than the others, which moved the ratios by more than what separates the users.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -63,29 +67,41 @@ def _session(
     return [Consumed(decode_input(e), RawEvent(json.dumps(e).encode())) for e in events]
 
 
-async def segmenter_cpu(c: Container, user_id: str, after: datetime) -> dict[str, Any]:
-    """CPU per message of one segmenter step for the user, after its history: steps that
-    state no fact first, then steps that restate one (the figures at the top level)."""
+async def segmenter_cpu(
+    c: Container, users: Sequence[str], after: datetime
+) -> dict[str, dict[str, Any]]:
+    """CPU per message of one segmenter step for each user, after the history: steps that
+    state no fact first, then steps that restate one (the figures at the top level). In
+    every round each user takes one step, the same session dated alike, the users' order
+    turned by one each round."""
     segmenter = build_segmenter(c, embedder=HashingEmbedder(c.embedder.dim), bare=True)
-    figures: dict[str, dict[str, Any]] = {}
+    spent: dict[tuple[str, str], list[float]] = {}
     for order, saying in enumerate(("plain", "probe")):
-        spent: list[float] = []
         for number in range(ROUNDS):
             at = after + timedelta(hours=6 * (order * ROUNDS + number + 1))
-            batch = _session(user_id, number, at, saying)
-            began = time.process_time()
-            await segmenter.handle_batch(batch)
-            spent.append(time.process_time() - began)
-        per_message = [1000 * s / STEP_TURNS for s in spent]
-        figures[saying] = {
-            "cpu_ms_per_msg_least": round(min(per_message), 3),
-            "cpu_ms_per_msg_median": round(sorted(per_message)[len(per_message) // 2], 3),
-        }
+            turn = number % len(users)
+            for user_id in [*users[turn:], *users[:turn]]:
+                batch = _session(user_id, number, at, saying)
+                began = time.process_time()
+                await segmenter.handle_batch(batch)
+                took = time.process_time() - began
+                spent.setdefault((user_id, saying), []).append(1000 * took / STEP_TURNS)
     return {
-        **figures["probe"],
-        "stating_no_fact": figures["plain"],
-        "turns_per_step": STEP_TURNS,
-        "rounds": ROUNDS,
+        user_id: {
+            **_figures(spent[user_id, "probe"]),
+            "stating_no_fact": _figures(spent[user_id, "plain"]),
+            "turns_per_step": STEP_TURNS,
+            "rounds": ROUNDS,
+        }
+        for user_id in users
+    }
+
+
+def _figures(per_message: list[float]) -> dict[str, Any]:
+    return {
+        "cpu_ms_per_msg_least": round(min(per_message), 3),
+        "cpu_ms_per_msg_median": round(statistics.median(per_message), 3),
+        "cpu_ms_per_msg_steps": [round(ms, 3) for ms in per_message],
     }
 
 

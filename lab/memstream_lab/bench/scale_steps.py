@@ -35,16 +35,11 @@ def run_probes(
 ) -> None:
     if not run_dir.done("segmenter_step"):
         last = datetime.fromisoformat(str(built[HEAVY]["last_ts"]))
+        history = {FRESH: 0, MEDIUM: built[MEDIUM]["messages"], HEAVY: built[HEAVY]["messages"]}
+        steps = call(lambda: segmenter_cpu(c, list(history), last))
         run_dir.keep(
             "segmenter_step",
-            {
-                f"{user} ({history} messages)": call(lambda u=user, at=at: segmenter_cpu(c, u, at))
-                for user, history, at in (
-                    (FRESH, 0, last),
-                    (MEDIUM, built[MEDIUM]["messages"], last),
-                    (HEAVY, built[HEAVY]["messages"], last),
-                )
-            },
+            {f"{user} ({messages} messages)": steps[user] for user, messages in history.items()},
         )
     if only_segmenter:
         return

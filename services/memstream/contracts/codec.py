@@ -32,6 +32,16 @@ from memstream.domain.windows import UserWindows
 # The next `seq` of a session saved before sessions kept one: above any real `seq`, so no
 # turn of it waits for an earlier one (a reused id counting from 0 still starts anew).
 UNKNOWN_NEXT_SEQ = 2**62
+# A window state's calendar (up to 81 windows at its bound: `domain.calendar_windows`) is
+# decoded and encoded whole at every step, while a window in it changes a few times a day:
+# rows met before are taken from here, so a user with a long history pays for a step what a
+# new one does. Windows are immutable, so sharing one between states is safe; past the bound
+# the tables start again (the next steps fill them).
+CALENDAR_TABLE_MAX = 1 << 14
+_CalendarRow = tuple[str, int, str, str, str | None]
+_calendar_windows: dict[_CalendarRow, Window] = {}
+# By the window's id, beside the window itself: held here, its id names no other object.
+_calendar_rows: dict[int, tuple[Window, list[Any]]] = {}
 TURN_TYPE = "turn.v1"
 RemovalReason = Literal["forget", "replaced"]
 REBUILD_TYPE = "rebuild.v1"
@@ -312,9 +322,7 @@ def encode_state(state: UserWindows) -> dict[str, Any]:
             }
             for key, ow in state.open_windows.items()
         },
-        "calendar": [
-            [int(w.level), w.start.isoformat(), w.end.isoformat(), w.tz] for w in state.calendar
-        ],
+        "calendar": [_calendar_row(w) for w in state.calendar],
         "closed": list(state.closed),
         "earlier": [encode_session(s) for s in state.earlier],
         "held": [encode_turn(t) for t in state.held],
@@ -411,9 +419,37 @@ def _decode_calendar(
         return tuple(ow.window for ow in open_windows if ow.window.level > Level.SESSION)
     user_id = value["user_id"]
     return tuple(
-        Window(user_id, Level(level), parse_ts(start), parse_ts(end), None, tz)
+        _calendar_window(user_id, level, start, end, tz)
         for level, start, end, tz in value["calendar"]
     )
+
+
+def _calendar_window(user_id: str, level: int, start: str, end: str, tz: str | None) -> Window:
+    """A calendar row as a window, decoded once (`CALENDAR_TABLE_MAX`)."""
+    window = _calendar_windows.get((user_id, level, start, end, tz))
+    if window is None:
+        window = Window(user_id, Level(level), parse_ts(start), parse_ts(end), None, tz)
+        _hold_calendar(window, [level, start, end, tz])
+    return window
+
+
+def _calendar_row(window: Window) -> list[Any]:
+    """A calendar window as its row, encoded once (`CALENDAR_TABLE_MAX`)."""
+    held = _calendar_rows.get(id(window))
+    if held is not None and held[0] is window:
+        return held[1]
+    row = [int(window.level), window.start.isoformat(), window.end.isoformat(), window.tz]
+    _hold_calendar(window, row)
+    return row
+
+
+def _hold_calendar(window: Window, row: list[Any]) -> None:
+    """Both ways: a row a commit writes is the row the next step's load reads."""
+    if len(_calendar_rows) >= CALENDAR_TABLE_MAX or len(_calendar_windows) >= CALENDAR_TABLE_MAX:
+        _calendar_rows.clear()
+        _calendar_windows.clear()
+    _calendar_rows[id(window)] = (window, row)
+    _calendar_windows[(window.user_id, *row)] = window
 
 
 def _session_key(

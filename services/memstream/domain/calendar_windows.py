@@ -57,16 +57,20 @@ def calendar_window(
     at = instant.timestamp()
     before: Window | None = None
     after: Window | None = None
+    before_end = after_start = 0.0  # (their bounds, read once: a user has up to 62 days)
     for window in known:
         if window.level != level:
             continue
-        start, end = window.start.timestamp(), window.end.timestamp()
-        if start <= at < end:
+        start = window.start.timestamp()
+        if start > at:
+            if after is None or start < after_start:
+                after, after_start = window, start
+            continue
+        end = window.end.timestamp()
+        if at < end:
             return window
-        if end <= at and (before is None or end > before.end.timestamp()):
-            before = window
-        elif start > at and (after is None or start < after.start.timestamp()):
-            after = window
+        if before is None or end > before_end:
+            before, before_end = window, end
     zone = get_zone(tz)
     natural_start, natural_end = (to_utc(bound) for bound in window_for(level, instant, tz))
     if after is not None:
@@ -83,11 +87,11 @@ def calendar_window(
 def remembered(known: tuple[Window, ...], window: Window) -> tuple[Window, ...]:
     """`known` with `window` in place of the one of its level and start (a window that grew)
     or added, and the oldest of its level forgotten past the bound."""
-    key = (window.level, window.start.timestamp())
-    kept = [w for w in known if (w.level, w.start.timestamp()) != key]
+    level, start = window.level, window.start.timestamp()
+    kept = [w for w in known if w.level != level or w.start.timestamp() != start]
     kept.append(window)
-    same = [w for w in kept if w.level == window.level]
-    excess = len(same) - MAX_REMEMBERED_WINDOWS[window.level]
+    same = [w for w in kept if w.level == level]
+    excess = len(same) - MAX_REMEMBERED_WINDOWS[level]
     if excess <= 0:
         return tuple(kept)
     forgotten = {id(w) for w in sorted(same, key=lambda w: w.start.timestamp())[:excess]}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import repeat
+from operator import is_
 
 from memstream.domain.calendar_windows import calendar_window, remembered
 from memstream.domain.ids import window_node_id
@@ -68,6 +70,6 @@ def remember_chain(calendar: tuple[Window, ...], chain: list[OpenWindow]) -> tup
     """`calendar` with the chain's day, week and month (one may have grown)."""
     for ow in chain:
         # A window found in `calendar` is the very object there: new or grown ones are not.
-        if ow.window.level > Level.SESSION and not any(w is ow.window for w in calendar):
+        if ow.window.level > Level.SESSION and not any(map(is_, calendar, repeat(ow.window))):
             calendar = remembered(calendar, ow.window)
     return calendar
