@@ -9,12 +9,15 @@ would stall the turns it waits for. This is a consumer of its own (group
 
 The overflow topic holds places, not records (`contracts.turns_places`): one record names a
 tenant's diverted records of one batch by their offsets in one partition of the turns log.
-The consumer works through such a record a batch of at most `batch_size` records at a time:
-it reads them back from the turns topic (`TurnsReader`, a consumer of no group), hands them
-to the handler the way an agent does (`consume_batch`: decoded once, dead letters, retries),
-strikes their places off the ledger, and commits the overflow record's offset once all of
-its records are done. A crash in between reads the record's batches again; what was already
-written is dropped by the event-id dedup, as for any replay.
+The consumer takes the records one partition's overflow records name in batches of at most
+`batch_size` (a batch may end one record and begin the next: the handler's cost is mostly
+per batch): it reads them back from the turns topic (`TurnsReader`, a consumer of no group
+per partition), hands them to the handler the way an agent does (`consume_batch`: decoded
+once, dead letters, retries), strikes their places off the ledger, and commits the offset
+past each overflow record all of whose records are done. A crash in between reads a
+record's records again; what was already written is dropped by the event-id dedup, as for
+any replay. Each user's records are in one partition of the turns log, named in the order
+of its overflow records, so each user's order is kept.
 
 Each tenant's places go to a partition of its own (`ports.OverflowQueues`: the least taken
 when the tenant is first diverted; shared only once every partition has a tenant), and the
@@ -28,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +69,10 @@ class Backlog:
         return taken
 
 
+# Per overflow partition, the records being worked through, oldest first.
+Backlogs = dict[TopicPartition, deque[Backlog]]
+
+
 @dataclass(frozen=True)
 class OverflowConsumer:
     """`consume` (the agents' `consume_batch` with its handler and dead letters bound) fed
@@ -90,64 +98,80 @@ class OverflowConsumer:
             auto_offset_reset="earliest",
             **self.consumer_options,
         )
-        reader = TurnsReader(
-            self.turns_topic,
-            AIOKafkaConsumer(
+
+        def turns_consumer() -> AIOKafkaConsumer:
+            return AIOKafkaConsumer(
                 bootstrap_servers=self.bootstrap,
                 group_id=None,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
-            ),
-        )
+            )
+
+        reader = TurnsReader(self.turns_topic, turns_consumer)
         await consumer.start()
-        await reader.consumer.start()
         turn = 0  # the partition whose batch comes next, counted over the assigned ones
-        backlogs: dict[TopicPartition, Backlog] = {}
+        backlogs: Backlogs = {}
         try:
             while True:
                 await self.spare.turn()
                 turn = await self.step(consumer, reader, turn, backlogs)
         finally:
-            await asyncio.shield(reader.consumer.stop())
+            await asyncio.shield(reader.close())
             await asyncio.shield(consumer.stop())
 
     async def step(
-        self,
-        consumer: AIOKafkaConsumer,
-        reader: TurnsReader,
-        turn: int,
-        backlogs: dict[TopicPartition, Backlog],
+        self, consumer: AIOKafkaConsumer, reader: TurnsReader, turn: int, backlogs: Backlogs
     ) -> int:
-        """One batch: the next partition's (`next_places`) next records, read back, handled
-        and struck off; the overflow record's offset committed once all of its records are.
-        Returns the next turn."""
+        """One batch: the next partition's (`next_places`) next records, up to
+        `batch_size` of them from as many of its overflow records as it takes, read back,
+        handled and struck off; then the offsets of the overflow records all of whose
+        records are done are committed. Returns the next turn."""
         turn, tp = await self.next_places(consumer, turn, backlogs)
         if tp is None:
             return turn
-        backlog = backlogs[tp]
-        batch = backlog.take(self.batch_size)
-        if batch:
-            raws = await reader.read(backlog.partition, [offset for offset, _ in batch])
+        queue = backlogs[tp]
+        taken: dict[int, list[tuple[int, str]]] = {}  # turns partition -> (offset, user)
+        room, at = self.batch_size, 0
+        while room:
+            if at == len(queue):
+                fetched = await consumer.getmany(tp, timeout_ms=0, max_records=1)
+                if not fetched.get(tp):
+                    break
+                queue.append(_backlog(fetched[tp][0]))
+            got = queue[at].take(room)
+            room -= len(got)
+            taken.setdefault(queue[at].partition, []).extend(got)
+            at += 1 if not queue[at].left else 0
+        if any(taken.values()):
+            raws: list[RawEvent] = []
+            for partition, places in taken.items():
+                if places:
+                    raws += await reader.read(partition, [offset for offset, _ in places])
             if raws:
                 await self.consume(raws)
-            places: dict[str, list[tuple[int, int]]] = {}
-            for offset, user in batch:
-                places.setdefault(user, []).append((backlog.partition, offset))
-            await self.struck_off(places)
+            struck: dict[str, list[tuple[int, int]]] = {}
+            for partition, places in taken.items():
+                for offset, user in places:
+                    struck.setdefault(user, []).append((partition, offset))
+            await self.struck_off(struck)
             faults.reach("overflow.after_batch")
-        if not backlog.left:
-            await consumer.commit({tp: backlog.offset + 1})
+        done = None
+        while queue and not queue[0].left:
+            done = queue.popleft().offset
+        if done is not None:
+            await consumer.commit({tp: done + 1})
+        if not queue:
             del backlogs[tp]
         return turn
 
     async def next_places(
-        self, consumer: AIOKafkaConsumer, turn: int, backlogs: dict[TopicPartition, Backlog]
+        self, consumer: AIOKafkaConsumer, turn: int, backlogs: Backlogs
     ) -> tuple[int, TopicPartition | None]:
         """The overflow partition whose next batch comes now, from the first partition from
         `turn` on that has a record being worked through or fetched (the consumer fetches
         every assigned partition ahead); with none, whatever a fetch brings within
         `FETCH_WAIT_MS`. Returns the next turn too. A partition no longer assigned drops its
-        record: its new owner reads it again from the committed offset."""
+        records: its new owner reads them again from the committed offset."""
         assigned = sorted(consumer.assignment(), key=lambda tp: (tp.topic, tp.partition))
         for tp in backlogs.keys() - set(assigned):
             del backlogs[tp]
@@ -156,55 +180,67 @@ class OverflowConsumer:
             if tp not in backlogs:
                 fetched = await consumer.getmany(tp, timeout_ms=0, max_records=1)
                 for record in fetched.get(tp, ()):
-                    backlogs[tp] = _backlog(record)
+                    backlogs[tp] = deque([_backlog(record)])
             if tp in backlogs:
                 return turn + step + 1, tp
         fetched = await consumer.getmany(timeout_ms=FETCH_WAIT_MS, max_records=1)
         for tp, records in fetched.items():
             for record in records:
-                backlogs[tp] = _backlog(record)
+                backlogs[tp] = deque([_backlog(record)])
                 return turn, tp
         return turn, None
 
 
 @dataclass
+class _Cursor:
+    """Where one partition's reader stands: the offset it returns next, and what it read
+    past the last records asked for (often the next ones asked for)."""
+
+    consumer: Any
+    next: int = -1
+    ahead: list[RawEvent] = field(default_factory=list)
+
+
+@dataclass
 class TurnsReader:
-    """Records of the turns topic read at their offsets, with a consumer of no group that
-    reads forward from where it is while the next offsets are near (`READ_THROUGH`)."""
+    """Records of the turns topic read at their offsets, with a consumer of no group per
+    partition (started on first use), which reads forward from where it stands while the
+    next offsets are near (`READ_THROUGH`): a diverted flood is read in one pass."""
 
     topic: str
-    consumer: AIOKafkaConsumer
-    _at: TopicPartition | None = None
-    _next: int = -1  # the offset the consumer returns next
-    _ahead: list[RawEvent] = field(default_factory=list)  # read past the last batch's end
+    new_consumer: Callable[[], Any]
+    _cursors: dict[int, _Cursor] = field(default_factory=dict)
 
     async def read(self, partition: int, offsets: Sequence[int]) -> list[RawEvent]:
         """The records at `offsets` (ascending) of `partition`, those the log still holds."""
         tp = TopicPartition(self.topic, partition)
+        cursor = self._cursors.get(partition)
+        if cursor is None:
+            consumer = self.new_consumer()
+            await consumer.start()
+            consumer.assign([tp])
+            cursor = self._cursors[partition] = _Cursor(consumer)
         first, last, wanted = offsets[0], offsets[-1], set(offsets)
-        held = [raw for raw in self._ahead if raw.offset >= first]
-        start = held[0].offset if held else self._next
-        if self._at != tp or not start <= first <= self._next + READ_THROUGH:
-            if self._at != tp:
-                self.consumer.assign([tp])
-                self._at = tp
-            self.consumer.seek(tp, first)
-            self._next, held = first, []
+        held = [raw for raw in cursor.ahead if raw.offset >= first]
+        start = held[0].offset if held else cursor.next
+        if not 0 <= start <= first <= cursor.next + READ_THROUGH:
+            cursor.consumer.seek(tp, first)
+            cursor.next, held = first, []
         found = [raw for raw in held if raw.offset in wanted]
         ahead = [raw for raw in held if raw.offset > last]
-        while self._next <= last:
-            fetched = await self.consumer.getmany(tp, timeout_ms=FETCH_WAIT_MS)
+        while cursor.next <= last:
+            fetched = await cursor.consumer.getmany(tp, timeout_ms=FETCH_WAIT_MS)
             records = fetched.get(tp, [])
             if not records:
-                position = await self.consumer.position(tp)
+                position = await cursor.consumer.position(tp)
                 if position > last:  # past the retention: what is left of them is read
-                    self._next = position
+                    cursor.next = position
                     break
                 continue
-            self._next = records[-1].offset + 1
+            cursor.next = records[-1].offset + 1
             found += [_raw(r) for r in records if r.offset in wanted]
             ahead += [_raw(r) for r in records if r.offset > last]
-        self._ahead = ahead
+        cursor.ahead = ahead
         if len(found) < len(wanted):
             log.error(
                 "%d of %d diverted records are gone from %s[%d] (past its retention)",
@@ -214,6 +250,11 @@ class TurnsReader:
                 partition,
             )
         return found
+
+    async def close(self) -> None:
+        for cursor in self._cursors.values():
+            await cursor.consumer.stop()
+        self._cursors.clear()
 
 
 def _backlog(record: Any) -> Backlog:

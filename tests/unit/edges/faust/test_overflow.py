@@ -13,7 +13,7 @@ from aiokafka.structs import TopicPartition
 
 from memstream.contracts.records import RawEvent
 from memstream.contracts.turns_places import encode_places, places_of
-from memstream.edges.faust.overflow import Backlog, OverflowConsumer, Places, TurnsReader
+from memstream.edges.faust.overflow import Backlogs, OverflowConsumer, Places, TurnsReader
 from memstream.edges.faust.spare import SpareCapacity
 
 FLOOD, QUIET, EMPTY = (TopicPartition("overflow", p) for p in (0, 1, 2))
@@ -65,21 +65,27 @@ class Fetched:
 
 
 class Log:
-    """The turns topic as a consumer of no group reads it: from its position, a few records
-    a fetch; records before `start` are gone (retention)."""
+    """One partition of the turns topic as a consumer of no group reads it: from its
+    position, a few records a fetch; records before `start` are gone (retention)."""
 
     def __init__(self, partitions: dict[int, int], start: int = 0, per_fetch: int = 5) -> None:
-        self.ends, self.start, self.per_fetch = partitions, start, per_fetch
+        self.ends, self.log_start, self.per_fetch = partitions, start, per_fetch
         self.at: TopicPartition | None = None
         self.position_of = 0
         self.seeks = 0
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
 
     def assign(self, tps: list[TopicPartition]) -> None:
         self.at = tps[0]
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         self.seeks += 1
-        self.position_of = max(offset, self.start)
+        self.position_of = max(offset, self.log_start)
 
     async def position(self, tp: TopicPartition) -> int:
         return self.position_of
@@ -125,8 +131,8 @@ async def test_a_quiet_tenants_records_wait_for_one_batch_of_the_flood_not_all_o
     quiet = places_record(QUIET, 4, 1, {"globex:q": range(3, 5)})
     fetched = Fetched({FLOOD: [flood], QUIET: [quiet], EMPTY: []})
     handled = Handled()
-    overflow, reader = consumer(handled, batch_size=4), TurnsReader("turns", Log({0: 20, 1: 20}))
-    turn, backlogs = 0, dict[TopicPartition, Backlog]()
+    overflow, reader = consumer(handled, batch_size=4), reader_of({0: 20, 1: 20})
+    turn, backlogs = 0, Backlogs()
     for _ in range(4):
         turn = await overflow.step(fetched, reader, turn, backlogs)  # type: ignore[arg-type]
     assert handled.batches == [
@@ -143,16 +149,15 @@ async def test_a_quiet_tenants_records_wait_for_one_batch_of_the_flood_not_all_o
 
 async def test_with_nothing_fetched_it_waits_on_every_partition() -> None:
     fetched, handled = Fetched({FLOOD: [], QUIET: []}), Handled()
-    reader = TurnsReader("turns", Log({0: 0}))
-    turn = await consumer(handled, 4).step(fetched, reader, 3, {})  # type: ignore[arg-type]
+    turn = await consumer(handled, 4).step(fetched, reader_of({0: 0}), 3, {})  # type: ignore[arg-type]
     assert (turn, handled.batches, fetched.committed) == (3, [], [])
 
 
 async def test_a_partition_taken_away_drops_its_record_uncommitted() -> None:
     flood = places_record(FLOOD, 7, 0, {"acme:a": range(10)})
     fetched, handled = Fetched({FLOOD: [flood]}), Handled()
-    overflow, reader = consumer(handled, 4), TurnsReader("turns", Log({0: 20}))
-    backlogs: dict[TopicPartition, Backlog] = {}
+    overflow, reader = consumer(handled, 4), reader_of({0: 20})
+    backlogs: Backlogs = {}
     await overflow.step(fetched, reader, 0, backlogs)  # type: ignore[arg-type]
     assert list(backlogs) == [FLOOD]
     fetched.queues = {QUIET: deque()}  # a rebalance: its new owner reads it from offset 7
@@ -160,21 +165,43 @@ async def test_a_partition_taken_away_drops_its_record_uncommitted() -> None:
     assert backlogs == {} and fetched.committed == []
 
 
+async def test_a_batch_ends_one_overflow_record_and_begins_the_next() -> None:
+    first = places_record(FLOOD, 3, 0, {"acme:a": range(3)})
+    second = places_record(FLOOD, 4, 1, {"acme:b": range(3)})
+    fetched, handled = Fetched({FLOOD: [first, second]}), Handled()
+    overflow, reader = consumer(handled, 4), reader_of({0: 20, 1: 20})
+    backlogs: Backlogs = {}
+    await overflow.step(fetched, reader, 0, backlogs)  # type: ignore[arg-type]
+    assert handled.batches == [["0:0", "0:1", "0:2", "1:0"]]
+    assert fetched.committed == [{FLOOD: 4}]  # the first record only: the second is begun
+    await overflow.step(fetched, reader, 0, backlogs)  # type: ignore[arg-type]
+    assert handled.batches[1] == ["1:1", "1:2"]
+    assert fetched.committed == [{FLOOD: 4}, {FLOOD: 5}] and backlogs == {}
+
+
+def reader_of(ends: dict[int, int], start: int = 0) -> TurnsReader:
+    return TurnsReader("turns", lambda: Log(ends, start))
+
+
 async def test_the_reader_reads_on_through_near_places_and_seeks_to_far_ones() -> None:
-    log = Log({0: 2_000, 1: 50})
-    reader = TurnsReader("turns", log)  # type: ignore[arg-type]
+    logs: list[Log] = []
+
+    def new_log() -> Log:
+        logs.append(Log({0: 2_000, 1: 50}))
+        return logs[-1]
+
+    reader = TurnsReader("turns", new_log)
     assert [r.offset for r in await reader.read(0, [3, 4, 9])] == [3, 4, 9]
     assert [r.offset for r in await reader.read(0, [10, 12])] == [10, 12]  # read ahead
     assert [r.offset for r in await reader.read(0, [40])] == [40]  # read through
-    assert log.seeks == 1
+    assert logs[0].seeks == 1
     assert [r.offset for r in await reader.read(0, [1_500])] == [1_500]  # too far: a seek
     assert [r.offset for r in await reader.read(0, [2])] == [2]  # behind: a seek
-    assert [r.offset for r in await reader.read(1, [7])] == [7]  # another partition
-    assert log.seeks == 4
+    assert [r.offset for r in await reader.read(1, [7])] == [7]  # a consumer of its own
+    assert [r.offset for r in await reader.read(0, [3])] == [3]  # where it stood
+    assert [log.seeks for log in logs] == [3, 1]
 
 
 async def test_records_past_the_logs_retention_are_left_out() -> None:
-    reader = TurnsReader("turns", Log({0: 30}, start=20))  # type: ignore[arg-type]
-    assert [r.offset for r in await reader.read(0, [5, 8, 21])] == [21]
-    reader = TurnsReader("turns", Log({0: 30}, start=30))  # type: ignore[arg-type]
-    assert await reader.read(0, [5, 8]) == []
+    assert [r.offset for r in await reader_of({0: 30}, start=20).read(0, [5, 8, 21])] == [21]
+    assert await reader_of({0: 30}, start=30).read(0, [5, 8]) == []
