@@ -10,6 +10,8 @@ sleep could only guess. The points, in the order a record meets them:
     l1.before_publish         L1s and closures committed (outbox), nothing published
     consolidation.after_qdrant  summaries indexed, their nodes not yet committed
     forget.after_redis        a forget deleted the user's keys, not yet their points
+    overflow.after_batch      a batch of the segmenter's overflow handled and struck off its
+                              users' ledgers, the overflow record naming it not committed
     rebuild.before_commit     a rebuild chunk's leaves re-derived and indexed, the chunk and
                               the job's progress not yet committed
     repair.after_page         `memstream repair` wrote one page of nodes into the index or
@@ -33,6 +35,7 @@ POINTS = frozenset(
         "l1.before_publish",
         "consolidation.after_qdrant",
         "forget.after_redis",
+        "overflow.after_batch",
         "rebuild.before_commit",
         "repair.after_page",
     }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from .crash_rig import (
     scenario_settings,
     snapshot,
     synthetic_log,
+    tree_of,
     wait_settled,
 )
 from .redis_cluster import RedisClusterNodes
@@ -49,6 +51,14 @@ KILL_POINTS = {
 # The kills on either side of a user's commit, run again on the Redis Cluster (the rest of
 # the suite does not depend on the layout: one run of it is enough).
 KILLED_MID_COMMIT = ("l1", "store-publish")
+# A tenant share that sends the input through the overflow: the crash users are one tenant
+# (no prefix), and every turn past its first over the share goes there, in batches of 4.
+SHARE_ON = {
+    "MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S": "0.01",
+    "MEMSTREAM_SEGMENTER_TENANT_SHARE_BURST": "1",
+    "MEMSTREAM_SEGMENTER_OVERFLOW_BATCH_SIZE": "4",
+    "MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S": "0.2",
+}
 
 
 async def clean_run(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, Any]]:
@@ -104,6 +114,43 @@ async def graceful_restart(stack: Settings, root: Path) -> tuple[Snapshot, dict[
     await wait_settled(settings, worker)
     await worker.stop(signal.SIGTERM)
     return await snapshot(settings), timings(worker, restart)
+
+
+async def killed_in_the_overflow(stack: Settings, root: Path) -> Snapshot:
+    """The input through the overflow (`SHARE_ON`), the worker killed once a batch of it is
+    written and struck off the ledger but the overflow record that names it is not
+    committed; restarted, it reads that record's records back from the turns log again."""
+    settings = await scenario_settings(stack, root, "overflow")
+    await publish(settings, synthetic_log())
+    doomed = Worker(settings, fault_point="overflow.after_batch:3", extra=SHARE_ON)
+    code = await doomed.exited(timeout_s=90)
+    assert code == -signal.SIGKILL, f"exit {code}, never reached?\n{doomed.tail()}"
+    tree = tree_of(settings)
+    try:
+        assert await tree.diverted(KEPT)  # killed with records still waiting
+        worker = Worker(settings, extra=SHARE_ON)
+        deadline = time.monotonic() + 120
+        while await tree.diverted(KEPT) or await tree.diverted(GONE):
+            assert time.monotonic() < deadline, worker.tail()
+            await asyncio.sleep(0.2)
+    finally:
+        await tree._r.aclose()
+    await wait_settled(settings, worker)
+    await worker.stop(signal.SIGTERM)
+    return await snapshot(settings)
+
+
+async def test_a_worker_killed_in_the_overflow_restarts_to_the_tree_of_a_clean_run(
+    stack_settings: Settings, tmp_path: Path
+) -> None:
+    """The overflow holds places in the turns log, not records: a kill between a batch's
+    write and its commit replays the batch from the turns log, and the tree is the one a
+    clean run without a share builds (the forgotten user's diverted turns dropped)."""
+    (clean, _), through_overflow = await asyncio.gather(
+        clean_run(stack_settings, tmp_path), killed_in_the_overflow(stack_settings, tmp_path)
+    )
+    assert {v[1] for v in clean.nodes.values()} == {1, 2, 3, 4, 5}  # every level closed
+    assert differences(clean, through_overflow) == []
 
 
 async def test_a_killed_worker_restarts_to_the_tree_of_a_clean_run(

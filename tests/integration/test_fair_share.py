@@ -2,7 +2,8 @@
 tenant's L1s, and the backlog still ends complete, each turn in one L1.
 
 Tenant acme floods a backlog at once; globex then sends a few exchanges. globex's L1s must
-be stored within a deadline while acme's backlog still waits in the overflow topic; a
+be stored within a deadline while acme's backlog still waits in the overflow (its places
+in the overflow topic, read back from the turns topic); a
 receipt for one of acme's diverted turns must not answer before that turn is in the tree;
 and at the end every acme turn has its L1, none twice, and the overflow ledger is empty.
 """
@@ -10,6 +11,7 @@ and at the end every acme turn has its L1, none twice, and the overflow ledger i
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -140,8 +142,9 @@ async def test_a_flooding_tenant_does_not_delay_another_and_still_completes(
     # globex did not wait for acme's backlog: most of it was not written yet.
     assert acme_written_then < FLOOD_EXCHANGES * len(FLOODERS), (quiet_s, acme_written_then)
     assert sum(waiting.values()) > 0  # it waited in the overflow
-    # What waited there was sealed for its user: a forget reaches the overflow's copies too.
+    # What waited there was the turns' places in the turns log, never their words.
     assert overflow and not [v for v in overflow if b"acme asks" in v or b"locker" in v]
+    assert {json.loads(v)["type"] for v in overflow} == {"turns_places.v1"}
     # The receipt of a diverted turn answered only once the overflow had written it.
     assert not answer.pending and held.event_id in cited_when_answered
     for user in FLOODERS:

@@ -51,17 +51,19 @@ ORIGIN_HEADER = "memstream-origin"  # on a forwarded record: where it was first 
 
 @dataclass(frozen=True, slots=True)
 class Forwarded:
-    """A consumed record's value sent on to another topic under `key` (the overflow keys by
-    tenant, so each tenant is one queue), with its place in the topic it came from in the
-    `memstream-origin` header."""
+    """Bytes sent to another topic under `key` (the overflow keys by tenant, so each tenant
+    is one queue); a consumed record's value with `origin`, its place in the topic it came
+    from, in the `memstream-origin` header."""
 
     topic: str
     key: str
     value: bytes
-    origin: tuple[int, int, float | None]  # partition, offset, broker time (epoch s)
+    origin: tuple[int, int, float | None] | None = None  # partition, offset, broker time
     partition: int | None = None  # the topic's partition; None: the key's hash chooses
 
     def headers(self) -> list[tuple[str, bytes]]:
+        if self.origin is None:
+            return []
         partition, offset, stamp = self.origin
         at = "" if stamp is None else repr(stamp)
         return [(ORIGIN_HEADER, f"{partition}:{offset}:{at}".encode())]

@@ -64,9 +64,8 @@ def seal_turn(value: Mapping[str, Any], public_key: bytes) -> dict[str, Any]:
 def turn_sealer(public_key: bytes) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """Seals turns of one user for its turn key with one ephemeral key pair: the same
     envelopes as `seal_turn`, each with a nonce of its own under the one record key (random
-    96-bit nonces, as every envelope has). For a batch of one user's turns sealed at once
-    (the segmenter forwarding a flood to its overflow): the key agreement, most of what a
-    seal costs, is then made once, not once a turn."""
+    96-bit nonces, as every envelope has). For a batch of one user's turns sealed at once:
+    the key agreement, most of what a seal costs, is then made once, not once a turn."""
     if len(public_key) != PUBLIC_KEY_BYTES:
         raise ValueError(f"a turn key is {PUBLIC_KEY_BYTES} bytes, not {len(public_key)}")
     ephemeral = X25519PrivateKey.generate()

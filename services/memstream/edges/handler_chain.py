@@ -34,6 +34,7 @@ from memstream.consolidator.handler import Consolidator
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.app import DeadLetter, Opening, RecordHandler
 from memstream.edges.faust.decoding import Rejected
+from memstream.edges.faust.overflow import Places
 from memstream.edges.instrumentation import (
     BatchHandling,
     InstrumentedConsolidator,
@@ -59,10 +60,10 @@ class WritePathHandlers:
     open_main_turns: Opening | None = None
     # With a tenant share (`segmenter.fair_share`): the overflow topic's batches, its dead
     # letters (which also strike the record off its user's overflow ledger), and what strikes
-    # off a batch's records once it is done (those the opening dropped included).
+    # off a batch's places once it is done (records the opening dropped included).
     on_overflow: RecordHandler | None = None
     overflow_dead_letter: DeadLetter | None = None
-    overflow_struck_off: Callable[[Sequence[RawEvent]], Awaitable[None]] | None = None
+    overflow_struck_off: Callable[[Places], Awaitable[None]] | None = None
 
 
 def segmenter_chain(
@@ -138,13 +139,13 @@ def open_turns_when_ready(handlers: Awaitable[WritePathHandlers], *, main: bool 
 
 def overflow_struck_off_when_ready(
     handlers: Awaitable[WritePathHandlers],
-) -> Callable[[Sequence[RawEvent]], Awaitable[None]]:
-    """What strikes an overflow batch's records off their users' ledgers, once it exists."""
+) -> Callable[[Places], Awaitable[None]]:
+    """What strikes an overflow batch's places off their users' ledgers, once it exists."""
 
-    async def struck_off(raws: Sequence[RawEvent]) -> None:
+    async def struck_off(places: Places) -> None:
         strike = (await handlers).overflow_struck_off
         if strike is not None:
-            await strike(raws)
+            await strike(places)
 
     return struck_off
 

@@ -1,31 +1,29 @@
 """The segmenter behind per-tenant shares: a tenant's turns over its share wait in the
-overflow topic, so one tenant's backlog does not hold up another's L1s.
+overflow, so one tenant's backlog does not hold up another's L1s.
 
 A batch of the turns topic is split by `domain.fair_share.split` before it is decoded
 (`opening`, which the Faust edge calls first): a record's user and type are read from its
-JSON without validating or decoding it, so a diverted record costs the main path a parse
-and a produce. The records kept are opened and decoded as before and go to the segmenter;
-the ones diverted are put on the user's overflow ledger (the store), then forwarded to the
-overflow topic as they came (a turn in words sealed first, when the topics are sealed: a
-forget then reaches the overflow's copy too), with their place in the turns log. They reach
-the handler as `Diverted` stand-ins: it forwards them once the records kept are committed,
-so the overflow never writes a user's record before the ones the main path kept. Ledger
-first: a crash between the two replays the batch, which finds the user held and diverts the
-same records again (a second copy in the overflow is dropped by the event-id dedup). The
-batch's progress marks still cover the diverted records: a read holding a receipt for one
-waits on the ledger instead (`recall.writes`).
+JSON without validating or decoding it. The records kept are opened and decoded as before
+and go to the segmenter; the ones diverted are put on the user's overflow ledger (the
+store), and their places in the turns log (not the records: the log keeps them) are sent to
+the overflow topic, one record a tenant and partition of the turns log
+(`contracts.turns_places`). They reach the handler as `Diverted` stand-ins: it sends their
+places once the records kept are committed, so the overflow never handles a user's record
+before the ones the main path kept. Ledger first: a crash between the two replays the
+batch, which finds the user held and diverts the same records again (a place named twice is
+a record read twice, which the event-id dedup drops). The batch's progress marks still
+cover the diverted records: a read holding a receipt for one waits on the ledger instead
+(`recall.writes`).
 
-A batch of the overflow topic carries each record's place in the turns log (the edge put it
-back, `contracts.records.at_origin`), so tombstones and freshness reckon with it as with a
-record of the turns topic. It marks no progress, and once it is committed its records are
-struck off the ledger; a user whose ledger is empty goes back to the main path.
+A batch of the overflow is records of the turns topic, read back at their places
+(`edges.faust.overflow`), so tombstones and freshness reckon with them as on the main path.
+It marks no progress, and once it is committed its records are struck off the ledger; a
+user whose ledger is empty goes back to the main path.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +31,8 @@ from typing import Any
 
 from memstream.contracts.codec import TURN_TYPE
 from memstream.contracts.records import Consumed, Forwarded, RawEvent
-from memstream.contracts.sealed_turns import SEALED_TURN_TYPE, turn_public_key, turn_sealer
+from memstream.contracts.sealed_turns import SEALED_TURN_TYPE
+from memstream.contracts.turns_places import encode_places, places_of
 from memstream.domain.fair_share import (
     Kind,
     Pending,
@@ -45,15 +44,12 @@ from memstream.domain.fair_share import (
 )
 from memstream.domain.models import InputEvent
 from memstream.domain.token_bucket import Bucket
-from memstream.ports import DataKeys, Forwarder, OverflowLedger, OverflowQueues
+from memstream.ports import Forwarder, OverflowLedger, OverflowQueues
 from memstream.segmenter.handler import BatchReport, Segmenter, next_offsets
 
 # A batch's opening after the split: per record, the record to decode, a rejection, or None
 # (`edges.faust.app.Opening`); the split adds a `Consumed` already decided (diverted).
 Opening = Callable[[Sequence[RawEvent]], Awaitable[list[Any]]]
-# A flood's diverted turns are sealed by the hundred a batch: between runs of this many, the
-# loop serves whatever waits (a recall, a fetch).
-SEALS_BETWEEN_YIELDS = 32
 _KINDS = {TURN_TYPE: Kind.TURN, SEALED_TURN_TYPE: Kind.TURN, "forget.v1": Kind.FORGET}
 
 
@@ -78,12 +74,9 @@ class FairShare:
         overflow_partitions: int,
         share: Share,
         behind_s: float | None = None,
-        data_keys: DataKeys | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._segmenter = segmenter
-        # With the users' data keys, turns in words are sealed before they are forwarded.
-        self._data_keys = data_keys
         self._ledger = ledger
         self._queues = queues
         self._forwarder = forwarder
@@ -145,20 +138,19 @@ class FairShare:
         report = await self._segmenter.handle_batch(
             [kept[i] for i in order], progress=next_offsets(batch)
         )
-        moved: list[tuple[RawEvent, Pending]] = []
+        moved: dict[tuple[str, int], list[tuple[str, int]]] = {}
         counts: dict[str, int] = {}
         for item in batch:
             if isinstance(item.event, Diverted):
-                moved.append((item.raw, Pending(item.event.user_id, item.event.kind)))
+                tenant = tenant_key(item.event.user_id)
+                place = (item.event.user_id, item.raw.offset)
+                moved.setdefault((tenant, item.raw.partition), []).append(place)
                 if item.event.kind is Kind.TURN:
-                    tenant = tenant_key(item.event.user_id)
                     counts[tenant] = counts.get(tenant, 0) + 1
         if moved:
-            values = await self._sealed_values(moved)
-            await self._learn_queues({tenant_key(p.user_id) for _, p in moved})
-            forwarded = zip(moved, values, strict=True)
+            await self._learn_queues({tenant for tenant, _ in moved})
             await self._forwarder.forward(
-                [self._forwarded(r, p.user_id, v) for (r, p), v in forwarded]
+                [self._places_record(t, p, records) for (t, p), records in moved.items()]
             )
         report.diverted = counts
         return report
@@ -179,21 +171,20 @@ class FairShare:
 
     async def dead_lettered(self, raw: RawEvent) -> None:
         """An overflow record that went to the dead-letter topic instead: struck off too,
-        or its user would wait for it for ever."""
-        await self.struck_off([raw])
+        or its user would wait for it for ever. It names its user (a turn, or a sealed one);
+        one that names none was never diverted."""
+        try:
+            user_id = json.loads(raw.value).get("user_id")
+        except (ValueError, AttributeError, RecursionError):
+            return
+        if isinstance(user_id, str):
+            await self.struck_off({user_id: [(raw.partition, raw.offset)]})
 
-    async def struck_off(self, raws: Sequence[RawEvent]) -> None:
-        """Overflow records struck off by their bytes (a turn, or a sealed one: both name
-        their user), whatever became of them: those no handler saw included (a forgotten
-        user's sealed turns, which the opening drops). Striking off twice is a no-op."""
-        places: dict[str, list[tuple[int, int]]] = {}
-        for raw in raws:
-            try:
-                user_id = json.loads(raw.value).get("user_id")
-            except (ValueError, AttributeError):
-                continue  # no user to hold: the main path never diverted it
-            if isinstance(user_id, str):
-                places.setdefault(user_id, []).append((raw.partition, raw.offset))
+    async def struck_off(self, places: Mapping[str, Sequence[tuple[int, int]]]) -> None:
+        """Overflow records struck off by their places in the turns log, whatever became of
+        them: those no handler saw included (a forgotten user's sealed turns, which the
+        opening drops; records the turns log no longer holds). Striking off twice is a
+        no-op."""
         if places:
             await self._ledger.release(places)
 
@@ -203,39 +194,17 @@ class FairShare:
             found = await self._queues.overflow_queues(unknown, self._overflow_partitions)
             self._queue_of.update(found)
 
-    def _forwarded(self, raw: RawEvent, user_id: str, value: bytes) -> Forwarded:
-        """To its tenant's partition (`ports.OverflowQueues`): each tenant's overflow is
-        one queue of its own while there are partitions to spare, which the overflow's
+    def _places_record(
+        self, tenant: str, partition: int, records: Sequence[tuple[str, int]]
+    ) -> Forwarded:
+        """The places of a tenant's records diverted from one partition of the turns log,
+        to the tenant's overflow partition (`ports.OverflowQueues`): each tenant's overflow
+        is one queue of its own while there are partitions to spare, which the overflow's
         consumer takes in turn with the others'; a user's records stay in order, as part of
         their tenant's."""
-        tenant = tenant_key(user_id)
-        origin = (raw.partition, raw.offset, raw.timestamp)
+        value = encode_places(places_of(partition, records))
         queue = self._queue_of[tenant]
-        return Forwarded(self._overflow_topic, tenant, value, origin, partition=queue)
-
-    async def _sealed_values(self, moved: Sequence[tuple[RawEvent, Pending]]) -> list[bytes]:
-        """The bytes to forward: as they came, except a turn in words when the topics are
-        sealed, which goes sealed for its user's turn key. A forgotten user has no key: its
-        turn is sealed for a key nobody holds, and the opening drops it as forgotten."""
-        values = [raw.value for raw, _ in moved]
-        if self._data_keys is None:
-            return values
-        plain = {i: value for i, (raw, _) in enumerate(moved) if (value := _in_words(raw))}
-        if not plain:
-            return values
-        keys = await self._data_keys.data_keys_for_writing({moved[i][1].user_id for i in plain})
-        # One key derivation and one key agreement a user and batch, not one a record.
-        sealers: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {}
-        for n, (i, value) in enumerate(plain.items()):
-            if n and n % SEALS_BETWEEN_YIELDS == 0:
-                await asyncio.sleep(0)  # the recall API shares this loop: let it in
-            user_id = moved[i][1].user_id
-            if user_id not in sealers:
-                data_key = keys.get(user_id) or os.urandom(32)
-                sealers[user_id] = turn_sealer(turn_public_key(data_key))
-            sealed = sealers[user_id](value)
-            values[i] = json.dumps(sealed, separators=(",", ":")).encode()
-        return values
+        return Forwarded(self._overflow_topic, tenant, value, partition=queue)
 
 
 class OverflowSide:
@@ -265,15 +234,6 @@ def _peek(raw: RawEvent) -> Pending | None:
     if not isinstance(user_id, str) or not user_id or not isinstance(kind, str):
         return None
     return Pending(user_id, _KINDS.get(kind, Kind.FOLLOWER), raw.timestamp)
-
-
-def _in_words(raw: RawEvent) -> dict[str, Any] | None:
-    """The record's value if it is a turn as its producer wrote it, words readable."""
-    try:
-        value = json.loads(raw.value)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) and value.get("type") == TURN_TYPE else None
 
 
 def _places(batch: Sequence[Consumed[InputEvent]]) -> Mapping[str, list[tuple[int, int]]]:

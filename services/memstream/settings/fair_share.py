@@ -37,8 +37,9 @@ class FairShareSettings(BaseModel):
         default=16,
         gt=0,
         le=10_000,
-        description="Most records the segmenter takes from the overflow topic at once: what "
-        "one overflow batch may hold the main path up by.",
+        description="Most diverted records the segmenter takes from the overflow at once (read "
+        "back from the turns topic at the places the overflow topic names): what one overflow "
+        "batch may hold the main path up by.",
     )
     overflow_longest_wait_s: float = Field(
         default=1.0,

@@ -111,8 +111,8 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
     settings = c.settings.fair_share
     if settings.tenant_share_turns_s is None:
         return None
-    # Records are forwarded as they came, past the sealing publisher (which seals JSON
-    # events memstream writes, not consumed bytes); the share seals turns in words itself.
+    # The overflow's records are places in the turns log (`contracts.turns_places`), no
+    # words: sent past the sealing publisher, which seals the events that carry them.
     kafka = c.publisher.inner if isinstance(c.publisher, SealingPublisher) else c.publisher
     if not isinstance(kafka, KafkaPublisher):
         raise TypeError("a tenant share forwards records: it needs the Kafka publisher")
@@ -128,7 +128,6 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
         overflow_partitions=c.catalog.overflow.partitions,
         share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
         behind_s=settings.tenant_share_lag_s,
-        data_keys=c.tree if c.settings.lifecycle.seal_topics else None,
     )
 
 

@@ -46,6 +46,7 @@ GOOD: dict[str, dict[str, object]] = {
     "session_end.v1": {"type": "session_end.v1", "user_id": USER, "session_id": "s1", "ts": TS},
     "forget.v1": {"type": "forget.v1", "user_id": USER},
     "tick.v1": {"type": "tick.v1", "user_id": USER, "now": "2024-05-02T00:00:00Z"},
+    "turns_places.v1": {"type": "turns_places.v1", "partition": 2, "users": {USER: [7, 9]}},
     "rebuild.v1": {
         "type": "rebuild.v1",
         "user_id": USER,

@@ -1,11 +1,11 @@
 """The segmenter behind tenant shares: the split runs on the records' bytes before they are
-decoded, diverted records are on the ledger before they are forwarded, progress marks still
-pass them, and the overflow writes them once and strikes them off."""
+decoded, diverted records are on the ledger before their places are sent to the overflow,
+progress marks still pass them, and the overflow, reading them back from the turns log,
+writes them once and strikes them off."""
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -13,9 +13,8 @@ import pytest
 from tests.unit.segmenter.test_handler import exchange, rig
 
 from memstream.contracts.codec import decode_input, encode_forget, encode_turn
-from memstream.contracts.records import Consumed, Forwarded, RawEvent, at_origin
-from memstream.contracts.sealed import EnvelopeError
-from memstream.contracts.sealed_turns import open_turn
+from memstream.contracts.records import Consumed, Forwarded, RawEvent
+from memstream.contracts.turns_places import decode_places
 from memstream.domain.fair_share import Kind, Share, queue_for
 from memstream.domain.ids import segment_id
 from memstream.domain.models import ForgetRequested, InputEvent, Turn
@@ -62,23 +61,6 @@ class Forwarder:
         self.sent.extend(records)
 
 
-@dataclass
-class Keys:
-    """Data keys as the store hands them out: made on demand, none for a forgotten user."""
-
-    forgotten: set[str] = field(default_factory=set)
-    made: dict[str, bytes] = field(default_factory=dict)
-
-    async def data_keys_for_writing(self, user_ids: Collection[str]) -> dict[str, bytes | None]:
-        return {
-            u: None if u in self.forgotten else self.made.setdefault(u, os.urandom(32))
-            for u in user_ids
-        }
-
-    async def data_keys(self, user_ids: Collection[str]) -> dict[str, bytes | None]:
-        return {u: self.made.get(u) for u in user_ids}
-
-
 def records(events: Sequence[InputEvent], partition: int = 0) -> list[RawEvent]:
     """The events as records of the turns topic, consecutive offsets and broker times."""
     return [RawEvent(_encoded(e), "turns", partition, i, 100.0 + i) for i, e in enumerate(events)]
@@ -101,19 +83,25 @@ async def through(share: FairShare, raws: Sequence[RawEvent]):  # type: ignore[n
     return await share.handle_batch(batch)
 
 
-def overflow_batch(sent: Sequence[Forwarded], events: Sequence[InputEvent]) -> list[Consumed]:
-    """What the overflow agent hands over: the forwarded records at their turns-log place."""
-    by_value = {f.value: f for f in sent}
-    batch = []
-    for event, value in zip(events, by_value, strict=True):
-        raw = RawEvent(value, "overflow", 5, 999, 500.0, tuple(by_value[value].headers()))
-        batch.append(Consumed(event, at_origin(raw)))
-    return batch
+def sent_places(sent: Sequence[Forwarded]) -> list[tuple[int, int]]:
+    """The turns-log places (partition, offset) the overflow's records name, in order."""
+    places = []
+    for record in sent:
+        named = decode_places(record.value)
+        assert named is not None
+        places += [(named.partition, offset) for offset, _ in named.in_log_order()]
+    return places
 
 
-def fair_share(  # type: ignore[no-untyped-def]
-    ledger: Ledger, forwarder: Forwarder, burst: float = 2.0, data_keys: Keys | None = None
-):
+def overflow_batch(sent: Sequence[Forwarded], log: Sequence[RawEvent]) -> list[Consumed]:
+    """What the overflow's consumer hands over: the records its places name, read back
+    from the turns log (`log`)."""
+    at = {(raw.partition, raw.offset): raw for raw in log}
+    raws = [at[place] for place in sent_places(sent)]
+    return [Consumed(decode_input(json.loads(raw.value)), raw) for raw in raws]
+
+
+def fair_share(ledger: Ledger, forwarder: Forwarder, burst: float = 2.0):  # type: ignore[no-untyped-def]
     r = rig()
     share = FairShare(
         r.segmenter,
@@ -123,7 +111,6 @@ def fair_share(  # type: ignore[no-untyped-def]
         overflow_topic="overflow",
         overflow_partitions=6,
         share=Share(rate=0.001, burst=burst),
-        data_keys=data_keys,
         clock=lambda: 1000.0,
     )
     return r, share
@@ -135,20 +122,26 @@ async def test_the_quiet_tenant_is_written_at_once_the_flood_waits_in_the_overfl
     flood = exchange(0, FLOOD) + exchange(1, FLOOD) + exchange(2, FLOOD)
     quiet = exchange(0, QUIET)
     events = flood[:3] + quiet + flood[3:]
-    report = await through(share, records(events))
+    log = records(events)
+    report = await through(share, log)
     # Over its burst beside a tenant within its share, the flood keeps none of the batch.
     assert [n.user_id for n in report.segments] == [QUIET]
     assert report.diverted == {"acme": 6}
-    assert [f.origin[1] for f in forwarder.sent] == [0, 1, 2, 5, 6, 7]  # in order
+    # One record of places for the tenant's six, in the log's order; none of their words.
+    assert len(forwarder.sent) == 1
+    assert sent_places(forwarder.sent) == [(0, 0), (0, 1), (0, 2), (0, 5), (0, 6), (0, 7)]
+    assert not [
+        e for e in flood if isinstance(e, Turn) and e.text in forwarder.sent[0].value.decode()
+    ]
     assert {f.key for f in forwarder.sent} == {"acme"}  # keyed by tenant: one queue each
     assert ledger.places[FLOOD] == {(0, 0), (0, 1), (0, 2), (0, 5), (0, 6), (0, 7)}
     assert r.tree.next_offsets == {0: 8}  # the mark passes the diverted records too
 
-    later = await through(share, records(exchange(3, FLOOD), partition=1))
-    assert later.segments == [] and len(forwarder.sent) == 8  # held: follows the rest
+    later_log = records(exchange(3, FLOOD), partition=1)
+    later = await through(share, later_log)
+    assert later.segments == [] and len(sent_places(forwarder.sent)) == 8  # held: follows
 
-    diverted = [events[i] for i in (0, 1, 2, 5, 6, 7)] + exchange(3, FLOOD)
-    drained = await share.handle_overflow(overflow_batch(forwarder.sent, diverted))
+    drained = await share.handle_overflow(overflow_batch(forwarder.sent, log + later_log))
     ids = [segment_id(FLOOD, [f"q{n}", f"a{n}"]) for n in (0, 1, 2, 3)]
     assert [n.id for n in drained.segments] == ids
     assert ledger.places[FLOOD] == set()
@@ -181,19 +174,17 @@ async def test_a_batch_replayed_after_the_forward_failed_diverts_the_same_record
     # On the ledger before it was sent: a read the progress mark lets through waits on it.
     assert ledger.places[FLOOD] == {(0, 1)}
     await through(share, batch)  # held now: both records follow the first diversion
-    assert [f.origin[1] for f in forwarder.sent] == [0, 1]
-    drained = await share.handle_overflow(overflow_batch(forwarder.sent, exchange(0, FLOOD)))
+    assert sent_places(forwarder.sent) == [(0, 0), (0, 1)]
+    drained = await share.handle_overflow(overflow_batch(forwarder.sent, batch))
     assert [n.id for n in drained.segments] == [segment_id(FLOOD, ["q0", "a0"])]
     assert ledger.places[FLOOD] == set()
 
 
-async def test_a_batch_is_struck_off_by_its_bytes_sealed_ones_included() -> None:
+async def test_places_are_struck_off_whatever_became_of_their_records() -> None:
     ledger, forwarder = Ledger(), Forwarder()
     _, share = fair_share(ledger, forwarder)
     await ledger.divert({FLOOD: [(0, 7), (0, 8)], QUIET: [(1, 2)]})
-    sealed = b'{"type": "sealed_turn.v1", "user_id": "acme:ann", "ciphertext": "..."}'
-    turn = b'{"type": "turn.v1", "user_id": "globex:bo"}'
-    await share.struck_off([RawEvent(sealed, "overflow", 0, 7), RawEvent(turn, "overflow", 1, 2)])
+    await share.struck_off({FLOOD: [(0, 7)], QUIET: [(1, 2)]})
     assert ledger.places == {FLOOD: {(0, 8)}, QUIET: set()}
 
 
@@ -205,24 +196,6 @@ async def test_a_dead_lettered_overflow_record_is_struck_off() -> None:
     await share.dead_lettered(RawEvent(value, "overflow", 0, 7))
     await share.dead_lettered(RawEvent(b"not json", "overflow", 0, 8))
     assert ledger.places[FLOOD] == set()
-
-
-async def test_turns_in_words_leave_for_the_overflow_sealed_for_their_user() -> None:
-    ledger, forwarder, keys = Ledger(), Forwarder(), Keys(forgotten={"acme:gone"})
-    _, share = fair_share(ledger, forwarder, burst=1.0, data_keys=keys)
-    turns = exchange(0, FLOOD) + exchange(0, "acme:gone")
-    await through(share, records(turns))
-
-    # The tenant's burst of one turn is written; the three after it go to the overflow.
-    sent = forwarder.sent
-    assert [f.origin[1] for f in sent] == [1, 2, 3]
-    for one, turn in zip(sent, turns[1:], strict=True):
-        assert json.loads(one.value)["type"] == "sealed_turn.v1"
-        assert turn.text.encode() not in one.value
-    assert open_turn(json.loads(sent[0].value), keys.made[FLOOD]) == encode_turn(turns[1])
-    assert "acme:gone" not in keys.made
-    with pytest.raises(EnvelopeError):  # a forgotten user's: sealed for a key nobody holds
-        open_turn(json.loads(sent[1].value), os.urandom(32))
 
 
 async def test_forgets_and_records_naming_no_user_are_never_diverted() -> None:
@@ -247,5 +220,5 @@ async def test_forgets_and_records_naming_no_user_are_never_diverted() -> None:
         ]
     )
     assert report.diverted == {"acme": 3}
-    assert [f.origin[1] for f in forwarder.sent] == [1, 3, 4]  # after the kept are written
+    assert sent_places(forwarder.sent) == [(0, 1), (0, 3), (0, 4)]  # after the kept are written
     assert r.tree.next_offsets == {0: 5}

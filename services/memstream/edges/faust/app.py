@@ -36,7 +36,7 @@ from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
-from memstream.edges.faust.overflow import OverflowConsumer
+from memstream.edges.faust.overflow import OverflowConsumer, Places
 from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
 from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.startup import phase
@@ -204,7 +204,9 @@ def build_faust_app(
             f"{app_id}-overflow",
             bootstrap,
             overflow,
-            record_decoder(overflow.topic, decode_input, admit),
+            turns.name,
+            # Its records are the turns topic's, read back at their places.
+            record_decoder(turns, decode_input, admit),
             rejection_counter(metrics, ingested=True),
             retry_budget_s,
             health,
@@ -223,9 +225,9 @@ class Overflow:
     handler: RecordHandler
     dead_letter: DeadLetter
     spare: SpareCapacity
-    # Strikes a batch's records off their users' overflow ledgers once the batch is done,
-    # those the opening dropped (a forgotten user's sealed turns) included.
-    struck_off: Callable[[Sequence[RawEvent]], Awaitable[None]]
+    # Strikes a batch's places off their users' overflow ledgers once the batch is done,
+    # records the opening dropped (a forgotten user's sealed turns) included.
+    struck_off: Callable[[Places], Awaitable[None]]
     opening: Opening | None = None  # sealed turns are opened as on the turns topic
     batch_size: int = 16
     # Options of its Kafka consumer (aiokafka's names): the group membership timeouts.
@@ -237,6 +239,7 @@ def _add_overflow(
     name: str,
     bootstrap: str,
     overflow: Overflow,
+    turns_topic: str,
     decoder: Decoder,
     on_rejected: Callable[[Rejected], None],
     retry_budget_s: float,
@@ -257,13 +260,14 @@ def _add_overflow(
                 tracing=tracing,
                 opening=overflow.opening,
             )
-        await overflow.struck_off(raws)
 
     consumer = OverflowConsumer(
         topic=overflow.topic.name,
+        turns_topic=turns_topic,
         bootstrap=bootstrap,
         group=name,
         consume=consume,
+        struck_off=overflow.struck_off,
         spare=overflow.spare,
         batch_size=overflow.batch_size,
         consumer_options=dict(overflow.consumer_options),
