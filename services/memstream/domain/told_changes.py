@@ -34,6 +34,8 @@ from memstream.domain.ranking import RecalledMemory
 from memstream.domain.tokens import count_tokens
 from memstream.domain.validity import Validity
 
+# The change words that are not verbs: they say the state changed whoever brought it about.
+_ADVERBS = r"no\s+longer|anymore|any\s+more|these\s+days|from\s+now\s+on|since"
 # Words that tell a state began or ended, in any conversation: change verbs in their past or
 # progressive forms, and the adverbs that contrast now with before. "now" and "new" are left
 # out: "oat milk is fine now" and "the new jib" tell no change of what someone is or has.
@@ -42,14 +44,10 @@ _CHANGE = re.compile(
     r"|joined|left|quit|quitting|retired|adopted|bought|sold|selling|stopped|renamed|renaming"
     r"|hired|promoted|graduated|transferred|replaced|became|divorced|engaged|married"
     r"|signed\s+up|took\s+up|taken\s+up|gave\s+up|given\s+up|got\s+rid\s+of|traded\s+in"
-    r"|broke\s+up|split\s+up|closed\s+on|no\s+longer|anymore|any\s+more|these\s+days"
-    r"|from\s+now\s+on|since)\b",
+    rf"|broke\s+up|split\s+up|closed\s+on|{_ADVERBS})\b",
     re.IGNORECASE,
 )
-# The change words that are not verbs: they say the state changed whoever brought it about.
-_ADVERB_CHANGE = re.compile(
-    r"no\s+longer|anymore|any\s+more|these\s+days|from\s+now\s+on|since", re.IGNORECASE
-)
+_ADVERB_CHANGE = re.compile(_ADVERBS, re.IGNORECASE)
 # A denial just before a change verb ("not moving", "never switched", "didn't quit").
 _DENIED = re.compile(r"\b(?:not|never|no|n't)\b(?:\W+\w+){0,2}\W*$|n't\s+(?:\w+\s+){0,2}$", re.I)
 # Where a clause starts: its subject is in the words after it.
