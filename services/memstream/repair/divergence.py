@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from memstream.domain.divergence import Divergence, divergence
+from memstream.domain.divergence import Divergence, confirmed, divergence
 from memstream.domain.models import Level
 from memstream.ports.repair import IndexScan, TreeRestore
 
@@ -38,6 +38,9 @@ class DivergenceWatch:
     """The latest check, done again when older than `every_s`: what readiness and the
     metric read, so that probes cost one check per interval whatever their number.
 
+    The users it reports as differing are those found with the same gap in two checks in a
+    row (`domain.divergence.confirmed`): a write between the two stores is not a loss.
+
     Readiness fails at once on an empty index beside a tree: the write path indexes before it
     commits to Redis, so a healthy deployment never shows it. An empty tree beside an index
     it does show for a moment (the first write of a new deployment, the forget of its last
@@ -55,7 +58,8 @@ class DivergenceWatch:
         self._check = check
         self._every = every_s
         self._clock = clock
-        self._last: tuple[float, Divergence] | None = None
+        self._last: tuple[float, Divergence] | None = None  # as reported
+        self._found_before: Divergence | None = None  # the latest check as found
         self._tree_empty_before = False  # what the check before the latest found
 
     async def latest(self) -> Divergence:
@@ -63,7 +67,9 @@ class DivergenceWatch:
         if self._last is None or now - self._last[0] >= self._due_after(self._last[1]):
             if self._last is not None:
                 self._tree_empty_before = self._last[1].tree_empty
-            self._last = (now, await self._check())
+            found = await self._check()
+            earlier, self._found_before = self._found_before, found
+            self._last = (now, confirmed(earlier, found))
         return self._last[1]
 
     def _due_after(self, last: Divergence) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memstream.domain.divergence import divergence, levels_differing
+from memstream.domain.divergence import confirmed, divergence, levels_differing
 
 SAME = ({1: 4, 2: 2, 3: 1}, {1: 4, 2: 2, 3: 1})
 
@@ -33,3 +33,20 @@ def test_two_empty_stores_agree_and_a_few_users_differing_stay_ready() -> None:
     found = divergence(True, 12, {"ana": SAME, "bo": ({1: 3}, {1: 2})})
     assert found.stores_agree and found.users_differing == ("bo",)
     assert found.reason == "1 of 2 sampled users differ"
+
+
+def test_a_gap_is_confirmed_by_the_next_check_unless_a_write_in_flight_explains_it() -> None:
+    index_lost_a_leaf = ({1: 5, 2: 2}, {1: 4, 2: 2})
+    tree_lost_a_leaf = ({1: 4}, {1: 5})
+    first = divergence(True, 9, {"ana": index_lost_a_leaf, "bo": tree_lost_a_leaf, "cy": SAME})
+    assert first.users_differing == ("ana", "bo") and first.gaps["ana"] == ((1, 5, 4),)
+    assert confirmed(None, first).users_differing == ()
+    # ana and bo both written since: ana's tree is still one ahead, which no write in flight
+    # does; bo's index one ahead is what a step caught between its two writes looks like.
+    written = divergence(True, 11, {"ana": ({1: 7, 2: 2}, {1: 6, 2: 2}), "bo": ({1: 6}, {1: 7})})
+    found = confirmed(first, written)
+    assert found.users_differing == ("ana",) and found.reason == "1 of 2 sampled users differ"
+    still = divergence(True, 11, {"ana": ({1: 7, 2: 2}, {1: 6, 2: 2}), "bo": ({1: 6}, {1: 7})})
+    assert confirmed(written, still).users_differing == ("ana", "bo")  # nothing written since
+    moved = divergence(True, 12, {"ana": ({1: 9, 2: 2}, {1: 6, 2: 2}), "bo": ({1: 7}, {1: 7})})
+    assert confirmed(still, moved).users_differing == ()

@@ -94,3 +94,24 @@ async def test_an_empty_index_fails_readiness_at_the_first_check() -> None:
         return divergence(True, 0, {})
 
     assert await DivergenceWatch(check, every_s=1.0).stores_agree() is False
+
+
+async def test_the_watch_reports_a_user_differing_only_when_two_checks_find_the_same_gap() -> None:
+    clock = Clock()
+    found = [
+        divergence(True, 5, {"ana": ({1: 4}, {1: 5})}),  # a write between the two stores
+        divergence(True, 6, {"ana": ({1: 5}, {1: 6})}),  # the next one
+        divergence(True, 6, {"ana": ({1: 6}, {1: 5})}),  # a leaf lost from the index
+        divergence(True, 6, {"ana": ({1: 6}, {1: 5})}),
+    ]
+    calls = iter(found)
+
+    async def check() -> Divergence:
+        return next(calls)
+
+    watch = DivergenceWatch(check, every_s=15.0, clock=clock)
+    reported = []
+    for _ in found:
+        reported.append((await watch.latest()).users_differing)
+        clock.now += 15.0
+    assert reported == [(), (), (), ("ana",)]
