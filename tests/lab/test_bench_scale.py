@@ -3,10 +3,13 @@ statistics, with a fixed seed, and the per-family growth it reports."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from memstream.contracts.codec import decode_input
 from memstream.domain.models import SessionEnded, Turn
 from memstream_lab.bench.scale_bytes import family, growth
 from memstream_lab.bench.scale_chat import locomo_shape, user_chat
+from memstream_lab.bench.scale_probe import PROBE_SPAN, ROUNDS, _session
 
 
 def test_a_chat_has_the_messages_asked_in_order_over_the_span_and_the_same_for_a_seed() -> None:
@@ -38,3 +41,20 @@ def test_node_keys_are_counted_by_level_and_growth_names_each_family_bound() -> 
     assert report["node:L1"]["growth_vs_messages"] == 1.0
     assert report["seen"]["bound"].startswith("bounded")
     assert report["node:L1"]["bound"].startswith("unbounded")
+
+
+def test_a_second_segmenter_probe_on_the_same_stores_steps_after_the_first_anew() -> None:
+    after = datetime(2025, 1, 1, tzinfo=UTC)
+
+    def steps(probe: int) -> list[tuple[str, datetime]]:
+        sessions = []
+        for order, saying in enumerate(("plain", "probe")):
+            for number in range(ROUNDS):
+                at = after + probe * PROBE_SPAN + timedelta(hours=6 * (order * ROUNDS + number + 1))
+                sessions.append(_session("heavy-user", number, at, saying, probe))
+        return [(e.event.session_id, e.event.ts) for batch in sessions for e in batch[:-1]]
+
+    first, second = steps(0), steps(1)
+    # The dedup markers would skip a step named as one already taken, or placed among them.
+    assert not {s for s, _ in first} & {s for s, _ in second}
+    assert max(ts for _, ts in first) < min(ts for _, ts in second)

@@ -40,12 +40,17 @@ SAYINGS = {
     "probe": "I work as a nurse and I went hiking near the harbor, part {seq}.",
     "plain": "We went hiking near the harbor and talked a while, part {seq}.",
 }
+# What one probe's steps span after the history (two sayings, `ROUNDS` steps each, six hours
+# apart). Another probe on the same stores dates its steps after the last one's and names its
+# sessions anew: the same sessions again would be skipped as replays by the dedup markers, and
+# a step would read about ten times too cheap.
+PROBE_SPAN = timedelta(hours=6 * (2 * ROUNDS + 1))
 
 
 def _session(
-    user_id: str, number: int, start: datetime, saying: str = "probe"
+    user_id: str, number: int, start: datetime, saying: str = "probe", probe: int = 0
 ) -> list[Consumed[Any]]:
-    session_id = f"{user_id}-{saying}{number}"
+    session_id = f"{user_id}-{saying}{number}" + (f"-probe{probe}" if probe else "")
     events: list[dict[str, Any]] = []
     for seq in range(STEP_TURNS):
         events.append(
@@ -68,20 +73,20 @@ def _session(
 
 
 async def segmenter_cpu(
-    c: Container, users: Sequence[str], after: datetime
+    c: Container, users: Sequence[str], after: datetime, probe: int = 0
 ) -> dict[str, dict[str, Any]]:
     """CPU per message of one segmenter step for each user, after the history: steps that
     state no fact first, then steps that restate one (the figures at the top level). In
     every round each user takes one step, the same session dated alike, the users' order
-    turned by one each round."""
+    turned by one each round. `probe` counts the probes taken before on these stores."""
     segmenter = build_segmenter(c, embedder=HashingEmbedder(c.embedder.dim), bare=True)
     spent: dict[tuple[str, str], list[float]] = {}
     for order, saying in enumerate(("plain", "probe")):
         for number in range(ROUNDS):
-            at = after + timedelta(hours=6 * (order * ROUNDS + number + 1))
+            at = after + probe * PROBE_SPAN + timedelta(hours=6 * (order * ROUNDS + number + 1))
             turn = number % len(users)
             for user_id in [*users[turn:], *users[:turn]]:
-                batch = _session(user_id, number, at, saying)
+                batch = _session(user_id, number, at, saying, probe)
                 began = time.process_time()
                 await segmenter.handle_batch(batch)
                 took = time.process_time() - began

@@ -13,6 +13,8 @@ from typing import Any
 from memstream.bootstrap import Container
 from memstream_lab.bench import scale_lifecycle as life
 from memstream_lab.bench.scale_probe import (
+    ROUNDS,
+    STEP_TURNS,
     knowledge_derive,
     saturated_state,
     segmenter_cpu,
@@ -35,8 +37,17 @@ def run_probes(
 ) -> None:
     if not run_dir.done("segmenter_step"):
         last = datetime.fromisoformat(str(built[HEAVY]["last_ts"]))
-        history = {FRESH: 0, MEDIUM: built[MEDIUM]["messages"], HEAVY: built[HEAVY]["messages"]}
-        steps = call(lambda: segmenter_cpu(c, list(history), last))
+        # Probes taken before on these stores (a result removed from progress.json to measure
+        # again): this one's steps come after theirs, and an empty user of its own.
+        probe = run_dir.doc.get("segmenter_probes_taken", 0)
+        run_dir.keep("segmenter_probes_taken", probe + 1)
+        taken = probe * 2 * ROUNDS * STEP_TURNS
+        history = {
+            f"{FRESH}-{probe}" if probe else FRESH: 0,
+            MEDIUM: built[MEDIUM]["messages"] + taken,
+            HEAVY: built[HEAVY]["messages"] + taken,
+        }
+        steps = call(lambda: segmenter_cpu(c, list(history), last, probe))
         run_dir.keep(
             "segmenter_step",
             {f"{user} ({messages} messages)": steps[user] for user, messages in history.items()},
