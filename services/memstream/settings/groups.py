@@ -125,6 +125,15 @@ class RedisSettings(BaseModel):
         description="How long one WAIT lasts; a commit still short of its replicas then is "
         "counted (store errors, kind replica_lag) and waits again.",
     )
+    connections: int = Field(
+        default=64,
+        ge=0,
+        le=10_000,
+        description="Connections each process keeps to a single Redis primary, all opened at "
+        "start; a command waits for a free one rather than open another. 0: a connection more "
+        "for each command in flight at once, opened when needed. A cluster's nodes keep "
+        "redis-py's own pools.",
+    )
     namespace: str = Field(
         default="ms",
         pattern=r"^[A-Za-z0-9._-]{1,64}$",
