@@ -56,8 +56,16 @@ DRAIN_TIMEOUT_S = 300.0
 
 
 async def measure(
-    endpoints: dict[str, str], rate: float, turns: int, users: int, wait_ms: int, client: str
+    endpoints: dict[str, str],
+    rate: float,
+    turns: int,
+    users: int,
+    wait_ms: int,
+    client: str,
+    recall_each: bool = True,
 ) -> dict[str, Any]:
+    """The figures of one rate. `recall_each=False` publishes the turns without recalling
+    after them (read_your_writes_cpu: what the write alone costs)."""
     run_id = f"{time.time_ns():x}"
     acks: list[float] = []
     answers: list[float] = []
@@ -92,6 +100,8 @@ async def measure(
             if last.get(user, (-1, receipt))[0] < n:
                 last[user] = (n, receipt)
             acks.append((time.perf_counter() - started) * 1000)
+            if not recall_each:
+                return
             answered = await recall(user, text, receipt)
             if answered is None:
                 refused += 1

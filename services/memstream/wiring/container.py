@@ -131,7 +131,7 @@ async def connect(
     async with AsyncExitStack() as stack:
         redis = open_redis(settings)
         stack.push_async_callback(redis.aclose)
-        await open_pool(redis)
+        await open_pool(redis, settings.redis.connections)
         embedder = build_embedder(settings)
         tree = redis_tree(redis, settings, metrics)
         index = await open_index(
@@ -167,9 +167,7 @@ async def connect(
 
 def open_redis(settings: Settings) -> RedisClient:
     """The Redis client the settings name: a single primary's, or a cluster's."""
-    return open_client(
-        settings.redis.url, cluster=settings.redis.cluster, connections=settings.redis.connections
-    )
+    return open_client(settings.redis.url, cluster=settings.redis.cluster)
 
 
 def sealed(

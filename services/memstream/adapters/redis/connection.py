@@ -39,10 +39,6 @@ from memstream.adapters.redis.slots import SLOTS
 _PLAIN_TYPES = frozenset((str, bytes))
 
 
-# How long a command waits for a connection of a bounded pool before it fails as a store
-# error: every connection held that long means a stuck server, not a busy one.
-POOL_WAIT_S = 20.0
-
 # The arguments by which a caller names the driver itself; without any, redis-py's default.
 _DRIVER_ARGUMENTS = frozenset(("driver_info", "lib_name", "lib_version"))
 
@@ -172,40 +168,30 @@ class SlotTransactions(RedisCluster):
 RedisClient = aioredis.Redis | SlotTransactions
 
 
-def open_client(url: str, *, cluster: bool = False, connections: int = 0) -> RedisClient:
+def open_client(url: str, *, cluster: bool = False) -> RedisClient:
     """The asyncio client for `url`: on a cluster, redis-py's cluster client (which learns
     the slots' owners from the node `url` names and follows their moves) with plain
-    clients of its primaries for the transactions.
-
-    `connections` bounds a single primary's pool (0: a connection more for each command in
-    flight at once, as redis-py does by default). A bounded pool makes a command wait for
-    a free connection rather than open one: a burst of recalls opened dozens, each a
-    connect and a handshake on the event loop, and the server kept them all. `open_pool`
-    opens them at start."""
+    clients of its primaries for the transactions."""
     if cluster:
         client = SlotTransactions.from_url(url, connection_class=HiredisPackedConnection)
         assert isinstance(client, SlotTransactions)  # from_url builds the class it is called on
         return client
-    if connections:
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url,
-            connection_class=HiredisPackedConnection,
-            max_connections=connections,
-            timeout=POOL_WAIT_S,
-        )
-        return aioredis.Redis(connection_pool=pool)
     return aioredis.from_url(url, connection_class=HiredisPackedConnection)
 
 
-async def open_pool(client: RedisClient) -> None:
-    """Open every connection of a bounded pool (`open_client(connections=...)`) now, so that
-    no command of a burst opens one; any other client opens its connections as it goes."""
+async def open_pool(client: RedisClient, connections: int) -> None:
+    """Open `connections` connections of a single primary's client now, so that a burst of
+    up to that many commands at once opens none (each a connect and a handshake on the event
+    loop). The pool stays unbounded: beyond those, redis-py opens a connection more for each
+    command in flight. A bounded pool, where a command waits for a free connection, made a
+    burst of recalls queue behind a few dozen connections and collapsed
+    (docs/read-your-writes.md). A cluster's client opens its connections as it goes."""
     pool = getattr(client, "connection_pool", None)
-    if not isinstance(pool, aioredis.BlockingConnectionPool):
+    if pool is None or connections <= 0:
         return
     # A server not up yet is no error here: the connections then open as commands need them.
     held = await asyncio.gather(
-        *(pool.get_connection() for _ in range(pool.max_connections)), return_exceptions=True
+        *(pool.get_connection() for _ in range(connections)), return_exceptions=True
     )
     for connection in held:
         if isinstance(connection, AbstractConnection):
