@@ -5,7 +5,7 @@ a turn with its recall after it; the difference is what a recall with a token co
         --baseline <git archive of main> --out F
 
 Each round starts `memstream up` from this tree (and from `--baseline`, alternating) and runs
-`read_your_writes.measure` twice at one `--rate` the stack keeps up with: first the turns
+`agent_turns.measure` twice at one `--rate` the stack keeps up with: first the turns
 alone (each a user's message published with `flush`, written as an L1), then turns each
 recalled after with its receipt, as the read-your-writes benchmark does. Both are counted
 until the segmenter has passed every turn. At a rate the stack carries, no recall is
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstream_lab.bench.read_your_writes import measure
+from memstream_lab.bench.agent_turns import measure
 from memstream_lab.bench.up_stack import StackProcess
 from memstream_lab.measure import write_report
 
