@@ -93,15 +93,8 @@ def up(
         console.file.flush()
 
     collect_less_often()  # a long-running process, as `memstream worker` and `serve` are
-    # uvloop, as `memstream serve` runs on: the API and the segmenter share this loop, and
-    # its sockets, callbacks and wake-ups were the largest part of the loop's own time.
-    from memstream.edges.http.server import event_loop_factory
-
     try:
-        with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
-            code = runner.run(
-                run_up(settings, lambda stack: print_endpoints(stack, console), ready)
-            )
+        code = asyncio.run(run_up(settings, lambda stack: print_endpoints(stack, console), ready))
     except (RuntimeError, OSError, KafkaError) as exc:
         # A server that did not start, a busy data dir, an unreachable broker: say it plainly.
         console = Console(stderr=True, highlight=False)
