@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from tests.unit.domain.knowledge_histories import History
 from tests.unit.fakes import FakeTree
 
-from memstream.adapters.redis import keys, knowledge_log
+from memstream.adapters.redis import keys, knowledge, knowledge_log
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.knowledge_codec import decode_fact
 from memstream.domain.facts import AtomicFact
@@ -188,6 +188,16 @@ class RecordingClient:
         pipe.execute = recorded
         return pipe
 
+    async def evalsha(self, sha: str, count: int, *args: Any) -> Any:
+        reply = await self._client.evalsha(sha, count, *args)
+        self.sent.append(("EVALSHA", reply))
+        return reply
+
+    async def eval(self, script: str, count: int, *args: Any) -> Any:
+        reply = await self._client.eval(script, count, *args)
+        self.sent.append(("EVAL", reply))
+        return reply
+
 
 async def test_a_read_after_a_write_reads_only_the_leaves_the_write_changed(
     trees: Trees,
@@ -202,12 +212,21 @@ async def test_a_read_after_a_write_reads_only_the_leaves_the_write_changed(
     await reader.fact_versions("ana"), await reader.entity_index("ana")
     written = [history._new(), history._rewrite(history.held["l0003"])]
     await trees.commit(written, [])
+    await trees.stepping._r.script_load(knowledge._STEPPED)  # a server that has run it
     recording.sent.clear()
     await reader.fact_versions("ana"), await reader.entity_index("ana")
-    names = [command[0] for command in recording.sent]
-    assert "HGETALL" not in names
-    # Per part: the revision, then the revision and the log, then the revision and the L1s.
-    assert names == ["GET", "GET", "LRANGE", "GET", "HMGET"] * 2
-    read = [set(command[2:]) for command in recording.sent if command[0] == "HMGET"]
+    # Per part, one round trip: the revision, the log and the L1s it names, in one script.
+    assert [command[0] for command in recording.sent] == ["EVALSHA"] * 2
+    read = [{i.decode() for i in reply[2]} for _, reply in recording.sent]
     assert read == [{n.id for n in written}] * 2
     await trees.assert_alike()
+
+
+async def test_a_server_without_the_script_is_sent_it_whole(trees: Trees) -> None:
+    history = History(random.Random(5))
+    await trees.commit(*history.step())
+    await trees.assert_alike()  # the cache holds the first revision
+    await trees.stepping._r.script_flush()
+    await trees.commit(*history.step())
+    await trees.assert_alike()
+    assert trees.whole_reads == 2  # stepped, not derived whole, once the script was sent

@@ -31,6 +31,7 @@ BENCHMARKS = (
     "l1_freshness",
     "loop_work",
     "read_your_writes",
+    "read_your_writes_cpu",
     "rebuild",
     "recall_latency",
     "recall_load",

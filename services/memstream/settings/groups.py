@@ -125,6 +125,15 @@ class RedisSettings(BaseModel):
         description="How long one WAIT lasts; a commit still short of its replicas then is "
         "counted (store errors, kind replica_lag) and waits again.",
     )
+    connections: int = Field(
+        default=64,
+        ge=0,
+        le=10_000,
+        description="Connections each process opens to a single Redis primary at start, so "
+        "that a burst of commands up to that many at once opens none; beyond them a "
+        "connection more opens for each command in flight. 0: all open when needed. A "
+        "cluster's nodes open theirs as needed.",
+    )
     namespace: str = Field(
         default="ms",
         pattern=r"^[A-Za-z0-9._-]{1,64}$",

@@ -26,7 +26,7 @@ from memstream.adapters.embedding.priority import PriorityEmbedder
 from memstream.adapters.embedding.recent import RecentVectors
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
-from memstream.adapters.redis.connection import RedisClient, open_client
+from memstream.adapters.redis.connection import RedisClient, open_client, open_pool
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.domain.forgetting import Tombstone, lifetime_s
@@ -131,6 +131,7 @@ async def connect(
     async with AsyncExitStack() as stack:
         redis = open_redis(settings)
         stack.push_async_callback(redis.aclose)
+        await open_pool(redis, settings.redis.connections)
         embedder = build_embedder(settings)
         tree = redis_tree(redis, settings, metrics)
         index = await open_index(

@@ -28,7 +28,7 @@ from typing import Any
 import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.connection import Connection
+from redis.asyncio.connection import AbstractConnection, Connection
 from redis.driver_info import DriverInfo
 from redis.utils import get_lib_version
 
@@ -177,3 +177,22 @@ def open_client(url: str, *, cluster: bool = False) -> RedisClient:
         assert isinstance(client, SlotTransactions)  # from_url builds the class it is called on
         return client
     return aioredis.from_url(url, connection_class=HiredisPackedConnection)
+
+
+async def open_pool(client: RedisClient, connections: int) -> None:
+    """Open `connections` connections of a single primary's client now, so that a burst of
+    up to that many commands at once opens none (each a connect and a handshake on the event
+    loop). The pool stays unbounded: beyond those, redis-py opens a connection more for each
+    command in flight. A bounded pool, where a command waits for a free connection, made a
+    burst of recalls queue behind a few dozen connections and collapsed
+    (docs/read-your-writes.md). A cluster's client opens its connections as it goes."""
+    pool = getattr(client, "connection_pool", None)
+    if pool is None or connections <= 0:
+        return
+    # A server not up yet is no error here: the connections then open as commands need them.
+    held = await asyncio.gather(
+        *(pool.get_connection() for _ in range(connections)), return_exceptions=True
+    )
+    for connection in held:
+        if isinstance(connection, AbstractConnection):
+            await pool.release(connection)

@@ -12,11 +12,14 @@ names and steps what it holds forward (`knowledge_log`, `domain.knowledge_view`)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
+
+from redis.exceptions import NoScriptError
 
 from memstream.adapters.redis import keys
 from memstream.adapters.redis.base import RedisBase, done, text
@@ -233,30 +236,33 @@ class RedisKnowledge(RedisBase):
         self, user_id: str, held: bytes, hash_key: str
     ) -> tuple[bytes, dict[str, str | None]] | None:
         """The current revision and the fields of `hash_key` changed since revision `held`
-        (none: nothing changed, one GET); None when the log cannot tell, or the user is gone."""
-        revision_key = self._key(user_id, keys.KNOWLEDGE_REVISION)
-        current = await self._r.get(revision_key)
+        (none: nothing changed); None when the log cannot tell, or the user is gone. One
+        round trip: a script reads the revision, the log and the fields it names at once;
+        `changed_since` checks what the script named, and a read it would not name alike
+        derives whole."""
+        client = await self._client_for(user_id)
+        reply = await _run_script(
+            client,
+            _STEPPED,
+            self._key(user_id, keys.KNOWLEDGE_REVISION),
+            self._key(user_id, keys.KNOWLEDGE_CHANGES),
+            self._key(user_id, hash_key),
+            held,
+        )
+        current = reply[0] if reply else None
         if current is None:
             self.knowledge_cache.drop(user_id)  # forgotten: nothing of it is kept
             return None
         if current == held:
             return current, {}
-        pipe = self._r.pipeline(transaction=True)
-        pipe.get(revision_key)
-        pipe.lrange(self._key(user_id, keys.KNOWLEDGE_CHANGES), 0, -1)
-        current, entries = await pipe.execute()
-        changed = changed_since(entries, held, current) if current is not None else None
-        if not changed:  # None: the log cannot tell; empty: no L1 named, which it never is
+        changed = changed_since(reply[1], held, current) if len(reply) > 1 else None
+        if not changed or len(reply) < 4:  # the log cannot tell, or names no L1
             return None
-        named = sorted(changed)
-        pipe = self._r.pipeline(transaction=True)
-        pipe.get(revision_key)
-        pipe.hmget(self._key(user_id, hash_key), named)
-        again, docs = await pipe.execute()
-        if again != current:  # written in between: derive whole rather than chase it
+        named = [text(i) for i in reply[2]]
+        if set(named) != changed:  # never: the script reads the same log
             return None
         return current, {
-            i: text(d) if d is not None else None for i, d in zip(named, docs, strict=True)
+            i: text(d) if d is not None else None for i, d in zip(named, reply[3], strict=True)
         }
 
     async def _read(self, user_id: str, hash_key: str) -> tuple[bytes | None, dict[Any, Any]]:
@@ -276,3 +282,43 @@ def _facts_of(doc: str | None) -> tuple[AtomicFact, ...]:
 
 def _surfaces_of(doc: str | None) -> LeafEntities | None:
     return decode_leaf_entities(json.loads(doc)) if doc else None
+
+
+# `_stepped` in one round trip, atomic as a transaction: KEYS revision, change log, hash;
+# ARGV the revision held. Replies {current} when nothing changed or the user is gone (nil),
+# {current, entries} when the log names no L1s after the revision held, else {current,
+# entries, the L1s named, their fields}. The fields are read a thousand at a time
+# (Lua's unpack has a bounded stack).
+_STEPPED = """
+local current = redis.call('GET', KEYS[1])
+if not current or current == ARGV[1] then return {current} end
+local entries = redis.call('LRANGE', KEYS[2], 0, -1)
+local named, seen, after = {}, {}, false
+for _, raw in ipairs(entries) do
+  local entry = cjson.decode(raw)
+  if after then
+    if type(entry.leaves) ~= 'table' then return {current, entries} end
+    for _, id in ipairs(entry.leaves) do
+      if not seen[id] then seen[id] = true; named[#named + 1] = id end
+    end
+  elseif entry.revision == ARGV[1] then
+    after = true
+  end
+end
+if #named == 0 then return {current, entries} end
+local docs = {}
+for first = 1, #named, 1000 do
+  local part = redis.call('HMGET', KEYS[3], unpack(named, first, math.min(first + 999, #named)))
+  for i = 1, #part do docs[#docs + 1] = part[i] end
+end
+return {current, entries, named, docs}
+"""
+_STEPPED_SHA = hashlib.sha1(_STEPPED.encode()).hexdigest()
+
+
+async def _run_script(client: Any, script: str, *args: str | bytes) -> list[Any]:
+    """The `_STEPPED` script's reply: by its digest, sent whole once if the server lacks it."""
+    try:
+        return list(await client.evalsha(_STEPPED_SHA, 3, *args))
+    except NoScriptError:
+        return list(await client.eval(script, 3, *args))
