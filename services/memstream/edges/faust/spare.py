@@ -3,7 +3,7 @@ running or gathering.
 
 Both agents run on one event loop, so a batch of each at once would share the loop and the
 model, and the quiet tenants' L1s on the main path would wait for the overflow's. The turns
-agent holds `busy()` around each batch and shows the records gathered for its next one
+agent holds `handling()` around each batch and shows the records gathered for its next one
 (`waiting_in`); the overflow agent awaits `turn()` before its own, which returns once no
 turns batch is running, no record waits for the next, and neither has for `quiet_s`; or,
 so that a tenant over its share still progresses under a steady load, once it has waited
