@@ -334,18 +334,19 @@ def _add_agent(
                     phase(f"first batch ({stage}, {len(events)} records)")
                     first = False
                 raws = list(_raw(events))
-                busy = priority.spare.busy() if priority is not None else nullcontext()
-                with busy, tracing.batch(stage, raws) if tracing else nullcontext():
-                    await consume_batch(
-                        raws,
-                        decoder,
-                        handler,
-                        dead_letter,
-                        on_rejected,
-                        retry_budget_s=batching.retry_budget_s,
-                        tracing=tracing,
-                        opening=opening,
-                    )
+                busy = priority.spare.handling() if priority is not None else nullcontext()
+                async with busy:
+                    with tracing.batch(stage, raws) if tracing else nullcontext():
+                        await consume_batch(
+                            raws,
+                            decoder,
+                            handler,
+                            dead_letter,
+                            on_rejected,
+                            retry_budget_s=batching.retry_budget_s,
+                            tracing=tracing,
+                            opening=opening,
+                        )
         except Exception as error:
             log.critical("agent %s died: %r", name, error, exc_info=True)
             health.died(name, error)

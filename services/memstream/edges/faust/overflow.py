@@ -148,7 +148,8 @@ class OverflowConsumer:
                 if places:
                     raws += await reader.read(partition, [offset for offset, _ in places])
             if raws:
-                await self.consume(raws)
+                async with self.spare.overflow_handling():
+                    await self.consume(raws)
             struck: dict[str, list[tuple[int, int]]] = {}
             for partition, places in taken.items():
                 for offset, user in places:

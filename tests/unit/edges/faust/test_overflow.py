@@ -5,6 +5,7 @@ names is handled. The reader finds the records at their places in the turns log.
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,7 +113,9 @@ class Handled:
         self.struck.append(places)
 
 
-def consumer(handled: Handled, batch_size: int) -> OverflowConsumer:
+def consumer(
+    handled: Handled, batch_size: int, spare: SpareCapacity | None = None
+) -> OverflowConsumer:
     return OverflowConsumer(
         "overflow",
         "turns",
@@ -120,7 +123,7 @@ def consumer(handled: Handled, batch_size: int) -> OverflowConsumer:
         "group",
         handled.consume,
         handled.struck_off,
-        SpareCapacity(),
+        spare or SpareCapacity(),
         batch_size,
         {},
     )
@@ -145,6 +148,29 @@ async def test_a_quiet_tenants_records_wait_for_one_batch_of_the_flood_not_all_o
     # Each overflow record committed once every record it names is handled, not before.
     assert fetched.committed == [{QUIET: 5}, {FLOOD: 1}]
     assert backlogs == {}
+
+
+async def test_its_batch_is_handled_once_the_batch_of_turns_running_is_done() -> None:
+    spare = SpareCapacity(longest_s=0.0)  # past its longest wait: it reads its batch at once
+    fetched = Fetched({FLOOD: [places_record(FLOOD, 0, 0, {"acme:a": range(2)})]})
+    handled = Handled()
+    overflow, reader = consumer(handled, 4, spare), reader_of({0: 20})
+    turns_in, release = asyncio.Event(), asyncio.Event()
+
+    async def batch_of_turns() -> None:
+        async with spare.handling():
+            turns_in.set()
+            await release.wait()
+
+    turns = asyncio.create_task(batch_of_turns())
+    await turns_in.wait()
+    await spare.turn()
+    step = asyncio.create_task(overflow.step(fetched, reader, 0, {}))  # type: ignore[arg-type]
+    await asyncio.wait({step}, timeout=0.2)
+    assert handled.batches == []  # read, but not handled beside the batch of turns
+    release.set()
+    await asyncio.wait_for(asyncio.gather(turns, step), timeout=5.0)
+    assert handled.batches == [["0:0", "0:1"]]
 
 
 async def test_with_nothing_fetched_it_waits_on_every_partition() -> None:
