@@ -41,6 +41,7 @@ import random
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,7 @@ class Phase:
         self.tree = tree
         self.run = f"{name}-{time.time_ns():x}"
         self.published: dict[tuple[str, str], float] = {}
+        self.events: dict[tuple[str, str], str] = {}  # the turn each awaited L1 is of
         self.freshness_ms: dict[tuple[str, str], float] = {}
         self.recall_ms: list[float] = []
 
@@ -90,7 +92,9 @@ class Phase:
                 await asyncio.sleep(delay)
             user = self.user(QUIET_TENANT, n % users)
             event_id = f"q{n}"
-            self.published[(user, segment_id(user, [event_id]))] = time.perf_counter()
+            node = segment_id(user, [event_id])
+            self.published[user, node] = time.perf_counter()
+            self.events[user, node] = event_id
             await out.publish(_turn(user, event_id, n // users, n))
         await out.flush()
 
@@ -132,7 +136,7 @@ class Phase:
         deadline = time.monotonic() + DRAIN_TIMEOUT_S
         while not publishing.done() or len(self.freshness_ms) < len(self.published):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{len(self.published) - len(self.freshness_ms)} quiet L1s")
+                raise TimeoutError(await self.missing())
             pending: dict[str, list[str]] = {}
             for user, node in self.published.keys() - self.freshness_ms.keys():
                 pending.setdefault(user, []).append(node)
@@ -141,6 +145,20 @@ class Phase:
                     key = (user, found.id)
                     self.freshness_ms[key] = (time.perf_counter() - self.published[key]) * 1000
             await asyncio.sleep(POLL_S)
+
+    async def missing(self, shown: int = 5) -> str:
+        """What a phase that timed out waits for: how many quiet L1s, and for the first few
+        whether another L1 of the user holds the turn (merged or renamed) or none does."""
+        absent = sorted(self.published.keys() - self.freshness_ms.keys())
+        said = [f"{len(absent)} quiet L1s never written"]
+        for user, node in absent[:shown]:
+            event_id = self.events[user, node]
+            ids = await self.tree.level_ids(user, Level.SEGMENT, limit=len(self.published))
+            holding = [
+                n.id for n in await self.tree.get_many(user, ids) if event_id in n.source_ids
+            ]
+            said.append(f"{user} {event_id} ({node}): in " + (", ".join(holding) or "no L1"))
+        return "; ".join(said)
 
     async def drain_flood(self, sent: int, users: int) -> float:
         """Seconds until every flood turn has its L1: the next phase starts on an idle
@@ -295,7 +313,12 @@ def _ratios(alone: dict[str, Any], flood: dict[str, Any]) -> dict[str, float | N
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
+    scratch = (
+        nullcontext(str(args.keep))
+        if args.keep
+        else tempfile.TemporaryDirectory(prefix="memstream-bench-")
+    )
+    with scratch as tmp:
         models = Path(tmp) / "models"
         for n, (label, name, code) in enumerate(_stacks(args)):
             settings: dict[str, str] = {}
@@ -408,6 +431,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=Path,
         help="A source tree (e.g. `git archive` of main) whose share-on stack runs right "
         "before this tree's, in the same run, for before/after figures.",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="Keep the stacks' stores and models in this directory (default: a temporary "
+        "one, removed at the end), to look into a run that went wrong.",
     )
     args = parser.parse_args(argv)
     if args.stacks[0] == "share_on" and args.quiet_rate is None:
