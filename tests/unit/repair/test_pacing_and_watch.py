@@ -20,6 +20,23 @@ class Clock:
         self.now += seconds
 
 
+async def every_interval(found: list[Divergence]) -> list[tuple[bool, tuple[str, ...]]]:
+    """What a watch of a 15 s interval answers when asked once an interval, each check
+    finding the next of `found`: readiness, and the users it reports differing."""
+    clock, calls = Clock(), iter(found)
+
+    async def check() -> Divergence:
+        return next(calls)
+
+    watch = DivergenceWatch(check, every_s=15.0, clock=clock)
+    answers = []
+    for _ in found:
+        ready = await watch.stores_agree()
+        answers.append((ready, (await watch.latest()).users_differing))
+        clock.now += 15.0
+    return answers
+
+
 async def test_the_pacer_waits_only_when_ahead_of_its_rate() -> None:
     clock = Clock()
     pacer = Pacer(100.0, clock=clock, sleep=clock.sleep)
@@ -50,24 +67,15 @@ async def test_the_watch_checks_again_only_once_its_interval_passed() -> None:
 
 
 async def test_an_empty_tree_fails_readiness_only_when_two_checks_in_a_row_find_it() -> None:
-    clock = Clock()
-    found = [
-        divergence(False, 3, {}),  # the first write: its points, not yet its nodes
-        divergence(True, 3, {}),
-        divergence(False, 3, {}),  # Redis lost
-        divergence(False, 3, {}),
-    ]
-    calls = iter(found)
-
-    async def check() -> Divergence:
-        return next(calls)
-
-    watch = DivergenceWatch(check, every_s=15.0, clock=clock)
-    answers = []
-    for _ in found:
-        answers.append(await watch.stores_agree())
-        clock.now += 15.0
-    assert answers == [True, True, True, False]
+    answers = await every_interval(
+        [
+            divergence(False, 3, {}),  # the first write: its points, not yet its nodes
+            divergence(True, 3, {}),
+            divergence(False, 3, {}),  # Redis lost
+            divergence(False, 3, {}),
+        ]
+    )
+    assert [ready for ready, _ in answers] == [True, True, True, False]
 
 
 async def test_an_empty_tree_is_checked_again_after_a_second_not_a_whole_interval() -> None:
@@ -97,21 +105,12 @@ async def test_an_empty_index_fails_readiness_at_the_first_check() -> None:
 
 
 async def test_the_watch_reports_a_user_differing_only_when_two_checks_find_the_same_gap() -> None:
-    clock = Clock()
-    found = [
-        divergence(True, 5, {"ana": ({1: 4}, {1: 5})}),  # a write between the two stores
-        divergence(True, 6, {"ana": ({1: 5}, {1: 6})}),  # the next one
-        divergence(True, 6, {"ana": ({1: 6}, {1: 5})}),  # a leaf lost from the index
-        divergence(True, 6, {"ana": ({1: 6}, {1: 5})}),
-    ]
-    calls = iter(found)
-
-    async def check() -> Divergence:
-        return next(calls)
-
-    watch = DivergenceWatch(check, every_s=15.0, clock=clock)
-    reported = []
-    for _ in found:
-        reported.append((await watch.latest()).users_differing)
-        clock.now += 15.0
-    assert reported == [(), (), (), ("ana",)]
+    answers = await every_interval(
+        [
+            divergence(True, 5, {"ana": ({1: 4}, {1: 5})}),  # a write between the two stores
+            divergence(True, 6, {"ana": ({1: 5}, {1: 6})}),  # the next one
+            divergence(True, 6, {"ana": ({1: 6}, {1: 5})}),  # a leaf lost from the index
+            divergence(True, 6, {"ana": ({1: 6}, {1: 5})}),
+        ]
+    )
+    assert [differing for _, differing in answers] == [(), (), (), ("ana",)]
