@@ -241,9 +241,8 @@ class RedisKnowledge(RedisBase):
         `changed_since` checks what the script named, and a read it would not name alike
         derives whole."""
         client = await self._client_for(user_id)
-        reply = await _run_script(
+        reply = await _run_stepped(
             client,
-            _STEPPED,
             self._key(user_id, keys.KNOWLEDGE_REVISION),
             self._key(user_id, keys.KNOWLEDGE_CHANGES),
             self._key(user_id, hash_key),
@@ -316,9 +315,9 @@ return {current, entries, named, docs}
 _STEPPED_SHA = hashlib.sha1(_STEPPED.encode()).hexdigest()
 
 
-async def _run_script(client: Any, script: str, *args: str | bytes) -> list[Any]:
+async def _run_stepped(client: Any, *args: str | bytes) -> list[Any]:
     """The `_STEPPED` script's reply: by its digest, sent whole once if the server lacks it."""
     try:
         return list(await client.evalsha(_STEPPED_SHA, 3, *args))
     except NoScriptError:
-        return list(await client.eval(script, 3, *args))
+        return list(await client.eval(_STEPPED, 3, *args))
