@@ -55,7 +55,7 @@ from memstream.client.events import turn_event
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
-from memstream.domain.models import Level
+from memstream.domain.models import Level, MemoryNode
 from memstream_lab.bench.synthetic import sentence
 from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, until_consuming
 from memstream_lab.measure import write_report
@@ -151,12 +151,13 @@ class Phase:
         whether another L1 of the user holds the turn (merged or renamed) or none does."""
         absent = sorted(self.published.keys() - self.freshness_ms.keys())
         said = [f"{len(absent)} quiet L1s never written"]
+        leaves: dict[str, list[MemoryNode]] = {}  # each user's L1s, read once
         for user, node in absent[:shown]:
+            if user not in leaves:
+                ids = await self.tree.level_ids(user, Level.SEGMENT, limit=len(self.published))
+                leaves[user] = await self.tree.get_many(user, ids)
             event_id = self.events[user, node]
-            ids = await self.tree.level_ids(user, Level.SEGMENT, limit=len(self.published))
-            holding = [
-                n.id for n in await self.tree.get_many(user, ids) if event_id in n.source_ids
-            ]
+            holding = [n.id for n in leaves[user] if event_id in n.source_ids]
             said.append(f"{user} {event_id} ({node}): in " + (", ".join(holding) or "no L1"))
         return "; ".join(said)
 

@@ -45,6 +45,7 @@ SAYINGS = {
 # sessions anew: the same sessions again would be skipped as replays by the dedup markers, and
 # a step would read about ten times too cheap.
 PROBE_SPAN = timedelta(hours=6 * (2 * ROUNDS + 1))
+PROBE_MESSAGES = 2 * ROUNDS * STEP_TURNS  # what one probe adds to each user's history
 
 
 def _session(

@@ -13,8 +13,7 @@ from typing import Any
 from memstream.bootstrap import Container
 from memstream_lab.bench import scale_lifecycle as life
 from memstream_lab.bench.scale_probe import (
-    ROUNDS,
-    STEP_TURNS,
+    PROBE_MESSAGES,
     knowledge_derive,
     saturated_state,
     segmenter_cpu,
@@ -41,7 +40,7 @@ def run_probes(
         # again): this one's steps come after theirs, and an empty user of its own.
         probe = run_dir.doc.get("segmenter_probes_taken", 0)
         run_dir.keep("segmenter_probes_taken", probe + 1)
-        taken = probe * 2 * ROUNDS * STEP_TURNS
+        taken = probe * PROBE_MESSAGES
         history = {
             f"{FRESH}-{probe}" if probe else FRESH: 0,
             MEDIUM: built[MEDIUM]["messages"] + taken,
