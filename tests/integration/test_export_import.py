@@ -157,12 +157,13 @@ async def test_an_export_imported_after_a_forget_is_the_same_memory(
     assert await runtime.index.count(USER) == result.nodes
     # The index holds the vectors the workers made, embedded again: the same lexical ones,
     # dense ones as near as the model gives (the int8 model quantises a batch's activations
-    # by that batch's range, and the import embeds other batches than the workers did).
+    # by that batch's range, and the import embeds other batches than the workers did; one
+    # text's two vectors were measured as far apart as 0.9888, so the bound leaves room).
     again_vectors = vectors_of(await qdrant_points(runtime, ids))
     assert again_vectors.keys() == vectors.keys()
     for point_id, (dense, sparse) in vectors.items():
         assert again_vectors[point_id][1] == sparse
-        assert cosine(again_vectors[point_id][0], dense) > 0.99
+        assert cosine(again_vectors[point_id][0], dense) > 0.98
     after = await answers(runtime)
     # The same memories in the same order, their scores as near as their vectors.
     assert [[m[:3] for m in a] for a in after] == [[m[:3] for m in b] for b in before]
