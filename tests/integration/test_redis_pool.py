@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 
 from memstream.adapters.redis.connection import open_client, open_pool
 from memstream.settings import Settings
+from memstream.wiring.container import connect
 
 pytestmark = pytest.mark.integration
 
@@ -47,4 +48,25 @@ async def test_a_burst_within_the_connections_opened_at_start_opens_none(
         assert await _connected(observer) - before > OPENED
     finally:
         await client.aclose()
+        await observer.aclose()
+
+
+@pytest.mark.parametrize("serving", [True, False])
+async def test_only_a_serving_process_opens_its_connections_at_start(
+    settings: Settings, serving: bool
+) -> None:
+    """A one-shot command (repair, the CLI's reads) sends a few commands on one connection:
+    opening the serving processes' burst of connections is start-up work it does not need."""
+    warm = settings.model_copy(update={"redis_connections": OPENED})
+    assert warm.redis.connections == OPENED
+    observer = aioredis.from_url(warm.redis.url, single_connection_client=True)
+    try:
+        before = await _connected(observer)
+        async with connect(warm, producer=False, warm_connections=serving):
+            opened = await _connected(observer) - before
+        if serving:
+            assert opened >= OPENED
+        else:
+            assert opened < OPENED // 2
+    finally:
         await observer.aclose()

@@ -204,6 +204,7 @@ async def run_parts(
                 metrics,
                 prioritise_online=_consumers_together(parts),
                 recent_vectors=recent_vectors_kept(source, parts),
+                warm_connections=True,
             )
             container = await stack.enter_async_context(opened)
         running = RunningProcess(container, metrics, agents=health, joined=joined)

@@ -129,10 +129,10 @@ class RedisSettings(BaseModel):
         default=64,
         ge=0,
         le=10_000,
-        description="Connections each process opens to a single Redis primary at start, so "
-        "that a burst of commands up to that many at once opens none; beyond them a "
-        "connection more opens for each command in flight. 0: all open when needed. A "
-        "cluster's nodes open theirs as needed.",
+        description="Connections each serving process (workers, the API, `memstream up`) "
+        "opens to a single Redis primary at start, so that a burst of commands up to that "
+        "many at once opens none; beyond them a connection more opens for each command in "
+        "flight. 0: all open when needed. A cluster's nodes open theirs as needed.",
     )
     namespace: str = Field(
         default="ms",

@@ -118,20 +118,24 @@ async def connect(
     producer: bool = True,
     prioritise_online: bool = False,
     recent_vectors: int = 0,
+    warm_connections: bool = False,
 ) -> AsyncIterator[Container]:
     """Connect to the Redis, Qdrant and broker `settings` name; close them all on exit.
 
     With `metrics`, the LLM reports its usage and fallbacks there. `producer=False` leaves
     the publisher unstarted (a reader that never publishes). `prioritise_online`: see
     `Container`. `recent_vectors`: how many texts the online path keeps the vectors of (0:
-    none; `Container.recent`).
+    none; `Container.recent`). `warm_connections`: open the Redis connections a burst of
+    requests needs now (`open_pool`): for the serving processes, not for one-shot commands
+    that send a few commands on one connection.
     """
     if not settings.redis.url or not settings.broker.bootstrap:
         raise ValueError("connect needs kafka_bootstrap and redis_url (use the embedded stack)")
     async with AsyncExitStack() as stack:
         redis = open_redis(settings)
         stack.push_async_callback(redis.aclose)
-        await open_pool(redis, settings.redis.connections)
+        if warm_connections:
+            await open_pool(redis, settings.redis.connections)
         embedder = build_embedder(settings)
         tree = redis_tree(redis, settings, metrics)
         index = await open_index(
