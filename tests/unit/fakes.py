@@ -573,6 +573,9 @@ class FakeTree(FakeDirectory):
     async def degraded(self, limit: int = 1000) -> list[tuple[str, str]]:
         return sorted(self.degraded_nodes)[:limit]
 
+    async def index_degraded_by_user(self) -> int:
+        return 0  # the fake counts each user's degraded nodes from the one set it keeps
+
     async def open_window_counts(self) -> Counter[int]:
         counts: Counter[int] = Counter()
         for user in self.due:

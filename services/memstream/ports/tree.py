@@ -305,6 +305,11 @@ class DueIndex(NodeReader, Protocol):
         """Open windows per level, over every user with something due."""
         ...
 
+    async def index_degraded_by_user(self) -> int:
+        """Once per store: put the degraded nodes an older version marked only across
+        users into each user's own index (what its overview counts); returns how many."""
+        ...
+
 
 class BacklogReads(DueIndex, RecallReads, Protocol):
     """What the backlog collector reads for its gauges: open windows and rebuilds left."""

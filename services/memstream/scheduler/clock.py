@@ -4,8 +4,10 @@ The scheduler never touches window state. It publishes a `tick.v1` command, keye
 onto the turns topic for every user whose earliest due time (kept by the segmenter in Redis)
 has passed; the segmenter then closes what the wall clock allows, in order with the user's
 turns. It also asks for degraded nodes (written by the offline fallback) to be consolidated
-again once an LLM endpoint is configured. Running two schedulers is harmless (ticks are
-idempotent) but wasteful: deploy it as one replica.
+again once an LLM endpoint is configured, and its first run puts the degraded nodes an older
+version marked only across users into each user's own index
+(`DueIndex.index_degraded_by_user`). Running two schedulers is harmless (ticks are
+idempotent, the indexing too) but wasteful: deploy it as one replica.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class ClockTicker:
         self._windows = windows_topic
         self._retry_degraded = retry_degraded
         self._clock = clock
+        self._degraded_indexed = False
 
     async def tick_due_users(self) -> int:
         """Publish a tick for every user with something the clock may close; returns how many."""
@@ -76,6 +79,13 @@ class ClockTicker:
         if ticked or retried:
             # Debug: a busy deployment has users due at every tick.
             log.debug("clock: ticked %d users, re-queued %d degraded nodes", ticked, retried)
+        if not self._degraded_indexed:
+            # After the tick, so that a failure here never holds up closing windows: the next
+            # run tries again.
+            copied = await self._tree.index_degraded_by_user()
+            self._degraded_indexed = True
+            if copied:
+                log.info("clock: %d degraded nodes of an older version indexed by user", copied)
 
 
 def build_scheduler(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from tests.unit.fakes import FakePublisher, FakeTree
 
 from memstream.contracts.codec import decode_input, decode_window
@@ -102,3 +103,37 @@ async def test_one_run_ticks_and_retries() -> None:
     await tree.commit_nodes("ana", [StoredNode(session, "fp")], outbox=[])
     await ticker(tree, publisher).run_once()
     assert sorted(o.topic for o in publisher.sent) == ["turns", "windows"]
+
+
+class IndexingTree(FakeTree):
+    """Counts the clock's asks to index the degraded nodes by user; the first ones fail."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.asked, self.failures = 0, failures
+
+    async def index_degraded_by_user(self) -> int:
+        self.asked += 1
+        if self.asked <= self.failures:
+            raise ConnectionError("redis went away")
+        return 3
+
+
+async def test_the_first_run_indexes_the_degraded_nodes_by_user_once() -> None:
+    tree, publisher = IndexingTree(failures=0), FakePublisher()
+    clock = ticker(tree, publisher)
+    for _ in range(3):
+        await clock.run_once()
+    assert tree.asked == 1
+
+
+async def test_a_failed_indexing_holds_up_no_tick_and_is_tried_again() -> None:
+    tree, publisher = IndexingTree(failures=1), FakePublisher()
+    await due(tree, "ana", NOW)
+    clock = ticker(tree, publisher)
+    with pytest.raises(ConnectionError):
+        await clock.run_once()
+    assert [o.topic for o in publisher.sent] == ["turns"]  # the tick went out first
+    await clock.run_once()
+    await clock.run_once()
+    assert tree.asked == 2

@@ -3,9 +3,9 @@
 The registry is a sorted set whose scores are all 0, so Redis orders it by the bytes of the
 ids (UTF-8: code point order) and ZRANGEBYLEX pages through a prefix. The segmenter's
 commit adds the user (`segmenter_state`); a forget removes it (`users`). An overview is one
-pipelined read of the level indexes, the window state and the newest seen marker, one MGET
-of the first and last exchange, and a scan of the degraded index (short: nodes the offline
-fallback wrote wait there only until the clock retries them).
+pipelined read of the level indexes, the window state, the newest seen marker and the size of
+the user's own degraded index (`keys.DEGRADED`: not the set of all users, which grows with
+every user's degraded nodes), then one MGET of the first and last exchange.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class RedisDirectory(RedisNodes):
         pipe.zrevrange(p + keys.SEEN, 0, 0, withscores=True)
         pipe.zrange(leaves, 0, 0)
         pipe.zrevrange(leaves, 0, 0)
-        *sizes, state, seen, first, last = await pipe.execute()
+        pipe.scard(p + keys.DEGRADED)
+        *sizes, state, seen, first, last, degraded = await pipe.execute()
         counts = {level: int(n) for level, n in zip(Level, sizes, strict=True)}
         if state is None and not any(counts.values()):
             return None
@@ -74,7 +75,7 @@ class RedisDirectory(RedisNodes):
             last_at=ends[-1].t_end if ends else None,
             last_written_at=_written_at(seen),
             pending_windows=pending_windows(decode_state(json.loads(state)) if state else None),
-            degraded=await self._degraded_count(user_id),
+            degraded=int(degraded),
         )
 
     async def register_users(self) -> int:
@@ -95,11 +96,6 @@ class RedisDirectory(RedisNodes):
             async for key in self._r.scan_iter(match=f"{prefix}*{suffix}", count=page)
         }
         return sorted(users)
-
-    async def _degraded_count(self, user_id: str) -> int:
-        degraded = self._across_users(keys.degraded, user_id)
-        members = [m async for m in self._r.sscan_iter(degraded)]
-        return sum(1 for m in members if keys.decode_member(m)[0] == user_id)
 
 
 def _written_at(newest_seen: list[tuple[bytes, float]]) -> datetime | None:

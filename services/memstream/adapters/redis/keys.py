@@ -62,6 +62,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 (`contracts.sealed`) and its index payloads; made by the
                                 user's first sealed write unless it has a tombstone,
                                 deleted by a forget: every sealed copy becomes unreadable
+    ms:{u}:degraded             set of the user's node ids among `ms:degraded`, written and
+                                removed in the same transactions: what the user's overview
+                                counts and its forget removes, never the set of all users
     ms:{u}:overflow             hash: "partition:offset" of each of the user's turns-log
                                 records the segmenter sent to the overflow topic, struck
                                 off once handled from there (`overflow`; only with a
@@ -74,6 +77,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 by id prefix with ZRANGEBYLEX), added by the segmenter's
                                 commit, removed by a forget
     ms:degraded                 set of JSON ["user", "node id"] the offline fallback wrote
+    ms:degraded_by_user         set once `ms:{u}:degraded` holds the markers written before
+                                it existed (`RedisUsers.index_degraded_by_user`, the clock's
+                                first run): no later run reads `ms:degraded` for it again
     ms:progress                 hash: turns partition -> the next offset the segmenter has
                                 yet to handle, marked once the records before it are
                                 committed (what read-your-writes waits on)
@@ -84,7 +90,8 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
 On Redis Cluster (MEMSTREAM_REDIS_CLUSTER) a user's commit must stay in its user's slot, so
 the four indexes its transactions write are split by slot, each part named by a hash tag that
 maps to that slot (`slots.slot_tag`; `<s>` below); readers ask every slot's part, pipelined
-per primary. `ms:progress` is written on its own, and stays one key.
+per primary. `ms:progress` and `ms:degraded_by_user` are written on their own, and stay one
+key each.
 
     ms:due:{<s>}                the users of slot <s> in `ms:due`
     ms:rebuilds:{<s>}           the users of slot <s> in `ms:rebuilds`
@@ -128,6 +135,8 @@ REBUILD = "rebuild"
 REBUILD_LEAVES = "rebuild_leaves"
 REBUILD_WINDOWS = "rebuild_windows"
 DATAKEY = "datakey"
+# The user's node ids among the degraded markers of all users, kept beside them.
+DEGRADED = "degraded"
 # Not among FIXED_SUFFIXES: a forget leaves it to the overflow to strike off (`overflow`).
 OVERFLOW = "overflow"
 FACTS = "facts"
@@ -168,6 +177,7 @@ FIXED_SUFFIXES = (
     KNOWLEDGE_REVISION,
     KNOWLEDGE_CHANGES,
     DATAKEY,
+    DEGRADED,
 )
 
 # A field of the message index no message id can be (ids are never empty): every L1 of the
@@ -235,6 +245,10 @@ def users(namespace: str, slot: int | None = None) -> str:
 
 def degraded(namespace: str, slot: int | None = None) -> str:
     return _across_users(namespace, "degraded", slot)
+
+
+def degraded_by_user(namespace: str) -> str:
+    return f"{namespace}:degraded_by_user"
 
 
 def degraded_member(user_id: str, node_id: str) -> str:

@@ -45,13 +45,7 @@ class RedisNodes(RedisBase):
 
         def queue(pipe: Any) -> None:
             self._queue_nodes(pipe, user_id, [(s.node, s.fingerprint) for s in nodes])
-            degraded = self._across_users(keys.degraded, user_id)
-            for stored in nodes:
-                marker = keys.degraded_member(user_id, stored.node.id)
-                if stored.node.degraded:
-                    pipe.sadd(degraded, marker)
-                else:
-                    pipe.srem(degraded, marker, keys.legacy_member(user_id, stored.node.id))
+            self._queue_degraded(pipe, user_id, [s.node for s in nodes])
             for node in removed:
                 self._queue_removal(pipe, node)
             if outbox:
@@ -129,9 +123,30 @@ class RedisNodes(RedisBase):
             pipe.hdel(p + keys.SOURCES, *node.source_ids)
         if node.level == Level.SESSION:
             pipe.hdel(p + keys.SESSION_TERMS, node.id)
-        member = keys.degraded_member(node.user_id, node.id)
-        degraded = self._across_users(keys.degraded, node.user_id)
-        pipe.srem(degraded, member, keys.legacy_member(node.user_id, node.id))
+        self._queue_not_degraded(pipe, node.user_id, [node.id])
+
+    def _queue_degraded(self, pipe: Any, user_id: str, nodes: Sequence[MemoryNode]) -> None:
+        """Each node's degraded marker follows its last write: in the set of all users
+        (what the clock retries) and in the user's own (what its overview counts)."""
+        last = {n.id: n.degraded for n in nodes}  # a later write of the same id wins
+        marked = [i for i, degraded in last.items() if degraded]
+        if marked:
+            pipe.sadd(
+                self._across_users(keys.degraded, user_id),
+                *(keys.degraded_member(user_id, i) for i in marked),
+            )
+            pipe.sadd(self._key(user_id, keys.DEGRADED), *marked)
+        self._queue_not_degraded(pipe, user_id, [i for i, degraded in last.items() if not degraded])
+
+    def _queue_not_degraded(self, pipe: Any, user_id: str, node_ids: Sequence[str]) -> None:
+        """The nodes' markers go from both sets, those of an older version's format too."""
+        if not node_ids:
+            return
+        members = itertools.chain.from_iterable(
+            (keys.degraded_member(user_id, i), keys.legacy_member(user_id, i)) for i in node_ids
+        )
+        pipe.srem(self._across_users(keys.degraded, user_id), *members)
+        pipe.srem(self._key(user_id, keys.DEGRADED), *node_ids)
 
     async def get(self, user_id: str, node_id: str) -> StoredNode | None:
         raw = await self._r.get(self._key(user_id, keys.node(node_id)))

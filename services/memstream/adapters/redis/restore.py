@@ -44,12 +44,7 @@ class RedisRestore(RedisNodes):
             self._queue_nodes(pipe, user_id, [(s.node, s.fingerprint) for s in nodes])
             # A tree written back after Redis was lost is found by the operators' search too.
             pipe.zadd(self._across_users(keys.users, user_id), {user_id: 0})
-            for stored in nodes:
-                if stored.node.degraded:
-                    pipe.sadd(
-                        self._across_users(keys.degraded, user_id),
-                        keys.degraded_member(user_id, stored.node.id),
-                    )
+            self._queue_degraded(pipe, user_id, [s.node for s in nodes if s.node.degraded])
             if knowledge is not None:
                 queue_knowledge(pipe, keys.user_prefix(user_id, self._ns), knowledge)
 

@@ -8,13 +8,15 @@ across users, and forgetting), `progress` (the segmenter's committed offsets), `
 (the records a tenant's share sent to the overflow topic), `backup`
 (the export's paged reads), `restore` (the tree written back from the index), `datakeys`
 (the users' data keys, what their words on the topics are sealed under), `persistence`
-(Redis's files rewritten after a forget).
+(Redis's files rewritten after a forget), `degraded_index` (each user's degraded index filled
+from the markers of older versions).
 """
 
 from __future__ import annotations
 
 from memstream.adapters.redis.backup import RedisBackupReads
 from memstream.adapters.redis.datakeys import RedisDataKeys
+from memstream.adapters.redis.degraded_index import RedisDegradedIndex
 from memstream.adapters.redis.knowledge import RedisKnowledge
 from memstream.adapters.redis.overflow import RedisOverflow
 from memstream.adapters.redis.persistence import RedisPersistence
@@ -34,6 +36,7 @@ class RedisTree(
     RedisRestore,
     RedisDataKeys,
     RedisPersistence,
+    RedisDegradedIndex,
 ):
     """Implements `memstream.ports.TreeStore`: tree links, time indexes, window state,
     idempotency markers, outboxes, and the knowledge committed with the L1s."""

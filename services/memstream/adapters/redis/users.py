@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from redis.exceptions import WatchError
 
@@ -17,6 +18,9 @@ from memstream.adapters.redis.directory import RedisDirectory
 from memstream.domain.forgetting import Forgotten, Tombstone
 from memstream.domain.models import Level
 from memstream.domain.rebuild import RebuildJob
+
+# Node ids whose markers one SREM of a forget removes.
+_MARKER_CHUNK = 500
 
 
 class RedisUsers(RedisDirectory):
@@ -122,6 +126,27 @@ class RedisUsers(RedisDirectory):
         """Every key of the user goes and the tombstone is written, in one transaction."""
         return await self._remove(user_id, tombstone, ttl_s)
 
+    async def _degraded_ids(self, pipe: Any, user_id: str, suffixes: set[str]) -> list[str]:
+        """The ids whose markers a forget removes from the set of all users: every node of
+        the user and those its own degraded index names (their nodes may be gone already)."""
+        marked = {text(i) for i in await done(pipe.smembers(self._key(user_id, keys.DEGRADED)))}
+        prefix = keys.node("")
+        marked.update(k[len(prefix) :] for k in suffixes if k.startswith(prefix))
+        return sorted(marked)
+
+    def _queue_unmarked(self, pipe: Any, user_id: str, node_ids: list[str]) -> None:
+        """SREM of the nodes' markers (both formats), by id: never a read of the set of all
+        users, which grows with every user's degraded nodes. In chunks: one command stays
+        bounded for a user of many nodes."""
+        degraded = self._across_users(keys.degraded, user_id)
+        for start in range(0, len(node_ids), _MARKER_CHUNK):
+            chunk = node_ids[start : start + _MARKER_CHUNK]
+            pipe.srem(
+                degraded,
+                *(keys.degraded_member(user_id, i) for i in chunk),
+                *(keys.legacy_member(user_id, i) for i in chunk),
+            )
+
     async def tombstone(self, user_id: str) -> Tombstone | None:
         return tombstone_of(await self._r.get(self._key(user_id, keys.TOMBSTONE)))
 
@@ -138,7 +163,7 @@ class RedisUsers(RedisDirectory):
         async with self._transaction(client) as pipe:
             while True:
                 try:
-                    await pipe.watch(p + keys.KEYS, *levels)
+                    await pipe.watch(p + keys.KEYS, p + keys.DEGRADED, *levels)
                     suffixes = {text(k) for k in await done(pipe.smembers(p + keys.KEYS))}
                     node_ids: set[str] = set()
                     for level_key in levels:
@@ -146,8 +171,10 @@ class RedisUsers(RedisDirectory):
                     suffixes.update(keys.node(i) for i in node_ids)
                     suffixes.update(keys.children(i) for i in node_ids)
                     names = [p + k for k in (*keys.FIXED_SUFFIXES, *suffixes)] + levels
+                    marked = await self._degraded_ids(pipe, user_id, suffixes)
                     pipe.multi()
                     pipe.delete(*names)
+                    self._queue_unmarked(pipe, user_id, marked)
                     pipe.zrem(self._across_users(keys.due, user_id), user_id)
                     pipe.zrem(self._across_users(keys.rebuilds, user_id), user_id)
                     pipe.zrem(self._across_users(keys.users, user_id), user_id)
@@ -158,11 +185,6 @@ class RedisUsers(RedisDirectory):
                     break
                 except WatchError:
                     continue
-        degraded = self._across_users(keys.degraded, user_id)
-        members = await done(self._r.smembers(degraded))
-        stale = [m for m in members if keys.decode_member(m)[0] == user_id]
-        if stale:
-            await done(self._r.srem(degraded, *stale))
         return Forgotten(
             nodes=len(node_ids),
             redis_keys=int(deleted),
