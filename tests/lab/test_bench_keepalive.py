@@ -74,3 +74,35 @@ def test_no_server_is_a_connection_error_every_time() -> None:
     with BackgroundServer(echo_app()) as gone:
         port = gone.port
     asyncio.run(ask(port))
+
+
+async def _answer_once_then_close(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """A server that keeps no connection alive after its first answer, without saying so:
+    what an idle timeout does to a kept-alive connection."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length")
+    )
+    body = await reader.readexactly(length)
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    await writer.drain()
+    writer.close()
+
+
+def test_a_reused_connection_the_server_closed_is_sent_again_on_a_new_one() -> None:
+    async def ask() -> list[tuple[int, bytes]]:
+        server = await asyncio.start_server(_answer_once_then_close, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        connection = KeepAliveConnection("127.0.0.1", port)
+        try:
+            return [await connection.post("/echo", b'{"n": %d}' % n) for n in range(3)]
+        finally:
+            await connection.close()
+            server.close()
+            await server.wait_closed()
+
+    assert asyncio.run(ask()) == [(200, b'{"n": %d}' % n) for n in range(3)]

@@ -22,7 +22,21 @@ class KeepAliveConnection:
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
     async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        """The status and body of the answer; ConnectionError if there was none."""
+        """The status and body of the answer; ConnectionError if there was none.
+
+        A server closes a connection kept alive past its idle timeout, and the close can
+        cross a request on the wire: that request fails before any answer, as if refused.
+        So a post on a reused connection that gets no answer is sent once more on a new
+        one, as HTTP clients do (the load generators' posts are reads)."""
+        reused = self._streams is not None
+        try:
+            return await self._post_once(path, body)
+        except ConnectionError:
+            if not reused:
+                raise
+        return await self._post_once(path, body)
+
+    async def _post_once(self, path: str, body: bytes) -> tuple[int, bytes]:
         try:
             if self._streams is None:
                 self._streams = await asyncio.open_connection(*self._address)
