@@ -35,7 +35,7 @@ async def places_of(
             for tp, records in fetched.items():
                 for record in records:
                     key = _user_and_event(record.value)
-                    if key in wanted:
+                    if key is not None and key in wanted:
                         found[key] = (tp.partition, record.offset)
                 if records and records[-1].offset + 1 >= ends[tp]:
                     left.discard(tp)

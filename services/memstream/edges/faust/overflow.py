@@ -212,8 +212,11 @@ class TurnsReader:
     new_consumer: Callable[[], Any]
     _cursors: dict[int, _Cursor] = field(default_factory=dict)
 
-    async def read(self, partition: int, offsets: Sequence[int]) -> list[RawEvent]:
-        """The records at `offsets` (ascending) of `partition`, those the log still holds."""
+    async def read(
+        self, partition: int, offsets: Sequence[int], *, say_gone: bool = True
+    ) -> list[RawEvent]:
+        """The records at `offsets` (ascending) of `partition`, those the log still holds
+        (with `say_gone`, those it no longer holds are logged)."""
         tp = TopicPartition(self.topic, partition)
         cursor = self._cursors.get(partition)
         if cursor is None:
@@ -242,7 +245,7 @@ class TurnsReader:
             found += [_raw(r) for r in records if r.offset in wanted]
             ahead += [_raw(r) for r in records if r.offset > last]
         cursor.ahead = ahead
-        if len(found) < len(wanted):
+        if say_gone and len(found) < len(wanted):
             log.error(
                 "%d of %d diverted records are gone from %s[%d] (past its retention)",
                 len(wanted) - len(found),
