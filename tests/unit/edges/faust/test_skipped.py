@@ -69,3 +69,12 @@ async def test_a_partition_read_again_or_taken_over_reads_nothing_back() -> None
     await skipped.filled(handed((0, 5_000)))
     assert values(await skipped.filled(handed((0, 40), (0, 9_000)))) == ["0:40", "0:9000"]
     assert logs == []
+
+
+async def test_the_overflow_reader_reads_again_a_record_missing_from_what_it_read_ahead() -> None:
+    """A place behind which the broker hid a record when the reader read ahead of it: not
+    struck off as gone, read again."""
+    tail = TailLog({0: 100}, late={12}, readable_from=2)
+    reader = TurnsReader("turns", lambda: tail)
+    assert values(await reader.read(0, [3])) == ["0:3"]  # read ahead to 52, 12 not yet there
+    assert values(await reader.read(0, [11, 12, 13])) == ["0:11", "0:12", "0:13"]
