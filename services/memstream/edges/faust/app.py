@@ -201,7 +201,7 @@ def build_faust_app(
                 _Priority(spare) if spare and name == "segmenter" else None,
                 # Turns come from many producers at once: what the consumer stepped over
                 # is read back (`edges.faust.skipped`).
-                _skipped_records(bootstrap, spec.name) if name == "segmenter" else None,
+                skipped_records(bootstrap, spec.name) if name == "segmenter" else None,
             )
     if overflow is not None and spare is not None:
         _add_overflow(
@@ -290,7 +290,9 @@ def _add_overflow(
             raise
 
 
-def _skipped_records(bootstrap: str, topic: str) -> SkippedRecords:
+def skipped_records(bootstrap: str, topic: str) -> SkippedRecords:
+    """The turns agent's reader of what its consumer stepped over, on `topic`."""
+
     def reader_consumer() -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
             bootstrap_servers=bootstrap,
