@@ -1,10 +1,13 @@
-"""The fairness benchmark says which quiet L1s a phase that timed out still waits for."""
+"""The fairness benchmark says which quiet L1s a phase that timed out still waits for, and
+where each missing turn is; a quiet turn the broker refused stops the phase as such."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import pytest
 from tests.unit.fakes import FakeTree, leaf
 
 from memstream.domain.ids import segment_id
@@ -18,7 +21,30 @@ async def test_a_phase_that_timed_out_names_each_turn_missing_and_the_l1_holding
         node = segment_id("u1", [event_id])
         phase.published["u1", node] = 0.0
         phase.events["u1", node] = event_id
+
+    async def logged(wanted: set[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:
+        return {("u1", "u1-lost"): (3, 1207)} if ("u1", "u1-lost") in wanted else {}
+
+    async def ledger(user: str) -> list[tuple[int, int]]:
+        return [(3, 1207)]
+
+    phase.logged = logged  # type: ignore[method-assign]
+    phase.ledger = ledger  # type: ignore[method-assign]
     said = await phase.missing()
     assert said.startswith("2 quiet L1s never written")
-    assert "u1 u1-both-m0 (" in said and "): in u1-both" in said
-    assert "u1 u1-lost (" in said and "): in no L1" in said
+    assert "u1 u1-both-m0 (" in said and "): in u1-both, not in the turns log" in said
+    assert "u1 u1-lost (" in said and "): in no L1, turns log 3:1207" in said
+    assert "overflow ledger [(3, 1207)]" in said
+
+
+async def test_a_quiet_turn_the_broker_refused_stops_the_phase_as_a_failed_publish() -> None:
+    phase = Phase(cast(Any, None), cast(Any, FakeTree([])), "flood")
+    phase.published["u1", segment_id("u1", ["q0"])] = 0.0
+
+    async def refused() -> None:
+        raise ConnectionError("the broker refused the send")
+
+    publishing = asyncio.create_task(refused())
+    with pytest.raises(RuntimeError, match="not published") as stopped:
+        await asyncio.wait_for(phase.watch_quiet(publishing), timeout=10)
+    assert isinstance(stopped.value.__cause__, ConnectionError)

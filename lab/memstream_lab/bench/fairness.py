@@ -57,6 +57,7 @@ from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream_lab.bench.synthetic import sentence
+from memstream_lab.bench.turns_log import places_of
 from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, until_consuming
 from memstream_lab.measure import write_report
 
@@ -112,13 +113,14 @@ class Phase:
     ) -> int:
         """`records` at `rate`, sent in small bursts, each at its slot."""
         start, sent = time.perf_counter(), 0
+        acks = []
         while sent < len(records):
             due = min(len(records), round(rate * (time.perf_counter() - start)))
             for key, value in records[sent:due]:
-                await out.producer.send(topic, key=key, value=value)
+                acks.append(await out.producer.send(topic, key=key, value=value))
             sent = max(sent, due)
             await asyncio.sleep(FLOOD_TICK_S)
-        await out.producer.flush()
+        await asyncio.gather(*acks)  # a send the broker refused raises here
         return sent
 
     async def probe_recall(self, recalls: LeanRecalls, per_s: float, users: int) -> None:
@@ -135,6 +137,9 @@ class Phase:
         """Until every quiet turn published has its L1 (polled by id)."""
         deadline = time.monotonic() + DRAIN_TIMEOUT_S
         while not publishing.done() or len(self.freshness_ms) < len(self.published):
+            if publishing.done() and publishing.exception() is not None:
+                # A send the broker refused: its turn would read as an L1 never written.
+                raise RuntimeError("a quiet turn was not published") from publishing.exception()
             if time.monotonic() > deadline:
                 raise TimeoutError(await self.missing())
             pending: dict[str, list[str]] = {}
@@ -148,18 +153,36 @@ class Phase:
 
     async def missing(self, shown: int = 5) -> str:
         """What a phase that timed out waits for: how many quiet L1s, and for the first few
-        whether another L1 of the user holds the turn (merged or renamed) or none does."""
+        whether another L1 of the user holds the turn (merged or renamed) or none does,
+        where the turns log holds it, and what its user's overflow ledger still holds."""
         absent = sorted(self.published.keys() - self.freshness_ms.keys())
         said = [f"{len(absent)} quiet L1s never written"]
         leaves: dict[str, list[MemoryNode]] = {}  # each user's L1s, read once
-        for user, node in absent[:shown]:
+        first = [(user, self.events[user, node], node) for user, node in absent[:shown]]
+        logged = await self.logged({(user, event_id) for user, event_id, _ in first})
+        for user, event_id, node in first:
             if user not in leaves:
                 ids = await self.tree.level_ids(user, Level.SEGMENT, limit=len(self.published))
                 leaves[user] = await self.tree.get_many(user, ids)
-            event_id = self.events[user, node]
             holding = [n.id for n in leaves[user] if event_id in n.source_ids]
-            said.append(f"{user} {event_id} ({node}): in " + (", ".join(holding) or "no L1"))
+            place = logged.get((user, event_id))
+            ledger = await self.ledger(user)
+            said.append(
+                f"{user} {event_id} ({node}): in "
+                + (", ".join(holding) or "no L1")
+                + (f", turns log {place[0]}:{place[1]}" if place else ", not in the turns log")
+                + f", overflow ledger {ledger}"
+            )
         return "; ".join(said)
+
+    async def logged(self, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:
+        """Where the turns log holds each (user, event id) of `wanted`."""
+        bootstrap = self.stack.endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"]
+        return await places_of(bootstrap, load_catalog().turns.name, wanted)
+
+    async def ledger(self, user: str) -> list[tuple[int, int]]:
+        """The places the user's overflow ledger still holds (the share on: not handled)."""
+        return sorted(await self.tree.diverted(user))
 
     async def drain_flood(self, sent: int, users: int) -> float:
         """Seconds until every flood turn has its L1: the next phase starts on an idle

@@ -30,14 +30,16 @@ from typing import Any, Protocol, TypeVar
 
 import faust
 import redis.exceptions
+from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
-from memstream.edges.faust.overflow import OverflowConsumer, Places
+from memstream.edges.faust.overflow import OverflowConsumer, Places, TurnsReader
 from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
+from memstream.edges.faust.skipped import SkippedRecords
 from memstream.edges.faust.spare import SpareCapacity
 from memstream.edges.startup import phase
 from memstream.metrics import Metrics, dlq_category
@@ -197,6 +199,9 @@ def build_faust_app(
                 tracing,
                 opening,
                 _Priority(spare) if spare and name == "segmenter" else None,
+                # Turns come from many producers at once: what the consumer stepped over
+                # is read back (`edges.faust.skipped`).
+                skipped_records(bootstrap, spec.name) if name == "segmenter" else None,
             )
     if overflow is not None and spare is not None:
         _add_overflow(
@@ -285,6 +290,20 @@ def _add_overflow(
             raise
 
 
+def skipped_records(bootstrap: str, topic: str) -> SkippedRecords:
+    """The turns agent's reader of what its consumer stepped over, on `topic`."""
+
+    def reader_consumer() -> AIOKafkaConsumer:
+        return AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
+
+    return SkippedRecords(TurnsReader(topic, reader_consumer))
+
+
 @dataclass(frozen=True)
 class _Priority:
     """The turns agent's side of `SpareCapacity`: it marks itself busy around each batch."""
@@ -313,6 +332,7 @@ def _add_agent(
     tracing: BatchTracing | None,
     opening: Opening | None,
     priority: _Priority | None = None,
+    skipped: SkippedRecords | None = None,
 ) -> None:
     stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
@@ -334,6 +354,8 @@ def _add_agent(
                     phase(f"first batch ({stage}, {len(events)} records)")
                     first = False
                 raws = list(_raw(events))
+                if skipped is not None:
+                    raws = await skipped.filled(raws)
                 busy = priority.spare.handling() if priority is not None else nullcontext()
                 async with busy:
                     with tracing.batch(stage, raws) if tracing else nullcontext():
@@ -351,6 +373,9 @@ def _add_agent(
             log.critical("agent %s died: %r", name, error, exc_info=True)
             health.died(name, error)
             raise
+        finally:
+            if skipped is not None:
+                await asyncio.shield(skipped.close())
 
 
 async def consume_batch(
