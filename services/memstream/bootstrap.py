@@ -206,6 +206,7 @@ def write_path_app(
         health=health,
         tracing=batch_spans(),
         overflow=overflow,
+        read_back_skipped=settings.broker.read_back_skipped,
         datadir=str(datadir),
         **membership,
     )

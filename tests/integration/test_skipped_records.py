@@ -39,3 +39,11 @@ async def test_records_stepped_over_are_read_back_from_the_broker(
     assert [(raw.offset, raw.value) for raw in filled] == [
         (o, f"r{o}".encode()) for o in range(2, 7)
     ]
+
+
+def test_only_the_embedded_broker_has_what_its_consumer_stepped_over_read_back(
+    settings: Settings,
+) -> None:
+    """Against a real Kafka broker a gap is a transactional producer's marker, not a skip."""
+    assert settings.broker.read_back_skipped  # the tests' embedded stack
+    assert not Settings(kafka_bootstrap="kafka:9092").broker.read_back_skipped

@@ -78,6 +78,16 @@ class BrokerSettings(BaseModel):
         le=10_000,
         description="Longest a consumer's fetch waits at the broker for new records.",
     )
+    # Off against a real Kafka broker, which never hands a consumer a later batch first, and
+    # where a producer's transactions leave offsets without records (their markers): every
+    # one would be read for nothing.
+    read_back_skipped: bool = Field(
+        default=False,
+        description="The segmenter reads back turns its consumer stepped over (offsets of a "
+        "partition that do not follow one another), as the embedded broker can make it do; "
+        "the embedded stack turns it on. For a broker that never does, leave it off: a "
+        "transactional producer's markers would each be read for nothing.",
+    )
     # A stable instance id per process (a StatefulSet pod name) makes the group static
     # (KIP-345) where the broker honours it: see docs/design.md, "Restarts".
     group_instance_id: str = Field(

@@ -150,6 +150,7 @@ def build_faust_app(
     tracing: BatchTracing | None = None,
     open_turns: Opening | None = None,
     overflow: Overflow | None = None,
+    read_back_skipped: bool = False,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given; with `metrics`, the
@@ -158,7 +159,8 @@ def build_faust_app(
     `tracing`, each batch runs in a span of its own; with `open_turns`, the turns sealed by
     their producers are opened before they are decoded; with `overflow` (and `on_turns`),
     a consumer takes the segmenter's overflow topic with the capacity the turns leave spare
-    (its records opened as the turns are)."""
+    (its records opened as the turns are); with `read_back_skipped`, turns the consumer
+    stepped over are read back into their batch (`edges.faust.skipped`)."""
     admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
     app = faust.App(
         app_id,
@@ -201,7 +203,9 @@ def build_faust_app(
                 _Priority(spare) if spare and name == "segmenter" else None,
                 # Turns come from many producers at once: what the consumer stepped over
                 # is read back (`edges.faust.skipped`).
-                skipped_records(bootstrap, spec.name) if name == "segmenter" else None,
+                skipped_records(bootstrap, spec.name)
+                if read_back_skipped and name == "segmenter"
+                else None,
             )
     if overflow is not None and spare is not None:
         _add_overflow(
@@ -304,6 +308,17 @@ def skipped_records(bootstrap: str, topic: str) -> SkippedRecords:
     return SkippedRecords(TurnsReader(topic, reader_consumer))
 
 
+def _forget_revoked(skipped: SkippedRecords, topic: str) -> Callable[..., Awaitable[None]]:
+    """The app's receiver of revoked partitions (sender, then the set of them): a partition
+    back after another worker had it starts from the group's offset, and the offsets that
+    worker handled are no skip."""
+
+    async def on_partitions_revoked(_: Any, revoked: Any, **__: Any) -> None:
+        skipped.forget(tp.partition for tp in revoked if tp.topic == topic)
+
+    return on_partitions_revoked
+
+
 @dataclass(frozen=True)
 class _Priority:
     """The turns agent's side of `SpareCapacity`: it marks itself busy around each batch."""
@@ -336,6 +351,8 @@ def _add_agent(
 ) -> None:
     stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
+    if skipped is not None:
+        app.on_partitions_revoked.connect(_forget_revoked(skipped, topic_name))
 
     @app.agent(topic, name=name)
     async def consume(stream: faust.StreamT[bytes]) -> None:

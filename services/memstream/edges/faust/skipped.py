@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from memstream.contracts.records import RawEvent
 from memstream.domain.offset_gaps import Skipped, skipped
@@ -75,6 +75,12 @@ class SkippedRecords:
             len(wanted),
         )
         return found
+
+    def forget(self, partitions: Iterable[int]) -> None:
+        """No offset is expected next in `partitions` (taken from this worker): whatever
+        offset the consumer starts from when one comes back is no skip."""
+        for partition in partitions:
+            self._next_of.pop(partition, None)
 
     async def close(self) -> None:
         await self._reader.close()

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import faust
 from aiokafka.structs import TopicPartition
+from faust.types import TP
 from tests.unit.edges.faust.test_overflow import Log, Record
 
 from memstream.contracts.records import RawEvent
+from memstream.edges.faust.app import _forget_revoked
 from memstream.edges.faust.overflow import TurnsReader
 from memstream.edges.faust.skipped import SkippedRecords
 
@@ -78,3 +81,26 @@ async def test_the_overflow_reader_reads_again_a_record_missing_from_what_it_rea
     reader = TurnsReader("turns", lambda: tail)
     assert values(await reader.read(0, [3])) == ["0:3"]  # read ahead to 52, 12 not yet there
     assert values(await reader.read(0, [11, 12, 13])) == ["0:11", "0:12", "0:13"]
+
+
+async def test_a_partition_given_back_after_a_rebalance_starts_anew() -> None:
+    logs: list[Log] = []
+    skipped = SkippedRecords(TurnsReader("turns", lambda: logs.append(Log({0: 100})) or logs[-1]))
+    await skipped.filled(handed((0, 10), (1, 10)))
+    skipped.forget([0])  # another worker had partition 0 and handled 11-29 meanwhile
+    assert values(await skipped.filled(handed((0, 30), (1, 11)))) == ["0:30", "1:11"]
+    assert logs == []
+
+
+async def test_the_apps_revoked_partitions_are_forgotten() -> None:
+    logs: list[Log] = []
+    skipped = SkippedRecords(
+        TurnsReader("turns", lambda: logs.append(Log({0: 100, 1: 100})) or logs[-1])
+    )
+    app = faust.App("test-revoked", broker="kafka://127.0.0.1:1")
+    app.on_partitions_revoked.connect(_forget_revoked(skipped, "turns"))
+    await skipped.filled(handed((0, 10), (1, 10)))
+    await app.on_partitions_revoked.send({TP("turns", 0), TP("windows", 1)})
+    assert values(await skipped.filled(handed((0, 30), (1, 11)))) == ["0:30", "1:11"]
+    assert logs == []  # nothing read
+    assert values(await skipped.filled(handed((1, 13)))) == ["1:12", "1:13"]  # 1 still watched
