@@ -11,6 +11,7 @@ import pytest
 from tests.unit.fakes import FakeTree, leaf
 
 from memstream.domain.ids import segment_id
+from memstream_lab.bench import fairness
 from memstream_lab.bench.fairness import Phase
 
 
@@ -48,3 +49,10 @@ async def test_a_quiet_turn_the_broker_refused_stops_the_phase_as_a_failed_publi
     with pytest.raises(RuntimeError, match="not published") as stopped:
         await asyncio.wait_for(phase.watch_quiet(publishing), timeout=10)
     assert isinstance(stopped.value.__cause__, ConnectionError)
+
+
+def test_the_capacity_is_the_median_backlog_not_a_burst() -> None:
+    each = [{"turns_per_s": 330.0}, {"turns_per_s": 788.0}, {"turns_per_s": 317.0}]
+    found = fairness.median_backlog(each)
+    assert found["turns_per_s"] == 330.0
+    assert found["backlogs"] == each
