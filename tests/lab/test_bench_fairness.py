@@ -56,3 +56,8 @@ def test_the_capacity_is_the_median_backlog_not_a_burst() -> None:
     found = fairness.median_backlog(each)
     assert found["turns_per_s"] == 330.0
     assert found["backlogs"] == each
+
+
+def test_cores_busy_names_this_process_the_bench() -> None:
+    span = fairness.cpu.CpuSpan({"event_loop": 5.0, "broker": 10.0, "stack": 20.0})
+    assert fairness.cores_busy(span, 10.0) == {"bench": 0.5, "broker": 1.0, "stack": 2.0}

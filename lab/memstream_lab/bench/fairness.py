@@ -56,6 +56,7 @@ from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
+from memstream_lab.bench import cpu
 from memstream_lab.bench.synthetic import sentence
 from memstream_lab.bench.turns_log import places_of
 from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, until_consuming
@@ -266,8 +267,9 @@ async def measure_phase(
         )
         turns_topic = load_catalog().turns.name
         flooded = phase.publish_flood(flood_out, turns_topic, flood, flood_rate)
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), cpu.snapshot()
         flood_sent, _ = await asyncio.gather(flooded, phase.watch_quiet(publishing))
+        cpu_span = cpu.CpuSpan.between(cpu_before, cpu.snapshot())
         probing.cancel()
         await asyncio.gather(probing, return_exceptions=True)
         waited_s = time.perf_counter() - started
@@ -286,7 +288,16 @@ async def measure_phase(
         "seconds_until_every_flood_l1": drained_s,
         "quiet_l1_freshness_ms": spread(freshness),
         "quiet_recall_ms": spread(phase.recall_ms) | {"count": len(phase.recall_ms)},
+        # Of the 2 cores, while the quiet tenant published: what the stack had against what
+        # the broker and this process (the publishers, the recall probe) took beside it.
+        "cores_busy": cores_busy(cpu_span, waited_s),
     }
+
+
+def cores_busy(span: cpu.CpuSpan, seconds: float) -> dict[str, float]:
+    """Cores each kind of process kept busy over `seconds` (this process: `bench`)."""
+    named = {("bench" if kind == "event_loop" else kind): s for kind, s in span.seconds.items()}
+    return {kind: round(s / seconds, 2) for kind, s in sorted(named.items())}
 
 
 async def run_stack(
