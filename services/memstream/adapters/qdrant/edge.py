@@ -92,6 +92,10 @@ _LOAD_PAGE = 256
 # Upserts of more points than this go to a worker thread: below it the thread hop would cost
 # more than the upsert (the bound predates the packed payload, which made points cheaper).
 _INLINE_UPSERT_POINTS = 8
+# A leaf search of a user known to have at most this many points of the level runs in the
+# event loop: the thread hop (hand-off, wake-ups, the loop woken with the answer) costs the
+# process more CPU than such a search, and the answer comes no later (docs/read-your-writes.md).
+_INLINE_SEARCH_POINTS = 1_024
 
 
 def _config(dim: int, datatype: VectorStorageDatatype) -> EdgeConfig:
@@ -230,9 +234,11 @@ class EdgeIndex:
         level: Level = Level.SEGMENT,
     ) -> list[ScoredId]:
         """Top `limit` nodes of one user and level by fused dense + saturated lexical score."""
-        points = await asyncio.to_thread(
-            self._search, user_id, dense, sparse, limit, dense_weight, level
-        )
+        arguments = (user_id, dense, sparse, limit, dense_weight, level)
+        if self._vectors.at_most((user_id, int(level)), _INLINE_SEARCH_POINTS):
+            points = self._search(*arguments)
+        else:
+            points = await asyncio.to_thread(self._search, *arguments)
         return [ScoredId(id=str(p.id), score=float(p.score)) for p in points]
 
     def _search(
