@@ -5,8 +5,9 @@ recall's MGETs carried about 170 keys then (about 270 since), and packing them w
 largest single item of its CPU profile after decoding. hiredis (installed with
 `redis[hiredis]`, already the reply parser) packs the same bytes in one call; the
 synchronous client uses it the same way.
-Commands with other than str and bytes arguments (numbers: scores, limits) keep redis-py's
-packing, whose number formatting the server has always seen.
+Integers (limits, a script's key count) come out as the same digits from both; commands with
+other arguments (floats: scores) keep redis-py's packing, whose number formatting the server
+has always seen.
 
 A connection also names redis-py's version to the server (CLIENT SETINFO) without reading
 the package's metadata each time: redis-py looks the version up anew for every connection
@@ -35,8 +36,9 @@ from redis.utils import get_lib_version
 from memstream.adapters.redis.slots import SLOTS
 
 # The types hiredis packs as redis-py would; checked with `map(type, ...)`, whose loop runs in C
-# (a generator would resume a Python frame for each key of a recall's MGETs).
-_PLAIN_TYPES = frozenset((str, bytes))
+# (a generator would resume a Python frame for each key of a recall's MGETs). Exact types: a
+# bool (an int) is refused by redis-py, and still goes its way.
+_PLAIN_TYPES = frozenset((str, bytes, int))
 
 
 # The arguments by which a caller names the driver itself; without any, redis-py's default.
