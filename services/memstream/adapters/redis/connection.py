@@ -13,7 +13,9 @@ A connection also names redis-py's version to the server (CLIENT SETINFO) withou
 the package's metadata each time: redis-py looks the version up anew for every connection
 it opens, which parses the installed METADATA file, and a pool grows by a connection for
 each command in flight at once (a burst of recalls opens dozens). The version is read once
-per process; what the server is told is the same.
+per process; what the server is told is the same. And a connection taken from the pool is
+checked for unread bytes without a turn of the event loop when nothing is there
+(`can_read_destructive`).
 
     aioredis.from_url(url, connection_class=HiredisPackedConnection)  # redis:// only; a
     # rediss:// or unix:// URL names its own connection class, which takes precedence
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import select
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +59,30 @@ class HiredisPackedConnection(Connection):
             # redis-py's default driver info, with the version it would look up each time.
             kwargs["driver_info"] = DriverInfo(lib_version=_redis_py_version())
         super().__init__(**kwargs)
+
+    async def can_read_destructive(self) -> bool:
+        """Whether the connection, taken from the pool for a command, holds unread bytes (a
+        reply nobody read: it is then opened again). redis-py finds out with a read under a
+        zero timeout, a turn of the event loop and a cancelled read for every command; with
+        nothing buffered and nothing readable on the socket (no data, no end, no error) its
+        answer is False, given here without the turn. Anything there: its own check."""
+        if self._nothing_to_read():
+            return False
+        return bool(await super().can_read_destructive())
+
+    def _nothing_to_read(self) -> bool:
+        reader, writer = self._reader, self._writer
+        parsed = getattr(self._parser, "_reader", None)  # hiredis's buffer of reply bytes
+        if reader is None or writer is None or reader.at_eof() or not self._socket_is_empty():
+            return False  # redis-py's own test of the stream's buffer
+        if not isinstance(parsed, hiredis.Reader) or parsed.has_data():
+            return False
+        sock = writer.get_extra_info("socket")
+        if sock is None:
+            return False
+        readable = select.poll()
+        readable.register(sock.fileno(), select.POLLIN | select.POLLPRI)
+        return not readable.poll(0)
 
     def pack_command(self, *args: Any) -> list[bytes]:
         # redis-py splits a first argument holding spaces ("CONFIG GET"); hiredis would not.
