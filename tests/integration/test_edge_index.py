@@ -178,3 +178,30 @@ async def test_new_shards_store_float16_and_older_float32_shards_still_open(
         assert math.isclose(hits[0].score, 1.0, rel_tol=1e-6)  # float32: exact
     finally:
         await reopened.close()
+
+
+async def test_a_search_pool_of_one_thread_answers_alike(tmp_path: Path) -> None:
+    rng = random.Random(34)
+    memories = corpus(rng)
+    index = await open_edge(tmp_path / "shard")
+    for start in range(0, len(memories), 7):  # a segment or more per few points
+        await index.upsert(memories[start : start + 7])
+    queries = []
+    for q in range(9):
+        dense = [rng.gauss(0.0, 1.0) for _ in range(DIM)]
+        sparse = query_vector(parse_query(" ".join(rng.sample(WORDS, k=2))))
+        queries.append((("alice", "bob", "carol")[q % 3], dense, sparse))
+    answers = []
+    for threads in (None, 1):
+        if threads is not None:
+            await index.close()
+            index = EdgeIndex.open(tmp_path / "shard", DIM, search_threads=threads)
+        answers.append(
+            [
+                await index.search_leaves(user, dense, sparse, limit=5, dense_weight=0.5)
+                for user, dense, sparse in queries
+            ]
+        )
+    await index.close()
+    assert answers[0] == answers[1]
+    assert all(answers[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -182,6 +183,36 @@ async def test_a_user_of_few_points_is_left_to_the_engine_until_it_has_more(
         got = await searched(holding, "light", random.Random(4))
         assert held.scored == 160
         assert got == await searched(index, "light", random.Random(4))
+    finally:
+        await holding.close()
+
+
+async def test_a_user_counted_small_is_searched_in_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = EdgeIndex.open(tmp_path / "shard", DIM)
+    await index.ensure_collection()
+    holding = EdgeIndex(index._shard, leaf_vectors=LeafVectors(2**20, from_points=1_000))
+    monkeypatch.setattr(edge, "_INLINE_SEARCH_POINTS", 50)
+    threads: list[int] = []
+    search = holding._search
+
+    def recording(*arguments: object) -> list[object]:
+        threads.append(threading.get_ident())
+        return search(*arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(holding, "_search", recording)
+    try:
+        memories = leaves("light", 60, random.Random(8))
+        await holding.upsert(memories[:40])
+        first = await searched(holding, "light", random.Random(9))  # counts the user
+        again = await searched(holding, "light", random.Random(9))
+        await holding.upsert(memories[40:])  # past the bound
+        grown = await searched(holding, "light", random.Random(9))
+        loop = threading.get_ident()
+        assert [t == loop for t in threads] == [False, True, False]
+        assert again == first
+        assert grown == await searched(index, "light", random.Random(9))
     finally:
         await holding.close()
 

@@ -154,6 +154,9 @@ async def test_a_session_without_its_terms_kept_is_read_and_tokenised(
     await client.hset(prefix + keys.SESSION_TERMS, sessions[1], "older-rules\nharbor")
     read = await tree.session_terms(SPREAD, [*sessions, "no-such-session"])
     assert read == {i: term_set(stored[i].text) for i in sessions}
+    for session in sessions:  # few sessions: their nodes read with the terms, alike
+        read = await tree.session_terms(SPREAD, [session, "no-such-session"])
+        assert read == {session: term_set(stored[session].text)}
     # Removing a session removes its terms.
     assert await tree.commit_nodes(SPREAD, [], outbox=[], removed=[stored[sessions[2]]])
     assert await client.hexists(prefix + keys.SESSION_TERMS, sessions[2]) == 0

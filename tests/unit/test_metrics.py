@@ -25,10 +25,12 @@ from memstream.edges.instrumentation import (
     InstrumentedConsolidator,
     fallback_hook,
     observe_batch,
+    recall_observer,
     usage_hook,
 )
 from memstream.metrics import DLQ_REASONS, UNMATCHED_ROUTE, Metrics, dlq_category
 from memstream.ports import UserCommit
+from memstream.recall.pipeline import RecallResult
 from memstream.segmenter.handler import BatchReport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -247,6 +249,7 @@ async def test_http_middleware_counts_every_route_by_template(metrics: Metrics) 
         await client.delete("/users/u0")  # 405: still the route's template
         await client.request("BREW", "/nowhere/at/all")
         await client.post("/v1/recall")
+        await client.post("/v1/recall")
 
     requests = "memstream_http_requests_total"
     assert value(metrics, requests, route="/users/{user_id}", method="GET", status="200") == 3
@@ -260,8 +263,29 @@ async def test_http_middleware_counts_every_route_by_template(metrics: Metrics) 
     assert routes <= {*app.openapi()["paths"], UNMATCHED_ROUTE}
     assert value(metrics, requests, route="/v1/recall", method="POST", status="500") == 0
     # The recall route keeps its own series, which the latency alert reads.
-    assert value(metrics, "memstream_recall_requests_total", status="200") == 1
-    assert value(metrics, "memstream_recall_request_seconds_count") == 1
+    assert value(metrics, "memstream_recall_requests_total", status="200") == 2
+    assert value(metrics, "memstream_recall_request_seconds_count") == 2
+    assert value(metrics, requests, route="/v1/recall", method="POST", status="200") == 2
+
+
+def test_recall_stages_are_timed_on_every_recall(metrics: Metrics) -> None:
+    record = recall_observer(metrics)
+    for search_ms in (4.0, 6.0):
+        record(
+            RecallResult(
+                complexity="simple",
+                keywords=(),
+                memories=[],
+                tokens=0,
+                timings_ms={"search": search_ms, "embed": 1.0, "total": 9.0},
+                degraded=False,
+            )
+        )
+    stage = "memstream_recall_stage_seconds"
+    assert value(metrics, f"{stage}_count", stage="search") == 2
+    assert value(metrics, f"{stage}_sum", stage="search") == pytest.approx(0.010)
+    assert value(metrics, f"{stage}_count", stage="embed") == 2
+    assert value(metrics, f"{stage}_count", stage="total") == 0
 
 
 # --- the dashboard and the alerts only use metrics that exist --------------------------

@@ -33,6 +33,7 @@ BENCHMARKS = (
     "read_your_writes",
     "read_your_writes_cpu",
     "rebuild",
+    "recall_cpu",
     "recall_latency",
     "recall_load",
     "repair",

@@ -212,10 +212,17 @@ _Asgi = Callable[..., Awaitable[None]]
 def recall_observer(metrics: Metrics) -> Callable[[RecallResult], None]:
     """An `observe` callback for `recall.api.create_app`: per-stage durations."""
 
+    # Each stage's series, looked up once (`labels` takes a lock and hashes the values on
+    # every call, a dozen times a recall); the stages are a fixed few.
+    series: dict[str, Any] = {}
+
     def record(result: RecallResult) -> None:
         for stage, ms in result.timings_ms.items():
             if stage != "total":
-                metrics.recall_stage_latency.labels(stage).observe(ms / 1000)
+                child = series.get(stage)
+                if child is None:
+                    child = series[stage] = metrics.recall_stage_latency.labels(stage)
+                child.observe(ms / 1000)
 
     return record
 
@@ -234,6 +241,9 @@ class HttpMetricsMiddleware:
         self._app = app
         self._metrics = metrics
         self._routes: RouteTemplates | None = None
+        # The series of each route, method and status, looked up once (`labels` takes a lock
+        # and hashes the values on every call); routes are templates, so they are few.
+        self._counted: dict[tuple[str, str, int], tuple[Any, Any, Any]] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: _Asgi, send: _Asgi) -> None:
         if scope.get("type") != "http":
@@ -258,11 +268,29 @@ class HttpMetricsMiddleware:
             await self._app(scope, receive, send_and_see)
         finally:
             seconds = time.perf_counter() - started
-            self._metrics.http_requests.labels(route, method, str(status)).inc()
-            self._metrics.http_latency.labels(route, method).observe(seconds)
-            if route == RECALL_PATH and method == "POST":
-                self._metrics.recall_requests.labels(str(status)).inc()
+            requests, latency, recalls = self._series(route, method, status)
+            requests.inc()
+            latency.observe(seconds)
+            if recalls is not None:
+                recalls.inc()
                 self._metrics.recall_latency.observe(seconds)
+
+    def _series(self, route: str, method: str, status: int) -> tuple[Any, Any, Any]:
+        """The request counter's and the latency's series, and the recall counter's (None
+        for anything but `POST /v1/recall`)."""
+        key = (route, method, status)
+        found = self._counted.get(key)
+        if found is None:
+            metrics = self._metrics
+            recalls = None
+            if route == RECALL_PATH and method == "POST":
+                recalls = metrics.recall_requests.labels(str(status))
+            found = self._counted[key] = (
+                metrics.http_requests.labels(route, method, str(status)),
+                metrics.http_latency.labels(route, method),
+                recalls,
+            )
+        return found
 
 
 class RouteTemplates:

@@ -212,6 +212,13 @@ class QdrantSettings(BaseModel):
         "missed (docs/figures/scale.md measures how often). 0: one matrix, every row scored "
         "(the exact search).",
     )
+    search_threads: int = Field(
+        default=1,
+        ge=1,
+        description="In-process engine only (no URL): threads of its search pool, which read "
+        "a query's segments in parallel. A recall's search is small, and more threads cost "
+        "more CPU to wake than they share (docs/read-your-writes.md).",
+    )
 
 
 class LlmSettings(BaseModel):

@@ -266,6 +266,7 @@ async def open_index(
             leaf_vectors_mb=held.leaf_vectors_mb,
             leaf_vectors_from=held.leaf_vectors_from,
             leaf_vectors_probe=held.leaf_vectors_probe,
+            search_threads=held.search_threads,
         )
         index = await asyncio.to_thread(opening)
         stack.push_async_callback(index.close)

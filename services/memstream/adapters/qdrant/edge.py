@@ -92,14 +92,21 @@ _LOAD_PAGE = 256
 # Upserts of more points than this go to a worker thread: below it the thread hop would cost
 # more than the upsert (the bound predates the packed payload, which made points cheaper).
 _INLINE_UPSERT_POINTS = 8
+# A leaf search of a user known to have at most this many points of the level runs in the
+# event loop: the thread hop (hand-off, wake-ups, the loop woken with the answer) costs the
+# process more CPU than such a search, and the answer comes no later (docs/read-your-writes.md).
+_INLINE_SEARCH_POINTS = 1_024
 
 
-def _config(dim: int, datatype: VectorStorageDatatype) -> EdgeConfig:
+def _config(
+    dim: int, datatype: VectorStorageDatatype, search_threads: int | None = None
+) -> EdgeConfig:
     dense = EdgeVectorParams(size=dim, distance=Distance.Cosine, datatype=datatype)
     return EdgeConfig(
         vectors={DENSE: dense},
         sparse_vectors={LEXICAL: EdgeSparseVectorParams(modifier=Modifier.Idf)},
         optimizers=_VACUUM_EVERY_DELETE,
+        max_search_threads=search_threads,
     )
 
 
@@ -120,13 +127,14 @@ def _stored_datatype(config_file: Path) -> VectorStorageDatatype:
     return _DATATYPES[stored]
 
 
-def _open_shard(path: Path, dim: int) -> EdgeShard:
-    """Load the shard at `path`, or create it there; ValueError if its dense size is not `dim`."""
+def _open_shard(path: Path, dim: int, search_threads: int | None = None) -> EdgeShard:
+    """Load the shard at `path`, or create it there; ValueError if its dense size is not `dim`.
+    `search_threads`: the engine's search pool (None: the shard's, else the engine's own)."""
     config_file = path / _CONFIG_FILE
     if not config_file.exists():
         path.mkdir(parents=True, exist_ok=True)
-        return EdgeShard.create(str(path), _config(dim, NEW_SHARD_DATATYPE))
-    config = _config(dim, _stored_datatype(config_file))
+        return EdgeShard.create(str(path), _config(dim, NEW_SHARD_DATATYPE, search_threads))
+    config = _config(dim, _stored_datatype(config_file), search_threads)
     try:
         # With a config, load checks it against the stored segments.
         return EdgeShard.load(str(path), config)
@@ -170,13 +178,15 @@ class EdgeIndex:
         leaf_vectors_mb: int = 0,
         leaf_vectors_from: int = 0,
         leaf_vectors_probe: int = 0,
+        search_threads: int | None = None,
     ) -> EdgeIndex:
         """The index on the shard at `path` (created if missing); the caller must `close()` it.
         `leaf_vectors_mb`: memory for the dense vectors of users of `leaf_vectors_from`
         points or more, held in process (`leaf_vectors.py`), a search scoring the nearest
-        cells' `leaf_vectors_probe` rows of them (0: all)."""
+        cells' `leaf_vectors_probe` rows of them (0: all); `search_threads`: the engine's
+        search pool (None: the engine's own count)."""
         return cls(
-            _open_shard(path, dim),
+            _open_shard(path, dim, search_threads),
             lexical_half_score=lexical_half_score,
             keys=keys,
             leaf_vectors=LeafVectors(
@@ -230,9 +240,11 @@ class EdgeIndex:
         level: Level = Level.SEGMENT,
     ) -> list[ScoredId]:
         """Top `limit` nodes of one user and level by fused dense + saturated lexical score."""
-        points = await asyncio.to_thread(
-            self._search, user_id, dense, sparse, limit, dense_weight, level
-        )
+        arguments = (user_id, dense, sparse, limit, dense_weight, level)
+        if self._vectors.at_most((user_id, int(level)), _INLINE_SEARCH_POINTS):
+            points = self._search(*arguments)
+        else:
+            points = await asyncio.to_thread(self._search, *arguments)
         return [ScoredId(id=str(p.id), score=float(p.score)) for p in points]
 
     def _search(

@@ -208,6 +208,13 @@ class LeafVectors:
         reading.start()
         return None
 
+    def at_most(self, key: UserLevel, points: int) -> bool:
+        """Whether the user had at most `points` points when last counted, its upserts since
+        included (False when not counted: a user held, being read, or not searched yet)."""
+        with self._lock:
+            counted = self._small.get(key)
+        return counted is not None and counted <= points
+
     def finish_reads(self) -> None:
         """Wait for the users being read: the shard must not close under a read."""
         with self._lock:

@@ -34,6 +34,7 @@ lexical prefetch, and its score is the dense term alone.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -215,32 +216,40 @@ def leaf_query(
     # only what the prefetches found, all of which passed it, and checking them again was a
     # noticeable share of the search, for nothing.
     prefetch = [models.Prefetch(query=list(dense), using=DENSE, filter=dense_filter, limit=depth)]
-    terms: list[models.Expression] = [
-        models.MultExpression(mult=[float(dense_weight), "$score[0]"])
-    ]
     if sparse.indices:
         prefetch.append(
             models.Prefetch(query=_sparse(sparse), using=LEXICAL, filter=flt, limit=depth)
         )
+    return models.QueryRequest(
+        prefetch=prefetch,
+        query=fused_formula(float(dense_weight), float(lexical_half_score), bool(sparse.indices)),
+        limit=limit,
+        with_payload=False,
+        with_vector=False,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def fused_formula(
+    dense_weight: float, lexical_half_score: float, lexical: bool
+) -> models.FormulaQuery:
+    """The fusion formula (module docstring), shared by every query of the same weights:
+    validating its expressions was most of the cost of building a leaf query. Shared, so
+    not to be modified."""
+    terms: list[models.Expression] = [models.MultExpression(mult=[dense_weight, "$score[0]"])]
+    if lexical:
         saturated = models.DivExpression(
             div=models.DivParams(
                 left="$score[1]",
-                right=models.SumExpression(sum=["$score[1]", float(lexical_half_score)]),
+                right=models.SumExpression(sum=["$score[1]", lexical_half_score]),
                 by_zero_default=0.0,
             )
         )
         terms.append(models.MultExpression(mult=[1.0 - dense_weight, saturated]))
-    return models.QueryRequest(
-        prefetch=prefetch,
-        query=models.FormulaQuery(
-            formula=models.SumExpression(sum=terms),
-            # A point missing from one prefetch scores 0 there (explicit, so every engine
-            # agrees).
-            defaults={"$score[0]": 0.0, "$score[1]": 0.0},
-        ),
-        limit=limit,
-        with_payload=False,
-        with_vector=False,
+    return models.FormulaQuery(
+        formula=models.SumExpression(sum=terms),
+        # A point missing from one prefetch scores 0 there (explicit, so every engine agrees).
+        defaults={"$score[0]": 0.0, "$score[1]": 0.0},
     )
 
 

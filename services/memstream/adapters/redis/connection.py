@@ -5,14 +5,17 @@ recall's MGETs carried about 170 keys then (about 270 since), and packing them w
 largest single item of its CPU profile after decoding. hiredis (installed with
 `redis[hiredis]`, already the reply parser) packs the same bytes in one call; the
 synchronous client uses it the same way.
-Commands with other than str and bytes arguments (numbers: scores, limits) keep redis-py's
-packing, whose number formatting the server has always seen.
+Integers (limits, a script's key count) come out as the same digits from both; commands with
+other arguments (floats: scores) keep redis-py's packing, whose number formatting the server
+has always seen.
 
 A connection also names redis-py's version to the server (CLIENT SETINFO) without reading
 the package's metadata each time: redis-py looks the version up anew for every connection
 it opens, which parses the installed METADATA file, and a pool grows by a connection for
 each command in flight at once (a burst of recalls opens dozens). The version is read once
-per process; what the server is told is the same.
+per process; what the server is told is the same. And a connection taken from the pool is
+checked for unread bytes without a turn of the event loop when nothing is there
+(`can_read_destructive`).
 
     aioredis.from_url(url, connection_class=HiredisPackedConnection)  # redis:// only; a
     # rediss:// or unix:// URL names its own connection class, which takes precedence
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import select
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +39,9 @@ from redis.utils import get_lib_version
 from memstream.adapters.redis.slots import SLOTS
 
 # The types hiredis packs as redis-py would; checked with `map(type, ...)`, whose loop runs in C
-# (a generator would resume a Python frame for each key of a recall's MGETs).
-_PLAIN_TYPES = frozenset((str, bytes))
+# (a generator would resume a Python frame for each key of a recall's MGETs). Exact types: a
+# bool (an int) is refused by redis-py, and still goes its way.
+_PLAIN_TYPES = frozenset((str, bytes, int))
 
 
 # The arguments by which a caller names the driver itself; without any, redis-py's default.
@@ -54,6 +59,30 @@ class HiredisPackedConnection(Connection):
             # redis-py's default driver info, with the version it would look up each time.
             kwargs["driver_info"] = DriverInfo(lib_version=_redis_py_version())
         super().__init__(**kwargs)
+
+    async def can_read_destructive(self) -> bool:
+        """Whether the connection, taken from the pool for a command, holds unread bytes (a
+        reply nobody read: it is then opened again). redis-py finds out with a read under a
+        zero timeout, a turn of the event loop and a cancelled read for every command; with
+        nothing buffered and nothing readable on the socket (no data, no end, no error) its
+        answer is False, given here without the turn. Anything there: its own check."""
+        if self._nothing_to_read():
+            return False
+        return bool(await super().can_read_destructive())
+
+    def _nothing_to_read(self) -> bool:
+        reader, writer = self._reader, self._writer
+        parsed = getattr(self._parser, "_reader", None)  # hiredis's buffer of reply bytes
+        if reader is None or writer is None or reader.at_eof() or not self._socket_is_empty():
+            return False  # redis-py's own test of the stream's buffer
+        if not isinstance(parsed, hiredis.Reader) or parsed.has_data():
+            return False
+        sock = writer.get_extra_info("socket")
+        if sock is None:
+            return False
+        readable = select.poll()
+        readable.register(sock.fileno(), select.POLLIN | select.POLLPRI)
+        return not readable.poll(0)
 
     def pack_command(self, *args: Any) -> list[bytes]:
         # redis-py splits a first argument holding spaces ("CONFIG GET"); hiredis would not.

@@ -27,6 +27,13 @@ def _line_up(node_ids: Sequence[str], found: Mapping[str, MemoryNode]) -> list[M
     return list(line.values())
 
 
+# Up to this many sessions, their summaries are read with their terms, in one round trip: a
+# live conversation's pool is one session, whose summary is not written yet, and reading its
+# terms then its node took two. More (a long history's pool) are read whole only when their
+# terms are not kept: decoding them was most of such a read, and reading them cost as much.
+_READ_ALONG_SESSIONS = 2
+
+
 class RedisNodes(RedisBase):
     """`ports.NodeReader` and `ports.ConsolidatorStore.commit_nodes`."""
 
@@ -207,8 +214,18 @@ class RedisNodes(RedisBase):
         or under other word rules, its node read and tokenised."""
         if not session_ids:
             return {}
-        held = self._r.hmget(self._key(user_id, keys.SESSION_TERMS), list(session_ids))
-        fields = await done(held)
+        terms_key = self._key(user_id, keys.SESSION_TERMS)
+        along: dict[str, tuple[str, Any]] | None = None
+        if len(session_ids) <= _READ_ALONG_SESSIONS:
+            p = keys.user_prefix(user_id, self._ns)
+            names = [p + keys.node(i) for i in session_ids]
+            pipe = self._r.pipeline(transaction=False)
+            pipe.hmget(terms_key, list(session_ids))
+            pipe.mget(names)
+            fields, raws = await pipe.execute()
+            along = dict(zip(session_ids, zip(names, raws, strict=True), strict=True))
+        else:
+            fields = await done(self._r.hmget(terms_key, list(session_ids)))
         found: dict[str, frozenset[str]] = {}
         unkept: list[str] = []
         for session_id, raw in zip(session_ids, fields, strict=True):
@@ -217,7 +234,12 @@ class RedisNodes(RedisBase):
                 unkept.append(session_id)
             else:
                 found[session_id] = terms
-        for node in await self.get_many(user_id, unkept):
+        if along is None:
+            nodes = await self.get_many(user_id, unkept)
+        else:
+            read = [along[i] for i in unkept]
+            nodes = [self.node_cache.decode(r, k) for k, r in read if r is not None]
+        for node in nodes:
             if node.user_id == user_id:
                 found[node.id] = term_set(node.text)
         return found

@@ -126,6 +126,63 @@ def bounded_head(base: type[asyncio.Protocol], max_bytes: int) -> type[asyncio.P
     return BoundedHead
 
 
+def head_with_body(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol `base`, sending a response's head in the same write as its
+    body: uvicorn writes them apart, and each write is a send system call (on loopback the
+    sender's CPU does the peer's receive work too). The head is held until the connection's
+    next write, or the loop's next turn at the latest (a body that comes later: a streamed
+    answer; a head alone: 100 Continue)."""
+
+    class HeadWithBody(base):  # type: ignore[valid-type,misc]
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(HeldHead(transport))
+
+    return HeadWithBody
+
+
+class HeldHead:
+    """A transport whose writes of a response head wait to go with the next write."""
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+        self._head: bytes | None = None
+        self._flush: asyncio.Handle | None = None
+
+    def write(self, data: bytes) -> None:
+        if self._head is not None:
+            self._transport.write(self._held() + data)
+        elif isinstance(data, bytes) and data.startswith(b"HTTP/") and data.endswith(b"\r\n\r\n"):
+            self._head = data
+            self._flush = asyncio.get_running_loop().call_soon(self._write_held)
+        else:
+            self._transport.write(data)
+
+    def writelines(self, lines: Any) -> None:
+        self.write(b"".join(lines))
+
+    def write_eof(self) -> None:
+        self._write_held()
+        self._transport.write_eof()
+
+    def close(self) -> None:
+        self._write_held()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def _write_held(self) -> None:
+        if self._head is not None:
+            self._transport.write(self._held())
+
+    def _held(self) -> bytes:
+        head, self._head = self._head or b"", None
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        return head
+
+
 def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Config:
     # The app carries the settings it was built with (`create_app`); a bare app gets defaults.
     settings = getattr(app.state, "settings", None) or Settings()
@@ -136,7 +193,8 @@ def _config(app: FastAPI, host: str, port: int, log_level: str) -> uvicorn.Confi
         log_level=log_level.lower(),
         lifespan="on",
         http=read_deadline(
-            bounded_head(AutoHTTPProtocol, MAX_HEAD_BYTES), settings.api.read_timeout_s
+            bounded_head(head_with_body(AutoHTTPProtocol), MAX_HEAD_BYTES),
+            settings.api.read_timeout_s,
         ),
         timeout_keep_alive=settings.api.keep_alive_timeout_s,
         limit_concurrency=settings.api.max_connections,

@@ -13,7 +13,14 @@ from memstream.adapters.qdrant.edge_translation import (
     edge_memory_point,
     edge_request,
 )
-from memstream.adapters.qdrant.query import DENSE, LEXICAL, leaf_query, memory_point, user_filter
+from memstream.adapters.qdrant.query import (
+    DENSE,
+    LEXICAL,
+    fused_formula,
+    leaf_query,
+    memory_point,
+    user_filter,
+)
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, SparseVector
 
 
@@ -35,6 +42,15 @@ def test_every_leaf_query_translates(sparse: SparseVector) -> None:
     assert translated.limit == 5
     assert len(translated.prefetches) == (2 if sparse.indices else 1)
     assert [p.limit for p in translated.prefetches] == [50] * len(translated.prefetches)
+
+
+def test_queries_of_the_same_weights_share_one_formula() -> None:
+    first, second = request(SparseVector((3,), (1.0,))), request(SparseVector((4,), (2.0,)))
+    assert first.query is second.query  # built, validated and translated once
+    assert request(SparseVector((), ())).query is not first.query  # the dense term alone
+    assert fused_formula(0.5, 5.0, True) is first.query
+    assert fused_formula(0.6, 5.0, True) is not first.query
+    assert edge_request(first).limit == edge_request(second).limit == 5
 
 
 def test_a_dense_search_among_given_ids_filters_on_them_alone() -> None:

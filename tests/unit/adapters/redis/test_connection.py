@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio.connection import Connection
+from redis.exceptions import DataError
 
 from memstream.adapters.redis.connection import HiredisPackedConnection
 
@@ -19,6 +20,9 @@ COMMANDS: list[tuple[Any, ...]] = [
     ("ZADD", "ms:due", 1714550400.25, "ana"),  # numbers: redis-py's formatting
     ("ZREVRANGEBYSCORE", "ms:{ana}:level:5", "+inf", "-inf", "LIMIT", 0, 1),
     ("EXPIRE", "k", 60),
+    ("EVALSHA", "758a90fe", 3, "ms:{ana}:a", "ms:{ana}:b", "ms:{ana}:c", b"\x00rev"),
+    ("INCRBY", "k", -5),
+    ("SET", "k", 12345678901234567890),
 ]
 
 
@@ -31,6 +35,14 @@ def test_the_bytes_on_the_wire_are_redis_pys(command: tuple[Any, ...]) -> None:
 
 def test_plain_commands_are_packed_in_one_piece() -> None:
     assert len(HiredisPackedConnection().pack_command("MGET", "a", "b")) == 1
+    assert len(HiredisPackedConnection().pack_command("ZRANGE", "k", 0, -1)) == 1
+
+
+def test_a_bool_is_refused_as_by_redis_py() -> None:
+    with pytest.raises(DataError):
+        Connection().pack_command("SET", "k", True)
+    with pytest.raises(DataError):
+        HiredisPackedConnection().pack_command("SET", "k", True)
 
 
 def test_text_that_is_not_utf8_encodable_fails_as_with_redis_py() -> None:
