@@ -221,8 +221,9 @@ class RedisNodes(RedisBase):
             names = [p + keys.node(i) for i in session_ids]
             pipe = self._r.pipeline(transaction=False)
             pipe.hmget(terms_key, list(session_ids))
-            pipe.mget(names)
-            fields, raws = await pipe.execute()
+            for name in names:  # GETs: a cluster client's pipeline refuses MGET
+                pipe.get(name)
+            fields, *raws = await pipe.execute()
             along = dict(zip(session_ids, zip(names, raws, strict=True), strict=True))
         else:
             fields = await done(self._r.hmget(terms_key, list(session_ids)))
