@@ -3,6 +3,8 @@ measure a whole stack from outside share (`read_your_writes`, `fairness`)."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import signal
@@ -19,6 +21,16 @@ from memstream_lab.bench.keepalive import KeepAliveConnection
 from memstream_lab.measure import free_port, nearest_rank
 
 START_TIMEOUT_S = 300.0
+_PR_SET_PDEATHSIG = 1
+
+
+def stop_with_parent() -> None:
+    """In the child, before exec: it gets SIGINT (Ctrl-C: every part stops in order) when the
+    benchmark that started it dies, however. A benchmark killed outright left its stack
+    running, and the stack's CPU then weighed on every measurement after it. Not Linux (no
+    prctl): the stack would outlive a killed benchmark."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
 
 
 class StackProcess:
@@ -50,7 +62,12 @@ class StackProcess:
             )
         command = [sys.executable, "-c", "from memstream.entrypoints.cli import app; app()"]
         self.process = subprocess.Popen(
-            [*command, "up"], env=env, stdout=subprocess.PIPE, text=True, bufsize=1
+            [*command, "up"],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            preexec_fn=stop_with_parent,  # started from the benchmark's main thread
         )
         self.endpoints: dict[str, str] = {}
 
