@@ -36,7 +36,6 @@ import argparse
 import asyncio
 import os
 import platform
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ from typing import Any
 from aiokafka.errors import KafkaError
 
 from memstream_lab.bench.agent_turns import measure
-from memstream_lab.bench.up_stack import StackProcess
+from memstream_lab.bench.up_stack import StackProcess, each_stack
 from memstream_lab.measure import write_report
 
 TARGET = "p99 < 1 s from publish to an answer that holds the turn"
@@ -54,37 +53,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Each round starts a stack from this tree (and one from `--baseline`, alternating)
     and measures every rate on it."""
     report: dict[str, Any] = {"rates": []}
-    codes: list[tuple[str, Path | None]] = [("this", None)]
-    if args.baseline is not None:
-        codes.append(("baseline", args.baseline))
-    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
-        for round_ in range(1, args.rounds + 1):
-            for name, code in codes:
-                scratch = Path(tmp) / f"{name}-{round_}"
-                stack = StackProcess(scratch, args.wait_ms, Path(tmp) / "models", code)
-                try:
-                    stack.wait_ready()
-                    for rate in args.rates:
-                        turns = max(1, round(rate * args.seconds))
-                        print(f"{name}, round {round_}: {rate:g} turns/s, {turns} turns")
-                        try:
-                            figures = asyncio.run(
-                                measure(
-                                    stack.endpoints,
-                                    rate,
-                                    turns,
-                                    args.users,
-                                    args.wait_ms,
-                                    args.client,
-                                )
-                            )
-                        except KafkaError as error:  # the broker fell behind by its timeout
-                            figures = {"rate_per_s": rate, "turns": turns, "error": repr(error)}
-                        figures = {"code": name, "round": round_, **figures}
-                        print(f"  {figures}", flush=True)
-                        report["rates"].append(figures)
-                finally:
-                    stack.stop()
+
+    def measured(name: str, round_: int, stack: StackProcess) -> None:
+        for rate in args.rates:
+            turns = max(1, round(rate * args.seconds))
+            print(f"{name}, round {round_}: {rate:g} turns/s, {turns} turns")
+            try:
+                figures = asyncio.run(
+                    measure(stack.endpoints, rate, turns, args.users, args.wait_ms, args.client)
+                )
+            except KafkaError as error:  # the broker fell behind by its timeout
+                figures = {"rate_per_s": rate, "turns": turns, "error": repr(error)}
+            figures = {"code": name, "round": round_, **figures}
+            print(f"  {figures}", flush=True)
+            report["rates"].append(figures)
+
+    each_stack(args.rounds, args.baseline, args.wait_ms, measured)
     report["setup"] = {
         "stack": "memstream up (embedded: Tansu, redis-server, qdrant-edge), default settings",
         "turn": "a user's message published with flush, then recall(after=receipt)",

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memstream_lab.bench.agent_turns import measure
-from memstream_lab.bench.up_stack import StackProcess
+from memstream_lab.bench.up_stack import StackProcess, each_stack
 from memstream_lab.measure import write_report
 
 
@@ -48,37 +47,28 @@ def _split(alone: dict[str, Any], recalled: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {"rounds": []}
-    codes: list[tuple[str, Path | None]] = [("this", None)]
-    if args.baseline is not None:
-        codes.append(("baseline", args.baseline))
     turns = max(1, round(args.rate * args.seconds))
-    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
-        for round_ in range(1, args.rounds + 1):
-            for name, code in codes:
-                stack = StackProcess(
-                    Path(tmp) / f"{name}-{round_}", args.wait_ms, Path(tmp) / "models", code
+
+    def measured(name: str, round_: int, stack: StackProcess) -> None:
+        alone, recalled = (
+            asyncio.run(
+                measure(
+                    stack.endpoints,
+                    args.rate,
+                    turns,
+                    args.users,
+                    args.wait_ms,
+                    "lean",
+                    recall_each=recall_each,
                 )
-                try:
-                    stack.wait_ready()
-                    alone, recalled = (
-                        asyncio.run(
-                            measure(
-                                stack.endpoints,
-                                args.rate,
-                                turns,
-                                args.users,
-                                args.wait_ms,
-                                "lean",
-                                recall_each=recall_each,
-                            )
-                        )
-                        for recall_each in (False, True)
-                    )
-                finally:
-                    stack.stop()
-                figures = {"code": name, "round": round_, **_split(alone, recalled)}
-                print(f"  {figures}", flush=True)
-                report["rounds"].append(figures)
+            )
+            for recall_each in (False, True)
+        )
+        figures = {"code": name, "round": round_, **_split(alone, recalled)}
+        print(f"  {figures}", flush=True)
+        report["rounds"].append(figures)
+
+    each_stack(args.rounds, args.baseline, args.wait_ms, measured)
     report["setup"] = {
         "rate_per_s": args.rate,
         "turns": turns,

@@ -22,7 +22,6 @@ import random
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,7 +31,12 @@ import psutil
 
 from memstream.client import AsyncMemstreamProducer, Receipt
 from memstream_lab.bench.synthetic import sentence
-from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, until_consuming
+from memstream_lab.bench.up_stack import (
+    LeanRecalls,
+    StackProcess,
+    each_stack,
+    until_consuming,
+)
 from memstream_lab.measure import write_report
 
 DRAIN_TIMEOUT_S = 120.0
@@ -126,24 +130,15 @@ def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {"rounds": []}
-    codes: list[tuple[str, Path | None]] = [("this", None)]
-    if args.baseline is not None:
-        codes.append(("baseline", args.baseline))
-    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
-        for round_ in range(1, args.rounds + 1):
-            for name, code in codes:
-                stack = StackProcess(
-                    Path(tmp) / f"{name}-{round_}", 5_000, Path(tmp) / "models", code
-                )
-                profile = args.py_spy / f"{name}-{round_}.txt" if args.py_spy else None
-                try:
-                    stack.wait_ready()
-                    ms = _measure(stack, args, profile)
-                finally:
-                    stack.stop()
-                figures = {"code": name, "round": round_, "stack_cpu_ms_per_recall": ms}
-                print(f"  {figures}", flush=True)
-                report["rounds"].append(figures)
+
+    def measured(name: str, round_: int, stack: StackProcess) -> None:
+        profile = args.py_spy / f"{name}-{round_}.txt" if args.py_spy else None
+        ms = _measure(stack, args, profile)
+        figures = {"code": name, "round": round_, "stack_cpu_ms_per_recall": ms}
+        print(f"  {figures}", flush=True)
+        report["rounds"].append(figures)
+
+    each_stack(args.rounds, args.baseline, 5_000, measured)
     report["setup"] = {
         "turns": args.turns,
         "users": args.users,

@@ -10,8 +10,9 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -91,6 +92,32 @@ class StackProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def each_stack(
+    rounds: int,
+    baseline: Path | None,
+    max_wait_ms: int,
+    measure: Callable[[str, int, StackProcess], None],
+) -> None:
+    """`measure(code, round, stack)` on a ready stack of this tree ("this") and then, when
+    given, one of the `baseline` source tree ("baseline"), alternating for `rounds` rounds;
+    each stack stopped after its turn, their scratch and the exported model in a temporary
+    directory. What the benchmarks that compare two trees on whole stacks share."""
+    codes: list[tuple[str, Path | None]] = [("this", None)]
+    if baseline is not None:
+        codes.append(("baseline", baseline))
+    with tempfile.TemporaryDirectory(prefix="memstream-bench-") as tmp:
+        for round_ in range(1, rounds + 1):
+            for name, code in codes:
+                stack = StackProcess(
+                    Path(tmp) / f"{name}-{round_}", max_wait_ms, Path(tmp) / "models", code
+                )
+                try:
+                    stack.wait_ready()
+                    measure(name, round_, stack)
+                finally:
+                    stack.stop()
 
 
 class LeanRecalls:
