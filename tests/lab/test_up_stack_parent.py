@@ -11,7 +11,10 @@ import time
 PARENT = """
 import subprocess, sys, time
 from memstream_lab.bench.up_stack import stop_with_parent
-child = subprocess.Popen(["sleep", "60"], preexec_fn=stop_with_parent)
+# The child takes SIGINT's default action, as memstream up installs its own handler: a
+# shell's background job inherits SIGINT ignored, which would outlast the signal.
+SLEEPER = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(60)"
+child = subprocess.Popen([sys.executable, "-c", SLEEPER], preexec_fn=stop_with_parent)
 print(child.pid, flush=True)
 time.sleep(60)
 """

@@ -29,7 +29,10 @@ def stop_with_parent() -> None:
     """In the child, before exec: it gets SIGINT (Ctrl-C: every part stops in order) when the
     benchmark that started it dies, however. A benchmark killed outright left its stack
     running, and the stack's CPU then weighed on every measurement after it. Not Linux (no
-    prctl): the stack would outlive a killed benchmark."""
+    prctl): the stack would outlive a killed benchmark. The child also takes SIGINT
+    unblocked: it inherits the signal mask of the thread that starts it, and one that blocks
+    SIGINT (a test runner's worker thread does) would leave the signal pending for good."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
 
