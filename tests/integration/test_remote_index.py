@@ -35,7 +35,7 @@ def short_dir() -> Iterator[Path]:
 
 async def serve_remote(
     shard: Path, sockets: Path, dim: int = DIM, recent: Lookup | None = None
-) -> tuple[RemoteIndex, Opened]:
+) -> tuple[RemoteIndex, Opened, IndexServer]:
     edge = EdgeIndex.open(shard, dim)
     await edge.ensure_collection()
     server = IndexServer(
@@ -58,7 +58,7 @@ async def serve_remote(
     except BaseException:
         await close()
         raise
-    return remote, Opened(remote, close)
+    return remote, Opened(remote, close), server
 
 
 class TestRemoteIndex(IndexContract):
@@ -67,29 +67,33 @@ class TestRemoteIndex(IndexContract):
         self.sockets = short_dir
 
     async def open_index(self, path: Path, dim: int = DIM) -> Opened:
-        _, opened = await serve_remote(path, self.sockets, dim)
+        _, opened, _ = await serve_remote(path, self.sockets, dim)
         return opened
 
 
 @pytest.fixture
-async def served(tmp_path: Path, short_dir: Path) -> AsyncIterator[tuple[RemoteIndex, Opened]]:
+async def served(
+    tmp_path: Path, short_dir: Path
+) -> AsyncIterator[tuple[RemoteIndex, Opened, IndexServer]]:
     recent = RecentVectors(HashingEmbedder(DIM), 8)
     await recent.embed(["Remember this: my locker code is 4711."])
-    remote, opened = await serve_remote(tmp_path / "shard", short_dir, recent=recent.known)
-    yield remote, opened
+    remote, opened, server = await serve_remote(tmp_path / "shard", short_dir, recent=recent.known)
+    yield remote, opened, server
     await opened.close()
 
 
-async def test_the_socket_is_the_owner_s_alone(served: tuple[RemoteIndex, Opened]) -> None:
-    remote, _ = served
+async def test_the_socket_is_the_owner_s_alone(
+    served: tuple[RemoteIndex, Opened, IndexServer],
+) -> None:
+    remote, _, _ = served
     mode = stat.S_IMODE(os.stat(remote._path).st_mode)
     assert mode == 0o600
 
 
 async def test_the_owner_s_recent_vectors_are_used_before_the_model(
-    served: tuple[RemoteIndex, Opened],
+    served: tuple[RemoteIndex, Opened, IndexServer],
 ) -> None:
-    remote, _ = served
+    remote, _, _ = served
     said = "Remember this: my locker code is 4711."
     model = RecentVectors(HashingEmbedder(DIM), 8)  # counts what reaches the model
     embedder = KnownVectorsFirst(model, remote.recent_vectors)
@@ -101,9 +105,9 @@ async def test_the_owner_s_recent_vectors_are_used_before_the_model(
 
 
 async def test_a_wrong_size_and_an_unknown_method_are_refused(
-    served: tuple[RemoteIndex, Opened],
+    served: tuple[RemoteIndex, Opened, IndexServer],
 ) -> None:
-    remote, _ = served
+    remote, _, _ = served
     with pytest.raises(ValueError, match="dense size 32, not 33"):
         await RemoteIndex(remote._path, DIM + 1).ensure_collection()
     with pytest.raises(ValueError, match="does not serve 'close'"):
@@ -114,8 +118,22 @@ async def test_a_wrong_size_and_an_unknown_method_are_refused(
 async def test_a_server_gone_fails_calls_with_connection_error(
     tmp_path: Path, short_dir: Path
 ) -> None:
-    remote, opened = await serve_remote(tmp_path / "shard", short_dir)
+    remote, opened, _ = await serve_remote(tmp_path / "shard", short_dir)
     assert await remote.count("alice") == 0
     await opened.close()
     with pytest.raises(ConnectionError):
         await remote.count("alice")
+
+
+async def test_the_owner_s_progress_marks_are_pushed_to_the_api_process(
+    served: tuple[RemoteIndex, Opened, IndexServer],
+) -> None:
+    remote, _, server = served
+    received: asyncio.Queue[dict[int, int]] = asyncio.Queue()
+    remote.announce_progress_to(lambda marks: received.put_nowait(dict(marks)))
+    assert await remote.ping()  # connected: pushes reach this connection from now on
+    server.announce({0: 17, 3: 4})
+    server.announce({0: 18})
+    assert await asyncio.wait_for(received.get(), 10) == {0: 17, 3: 4}
+    assert await asyncio.wait_for(received.get(), 10) == {0: 18}  # in the order written
+    assert await remote.count("alice") == 0  # answers still find their callers

@@ -158,7 +158,7 @@ async def connect(
         catalog = load_catalog(settings.broker.topic_prefix)
         priority = PriorityEmbedder(embedder) if prioritise_online else None
         online = priority.urgent if priority is not None else embedder
-        yield Container(
+        container = Container(
             settings=settings,
             catalog=catalog,
             tree=tree,
@@ -173,6 +173,10 @@ async def connect(
             priority=priority,
             recent=recent_first(index, online, recent_vectors),
         )
+        if isinstance(index, RemoteIndex):
+            # The index's owner runs the segmenter: its marks wake this process's reads.
+            index.announce_progress_to(container.progress_marked)
+        yield container
 
 
 def recent_first(

@@ -12,6 +12,12 @@ Two kinds of call go to the owner's loop instead: `upsert` and `user_nodes` read
 data keys (sealing) through the owner's Redis client, which belongs to that loop. API
 processes make them only for repairs, which are rare.
 
+It also pushes the owner's progress marks to every connection as its segmenter writes them
+(`announce`, a listener of `Container.progress_marked`): a frame of request id 0 holding
+("progress", marks), which the API process hands to its waiting reads as the in-process hook
+would (`recall.writes`). The reads keep the shared poll as their fallback, so a push lost to
+a connection made later costs at most one pause of that poll.
+
 It also answers `recent_vectors`: the vectors the owner's segmenter has just embedded
 (`embedding.recent.RecentVectors`), so the API's query, usually the message just written,
 is not embedded a second time (`embedding.recent.KnownVectorsFirst` is the caller).
@@ -35,7 +41,7 @@ import pickle
 import socket
 import struct
 import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +49,8 @@ log = logging.getLogger(__name__)
 
 HEADER = struct.Struct(">II")  # length (of what follows it), request id
 MAX_FRAME = 64 * 1024 * 1024  # more than any answer of a page of nodes: a broken peer
+PUSH_ID = 0  # the request id of frames the server sends unasked
+PROGRESS = "progress"
 DIM = "dim"
 RECENT_VECTORS = "recent_vectors"
 # What API processes call on the index (recall, forget, repair, readiness).
@@ -118,6 +126,7 @@ class IndexServer:
         self._recent = recent
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="index-server", daemon=True)
@@ -138,6 +147,19 @@ class IndexServer:
             self._loop.call_soon_threadsafe(self._stopping.set)
         self._thread.join()
         self._path.unlink(missing_ok=True)
+
+    def announce(self, marks: Mapping[int, int]) -> None:
+        """The owner's segmenter has marked its progress: push the marks to every API
+        process connected. Called on the owner's loop; the sending is the server's."""
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the server's loop has just stopped
+                self._loop.call_soon_threadsafe(self._push, dict(marks))
+
+    def _push(self, marks: dict[int, int]) -> None:
+        data = frame(PUSH_ID, (PROGRESS, marks))
+        for writer in list(self._writers):
+            if not writer.is_closing():
+                writer.write(data)
 
     def _run(self) -> None:
         asyncio.run(self._serve())
@@ -174,6 +196,7 @@ class IndexServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         answering: set[asyncio.Task[None]] = set()
+        self._writers.add(writer)
         try:
             while True:
                 try:
@@ -187,6 +210,7 @@ class IndexServer:
                 answering.add(task)
                 task.add_done_callback(answering.discard)
         finally:
+            self._writers.discard(writer)
             for task in list(answering):
                 task.cancel()
             await asyncio.gather(*answering, return_exceptions=True)

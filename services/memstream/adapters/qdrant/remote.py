@@ -11,6 +11,9 @@ API's readiness turns true once the index answers. The first connection checks t
 index's vector size. A server that goes away later fails the calls in flight with
 ConnectionError; the next call connects once more, failing at once if it cannot: the API
 process's readiness then says so, and its parent, which owned the server, is stopping anyway.
+
+The progress marks the server pushes go to `on_progress` (`announce_progress_to`), on the
+loop of the connection that received them.
 """
 
 from __future__ import annotations
@@ -19,19 +22,35 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstream.adapters.qdrant.index_server import DIM, RECENT_VECTORS, frame, read_frame
+from memstream.adapters.qdrant.index_server import (
+    DIM,
+    PROGRESS,
+    PUSH_ID,
+    RECENT_VECTORS,
+    frame,
+    read_frame,
+)
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
 
 CONNECT_POLL_S = 0.1
 
 
+OnProgress = Callable[[Mapping[int, int]], None]
+
+
 class _Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        on_push: Callable[[Any], None],
+    ) -> None:
         self._writer = writer
+        self._on_push = on_push
         self._waiting: dict[int, asyncio.Future[tuple[bool, Any]]] = {}
         self._ids = itertools.count(1)
         self.closed = False
@@ -40,7 +59,7 @@ class _Connection:
     async def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.closed:
             raise ConnectionError("the index server connection is closed")
-        request_id = next(self._ids) & 0xFFFFFFFF
+        request_id = next(self._ids) % 0xFFFFFFFF + 1  # never PUSH_ID
         answer = self._waiting[request_id] = asyncio.get_running_loop().create_future()
         self._writer.write(frame(request_id, (method, args, kwargs)))
         try:
@@ -56,6 +75,9 @@ class _Connection:
         try:
             while True:
                 request_id, answer = await read_frame(reader)
+                if request_id == PUSH_ID:
+                    self._on_push(answer)
+                    continue
                 waiting = self._waiting.get(request_id)
                 if waiting is not None and not waiting.done():
                     waiting.set_result(answer)
@@ -83,6 +105,7 @@ class RemoteIndex:
         self._dim = dim
         self._connect_timeout_s = connect_timeout_s
         self._started = False  # connected once: no more waiting for the server to come up
+        self._on_progress: OnProgress | None = None
         self._connections: dict[asyncio.AbstractEventLoop, asyncio.Task[_Connection]] = {}
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -115,7 +138,7 @@ class RemoteIndex:
                 if self._started or time.monotonic() > deadline:
                     raise ConnectionError(f"no index server at {self._path}: {exc}") from exc
                 await asyncio.sleep(CONNECT_POLL_S)  # a poll with a deadline
-        connection = _Connection(reader, writer)
+        connection = _Connection(reader, writer, self._pushed)
         try:
             served = await connection.call(DIM, (), {})
         except BaseException:
@@ -128,6 +151,16 @@ class RemoteIndex:
             )
         self._started = True
         return connection
+
+    def announce_progress_to(self, on_progress: OnProgress) -> None:
+        """Hand the owner's progress marks to `on_progress` as they come
+        (`Container.progress_marked`: this process's waiting reads)."""
+        self._on_progress = on_progress
+
+    def _pushed(self, message: Any) -> None:
+        kind, marks = message
+        if kind == PROGRESS and self._on_progress is not None:
+            self._on_progress(marks)
 
     async def ensure_collection(self) -> None:
         """Connect, which checks that the served index holds vectors of this size (its owner

@@ -7,8 +7,9 @@ the process that opened it. So this process runs the write path (segmenter, cons
 clock) with the index, and serves the index and the segmenter's recent vectors on
 `<data dir>/index.sock` from a thread (`adapters.qdrant.index_server`); the child runs
 `memstream serve` on the same address and settings, reading the index through that socket
-(`handoff.index_server`) and the segmenter's progress marks by the shared poll
-(`recall.writes`: the in-process hook does not cross processes).
+(`handoff.index_server`). The segmenter's progress marks reach the child's waiting reads
+as they would in one process: the server pushes them down the same socket as they are
+written (`recall.writes` keeps its shared poll of Redis as the fallback).
 
 - The child is started first, so that both processes start side by side (its first call
   to the index waits for the socket); `on_started` (`Ready.`) comes once the write path
@@ -82,7 +83,8 @@ async def run_with_api_apart(
         async with parts as running:
             c = running.container
             recent = c.recent.known if isinstance(c.recent, RecentVectors) else None
-            with serving(c.index, socket_path, dim=c.embedder.dim, recent=recent):
+            with serving(c.index, socket_path, dim=c.embedder.dim, recent=recent) as server:
+                c.progress_listeners.append(server.announce)
                 try:
                     await _until_ready(child, settings, stopping)
                     if stopping.is_set():
@@ -91,6 +93,7 @@ async def run_with_api_apart(
                     return await _until_one_stops(child, running.live, stopping)
                 finally:
                     await _stop(child)  # before the index server and the write path
+                    c.progress_listeners.remove(server.announce)
     finally:
         await _stop(child)
 
