@@ -13,7 +13,9 @@ written (`recall.writes` keeps its shared poll of Redis as the fallback).
 
 - The child is started first, so that both processes start side by side (its first call
   to the index waits for the socket); `on_started` (`Ready.`) comes once the write path
-  runs and the child answers `/readyz`, which asks the index.
+  runs, the socket listens and the child answers `/healthz`, as it comes in one process
+  once the API listens. Not `/readyz`: it also asks whether the stores agree, which a stack
+  whose index is being repaired may not for a while, and that start should not hang.
 - It dies with this process (PR_SET_PDEATHSIG, as `api_workers` does); if it dies first,
   the stack stops with its exit code (128 + N if signal N killed it, 1 if it exited 0), as
   `serve`'s supervisor does.
@@ -63,6 +65,8 @@ def api_environment(settings: Settings, socket_path: Path) -> dict[str, str]:
         "MEMSTREAM_KAFKA_READ_BACK_SKIPPED": str(settings.broker.read_back_skipped).lower(),
         "MEMSTREAM_INDEX_SERVER": str(socket_path),
         "MEMSTREAM_UP_API_PROCESS": "false",
+        # One API process: `serve`'s workers would each need a Qdrant server.
+        "MEMSTREAM_API_WORKERS": "1",
     }
 
 
@@ -115,9 +119,9 @@ async def _start_api(env: Mapping[str, str]) -> asyncio.subprocess.Process:
 async def _until_ready(
     child: asyncio.subprocess.Process, settings: Settings, stopping: asyncio.Event
 ) -> None:
-    """Return once the child's `/readyz` answers 200, or `stopping` is set; RuntimeError if
-    the child exits or is not ready within READY_TIMEOUT_S."""
-    url = f"http://{settings.api.host}:{settings.api.port}/readyz"
+    """Return once the child's `/healthz` answers 200, or `stopping` is set; RuntimeError if
+    the child exits or does not answer within READY_TIMEOUT_S."""
+    url = f"http://{settings.api.host}:{settings.api.port}/healthz"
     loop = asyncio.get_running_loop()
     deadline = loop.time() + READY_TIMEOUT_S
     async with httpx.AsyncClient(timeout=5.0) as client:

@@ -38,6 +38,7 @@ def test_the_api_process_gets_the_stack_s_endpoints_and_the_index_socket(
     assert read.api.port == 8123 and read.api.auth_disabled
     assert read.broker.read_back_skipped and read.data_dir == tmp_path
     assert read.handoff.index_server == tmp_path / "index.sock"
+    assert read.api.workers == 1
     assert not read.api.up_api_process
 
 
