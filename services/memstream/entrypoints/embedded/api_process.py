@@ -38,6 +38,7 @@ import httpx
 
 from memstream.adapters.embedding.recent import RecentVectors
 from memstream.adapters.qdrant.index_server import serving
+from memstream.edges.tracing import configure as configure_tracing
 from memstream.entrypoints.api_workers import WORKER_COMMAND, die_with_parent
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
@@ -76,12 +77,14 @@ async def run_with_api_apart(
     """Run the write path here and the API in a child until `stopping` is set (0), a part
     here dies (1) or the child exits (its code, at least 1)."""
     if settings.api.port == 0:
-        raise ValueError("MEMSTREAM_UP_API_PROCESS needs a fixed MEMSTREAM_API_PORT")
+        # RuntimeError: `memstream up` says it plainly and exits 1.
+        raise RuntimeError("MEMSTREAM_UP_API_PROCESS needs a fixed MEMSTREAM_API_PORT")
     socket_path = settings.data_dir / INDEX_SOCKET
     socket_path.unlink(missing_ok=True)  # an earlier run's: the child must wait for this one's
     # First: the child's imports and model load run while this process starts; it waits for
     # the index server on its first call.
     child = await _start_api(api_environment(settings, socket_path))
+    stop_tracing = configure_tracing(settings.observability.otlp_traces_endpoint, "memstream")
     try:
         parts = run_parts(settings, WRITE_PATH, fast_rebalance=True, api_apart=True)
         async with parts as running:
@@ -100,6 +103,8 @@ async def run_with_api_apart(
                     c.progress_listeners.remove(server.announce)
     finally:
         await _stop(child)
+        if stop_tracing is not None:
+            stop_tracing()  # flushes the spans still queued
 
 
 async def _start_api(env: Mapping[str, str]) -> asyncio.subprocess.Process:
