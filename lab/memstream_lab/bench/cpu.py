@@ -17,6 +17,8 @@ import psutil
 # What a child's command line says it is (the first name that matches wins).
 _KINDS = (
     ("tansu", "broker"),
+    # The recall API in a process of its own (`memstream up` with MEMSTREAM_UP_API_PROCESS).
+    ("app() serve", "api"),
     ("memstream.entrypoints.cli", "stack"),  # `memstream up` as a child (read-your-writes)
     ("redis-server", "redis"),
     ("bench.publisher", "publisher"),

@@ -19,7 +19,8 @@ Reported per rate: the publish acknowledgement and the publish-to-answer time
 (`timings_ms.after`), how many answers were still `pending` at the wait's end (their time is
 the wait) and how many recalls the API refused (503, past its connection limit), and the
 CPU each process spent per turn (`cpu.ms_per_turn`: `stack` is the `memstream up` process,
-the event loop of the segmenter and the API; `model` its embedding processes; `broker`,
+the event loop of the segmenter and the API; `api` the API's own process where it has one
+(`--this-setting UP_API_PROCESS=true`); `model` their embedding processes; `broker`,
 `redis`; `agent` this one) with the cores all of them kept busy. The CPU is measured until
 the segmenter has passed every turn of the rate (`seconds_to_drain` after the last answer):
 a stack that fell behind still does the work of the turns whose recall answered pending.
@@ -43,7 +44,7 @@ from typing import Any
 from aiokafka.errors import KafkaError
 
 from memstream_lab.bench.agent_turns import measure
-from memstream_lab.bench.up_stack import StackProcess, each_stack
+from memstream_lab.bench.up_stack import StackProcess, each_stack, setting_pairs
 from memstream_lab.measure import write_report
 
 TARGET = "p99 < 1 s from publish to an answer that holds the turn"
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"  {figures}", flush=True)
             report["rates"].append(figures)
 
-    each_stack(args.rounds, args.baseline, args.wait_ms, measured)
+    this_settings = setting_pairs(args.this_setting)
+    each_stack(args.rounds, args.baseline, args.wait_ms, measured, this_settings)
     report["setup"] = {
         "stack": "memstream up (embedded: Tansu, redis-server, qdrant-edge), default settings",
         "turn": "a user's message published with flush, then recall(after=receipt)",
@@ -76,6 +78,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "users": args.users,
         "client": args.client,
         "baseline": str(args.baseline) if args.baseline else None,
+        "this_settings": this_settings,
         "target": TARGET,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
@@ -105,6 +108,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "run, alternating with this one, for before/after figures.",
     )
     parser.add_argument("--rounds", type=int, default=1, help="Stacks started per code.")
+    parser.add_argument(
+        "--this-setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A setting for this tree's stacks only, e.g. UP_API_PROCESS=true (repeatable).",
+    )
     args = parser.parse_args(argv)
     report = run(args)
     write_report(args.out, report)

@@ -22,21 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from memstream_lab.bench.agent_turns import measure
-from memstream_lab.bench.up_stack import StackProcess, each_stack
+from memstream_lab.bench.up_stack import StackProcess, each_stack, setting_pairs
 from memstream_lab.measure import write_report
 
 
 def _split(alone: dict[str, Any], recalled: dict[str, Any]) -> dict[str, Any]:
-    """Stack (event loop) and all processes' CPU ms a turn, alone and recalled, and a
-    recall's share: the difference."""
+    """Stack (event loop), API process (with MEMSTREAM_UP_API_PROCESS; else 0) and all
+    processes' CPU ms a turn, alone and recalled, and a recall's share: the difference."""
     a, r = alone["cpu"]["ms_per_turn"], recalled["cpu"]["ms_per_turn"]
+    kinds = ("stack", "api", "total")
     return {
-        "turn_alone_ms": {"stack": a["stack"], "total": a["total"]},
-        "turn_and_recall_ms": {"stack": r["stack"], "total": r["total"]},
-        "recall_ms": {
-            "stack": round(r["stack"] - a["stack"], 3),
-            "total": round(r["total"] - a["total"], 3),
-        },
+        "turn_alone_ms": {k: a.get(k, 0.0) for k in kinds},
+        "turn_and_recall_ms": {k: r.get(k, 0.0) for k in kinds},
+        "recall_ms": {k: round(r.get(k, 0.0) - a.get(k, 0.0), 3) for k in kinds},
         "refused": recalled["refused"],
         "pending": recalled["pending"],
         "publish_to_answer_ms": recalled["publish_to_answer_ms"],
@@ -68,13 +66,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"  {figures}", flush=True)
         report["rounds"].append(figures)
 
-    each_stack(args.rounds, args.baseline, args.wait_ms, measured)
+    this_settings = setting_pairs(args.this_setting)
+    each_stack(args.rounds, args.baseline, args.wait_ms, measured, this_settings)
     report["setup"] = {
         "rate_per_s": args.rate,
         "turns": turns,
         "users": args.users,
         "wait_ms": args.wait_ms,
         "baseline": str(args.baseline) if args.baseline else None,
+        "this_settings": this_settings,
     }
     return report
 
@@ -88,6 +88,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--wait-ms", type=int, default=5_000, help="Each recall's wait_ms.")
     parser.add_argument("--baseline", type=Path, help="A source tree measured alternately.")
     parser.add_argument("--rounds", type=int, default=1, help="Stacks started per code.")
+    parser.add_argument(
+        "--this-setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A setting for this tree's stacks only, e.g. UP_API_PROCESS=true (repeatable).",
+    )
     args = parser.parse_args(argv)
     report = run(args)
     write_report(args.out, report)

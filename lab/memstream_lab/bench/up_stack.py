@@ -102,11 +102,14 @@ def each_stack(
     baseline: Path | None,
     max_wait_ms: int,
     measure: Callable[[str, int, StackProcess], None],
+    this_settings: Mapping[str, str] | None = None,
 ) -> None:
     """`measure(code, round, stack)` on a ready stack of this tree ("this") and then, when
     given, one of the `baseline` source tree ("baseline"), alternating for `rounds` rounds;
     each stack stopped after its turn, their scratch and the exported model in a temporary
-    directory. What the benchmarks that compare two trees on whole stacks share."""
+    directory. What the benchmarks that compare two trees on whole stacks share.
+    `this_settings`: MEMSTREAM_* variables for this tree's stacks only (an option the
+    baseline lacks)."""
     codes: list[tuple[str, Path | None]] = [("this", None)]
     if baseline is not None:
         codes.append(("baseline", baseline))
@@ -114,7 +117,11 @@ def each_stack(
         for round_ in range(1, rounds + 1):
             for name, code in codes:
                 stack = StackProcess(
-                    Path(tmp) / f"{name}-{round_}", max_wait_ms, Path(tmp) / "models", code
+                    Path(tmp) / f"{name}-{round_}",
+                    max_wait_ms,
+                    Path(tmp) / "models",
+                    code,
+                    settings=this_settings if code is None else None,
                 )
                 try:
                     stack.wait_ready()
@@ -174,6 +181,19 @@ async def until_consuming(out: AsyncMemstreamProducer, recalls: LeanRecalls) -> 
         if answer is not None and not answer["pending"]:
             return round(time.perf_counter() - started, 1)
     raise RuntimeError("the segmenter did not handle a turn within the start timeout")
+
+
+def setting_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """`--this-setting KEY=VALUE` arguments as variables (KEY without its MEMSTREAM_ prefix
+    gets it)."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--this-setting takes KEY=VALUE, not {pair!r}")
+        key = key.upper()
+        found[key if key.startswith("MEMSTREAM_") else f"MEMSTREAM_{key}"] = value
+    return found
 
 
 def spread(values: Sequence[float]) -> dict[str, float]:

@@ -58,9 +58,9 @@ WARM_PREFIX = "warm-"  # then the worker's pid: one file each, once its model is
 START_POLL_S = 0.05
 
 
-def _die_with_parent() -> None:
-    # In the child, before exec: if the supervisor is killed outright, the worker goes too.
-    # Not Linux (no prctl): the workers would outlive a killed supervisor.
+def die_with_parent() -> None:
+    """In the child, before exec: if the supervisor is killed outright, the worker goes too.
+    Not Linux (no prctl): the workers would outlive a killed supervisor."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
@@ -151,10 +151,10 @@ def run_workers(settings: Settings) -> int:
     model_server: list[subprocess.Popen[bytes]] = []
     if settings.api.shared_model:
         command, socket_path = model_server_command(settings)
-        model_server.append(subprocess.Popen(command, env=env, preexec_fn=_die_with_parent))
+        model_server.append(subprocess.Popen(command, env=env, preexec_fn=die_with_parent))
         env["MEMSTREAM_EMBED_SERVER"] = str(socket_path)
     workers = [
-        subprocess.Popen([sys.executable, *WORKER_COMMAND], env=env, preexec_fn=_die_with_parent)
+        subprocess.Popen([sys.executable, *WORKER_COMMAND], env=env, preexec_fn=die_with_parent)
         for _ in range(settings.api.workers)
     ]
     stopping = False

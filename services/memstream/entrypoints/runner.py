@@ -75,11 +75,15 @@ def _consumers_together(parts: Collection[Part]) -> bool:
     return Part.SEGMENTER in parts and Part.CONSOLIDATOR in parts
 
 
-def recent_vectors_kept(settings: Settings, parts: Collection[Part]) -> int:
+def recent_vectors_kept(
+    settings: Settings, parts: Collection[Part], *, api_apart: bool = False
+) -> int:
     """Texts whose vectors the online path keeps: recall's queries are often the messages
-    the segmenter of the same process has just embedded (`adapters.embedding.recent`)."""
-    together = Part.SEGMENTER in parts and Part.API in parts
-    return settings.embedding.recent_vectors if together else 0
+    the segmenter of the same process has just embedded (`adapters.embedding.recent`), or,
+    with `api_apart`, those an API process of the same stack asks this one for
+    (`adapters.qdrant.index_server`)."""
+    recall = Part.API in parts or api_apart
+    return settings.embedding.recent_vectors if Part.SEGMENTER in parts and recall else 0
 
 
 def consumer_group(settings: Settings, parts: Collection[Part]) -> str:
@@ -171,11 +175,14 @@ async def run_parts(
     fast_rebalance: bool = False,
     faust_options: Mapping[str, Any] | None = None,
     on_started: Callable[[], None] | None = None,
+    api_apart: bool = False,
 ) -> AsyncIterator[RunningProcess]:
     """Start `parts` on `source` (settings to connect with, or the caller's open container);
     stop them on exit.
 
     `probes_host`: serve the probes on `metrics_port` there (when the api is not run).
+    `api_apart`: an API process of the same stack reads this process's index and recent
+    vectors (`memstream up` with `MEMSTREAM_UP_API_PROCESS`).
     `on_started` runs once every part runs (with the api: once it accepts connections).
     """
     parts = frozenset(parts)
@@ -203,7 +210,7 @@ async def run_parts(
                 source,
                 metrics,
                 prioritise_online=_consumers_together(parts),
-                recent_vectors=recent_vectors_kept(source, parts),
+                recent_vectors=recent_vectors_kept(source, parts, api_apart=api_apart),
                 warm_connections=True,
             )
             container = await stack.enter_async_context(opened)

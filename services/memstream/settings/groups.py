@@ -583,6 +583,16 @@ class ApiSettings(BaseModel):
         "of a model process each; it is watched like a worker. `false`: a model process per "
         "worker.",
     )
+    up_api_process: bool = Field(
+        default=False,
+        validation_alias="MEMSTREAM_UP_API_PROCESS",
+        description="`memstream up` only: run the recall API in a child process of its own "
+        "(as `memstream serve` runs it, same address and settings), beside the process of the "
+        "segmenter, consolidator and clock, which owns the in-process index and serves it to "
+        "the API over `<data dir>/index.sock`; the two event loops no longer queue behind each "
+        "other. The stack stops when the API process dies (docs/read-your-writes.md). Needs a "
+        "fixed `MEMSTREAM_API_PORT`.",
+    )
     max_wait_ms: int = Field(
         default=5_000,
         ge=0,
@@ -675,6 +685,12 @@ class Handoff(BaseModel):
         description="The Unix socket of a model server to embed through instead of model "
         "processes of this process's own (`serve` sets it for its workers with "
         "`MEMSTREAM_API_SHARED_MODEL`).",
+    )
+    index_server: Path | None = Field(
+        default=None,
+        description="The Unix socket of an index server (`adapters.qdrant.index_server`) to "
+        "use as the vector index instead of opening one (`up` sets it for its API process "
+        "with `MEMSTREAM_UP_API_PROCESS`).",
     )
     api_reuse_port: bool = Field(
         default=False,

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, TypeAlias
 from memstream import faults
 from memstream.adapters.embedding.embedders import build_embedder
 from memstream.adapters.embedding.priority import PriorityEmbedder
-from memstream.adapters.embedding.recent import RecentVectors
+from memstream.adapters.embedding.recent import KnownVectorsFirst, RecentVectors
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.fallback import build_language_model
+from memstream.adapters.qdrant.remote import RemoteIndex
 from memstream.adapters.redis.connection import RedisClient, open_client, open_pool
 from memstream.adapters.redis.tree import RedisTree
 from memstream.contracts.catalog import Catalog, load_catalog
@@ -40,7 +41,11 @@ if TYPE_CHECKING:
     from memstream.adapters.qdrant.edge import EdgeIndex
     from memstream.adapters.qdrant.server import QdrantIndex
 
-    Index: TypeAlias = QdrantIndex | EdgeIndex
+    Index: TypeAlias = QdrantIndex | EdgeIndex | RemoteIndex
+
+
+# How long an API process waits for the index server of the process that owns the index.
+INDEX_SERVER_WAIT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -60,9 +65,10 @@ class Container:
     llm: LanguageModel
     publisher: Publisher
     priority: PriorityEmbedder | None = None
-    # Set when the segmenter and recall share the process: a query the segmenter has just
-    # embedded as a message is not embedded again (`adapters.embedding.recent`).
-    recent: RecentVectors | None = None
+    # Set when the segmenter and recall share the process, or when recall asks the
+    # segmenter's process (`handoff.index_server`): a query the segmenter has just embedded
+    # as a message is not embedded again (`adapters.embedding.recent`).
+    recent: RecentVectors | KnownVectorsFirst | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     # Called after the segmenter of this process marks its progress: the recall API of the
     # same process (`memstream up`) wakes the reads waiting for it (`recall.writes`).
@@ -152,7 +158,7 @@ async def connect(
         catalog = load_catalog(settings.broker.topic_prefix)
         priority = PriorityEmbedder(embedder) if prioritise_online else None
         online = priority.urgent if priority is not None else embedder
-        yield Container(
+        container = Container(
             settings=settings,
             catalog=catalog,
             tree=tree,
@@ -165,8 +171,22 @@ async def connect(
             ),
             publisher=sealed(publisher, tree, catalog, settings),
             priority=priority,
-            recent=RecentVectors(online, recent_vectors) if recent_vectors else None,
+            recent=recent_first(index, online, recent_vectors),
         )
+        if isinstance(index, RemoteIndex):
+            # The index's owner runs the segmenter: its marks wake this process's reads.
+            index.announce_progress_to(container.progress_marked)
+        yield container
+
+
+def recent_first(
+    index: Index, online: Embedder, kept: int
+) -> RecentVectors | KnownVectorsFirst | None:
+    """What the online path embeds through first: the vectors this process keeps (`kept`
+    texts), or those the index's owner keeps when the index is another process's."""
+    if isinstance(index, RemoteIndex):
+        return KnownVectorsFirst(online, index.recent_vectors)
+    return RecentVectors(online, kept) if kept else None
 
 
 def open_redis(settings: Settings) -> RedisClient:
@@ -228,6 +248,14 @@ async def open_index(
     payloads' words are sealed under the users' data keys (`index_keys`).
     """
     index: Index
+    if settings.handoff.index_server is not None:
+        # Another process owns the index (`memstream up` with its API apart), and may still
+        # be starting: the first call waits for it, so this process starts meanwhile.
+        index = RemoteIndex(
+            settings.handoff.index_server, dim, connect_timeout_s=INDEX_SERVER_WAIT_S
+        )
+        stack.push_async_callback(index.close)
+        return index
     # The adapter's module is imported in a thread: importing qdrant-client's models is CPU
     # work the event loop need not wait for; it goes on with what else is starting (the
     # runner starts the consumer's group join before it connects).

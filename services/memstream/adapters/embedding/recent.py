@@ -12,7 +12,7 @@ the vector the model would give, up to the last bits of a float that batch paddi
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from memstream.ports import Embedder
 
@@ -45,6 +45,13 @@ class RecentVectors:
         # A copy each: callers may change a vector in place (normalising, appending).
         return [list(fresh[t] if v is None else v) for t, v in zip(texts, found, strict=True)]
 
+    def known(self, texts: Sequence[str]) -> list[list[float] | None]:
+        """The vectors kept for these texts (None for each that is not), without the model.
+        Called from another thread (`qdrant.index_server`): it only reads the dict, one
+        lookup at a time under the GIL, and leaves the order alone (the segmenter's own
+        embedding of a message is what keeps it)."""
+        return [self._vectors.get(text) for text in texts]
+
     def _recalled(self, text: str) -> list[float] | None:
         vector = self._vectors.get(text)
         if vector is not None:
@@ -56,3 +63,30 @@ class RecentVectors:
         self._vectors.move_to_end(text)
         while len(self._vectors) > self._size:
             self._vectors.popitem(last=False)
+
+
+class KnownVectorsFirst:
+    """`Embedder` of an API process apart from the segmenter's (`memstream up` with
+    `MEMSTREAM_UP_API_PROCESS`): asks `lookup` (the segmenter's process's `RecentVectors`,
+    over `qdrant.remote.RemoteIndex`) for the texts' vectors first, and embeds with `inner`
+    only those it does not know."""
+
+    def __init__(
+        self,
+        inner: Embedder,
+        lookup: Callable[[Sequence[str]], Awaitable[list[list[float] | None]]],
+    ) -> None:
+        self._inner = inner
+        self._lookup = lookup
+        self.hits = 0  # texts answered by the lookup, for tests and benchmarks
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        found = await self._lookup(texts)
+        missing = list(dict.fromkeys(t for t, v in zip(texts, found, strict=True) if v is None))
+        fresh = dict(zip(missing, await self._inner.embed(missing), strict=True)) if missing else {}
+        self.hits += len(texts) - sum(1 for v in found if v is None)
+        return [list(fresh[t] if v is None else v) for t, v in zip(texts, found, strict=True)]

@@ -33,6 +33,10 @@ async def run_up(
     with stop_on_signals() as stopping:
         async with EmbeddedStack(settings) as stack:
             on_endpoints(stack)
+            if settings.api.up_api_process:
+                from memstream.entrypoints.embedded.api_process import run_with_api_apart
+
+                return await run_with_api_apart(stack.settings(), stopping, on_started)
             return await run_until_stopped(
                 stack.settings(), EVERYTHING, stopping, fast_rebalance=True, on_started=on_started
             )

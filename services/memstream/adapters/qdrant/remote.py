@@ -1,0 +1,255 @@
+"""The vector index of another process, through its `index_server`: what an API process of
+`memstream up` uses when the write path's process owns the in-process engine's shard.
+
+Same surface as `EdgeIndex` (and the same contract tests), each call one request on one
+connection per event loop, several in flight (each answer names its request). The server's
+exceptions are raised here as they were there (a ValueError stays a ValueError).
+
+The first call waits for the server (up to `connect_timeout_s`): `memstream up` starts its
+API process while its own start is still under way, so both start side by side, and the
+API's readiness turns true once the index answers. The first connection checks the served
+index's vector size. A server that goes away later fails the calls in flight with
+ConnectionError; the next call connects once more, failing at once if it cannot: the API
+process's readiness then says so, and its parent, which owned the server, is stopping anyway.
+
+The progress marks the server pushes go to `on_progress` (`announce_progress_to`), on the
+loop of the connection that received them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memstream.adapters.qdrant.index_server import (
+    DIM,
+    PROGRESS,
+    PUSH_ID,
+    RECENT_VECTORS,
+    frame,
+    read_frame,
+)
+from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
+
+CONNECT_POLL_S = 0.1
+
+
+OnProgress = Callable[[Mapping[int, int]], None]
+
+
+class _Connection:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        on_push: Callable[[Any], None],
+    ) -> None:
+        self._writer = writer
+        self._on_push = on_push
+        self._waiting: dict[int, asyncio.Future[tuple[bool, Any]]] = {}
+        self._ids = itertools.count(1)
+        self.closed = False
+        self._reading = asyncio.ensure_future(self._read_answers(reader))
+
+    async def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.closed:
+            raise ConnectionError("the index server connection is closed")
+        request_id = next(self._ids) % 0xFFFFFFFF + 1  # never PUSH_ID
+        answer = self._waiting[request_id] = asyncio.get_running_loop().create_future()
+        self._writer.write(frame(request_id, (method, args, kwargs)))
+        try:
+            ok, value = await answer
+        finally:
+            self._waiting.pop(request_id, None)
+        if not ok:
+            raise value
+        return value
+
+    async def _read_answers(self, reader: asyncio.StreamReader) -> None:
+        error: BaseException = ConnectionError("the index server closed the connection")
+        try:
+            while True:
+                request_id, answer = await read_frame(reader)
+                if request_id == PUSH_ID:
+                    self._on_push(answer)
+                    continue
+                waiting = self._waiting.get(request_id)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(answer)
+        except (asyncio.IncompleteReadError, OSError, ValueError) as exc:
+            error = ConnectionError(f"the index server connection failed: {exc!r}")
+        finally:
+            self.closed = True
+            for waiting in self._waiting.values():
+                if not waiting.done():
+                    waiting.set_exception(error)
+            self._writer.close()
+
+    async def close(self) -> None:
+        self.closed = True
+        self._reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reading
+
+
+class RemoteIndex:
+    """`VectorIndex` (and the payload and scan reads) of the index served at `path`."""
+
+    def __init__(self, path: Path, dim: int, *, connect_timeout_s: float = 0.0) -> None:
+        self._path = path
+        self._dim = dim
+        self._connect_timeout_s = connect_timeout_s
+        self._started = False  # connected once: no more waiting for the server to come up
+        self._on_progress: OnProgress | None = None
+        self._connections: dict[asyncio.AbstractEventLoop, asyncio.Task[_Connection]] = {}
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        connection = await self._connection()
+        return await connection.call(method, args, kwargs)
+
+    async def _connection(self) -> _Connection:
+        # Streams belong to one event loop: a connection per loop (a test's and a server's).
+        loop = asyncio.get_running_loop()
+        opening = self._connections.get(loop)
+        if (
+            opening is not None
+            and opening.done()
+            and (opening.exception() is not None or opening.result().closed)
+        ):
+            opening = None  # failed or gone: open anew
+        if opening is None:
+            self._connections = {lp: c for lp, c in self._connections.items() if not lp.is_closed()}
+            opening = self._connections[loop] = asyncio.ensure_future(self._open())
+        # Shielded: a caller that gives up leaves the connection to the others.
+        return await asyncio.shield(opening)
+
+    async def _open(self) -> _Connection:
+        deadline = time.monotonic() + self._connect_timeout_s
+        while True:
+            try:
+                reader, writer = await asyncio.open_unix_connection(str(self._path))
+                break
+            except OSError as exc:  # not listening yet: its owner is still starting
+                if self._started or time.monotonic() > deadline:
+                    raise ConnectionError(f"no index server at {self._path}: {exc}") from exc
+                await asyncio.sleep(CONNECT_POLL_S)  # a poll with a deadline
+        connection = _Connection(reader, writer, self._pushed)
+        try:
+            served = await connection.call(DIM, (), {})
+        except BaseException:
+            await connection.close()
+            raise
+        if served != self._dim:
+            await connection.close()
+            raise ValueError(
+                f"the index served at {self._path} has dense size {served}, not {self._dim}"
+            )
+        self._started = True
+        return connection
+
+    def announce_progress_to(self, on_progress: OnProgress) -> None:
+        """Hand the owner's progress marks to `on_progress` as they come
+        (`Container.progress_marked`: this process's waiting reads)."""
+        self._on_progress = on_progress
+
+    def _pushed(self, message: Any) -> None:
+        kind, marks = message
+        if kind == PROGRESS and self._on_progress is not None:
+            self._on_progress(marks)
+
+    async def ensure_collection(self) -> None:
+        """Connect, which checks that the served index holds vectors of this size (its owner
+        created the collection)."""
+        await self._connection()
+
+    async def close(self) -> None:
+        """Close this event loop's connection (the next call opens another)."""
+        opening = self._connections.pop(asyncio.get_running_loop(), None)
+        if opening is None:
+            return
+        if not opening.done():
+            opening.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+            await (await opening).close()
+
+    async def ping(self) -> bool:
+        answer: bool = await self._call("ping")
+        return answer
+
+    async def recent_vectors(self, texts: Sequence[str]) -> list[list[float] | None]:
+        """The vectors the owner's embedder has just computed for these texts, None for each
+        it has not (`embedding.recent.KnownVectorsFirst`)."""
+        found: list[list[float] | None] = await self._call(RECENT_VECTORS, list(texts))
+        return found
+
+    async def upsert(self, memories: Sequence[IndexedMemory]) -> None:
+        await self._call("upsert", list(memories))
+
+    async def search_leaves(
+        self,
+        user_id: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        limit: int,
+        dense_weight: float,
+        level: Level = Level.SEGMENT,
+    ) -> list[ScoredId]:
+        found: list[ScoredId] = await self._call(
+            "search_leaves",
+            user_id,
+            list(dense),
+            sparse,
+            limit=limit,
+            dense_weight=dense_weight,
+            level=level,
+        )
+        return found
+
+    async def get(
+        self, ids: Sequence[str], *, user_id: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        found: dict[str, dict[str, Any]] = await self._call("get", list(ids), user_id=user_id)
+        return found
+
+    async def count(self, user_id: str, level: Level | None = None) -> int:
+        counted: int = await self._call("count", user_id, level)
+        return counted
+
+    async def delete_user(self, user_id: str) -> int:
+        removed: int = await self._call("delete_user", user_id)
+        return removed
+
+    async def vacuum(self) -> None:
+        await self._call("vacuum")
+
+    async def delete_points(self, user_id: str, point_ids: Sequence[str]) -> None:
+        if point_ids:
+            await self._call("delete_points", user_id, list(point_ids))
+
+    async def total(self) -> int:
+        counted: int = await self._call("total")
+        return counted
+
+    async def users_with_points(self, limit: int) -> list[str]:
+        users: list[str] = await self._call("users_with_points", limit)
+        return users
+
+    async def user_nodes(
+        self, user_id: str, after: str | None, limit: int
+    ) -> tuple[list[MemoryNode], str | None]:
+        page: tuple[list[MemoryNode], str | None] = await self._call(
+            "user_nodes", user_id, after, limit
+        )
+        return page
+
+    async def versions(self, user_id: str, node_ids: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = await self._call("versions", user_id, list(node_ids))
+        return found
