@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import psutil
 import pytest
 
@@ -63,8 +64,9 @@ async def test_a_turn_is_recalled_through_the_api_process_and_its_death_stops_th
     data_dir: Path,
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     env |= {
+        "MEMSTREAM_METRICS_PORT": str(metrics_port),
         "MEMSTREAM_DATA_DIR": str(data_dir),
         "MEMSTREAM_API_PORT": str(port),
         "MEMSTREAM_UP_API_PROCESS": "true",
@@ -95,6 +97,13 @@ async def test_a_turn_is_recalled_through_the_api_process_and_its_death_stops_th
         assert not answer.pending, answer
         assert [m for m in answer.memories if said.event_id in m.source_ids and "4711" in m.text]
         assert (data_dir / "index.sock").exists()
+        # The API's /metrics is its own process's; the write path serves the segmenter's.
+        async with httpx.AsyncClient() as http:
+            written = await http.get(f"http://127.0.0.1:{metrics_port}/metrics")
+            api_metrics = await http.get(f"{printed['MEMSTREAM_RECALL_URL']}/metrics")
+        assert written.status_code == 200
+        assert "memstream_segmenter_" in written.text
+        assert "memstream_recall_" in api_metrics.text
 
         api.kill()
         started = time.monotonic()

@@ -20,7 +20,9 @@ written (`recall.writes` keeps its shared poll of Redis as the fallback).
   the stack stops with its exit code (128 + N if signal N killed it, 1 if it exited 0), as
   `serve`'s supervisor does.
 - A stop signal stops the child first, then the write path, then the index server.
-- The write path's metrics are not served (the API's `/metrics` is the child's own).
+- The API's `/metrics` is the child's own; the write path's metrics and probes are served
+  by this process on `MEMSTREAM_METRICS_PORT` (9108; 0 picks a free port, logged), as
+  `memstream worker` serves them.
 """
 
 from __future__ import annotations
@@ -86,8 +88,21 @@ async def run_with_api_apart(
     child = await _start_api(api_environment(settings, socket_path))
     stop_tracing = configure_tracing(settings.observability.otlp_traces_endpoint, "memstream")
     try:
-        parts = run_parts(settings, WRITE_PATH, fast_rebalance=True, api_apart=True)
+        parts = run_parts(
+            settings,
+            WRITE_PATH,
+            fast_rebalance=True,
+            api_apart=True,
+            # The API's /metrics is the child's own: the write path's (segmenter lag,
+            # consolidation, the index) are served here, as `memstream worker` serves them.
+            probes_host=settings.api.host,
+        )
         async with parts as running:
+            log.info(
+                "the write path's /metrics and probes: http://%s:%s/metrics",
+                settings.api.host,
+                running.probes_port,
+            )
             c = running.container
             recent = c.recent.known if isinstance(c.recent, RecentVectors) else None
             with serving(c.index, socket_path, dim=c.embedder.dim, recent=recent) as server:
