@@ -120,8 +120,14 @@ async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
         commands = [" ".join(c.cmdline()) for c in children]
         assert sum("tansu" in c for c in commands) == 1, commands
         assert sum("redis-server" in c for c in commands) == 1, commands
-        # The rest is the embedding model's process (with multiprocessing's resource tracker).
-        others = [c for c in commands if "tansu" not in c and "redis-server" not in c]
+        # The recall API runs in a process of its own (MEMSTREAM_UP_API_PROCESS, the default);
+        # the rest is the embedding models' processes (with multiprocessing's resource tracker).
+        assert sum(c.endswith("app() serve") for c in commands) == 1, commands
+        others = [
+            c
+            for c in commands
+            if "tansu" not in c and "redis-server" not in c and not c.endswith("app() serve")
+        ]
         assert all("multiprocessing" in c for c in others), others
         # The workers and the recall API run on top; "Ready" means the API answers now.
         assert printed["MEMSTREAM_RECALL_URL"] == f"http://127.0.0.1:{api_port}"

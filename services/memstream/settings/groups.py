@@ -584,14 +584,16 @@ class ApiSettings(BaseModel):
         "worker.",
     )
     up_api_process: bool = Field(
-        default=False,
+        default=True,
         validation_alias="MEMSTREAM_UP_API_PROCESS",
         description="`memstream up` only: run the recall API in a child process of its own "
         "(as `memstream serve` runs it, same address and settings), beside the process of the "
         "segmenter, consolidator and clock, which owns the in-process index and serves it to "
         "the API over `<data dir>/index.sock`; the two event loops no longer queue behind each "
         "other. The stack stops when the API process dies (docs/read-your-writes.md). Needs a "
-        "fixed `MEMSTREAM_API_PORT`.",
+        "fixed `MEMSTREAM_API_PORT` (with 0 the API runs in the one process, as with `false`). "
+        "`false`: one process, one event loop for both, about 220 MB less memory and 1 ms less "
+        "CPU a recall, and the loop is the queue at high rates.",
     )
     max_wait_ms: int = Field(
         default=5_000,

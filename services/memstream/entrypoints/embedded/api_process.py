@@ -21,8 +21,8 @@ written (`recall.writes` keeps its shared poll of Redis as the fallback).
   `serve`'s supervisor does.
 - A stop signal stops the child first, then the write path, then the index server.
 - The API's `/metrics` is the child's own; the write path's metrics and probes are served
-  by this process on `MEMSTREAM_METRICS_PORT` (9108; 0 picks a free port, logged), as
-  `memstream worker` serves them.
+  by this process, as `memstream worker` serves them: on `MEMSTREAM_METRICS_PORT` when it
+  is set, else on a free port, logged (two stacks on one machine must not both want 9108).
 """
 
 from __future__ import annotations
@@ -79,8 +79,14 @@ async def run_with_api_apart(
     """Run the write path here and the API in a child until `stopping` is set (0), a part
     here dies (1) or the child exits (its code, at least 1)."""
     if settings.api.port == 0:
-        # RuntimeError: `memstream up` says it plainly and exits 1.
+        # RuntimeError: `memstream up` says it plainly and exits 1 (`run_up` runs the API in
+        # its own process when the port is 0, since the child's could not be printed).
         raise RuntimeError("MEMSTREAM_UP_API_PROCESS needs a fixed MEMSTREAM_API_PORT")
+    if "metrics_port" not in settings.observability.model_fields_set:
+        # A port of its own only when asked for: two stacks on one machine (a benchmark's,
+        # a test's) must not both want 9108. The port taken is logged.
+        observability = settings.observability.model_copy(update={"metrics_port": 0})
+        settings = settings.model_copy(update={"observability": observability})
     socket_path = settings.data_dir / INDEX_SOCKET
     socket_path.unlink(missing_ok=True)  # an earlier run's: the child must wait for this one's
     # First: the child's imports and model load run while this process starts; it waits for

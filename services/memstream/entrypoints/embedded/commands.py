@@ -33,7 +33,7 @@ async def run_up(
     with stop_on_signals() as stopping:
         async with EmbeddedStack(settings) as stack:
             on_endpoints(stack)
-            if settings.api.up_api_process:
+            if settings.api.up_api_process and settings.api.port != 0:
                 from memstream.entrypoints.embedded.api_process import run_with_api_apart
 
                 return await run_with_api_apart(stack.settings(), stopping, on_started)
