@@ -8,7 +8,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -137,3 +137,33 @@ async def test_the_owner_s_progress_marks_are_pushed_to_the_api_process(
     assert await asyncio.wait_for(received.get(), 10) == {0: 17, 3: 4}
     assert await asyncio.wait_for(received.get(), 10) == {0: 18}  # in the order written
     assert await remote.count("alice") == 0  # answers still find their callers
+
+
+async def test_the_owner_s_new_vectors_are_pushed_and_answered_without_a_round_trip(
+    tmp_path: Path, short_dir: Path
+) -> None:
+    owner = RecentVectors(HashingEmbedder(DIM), 8)
+    asked: list[list[str]] = []
+
+    def known(texts: Sequence[str]) -> list[list[float] | None]:
+        asked.append(list(texts))
+        return owner.known(texts)
+
+    remote, opened, server = await serve_remote(tmp_path / "shard", short_dir, recent=known)
+    try:
+        early = "Embedded before the API process connected."
+        await owner.embed([early])  # nobody told: asked for when needed
+        owner.on_kept = server.announce_vectors
+        said = "Remember this: my locker code is 4711."
+        [vector] = await owner.embed([said])
+        deadline = asyncio.get_running_loop().time() + 10
+        while said not in remote._vectors:  # the push is on its way: poll with a deadline
+            assert asyncio.get_running_loop().time() < deadline, "no vectors pushed"
+            await asyncio.sleep(0.01)
+        assert await remote.recent_vectors([said]) == [vector]
+        assert asked == []  # answered here, with no call to the owner
+        found = await remote.recent_vectors([said, early, "never embedded"])
+        assert found[0] == vector and found[1] is not None and found[2] is None
+        assert asked == [[early, "never embedded"]]  # only the texts it was not pushed
+    finally:
+        await opened.close()

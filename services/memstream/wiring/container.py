@@ -252,7 +252,10 @@ async def open_index(
         # Another process owns the index (`memstream up` with its API apart), and may still
         # be starting: the first call waits for it, so this process starts meanwhile.
         index = RemoteIndex(
-            settings.handoff.index_server, dim, connect_timeout_s=INDEX_SERVER_WAIT_S
+            settings.handoff.index_server,
+            dim,
+            connect_timeout_s=INDEX_SERVER_WAIT_S,
+            vectors_kept=max(1, settings.embedding.recent_vectors),
         )
         stack.push_async_callback(index.close)
         return index

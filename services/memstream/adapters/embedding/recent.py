@@ -27,6 +27,9 @@ class RecentVectors:
         self._size = size
         self._vectors: OrderedDict[str, list[float]] = OrderedDict()
         self.hits = 0  # texts answered from here, for tests and benchmarks
+        # Told the texts embedded anew, with their vectors (`qdrant.index_server`: an API
+        # process of the same stack keeps them too).
+        self.on_kept: Callable[[list[tuple[str, list[float]]]], None] | None = None
 
     @property
     def dim(self) -> int:
@@ -39,6 +42,8 @@ class RecentVectors:
             fresh = dict(zip(missing, await self._inner.embed(missing), strict=True))
             for text, vector in fresh.items():
                 self._keep(text, vector)
+            if self.on_kept is not None:
+                self.on_kept([(text, list(vector)) for text, vector in fresh.items()])
         else:
             fresh = {}
         self.hits += len(texts) - sum(1 for v in found if v is None)

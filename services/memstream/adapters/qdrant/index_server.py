@@ -18,9 +18,11 @@ It also pushes the owner's progress marks to every connection as its segmenter w
 would (`recall.writes`). The reads keep the shared poll as their fallback, so a push lost to
 a connection made later costs at most one pause of that poll.
 
-It also answers `recent_vectors`: the vectors the owner's segmenter has just embedded
-(`embedding.recent.RecentVectors`), so the API's query, usually the message just written,
-is not embedded a second time (`embedding.recent.KnownVectorsFirst` is the caller).
+It also pushes the vectors the owner's segmenter has just embedded, as it embeds them
+(`announce_vectors`, `RecentVectors.on_kept`), and answers `recent_vectors` for those an API
+process missed (connected later): the API's query, usually the message just written, is
+then neither embedded a second time (`embedding.recent.KnownVectorsFirst` is the caller) nor
+fetched with a round trip of its own.
 
 Frames, both ways: length (u32, of what follows it) | request id (u32) | pickle. A request
 is (method, args, kwargs); an answer (True, result) or (False, exception). Pickle, because
@@ -53,6 +55,7 @@ PUSH_ID = 0  # the request id of frames the server sends unasked
 PROGRESS = "progress"
 DIM = "dim"
 RECENT_VECTORS = "recent_vectors"
+VECTORS = "vectors"  # pushed: (text, vector) pairs the owner's segmenter has just embedded
 # What API processes call on the index (recall, forget, repair, readiness).
 SERVED = frozenset(
     {
@@ -155,8 +158,23 @@ class IndexServer:
             with contextlib.suppress(RuntimeError):  # the server's loop has just stopped
                 self._loop.call_soon_threadsafe(self._push, dict(marks))
 
+    def announce_vectors(self, pairs: Sequence[tuple[str, list[float]]]) -> None:
+        """The owner's segmenter has just embedded these texts (`RecentVectors.on_kept`):
+        push them to every API process connected, which then answers a query that is one of
+        them without a round trip. Embedding comes before a step's commit and its marks, so
+        a read waiting for a message's mark finds its vector there. Called on the owner's
+        loop."""
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the server's loop has just stopped
+                self._loop.call_soon_threadsafe(self._push_message, (VECTORS, list(pairs)))
+
     def _push(self, marks: dict[int, int]) -> None:
-        data = frame(PUSH_ID, (PROGRESS, marks))
+        self._push_message((PROGRESS, marks))
+
+    def _push_message(self, message: tuple[str, Any]) -> None:
+        if not self._writers:
+            return
+        data = frame(PUSH_ID, message)
         for writer in list(self._writers):
             if not writer.is_closing():
                 writer.write(data)

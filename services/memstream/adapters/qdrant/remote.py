@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from memstream.adapters.qdrant.index_server import (
     PROGRESS,
     PUSH_ID,
     RECENT_VECTORS,
+    VECTORS,
     frame,
     read_frame,
 )
@@ -100,9 +102,14 @@ class _Connection:
 class RemoteIndex:
     """`VectorIndex` (and the payload and scan reads) of the index served at `path`."""
 
-    def __init__(self, path: Path, dim: int, *, connect_timeout_s: float = 0.0) -> None:
+    def __init__(
+        self, path: Path, dim: int, *, connect_timeout_s: float = 0.0, vectors_kept: int = 1024
+    ) -> None:
         self._path = path
         self._dim = dim
+        # The vectors the owner pushed (`IndexServer.announce_vectors`), newest last.
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._vectors_kept = vectors_kept
         self._connect_timeout_s = connect_timeout_s
         self._started = False  # connected once: no more waiting for the server to come up
         self._on_progress: OnProgress | None = None
@@ -158,9 +165,15 @@ class RemoteIndex:
         self._on_progress = on_progress
 
     def _pushed(self, message: Any) -> None:
-        kind, marks = message
+        kind, body = message
         if kind == PROGRESS and self._on_progress is not None:
-            self._on_progress(marks)
+            self._on_progress(body)
+        elif kind == VECTORS:
+            for text, vector in body:
+                self._vectors[text] = vector
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > self._vectors_kept:
+                self._vectors.popitem(last=False)
 
     async def ensure_collection(self) -> None:
         """Connect, which checks that the served index holds vectors of this size (its owner
@@ -183,8 +196,14 @@ class RemoteIndex:
 
     async def recent_vectors(self, texts: Sequence[str]) -> list[list[float] | None]:
         """The vectors the owner's embedder has just computed for these texts, None for each
-        it has not (`embedding.recent.KnownVectorsFirst`)."""
-        found: list[list[float] | None] = await self._call(RECENT_VECTORS, list(texts))
+        it has not (`embedding.recent.KnownVectorsFirst`): those it pushed from here, the
+        rest asked for."""
+        found = [self._vectors.get(text) for text in texts]
+        missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
+        if missing:  # embedded before this process connected, or by another
+            asked: list[list[float] | None] = await self._call(RECENT_VECTORS, missing)
+            answers = iter(asked)
+            found = [next(answers) if vector is None else vector for vector in found]
         return found
 
     async def upsert(self, memories: Sequence[IndexedMemory]) -> None:

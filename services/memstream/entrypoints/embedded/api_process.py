@@ -113,6 +113,8 @@ async def run_with_api_apart(
             recent = c.recent.known if isinstance(c.recent, RecentVectors) else None
             with serving(c.index, socket_path, dim=c.embedder.dim, recent=recent) as server:
                 c.progress_listeners.append(server.announce)
+                if isinstance(c.recent, RecentVectors):
+                    c.recent.on_kept = server.announce_vectors
                 try:
                     await _until_ready(child, settings, stopping)
                     if stopping.is_set():
@@ -122,6 +124,8 @@ async def run_with_api_apart(
                 finally:
                     await _stop(child)  # before the index server and the write path
                     c.progress_listeners.remove(server.announce)
+                    if isinstance(c.recent, RecentVectors):
+                        c.recent.on_kept = None
     finally:
         await _stop(child)
         if stop_tracing is not None:
