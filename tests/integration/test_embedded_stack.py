@@ -24,6 +24,8 @@ from memstream.entrypoints.embedded.processes import free_port
 from memstream.entrypoints.embedded.stack import EmbeddedStack
 from memstream.settings import Settings
 
+from .up_output import read_until_ready
+
 pytestmark = pytest.mark.integration
 
 
@@ -111,7 +113,7 @@ async def test_up_stops_everything_on_sigint(tmp_path: Path) -> None:
         str(cli), "up", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
-        printed = await asyncio.wait_for(_read_until_ready(proc), timeout=120)
+        printed = await asyncio.wait_for(read_until_ready(proc), timeout=120)
         kafka, redis_url = printed["MEMSTREAM_KAFKA_BOOTSTRAP"], printed["MEMSTREAM_REDIS_URL"]
         async with admin_client(kafka) as admin:
             topics = set(await admin.list_topics())
@@ -168,17 +170,3 @@ async def _until_ready(url: str, timeout_s: float) -> None:
                 pass
             assert loop.time() < deadline, f"{url} not ready within {timeout_s} s"
             await asyncio.sleep(0.25)
-
-
-async def _read_until_ready(proc: asyncio.subprocess.Process) -> dict[str, str]:
-    assert proc.stdout is not None
-    printed: dict[str, str] = {}
-    while True:
-        line = (await proc.stdout.readline()).decode()
-        if not line:
-            raise AssertionError(f"memstream up exited early: {printed}")
-        if line.startswith("Ready."):
-            return printed
-        key, sep, value = line.strip().partition("=")
-        if sep and key.startswith("MEMSTREAM_"):
-            printed[key] = value

@@ -21,6 +21,8 @@ import pytest
 from memstream.client import AsyncMemstreamProducer, AsyncRecallClient
 from memstream.entrypoints.embedded.processes import free_port
 
+from .up_output import read_until_ready
+
 pytestmark = pytest.mark.integration
 
 # Deadlines for a loaded test machine, not pauses.
@@ -35,20 +37,6 @@ def data_dir() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="up-api-"))
     yield path
     shutil.rmtree(path, ignore_errors=True)
-
-
-async def _read_until_ready(proc: asyncio.subprocess.Process) -> dict[str, str]:
-    assert proc.stdout is not None
-    printed: dict[str, str] = {}
-    while True:
-        line = (await proc.stdout.readline()).decode()
-        if not line:
-            raise AssertionError(f"memstream up exited early: {printed}")
-        if line.startswith("Ready."):
-            return printed
-        key, sep, value = line.strip().partition("=")
-        if sep and key.startswith("MEMSTREAM_"):
-            printed[key] = value
 
 
 def _api_process(parent: int) -> psutil.Process:
@@ -79,7 +67,7 @@ async def test_a_turn_is_recalled_through_the_api_process_and_its_death_stops_th
         str(cli), "up", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
-        printed = await asyncio.wait_for(_read_until_ready(proc), READY_S)
+        printed = await asyncio.wait_for(read_until_ready(proc), READY_S)
         api = _api_process(proc.pid)
         children = psutil.Process(proc.pid).children(recursive=True)
         # `Ready.` came once the API process answers: a recall at once is served by it.

@@ -29,6 +29,7 @@ from memstream.adapters.embedding.model_server import (
     STATUS,
     request_frame,
 )
+from memstream.adapters.loop_connections import PerLoop
 
 CONNECT_POLL_S = 0.1
 
@@ -91,7 +92,7 @@ class ModelServerClient:
         self._started = False  # connected once: no more waiting for a server to come up
         # Streams belong to one event loop; a client shared by two (a test and a server
         # thread) keeps a connection per loop. Calls that find none wait for one opening.
-        self._connections: dict[asyncio.AbstractEventLoop, asyncio.Task[_Connection]] = {}
+        self._per_loop: PerLoop[_Connection] = PerLoop(self._open)
 
     async def encode(self, texts: Sequence[str]) -> Any:
         if not texts:
@@ -108,19 +109,7 @@ class ModelServerClient:
         return vectors.reshape(len(texts), self._dim)
 
     async def _connection(self) -> _Connection:
-        loop = asyncio.get_running_loop()
-        opening = self._connections.get(loop)
-        if (
-            opening is not None
-            and opening.done()
-            and (opening.exception() is not None or opening.result().closed)
-        ):
-            opening = None  # failed or gone: open anew
-        if opening is None:
-            self._connections = {lp: c for lp, c in self._connections.items() if not lp.is_closed()}
-            opening = self._connections[loop] = asyncio.ensure_future(self._open())
-        # Shielded: a caller that gives up leaves the connection to the others.
-        return await asyncio.shield(opening)
+        return await self._per_loop.get()
 
     async def _open(self) -> _Connection:
         deadline = time.monotonic() + self._connect_timeout_s
@@ -136,10 +125,4 @@ class ModelServerClient:
 
     async def close(self) -> None:
         """Close this event loop's connection (the next request opens another)."""
-        opening = self._connections.pop(asyncio.get_running_loop(), None)
-        if opening is None:
-            return
-        if not opening.done():
-            opening.cancel()
-        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-            await (await opening).close()
+        await self._per_loop.close()

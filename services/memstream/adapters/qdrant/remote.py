@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memstream.adapters.loop_connections import PerLoop
 from memstream.adapters.qdrant.index_server import (
     DIM,
     PROGRESS,
@@ -113,27 +114,15 @@ class RemoteIndex:
         self._connect_timeout_s = connect_timeout_s
         self._started = False  # connected once: no more waiting for the server to come up
         self._on_progress: OnProgress | None = None
-        self._connections: dict[asyncio.AbstractEventLoop, asyncio.Task[_Connection]] = {}
+        # Streams belong to one event loop: a connection per loop (a test's and a server's).
+        self._per_loop: PerLoop[_Connection] = PerLoop(self._open)
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         connection = await self._connection()
         return await connection.call(method, args, kwargs)
 
     async def _connection(self) -> _Connection:
-        # Streams belong to one event loop: a connection per loop (a test's and a server's).
-        loop = asyncio.get_running_loop()
-        opening = self._connections.get(loop)
-        if (
-            opening is not None
-            and opening.done()
-            and (opening.exception() is not None or opening.result().closed)
-        ):
-            opening = None  # failed or gone: open anew
-        if opening is None:
-            self._connections = {lp: c for lp, c in self._connections.items() if not lp.is_closed()}
-            opening = self._connections[loop] = asyncio.ensure_future(self._open())
-        # Shielded: a caller that gives up leaves the connection to the others.
-        return await asyncio.shield(opening)
+        return await self._per_loop.get()
 
     async def _open(self) -> _Connection:
         deadline = time.monotonic() + self._connect_timeout_s
@@ -182,13 +171,7 @@ class RemoteIndex:
 
     async def close(self) -> None:
         """Close this event loop's connection (the next call opens another)."""
-        opening = self._connections.pop(asyncio.get_running_loop(), None)
-        if opening is None:
-            return
-        if not opening.done():
-            opening.cancel()
-        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-            await (await opening).close()
+        await self._per_loop.close()
 
     async def ping(self) -> bool:
         answer: bool = await self._call("ping")
