@@ -14,8 +14,6 @@ if it cannot (the supervisor restarts the pod; a recall fails fast meanwhile).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +27,7 @@ from memstream.adapters.embedding.model_server import (
     STATUS,
     request_frame,
 )
-from memstream.adapters.loop_connections import PerLoop
+from memstream.adapters.socket_clients import Multiplexed, PerLoop
 
 CONNECT_POLL_S = 0.1
 
@@ -38,48 +36,19 @@ class ModelServerError(RuntimeError):
     """The server read the request and could not embed it."""
 
 
-class _Connection:
+async def _read_answer(reader: asyncio.StreamReader) -> tuple[int, tuple[int, bytes]]:
+    """One answer frame: its request id, and its status with its payload."""
+    length, request_id = HEADER.unpack(await reader.readexactly(HEADER.size))
+    body = await reader.readexactly(length - 4)
+    return request_id, (STATUS.unpack_from(body)[0], body[STATUS.size :])
+
+
+class _Connection(Multiplexed[tuple[int, bytes]]):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
-        self._waiting: dict[int, asyncio.Future[tuple[int, bytes]]] = {}
-        self._ids = itertools.count(1)
-        self.closed = False
-        self._reading = asyncio.ensure_future(self._read_answers(reader))
+        super().__init__(reader, writer, _read_answer, server="model server")
 
     async def request(self, texts: Sequence[str]) -> tuple[int, bytes]:
-        if self.closed:
-            raise ConnectionError("the model server connection is closed")
-        request_id = next(self._ids) & 0xFFFFFFFF
-        answer = self._waiting[request_id] = asyncio.get_running_loop().create_future()
-        self._writer.write(request_frame(request_id, texts))
-        try:
-            return await answer
-        finally:
-            self._waiting.pop(request_id, None)
-
-    async def _read_answers(self, reader: asyncio.StreamReader) -> None:
-        error: BaseException = ConnectionError("the model server closed the connection")
-        try:
-            while True:
-                length, request_id = HEADER.unpack(await reader.readexactly(HEADER.size))
-                body = await reader.readexactly(length - 4)
-                waiting = self._waiting.get(request_id)
-                if waiting is not None and not waiting.done():
-                    waiting.set_result((STATUS.unpack_from(body)[0], body[STATUS.size :]))
-        except (asyncio.IncompleteReadError, OSError) as exc:
-            error = ConnectionError(f"the model server connection failed: {exc!r}")
-        finally:
-            self.closed = True
-            for waiting in self._waiting.values():
-                if not waiting.done():
-                    waiting.set_exception(error)
-            self._writer.close()
-
-    async def close(self) -> None:
-        self.closed = True
-        self._reading.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reading
+        return await self.ask(lambda request_id: request_frame(request_id, texts))
 
 
 class ModelServerClient:

@@ -47,11 +47,12 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memstream.adapters.socket_clients import PUSH_ID
+
 log = logging.getLogger(__name__)
 
 HEADER = struct.Struct(">II")  # length (of what follows it), request id
 MAX_FRAME = 64 * 1024 * 1024  # more than any answer of a page of nodes: a broken peer
-PUSH_ID = 0  # the request id of frames the server sends unasked
 PROGRESS = "progress"
 DIM = "dim"
 RECENT_VECTORS = "recent_vectors"

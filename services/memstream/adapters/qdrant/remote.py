@@ -19,24 +19,21 @@ loop of the connection that received them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstream.adapters.loop_connections import PerLoop
 from memstream.adapters.qdrant.index_server import (
     DIM,
     PROGRESS,
-    PUSH_ID,
     RECENT_VECTORS,
     VECTORS,
     frame,
     read_frame,
 )
+from memstream.adapters.socket_clients import Multiplexed, PerLoop
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
 
 CONNECT_POLL_S = 0.1
@@ -45,59 +42,22 @@ CONNECT_POLL_S = 0.1
 OnProgress = Callable[[Mapping[int, int]], None]
 
 
-class _Connection:
+class _Connection(Multiplexed[Any]):
+    """Calls to the index server: pickled (method, args, kwargs), answered (ok, value)."""
+
     def __init__(
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         on_push: Callable[[Any], None],
     ) -> None:
-        self._writer = writer
-        self._on_push = on_push
-        self._waiting: dict[int, asyncio.Future[tuple[bool, Any]]] = {}
-        self._ids = itertools.count(1)
-        self.closed = False
-        self._reading = asyncio.ensure_future(self._read_answers(reader))
+        super().__init__(reader, writer, read_frame, server="index server", on_push=on_push)
 
     async def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self.closed:
-            raise ConnectionError("the index server connection is closed")
-        request_id = next(self._ids) % 0xFFFFFFFF + 1  # never PUSH_ID
-        answer = self._waiting[request_id] = asyncio.get_running_loop().create_future()
-        self._writer.write(frame(request_id, (method, args, kwargs)))
-        try:
-            ok, value = await answer
-        finally:
-            self._waiting.pop(request_id, None)
+        ok, value = await self.ask(lambda request_id: frame(request_id, (method, args, kwargs)))
         if not ok:
             raise value
         return value
-
-    async def _read_answers(self, reader: asyncio.StreamReader) -> None:
-        error: BaseException = ConnectionError("the index server closed the connection")
-        try:
-            while True:
-                request_id, answer = await read_frame(reader)
-                if request_id == PUSH_ID:
-                    self._on_push(answer)
-                    continue
-                waiting = self._waiting.get(request_id)
-                if waiting is not None and not waiting.done():
-                    waiting.set_result(answer)
-        except (asyncio.IncompleteReadError, OSError, ValueError) as exc:
-            error = ConnectionError(f"the index server connection failed: {exc!r}")
-        finally:
-            self.closed = True
-            for waiting in self._waiting.values():
-                if not waiting.done():
-                    waiting.set_exception(error)
-            self._writer.close()
-
-    async def close(self) -> None:
-        self.closed = True
-        self._reading.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reading
 
 
 class RemoteIndex:
