@@ -382,9 +382,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if name == "share_on":
                 share = args.share or round(1.5 * args.quiet_rate, 1)
                 settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S"] = str(share)
-                # Two seconds of the share at once: this process sends the quiet tenant's
-                # turns in bunches whenever its own loop stalls (it shares the cores).
-                settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_BURST"] = str(round(2 * share))
+                # Two seconds of the share at once by default: this process sends the quiet
+                # tenant's turns in bunches whenever its own loop stalls (it shares the
+                # cores). It is also the queue a flood puts in front of the quiet tenant at
+                # its start (docs/figures/fairness.md, run 26).
+                burst = max(1, round(args.burst_s * share))
+                settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_BURST"] = str(burst)
+                report["share_burst_turns"] = burst
                 wait = str(args.overflow_wait_s)
                 settings["MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S"] = wait
                 report["share_turns_per_s"] = share
@@ -454,6 +458,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--share", type=float, help="The tenant share, turns/s (default: 1.5 x the quiet rate)."
+    )
+    parser.add_argument(
+        "--burst-s",
+        type=float,
+        default=2.0,
+        help="The tenant share's burst, in seconds of the share (default: 2).",
     )
     parser.add_argument(
         "--overflow-wait-s",
