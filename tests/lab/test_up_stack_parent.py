@@ -12,9 +12,17 @@ PARENT = """
 import subprocess, sys, time
 from memstream_lab.bench.up_stack import stop_with_parent
 # The child takes SIGINT's default action, as memstream up installs its own handler: a
-# shell's background job inherits SIGINT ignored, which would outlast the signal.
-SLEEPER = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(60)"
-child = subprocess.Popen([sys.executable, "-c", SLEEPER], preexec_fn=stop_with_parent)
+# shell's background job inherits SIGINT ignored, which would outlast the signal. It says
+# so once it has: a SIGINT that came while its interpreter was still starting would have
+# been taken by Python's own handler and then dropped by that line (a race, not the test).
+SLEEPER = (
+    "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "print('ready', flush=True); time.sleep(60)"
+)
+child = subprocess.Popen(
+    [sys.executable, "-c", SLEEPER], preexec_fn=stop_with_parent, stdout=subprocess.PIPE
+)
+child.stdout.readline()
 print(child.pid, flush=True)
 time.sleep(60)
 """
