@@ -16,13 +16,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 PUSH_ID = 0  # the request id of the frames a server sends unasked
+CONNECT_POLL_S = 0.1
 A = TypeVar("A")
 # Reads one frame of answer: (request id, answer).
 ReadAnswer = Callable[[asyncio.StreamReader], Awaitable[tuple[int, A]]]
+
+
+async def connect(
+    path: Path, *, wait_s: float, server: str
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A stream to the server listening at `path`, polled for up to `wait_s` while nothing
+    listens there yet (its process is still starting); ConnectionError after that."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return await asyncio.open_unix_connection(str(path))
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"no {server} at {path}: {exc}") from exc
+            await asyncio.sleep(CONNECT_POLL_S)  # a poll with a deadline
 
 
 class Multiplexed(Generic[A]):

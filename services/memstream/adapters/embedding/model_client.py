@@ -14,7 +14,6 @@ if it cannot (the supervisor restarts the pod; a recall fails fast meanwhile).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,7 @@ from memstream.adapters.embedding.model_server import (
     STATUS,
     request_frame,
 )
-from memstream.adapters.socket_clients import Multiplexed, PerLoop
-
-CONNECT_POLL_S = 0.1
+from memstream.adapters.socket_clients import Multiplexed, PerLoop, connect
 
 
 class ModelServerError(RuntimeError):
@@ -81,16 +78,11 @@ class ModelServerClient:
         return await self._per_loop.get()
 
     async def _open(self) -> _Connection:
-        deadline = time.monotonic() + self._connect_timeout_s
-        while True:
-            try:
-                reader, writer = await asyncio.open_unix_connection(str(self._path))
-                self._started = True
-                return _Connection(reader, writer)
-            except OSError as exc:  # not bound yet: the server is still loading its model
-                if self._started or time.monotonic() > deadline:
-                    raise ConnectionError(f"no model server at {self._path}: {exc}") from exc
-                await asyncio.sleep(CONNECT_POLL_S)  # a poll with a deadline
+        # Until it has answered once, the server may still be loading its model: wait for it.
+        wait_s = 0.0 if self._started else self._connect_timeout_s
+        reader, writer = await connect(self._path, wait_s=wait_s, server="model server")
+        self._started = True
+        return _Connection(reader, writer)
 
     async def close(self) -> None:
         """Close this event loop's connection (the next request opens another)."""

@@ -12,20 +12,51 @@ the vector the model would give, up to the last bits of a float that batch paddi
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 
 from memstream.ports import Embedder
+
+
+class LastVectors:
+    """The vectors of the last `size` distinct texts kept, the least recently kept or
+    recalled dropped first."""
+
+    def __init__(self, size: int) -> None:
+        if size <= 0:
+            raise ValueError("size must be positive")
+        self._size = size
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._vectors
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._vectors)
+
+    def get(self, text: str) -> list[float] | None:
+        """The vector kept for `text`, leaving the order alone."""
+        return self._vectors.get(text)
+
+    def recall(self, text: str) -> list[float] | None:
+        """The vector kept for `text`, which is then the last to be dropped."""
+        vector = self._vectors.get(text)
+        if vector is not None:
+            self._vectors.move_to_end(text)
+        return vector
+
+    def keep(self, text: str, vector: list[float]) -> None:
+        self._vectors[text] = vector
+        self._vectors.move_to_end(text)
+        while len(self._vectors) > self._size:
+            self._vectors.popitem(last=False)
 
 
 class RecentVectors:
     """`Embedder` over `inner`, keeping the vectors of the last `size` distinct texts."""
 
     def __init__(self, inner: Embedder, size: int) -> None:
-        if size <= 0:
-            raise ValueError("size must be positive")
         self._inner = inner
-        self._size = size
-        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._vectors = LastVectors(size)
         self.hits = 0  # texts answered from here, for tests and benchmarks
         # Told the texts embedded anew, with their vectors (`qdrant.index_server`: an API
         # process of the same stack keeps them too).
@@ -36,12 +67,12 @@ class RecentVectors:
         return self._inner.dim
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        found = [self._recalled(text) for text in texts]
+        found = [self._vectors.recall(text) for text in texts]
         missing = list(dict.fromkeys(t for t, v in zip(texts, found, strict=True) if v is None))
         if missing:
             fresh = dict(zip(missing, await self._inner.embed(missing), strict=True))
             for text, vector in fresh.items():
-                self._keep(text, vector)
+                self._vectors.keep(text, vector)
             if self.on_kept is not None:
                 self.on_kept([(text, list(vector)) for text, vector in fresh.items()])
         else:
@@ -56,18 +87,6 @@ class RecentVectors:
         lookup at a time under the GIL, and leaves the order alone (the segmenter's own
         embedding of a message is what keeps it)."""
         return [self._vectors.get(text) for text in texts]
-
-    def _recalled(self, text: str) -> list[float] | None:
-        vector = self._vectors.get(text)
-        if vector is not None:
-            self._vectors.move_to_end(text)
-        return vector
-
-    def _keep(self, text: str, vector: list[float]) -> None:
-        self._vectors[text] = vector
-        self._vectors.move_to_end(text)
-        while len(self._vectors) > self._size:
-            self._vectors.popitem(last=False)
 
 
 class KnownVectorsFirst:

@@ -155,9 +155,7 @@ class IndexServer:
     def announce(self, marks: Mapping[int, int]) -> None:
         """The owner's segmenter has marked its progress: push the marks to every API
         process connected. Called on the owner's loop; the sending is the server's."""
-        if self._loop is not None and not self._loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the server's loop has just stopped
-                self._loop.call_soon_threadsafe(self._push, dict(marks))
+        self._push_soon((PROGRESS, dict(marks)))
 
     def announce_vectors(self, pairs: Sequence[tuple[str, list[float]]]) -> None:
         """The owner's segmenter has just embedded these texts (`RecentVectors.on_kept`):
@@ -165,12 +163,13 @@ class IndexServer:
         them without a round trip. Embedding comes before a step's commit and its marks, so
         a read waiting for a message's mark finds its vector there. Called on the owner's
         loop."""
+        self._push_soon((VECTORS, list(pairs)))
+
+    def _push_soon(self, message: tuple[str, Any]) -> None:
+        """`message` to every connection, sent by the server's loop (from the owner's)."""
         if self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the server's loop has just stopped
-                self._loop.call_soon_threadsafe(self._push_message, (VECTORS, list(pairs)))
-
-    def _push(self, marks: dict[int, int]) -> None:
-        self._push_message((PROGRESS, marks))
+                self._loop.call_soon_threadsafe(self._push_message, message)
 
     def _push_message(self, message: tuple[str, Any]) -> None:
         if not self._writers:

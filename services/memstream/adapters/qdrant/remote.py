@@ -19,12 +19,11 @@ loop of the connection that received them.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memstream.adapters.embedding.recent import LastVectors
 from memstream.adapters.qdrant.index_server import (
     DIM,
     PROGRESS,
@@ -33,11 +32,8 @@ from memstream.adapters.qdrant.index_server import (
     frame,
     read_frame,
 )
-from memstream.adapters.socket_clients import Multiplexed, PerLoop
+from memstream.adapters.socket_clients import Multiplexed, PerLoop, connect
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
-
-CONNECT_POLL_S = 0.1
-
 
 OnProgress = Callable[[Mapping[int, int]], None]
 
@@ -69,8 +65,7 @@ class RemoteIndex:
         self._path = path
         self._dim = dim
         # The vectors the owner pushed (`IndexServer.announce_vectors`), newest last.
-        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
-        self._vectors_kept = vectors_kept
+        self._vectors = LastVectors(vectors_kept)
         self._connect_timeout_s = connect_timeout_s
         self._started = False  # connected once: no more waiting for the server to come up
         self._on_progress: OnProgress | None = None
@@ -85,15 +80,9 @@ class RemoteIndex:
         return await self._per_loop.get()
 
     async def _open(self) -> _Connection:
-        deadline = time.monotonic() + self._connect_timeout_s
-        while True:
-            try:
-                reader, writer = await asyncio.open_unix_connection(str(self._path))
-                break
-            except OSError as exc:  # not listening yet: its owner is still starting
-                if self._started or time.monotonic() > deadline:
-                    raise ConnectionError(f"no index server at {self._path}: {exc}") from exc
-                await asyncio.sleep(CONNECT_POLL_S)  # a poll with a deadline
+        # Until it has answered once, its owner may still be starting: wait for it.
+        wait_s = 0.0 if self._started else self._connect_timeout_s
+        reader, writer = await connect(self._path, wait_s=wait_s, server="index server")
         connection = _Connection(reader, writer, self._pushed)
         try:
             served = await connection.call(DIM, (), {})
@@ -119,10 +108,7 @@ class RemoteIndex:
             self._on_progress(body)
         elif kind == VECTORS:
             for text, vector in body:
-                self._vectors[text] = vector
-                self._vectors.move_to_end(text)
-            while len(self._vectors) > self._vectors_kept:
-                self._vectors.popitem(last=False)
+                self._vectors.keep(text, vector)
 
     async def ensure_collection(self) -> None:
         """Connect, which checks that the served index holds vectors of this size (its owner
