@@ -29,7 +29,7 @@ from memstream.domain.ranking import RecalledMemory, fit_tokens
 from memstream.domain.summary_text import dated_excerpt
 
 # Fitting again after a trim frees tokens for more leaves, which may repeat more facts;
-# in practice the second pass settles it.
+# usually the second pass settles it.
 _MAX_REFITS = 3
 
 # A week's day label ("9 May (Tue): ") with no fact after it: before another label or at
@@ -110,8 +110,10 @@ def fit_without_repeats(
         ids = [m.node.id for m in fitted]
         fitted, tokens = fit_tokens(trimmed, max_tokens, summary_share)
         if [m.node.id for m in fitted] == ids:
-            break
-    return fitted, tokens
+            return fitted, tokens
+    # Unsettled (a near tie swaps leaves between fits): the last fit's summaries are trimmed
+    # of its own leaves, which only shortens them, so everything still fits.
+    return fit_tokens(_trimmed_below(fitted, fitted, keep_dates), max_tokens, summary_share)
 
 
 def _trimmed_below(

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memstream.domain.models import Fact, Level, MemoryNode
 from memstream.domain.query import parse_query
 from memstream.domain.ranking import RecalledMemory, leaf_spend
@@ -179,3 +182,40 @@ def test_fitting_keeps_the_dates_only_when_asked() -> None:
     assert fitted[1].node.text.endswith("(yesterday: 7 May 2023)")
     fitted, _ = fit_without_repeats(memories, 200, 1.0, parse_query(query))
     assert [m.node.id for m in fitted] == ["l1"]
+
+
+MESSAGES = [f"D1:{i}" for i in range(8)]
+
+
+@st.composite
+def candidates(draw: st.DrawFn) -> list[RecalledMemory]:
+    """Leaves of one message each and sessions of facts citing some of those messages, with
+    scores from a few values so that ties and near ties are common."""
+    scores = st.sampled_from([0.5, 0.6, 0.7])
+    said = draw(st.lists(st.sampled_from(MESSAGES), min_size=1, max_size=6, unique=True))
+    out = [
+        RecalledMemory(
+            leaf(f"l{i}", m, f'8 May 2023, Caroline: "thing {i} {"x " * i}"'), draw(scores)
+        )
+        for i, m in enumerate(said)
+    ]
+    for n in range(draw(st.integers(1, 3))):
+        cited = draw(st.lists(st.sampled_from(MESSAGES), min_size=1, max_size=4, unique=True))
+        facts = [Fact(f"Caroline said {n} about {m}.", (m,), T0) for m in cited]
+        text = "Session on 8 May 2023 (Mon): " + " ".join(f.text for f in facts)
+        out.append(
+            RecalledMemory(summary(Level.SESSION, text, *facts, node_id=f"s{n}"), draw(scores))
+        )
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(candidates(), st.integers(10, 120), st.sampled_from([0.3, 1.0]))
+def test_no_returned_summary_repeats_a_returned_leaf(
+    memories: list[RecalledMemory], budget: int, share: float
+) -> None:
+    fitted, tokens = fit_without_repeats(memories, budget, share)
+    said = {s for m in fitted if m.node.level is Level.SEGMENT for s in m.node.source_ids}
+    for m in fitted:
+        assert not {s for f in m.node.facts for s in f.source_ids} & said
+    assert tokens == sum(count_tokens(m.node.text) for m in fitted) <= budget
