@@ -57,6 +57,7 @@ from memstream.contracts.records import encode_value
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream_lab.bench import cpu
+from memstream_lab.bench.span_file import SpanFile
 from memstream_lab.bench.synthetic import sentence
 from memstream_lab.bench.turns_log import places_of
 from memstream_lab.bench.up_stack import LeanRecalls, StackProcess, spread, until_consuming
@@ -80,6 +81,20 @@ class Phase:
         self.events: dict[tuple[str, str], str] = {}  # the turn each awaited L1 is of
         self.freshness_ms: dict[tuple[str, str], float] = {}
         self.recall_ms: list[float] = []
+
+    def note_in(self, spans: SpanFile, began: float, started: float) -> None:
+        """The phase's window and each quiet turn's publish time and freshness, in epoch
+        seconds (`started` is `began` on the perf counter)."""
+        spans.note({"kind": "phase", "phase": self.run, "start": began, "end": time.time()})
+        for key, at in self.published.items():
+            spans.note(
+                {
+                    "kind": "turn",
+                    "phase": self.run,
+                    "published": began + at - started,
+                    "freshness_ms": self.freshness_ms.get(key),
+                }
+            )
 
     def user(self, tenant: str, n: int) -> str:
         return f"{tenant}:{self.run}-{n}"
@@ -250,7 +265,12 @@ async def _backlog(
 
 
 async def measure_phase(
-    stack: StackProcess, tree: RedisTree, name: str, args: argparse.Namespace, flood_rate: float
+    stack: StackProcess,
+    tree: RedisTree,
+    name: str,
+    args: argparse.Namespace,
+    flood_rate: float,
+    spans: SpanFile | None = None,
 ) -> dict[str, Any]:
     phase = Phase(stack, tree, name)
     recalls = LeanRecalls(stack.endpoints["MEMSTREAM_RECALL_URL"])
@@ -268,8 +288,11 @@ async def measure_phase(
         turns_topic = load_catalog().turns.name
         flooded = phase.publish_flood(flood_out, turns_topic, flood, flood_rate)
         started, cpu_before = time.perf_counter(), cpu.snapshot()
+        began = time.time()
         flood_sent, _ = await asyncio.gather(flooded, phase.watch_quiet(publishing))
         cpu_span = cpu.CpuSpan.between(cpu_before, cpu.snapshot())
+        if spans is not None:
+            phase.note_in(spans, began, started)
         probing.cancel()
         await asyncio.gather(probing, return_exceptions=True)
         waited_s = time.perf_counter() - started
@@ -294,6 +317,16 @@ async def measure_phase(
     }
 
 
+def traced_to(spans: SpanFile) -> dict[str, str]:
+    """A stack's settings that send its spans to `spans`, none dropped: a batch's spans are
+    few, but the exporter's queue would drop what a flood's seconds add up to."""
+    return {
+        "MEMSTREAM_OTLP_TRACES_ENDPOINT": spans.endpoint,
+        "OTEL_BSP_MAX_QUEUE_SIZE": "200000",
+        "OTEL_BSP_SCHEDULE_DELAY": "1000",
+    }
+
+
 def cores_busy(span: cpu.CpuSpan, seconds: float) -> dict[str, float]:
     """Cores each kind of process kept busy over `seconds` (this process: `bench`)."""
     named = {("bench" if kind == "event_loop" else kind): s for kind, s in span.seconds.items()}
@@ -301,7 +334,11 @@ def cores_busy(span: cpu.CpuSpan, seconds: float) -> dict[str, float]:
 
 
 async def run_stack(
-    stack: StackProcess, args: argparse.Namespace, measure_capacity: bool, rounds: int
+    stack: StackProcess,
+    args: argparse.Namespace,
+    measure_capacity: bool,
+    rounds: int,
+    spans: SpanFile | None = None,
 ) -> dict[str, Any]:
     """Rounds of the quiet tenant alone, then beside the flood, alternated on one stack; the
     flood's backlog is written before the next round, so no alone phase meets it."""
@@ -331,7 +368,7 @@ async def run_stack(
             one: dict[str, Any] = {}
             for name, flood in (("alone", 0.0), ("flood", 10 * args.quiet_rate)):
                 print(f"  round {n + 1} {name}", flush=True)
-                one[name] = await measure_phase(stack, tree, name, args, flood)
+                one[name] = await measure_phase(stack, tree, name, args, flood, spans)
                 print(f"  {one[name]}", flush=True)
             one["ratios"] = _ratios(one["alone"], one["flood"])
             print(f"  round {n + 1} ratios {one['ratios']}", flush=True)
@@ -375,7 +412,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.keep
         else tempfile.TemporaryDirectory(prefix="memstream-bench-")
     )
-    with scratch as tmp:
+    with scratch as tmp, SpanFile(args.trace) if args.trace else nullcontext() as spans:
         models = Path(tmp) / "models"
         for n, (label, name, code) in enumerate(_stacks(args)):
             settings: dict[str, str] = {}
@@ -393,12 +430,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 settings["MEMSTREAM_SEGMENTER_OVERFLOW_LONGEST_WAIT_S"] = wait
                 report["share_turns_per_s"] = share
                 report["overflow_longest_wait_s"] = args.overflow_wait_s
+                if spans is not None:
+                    settings |= traced_to(spans)
             print(label, flush=True)
             stack = StackProcess(Path(tmp) / label, 5_000, models, code=code, settings=settings)
             try:
                 stack.wait_ready()
                 rounds = args.rounds if name == "share_on" else args.off_rounds
-                report[label] = asyncio.run(run_stack(stack, args, n == 0, rounds))
+                report[label] = asyncio.run(run_stack(stack, args, n == 0, rounds, spans))
             finally:
                 stack.stop()
     report["setup"] = {
@@ -498,6 +537,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=Path,
         help="A source tree (e.g. `git archive` of main) whose share-on stack runs right "
         "before this tree's, in the same run, for before/after figures.",
+    )
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        help="Trace the share-on stacks' batches into this file (JSON lines), with each "
+        "quiet turn's publish time and freshness; `python -m memstream_lab.bench."
+        "trace_batches FILE` tells where the slow turns waited.",
     )
     parser.add_argument(
         "--keep",
