@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import psutil
@@ -162,7 +162,8 @@ def test_workers_that_share_a_model_server_answer_recall_without_a_model_of_thei
             "embed_runtime": "onnx-int8",
         }
     )
-    command, socket_path = model_server_command(shared)
+    cleanup = ExitStack()  # the socket's directory, were tmp_path too long for a socket
+    command, socket_path = model_server_command(shared, cleanup)
     server = subprocess.Popen(command, stderr=(tmp_path / "model-server.log").open("wb"))
     try:
         extra = {
@@ -178,6 +179,7 @@ def test_workers_that_share_a_model_server_answer_recall_without_a_model_of_thei
     finally:
         server.terminate()
         server.wait(timeout=30)
+        cleanup.close()
 
     assert statuses == [200] * 8
     assert children == {w.pid: [] for w in workers}  # no model process of their own

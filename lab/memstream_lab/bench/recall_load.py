@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -158,6 +159,7 @@ class Servers:
         self.url = f"http://127.0.0.1:{self.port}"
         self._processes: list[subprocess.Popen[bytes]] = []
         self._model_server: subprocess.Popen[bytes] | None = None
+        self._cleanup = contextlib.ExitStack()  # the model server's socket directory, if any
         self.ready_s = 0.0
         started = time.perf_counter()
         # As `serve` starts its workers: they open the port together, once all are warm.
@@ -167,7 +169,9 @@ class Servers:
         # for one worker, nor for code from before the model server.
         has_server = code is None or (code / _MODEL_SERVER_MODULE).exists()
         if shared_model and workers > 1 and has_server:
-            self._model_server, socket_path = self._start_model_server(scratch, runtime, threads)
+            self._model_server, socket_path = self._start_model_server(
+                scratch, runtime, threads, self._cleanup
+            )
             shared["MEMSTREAM_EMBED_SERVER"] = str(socket_path)
         for n in range(workers):
             data = scratch / f"worker-{n}"
@@ -201,7 +205,7 @@ class Servers:
 
     @staticmethod
     def _start_model_server(
-        scratch: Path, runtime: str, threads: int
+        scratch: Path, runtime: str, threads: int, cleanup: contextlib.ExitStack
     ) -> tuple[subprocess.Popen[bytes], Path]:
         settings = Settings(
             data_dir=scratch,
@@ -211,7 +215,7 @@ class Servers:
         )
         if runtime:
             settings = settings.model_copy(update={"embed_runtime": runtime})
-        command, socket_path = model_server_command(settings)
+        command, socket_path = model_server_command(settings, cleanup)
         return subprocess.Popen(command), socket_path
 
     def memory_mb(self) -> dict[str, int]:
@@ -263,6 +267,7 @@ class Servers:
         if self._model_server is not None:
             self._model_server.terminate()
             self._model_server.wait(timeout=30)
+        self._cleanup.close()
 
 
 async def load(

@@ -44,6 +44,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import FrameType
 
+from memstream.adapters import unix_socket
 from memstream.metrics import MULTIPROCESS_DIR_VARIABLE
 from memstream.settings import Settings
 
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1
 WORKER_COMMAND = ("-c", "from memstream.entrypoints.cli import app; app()", "serve")
 MODEL_SERVER_COMMAND = ("-c", "from memstream.adapters.embedding.model_server import main; main()")
+MODEL_SOCKET = "model.sock"
 STOP_GRACE_S = 25.0
 EXPECTED_FILE = "expected"  # in the start directory: how many workers open the port
 WARM_PREFIX = "warm-"  # then the worker's pid: one file each, once its model is warm
@@ -112,11 +114,15 @@ def _warm_workers(directory: Path) -> int:
     return sum(1 for _ in directory.glob(f"{WARM_PREFIX}*"))
 
 
-def model_server_command(settings: Settings) -> tuple[list[str], Path]:
-    """The command of the pod's model server, and the socket it will serve on."""
+def model_server_command(
+    settings: Settings, cleanup: contextlib.ExitStack
+) -> tuple[list[str], Path]:
+    """The command of the pod's model server, and the socket it will serve on (elsewhere
+    than the data directory when that path is too long for a Unix socket: then `cleanup`
+    removes the directory it is in)."""
     from memstream.adapters.embedding.embedders import model_server_arguments
 
-    socket_path = settings.data_dir / "model.sock"
+    socket_path = unix_socket.socket_path(settings.data_dir, MODEL_SOCKET, cleanup)
     arguments = ["--socket", str(socket_path), *model_server_arguments(settings)]
     return [sys.executable, *MODEL_SERVER_COMMAND, *arguments], socket_path
 
@@ -145,12 +151,17 @@ def run_workers(settings: Settings) -> int:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs MEMSTREAM_QDRANT_URL")
     if settings.api.port == 0:
         raise ValueError("MEMSTREAM_API_WORKERS > 1 needs a fixed MEMSTREAM_API_PORT")
+    with contextlib.ExitStack() as cleanup:  # the model server's socket directory, if any
+        return _supervise(settings, cleanup)
+
+
+def _supervise(settings: Settings, cleanup: contextlib.ExitStack) -> int:
     env = worker_environment(
         settings, metrics_directory(settings), start_directory(settings, settings.api.workers)
     )
     model_server: list[subprocess.Popen[bytes]] = []
     if settings.api.shared_model:
-        command, socket_path = model_server_command(settings)
+        command, socket_path = model_server_command(settings, cleanup)
         model_server.append(subprocess.Popen(command, env=env, preexec_fn=die_with_parent))
         env["MEMSTREAM_EMBED_SERVER"] = str(socket_path)
     workers = [

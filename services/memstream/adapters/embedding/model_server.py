@@ -10,6 +10,8 @@ request never waits for more than the pass in front of it, as with `batching.Mic
 
 The socket is bound only once the model is loaded and warm, so a client that can connect is
 answered at the model's speed; a client that comes earlier polls until the socket is there.
+It is mode 0600 before it listens (`unix_socket.listen`): only this user's processes can
+have their texts embedded by it.
 
 Frames, both ways (lengths and ids big-endian u32):
 
@@ -37,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from memstream.adapters import unix_socket
 from memstream.adapters.embedding import model_process
 from memstream.adapters.embedding.model_process import ModelSpec
 
@@ -46,6 +49,7 @@ HEADER = struct.Struct(">II")  # length (of what follows it), request id
 STATUS = struct.Struct(">B")
 OK, FAILED = 0, 1
 MAX_FRAME = 16 * 1024 * 1024  # a request of this many bytes is a broken client, not texts
+BACKLOG = 64
 
 Encode = Callable[[list[str]], Any]  # texts -> float32 array, one row per text
 
@@ -184,21 +188,12 @@ def _parse(connection: socket.socket, request_id: int, body: bytes) -> _Request:
     return _Request(connection, request_id, texts)
 
 
-def listen(path: Path) -> socket.socket:
-    """A Unix socket listening at `path` (a stale file left by an earlier server goes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(64)
-    return listener
-
-
 def run(spec: ModelSpec, path: Path, max_texts: int) -> None:
     """Load and warm the model, then serve it at `path` until the process ends."""
     model_process.warm(spec, model_process.WARM_UP_TEXTS, max_texts)  # before the socket exists
+    listener = unix_socket.listen(path, BACKLOG)
     server = ModelServer(
-        listen(path), lambda texts: model_process.encode(spec, texts, max_texts), max_texts
+        listener, lambda texts: model_process.encode(spec, texts, max_texts), max_texts
     )
     log.info("model server: %s (%s) ready at %s", spec.runtime, spec.path, path)
     server.serve_forever()

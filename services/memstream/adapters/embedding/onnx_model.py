@@ -21,10 +21,12 @@ tokens, then L2 normalisation, as the model's sentence-transformers modules do.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +39,40 @@ OPSET = 17
 # all-MiniLM-L6-v2: what the transformer optimizer needs to find its attention blocks.
 HEADS = 12
 HIDDEN = 384
+EXPORT_LOCK = ".export.lock"  # in the cache directory, beside the graphs
 
 
 def cached_graph(model_dir: Path, runtime: str, cache_dir: Path) -> Path:
-    """The ONNX file for `runtime` in `cache_dir`, exported (and quantized) if missing."""
+    """The ONNX file for `runtime` in `cache_dir`, exported (and quantized) if missing.
+
+    Processes that start at once on one cache (`memstream up`'s two, a pod's API workers)
+    export one at a time, under an exclusive lock on a file beside the graphs: the first
+    exports, the others wait for it and then find the graph there."""
     # The weights' size tells two versions of the model apart without hashing 90 MB.
     weights = model_dir / "model.safetensors"
     tag = f"{model_dir.name}-{weights.stat().st_size if weights.exists() else 0}"
     fp32 = cache_dir / f"{tag}-fp32.onnx"
     int8 = cache_dir / f"{tag}-int8.onnx"
-    if runtime == "onnx-int8" and int8.exists():
-        return int8  # an image may ship the int8 graph alone
+    wanted = fp32 if runtime == "onnx-fp32" else int8
+    if wanted.exists():
+        return wanted  # no lock: an image may ship the graph in a read-only directory
+    with _exporting(cache_dir):
+        if not wanted.exists():  # another process may have exported it meanwhile
+            _export(model_dir, cache_dir, fp32, int8 if wanted == int8 else None)
+    return wanted
+
+
+@contextlib.contextmanager
+def _exporting(cache_dir: Path) -> Iterator[None]:
+    """Held while this process exports into `cache_dir` (the kernel releases it if the
+    process dies)."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with (cache_dir / EXPORT_LOCK).open("a") as lock:  # closing it releases the lock
+        fcntl.flock(lock, fcntl.LOCK_EX)  # blocks while another process exports
+        yield
+
+
+def _export(model_dir: Path, cache_dir: Path, fp32: Path, int8: Path | None) -> None:
     if not fp32.exists():
         try:
             import torch  # noqa: F401 - only to say clearly what the export needs
@@ -58,17 +83,13 @@ def cached_graph(model_dir: Path, runtime: str, cache_dir: Path) -> Path:
                 "memstream[local]"
             ) from exc
         _atomically(fp32, lambda tmp: export_fp32(model_dir, tmp))
-    if runtime == "onnx-fp32":
-        return fp32
-    if not int8.exists():
+    if int8 is not None:
         _atomically(int8, lambda tmp: quantize_int8(fp32, tmp))
-    return int8
 
 
 def _atomically(target: Path, write: Any) -> None:
-    # Several processes may start at once (API workers): each writes its own temporary file
-    # and renames it into place, so none ever reads a half-written graph.
-    target.parent.mkdir(parents=True, exist_ok=True)
+    # Written aside and renamed into place: the check without the lock in `cached_graph`
+    # (and a process of older code, which takes no lock) never finds a half-written graph.
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".export-") as scratch:
         tmp = Path(scratch) / target.name
         write(tmp)

@@ -29,8 +29,8 @@ is (method, args, kwargs); an answer (True, result) or (False, exception). Pickl
 both ends are this package in processes one `memstream up` starts, and it carries the
 index's own types (nodes, scored ids, sparse vectors, levels) without a codec for each to
 keep in step with them. Unpickling runs code the bytes name, so the socket is made mode
-0600 before it listens: only this user can connect, who can already read and write the
-shard's files and the processes' memory.
+0600 before it listens (`unix_socket.listen`): only this user can connect, who can already
+read and write the shard's files and the processes' memory.
 """
 
 from __future__ import annotations
@@ -38,21 +38,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import pickle
-import socket
 import struct
 import threading
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memstream.adapters import unix_socket
 from memstream.adapters.socket_clients import PUSH_ID
 
 log = logging.getLogger(__name__)
 
 HEADER = struct.Struct(">II")  # length (of what follows it), request id
 MAX_FRAME = 64 * 1024 * 1024  # more than any answer of a page of nodes: a broken peer
+BACKLOG = 128
 PROGRESS = "progress"
 DIM = "dim"
 RECENT_VECTORS = "recent_vectors"
@@ -91,21 +91,6 @@ async def read_frame(reader: asyncio.StreamReader) -> tuple[int, Any]:
     if length < 4 or length > MAX_FRAME:
         raise ValueError(f"a frame of {length} bytes")
     return request_id, pickle.loads(await reader.readexactly(length - 4))
-
-
-def listening_socket(path: Path) -> socket.socket:
-    """A Unix socket at `path`, mode 0600 before it listens (a stale file goes first)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        listener.bind(str(path))
-        os.chmod(path, 0o600)  # nobody can connect before listen()
-        listener.listen(128)
-    except BaseException:
-        listener.close()
-        raise
-    return listener
 
 
 class IndexServer:
@@ -197,7 +182,7 @@ class IndexServer:
                 connections.discard(task)
 
         try:
-            listener = listening_socket(self._path)
+            listener = unix_socket.listen(self._path, BACKLOG)
             server = await asyncio.start_unix_server(connected, sock=listener)
         except BaseException as exc:
             self._error = exc

@@ -31,15 +31,14 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import httpx
 
+from memstream.adapters import unix_socket
 from memstream.adapters.embedding.recent import RecentVectors
 from memstream.adapters.qdrant.index_server import serving
 from memstream.edges.tracing import configure as configure_tracing
@@ -50,7 +49,6 @@ from memstream.settings import Settings
 log = logging.getLogger(__name__)
 
 INDEX_SOCKET = "index.sock"
-SOCKET_PATH_MAX = 108  # sun_path on Linux, the terminating zero included
 READY_TIMEOUT_S = 300.0  # the child's model may be exported on a first start
 READY_POLL_S = 0.1
 LIVE_POLL_S = 0.5
@@ -91,22 +89,9 @@ async def run_with_api_apart(
         observability = settings.observability.model_copy(update={"metrics_port": 0})
         settings = settings.model_copy(update={"observability": observability})
     with contextlib.ExitStack() as cleanup:
-        socket_path = index_socket(settings.data_dir, cleanup)
+        socket_path = unix_socket.socket_path(settings.data_dir, INDEX_SOCKET, cleanup)
         socket_path.unlink(missing_ok=True)  # an earlier run's: the child waits for this one's
         return await _run(settings, stopping, on_started, socket_path)
-
-
-def index_socket(data_dir: Path, cleanup: contextlib.ExitStack) -> Path:
-    """Where the index server listens: in the data directory, unless that path is too long
-    for a Unix socket (108 bytes on Linux, the terminating zero included); then in a
-    directory of this user's alone (mode 0700) under the temporary directory, removed on
-    exit."""
-    path = data_dir.resolve() / INDEX_SOCKET
-    if len(os.fsencode(path)) < SOCKET_PATH_MAX:
-        return path
-    private = Path(tempfile.mkdtemp(prefix="memstream-"))
-    cleanup.callback(shutil.rmtree, private, ignore_errors=True)
-    return private / INDEX_SOCKET
 
 
 async def _run(

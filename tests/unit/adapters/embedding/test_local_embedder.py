@@ -2,10 +2,12 @@
 for ONNX, to export once: hence `integration`)."""
 
 import asyncio
+import contextlib
 import json
 import math
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -211,7 +213,8 @@ async def test_a_model_server_embeds_as_the_embedders_own_model_process(
     from memstream.settings import Settings
 
     settings = Settings(data_dir=tmp_path, model_cache_dir=cache_dir, embed_runtime="onnx-int8")
-    command, socket_path = model_server_command(settings)
+    cleanup = contextlib.ExitStack()  # the socket's directory, were tmp_path too long
+    command, socket_path = model_server_command(settings, cleanup)
     before = {c.pid for c in psutil.Process().children()}  # earlier tests' model processes
     server = subprocess.Popen(command)  # noqa: ASYNC220 - started once, stopped in finally
     try:
@@ -229,3 +232,34 @@ async def test_a_model_server_embeds_as_the_embedders_own_model_process(
     finally:
         server.terminate()
         server.wait(timeout=30)
+        cleanup.close()
+
+
+async def test_the_model_server_s_socket_admits_only_its_user_even_off_a_long_data_dir(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    # A data directory too deep for a socket's address (108 bytes): the socket goes to a
+    # private directory (0700) under the temporary directory, and is itself 0600, as the
+    # index server's is.
+    from memstream.adapters.unix_socket import SOCKET_PATH_MAX
+    from memstream.entrypoints.api_workers import MODEL_SOCKET, model_server_command
+    from memstream.settings import Settings
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    assert len(os.fsencode(deep / MODEL_SOCKET)) >= SOCKET_PATH_MAX
+    settings = Settings(data_dir=deep, model_cache_dir=cache_dir, embed_runtime="onnx-int8")
+    with contextlib.ExitStack() as cleanup:
+        command, socket_path = model_server_command(settings, cleanup)
+        assert socket_path.parent != deep.resolve()
+        server = subprocess.Popen(command)  # noqa: ASYNC220 - started once, stopped in finally
+        try:
+            client = LocalEmbedder(runtime="onnx-int8", cache_dir=cache_dir, server=socket_path)
+            await client.warm_up()  # waits for the socket, bound once the model is warm
+            assert len(await client.embed(SENTENCES[:2])) == 2
+            assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
+            assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        private = socket_path.parent
+    assert not private.exists()  # removed with the stack

@@ -17,10 +17,10 @@ from memstream.adapters.embedding.model_server import (
     HEADER,
     ModelServer,
     answer_frame,
-    listen,
     request_frame,
     split_frames,
 )
+from memstream.adapters.unix_socket import listen
 
 DIM = 4
 
@@ -46,7 +46,7 @@ class Running:
     """A `ModelServer` on a thread of its own, serving until stopped."""
 
     def __init__(self, path: Path, encode: StandIn, max_texts: int) -> None:
-        self.listener = listen(path)
+        self.listener = listen(path, 64)
         self.server = ModelServer(self.listener, encode, max_texts)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -114,7 +114,7 @@ async def test_concurrent_requests_are_answered_each_with_its_own_vectors(
 def test_requests_waiting_together_share_passes_and_are_answered_in_order(
     path: Path, stand_in: StandIn
 ) -> None:
-    server = ModelServer(listen(path), stand_in, max_texts=3)
+    server = ModelServer(listen(path, 64), stand_in, max_texts=3)
     client = socket.socket(socket.AF_UNIX)
     client.connect(str(path))
     asks = [["alpha"], ["be", "gamma"], ["delta", "e", "zeta", "eta"], ["theta"]]

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import stat
 from pathlib import Path
 from unittest import mock
 
-from memstream.entrypoints.embedded.api_process import (
-    INDEX_SOCKET,
-    SOCKET_PATH_MAX,
-    api_environment,
-    exit_code,
-    index_socket,
-)
+from memstream.entrypoints.embedded.api_process import api_environment, exit_code
 from memstream.settings import Settings
 
 
@@ -54,17 +46,3 @@ def _read_as_settings(env: dict[str, str]) -> Settings:
     """Settings as the child reads them from its environment."""
     with mock.patch.dict(os.environ, env, clear=True):
         return Settings()
-
-
-def test_the_index_socket_is_in_the_data_dir_unless_that_path_is_too_long(
-    tmp_path: Path,
-) -> None:
-    with contextlib.ExitStack() as cleanup:
-        assert index_socket(tmp_path, cleanup) == tmp_path.resolve() / INDEX_SOCKET
-    deep = tmp_path / ("d" * 60) / ("e" * 60)
-    with contextlib.ExitStack() as cleanup:
-        path = index_socket(deep, cleanup)
-        assert len(os.fsencode(path)) < SOCKET_PATH_MAX
-        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700  # this user's alone
-        private = path.parent
-    assert not private.exists()  # removed on exit
