@@ -42,12 +42,14 @@ import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from redis import asyncio as aioredis
 
+from memstream.adapters.kafka.admin import KafkaTopicAdmin, admin_client
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.redis.tree import RedisTree
 from memstream.client import AsyncMemstreamProducer
@@ -285,8 +287,8 @@ async def measure_phase(
         publishing = asyncio.create_task(
             phase.publish_quiet(quiet_out, args.quiet_rate, args.quiet_users, args.seconds)
         )
-        turns_topic = load_catalog().turns.name
-        flooded = phase.publish_flood(flood_out, turns_topic, flood, flood_rate)
+        flood_topic = await flood_topic_of(bootstrap, args.flood_elsewhere)
+        flooded = phase.publish_flood(flood_out, flood_topic, flood, flood_rate)
         started, cpu_before = time.perf_counter(), cpu.snapshot()
         began = time.time()
         flood_sent, _ = await asyncio.gather(flooded, phase.watch_quiet(publishing))
@@ -298,7 +300,7 @@ async def measure_phase(
         waited_s = time.perf_counter() - started
     await flood_out.stop()
     await recalls.close()
-    drained_s = await phase.drain_flood(flood_sent, args.flood_users)
+    drained_s = await phase.drain_flood(0 if args.flood_elsewhere else flood_sent, args.flood_users)
     drained_s = round(drained_s + waited_s, 1)
     freshness = list(phase.freshness_ms.values())
     return {
@@ -315,6 +317,22 @@ async def measure_phase(
         # the broker and this process (the publishers, the recall probe) took beside it.
         "cores_busy": cores_busy(cpu_span, waited_s),
     }
+
+
+# Where `--flood-elsewhere` sends the flood: a topic like the turns topic that nothing reads.
+ELSEWHERE = "memstream.bench.flood-elsewhere"
+
+
+async def flood_topic_of(bootstrap: str, elsewhere: bool) -> str:
+    """The turns topic; with `elsewhere`, a topic of its shape no part of the stack reads,
+    created if missing: the flood then costs the machine its producer's and the broker's
+    work and the stack none of its own (the floor any share could reach here)."""
+    turns = load_catalog().turns
+    if not elsewhere:
+        return turns.name
+    async with admin_client(bootstrap) as client:
+        await KafkaTopicAdmin(client).ensure_topics([replace(turns, name=ELSEWHERE)])
+    return ELSEWHERE
 
 
 def traced_to(spans: SpanFile) -> dict[str, str]:
@@ -537,6 +555,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=Path,
         help="A source tree (e.g. `git archive` of main) whose share-on stack runs right "
         "before this tree's, in the same run, for before/after figures.",
+    )
+    parser.add_argument(
+        "--flood-elsewhere",
+        action="store_true",
+        help="Send the flood to a topic nothing reads: what the flood's producer and the "
+        "broker alone cost the quiet tenant on this machine (a floor, not a figure).",
     )
     parser.add_argument(
         "--trace",
