@@ -280,6 +280,7 @@ async def measure_phase(
     flood = phase.flood_records(flood_rate, args.flood_users, args.seconds)
     flood_out = KafkaPublisher.for_bootstrap(bootstrap)
     await flood_out.start()
+    flood_topic = await flood_topic_of(bootstrap, args.flood_elsewhere)
     async with AsyncMemstreamProducer(bootstrap, idempotent=False) as quiet_out:
         probing = asyncio.create_task(
             phase.probe_recall(recalls, args.recalls_per_s, args.quiet_users)
@@ -287,7 +288,6 @@ async def measure_phase(
         publishing = asyncio.create_task(
             phase.publish_quiet(quiet_out, args.quiet_rate, args.quiet_users, args.seconds)
         )
-        flood_topic = await flood_topic_of(bootstrap, args.flood_elsewhere)
         flooded = phase.publish_flood(flood_out, flood_topic, flood, flood_rate)
         started, cpu_before = time.perf_counter(), cpu.snapshot()
         began = time.time()
@@ -464,6 +464,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quiet_users": args.quiet_users,
         "flood_users": args.flood_users,
         "seconds_per_phase": args.seconds,
+        "flood_elsewhere": args.flood_elsewhere,
         "rounds": {"share_on": args.rounds, "share_off": args.off_rounds},
         "baseline": str(args.baseline) if args.baseline else None,
         "recalls_per_s": args.recalls_per_s,
