@@ -37,9 +37,9 @@ from memstream.domain.fact_grammar import (
     WE_ARE,
     WHO,
 )
-from memstream.domain.fact_kinds import KNOWN_MAKES
+from memstream.domain.fact_kinds import KNOWN_MAKES, SCHOOL_HEADS
 from memstream.domain.fact_vocabulary import INSTRUMENTS, PETS
-from memstream.domain.facts import Certainty
+from memstream.domain.facts import SELF_EMPLOYED, Certainty
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +180,17 @@ _ENDED_THING = (
     r"for|with|when|yesterday|today|ago|a\s+while|altogether|for\s+good)\b|\s*[,.;:!?()\"]|\s*$)"
 )
 
+# Someone else's course or shift is no statement of the speaker's: "his class at", "Ana's
+# shift at".
+_NOT_THEIRS = "".join(rf"(?<!{w} )" for w in ("his", "her", "their", "your", "'s"))
+# A course or a shift named with no subject is the speaker's in a sentence that speaks of
+# the speaker ("Accounting 101 at Perimeter College is kicking my butt"); without one it may
+# be anyone's ("The transfer to Georgia Tech went through").
+_SAID_OF_ME = r"^(?=[^.!?]*\b(?:I|I'm|we|my|our)\b)[^.!?]*?"
+# Every sentence naming a school holds its head word ("college"): the school patterns'
+# triggers, whatever their verb or noun.
+_SCHOOL_WORDS = " ".join(sorted(SCHOOL_HEADS))
+
 PATTERNS: tuple[Pattern, ...] = (
     # Where someone lives: a capitalised place.
     _p("lives_in", _i(rf"{WHO}\s+{ADV}(?:used to live|lived)\s+in") + rf"\s+{VALUE}",
@@ -260,6 +271,33 @@ PATTERNS: tuple[Pattern, ...] = (
        "org", "study studies studying"),
     _p("studies_at", rf"{OTHER_IS}\s+{ADV}an?\s+(?:[a-z-]+\s+)?student\s+at\s+{VALUE}",
        "org", "student"),
+    # A school named as one ("Perimeter College", "Mesa Elementary", "Georgia Tech"): going
+    # there, starting or getting in there, or a course or a transfer there is studying there.
+    _p("studies_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:(?:started|starts|starting|enrolled|enrolls|"
+       rf"enrolling|transferred|transferring|accepted|admitted|go|goes|going|back)\s+"
+       rf"(?:at|to|into|in)|got\s+(?:into|in\s+(?:at|to)|accepted\s+(?:at|to|into))|attend|"
+       rf"attends|attending)\s+{VALUE}", "school", _SCHOOL_WORDS),
+    _p("studies_at", rf"{_SAID_OF_ME}{_NOT_THEIRS}(?<![\w'-])(?:(?:my|our|the)\s+)?"
+       rf"(?:(?:first|second|new|last|final)\s+)?(?:course|courses|class|classes|degree|"
+       rf"semester|term|lectures?|exams?|transfer|major|(?-i:[A-Z][a-z]+)\s+\d{{3}})\s+"
+       rf"(?:at|to)\s+{VALUE}", "school",
+       _SCHOOL_WORDS, certainty="implied", anywhere=True),
+    # Working for no employer ends working for one: "now I'm my own boss", "I went
+    # freelance", "she's self-employed these days".
+    _p("works_at", rf"{WHO}(?:'m|\s+am|'s|\s+is|'re|\s+are|'ve|\s+have|\s+has)?\s+{ADV}"
+       rf"(?:(?:been\s+)?(?:my|his|her|our|their)\s+own\s+boss(?:es)?|(?:been\s+)?"
+       rf"(?:self-employed|freelance)|(?:went|gone)\s+freelance|(?:work|works|working)\s+for\s+"
+       rf"(?:myself|himself|herself|ourselves))\b", "fixed",
+       "boss bosses self-employed freelance myself himself herself ourselves",
+       fixed=SELF_EMPLOYED),
+    # Doing one's work at a named place: "I'm still cooking at Trattoria del Sole", "nine more
+    # working days at Banco Andino", "my shift at St Mary's".
+    _p("works_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:cooking|teaching|nursing|bartending|"
+       rf"waitressing|interning|lecturing)\s+at\s+{VALUE}", "org",
+       "cooking teaching nursing bartending waitressing interning lecturing"),
+    _p("works_at", rf"{_SAID_OF_ME}{_NOT_THEIRS}(?<![\w'-])(?:working\s+days?|work\s+days?|"
+       rf"workdays?|(?:day\s+|night\s+|late\s+|early\s+)?shifts?)\s+at\s+{VALUE}", "org",
+       "working work workday workdays shift shifts", certainty="implied", anywhere=True),
     _p("job", rf"{WHO}(?:'m|\s+am|\s+is|'s)?\s+{ADV}(?:no longer|not)\s+an?\s+{VALUE}",
        "job", "longer not", negated=True),
     _p("job", rf"{WHO}\s+{ADV}used to be\s+an?\s+{VALUE}", "job", "used", negated=True),
