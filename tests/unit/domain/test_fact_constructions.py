@@ -175,6 +175,13 @@ MAYA = "speaker:maya"
         ("Any tips for a Toyota Yaris hybrid? I picked mine up on Tuesday.",
          (MAYA, "car", "Toyota Yaris", False),
          "Any tips for a Toyota Yaris or a Honda Jazz? I picked mine up on Tuesday."),
+        # A home taken, then where, in a sentence with no verb.
+        ("We closed on the house! A little yellow place in Boulder with an actual yard.",
+         (MAYA, "lives_in", "Boulder", False),
+         "We went to see a house. A little yellow place in Boulder with an actual yard."),
+        ("I finally got the keys to our new flat. A tiny studio in Vila Madalena!",
+         (MAYA, "lives_in", "Vila Madalena", False),
+         "My sister got the keys to her new flat. A tiny studio in Vila Madalena!"),
     ],
 )  # fmt: skip
 def test_a_general_construction_is_read_and_its_near_miss_is_not(
