@@ -187,6 +187,12 @@ _NOT_THEIRS = "".join(rf"(?<!{w} )" for w in ("his", "her", "their", "your", "'s
 # the speaker ("Accounting 101 at Perimeter College is kicking my butt"); without one it may
 # be anyone's ("The transfer to Georgia Tech went through").
 _SAID_OF_ME = r"^(?=[^.!?]*\b(?:I|I'm|we|my|our)\b)[^.!?]*?"
+# Kinds of employer, as one says where one works before naming it (not a cafe or a hotel,
+# where one is as often a guest).
+_EMPLOYERS = (
+    r"company|firm|startup|start-up|fintech|agency|bank|hospital|clinic|consultancy|"
+    r"publisher|charity|nonprofit|non-profit"
+)
 # Every sentence naming a school holds its head word ("college"): the school patterns'
 # triggers, whatever their verb or noun.
 _SCHOOL_WORDS = " ".join(sorted(SCHOOL_HEADS))
@@ -290,6 +296,10 @@ PATTERNS: tuple[Pattern, ...] = (
        rf"(?:myself|himself|herself|ourselves))\b", "fixed",
        "boss bosses self-employed freelance myself himself herself ourselves",
        fixed=SELF_EMPLOYED),
+    # An employer said by its kind, then named, the sentence ending there: "I'm at a fintech
+    # now, Paystack", "she's at a startup these days, Chiva Pay".
+    _p("works_at", rf"{OTHER_IS}\s+{ADV}(?:now\s+)?at\s+an?\s+(?:[a-z-]+\s+)?(?:{_EMPLOYERS})"
+       rf"\s+(?:now|these\s+days),\s+(?-i:{NAMED_VALUE})(?=\s*[.!]?\s*$)", "org", _BE_WORDS),
     # Doing one's work at a named place: "I'm still cooking at Trattoria del Sole", "nine more
     # working days at Banco Andino", "my shift at St Mary's".
     _p("works_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:cooking|teaching|nursing|bartending|"

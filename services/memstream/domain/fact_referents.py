@@ -20,7 +20,9 @@ are read, each only where the referent is unambiguous (and a fifth, the other wa
 - *a home taken, then where* ("We closed on the house! A little yellow place in Boulder
   with an actual yard."): a sentence with no verb naming a home in a place, right after the
   speaker's sentence taking a home (closed on, bought, moved into, got the keys to, signed
-  the lease on), is where the speaker now lives.
+  the lease on), is where the speaker now lives; so is a place said alone ("Peckham since
+  August.") right after the speaker says they moved without saying where ("I moved,
+  remember?").
 
 Nothing is read when the message names two candidates, or none, or when the stating sentence
 is a question, a condition or a plan. Pure, standard library only.
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 
 from memstream.domain.fact_grammar import HYPOTHETICAL, NAME
 from memstream.domain.fact_kinds import kind_of
-from memstream.domain.fact_values import is_name, shaped
+from memstream.domain.fact_values import CALENDAR_WORDS, is_name, shaped
 from memstream.domain.fact_vocabulary import PETS
 from memstream.domain.facts import value_key
 
@@ -113,6 +115,18 @@ _HOME_IN = re.compile(
     rf"[.!]*$"
 )
 
+# A move told without where: "I moved, remember?", "We finally moved!"
+_MOVED_SOMEWHERE = re.compile(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?moved\b"
+    r"(?!\s+(?:to|into|in|from|out|back|on|over|up|house|home|the|my|our|a|an|his|her)\b)",
+    re.IGNORECASE,
+)
+# A place said alone, perhaps with since when: "Peckham since August, the cat hates stairs."
+_PLACE_ALONE = re.compile(
+    rf"^(?P<place>{NAME}(?:\s+{NAME}){{0,2}})(?![\w'])(?i:\s+(?:since|from)\s+[^,.!?]+|\s+now)?"
+    rf"\s*(?:[,.!]|$)"
+)
+
 _KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}s?\b", re.IGNORECASE)
 
 
@@ -121,7 +135,7 @@ _KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}s?\b", re.IGNORECASE)
 # loop, and a substring test is far cheaper than any regular expression over the message).
 _TRIGGERS = ("mine", "call", "name", "renam", "christen", "each other", "dating", "going out",
              "couple", "together", "ordered one", "bought one", "got one", "picked one",
-             "collected one", "closed on", "bought", "moved into", "keys", "lease")  # fmt: skip
+             "collected one", "closed on", "bought", "moved", "keys", "lease")  # fmt: skip
 
 
 def may_refer(text: str) -> bool:
@@ -163,6 +177,8 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
             partner = _one_person(sentences[:index], speaker)
             if partner is not None:
                 yield Referred("partner", partner, sentence)
+        elif (alone := _moved_to_place(sentences[index - 1], sentence)) is not None:
+            yield Referred("lives_in", alone, sentence)
         elif (home := _HOME_IN.match(sentence)) is not None:
             if _HOME_TAKEN.search(sentences[index - 1]) and shaped("place", home["place"]):
                 yield Referred("lives_in", home["place"], sentence)
@@ -177,6 +193,17 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
                 kind = kind_of(thing)
                 if kind is not None:
                     yield Referred(kind, thing, sentence)
+
+
+def _moved_to_place(before: str, sentence: str) -> str | None:
+    """The place said alone in `sentence` right after a move told without where."""
+    alone = _PLACE_ALONE.match(sentence)
+    if alone is None or _MOVED_SOMEWHERE.search(before) is None:
+        return None
+    place = alone["place"]
+    if place.split()[0] in CALENDAR_WORDS or place.lower() == "mine":
+        return None
+    return shaped("place", place)
 
 
 def _one_person(sentences: Sequence[str], speaker: str) -> str | None:

@@ -175,6 +175,12 @@ MAYA = "speaker:maya"
         ("Any tips for a Toyota Yaris hybrid? I picked mine up on Tuesday.",
          (MAYA, "car", "Toyota Yaris", False),
          "Any tips for a Toyota Yaris or a Honda Jazz? I picked mine up on Tuesday."),
+        # A move told without where, then the place said alone.
+        ("I moved, remember? Peckham since August, the cat hates the stairs.",
+         (MAYA, "lives_in", "Peckham", False),
+         "My sister moved, remember? Peckham since August, the cat hates the stairs."),
+        ("We finally moved! Lisbon now.", (MAYA, "lives_in", "Lisbon", False),
+         "We finally moved the sofa! Lisbon now."),
         # A home taken, then where, in a sentence with no verb.
         ("We closed on the house! A little yellow place in Boulder with an actual yard.",
          (MAYA, "lives_in", "Boulder", False),

@@ -65,6 +65,11 @@ def test_a_school_is_known_by_its_names_head_word(name: str, school: bool) -> No
          (MAYA, "works_at", "Trattoria del Sole"), "I'm cooking at home tonight."),
         ("Nine more working days at Banco Andino and then I'm free.",
          (MAYA, "works_at", "Banco Andino"), "My sister's shift at Banco Andino ran late."),
+        # An employer said by its kind, then named, ending the sentence.
+        ("Oh, I left the bank. I'm at a fintech now, Paystack.",
+         (MAYA, "works_at", "Paystack"), "I'm at a fintech now, Paystack, for a meeting."),
+        ("My sister is at a startup these days, Chiva Pay.",
+         ("kin:maya:sister", "works_at", "Chiva Pay"), "I'm at a cafe now, Chiva Pay."),
         # Working for no one.
         ("Now I'm my own boss, which means I'm also the dishwasher.",
          (MAYA, "works_at", SELF_EMPLOYED), "She's my boss, which means I'm on time."),
