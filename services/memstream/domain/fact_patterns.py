@@ -290,8 +290,9 @@ PATTERNS: tuple[Pattern, ...] = (
        _SCHOOL_WORDS, certainty="implied", anywhere=True),
     # Working for no employer ends working for one: "now I'm my own boss", "I went
     # freelance", "she's self-employed these days".
-    _p("works_at", rf"{WHO}(?:'m|\s+am|'s|\s+is|'re|\s+are|'ve|\s+have|\s+has)?\s+{ADV}"
-       rf"(?:(?:been\s+)?(?:my|his|her|our|their)\s+own\s+boss(?:es)?|(?:been\s+)?"
+    # ("Being my own boss is great" names no one: a gerund is no subject.)
+    _p("works_at", rf"(?!(?i:being|working)\s){WHO}(?:'m|\s+am|'s|\s+is|'re|\s+are|'ve|\s+have|"
+       rf"\s+has)?\s+{ADV}(?:(?:been\s+)?(?:my|his|her|our|their)\s+own\s+boss(?:es)?|(?:been\s+)?"
        rf"(?:self-employed|freelance)|(?:went|gone)\s+freelance|(?:work|works|working)\s+for\s+"
        rf"(?:myself|himself|herself|ourselves))\b", "fixed",
        "boss bosses self-employed freelance myself himself herself ourselves",

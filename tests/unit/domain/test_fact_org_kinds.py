@@ -91,6 +91,13 @@ def test_a_question_about_a_school_states_nothing() -> None:
     assert not facts_of("Did Lily start at Mesa Elementary?")
 
 
+def test_a_gerund_opening_a_sentence_is_no_subject_of_its_own() -> None:
+    # Told as lived up to now, it is the speaker's state (`_own_gerund_state`); never a
+    # person named "Being".
+    assert {f.subject for f in facts_of("Being my own boss has been a wild ride.")} == {MAYA}
+    assert not facts_of("Being my own boss is every kid's dream.")
+
+
 def test_being_ones_own_boss_closes_the_employer_before() -> None:
     later = datetime(2023, 9, 1, tzinfo=UTC)
     observed = (
