@@ -484,6 +484,13 @@ PATTERNS: tuple[Pattern, ...] = (
        "changed"),
     _p("surname", _i(rf"{OTHER_IS}\s+{ADV}(?:Mrs|Ms|Mr)\.?") + rf"\s+{NAMED_VALUE}", "name",
        "mrs ms mr"),
+    # "The new surname is Abrams now", "my new last name is Silva"; "I'm taking Josh's
+    # surname, so I'll be Rachel Abrams": the name after the first one is the surname.
+    _p("surname", rf"{_SAID_OF_ME}" + _i(r"(?<![\w'-])(?:my|the)\s+new\s+(?:last\s+name|surname|"
+       r"married\s+name)\s+is") + rf"\s+{NAMED_VALUE}", "name", "surname name", anywhere=True),
+    _p("surname", _i(rf"{FIRST}(?:'m|\s+am)\s+{ADV}(?:taking|took|taken)\s+(?:[\w-]+'s|his|her|"
+       r"their)\s+(?:last\s+name|surname|name),?\s+so\s+I(?:'ll|\s+will)\s+be")
+       + rf"\s+{NAME}\s+{NAMED_VALUE}", "name", "taking took taken"),
     _p("name", _i(rf"{WHO}\s+{ADV}(?:go|goes)\s+by") + rf"\s+{NAMED_VALUE}", "name", "by"),
     # "I have a sister called Ana", "we started a band named The Hollows".
     _p("", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:have|has|got|started|joined|formed|"

@@ -115,6 +115,10 @@ MAYA = "speaker:maya"
         ("I'm Mrs Silva now.", (MAYA, "surname", "Silva", False), "I'm Maya now."),
         ("My married name is Silva.", (MAYA, "surname", "Silva", False),
          "My married life is calm."),
+        ("The new surname is Silva now, and I love it.", (MAYA, "surname", "Silva", False),
+         "My sister's new surname is Silva now, and I love it."),
+        ("I'm taking Tom's surname, so I'll be Maya Silva on everything.",
+         (MAYA, "surname", "Silva", False), "I'm taking Tom's car, so I'll be Maya's driver."),
         # Someone else, named or by pronoun: their fact, never the speaker's.
         ("My sister Ana lives in Lyon.", ("ana", "lives_in", "Lyon", False),
          "My sister's friend lives in Lyon."),
