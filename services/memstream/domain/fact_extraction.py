@@ -288,11 +288,6 @@ def _subject(
     groups = match.groupdict()
     pronoun, kin, named = groups.get("pron"), groups.get("kin"), groups.get("named")
     if named:
-        pronoun_named = named.lower().split("'")[0]
-        if pronoun_named in _FIRST_PERSON_WORDS:  # "We're dating Tomás" in a pattern of names
-            return speaker_key(speaker), speaker
-        if pronoun_named in _OTHER_PERSON_WORDS:
-            return None
         if named.lower() in KIN:  # "Mom moved to Leeds"
             return kin_key(speaker_key(speaker), named.lower()), f"{speaker}'s {named.lower()}"
         if not is_name([named]) or value_key(named) == value_key(speaker):
@@ -402,10 +397,6 @@ def _valid_from(
     return began_at(clause, message.ts)
 
 
-# A pronoun opening a sentence is capitalised, so a pattern of names may take it for one:
-# "We're" is the speaker, "He's" no one named.
-_FIRST_PERSON_WORDS = frozenset({"i", "we"})
-_OTHER_PERSON_WORDS = frozenset({"he", "she", "they", "you", "it"})
 _STATES = frozenset({"retired"})
 _VERBS = {
     "lives_in": ("lives in", "no longer lives in"),

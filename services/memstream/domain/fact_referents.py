@@ -70,11 +70,9 @@ _MADE_THING = re.compile(
 )
 
 
-# A name given by a pronoun: "the shelter called him Biscuit", "we named her Luna", "his
-# name is Rex".
+# A name given by a pronoun: "the shelter called him Biscuit", "we named her Luna".
 _NAMED_BY_PRONOUN = re.compile(
-    rf"\b(?:(?:called|named|christened|calls|call)\s+(?:him|her|it)|(?:[Hh]is|[Hh]er|[Ii]ts)\s+"
-    rf"name(?:'s|\s+is))\s+(?P<name>{NAME})(?![\w'])"
+    rf"\b(?:called|named|christened|calls|call)\s+(?:him|her|it)\s+(?P<name>{NAME})(?![\w'])"
 )
 # "Mine, Mochi, keeps stealing cucumber", "Mine is called Rex", "mine's named Luna".
 _MINE_NAMED = re.compile(

@@ -115,10 +115,6 @@ def shaped(shape: str, raw: str) -> str | None:
         # An organisation named as a school ("Perimeter College"): its name says the slot.
         org = shaped("org", raw)
         return org if org is not None and is_school(org) else None
-    if shape == "employer":
-        # An organisation one works at: any named one but a school, which is studied at.
-        org = shaped("org", raw)
-        return org if org is not None and not is_school(org) else None
     if shape == "make":
         # A thing named by a known make ("Tecno Camon", "iPhone 12"): its kind is its slot.
         value = shaped("product", raw)

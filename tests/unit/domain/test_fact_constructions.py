@@ -108,14 +108,6 @@ MAYA = "speaker:maya"
         ("I work in Hamburg.", (MAYA, "works_in", "Hamburg", False), "I work in marketing."),
         ("I'm from Sweden.", (MAYA, "origin", "Sweden", False), "I'm from the store."),
         ("I'm dating Tomás.", (MAYA, "partner", "Tomás", False), "I'm dating again."),
-        # A capitalised "We're" opening a pattern of names is the speaker, not someone named.
-        ("We're dating Tomás.", (MAYA, "partner", "Tomás", False), "She's dating Tomás."),
-        ("I'm seeing a guy called Tomás.", (MAYA, "partner", "Tomás", False),
-         "I'm seeing a movie called Tomás."),
-        ("We're dating someone new, his name is Tomás.", (MAYA, "partner", "Tomás", False),
-         "I'm seeing someone about a new car, his name is Tomás."),
-        ("I've started Spanish classes.", (MAYA, "studies", "Spanish", False),
-         "I've started classes."),
         ("Javier and I split up.", (MAYA, "partner", "Javier", True), "Javier and I met up."),
         # Surname changes on marriage.
         ("I changed my surname to Silva.", (MAYA, "surname", "Silva", False),
@@ -226,9 +218,6 @@ def test_a_couple_said_reciprocally_takes_no_place_opening_a_sentence_for_the_pa
 
 
 def test_a_name_given_by_a_pronoun_is_the_name_of_the_one_pet_the_speaker_has() -> None:
-    assert ("kin:maya:puppy", "name", "Coco", False) in summary(
-        "Guess what, I got a puppy two weeks ago! Her name's Coco and she's adorable."
-    )
     assert ("kin:maya:dog", "name", "Biscuit", False) in summary(
         "We adopted a dog! A terrier mix, the shelter called him Biscuit."
     )

@@ -70,17 +70,6 @@ def test_a_school_is_known_by_its_names_head_word(name: str, school: bool) -> No
          (MAYA, "works_at", "Paystack"), "I'm at a fintech now, Paystack, for a meeting."),
         ("My sister is at a startup these days, Chiva Pay.",
          ("kin:maya:sister", "works_at", "Chiva Pay"), "I'm at a cafe now, Chiva Pay."),
-        # A first day, a start ahead or an offer accepted at a named organisation.
-        ("Today was my first day at Brightwave.", (MAYA, "works_at", "Brightwave"),
-         "His first day at Brightwave went fine, I'm proud."),
-        ("My first week at Leeds University was a blur.",
-         (MAYA, "studies_at", "Leeds University"), "My first week at the beach was lovely."),
-        ("I start at Brightwave on Monday.", (MAYA, "works_at", "Brightwave"),
-         "I start at 9 on Monday at Brightwave."),
-        ("I accepted an offer from Lumen Analytics!", (MAYA, "works_at", "Lumen Analytics"),
-         "Did you accept the offer from Lumen Analytics?"),
-        ("I'm a member of the Newtown Netball Club.",
-         (MAYA, "member_of", "the Newtown Netball Club"), "I'm a fan of the Newtown Netball Club."),
         # Working for no one.
         ("Now I'm my own boss, which means I'm also the dishwasher.",
          (MAYA, "works_at", SELF_EMPLOYED), "She's my boss, which means I'm on time."),
