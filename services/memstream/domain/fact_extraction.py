@@ -44,6 +44,7 @@ from memstream.domain.fact_vocabulary import (
 )
 from memstream.domain.facts import (
     ENDED,
+    SELF_EMPLOYED,
     AtomicFact,
     is_attribute,
     is_single_valued,
@@ -430,6 +431,8 @@ def fact_sentence(name: str, attribute: str, value: str, negated: bool) -> str:
         noun = attribute.replace("_", " ")
         return f"{name}'s {noun} {'is no longer' if negated else 'is'} {value}"
     verb = _VERBS[attribute][negated]
+    if value == SELF_EMPLOYED:  # "Marco is self-employed", not "works at self-employed"
+        verb = "is no longer" if negated else "is"
     if name.endswith("parents"):  # "Wei's parents live in Hangzhou"
         verb = _PLURAL_VERB.sub(_plural, verb, count=1)
     if value in _STATES:

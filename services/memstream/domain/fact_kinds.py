@@ -74,3 +74,24 @@ def slot_of_thing(attribute: str, value: str) -> str:
     if attribute not in THING_SLOTS:
         return attribute
     return kind_of(value) or attribute
+
+
+# An organisation whose name ends in one of these words is a place of study: "Perimeter
+# College", "Mesa Elementary", "Georgia Tech", "the Goethe Institute". The name's head says
+# the kind as a make says a phone's, in any English-speaking country's naming of schools.
+SCHOOL_HEADS = frozenset({
+    "college", "university", "uni", "school", "academy", "institute", "polytechnic",
+    "elementary", "preschool", "kindergarten", "tech", "conservatory", "conservatoire",
+    "gymnasium", "lycee", "lycée", "seminary",
+})  # fmt: skip
+
+
+def is_school(value: str) -> bool:
+    """Whether a named organisation is a school by its name's head ("Perimeter College"):
+    every word past an article capitalised (or a connector: "University of Leeds")."""
+    words = value.split()
+    if words and words[0].lower() in {"the", "a", "an"}:
+        words = words[1:]
+    if not words or not words[0][:1].isupper():
+        return False
+    return any(w.lower() in SCHOOL_HEADS and w[:1].isupper() for w in words)

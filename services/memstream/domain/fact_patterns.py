@@ -37,9 +37,9 @@ from memstream.domain.fact_grammar import (
     WE_ARE,
     WHO,
 )
-from memstream.domain.fact_kinds import KNOWN_MAKES
+from memstream.domain.fact_kinds import KNOWN_MAKES, SCHOOL_HEADS
 from memstream.domain.fact_vocabulary import INSTRUMENTS, PETS
-from memstream.domain.facts import Certainty
+from memstream.domain.facts import SELF_EMPLOYED, Certainty
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +180,23 @@ _ENDED_THING = (
     r"for|with|when|yesterday|today|ago|a\s+while|altogether|for\s+good)\b|\s*[,.;:!?()\"]|\s*$)"
 )
 
+# Someone else's course or shift is no statement of the speaker's: "his class at", "Ana's
+# shift at".
+_NOT_THEIRS = "".join(rf"(?<!{w} )" for w in ("his", "her", "their", "your", "'s"))
+# A course or a shift named with no subject is the speaker's in a sentence that speaks of
+# the speaker ("Accounting 101 at Perimeter College is kicking my butt"); without one it may
+# be anyone's ("The transfer to Georgia Tech went through").
+_SAID_OF_ME = r"^(?=[^.!?]*\b(?:I|I'm|we|my|our)\b)[^.!?]*?"
+# Kinds of employer, as one says where one works before naming it (not a cafe or a hotel,
+# where one is as often a guest).
+_EMPLOYERS = (
+    r"company|firm|startup|start-up|fintech|agency|bank|hospital|clinic|consultancy|"
+    r"publisher|charity|nonprofit|non-profit"
+)
+# Every sentence naming a school holds its head word ("college"): the school patterns'
+# triggers, whatever their verb or noun.
+_SCHOOL_WORDS = " ".join(sorted(SCHOOL_HEADS))
+
 PATTERNS: tuple[Pattern, ...] = (
     # Where someone lives: a capitalised place.
     _p("lives_in", _i(rf"{WHO}\s+{ADV}(?:used to live|lived)\s+in") + rf"\s+{VALUE}",
@@ -260,6 +277,38 @@ PATTERNS: tuple[Pattern, ...] = (
        "org", "study studies studying"),
     _p("studies_at", rf"{OTHER_IS}\s+{ADV}an?\s+(?:[a-z-]+\s+)?student\s+at\s+{VALUE}",
        "org", "student"),
+    # A school named as one ("Perimeter College", "Mesa Elementary", "Georgia Tech"): going
+    # there, starting or getting in there, or a course or a transfer there is studying there.
+    _p("studies_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:(?:started|starts|starting|enrolled|enrolls|"
+       rf"enrolling|transferred|transferring|accepted|admitted|go|goes|going|back)\s+"
+       rf"(?:at|to|into|in)|got\s+(?:into|in\s+(?:at|to)|accepted\s+(?:at|to|into))|attend|"
+       rf"attends|attending)\s+{VALUE}", "school", _SCHOOL_WORDS),
+    _p("studies_at", rf"{_SAID_OF_ME}{_NOT_THEIRS}(?<![\w'-])(?:(?:my|our|the)\s+)?"
+       rf"(?:(?:first|second|new|last|final)\s+)?(?:course|courses|class|classes|degree|"
+       rf"semester|term|lectures?|exams?|transfer|major|(?-i:[A-Z][a-z]+)\s+\d{{3}})\s+"
+       rf"(?:at|to)\s+{VALUE}", "school",
+       _SCHOOL_WORDS, certainty="implied", anywhere=True),
+    # Working for no employer ends working for one: "now I'm my own boss", "I went
+    # freelance", "she's self-employed these days".
+    # ("Being my own boss is great" names no one: a gerund is no subject.)
+    _p("works_at", rf"(?!(?i:being|working)\s){WHO}(?:'m|\s+am|'s|\s+is|'re|\s+are|'ve|\s+have|"
+       rf"\s+has)?\s+{ADV}(?:(?:been\s+)?(?:my|his|her|our|their)\s+own\s+boss(?:es)?|(?:been\s+)?"
+       rf"(?:self-employed|freelance)|(?:went|gone)\s+freelance|(?:work|works|working)\s+for\s+"
+       rf"(?:myself|himself|herself|ourselves))\b", "fixed",
+       "boss bosses self-employed freelance myself himself herself ourselves",
+       fixed=SELF_EMPLOYED),
+    # An employer said by its kind, then named, the sentence ending there: "I'm at a fintech
+    # now, Paystack", "she's at a startup these days, Chiva Pay".
+    _p("works_at", rf"{OTHER_IS}\s+{ADV}(?:now\s+)?at\s+an?\s+(?:[a-z-]+\s+)?(?:{_EMPLOYERS})"
+       rf"\s+(?:now|these\s+days),\s+(?-i:{NAMED_VALUE})(?=\s*[.!]?\s*$)", "org", _BE_WORDS),
+    # Doing one's work at a named place: "I'm still cooking at Trattoria del Sole", "nine more
+    # working days at Banco Andino", "my shift at St Mary's".
+    _p("works_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:cooking|teaching|nursing|bartending|"
+       rf"waitressing|interning|lecturing)\s+at\s+{VALUE}", "org",
+       "cooking teaching nursing bartending waitressing interning lecturing"),
+    _p("works_at", rf"{_SAID_OF_ME}{_NOT_THEIRS}(?<![\w'-])(?:working\s+days?|work\s+days?|"
+       rf"workdays?|(?:day\s+|night\s+|late\s+|early\s+)?shifts?)\s+at\s+{VALUE}", "org",
+       "working work workday workdays shift shifts", certainty="implied", anywhere=True),
     _p("job", rf"{WHO}(?:'m|\s+am|\s+is|'s)?\s+{ADV}(?:no longer|not)\s+an?\s+{VALUE}",
        "job", "longer not", negated=True),
     _p("job", rf"{WHO}\s+{ADV}used to be\s+an?\s+{VALUE}", "job", "used", negated=True),
@@ -435,6 +484,13 @@ PATTERNS: tuple[Pattern, ...] = (
        "changed"),
     _p("surname", _i(rf"{OTHER_IS}\s+{ADV}(?:Mrs|Ms|Mr)\.?") + rf"\s+{NAMED_VALUE}", "name",
        "mrs ms mr"),
+    # "The new surname is Abrams now", "my new last name is Silva"; "I'm taking Josh's
+    # surname, so I'll be Rachel Abrams": the name after the first one is the surname.
+    _p("surname", rf"{_SAID_OF_ME}" + _i(r"(?<![\w'-])(?:my|the)\s+new\s+(?:last\s+name|surname|"
+       r"married\s+name)\s+is") + rf"\s+{NAMED_VALUE}", "name", "surname name", anywhere=True),
+    _p("surname", _i(rf"{FIRST}(?:'m|\s+am)\s+{ADV}(?:taking|took|taken)\s+(?:[\w-]+'s|his|her|"
+       r"their)\s+(?:last\s+name|surname|name),?\s+so\s+I(?:'ll|\s+will)\s+be")
+       + rf"\s+{NAME}\s+{NAMED_VALUE}", "name", "taking took taken"),
     _p("name", _i(rf"{WHO}\s+{ADV}(?:go|goes)\s+by") + rf"\s+{NAMED_VALUE}", "name", "by"),
     # "I have a sister called Ana", "we started a band named The Hollows".
     _p("", _i(rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:have|has|got|started|joined|formed|"

@@ -47,6 +47,17 @@ ATTRIBUTE_CUES: Mapping[str, frozenset[str]] = {
         "hobby": "hobby hobbies sport pastime into play plays playing",
         "pet": "pet pets animal dog cat",
         "owns": "own owns drive drives car phone laptop ride rides bike",
+        # The slots extraction keeps for memberships, schools, instruments and vehicles:
+        # "Which band is Liam in?", "Which school does she attend?", "What does she drive?"
+        "member_of": "member club team band group gym join joined belong belongs",
+        "team": "team club play plays playing",
+        "studies_at": "school college university study studies studying attend attends student",
+        "volunteers_at": "volunteer volunteers volunteering charity",
+        "plays": "play plays playing instrument",
+        "car": "car drive drives driving vehicle",
+        "motorbike": "motorbike motorcycle bike ride rides riding",
+        "name": "name named call called",
+        "surname": "surname name",
     }.items()
 }
 # At most this many slots answer one question: ties beyond it are noise, not evidence.

@@ -4,7 +4,7 @@
 October." "What's the right tyre pressure for a Toyota Yaris hybrid? I picked mine up on
 Tuesday." The sentence that states the fact names no value ("each other", "mine"); the value
 is the one the message named before it. Four such constructions of any English conversation
-are read, each only where the referent is unambiguous:
+are read, each only where the referent is unambiguous (and a fifth, the other way round):
 
 - *a couple said reciprocally* ("we've been seeing each other", "we're dating", "we've been
   together since May"): the partner is the one person's name said before it in the message;
@@ -16,7 +16,13 @@ are read, each only where the referent is unambiguous:
   So is a renaming in one sentence ("I'm renaming the boat after Grandma: she'll be
   Solveig from now on", "we renamed our cat Miso");
 - *a pet, then "mine" named* ("What vegetables are safe for a hamster? Mine, Mochi, keeps
-  stealing cucumber"): the speaker has a pet of the one kind the sentence before names.
+  stealing cucumber"): the speaker has a pet of the one kind the sentence before names;
+- *a home taken, then where* ("We closed on the house! A little yellow place in Boulder
+  with an actual yard."): a sentence with no verb naming a home in a place, right after the
+  speaker's sentence taking a home (closed on, bought, moved into, got the keys to, signed
+  the lease on), is where the speaker now lives; so is a place said alone ("Peckham since
+  August.") right after the speaker says they moved without saying where ("I moved,
+  remember?").
 
 Nothing is read when the message names two candidates, or none, or when the stating sentence
 is a question, a condition or a plan. Pure, standard library only.
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 
 from memstream.domain.fact_grammar import HYPOTHETICAL, NAME
 from memstream.domain.fact_kinds import kind_of
-from memstream.domain.fact_values import is_name, shaped
+from memstream.domain.fact_values import CALENDAR_WORDS, is_name, shaped
 from memstream.domain.fact_vocabulary import PETS
 from memstream.domain.facts import value_key
 
@@ -92,6 +98,35 @@ _OWN_KIND = re.compile(
     re.IGNORECASE,
 )
 
+_DWELLING = r"(?:flat|apartment|house|home|place|condo|studio|cottage|bungalow)"
+# The speaker taking a home, the sentence ending there: "We closed on the house!", "I finally
+# got the keys to our new flat."
+_HOME_TAKEN = re.compile(
+    rf"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|officially\s+)?(?:closed\s+on|"
+    rf"bought|moved\s+into|got\s+the\s+keys\s+to|signed\s+the\s+lease\s+(?:on|for))\s+"
+    rf"(?:a|an|the|our|my)\s+(?:[a-z-]+\s+){{0,2}}{_DWELLING}\s*[.!]*$",
+    re.IGNORECASE,
+)
+# A sentence with no verb naming a home in a place: "A little yellow place in Boulder with an
+# actual yard." The place keeps its case.
+_HOME_IN = re.compile(
+    rf"^(?i:(?:a|an|our|my|the)\s+(?:[a-z-]+\s+){{0,3}}{_DWELLING}\s+in)\s+"
+    rf"(?P<place>{NAME}(?:\s+{NAME}){{0,2}})(?![\w'])(?i:(?:\s+(?:with|by|near|on|and)\b[^.!?]*)?)"
+    rf"[.!]*$"
+)
+
+# A move told without where: "I moved, remember?", "We finally moved!"
+_MOVED_SOMEWHERE = re.compile(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?moved\b"
+    r"(?!\s+(?:to|into|in|from|out|back|on|over|up|house|home|the|my|our|a|an|his|her)\b)",
+    re.IGNORECASE,
+)
+# A place said alone, perhaps with since when: "Peckham since August, the cat hates stairs."
+_PLACE_ALONE = re.compile(
+    rf"^(?P<place>{NAME}(?:\s+{NAME}){{0,2}})(?![\w'])(?i:\s+(?:since|from)\s+[^,.!?]+|\s+now)?"
+    rf"\s*(?:[,.!]|$)"
+)
+
 _KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}s?\b", re.IGNORECASE)
 
 
@@ -100,7 +135,7 @@ _KIND_SAID = re.compile(rf"\b{_NAMED_KINDS}s?\b", re.IGNORECASE)
 # loop, and a substring test is far cheaper than any regular expression over the message).
 _TRIGGERS = ("mine", "call", "name", "renam", "christen", "each other", "dating", "going out",
              "couple", "together", "ordered one", "bought one", "got one", "picked one",
-             "collected one")  # fmt: skip
+             "collected one", "closed on", "bought", "moved", "keys", "lease")  # fmt: skip
 
 
 def may_refer(text: str) -> bool:
@@ -142,6 +177,11 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
             partner = _one_person(sentences[:index], speaker)
             if partner is not None:
                 yield Referred("partner", partner, sentence)
+        elif (alone := _moved_to_place(sentences[index - 1], sentence)) is not None:
+            yield Referred("lives_in", alone, sentence)
+        elif (home := _HOME_IN.match(sentence)) is not None:
+            if _HOME_TAKEN.search(sentences[index - 1]) and shaped("place", home["place"]):
+                yield Referred("lives_in", home["place"], sentence)
         elif (mine := _MINE_NAMED.search(sentence)) is not None:
             pet = _one_pet(sentences[index - 1])
             name = mine["name"] or mine["called"]
@@ -153,6 +193,17 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
                 kind = kind_of(thing)
                 if kind is not None:
                     yield Referred(kind, thing, sentence)
+
+
+def _moved_to_place(before: str, sentence: str) -> str | None:
+    """The place said alone in `sentence` right after a move told without where."""
+    alone = _PLACE_ALONE.match(sentence)
+    if alone is None or _MOVED_SOMEWHERE.search(before) is None:
+        return None
+    place = alone["place"]
+    if place.split()[0] in CALENDAR_WORDS or place.lower() == "mine":
+        return None
+    return shaped("place", place)
 
 
 def _one_person(sentences: Sequence[str], speaker: str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from memstream.domain.calendar import MONTH_NAMES
-from memstream.domain.fact_kinds import kind_of
+from memstream.domain.fact_kinds import is_school, kind_of
 from memstream.domain.fact_vocabulary import (
     ACTIVITIES,
     DIETS,
@@ -47,7 +47,10 @@ BUSINESSES = frozenset({
     "business", "company", "shop", "store", "restaurant", "cafe", "bakery", "studio", "salon",
     "bar", "gym", "clinic", "practice", "agency", "startup", "firm", "label", "brand",
 })  # fmt: skip
-_CONNECTORS = frozenset({"of", "de", "la", "do", "da", "and", "&"})
+# "Trattoria del Sole", "Banca di Roma", "Van der Berg": the small words inside names.
+_CONNECTORS = frozenset({
+    "of", "de", "la", "do", "da", "and", "&", "del", "di", "du", "des", "der", "van", "von", "le",
+})  # fmt: skip
 _PLAYED = INSTRUMENTS | {a for a in ACTIVITIES if not a.endswith("ing")}
 
 MAX_VALUE_WORDS = 6
@@ -108,6 +111,10 @@ _ENDED_WORDS = 4
 
 def shaped(shape: str, raw: str) -> str | None:
     """The value if it has the shape its slot takes, else None (precision over recall)."""
+    if shape == "school":
+        # An organisation named as a school ("Perimeter College"): its name says the slot.
+        org = shaped("org", raw)
+        return org if org is not None and is_school(org) else None
     if shape == "make":
         # A thing named by a known make ("Tecno Camon", "iPhone 12"): its kind is its slot.
         value = shaped("product", raw)

@@ -57,6 +57,16 @@ DIETS = frozenset({
     "flexitarian",
 })  # fmt: skip
 
+# The words that say a pet is a dog or a cat: a breed is its kind ("a greyhound" is a dog).
+PET_KINDS: dict[str, frozenset[str]] = {
+    "dog": frozenset({
+        "dog", "puppy", "pup", "terrier", "greyhound", "retriever", "labrador", "poodle",
+        "spaniel", "beagle", "collie", "husky", "pug", "dachshund", "chihuahua", "corgi",
+        "bulldog",
+    }),
+    "cat": frozenset({"cat", "kitty", "kitten", "tabby"}),
+}  # fmt: skip
+
 PETS = frozenset({
     "dog", "puppy", "pup", "kitty", "cat", "kitten", "rabbit", "bunny", "hamster", "parrot",
     "guinea pig", "bird", "fish", "goldfish", "turtle", "tortoise", "snake", "lizard",

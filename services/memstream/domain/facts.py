@@ -35,6 +35,9 @@ MULTI_VALUED = frozenset({
 # whose value it names (`fact_endings`) and keep no slot of it.
 ENDED = "ended"
 ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED
+# Where someone who works for no employer works (`works_at`): a value, so that it closes
+# the employer before it as any new employer does.
+SELF_EMPLOYED = "self-employed"
 
 # Past the closed set, an attribute is a possessive noun made a slug ("my GP is ...": gp,
 # "my flatmates": flatmates). The noun's number says how many values it holds: "my

@@ -15,6 +15,7 @@ standard library only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +32,7 @@ from memstream.domain.entity_index import (
 from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.fact_heads import Slot, SlotHead
 from memstream.domain.fact_timeline import Timeline, at, current, history, timelines_of
+from memstream.domain.fact_vocabulary import PET_KINDS
 from memstream.domain.facts import ENDED, SPEAKER_PREFIX, AtomicFact
 from memstream.domain.models import Level, MemoryNode
 
@@ -188,9 +190,51 @@ def facts_about(
             or (wanted is None and name_key(fact.subject_name) == asked)
         ):
             found.append(fact)
+    if not found:
+        found = _owned_thing(index, chosen, subject)
     if wanted is None and not found:
         return None
     return tuple(found)
+
+
+# "Carla's dog", "Ana's car": a thing someone has, asked by its owner and what it is.
+_NOT_THE_THING = frozenset({"a", "an", "the", "new", "old", "current", "former", "little", "big"})
+_POSSESSED = re.compile(r"^(?P<owner>[^'\u2019]+?)['\u2019]s?\s+(?P<thing>\S.*)$")
+
+
+def _owned_thing(index: EntityIndex, facts: Sequence[AtomicFact], subject: str) -> list[AtomicFact]:
+    """When no fact is about a thing someone has ("Carla's dog": no one said "my dog"), the
+    owner's facts about it ("Carla has a greyhound named Pepper")."""
+    said = _POSSESSED.match(subject.strip())
+    if said is None:
+        return []
+    owner = find_entity(index, said["owner"])
+    owner_key = name_key(said["owner"])
+    thing = set(name_key(said["thing"]).split()) - _NOT_THE_THING
+    return [
+        fact
+        for fact in facts
+        if (
+            (owner is not None and subject_entity(index, fact.subject) == owner)
+            or name_key(fact.subject_name) == owner_key
+        )
+        and _names_it(thing, fact)
+    ]
+
+
+def _names_it(thing: set[str], fact: AtomicFact) -> bool:
+    """Whether the fact is about the thing: its slot is the thing ("car", "gp"), its value
+    names it, or it is a pet of the kind the thing is ("dog": a greyhound)."""
+    if fact.attribute in thing or not thing.isdisjoint(name_key(fact.value).split()):
+        return True
+    if fact.attribute != "pet":
+        return False
+    said = set(name_key(fact.value).split())
+    return any(not thing.isdisjoint(words) and not said.isdisjoint(words) for words in _KINDS)
+
+
+# A pet's kind by any of its words: "dog" asks for the greyhound, never for the cat.
+_KINDS = tuple(PET_KINDS.values())
 
 
 def entity_index(leaves: Mapping[str, LeafEntities]) -> EntityIndex:

@@ -115,6 +115,10 @@ MAYA = "speaker:maya"
         ("I'm Mrs Silva now.", (MAYA, "surname", "Silva", False), "I'm Maya now."),
         ("My married name is Silva.", (MAYA, "surname", "Silva", False),
          "My married life is calm."),
+        ("The new surname is Silva now, and I love it.", (MAYA, "surname", "Silva", False),
+         "My sister's new surname is Silva now, and I love it."),
+        ("I'm taking Tom's surname, so I'll be Maya Silva on everything.",
+         (MAYA, "surname", "Silva", False), "I'm taking Tom's car, so I'll be Maya's driver."),
         # Someone else, named or by pronoun: their fact, never the speaker's.
         ("My sister Ana lives in Lyon.", ("ana", "lives_in", "Lyon", False),
          "My sister's friend lives in Lyon."),
@@ -175,6 +179,19 @@ MAYA = "speaker:maya"
         ("Any tips for a Toyota Yaris hybrid? I picked mine up on Tuesday.",
          (MAYA, "car", "Toyota Yaris", False),
          "Any tips for a Toyota Yaris or a Honda Jazz? I picked mine up on Tuesday."),
+        # A move told without where, then the place said alone.
+        ("I moved, remember? Peckham since August, the cat hates the stairs.",
+         (MAYA, "lives_in", "Peckham", False),
+         "My sister moved, remember? Peckham since August, the cat hates the stairs."),
+        ("We finally moved! Lisbon now.", (MAYA, "lives_in", "Lisbon", False),
+         "We finally moved the sofa! Lisbon now."),
+        # A home taken, then where, in a sentence with no verb.
+        ("We closed on the house! A little yellow place in Boulder with an actual yard.",
+         (MAYA, "lives_in", "Boulder", False),
+         "We went to see a house. A little yellow place in Boulder with an actual yard."),
+        ("I finally got the keys to our new flat. A tiny studio in Vila Madalena!",
+         (MAYA, "lives_in", "Vila Madalena", False),
+         "My sister got the keys to her new flat. A tiny studio in Vila Madalena!"),
     ],
 )  # fmt: skip
 def test_a_general_construction_is_read_and_its_near_miss_is_not(

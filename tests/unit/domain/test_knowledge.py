@@ -191,6 +191,21 @@ def test_facts_about_a_pet_no_entity_stands_for_are_found_by_how_they_name_it() 
     assert facts_about(index, facts, "Maya's cat") is None
 
 
+def test_a_thing_someone_else_has_is_found_among_the_owners_facts_that_name_it() -> None:
+    neighbour = leaf("l5", ("m5", "My neighbour Carla has a greyhound named Pepper.", JAN))
+    knowledge = stored(neighbour, PORTO)
+    index = entity_index({leaf_id: k.entities for leaf_id, k in knowledge.items()})
+    facts = current_facts(observations(knowledge))
+    for asked in ("Carla's dog", "Carla's dog Pepper", "Carla's greyhound"):
+        found = facts_about(index, facts, asked)
+        assert found is not None and [(f.subject, f.value) for f in found] == [
+            ("carla", "greyhound named Pepper")
+        ]
+    assert facts_about(index, facts, "Carla's car") is None  # nothing she has
+    assert facts_about(index, facts, "Carla's cat") is None  # a greyhound is a dog
+    assert facts_about(index, facts, "Maya's new flat") is None  # "new" names no value
+
+
 def test_only_l1s_written_for_the_first_time_are_first_written() -> None:
     rewritten = replace(BERLIN, version=2)
     change = knowledge_change([PORTO, rewritten, BROTHER], removed=[BROTHER])
