@@ -288,6 +288,13 @@ def _subject(
     groups = match.groupdict()
     pronoun, kin, named = groups.get("pron"), groups.get("kin"), groups.get("named")
     if named:
+        # A sentence's first word is capitalised, so a pattern of names may take a pronoun
+        # for one: "We're dating Tomás" is the speaker, "He's dating Tomás" no one named.
+        pronoun_as_name = named.lower().split("'")[0]
+        if pronoun_as_name in _FIRST_PERSON:
+            return speaker_key(speaker), speaker
+        if pronoun_as_name in _OTHER_PERSONS:
+            return None
         if named.lower() in KIN:  # "Mom moved to Leeds"
             return kin_key(speaker_key(speaker), named.lower()), f"{speaker}'s {named.lower()}"
         if not is_name([named]) or value_key(named) == value_key(speaker):
@@ -397,6 +404,8 @@ def _valid_from(
     return began_at(clause, message.ts)
 
 
+_FIRST_PERSON = frozenset({"i", "we"})
+_OTHER_PERSONS = frozenset({"he", "she", "they", "you", "it"})
 _STATES = frozenset({"retired"})
 _VERBS = {
     "lives_in": ("lives in", "no longer lives in"),

@@ -312,3 +312,10 @@ def test_every_pattern_has_trigger_words_in_lower_case() -> None:
     for pattern in PATTERNS:
         assert pattern.triggers
         assert all(word == word.lower() and " " not in word for word in pattern.triggers)
+
+
+def test_a_capitalised_pronoun_is_never_taken_for_a_name() -> None:
+    assert summary("We're dating Tomás.") == {(MAYA, "partner", "Tomás", False)}
+    assert summary("I'm dating Tomás.") == {(MAYA, "partner", "Tomás", False)}
+    assert summary("He's dating Tomás.") == set()  # whom "he" stands for is not said
+    assert summary("Ana's dating Tomás.") == {("ana", "partner", "Tomás", False)}
