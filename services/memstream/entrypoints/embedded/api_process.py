@@ -80,8 +80,8 @@ async def run_with_api_apart(
     """Run the write path here and the API in a child until `stopping` is set (0), a part
     here dies (1) or the child exits (its code, at least 1)."""
     if settings.api.port == 0:
-        # RuntimeError: `memstream up` says it plainly and exits 1 (`run_up` runs the API in
-        # its own process when the port is 0, since the child's could not be printed).
+        # `run_up` keeps the API in its own process when the port is 0 (the child's port
+        # could not be printed), so only another caller meets this; RuntimeError: said plainly.
         raise RuntimeError("MEMSTREAM_UP_API_PROCESS needs a fixed MEMSTREAM_API_PORT")
     if "metrics_port" not in settings.observability.model_fields_set:
         # A port of its own only when asked for: two stacks on one machine (a benchmark's,
@@ -121,11 +121,12 @@ async def _run(
                 running.probes_port,
             )
             c = running.container
-            recent = c.recent.known if isinstance(c.recent, RecentVectors) else None
+            kept = c.recent if isinstance(c.recent, RecentVectors) else None
+            recent = kept.known if kept is not None else None
             with serving(c.index, socket_path, dim=c.embedder.dim, recent=recent) as server:
                 c.progress_listeners.append(server.announce)
-                if isinstance(c.recent, RecentVectors):
-                    c.recent.on_kept = server.announce_vectors
+                if kept is not None:
+                    kept.on_kept = server.announce_vectors
                 try:
                     await _until_ready(child, settings, stopping)
                     if stopping.is_set():
@@ -135,8 +136,8 @@ async def _run(
                 finally:
                     await _stop(child)  # before the index server and the write path
                     c.progress_listeners.remove(server.announce)
-                    if isinstance(c.recent, RecentVectors):
-                        c.recent.on_kept = None
+                    if kept is not None:
+                        kept.on_kept = None
     finally:
         await _stop(child)
         if stop_tracing is not None:
