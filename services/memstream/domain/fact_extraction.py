@@ -325,7 +325,7 @@ def _facts(
 ) -> Iterator[AtomicFact]:
     attribute, shape = pattern.attribute, pattern.shape
     if not attribute:
-        opened = _open_attribute(match["noun"])
+        opened = open_attribute(match["noun"])
         if opened is None:
             return
         attribute, shape = opened
@@ -355,7 +355,7 @@ def _facts(
         yield _fact(pattern, slot, value, match, sentence, message, subject, user_id)
 
 
-def _open_attribute(noun: str) -> tuple[str, str] | None:
+def open_attribute(noun: str) -> tuple[str, str] | None:
     """The attribute a possessive noun names and the shape of its values: "GP" is gp (a
     name), "home" is lives_in (a place); None for what is no attribute ("my point")."""
     slug = "_".join(noun.lower().split())

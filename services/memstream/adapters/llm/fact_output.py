@@ -1,21 +1,25 @@
 """An LLM's facts about one L1 made into atomic facts, keyed and checked as the rules' are.
 
 The model names a subject (a speaker, someone by relation to the speaker, or by name), an
-attribute from the fixed list, a value and, when the lines say it, the date it began to
-hold. An ending told without its attribute ("I've left the Magpies") is the attribute
-`ended` naming what ended: it becomes the rules' reading of such a sentence, a negated
-`ENDED` observation the timelines resolve against the values stated before it
-(`domain.fact_endings`), unless the same lines end an attribute of that subject outright.
-Everything else is decided here, so both backends' facts read alike and supersede one
-another: subjects get the rules' keys (`speaker:maya`, `kin:maya:brother`), values and names
-are cleaned as the rules clean them, citations are kept only when they name a message of
-the leaf (a fact citing none is dropped), a fact is dated by its first message unless the
-model's date is a real one no later than a year after it, and one message giving two
-values of a single-valued slot yields neither.
+attribute, a value and, when the lines say it, the date it began to hold. The attribute is
+one of the fixed list or, where none fits, a noun for the slot ("medication", "favourite
+café"), read as the rules read the noun of "my landlord is ..." (`read_attribute`): a
+singular noun holds one value at a time, so a new landlord closes the old one. An ending
+told without its attribute ("I've left the Magpies") is the attribute `ended` naming what
+ended: it becomes the rules' reading of such a sentence, a negated `ENDED` observation the
+timelines resolve against the values stated before it (`domain.fact_endings`), unless the
+same lines end an attribute of that subject outright. Everything else is decided here, so
+both backends' facts read alike and supersede one another: subjects get the rules' keys
+(`speaker:maya`, `kin:maya:brother`), values and names are cleaned as the rules clean
+them, citations are kept only when they name a message of the leaf (a fact citing none is
+dropped), a fact is dated by its first message unless the model's date is a real one no
+later than a year after it, and one message giving two values of a single-valued slot
+yields neither.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from typing import Protocol
@@ -24,6 +28,7 @@ from memstream.domain.fact_extraction import (
     clean_name,
     clean_value,
     fact_sentence,
+    open_attribute,
     without_named_endings,
 )
 from memstream.domain.fact_kinds import slot_of_thing
@@ -42,7 +47,7 @@ from memstream.domain.models import MemoryNode, SourceMessage
 
 # A start this long after the message is a misreading, not a plan.
 LATEST_START = timedelta(days=366)
-# What the model may name as a fact's attribute: the fixed list, and an ending without one.
+# The attributes the model is offered by name: the fixed list, and an ending without one.
 READ_ATTRIBUTES = ATTRIBUTES | {ENDED}
 
 
@@ -76,13 +81,14 @@ def _fact(
 ) -> AtomicFact | None:
     cited = [messages[s.strip()] for s in dict.fromkeys(item.source_ids) if s.strip() in messages]
     value = clean_value(item.value)
-    if not cited or value is None or item.attribute not in READ_ATTRIBUTES:
+    read = read_attribute(item.attribute)
+    if not cited or value is None or read is None:
         return None
     first = min(cited, key=lambda m: m.ts)
     subject, name = _subject(item, clean_name(first.speaker), speakers)
     # As the rules do: "owns a Pixel 8" is the phone slot, so either backend's new phone
     # replaces the old one.
-    attribute = slot_of_thing(item.attribute, value)
+    attribute = slot_of_thing(read, value)
     # An ending is what ended, whatever the model set `negated` to.
     negated = item.negated or attribute == ENDED
     return make_fact(
@@ -98,6 +104,22 @@ def _fact(
         certainty=item.certainty,
         negated=negated,
     )
+
+
+def read_attribute(named: str) -> str | None:
+    """The attribute a model named: one it was offered, however spelled ("Lives In"), else
+    its noun as a slug read as the rules read a possessive noun ("Favourite café":
+    favourite_cafe, "employer": works_at, "my GP": gp); None for what names no lasting
+    attribute ("point", "guess") or cannot be a slug."""
+    folded = unicodedata.normalize("NFKD", named.casefold())
+    words = "".join(c for c in folded if not unicodedata.combining(c)).replace("-", " ").split()
+    if words[:1] == ["my"]:
+        words = words[1:]
+    slug = "_".join(words)
+    if slug in READ_ATTRIBUTES:
+        return slug
+    opened = open_attribute(" ".join(words)) if words else None
+    return opened[0] if opened is not None else None
 
 
 def _subject(item: ReadFact, speaker: str, speakers: dict[str, str]) -> tuple[str, str]:

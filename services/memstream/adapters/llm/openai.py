@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
 
 import openai
-from pydantic import BaseModel, Field, JsonValue, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
 from memstream.adapters.llm import prompts
-from memstream.adapters.llm.fact_output import READ_ATTRIBUTES, facts_of
+from memstream.adapters.llm.fact_output import facts_of
 from memstream.adapters.llm.structured import facts_text, resolve_facts
 from memstream.domain.facts import Certainty, FactReading
 from memstream.domain.models import (
@@ -87,31 +87,19 @@ class _Facts(BaseModel):
     facts: list[_Fact] = Field(min_length=1, max_length=24)
 
 
-# The attributes a fact may have, as the schema's enum (a server that enforces it keeps to it),
-# and `ended`: an ending told without its attribute (`fact_output`).
-_ATTRIBUTE_NAMES: list[JsonValue] = [name for name in sorted(READ_ATTRIBUTES)]
-
-
 class _ReadFact(BaseModel):
     """One atomic fact of an L1, as the model reads it (`prompts.facts_prompt`)."""
 
     subject: str = Field(min_length=1, max_length=120)
     relation_of: str | None = Field(default=None, max_length=120)
-    attribute: str = Field(json_schema_extra={"enum": _ATTRIBUTE_NAMES})
+    # No enum: past the attributes the prompt offers, a noun names the slot ("medication"),
+    # and `fact_output.read_attribute` reads it or drops that fact alone.
+    attribute: str = Field(min_length=1, max_length=40)
     value: str = Field(min_length=1, max_length=200)
     negated: bool = False
     since: str | None = Field(default=None, max_length=40)
     certainty: Certainty = "stated"
     source_ids: list[Annotated[str, Field(max_length=200)]] = Field(min_length=1, max_length=10)
-
-    @field_validator("attribute", mode="before")
-    @classmethod
-    def _known_attribute(cls, value: Any) -> Any:
-        # A model may answer "Lives In"; the list is fixed, so anything else is invalid.
-        text = str(value).strip().lower().replace(" ", "_")
-        if text not in READ_ATTRIBUTES:
-            raise ValueError(f"unknown attribute {value!r}")
-        return text
 
 
 class _ReadFacts(BaseModel):

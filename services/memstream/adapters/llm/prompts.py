@@ -33,7 +33,8 @@ PROMPT_VERSION = "2024.3"
 # The facts prompt's version, recorded as the extraction of every L1 the LLM backend reads
 # (`domain.derivation`): change it with the prompt or its schema, so a rebuild reads again.
 # llm-facts-2: an ending told without its attribute is the attribute `ended`.
-FACTS_PROMPT_VERSION = "llm-facts-2"
+# llm-facts-3: past the offered attributes, a noun names the slot ("medication", "landlord").
+FACTS_PROMPT_VERSION = "llm-facts-3"
 
 _TEXT_REPLY = 'Reply with one JSON object: {"text": "<the memory>"}.'
 _FACTS_REPLY = (
@@ -162,10 +163,13 @@ def facts_prompt(messages: Sequence[SourceMessage]) -> list[Message]:
         "- subject: who or what it is about: the person's name when about themselves; the "
         "relation ('sister', 'boss') when they name someone that way, with relation_of set "
         "to the person speaking; otherwise the name given (a friend, a pet, a town).\n"
-        f"- attribute: one of {attributes}. Use statement, with a short clause as the "
-        "value, only when no other attribute fits. Use ended when a line says something "
-        "stopped without saying which of these it was ('I've left the Magpies', 'Ellie quit "
-        "keto', 'we stopped going to the climbing gym'): the value is what ended.\n"
+        f"- attribute: one of {attributes} when one fits. Otherwise the noun a person "
+        "would put after 'my' for it, in the singular when they have one at a time "
+        "('medication', 'landlord', 'coach', 'bank', 'favourite cafe'). Use statement, with "
+        "a short clause as the value, only when nothing names it. Use ended when a line "
+        "says something stopped without saying what kind of thing it was ('I've left the "
+        "Magpies', 'Ellie quit keto', 'we stopped going to the climbing gym'): the value is "
+        "what ended.\n"
         "- value: the place, organisation, occupation, thing or activity, in the person's "
         "own words, without the verb.\n"
         "- negated: true when the line says it stopped holding ('moved out of', 'quit', "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from memstream.adapters.llm.fact_output import facts_of
+from memstream.adapters.llm.fact_output import facts_of, read_attribute
 from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.facts import ENDED, Certainty
 from memstream.domain.knowledge import fact_versions
@@ -75,7 +75,7 @@ def test_citations_must_name_the_leafs_messages_and_dates_must_be_real() -> None
     [soon] = facts_of([Read("Maya", "hobby", "sailing", since="2024-05-01")], LEAF)
     assert soon.valid_from == datetime(2024, 5, 1, tzinfo=UTC)  # a plan, weeks ahead
     assert facts_of([Read("Maya", "likes", "jazz", ["m404"])], LEAF) == ()
-    assert facts_of([Read("Maya", "mood", "happy")], LEAF) == ()  # no such attribute
+    assert facts_of([Read("Maya", "my point", "happy")], LEAF) == ()  # no lasting attribute
 
 
 def test_two_values_of_one_slot_from_one_message_yield_neither() -> None:
@@ -135,3 +135,34 @@ def test_an_ending_the_same_lines_give_an_attribute_is_not_kept_twice() -> None:
     # From other lines, both are kept: each ends what it names.
     apart = [Read("Maya", "ended", "keto", ["m2"]), Read("Maya", "car", "Golf", negated=True)]
     assert {f.attribute for f in facts_of(apart, LEAF)} == {ENDED, "car"}
+
+
+def test_an_attribute_past_the_offered_list_is_read_as_the_rules_read_my_noun() -> None:
+    # Spelled as a model may spell it; synonyms land on the fixed list; no lasting
+    # attribute, or none that can be a slug, names nothing.
+    assert read_attribute("Lives In") == "lives_in"
+    assert read_attribute("Favourite Café") == "favourite_cafe"
+    assert read_attribute("my employer") == "works_at"
+    assert read_attribute("blood-pressure medication") == "blood_pressure_medication"
+    for nothing in ("point", "my guess", "", "   ", "GP!", "a" * 41):
+        assert read_attribute(nothing) is None, nothing
+    # An unreadable attribute drops its fact alone.
+    read = [Read("Maya", "point", "Berlin"), Read("Maya", "lives_in", "Berlin")]
+    assert [f.attribute for f in facts_of(read, LEAF)] == ["lives_in"]
+
+
+def test_a_new_value_of_a_singular_noun_closes_the_old_one_a_plural_keeps_both() -> None:
+    jan = SourceMessage("m1", "Bashir", "user", "Started on amlodipine.", APR)
+    apr = SourceMessage("m2", "Bashir", "user", "Switched to losartan.", APR + timedelta(days=80))
+    leaf = replace(LEAF, user_id="bashir", source_ids=("m1", "m2"), messages=(jan, apr))
+    read = [Read("Bashir", "medication", "amlodipine"), Read("Bashir", "medication", "losartan")]
+    old, new = fact_versions(
+        facts_of([read[0]], leaf) + facts_of([replace(read[1], source_ids=["m2"])], leaf)
+    )
+    assert (old.value, old.valid_to, old.superseded_by) == ("amlodipine", apr.ts, new.fact_id)
+    assert new.valid_to is None
+    many = [
+        Read("Bashir", "medications", "amlodipine"),
+        Read("Bashir", "medications", "losartan", ["m2"]),
+    ]
+    assert all(v.valid_to is None for v in fact_versions(facts_of(many, leaf)))
