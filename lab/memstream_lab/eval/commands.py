@@ -14,7 +14,7 @@ from memstream.settings import Settings
 from memstream_lab.eval.curve import parse_budgets
 from memstream_lab.eval.harness import EvalConfig, run_locomo
 from memstream_lab.eval.knowledge import report as knowledge_report
-from memstream_lab.eval.knowledge.harness import KnowledgeConfig, run_knowledge
+from memstream_lab.eval.knowledge.harness import READERS, KnowledgeConfig, run_knowledge
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
 from memstream_lab.knowledge.dataset import ids_in
 from memstream_lab.locomo import locomo_data_dir
@@ -127,8 +127,19 @@ def knowledge(
         bool, typer.Option("--resume/--no-resume", help="Keep what an earlier run in OUT ingested.")
     ] = True,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines")] = True,
+    reader: Annotated[
+        str,
+        typer.Option(
+            "--reader",
+            help="Who reads each L1's facts: backend (the deployment's) or gold (the set's "
+            "own annotations through the LLM backend's output path: what the rest of the "
+            "pipeline does with a perfect reader).",
+        ),
+    ] = "backend",
 ) -> None:
     """Publish the knowledge-update set through the pipeline, ask every question, score it."""
+    if reader not in READERS:
+        raise typer.BadParameter(f"one of {', '.join(READERS)}", param_hint="--reader")
     try:
         chosen = ids_in(only) if only is not None else None
     except ValueError as exc:
@@ -140,6 +151,7 @@ def knowledge(
         max_questions=max_questions,
         resume=resume,
         baselines=baselines,
+        reader=reader,
     )
     console = Console(stderr=True)
     report = asyncio.run(run_knowledge(config, Settings(), console))

@@ -41,6 +41,7 @@ from memstream_lab.eval.ingestion import (
     missing_users,
     open_deployment,
 )
+from memstream_lab.eval.knowledge.gold_reader import gold_container
 from memstream_lab.eval.knowledge.methods import KnowledgeMethod, Ranked, asked_at, default_methods
 from memstream_lab.eval.knowledge.report import (
     RESULTS_JSON,
@@ -63,6 +64,8 @@ from memstream_lab.knowledge.dataset import (
 from memstream_lab.knowledge.score import score_question
 
 MethodsFor = Callable[[Container], Sequence[KnowledgeMethod]]
+READERS = ("backend", "gold")
+GOLD = "gold"
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class KnowledgeConfig:
     max_questions: int | None = None  # the first N questions of each conversation
     resume: bool = True
     baselines: bool = True
+    # Who reads each L1's facts: the deployment's backend, or "gold": the set's own
+    # annotations through the LLM backend's output path (`gold_reader`), a ceiling.
+    reader: str = "backend"
 
 
 def select(
@@ -116,6 +122,8 @@ async def run_knowledge(
         # Segmenter and consolidator share this process: the online path embeds first.
         opened = connect(stack.settings(), prioritise_online=True)
         container = await running.enter_async_context(opened)
+        if config.reader == GOLD:
+            container = gold_container(container, chosen)
         deployment = await open_deployment(container, None, running)
         todo = await missing_users(deployment, [c["user_id"] for c in chosen], out)
         console.print(f"{len(todo)} of {len(chosen)} conversations to ingest")
@@ -129,7 +137,7 @@ async def run_knowledge(
                 outcomes.append(await ask(method, chosen, progress))
                 seconds[f"{method.name}_s"] = round(time.perf_counter() - t0, 2)
     seconds["total_s"] = round(time.perf_counter() - started, 2)
-    report = KnowledgeReport(outcomes, _meta(config, settings, chosen, seconds), _notes())
+    report = KnowledgeReport(outcomes, _meta(config, settings, chosen, seconds), _notes(config))
     write_report(report, out)
     return report
 
@@ -207,6 +215,7 @@ def _meta(
             "segment_by": settings.lifecycle.segment_by,
             "embedder": settings.embedding.backend,
             "memory_llm": "offline",
+            "fact_reader": config.reader,
             "machine": {
                 "python": platform.python_version(),
                 "cpus": len(os.sched_getaffinity(0)),
@@ -215,8 +224,12 @@ def _meta(
     }
 
 
-def _notes() -> list[str]:
-    return [
+def _notes(config: KnowledgeConfig) -> list[str]:
+    gold = [
+        "Facts were read by the set's own annotations through the LLM backend's output path "
+        "(--reader gold): a ceiling for the reading, not a result of memstream's."
+    ]
+    return (gold if config.reader == GOLD else []) + [
         "Questions about now are asked at the conversation's newest turn; past questions at "
         "their query_time.",
         "memstream's recall returns its facts first, then its memories; each carries its "
