@@ -31,6 +31,7 @@ from memstream.domain.entity_index import (
 )
 from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.fact_heads import Slot, SlotHead
+from memstream.domain.fact_subjects import as_speakers
 from memstream.domain.fact_timeline import Timeline, at, current, history, timelines_of
 from memstream.domain.fact_vocabulary import PET_KINDS
 from memstream.domain.facts import ENDED, SPEAKER_PREFIX, AtomicFact
@@ -126,7 +127,7 @@ def current_facts(
 ) -> tuple[AtomicFact, ...]:
     """The versions that hold now (or at `when`, as known today), of one subject or all,
     ordered by subject, attribute, then version."""
-    chosen = (f for f in observations if subject is None or f.subject == subject)
+    chosen = (f for f in as_speakers(observations) if subject is None or f.subject == subject)
     return facts_in(timelines_of(chosen), subject, when)
 
 
@@ -146,7 +147,11 @@ def fact_history(
 ) -> tuple[AtomicFact, ...]:
     """Every version of one subject's attribute, oldest first (superseded ones linked)."""
     # An ending told without its attribute may close this one (`fact_endings`).
-    chosen = [f for f in observations if f.subject == subject and f.attribute in {attribute, ENDED}]
+    chosen = [
+        f
+        for f in as_speakers(observations)
+        if f.subject == subject and f.attribute in {attribute, ENDED}
+    ]
     return history_in(timelines_of(chosen), subject, attribute)
 
 
@@ -161,7 +166,7 @@ def history_in(timelines: Timelines, subject: str, attribute: str) -> tuple[Atom
 def fact_versions(observations: Iterable[AtomicFact]) -> tuple[AtomicFact, ...]:
     """Every version of every subject's attributes, superseded ones linked, by subject,
     attribute, then version (oldest first)."""
-    return versions_in(timelines_of(observations))
+    return versions_in(timelines_of(as_speakers(observations)))
 
 
 def versions_in(timelines: Timelines) -> tuple[AtomicFact, ...]:

@@ -14,37 +14,44 @@ knowledge stores' contract check it over random histories). Pure, standard libra
 from __future__ import annotations
 
 import bisect
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from memstream.domain.entity_index import Entity, EntityIndex, LeafEntities, Surface, clustered
 from memstream.domain.entity_keys import KeySurfaces, added_to, key_surfaces, newest_first
 from memstream.domain.fact_endings import ending_slot, reach
+from memstream.domain.fact_subjects import as_speakers
 from memstream.domain.fact_timeline import Timeline, timeline_of, timelines_of
-from memstream.domain.facts import ENDED, AtomicFact
+from memstream.domain.facts import ENDED, SPEAKER_PREFIX, AtomicFact
 
 Slot = tuple[str, str, str]  # (user, subject, attribute)
 
 
 @dataclass(frozen=True, slots=True)
 class FactsView:
-    """Every L1's facts as extracted, by L1 (none empty), and the timelines they make."""
+    """Every L1's facts as extracted, by L1 (none empty), and the timelines they make, each
+    fact keyed as its subject's speaker where it is one (`fact_subjects.as_speakers`)."""
 
     leaves: Mapping[str, tuple[AtomicFact, ...]]
     slot_leaves: Mapping[Slot, frozenset[str]]  # the L1s stating a fact of each slot
     timelines: Mapping[Slot, Timeline]
+    speaker_facts: Mapping[str, int]  # by speaker key, how many facts as extracted have it
 
     @classmethod
     def of(cls, leaves: Mapping[str, tuple[AtomicFact, ...]]) -> FactsView:
         """The view derived whole from these L1s' facts."""
         kept = {leaf_id: facts for leaf_id, facts in leaves.items() if facts}
+        counts = _speaker_counts(fact for facts in kept.values() for fact in facts)
+        speakers = frozenset(counts)
+        keyed = {leaf_id: as_speakers(facts, speakers) for leaf_id, facts in kept.items()}
         holders: dict[Slot, set[str]] = {}
-        for leaf_id, facts in kept.items():
+        for leaf_id, facts in keyed.items():
             for fact in facts:
                 holders.setdefault(fact.slot, set()).add(leaf_id)
-        timelines = timelines_of(fact for facts in kept.values() for fact in facts)
-        return cls(kept, {slot: frozenset(ids) for slot, ids in holders.items()}, timelines)
+        timelines = timelines_of(fact for facts in keyed.values() for fact in facts)
+        slot_leaves = {slot: frozenset(ids) for slot, ids in holders.items()}
+        return cls(kept, slot_leaves, timelines, counts)
 
     @property
     def observations(self) -> tuple[AtomicFact, ...]:
@@ -55,20 +62,29 @@ class FactsView:
     def replaced(self, changed: Mapping[str, tuple[AtomicFact, ...]]) -> FactsView:
         """The view with these L1s' facts replaced; an empty tuple: the L1 states none now
         (or is gone)."""
+        counts = dict(self.speaker_facts)
+        for leaf_id, facts in changed.items():
+            _count(counts, self.leaves.get(leaf_id, ()), -1)
+            _count(counts, facts, +1)
+        speakers = frozenset(counts)
+        if speakers != frozenset(self.speaker_facts):
+            # A speaker came or went: the names keyed as one change with it, in any L1.
+            leaves = {i: f for i, f in self.leaves.items() if i not in changed}
+            return FactsView.of(leaves | {i: f for i, f in changed.items() if f})
         leaves = dict(self.leaves)
         slot_leaves = dict(self.slot_leaves)
         timelines = dict(self.timelines)
         touched: set[Slot] = set()
         endings: list[AtomicFact] = []  # said or unsaid by the change
         for leaf_id, facts in changed.items():
-            for fact in leaves.pop(leaf_id, ()):
+            for fact in as_speakers(leaves.pop(leaf_id, ()), speakers):
                 touched.add(fact.slot)
                 slot_leaves[fact.slot] = slot_leaves[fact.slot] - {leaf_id}
                 if fact.attribute == ENDED:
                     endings.append(fact)
             if facts:
                 leaves[leaf_id] = facts
-                for fact in facts:
+                for fact in as_speakers(facts, speakers):
                     touched.add(fact.slot)
                     slot_leaves[fact.slot] = slot_leaves.get(fact.slot, frozenset()) | {leaf_id}
                     if fact.attribute == ENDED:
@@ -79,7 +95,12 @@ class FactsView:
             touched.discard(slot)
 
         def said(slot: Slot) -> list[AtomicFact]:
-            return [f for i in slot_leaves.get(slot, ()) for f in leaves[i] if f.slot == slot]
+            return [
+                f
+                for i in slot_leaves.get(slot, ())
+                for f in as_speakers(leaves[i], speakers)
+                if f.slot == slot
+            ]
 
         # An ending told without its attribute closes the slots of its subject whose values
         # it names (`fact_endings`): a slot is derived with its subject's endings, and an
@@ -97,7 +118,25 @@ class FactsView:
                 timelines[slot] = timeline_of(said(slot))
             elif slot in derived:
                 timelines[slot] = derived[slot]
-        return FactsView(leaves, slot_leaves, timelines)
+        return FactsView(leaves, slot_leaves, timelines, counts)
+
+
+def _speaker_counts(facts: Iterable[AtomicFact]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    _count(counts, facts, +1)
+    return counts
+
+
+def _count(counts: dict[str, int], facts: Iterable[AtomicFact], step: int) -> None:
+    """`counts` moved by `step` for each fact about a speaker; a key at zero is dropped."""
+    for fact in facts:
+        if not fact.subject.startswith(SPEAKER_PREFIX):
+            continue
+        left = counts.get(fact.subject, 0) + step
+        if left:
+            counts[fact.subject] = left
+        else:
+            counts.pop(fact.subject, None)
 
 
 @dataclass(frozen=True, slots=True)

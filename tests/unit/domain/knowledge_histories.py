@@ -35,6 +35,9 @@ SAID = [
     "I quit painting last week.",
     "Game of Thrones is on tonight.",
     "Anna said hello.",
+    # A speaker named by the other: the same person as when they speak (`fact_subjects`).
+    "Jon moved to Lisbon.",
+    "Maya works as a teacher now.",
 ]
 # Values stated, restated, ended without their attribute and stated again; someone else's.
 ENDINGS_SAID = (
@@ -50,6 +53,7 @@ ENDINGS_SAID = (
     "I stopped going to the climbing gym.",
     "My favourite hobby is painting.",
     "I gave up painting.",
+    "Jon joined the Hawks.",
 )
 SPEAKERS = ["Maya", "Jon"]
 
