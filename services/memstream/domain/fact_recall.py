@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from memstream.domain.entity_index import EntityIndex, query_entities
 from memstream.domain.fact_timeline import Timeline, at
-from memstream.domain.fact_vocabulary import KIN
+from memstream.domain.fact_vocabulary import ATTRIBUTE_SYNONYMS, KIN
 from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact, kin_key, speaker_key
 from memstream.domain.knowledge import find_entity, subject_entity
 from memstream.domain.lexical import stem, term_set
@@ -31,34 +31,42 @@ Slot = tuple[str, str]  # (subject, attribute) of one user's facts
 
 # Common English words for an attribute, beside its own name's words. General, not one
 # set's phrasing: the verbs and nouns any conversation asks a fact with.
+_CUE_WORDS = {
+    "lives_in": "live living lives home city town based reside neighbourhood neighborhood"
+    " country move moved stay address",
+    "works_at": "work works working employer employed company firm office workplace employ",
+    "job": "job work works working role profession occupation career title living",
+    "relationship": "dating date seeing partner married marry engaged engagement wife"
+    " husband boyfriend girlfriend relationship single spouse",
+    "diet": "diet eat eats eating meat vegan vegetarian food",
+    "studies": "study studies studying school college university course learning learn"
+    " attend degree major student",
+    "likes": "like likes love loves enjoy enjoys favourite favorite fan",
+    "hobby": "hobby hobbies sport pastime into play plays playing",
+    "pet": "pet pets animal dog cat",
+    "owns": "own owns drive drives car phone laptop ride rides bike",
+    # The slots extraction keeps for memberships, schools, instruments and vehicles:
+    # "Which band is Liam in?", "Which school does she attend?", "What does she drive?"
+    "member_of": "member club team band group gym join joined belong belongs",
+    "team": "team club play plays playing",
+    "studies_at": "school college university study studies studying attend attends student",
+    "volunteers_at": "volunteer volunteers volunteering charity",
+    "plays": "play plays playing instrument",
+    "car": "car drive drives driving vehicle",
+    "motorbike": "motorbike motorcycle bike ride rides riding",
+    "name": "name named call called",
+    "surname": "surname name",
+    # Open attributes a reader names often (`fact_output.read_attribute`).
+    "partner": "partner dating date seeing married marry engaged engagement wife"
+    " husband boyfriend girlfriend spouse",
+    "vehicle": "vehicle car drive drives driving ride rides riding bike motorbike",
+    "doctor": "doctor gp physician",
+}
+# With the nouns extraction reads as each attribute ("my employer": works_at).
 ATTRIBUTE_CUES: Mapping[str, frozenset[str]] = {
     attribute: frozenset(stem(w) for w in words.split())
-    for attribute, words in {
-        "lives_in": "live living lives home city town based reside neighbourhood neighborhood"
-        " country move moved stay address",
-        "works_at": "work works working employer employed company firm office workplace employ",
-        "job": "job work works working role profession occupation career title living",
-        "relationship": "dating date seeing partner married marry engaged engagement wife"
-        " husband boyfriend girlfriend relationship single spouse",
-        "diet": "diet eat eats eating meat vegan vegetarian food",
-        "studies": "study studies studying school college university course learning learn"
-        " attend degree major student",
-        "likes": "like likes love loves enjoy enjoys favourite favorite fan",
-        "hobby": "hobby hobbies sport pastime into play plays playing",
-        "pet": "pet pets animal dog cat",
-        "owns": "own owns drive drives car phone laptop ride rides bike",
-        # The slots extraction keeps for memberships, schools, instruments and vehicles:
-        # "Which band is Liam in?", "Which school does she attend?", "What does she drive?"
-        "member_of": "member club team band group gym join joined belong belongs",
-        "team": "team club play plays playing",
-        "studies_at": "school college university study studies studying attend attends student",
-        "volunteers_at": "volunteer volunteers volunteering charity",
-        "plays": "play plays playing instrument",
-        "car": "car drive drives driving vehicle",
-        "motorbike": "motorbike motorcycle bike ride rides riding",
-        "name": "name named call called",
-        "surname": "surname name",
-    }.items()
+    | {stem(noun) for noun, same in ATTRIBUTE_SYNONYMS.items() if same == attribute}
+    for attribute, words in _CUE_WORDS.items()
 }
 # At most this many slots answer one question: ties beyond it are noise, not evidence.
 MAX_SLOTS = 3
@@ -69,6 +77,7 @@ FACT_SHARE = 0.2
 MAX_FACTS = 4
 
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
+_WHO = re.compile(r"\s*who\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
 # Relations to a group of people: "Wei's parents" asks about them, never about Wei. Only
 # "parents" and "grandparents", who share a home, are in KIN, which extraction reads
@@ -116,6 +125,10 @@ def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -
     """The slots of `facts` the question asks about, best first: of its first tier of
     subjects that has a slot sharing a word with the question, the slots sharing the most."""
     worded = worded_slots(query, facts)
+    # "Who is Tariq's flatmate?" asks Tariq's `flatmate` slot ("my flatmate Josh"), as well
+    # as anything said of the flatmate themself; "Which school does Emily's daughter go
+    # to?" asks only of the daughter.
+    named = _relation_slots(query, worded, index) if _WHO.match(query.text) else []
     tiers = asked_subjects(query, index)
     if not tiers and _FIRST_PERSON.search(query.text):
         # "Where do I live now?" names no one: the asker is one of the speakers.
@@ -129,8 +142,27 @@ def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -
         ]
         best = max((score for score, _ in scored), default=0)
         if best:
-            return tuple(sorted(slot for score, slot in scored if score == best)[:MAX_SLOTS])
-    return ()
+            found = sorted(slot for score, slot in scored if score == best)
+            return tuple(dict.fromkeys([*named, *found]))[:MAX_SLOTS]
+    return tuple(named[:MAX_SLOTS])
+
+
+def _relation_slots(query: Query, worded: Mapping[Slot, int], index: EntityIndex) -> list[Slot]:
+    """The slots of an owner named by a relation the question asks of them ("Tariq's
+    flatmate": Tariq's `flatmate`; "Ana's husband": her `partner`), among those worded."""
+    found: list[Slot] = []
+    for match in _POSSESSIVE.finditer(query.text):
+        owner, first, second = match.groups()
+        owners = {k for k in (find_entity(index, owner), speaker_key(owner)) if k}
+        for noun in filter(None, (f"{first}_{second}" if second else None, first)):
+            attribute = ATTRIBUTE_SYNONYMS.get(noun, noun)
+            found += [
+                slot
+                for slot in worded
+                if slot[1] == attribute
+                and (slot[0] in owners or subject_entity(index, slot[0]) in owners)
+            ]
+    return sorted(dict.fromkeys(found))
 
 
 def asked_instant(query: Query, when: datetime) -> datetime:

@@ -238,3 +238,30 @@ def test_before_a_change_a_value_told_on_its_day_or_named_by_the_question_is_no_
     assert held_before_change(query, (told_with_it,), APR_2024 + timedelta(hours=1)) == ()
     named = parse_query("Where did Maya live before Porto?", NOW)
     assert held_before_change(named, (PORTO,), APR_2024) == ()
+
+
+def test_who_is_someones_relation_asks_the_owners_slot_of_that_name() -> None:
+    # "my flatmate Josh" reads as Tariq's `flatmate`; Tariq's brother's city is no answer.
+    tariq = speaker_key("Tariq")
+    josh = fact(tariq, "Tariq", "flatmate", "Josh", "Tariq's flatmate is Josh", JAN_2023)
+    leeds = fact(kin_key(tariq, "brother"), "Tariq's brother", "lives_in", "Leeds", "", JAN_2023)
+    index = build({"l1": read_leaf([said("My flatmate Josh cooks.", "Tariq")])})
+    observed = (josh, leeds)
+    assert asked_slots(parse_query("Who is Tariq's flatmate?"), observed, index) == (
+        (tariq, "flatmate"),
+    )
+    # Asked of the relation, not who it is: the owner's slot of that name is not asked.
+    ask = parse_query("Which city does Tariq's flatmate live in?")
+    assert (tariq, "flatmate") not in asked_slots(ask, observed, index)
+
+
+def test_an_attribute_is_asked_by_the_nouns_extraction_reads_as_it() -> None:
+    # "my fiancé", "my wife": the partner slot; "my employer": works_at.
+    tom = fact(MAYA, "Maya", "partner", "Tom", "Maya's partner is Tom", JAN_2023)
+    index = maya_index()
+    assert asked_slots(parse_query("Who is Maya engaged to?"), (tom,), index) == (
+        (MAYA, "partner"),
+    )
+    assert asked_slots(parse_query("Who is Maya's wife?"), (tom,), index) == ((MAYA, "partner"),)
+    ask = parse_query("Who is Maya's employer now?")
+    assert asked_slots(ask, OBSERVED, index) == ((MAYA, "works_at"),)

@@ -30,9 +30,10 @@ GOLD_EXTRACTION = "kuset-gold"
 _GOLD_ENDPOINT = "http://kuset-gold.invalid/v1"
 
 
-@dataclass(frozen=True)
+@dataclass
 class GoldRead:
-    """One annotated fact in the shape of a model's reading (`fact_output.ReadFact`)."""
+    """One annotated fact in the shape of a model's reading (`fact_output.ReadFact`, whose
+    fields a frozen class would not match)."""
 
     subject: str
     attribute: str
