@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memstream.domain.calendar import on_window_clock, spelled_day
+from memstream.domain.fact_subjects import as_speakers
 from memstream.domain.fact_timeline import at, timelines_of
 from memstream.domain.facts import SINGLE_VALUED, SPEAKER_PREFIX, AtomicFact
 from memstream.domain.models import Fact, Level, MemoryNode, Summary, Window
@@ -64,6 +65,8 @@ def profile_knowledge(
     from, or first learned, in it)."""
     last = until if until is not None else window.end - timedelta(microseconds=1)
     learned = [f for f in said if f.recorded_at <= last and f.attribute not in LEFT_TO_SENTENCES]
+    # One person, one subject, as every read of the facts takes them (`fact_subjects`).
+    learned = list(as_speakers(learned))
     holding: list[AtomicFact] = []
     changes: list[Change] = []
     earlier: list[Change] = []

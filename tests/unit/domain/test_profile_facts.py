@@ -144,3 +144,12 @@ def test_a_profile_citing_a_message_no_fact_comes_from_any_more_is_stale() -> No
     assert not cites_unsaid(node, facts(PORTO, BERLIN))
     assert cites_unsaid(node, facts(BERLIN))  # Porto's message forgotten: the change line
     assert not cites_unsaid(replace(node, facts=()), [])  # a profile without fact lines
+
+
+def test_what_someone_told_of_a_speaker_is_replaced_by_what_the_speaker_says() -> None:
+    # Jon tells Maya's city by her name; she names the new one herself.
+    told = said("m4", "Maya moved to Porto.", JAN, speaker="Jon")
+    lines = knowledge_lines(profile_knowledge(facts(told, BERLIN), month(APR)), month(APR))
+    texts = [line.text for line in lines]
+    assert f"{CHANGED} Maya moved from Porto to Berlin (2 April 2024)" in texts
+    assert not any("lives in Porto" in t for t in texts)
