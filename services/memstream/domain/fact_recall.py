@@ -18,12 +18,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
+from memstream.domain.entities import name_key
 from memstream.domain.entity_index import EntityIndex, query_entities
 from memstream.domain.fact_timeline import Timeline, at
 from memstream.domain.fact_vocabulary import ATTRIBUTE_SYNONYMS, KIN
 from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact, kin_key, speaker_key
 from memstream.domain.knowledge import find_entity, subject_entity
-from memstream.domain.lexical import stem, term_set
+from memstream.domain.lexical import STOPWORDS, stem, term_set
 from memstream.domain.query import Query
 from memstream.domain.tokens import count_tokens
 
@@ -78,6 +79,7 @@ MAX_FACTS = 4
 
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 _WHO = re.compile(r"\s*who\b", re.IGNORECASE)
+_NAME_AFTER = re.compile(r"\s+([A-Z][\w-]*)")
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
 # Relations to a group of people: "Wei's parents" asks about them, never about Wei. Only
 # "parents" and "grandparents", who share a home, are in KIN, which extraction reads
@@ -91,9 +93,29 @@ _GROUP_KIN = frozenset({
 
 def asked_subjects(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], ...]:
     """The subjects a question may be about, in tiers, each an entity key or a fact subject
-    key: someone named by relation first ("Maya's brother": the brother, never Maya), then,
+    key: a name given right after a relation first ("Aino's old flatmate Veera": Veera),
+    then someone named by relation ("Maya's brother": the brother, never Maya), then,
     for a thing the owner has ("Grace's dog"), the owner; else everyone the question names
     (none: `asked_slots` turns to the speakers when the question says "I" or "my")."""
+    tiers = _relation_tiers(query, index)
+    apposed = _apposed(query, index)
+    return (apposed, *tiers) if apposed else tiers
+
+
+def _apposed(query: Query, index: EntityIndex) -> tuple[str, ...]:
+    """The name right after someone's relation ("Aino's old flatmate Veera"): whom the
+    question asks about, known to the index or not (a fact may be keyed by the name)."""
+    for match in _POSSESSIVE.finditer(query.text):
+        named = _NAME_AFTER.match(query.text, match.end())
+        if named is not None and named.group(1).casefold() not in STOPWORDS:
+            name = named.group(1)
+            found = find_entity(index, name)
+            return tuple(dict.fromkeys(k for k in (found, name_key(name), speaker_key(name)) if k))
+    return ()
+
+
+def _relation_tiers(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], ...]:
+    """`asked_subjects` past an apposed name: by relation, a thing's owner, or the names."""
     for match in _POSSESSIVE.finditer(query.text):
         owner, first, second = match.groups()
         for relation in filter(None, (f"{first} {second}" if second else None, first)):

@@ -265,3 +265,13 @@ def test_an_attribute_is_asked_by_the_nouns_extraction_reads_as_it() -> None:
     assert asked_slots(parse_query("Who is Maya's wife?"), (tom,), index) == ((MAYA, "partner"),)
     ask = parse_query("Who is Maya's employer now?")
     assert asked_slots(ask, OBSERVED, index) == ((MAYA, "works_at"),)
+
+
+def test_a_name_right_after_a_relation_is_whom_the_question_asks_about() -> None:
+    # "Aino's old flatmate Veera": Veera, not Aino (whose own slots would answer first).
+    index = build({"l1": read_leaf([said("My old flatmate Veera stayed in Kallio.", "Aino")])})
+    ask = parse_query("Which neighbourhood does Aino's old flatmate Veera live in?")
+    assert asked_subjects(ask, index)[0] == ("veera", speaker_key("Veera"))
+    # Known to the index or not: a fact may be keyed by the name alone.
+    unknown = parse_query("Where does Aino's flatmate Kaisa live?")
+    assert asked_subjects(unknown, index)[0] == ("kaisa", speaker_key("Kaisa"))
