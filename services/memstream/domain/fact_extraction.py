@@ -18,8 +18,8 @@ from memstream.domain.fact_grammar import (
     DURATIVE_HEAD,
     ELLIPTICAL_HEAD,
     HEAD,
-    HYPOTHETICAL,
     KIN_MENTION,
+    hypothetical,
     kin_alternation,
 )
 from memstream.domain.fact_kinds import slot_of_thing
@@ -231,12 +231,12 @@ def _stated_clauses(sentence: str) -> str:
     """The clauses of a statement before the first that weighs, wishes or plans ("Ellie is
     doing keto, so maybe a low-sugar option": Ellie is doing keto); "" when the first one
     does ("If we move to Berlin, ...") or a question holds one."""
-    hypothetical = HYPOTHETICAL.search(sentence)
-    if hypothetical is None:
+    found = hypothetical(sentence)
+    if found is None:
         return sentence
     if sentence.endswith("?"):
         return ""
-    bounds = [b.start() for b in _CLAUSE_BOUND.finditer(sentence, 0, hypothetical.start())]
+    bounds = [b.start() for b in _CLAUSE_BOUND.finditer(sentence, 0, found.start())]
     return sentence[: bounds[-1]].rstrip() if bounds else ""
 
 
