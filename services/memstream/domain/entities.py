@@ -57,6 +57,7 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
 _TAG = re.compile(r"<[^<>]{0,200}>|&[a-zA-Z]{2,8};")
 # What may follow an apposition: "my sister, Anna," / "Anna, my sister." / end of text.
 _APPOSITION_ENDS = frozenset({",", ".", "!", "?", ";", ")", ""})
+_OWNED_BY = frozenset({"my", "our"})  # the owners' words of a relation besides a possessive
 # How many possessives of relations a chain follows past the first ("my sister's husband's
 # brother"): a bound on what hostile text can make of one phrase.
 _MAX_CHAIN = 3
@@ -77,7 +78,10 @@ class Mention:
 
 def clean_text(text: str) -> str:
     """The text without markup, control characters or compatibility forms."""
-    text = _TAG.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    if not text.isascii():  # ASCII is its own NFKC form and holds none of _QUOTES
+        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    if "<" in text or "&" in text:  # every tag or entity opens with one of them
+        text = _TAG.sub(" ", text)
     if text.isprintable():
         # No character of a C category is printable: nothing to replace, and most chat
         # messages take this path rather than the loop over every character below.
@@ -190,7 +194,10 @@ def _relations(words: Words, speaker: str, used: set[int]) -> list[Mention]:
     """Kin and role references ("my sister", "Melanie's kids"), and the names given them."""
     found: list[Mention] = []
     text, shown, lows = words.text, words.shown, words.lows
-    for i, low in enumerate(lows):
+    # Only an owner's word can open one: most words are passed over without a step each.
+    owners = [i for i, word in enumerate(shown) if word.endswith("'s") or lows[i] in _OWNED_BY]
+    for i in owners:
+        low = lows[i]
         if low in ("my", "our") and speaker:
             owner = speaker
         elif i + 1 < len(words) and shown[i].endswith("'s") and words.is_name(i):
@@ -282,15 +289,15 @@ def _proper_names(words: Words, used: set[int]) -> list[Mention]:
     """Runs of capitalised words, joined by spaces or by "of"/"the" inside a name."""
     names: list[Mention] = []
     lows, written = words.lows, words.shown
-    i = 0
-    while i < len(words):
-        # Most words are not capitalised: told without a call.
-        if not written[i][0].isupper() or i in used or not words.is_name(i):
-            i += 1
+    count = len(written)
+    after_run = 0  # the words of a run read are not read again
+    # Most words are not capitalised: only those that are are stepped through.
+    for i in [i for i, word in enumerate(written) if word[0].isupper()]:
+        if i < after_run or i in used or not words.is_name(i):
             continue
         run = [i]
         j = i + 1
-        while j < len(words) and j not in used:
+        while j < count and j not in used:
             gap = words.gap(run[-1], j)
             if gap not in (" ",) or words.shown[run[-1]][-2:] in ("'s",):
                 break
@@ -300,21 +307,17 @@ def _proper_names(words: Words, used: set[int]) -> list[Mention]:
             elif (
                 lows[j] == "of"
                 and lows[j + 1 : j + 2] == ["the"]
-                and j + 2 < len(words)
+                and j + 2 < count
                 and words.is_name(j + 2)
             ):
                 run.extend((j, j + 1, j + 2))  # "Lord of the Rings"
                 j += 3
-            elif (
-                lows[j] in ("of", "de", "van", "von")
-                and j + 1 < len(words)
-                and words.is_name(j + 1)
-            ):
+            elif lows[j] in ("of", "de", "van", "von") and j + 1 < count and words.is_name(j + 1):
                 run.extend((j, j + 1))
                 j += 2
             else:
                 break
-        i = j
+        after_run = j
         if len(run) > MAX_NAME_TOKENS:
             continue  # a headline or shouting, not a name
         said = [words.shown[k] for k in run]

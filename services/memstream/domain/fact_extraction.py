@@ -17,14 +17,16 @@ from datetime import datetime
 from memstream.domain.fact_grammar import (
     DURATIVE_HEAD,
     ELLIPTICAL_HEAD,
-    HYPOTHETICAL,
+    HEAD,
     KIN_MENTION,
+    hypothetical,
     kin_alternation,
 )
 from memstream.domain.fact_kinds import slot_of_thing
 from memstream.domain.fact_patterns import PATTERNS, Pattern
 from memstream.domain.fact_referents import may_refer, referred_facts
 from memstream.domain.fact_time import began_at
+from memstream.domain.fact_triggers import TriggerIndex, trigger_index
 from memstream.domain.fact_values import (
     MAX_NAME_CHARS,
     MAX_VALUE_CHARS,
@@ -108,6 +110,9 @@ NAMED_SUBJECT = re.compile(
     r"goes|rents|settled|used|stopped|gave|broke|split|dropped|cancell?ed)\b)"
 )
 _WORD = re.compile(r"[a-z][a-z'-]*")
+# Every place a clause head begins: a pattern opening with one is tried only there, not at
+# every character of the sentence.
+_CLAUSE_HEAD = re.compile(f"(?={HEAD})")
 _PAST_STATE = re.compile(r"\b(?:used to|lived|worked)\b", re.IGNORECASE)
 # "I got a puppy for my niece", "a car for Ana": a gift, not the speaker's; "for my
 # birthday" or "for the ride to work" is no one else's.
@@ -128,13 +133,14 @@ _OPEN_SHAPES = {
     "studies": "subject", "diet": "diet", "car": "vehicle",
 }  # fmt: skip
 
-_NAMED_PATTERNS = tuple(pattern for pattern in PATTERNS if pattern.reads_names)
+_ALL_PATTERNS = trigger_index(PATTERNS)
+_NAMED_PATTERNS = trigger_index([pattern for pattern in PATTERNS if pattern.reads_names])
 # A reply leaving its subject out is the speaker's only as a message's first sentence: after
 # "Ana is great." or "My sister?", "Still a nurse" is about whoever was just named.
 _REPLY_PATTERNS = tuple(p for p in PATTERNS if p.regex.pattern.startswith(ELLIPTICAL_HEAD))
-_NOT_REPLY_PATTERNS = tuple(p for p in PATTERNS if p not in _REPLY_PATTERNS)
+_NOT_REPLY_PATTERNS = trigger_index([p for p in PATTERNS if p not in _REPLY_PATTERNS])
 # A question states only what it takes for granted ("my manager at Lumen").
-_PRESUPPOSED = tuple(pattern for pattern in PATTERNS if pattern.presupposed)
+_PRESUPPOSED = trigger_index([pattern for pattern in PATTERNS if pattern.presupposed])
 
 Subject = tuple[str, str]  # entity key and display name
 _Other = tuple[str, str | None]  # a relation and, when said, the name: ("sister", "Ana")
@@ -177,7 +183,9 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
             else:
                 stated = _shared_subject(stated)
                 patterns = (
-                    _NAMED_PATTERNS if names_only else (_NOT_REPLY_PATTERNS if index else PATTERNS)
+                    _NAMED_PATTERNS
+                    if names_only
+                    else (_NOT_REPLY_PATTERNS if index else _ALL_PATTERNS)
                 )
             yield from _sentence_facts(stated, message, speaker, user_id, before, patterns)
         before = _last_other(sentence) or before
@@ -223,12 +231,12 @@ def _stated_clauses(sentence: str) -> str:
     """The clauses of a statement before the first that weighs, wishes or plans ("Ellie is
     doing keto, so maybe a low-sugar option": Ellie is doing keto); "" when the first one
     does ("If we move to Berlin, ...") or a question holds one."""
-    hypothetical = HYPOTHETICAL.search(sentence)
-    if hypothetical is None:
+    found = hypothetical(sentence)
+    if found is None:
         return sentence
     if sentence.endswith("?"):
         return ""
-    bounds = [b.start() for b in _CLAUSE_BOUND.finditer(sentence, 0, hypothetical.start())]
+    bounds = [b.start() for b in _CLAUSE_BOUND.finditer(sentence, 0, found.start())]
     return sentence[: bounds[-1]].rstrip() if bounds else ""
 
 
@@ -238,24 +246,38 @@ def _sentence_facts(
     speaker: str,
     user_id: str,
     before: _Other | None,
-    patterns: Sequence[Pattern],
+    patterns: TriggerIndex,
 ) -> Iterator[AtomicFact]:
     lowered = sentence.lower()
-    words = frozenset(_WORD.findall(lowered))
+    words = _WORD.findall(lowered)
     if "'s " in lowered:
-        words |= {"is"}  # "she's a nurse", "Ana's on keto"
-    for pattern in patterns:
-        if not _may_match(pattern, words):
-            continue
-        for match in pattern.regex.finditer(sentence):
+        words.append("is")  # "she's a nurse", "Ana's on keto"
+    heads: list[int] | None = None
+    for pattern in patterns.candidates(words):
+        if pattern.headed:
+            if heads is None:
+                heads = [head.start() for head in _CLAUSE_HEAD.finditer(sentence)]
+            matches = _matches_at(pattern.regex, sentence, heads)
+        else:
+            matches = list(pattern.regex.finditer(sentence))
+        for match in matches:
             subject = _subject(match, sentence, speaker, before)
             if subject is not None:
                 yield from _facts(pattern, match, sentence, message, subject, user_id)
 
 
-def _may_match(pattern: Pattern, words: frozenset[str]) -> bool:
-    """Whether the sentence holds one of the words every sentence the pattern matches holds."""
-    return not pattern.triggers.isdisjoint(words)
+def _matches_at(regex: re.Pattern[str], sentence: str, starts: list[int]) -> list[re.Match[str]]:
+    """`regex.finditer(sentence)` for a regex that can match only at `starts` (ascending):
+    the leftmost match from each start on, the next tried where the last one ended."""
+    found: list[re.Match[str]] = []
+    end = 0
+    for start in starts:
+        if start >= end and (match := regex.match(sentence, start)) is not None:
+            if match.end() == start:  # empty: finditer's rules for those are not copied here
+                return list(regex.finditer(sentence))
+            found.append(match)
+            end = match.end()
+    return found
 
 
 def _shared_subject(sentence: str) -> str:

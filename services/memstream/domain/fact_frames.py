@@ -33,7 +33,7 @@ from memstream.domain.fact_extraction import (
     extract_facts,
     fact_sentence,
 )
-from memstream.domain.fact_grammar import HYPOTHETICAL, KIN_MENTION
+from memstream.domain.fact_grammar import KIN_MENTION, hypothetical
 from memstream.domain.fact_time import began_at
 from memstream.domain.fact_values import is_name, shaped
 from memstream.domain.facts import AtomicFact, make_fact, speaker_key, value_key
@@ -276,7 +276,7 @@ def _states_nothing_of_the_speaker(sentence: str) -> bool:
     """A question, a plan, a change weighed, or a sentence about someone else."""
     return (
         sentence.endswith("?")
-        or HYPOTHETICAL.search(sentence) is not None
+        or hypothetical(sentence) is not None
         or _WEIGHING.search(sentence) is not None
         or _SOMEONE_ELSE.search(sentence) is not None
         or NAMED_SUBJECT.search(sentence) is not None  # "Tom just landed in Lisbon"

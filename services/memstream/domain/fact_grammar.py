@@ -13,12 +13,30 @@ from memstream.domain.fact_vocabulary import KIN, PETS
 
 # A condition, a wish or a plan states nothing yet: "if we move to Berlin", "I want a dog";
 # "stopped going to the gym" is a habit ended, no plan.
+_HYPOTHETICAL_WORDS = (
+    "if", "would", "wish", "hope", "want", "wanna", "might", "maybe", "planning", "plan",
+    "going to", "gonna", "dream", "someday", "imagine", "should", "could",
+)  # fmt: skip
 HYPOTHETICAL = re.compile(
-    r"\b(?:if|would|wish|hope|want|wanna|might|maybe|planning|plan|(?<!stopped )(?<!quit )"
-    r"going to|gonna|dream|"
-    r"someday|imagine|should|could)\b",
+    r"\b(?:"
+    + "|".join(
+        rf"(?<!stopped )(?<!quit ){word}" if word == "going to" else word
+        for word in _HYPOTHETICAL_WORDS
+    )
+    + r")\b",
     re.IGNORECASE,
 )
+
+
+def hypothetical(sentence: str) -> re.Match[str] | None:
+    """`HYPOTHETICAL.search(sentence)`. An ASCII sentence (cased as only ASCII is) holding
+    none of its words as a substring is not searched: most sentences hold none."""
+    if sentence.isascii():
+        lowered = sentence.lower()
+        if not any(word in lowered for word in _HYPOTHETICAL_WORDS):
+            return None
+    return HYPOTHETICAL.search(sentence)
+
 
 # A clause head: start of a sentence, after a short fronted time phrase ("Since May, I..."),
 # after a comma, a semicolon or a dash, or after a joining word.

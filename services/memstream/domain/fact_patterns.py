@@ -54,6 +54,9 @@ class Pattern:
     # A possessive a question takes for granted: "Can you help me email my manager at Lumen?"
     # asks nothing about where the speaker works, and says it.
     presupposed: bool = False
+    # Whether the regex opens with the clause head (`fact_grammar.HEAD`): it can match only
+    # where a clause head begins.
+    headed: bool = False
 
     @property
     def reads_names(self) -> bool:
@@ -76,7 +79,9 @@ def _p(
     flags = 0 if shape in {"place", "name", "proper", "open"} else re.IGNORECASE
     regex = re.compile(("" if anywhere else HEAD) + pattern, flags)
     words = frozenset(triggers.split())
-    return Pattern(attribute, regex, shape, words, negated, certainty, fixed, presupposed)
+    return Pattern(
+        attribute, regex, shape, words, negated, certainty, fixed, presupposed, not anywhere
+    )
 
 
 def _i(pattern: str) -> str:

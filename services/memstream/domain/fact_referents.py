@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from memstream.domain.fact_grammar import HYPOTHETICAL, NAME
+from memstream.domain.fact_grammar import NAME, hypothetical
 from memstream.domain.fact_kinds import kind_of
 from memstream.domain.fact_values import CALENDAR_WORDS, is_name, shaped
 from memstream.domain.fact_vocabulary import PETS
@@ -158,7 +158,7 @@ class Referred:
 def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]:
     """What the message's sentences (in order) state of the speaker by a value named before."""
     for index, sentence in enumerate(sentences):
-        if sentence.endswith("?") or HYPOTHETICAL.search(sentence):
+        if sentence.endswith("?") or hypothetical(sentence):
             continue
         renamed = _RENAMED.search(sentence)
         if renamed is not None:  # the one construction naming its referent itself

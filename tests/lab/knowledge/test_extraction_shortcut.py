@@ -1,6 +1,7 @@
-"""The extractor passes over sentences without a subject word, and tries a pattern only on
-sentences holding one of its trigger words; over every turn of the knowledge-update set
-neither changes a fact, only how long extraction takes."""
+"""The extractor passes over sentences without a subject word, tries a pattern only on
+sentences holding one of its trigger words, and one opening with a clause head only where
+one begins; over every turn of the knowledge-update set none changes a fact, only how long
+extraction takes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import datetime
 import pytest
 
 from memstream.domain import fact_extraction
+from memstream.domain.fact_triggers import TriggerIndex
 from memstream.domain.models import SourceMessage
 from memstream_lab.knowledge.dataset import load_all, turn_events
 
@@ -48,6 +50,15 @@ def test_trying_only_patterns_whose_trigger_words_occur_changes_no_fact(
 ) -> None:
     said = messages()
     gated = fact_extraction.extract_facts(said, user_id="u")
-    monkeypatch.setattr(fact_extraction, "_may_match", lambda pattern, words: True)
+    monkeypatch.setattr(TriggerIndex, "candidates", lambda self, words: list(self.patterns))
     assert fact_extraction.extract_facts(said, user_id="u") == gated
     assert len({f.attribute for f in gated}) >= 5  # many patterns fired, not one
+
+
+def test_trying_patterns_only_where_a_clause_head_begins_changes_no_fact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    said = messages()
+    at_heads = fact_extraction.extract_facts(said, user_id="u")
+    monkeypatch.setattr(fact_extraction, "_CLAUSE_HEAD", re.compile(""))  # every position
+    assert fact_extraction.extract_facts(said, user_id="u") == at_heads

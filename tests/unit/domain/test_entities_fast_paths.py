@@ -67,3 +67,29 @@ def test_sentence_starts_of_capitals_are_the_plain_look_back_s(text: str) -> Non
     for i, word in enumerate(words.shown):
         if word[0].isupper():  # the only words asked
             assert words.opens_sentence(i) == plain_initial(text, words.starts[i]), (text, word)
+
+
+def plain_clean_text(text: str) -> str:
+    """`entities.clean_text` as first written: every text normalised, translated, untagged."""
+    text = entities._TAG.sub(" ", unicodedata.normalize("NFKC", text).translate(entities._QUOTES))
+    return "".join(
+        ch if not unicodedata.category(ch).startswith("C") else ("\n" if ch in "\r\n" else " ")
+        for ch in text
+    )
+
+
+# Text with tags, entities, curly quotes, compatibility forms and controls.
+MARKED_UP = st.lists(
+    st.sampled_from(
+        [*"Ab <>&;'\"\n\r\t\x00", "<b>", "&amp;", "&nbsp;", "\u2019", "\u201c", "\ufb01", "\uff1c"]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@given(MARKED_UP)
+@example("Tom &amp; Ana")
+@example("\uff1cb\uff1e bold")  # fullwidth angle brackets: a tag once normalised
+@example("caf\u00e9 <i>x</i>")
+def test_clean_text_is_the_plain_cleaning_s(text: str) -> None:
+    assert entities.clean_text(text) == plain_clean_text(text)
