@@ -78,3 +78,18 @@ async def test_two_conversations_end_to_end_then_resume(tmp_path: Path) -> None:
     assert second.meta["run"]["seconds"]["ingest_s"] == 0
     again = json.loads((out / RESULTS_JSON).read_text())
     assert [r["verdict"] for r in again["questions"]] == [r["verdict"] for r in records]
+
+
+async def test_with_the_gold_reader_the_facts_route_answers_every_question(tmp_path: Path) -> None:
+    """The set's own facts through the LLM backend's output path and the real write path:
+    a medication replaced, a wife's, a father's. Whatever reads the facts, what follows the
+    reading (keys, supersession, the route) must then answer them all."""
+    config = KnowledgeConfig(
+        out_dir=tmp_path / "gold", only=("ku36",), baselines=False, reader="gold"
+    )
+    report = await run_knowledge(config, Settings(), Console(file=io.StringIO()))
+    assert report.meta["run"]["fact_reader"] == "gold"
+    results = json.loads((tmp_path / "gold" / RESULTS_JSON).read_text())
+    facts = next(m for m in results["methods"] if m["name"] == FACTS)
+    assert facts["counts"]["all"]["questions"] == 5
+    assert facts["shares"]["all"] == 1.0
