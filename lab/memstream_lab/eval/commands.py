@@ -127,6 +127,14 @@ def knowledge(
         bool, typer.Option("--resume/--no-resume", help="Keep what an earlier run in OUT ingested.")
     ] = True,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines")] = True,
+    memory_llm: Annotated[
+        bool,
+        typer.Option(
+            "--memory-llm/--offline-memory",
+            help="Write memories and read facts with the LLM endpoint (MEMSTREAM_LLM_BASE_URL), "
+            "recall planning and gating with it too; a resumed run keeps what was ingested.",
+        ),
+    ] = False,
 ) -> None:
     """Publish the knowledge-update set through the pipeline, ask every question, score it."""
     try:
@@ -140,6 +148,7 @@ def knowledge(
         max_questions=max_questions,
         resume=resume,
         baselines=baselines,
+        memory_llm=memory_llm,
     )
     console = Console(stderr=True)
     report = asyncio.run(run_knowledge(config, Settings(), console))
