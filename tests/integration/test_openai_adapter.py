@@ -17,13 +17,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from openai import AsyncOpenAI
 
-from memstream.adapters.llm.fallback import FallbackLanguageModel
+from memstream.adapters.llm.fallback import FallbackLanguageModel, build_language_model
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.adapters.llm.openai import OpenAILanguageModel
 from memstream.domain.derivation import RULES_EXTRACTION
 from memstream.domain.facts import ENDED
 from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
 from memstream.domain.query import parse_query
+from memstream.settings import Settings
 
 from .local_server import serving
 
@@ -298,3 +299,22 @@ async def test_an_answer_outside_the_schema_falls_back_to_the_rules(endpoint: Ha
     assert [f.value for f in reading.facts] == ["Berlin"]
     assert reading.extraction == RULES_EXTRACTION  # what the leaf records: the rules read it
     assert failed == ["facts"] and usage.errors == {"invalid_output": 1}
+
+
+async def test_settings_choose_the_schema_and_the_answer_ceiling(endpoint: Harness) -> None:
+    fake = endpoint.fake
+    url = endpoint.url
+    held = build_language_model(Settings(llm_base_url=url, llm_json_schema=True, llm_max_tokens=64))
+    loose = build_language_model(Settings(llm_base_url=url))
+    assert isinstance(held, FallbackLanguageModel) and isinstance(loose, FallbackLanguageModel)
+
+    await held.write_segment(TURNS, [])
+    await loose.write_segment(TURNS, [])
+
+    enforced, plain = fake.requests
+    assert enforced["response_format"]["type"] == "json_schema"
+    assert enforced["response_format"]["json_schema"]["schema"]["required"] == ["text"]
+    assert enforced["max_tokens"] == 64
+    # The defaults: any JSON object, and the endpoint's own ceiling.
+    assert plain["response_format"] == {"type": "json_object"}
+    assert plain.get("max_tokens") is None

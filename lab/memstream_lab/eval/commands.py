@@ -136,6 +136,14 @@ def knowledge(
             "pipeline does with a perfect reader).",
         ),
     ] = "backend",
+    memory_llm: Annotated[
+        bool,
+        typer.Option(
+            "--memory-llm/--offline-memory",
+            help="Write memories and read facts with the LLM endpoint (MEMSTREAM_LLM_BASE_URL), "
+            "recall planning and gating with it too; a resumed run keeps what was ingested.",
+        ),
+    ] = False,
 ) -> None:
     """Publish the knowledge-update set through the pipeline, ask every question, score it."""
     if reader not in READERS:
@@ -152,6 +160,7 @@ def knowledge(
         resume=resume,
         baselines=baselines,
         reader=reader,
+        memory_llm=memory_llm,
     )
     console = Console(stderr=True)
     report = asyncio.run(run_knowledge(config, Settings(), console))

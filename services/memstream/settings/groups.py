@@ -233,6 +233,17 @@ class LlmSettings(BaseModel):
     api_key: SecretStr = Field(default=SecretStr(""), description="Key for the LLM endpoint.")
     timeout_s: float = Field(default=30.0, gt=0, description="Per-request LLM timeout.")
     max_retries: int = Field(default=3, ge=0, le=10, description="Retries on transient LLM errors.")
+    json_schema: bool = Field(
+        default=False,
+        description="Ask the endpoint to enforce each answer's JSON schema (llama.cpp, vLLM "
+        "and OpenAI do); off: only a JSON object, which more servers accept.",
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Ceiling on each answer's tokens; empty: the endpoint's own. A small model "
+        "held to a schema may pad its answer until the ceiling or the timeout.",
+    )
     prompt_version: str = Field(
         default="",
         max_length=64,

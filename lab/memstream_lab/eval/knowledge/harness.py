@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import CollectorRegistry
 from rich.console import Console
 from rich.progress import Progress
 
 from memstream.bootstrap import Container, connect
 from memstream.entrypoints.embedded.stack import EmbeddedStack
+from memstream.metrics import Metrics
 from memstream.settings import Settings
 from memstream_lab.eval.harness import STACK_DIR, stack_settings
 from memstream_lab.eval.ingestion import (
@@ -52,6 +54,7 @@ from memstream_lab.eval.knowledge.report import (
     record,
     write_report,
 )
+from memstream_lab.eval.llm_usage import llm_usage
 from memstream_lab.knowledge.dataset import (
     DATA_DIR,
     Conversation,
@@ -80,6 +83,9 @@ class KnowledgeConfig:
     # Who reads each L1's facts: the deployment's backend, or "gold": the set's own
     # annotations through the LLM backend's output path (`gold_reader`), a ceiling.
     reader: str = "backend"
+    # Write memories and read facts with `settings.llm`'s endpoint (recall plans and gates
+    # with it too); off, the offline backend writes whatever the environment names.
+    memory_llm: bool = False
 
 
 def select(
@@ -117,10 +123,13 @@ async def run_knowledge(
         _clear(out)
     out.mkdir(parents=True, exist_ok=True)
     seconds: dict[str, float] = {}
+    embedded = stack_settings(out, settings, memory_llm=config.memory_llm)
+    # With an endpoint, its usage and fallbacks are counted for the report.
+    metrics = Metrics(CollectorRegistry()) if embedded.llm.base_url else None
     async with AsyncExitStack() as running:
-        stack = await running.enter_async_context(EmbeddedStack(stack_settings(out, settings)))
+        stack = await running.enter_async_context(EmbeddedStack(embedded))
         # Segmenter and consolidator share this process: the online path embeds first.
-        opened = connect(stack.settings(), prioritise_online=True)
+        opened = connect(stack.settings(), metrics, prioritise_online=True)
         container = await running.enter_async_context(opened)
         if config.reader == GOLD:
             container = gold_container(container, chosen)
@@ -137,7 +146,10 @@ async def run_knowledge(
                 outcomes.append(await ask(method, chosen, progress))
                 seconds[f"{method.name}_s"] = round(time.perf_counter() - t0, 2)
     seconds["total_s"] = round(time.perf_counter() - started, 2)
-    report = KnowledgeReport(outcomes, _meta(config, settings, chosen, seconds), _notes(config))
+    meta = _meta(config, embedded, chosen, seconds)
+    if metrics is not None:
+        meta["run"]["llm_usage"] = llm_usage(metrics.registry)
+    report = KnowledgeReport(outcomes, meta, _notes(config, embedded))
     write_report(report, out)
     return report
 
@@ -214,7 +226,8 @@ def _meta(
             "seconds": seconds,
             "segment_by": settings.lifecycle.segment_by,
             "embedder": settings.embedding.backend,
-            "memory_llm": "offline",
+            "memory_llm": "endpoint" if settings.llm.base_url else "offline",
+            "llm_model": settings.llm.model if settings.llm.base_url else None,
             "fact_reader": config.reader,
             "machine": {
                 "python": platform.python_version(),
@@ -224,16 +237,23 @@ def _meta(
     }
 
 
-def _notes(config: KnowledgeConfig) -> list[str]:
+def _notes(config: KnowledgeConfig, settings: Settings) -> list[str]:
     gold = [
         "Facts were read by the set's own annotations through the LLM backend's output path "
         "(--reader gold): a ceiling for the reading, not a result of memstream's."
     ]
+    writer = (
+        f"Memories and facts were written by the LLM backend ({settings.llm.model}), the "
+        "offline rules standing in where it failed (run.llm_usage counts the fallbacks); "
+        "recall planned and gated with it too."
+        if settings.llm.base_url
+        else "Memories were written by the offline (extractive, no-LLM) backend."
+    )
     return (gold if config.reader == GOLD else []) + [
         "Questions about now are asked at the conversation's newest turn; past questions at "
         "their query_time.",
         "memstream's recall returns its facts first, then its memories; each carries its "
         "validity on the slots the question asks about (a memory stating none is scored on "
         "its text alone: past markers such as 'used to' still excuse a superseded value).",
-        "Memories were written by the offline (extractive, no-LLM) backend.",
+        writer,
     ]

@@ -124,6 +124,11 @@ def build_language_model(
         max_retries=0,  # OpenAILanguageModel retries, telling transient errors apart
     )
     primary = OpenAILanguageModel(
-        client, settings.llm.model, max_retries=settings.llm.max_retries, on_usage=on_usage
+        client,
+        settings.llm.model,
+        max_retries=settings.llm.max_retries,
+        on_usage=on_usage,
+        json_schema=settings.llm.json_schema,
+        max_tokens=settings.llm.max_tokens,
     )
     return FallbackLanguageModel(primary, OfflineLanguageModel(), on_fallback=on_fallback)

@@ -79,3 +79,20 @@ def test_the_command_passes_the_parsed_ids_and_refuses_a_bad_spec(
     refused = CliRunner().invoke(app, ["eval", "knowledge", "--out", out, "--only", "fresh"])
     assert refused.exit_code == 2 and "--only" in refused.output
     assert len(seen) == 2
+
+
+def test_the_command_writes_with_the_endpoint_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[KnowledgeConfig] = []
+
+    async def record(config: KnowledgeConfig, *_: Any) -> None:
+        seen.append(config)
+        raise _Stopped
+
+    monkeypatch.setattr(commands, "run_knowledge", record)
+    out = str(tmp_path / "run")
+    for flags in ([], ["--memory-llm"], ["--offline-memory"]):
+        ran = CliRunner().invoke(app, ["eval", "knowledge", "--out", out, *flags])
+        assert isinstance(ran.exception, _Stopped)
+    assert [c.memory_llm for c in seen] == [False, True, False]
