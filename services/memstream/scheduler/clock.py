@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
@@ -25,6 +25,13 @@ from memstream.ports import DueIndex, Publisher
 from memstream.scheduler.rebuilds import RebuildPacer
 
 log = logging.getLogger(__name__)
+
+# A degraded node is queued again at once, then after these waits, doubling: with an
+# endpoint that keeps failing, every tick re-queuing every degraded node would only add
+# load to it (and keep a backlog of closures that fail again).
+RETRY_FIRST_WAIT = timedelta(minutes=1)
+RETRY_LONGEST_WAIT = timedelta(hours=1)
+_DOUBLINGS = 6  # the first wait doubled this often passes the longest
 
 
 class ClockTicker:
@@ -45,6 +52,9 @@ class ClockTicker:
         self._retry_degraded = retry_degraded
         self._clock = clock
         self._degraded_indexed = False
+        # By degraded node: how often it was queued again, and when it may be next. Kept in
+        # memory: a restarted scheduler queues each once at once, then waits again.
+        self._retries: dict[tuple[str, str], tuple[int, datetime]] = {}
 
     async def tick_due_users(self) -> int:
         """Publish a tick for every user with something the clock may close; returns how many."""
@@ -57,11 +67,23 @@ class ClockTicker:
         return len(users)
 
     async def reconsolidate_degraded(self) -> int:
-        """Ask the consolidator to rewrite L2-L5 nodes the offline fallback wrote."""
+        """Ask the consolidator to rewrite L2-L5 nodes the offline fallback wrote: each at
+        once, then after a wait that doubles while it stays degraded (`RETRY_FIRST_WAIT`
+        up to `RETRY_LONGEST_WAIT`)."""
         if not self._retry_degraded:
             return 0
+        now = self._clock()
+        degraded = await self._tree.degraded()
+        # A node written again by the LLM is no longer listed: its count starts afresh.
+        listed = set(degraded)
+        self._retries = {k: v for k, v in self._retries.items() if k in listed}
         closures: list[Outbound] = []
-        for user_id, node_id in await self._tree.degraded():
+        for user_id, node_id in degraded:
+            attempts, due = self._retries.get((user_id, node_id), (0, now))
+            if due > now:
+                continue
+            wait = min(RETRY_FIRST_WAIT * 2 ** min(attempts, _DOUBLINGS), RETRY_LONGEST_WAIT)
+            self._retries[user_id, node_id] = (attempts + 1, now + wait)
             stored = await self._tree.get(user_id, node_id)
             if stored is None or stored.node.level == Level.SEGMENT:
                 continue  # L1 keeps its offline rendering: the raw turns are not kept

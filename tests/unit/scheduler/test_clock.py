@@ -137,3 +137,30 @@ async def test_a_failed_indexing_holds_up_no_tick_and_is_tried_again() -> None:
     await clock.run_once()
     await clock.run_once()
     assert tree.asked == 2
+
+
+async def test_a_node_that_stays_degraded_is_queued_again_ever_less_often() -> None:
+    tree, publisher = FakeTree(), FakePublisher()
+    session = node("session", Level.SESSION, degraded=True)
+    await tree.commit_nodes("ana", [StoredNode(session, "fp")], outbox=[])
+    now = [NOW]
+    clock = ClockTicker(
+        tree=tree,
+        publisher=publisher,
+        turns_topic="turns",
+        windows_topic="windows",
+        retry_degraded=True,
+        clock=lambda: now[0],
+    )
+    queued = []
+    # Ticks every 30 s: at once, then after 1, 2, 4, 8, 16 and 32 minutes, then every hour.
+    for tick in range(260):
+        now[0] = NOW + timedelta(seconds=30 * tick)
+        if await clock.reconsolidate_degraded():
+            queued.append(tick // 2)
+    assert queued == [0, 1, 3, 7, 15, 31, 63, 123]
+    # Written again by the LLM, then degraded again: queued at once, its count afresh.
+    await tree.commit_nodes("ana", [StoredNode(node("session", Level.SESSION, False), "fp")], [])
+    assert await clock.reconsolidate_degraded() == 0
+    await tree.commit_nodes("ana", [StoredNode(session, "fp")], outbox=[])
+    assert await clock.reconsolidate_degraded() == 1
