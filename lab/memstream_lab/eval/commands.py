@@ -148,6 +148,11 @@ def knowledge(
     """Publish the knowledge-update set through the pipeline, ask every question, score it."""
     if reader not in READERS:
         raise typer.BadParameter(f"one of {', '.join(READERS)}", param_hint="--reader")
+    if reader == "gold" and memory_llm:
+        # The gold reader stands in for the endpoint's reading: one or the other.
+        raise typer.BadParameter(
+            "the gold reader reads the facts itself", param_hint="--memory-llm"
+        )
     try:
         chosen = ids_in(only) if only is not None else None
     except ValueError as exc:

@@ -96,3 +96,12 @@ def test_the_command_writes_with_the_endpoint_only_when_asked(
         ran = CliRunner().invoke(app, ["eval", "knowledge", "--out", out, *flags])
         assert isinstance(ran.exception, _Stopped)
     assert [c.memory_llm for c in seen] == [False, True, False]
+
+
+def test_the_gold_reader_and_the_endpoints_reading_are_one_or_the_other(tmp_path: Path) -> None:
+    out = str(tmp_path / "run")
+    both = ["eval", "knowledge", "--out", out, "--reader", "gold", "--memory-llm"]
+    ran = CliRunner().invoke(app, both)
+    assert ran.exit_code == 2 and "gold reader" in ran.output
+    unknown = CliRunner().invoke(app, ["eval", "knowledge", "--out", out, "--reader", "model"])
+    assert unknown.exit_code == 2 and "backend, gold" in unknown.output
