@@ -19,7 +19,7 @@ from openai import AsyncOpenAI
 
 from memstream.adapters.llm.fallback import FallbackLanguageModel, build_language_model
 from memstream.adapters.llm.offline import OfflineLanguageModel
-from memstream.adapters.llm.openai import OpenAILanguageModel
+from memstream.adapters.llm.openai import InvalidOutput, OpenAILanguageModel
 from memstream.domain.derivation import RULES_EXTRACTION
 from memstream.domain.facts import ENDED
 from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Window
@@ -70,6 +70,7 @@ class Step:
     content: str = '{"text": "ok"}'
     status: int = 200
     delay_s: float = 0.0
+    finish_reason: str = "stop"  # "length": cut at the answer's token ceiling
 
 
 @dataclass
@@ -98,7 +99,7 @@ class FakeEndpoint:
                         {
                             "index": 0,
                             "message": {"role": "assistant", "content": step.content},
-                            "finish_reason": "stop",
+                            "finish_reason": step.finish_reason,
                         }
                     ],
                     "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
@@ -317,4 +318,19 @@ async def test_settings_choose_the_schema_and_the_answer_ceiling(endpoint: Harne
     assert enforced["max_tokens"] == 64
     # The defaults: any JSON object, and the endpoint's own ceiling.
     assert plain["response_format"] == {"type": "json_object"}
-    assert plain.get("max_tokens") is None
+    assert "max_tokens" not in plain  # not sent as null: some servers refuse a null ceiling
+
+
+async def test_an_answer_cut_at_its_token_ceiling_is_counted_as_truncated(
+    endpoint: Harness,
+) -> None:
+    fake = endpoint.fake
+    fake.script.append(Step('{"text": "Ana adopt', finish_reason="length"))
+    usage = UsageCounter()
+    client = AsyncOpenAI(base_url=endpoint.url, api_key="test", max_retries=0)
+    endpoint.clients.append(client)
+    held = OpenAILanguageModel(client, "test-model", on_usage=usage, max_tokens=8)
+    with pytest.raises(InvalidOutput, match="cut at its token ceiling"):
+        await held.write_segment(TURNS, [])
+    assert usage.errors == {"truncated": 1}
+    assert fake.requests[0]["max_tokens"] == 8

@@ -206,7 +206,11 @@ class OpenAILanguageModel:
                 messages=cast("list[ChatCompletionMessageParam]", messages),
                 response_format=self._response_format(schema),
                 temperature=self._temperature,
-                max_tokens=self._max_tokens,
+                # Omitted, not null, without a ceiling: some servers refuse a null one. (The
+                # client's own "not given" marker, whose type name changed across versions.)
+                max_tokens=self._max_tokens
+                if self._max_tokens is not None
+                else cast("Any", openai.NOT_GIVEN),
                 timeout=self._timeout_s if self._timeout_s is not None else openai.NOT_GIVEN,
             )
         except Exception as exc:
@@ -220,6 +224,13 @@ class OpenAILanguageModel:
             # Some compatible servers wrap JSON in a Markdown fence despite json_object mode.
             parsed = schema.model_validate_json(_FENCE.sub("", content or ""))
         except ValidationError as exc:
+            # An answer cut at its token ceiling is told apart: the cure is a higher ceiling
+            # (or a model that does not pad its JSON), not another prompt.
+            if response.choices and response.choices[0].finish_reason == "length":
+                self._report(operation, p, c, started, "truncated")
+                raise InvalidOutput(
+                    f"{operation}: the answer was cut at its token ceiling"
+                ) from exc
             self._report(operation, p, c, started, "invalid_output")
             raise InvalidOutput(f"{operation}: {exc.error_count()} validation errors") from exc
         self._report(operation, p, c, started, None)
