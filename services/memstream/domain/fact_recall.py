@@ -32,13 +32,17 @@ Slot = tuple[str, str]  # (subject, attribute) of one user's facts
 
 # Common English words for an attribute, beside its own name's words. General, not one
 # set's phrasing: the verbs and nouns any conversation asks a fact with.
+_PARTNER_WORDS = (
+    "partner dating date seeing married marry engaged engagement wife husband boyfriend"
+    " girlfriend spouse"
+)
+_CAR_WORDS = "car drive drives driving vehicle"
 _CUE_WORDS = {
     "lives_in": "live living lives home city town based reside neighbourhood neighborhood"
     " country move moved stay address",
     "works_at": "work works working employer employed company firm office workplace employ",
     "job": "job work works working role profession occupation career title living",
-    "relationship": "dating date seeing partner married marry engaged engagement wife"
-    " husband boyfriend girlfriend relationship single spouse",
+    "relationship": f"{_PARTNER_WORDS} relationship single",
     "diet": "diet eat eats eating meat vegan vegetarian food",
     "studies": "study studies studying school college university course learning learn"
     " attend degree major student",
@@ -53,14 +57,13 @@ _CUE_WORDS = {
     "studies_at": "school college university study studies studying attend attends student",
     "volunteers_at": "volunteer volunteers volunteering charity",
     "plays": "play plays playing instrument",
-    "car": "car drive drives driving vehicle",
+    "car": _CAR_WORDS,
     "motorbike": "motorbike motorcycle bike ride rides riding",
     "name": "name named call called",
     "surname": "surname name",
     # Open attributes a reader names often (`fact_output.read_attribute`).
-    "partner": "partner dating date seeing married marry engaged engagement wife"
-    " husband boyfriend girlfriend spouse",
-    "vehicle": "vehicle car drive drives driving ride rides riding bike motorbike",
+    "partner": _PARTNER_WORDS,
+    "vehicle": f"{_CAR_WORDS} ride rides riding bike motorbike",
     "doctor": "doctor gp physician",
 }
 # With the nouns extraction reads as each attribute ("my employer": works_at).
@@ -114,6 +117,12 @@ def _apposed(query: Query, index: EntityIndex) -> tuple[str, ...]:
     return ()
 
 
+def _keys_of(index: EntityIndex, name: str) -> tuple[str, ...]:
+    """The keys someone named may have: their entity's, if the index knows them, and a
+    speaker's."""
+    return tuple(k for k in (find_entity(index, name), speaker_key(name)) if k)
+
+
 def _relation_tiers(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], ...]:
     """`asked_subjects` past an apposed name: by relation, a thing's owner, or the names."""
     for match in _POSSESSIVE.finditer(query.text):
@@ -126,8 +135,7 @@ def _relation_tiers(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], 
             possessed = tuple(k for k in (found, kin_key(speaker_key(owner), relation)) if k)
             if kin:
                 return (possessed,)
-            owner_keys = tuple(k for k in (find_entity(index, owner), speaker_key(owner)) if k)
-            return (possessed, owner_keys)
+            return (possessed, _keys_of(index, owner))
     named = query_entities(index, query.text)
     speakers = tuple(speaker_key(index.entities[k].name) for k in named if k in index.entities)
     return ((*named, *speakers),) if named else ()
@@ -175,7 +183,7 @@ def _relation_slots(query: Query, worded: Mapping[Slot, int], index: EntityIndex
     found: list[Slot] = []
     for match in _POSSESSIVE.finditer(query.text):
         owner, first, second = match.groups()
-        owners = {k for k in (find_entity(index, owner), speaker_key(owner)) if k}
+        owners = set(_keys_of(index, owner))
         for noun in filter(None, (f"{first}_{second}" if second else None, first)):
             attribute = ATTRIBUTE_SYNONYMS.get(noun, noun)
             found += [
