@@ -94,13 +94,16 @@ class FactsView:
             timelines.pop(slot, None)
             touched.discard(slot)
 
+        # Each L1's facts keyed as speakers once a step, however many slots read them.
+        keyed: dict[str, tuple[AtomicFact, ...]] = {}
+
         def said(slot: Slot) -> list[AtomicFact]:
-            return [
-                f
-                for i in slot_leaves.get(slot, ())
-                for f in as_speakers(leaves[i], speakers)
-                if f.slot == slot
-            ]
+            found = []
+            for i in slot_leaves.get(slot, ()):
+                if i not in keyed:
+                    keyed[i] = as_speakers(leaves[i], speakers)
+                found += [f for f in keyed[i] if f.slot == slot]
+            return found
 
         # An ending told without its attribute closes the slots of its subject whose values
         # it names (`fact_endings`): a slot is derived with its subject's endings, and an
