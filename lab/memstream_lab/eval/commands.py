@@ -14,7 +14,7 @@ from memstream.settings import Settings
 from memstream_lab.eval.curve import parse_budgets
 from memstream_lab.eval.harness import EvalConfig, run_locomo
 from memstream_lab.eval.knowledge import report as knowledge_report
-from memstream_lab.eval.knowledge.harness import READERS, KnowledgeConfig, run_knowledge
+from memstream_lab.eval.knowledge.harness import GOLD, READERS, KnowledgeConfig, run_knowledge
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD, markdown
 from memstream_lab.knowledge.dataset import ids_in
 from memstream_lab.locomo import locomo_data_dir
@@ -148,7 +148,7 @@ def knowledge(
     """Publish the knowledge-update set through the pipeline, ask every question, score it."""
     if reader not in READERS:
         raise typer.BadParameter(f"one of {', '.join(READERS)}", param_hint="--reader")
-    if reader == "gold" and memory_llm:
+    if reader == GOLD and memory_llm:
         # The gold reader stands in for the endpoint's reading: one or the other.
         raise typer.BadParameter(
             "the gold reader reads the facts itself", param_hint="--memory-llm"

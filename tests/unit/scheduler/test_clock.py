@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,14 +17,19 @@ NOW = datetime(2024, 5, 6, 12, 0, tzinfo=UTC)
 T0 = NOW - timedelta(days=1)
 
 
-def ticker(tree: FakeTree, publisher: FakePublisher, retry_degraded: bool = True) -> ClockTicker:
+def ticker(
+    tree: FakeTree,
+    publisher: FakePublisher,
+    retry_degraded: bool = True,
+    clock: Callable[[], datetime] = lambda: NOW,
+) -> ClockTicker:
     return ClockTicker(
         tree=tree,
         publisher=publisher,
         turns_topic="turns",
         windows_topic="windows",
         retry_degraded=retry_degraded,
-        clock=lambda: NOW,
+        clock=clock,
     )
 
 
@@ -144,14 +150,7 @@ async def test_a_node_that_stays_degraded_is_queued_again_ever_less_often() -> N
     session = node("session", Level.SESSION, degraded=True)
     await tree.commit_nodes("ana", [StoredNode(session, "fp")], outbox=[])
     now = [NOW]
-    clock = ClockTicker(
-        tree=tree,
-        publisher=publisher,
-        turns_topic="turns",
-        windows_topic="windows",
-        retry_degraded=True,
-        clock=lambda: now[0],
-    )
+    clock = ticker(tree, publisher, clock=lambda: now[0])
     queued = []
     # Ticks every 30 s: at once, then after 1, 2, 4, 8, 16 and 32 minutes, then every hour.
     for tick in range(260):

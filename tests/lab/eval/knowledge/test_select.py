@@ -59,16 +59,22 @@ class _Stopped(Exception):
     """Raised by the stand-in harness once it has seen the configuration."""
 
 
-def test_the_command_passes_the_parsed_ids_and_refuses_a_bad_spec(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    seen: list[KnowledgeConfig] = []
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[KnowledgeConfig]:
+    """The configurations the command hands the harness, which stops at once."""
+    configs: list[KnowledgeConfig] = []
 
     async def record(config: KnowledgeConfig, *_: Any) -> None:
-        seen.append(config)
+        configs.append(config)
         raise _Stopped
 
     monkeypatch.setattr(commands, "run_knowledge", record)
+    return configs
+
+
+def test_the_command_passes_the_parsed_ids_and_refuses_a_bad_spec(
+    seen: list[KnowledgeConfig], tmp_path: Path
+) -> None:
     out = str(tmp_path / "run")
     ran = CliRunner().invoke(app, ["eval", "knowledge", "--out", out, "--only", "ku35-ku44"])
     assert isinstance(ran.exception, _Stopped)
@@ -82,15 +88,8 @@ def test_the_command_passes_the_parsed_ids_and_refuses_a_bad_spec(
 
 
 def test_the_command_writes_with_the_endpoint_only_when_asked(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    seen: list[KnowledgeConfig], tmp_path: Path
 ) -> None:
-    seen: list[KnowledgeConfig] = []
-
-    async def record(config: KnowledgeConfig, *_: Any) -> None:
-        seen.append(config)
-        raise _Stopped
-
-    monkeypatch.setattr(commands, "run_knowledge", record)
     out = str(tmp_path / "run")
     for flags in ([], ["--memory-llm"], ["--offline-memory"]):
         ran = CliRunner().invoke(app, ["eval", "knowledge", "--out", out, *flags])
