@@ -69,13 +69,19 @@ def sessions_in_published_order(conversation: Conversation) -> list[dict[str, An
     return sorted(conversation["sessions"], key=lambda s: s["published_order"])
 
 
+def event_id(said: dict[str, Any]) -> str:
+    """The event id of the turn a record names by its session and place (`session_id`,
+    `seq`): a turn's own, or an annotated fact's, which names the turn stating it."""
+    return f"{said['session_id']}-{said['seq']}"
+
+
 def turn_events(conversation: Conversation) -> Iterator[dict[str, Any]]:
     """The conversation as ``turn.v1`` values, session by session in published order."""
     for session in sessions_in_published_order(conversation):
         for turn in session["turns"]:
             yield {
                 "type": "turn.v1",
-                "event_id": f"{session['session_id']}-{turn['seq']}",
+                "event_id": event_id({"session_id": session["session_id"], **turn}),
                 "user_id": conversation["user_id"],
                 "session_id": session["session_id"],
                 "seq": turn["seq"],

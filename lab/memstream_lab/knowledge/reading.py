@@ -27,7 +27,14 @@ from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.facts import AtomicFact
 from memstream.domain.lexical import tokenize
 from memstream.domain.models import SourceMessage
-from memstream_lab.knowledge.dataset import DATA_DIR, Conversation, ids_in, load_all
+from memstream_lab.knowledge.dataset import (
+    DATA_DIR,
+    Conversation,
+    event_id,
+    ids_in,
+    load_all,
+    turn_events,
+)
 
 
 @dataclass(frozen=True)
@@ -52,15 +59,10 @@ class Reading:
 def messages_of(conversation: Conversation) -> dict[str, SourceMessage]:
     """Every turn of the conversation as the message the pipeline would see, by event id."""
     return {
-        f"{s['session_id']}-{t['seq']}": SourceMessage(
-            f"{s['session_id']}-{t['seq']}",
-            t["speaker"],
-            t["role"],
-            t["text"],
-            datetime.fromisoformat(t["ts"]),
+        e["event_id"]: SourceMessage(
+            e["event_id"], e["speaker"], e["role"], e["text"], datetime.fromisoformat(e["ts"])
         )
-        for s in conversation["sessions"]
-        for t in s["turns"]
+        for e in turn_events(conversation)
     }
 
 
@@ -70,7 +72,7 @@ def score_reading(conversations: Iterable[Conversation]) -> Reading:
     for conversation in conversations:
         messages = messages_of(conversation)
         for fact in conversation["facts"]:
-            message = messages[f"{fact['session_id']}-{fact['seq']}"]
+            message = messages[event_id(fact)]
             facts = extract_facts((message,), user_id=conversation["user_id"])
             naming = [f for f in facts if _names_value(f, fact["value"])]
             annotated += 1

@@ -6,24 +6,18 @@ extraction takes."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 import pytest
 
 from memstream.domain import fact_extraction
 from memstream.domain.fact_triggers import TriggerIndex
 from memstream.domain.models import SourceMessage
-from memstream_lab.knowledge.dataset import load_all, turn_events
+from memstream_lab.knowledge.dataset import load_all
+from memstream_lab.knowledge.reading import messages_of
 
 
 def messages() -> list[SourceMessage]:
-    return [
-        SourceMessage(
-            t["event_id"], t["speaker"], t["role"], t["text"], datetime.fromisoformat(t["ts"])
-        )
-        for conversation in load_all()
-        for t in turn_events(conversation)
-    ]
+    return [m for conversation in load_all() for m in messages_of(conversation).values()]
 
 
 def test_skipping_sentences_without_a_subject_word_changes_no_fact(

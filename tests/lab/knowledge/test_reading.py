@@ -9,8 +9,8 @@ def conversation(text: str, **fact: str) -> dict:
     turn = {"seq": 0, "speaker": "Maya", "role": "user", "text": text,
             "ts": "2024-04-02T10:00:00+00:00"}  # fmt: skip
     annotated = {"subject": "Maya", "session_id": "s1", "seq": 0, **fact}
-    return {"user_id": "u1", "sessions": [{"session_id": "s1", "turns": [turn]}],
-            "facts": [annotated]}  # fmt: skip
+    session = {"session_id": "s1", "published_order": 1, "turns": [turn]}
+    return {"user_id": "u1", "tz": "UTC", "sessions": [session], "facts": [annotated]}
 
 
 def test_a_value_the_rules_read_in_its_slot_counts_as_read_and_slotted() -> None:

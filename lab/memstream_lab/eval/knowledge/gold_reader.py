@@ -21,7 +21,7 @@ from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.bootstrap import Container
 from memstream.domain.facts import Certainty, FactReading
 from memstream.domain.models import MemoryNode
-from memstream_lab.knowledge.dataset import Conversation
+from memstream_lab.knowledge.dataset import Conversation, event_id
 
 # What the L1s of a gold run record as their extraction (`derivation.extraction`).
 GOLD_EXTRACTION = "kuset-gold"
@@ -49,9 +49,9 @@ def gold_reads(conversation: Conversation) -> dict[str, list[GoldRead]]:
     """The conversation's annotated facts by the event id of the message stating each."""
     reads: dict[str, list[GoldRead]] = {}
     for fact in conversation["facts"]:
-        event_id = f"{fact['session_id']}-{fact['seq']}"
+        stating = event_id(fact)
         owner, _, relation = fact["subject"].partition("'s ")
-        reads.setdefault(event_id, []).append(
+        reads.setdefault(stating, []).append(
             GoldRead(
                 subject=relation or owner,
                 relation_of=owner if relation else None,
@@ -60,7 +60,7 @@ def gold_reads(conversation: Conversation) -> dict[str, list[GoldRead]]:
                 negated=fact["change"] == "ended",
                 since=fact["valid_from"][:10],
                 certainty="stated" if fact["stated"] == "explicit" else "implied",
-                source_ids=[event_id],
+                source_ids=[stating],
             )
         )
     return reads

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from memstream.domain.facts import speaker_key
-from memstream.domain.models import Level, MemoryNode, SourceMessage
+from memstream.domain.models import Level, MemoryNode
 from memstream_lab.eval.knowledge.gold_reader import GOLD_EXTRACTION, GoldFactReader, gold_reads
-from memstream_lab.knowledge.dataset import load_all
+from memstream_lab.knowledge.dataset import event_id, load_all
+from memstream_lab.knowledge.reading import messages_of
 
 
 def _leaf(conversation: dict, *event_ids: str) -> MemoryNode:
-    turns = {
-        f"{s['session_id']}-{t['seq']}": t for s in conversation["sessions"] for t in s["turns"]
-    }
-    messages = tuple(
-        SourceMessage(
-            i, turns[i]["speaker"], turns[i]["role"], turns[i]["text"],
-            datetime.fromisoformat(turns[i]["ts"]),
-        )
-        for i in event_ids
-    )  # fmt: skip
+    said = messages_of(conversation)
+    messages = tuple(said[i] for i in event_ids)
     at = messages[0].ts
     return MemoryNode(
         "l1", conversation["user_id"], Level.SEGMENT, at, at, "...",
@@ -41,20 +32,15 @@ async def test_a_leaf_gets_the_facts_of_its_messages_keyed_as_a_models_would_be(
     [ku36] = [c for c in load_all() if c["conversation_id"] == "ku36"]
     annotated = [f for f in ku36["facts"] if f["subject"] == "Bashir"]
     first = annotated[0]
-    event_id = f"{first['session_id']}-{first['seq']}"
-    reading = await GoldFactReader([ku36]).read_facts(_leaf(ku36, event_id))
+    stating = event_id(first)
+    reading = await GoldFactReader([ku36]).read_facts(_leaf(ku36, stating))
     assert reading.extraction == GOLD_EXTRACTION
     [fact] = [f for f in reading.facts if f.attribute == "medication"]
     assert (fact.subject, fact.value, fact.source_ids) == (
         speaker_key("Bashir"),
         first["value"],
-        (event_id,),
+        (stating,),
     )
     # A message no annotation names gives nothing.
-    unnamed = next(
-        f"{s['session_id']}-{t['seq']}"
-        for s in ku36["sessions"]
-        for t in s["turns"]
-        if t["role"] == "assistant"
-    )
+    unnamed = next(i for i, m in messages_of(ku36).items() if m.role == "assistant")
     assert (await GoldFactReader([ku36]).read_facts(_leaf(ku36, unnamed))).facts == ()
