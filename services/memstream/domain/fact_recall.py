@@ -41,7 +41,9 @@ _CUE_WORDS = {
     "lives_in": "live living lives home city town based reside neighbourhood neighborhood"
     " country move moved stay address",
     "works_at": "work works working employer employed company firm office workplace employ",
-    "job": "job work works working role profession occupation career title living",
+    # Not "living": its stem is "live", which asks where someone lives ("for a living" is
+    # read as a phrase, `_asking_words`).
+    "job": "job work works working role profession occupation career title",
     "relationship": f"{_PARTNER_WORDS} relationship single",
     "diet": "diet eat eats eating meat vegan vegetarian food",
     "studies": "study studies studying school college university course learning learn"
@@ -280,7 +282,19 @@ def _overlap(query: Query, slot: Slot, versions: Sequence[AtomicFact]) -> int:
     words |= {stem(w) for w in slot[1].split("_")}
     for version in versions:
         words |= term_set(version.text) | term_set(version.value)
-    return len((query.term_set - names) & words)
+    return len((_asking_words(query) - names) & words)
+
+
+# "What does she do for a living?" asks her job; "living" alone asks where she lives.
+_FOR_A_LIVING = re.compile(r"\bfor an? living\b", re.IGNORECASE)
+_JOB = stem("job")
+
+
+def _asking_words(query: Query) -> frozenset[str]:
+    """The question's words as slots are matched with them: "for a living" is one word, job."""
+    if not _FOR_A_LIVING.search(query.text):
+        return query.term_set
+    return (query.term_set - {stem("living")}) | {_JOB}
 
 
 def _named(query: Query, versions: Sequence[AtomicFact]) -> Sequence[AtomicFact]:

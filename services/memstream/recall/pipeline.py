@@ -30,8 +30,10 @@ Decisions worth knowing:
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
   score 0: it is the first memory dropped when the token budget is short.
 - The gate removes memories, or, where they fill the budget, fits them after those it kept,
-  never in their place. When it cannot decide (LLM failure) the ungated set is returned
-  and `degraded` is set; a failed planner also sets `degraded`.
+  never in their place. It never removes a candidate leaf that a fact returned was read
+  from (`domain/fact_evidence.py`): the slot matched the fact, not the words. When it
+  cannot decide (LLM failure) the ungated set is returned and `degraded` is set; a failed
+  planner also sets `degraded`.
 - With knowledge on, the facts a question asks about are read beside the leaves
   (`recall/facts.py`): they come first, count in the token budget (their sentence and
   dates, at most `fact_recall.FACT_SHARE` of it), and every memory returned carries its
@@ -67,6 +69,7 @@ from datetime import UTC, datetime
 from memstream.domain.ended_values import closed_by_ended_values
 from memstream.domain.entity_index import EntityIndex
 from memstream.domain.excerpt import omitted_leaves, shorten_leaves
+from memstream.domain.fact_evidence import with_fact_evidence
 from memstream.domain.fact_recall import asked_instant, fit_facts, held_before_change
 from memstream.domain.facts import AtomicFact
 from memstream.domain.memory_validity import (
@@ -217,6 +220,7 @@ class RecallPipeline:
         else:
             gating = self._gate(self._llm, query, complexity, candidates)
             kept, gate_failed = await clock.time("gate", gating)
+            kept = with_fact_evidence(kept, candidates, asked.facts)
         if trace is not None:
             trace.gate(candidates, kept, gate_failed)
         instant = asked_instant(query, when)

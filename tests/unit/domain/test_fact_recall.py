@@ -125,6 +125,19 @@ def test_the_attribute_is_read_from_the_question_words() -> None:
     )
 
 
+def test_where_someone_lives_is_not_what_they_do_for_a_living() -> None:
+    # "living" stems to "live": read as a word it asked the job slot beside where she lives.
+    nurse = fact(MAYA, "Maya", "job", "nurse", "Maya is a nurse", APR_2024)
+    observed = (*OBSERVED, nurse)
+    index = maya_index()
+    assert asked_slots(parse_query("Where does Maya live now?"), observed, index) == (
+        (MAYA, "lives_in"),
+    )
+    assert asked_slots(parse_query("What does Maya do for a living?"), observed, index) == (
+        (MAYA, "job"),
+    )
+
+
 def test_a_question_sharing_no_word_with_any_slot_asks_none() -> None:
     assert asked_slots(parse_query("What does Maya think of jazz?"), OBSERVED, maya_index()) == ()
     assert asked_slots(parse_query("Where does Lena live?"), OBSERVED, maya_index()) == ()

@@ -225,3 +225,44 @@ async def test_the_index_is_read_once_and_facts_only_for_a_question_about_a_stat
         "fact_history",
         "facts",
     ]
+
+
+async def test_the_leaf_a_returned_fact_was_read_from_passes_a_gate_that_left_it_out() -> None:
+    # The gate keeps leaves by the question's words; the move was told in others.
+    moved = "We moved to Berlin last week, boxes everywhere."
+    tree_leaves = [leaf("l-porto"), leaf("l-trip")]
+    message = SourceMessage("m-l-moved", "Maya", "user", moved, APR_2024)
+    tree_leaves.append(
+        MemoryNode(
+            id="l-moved",
+            user_id="u1",
+            level=Level.SEGMENT,
+            t_start=APR_2024,
+            t_end=APR_2024 + timedelta(minutes=5),
+            text=f"Maya: {moved}",
+            source_ids=(message.event_id,),
+            speakers=("Maya",),
+            messages=(message,),
+        )
+    )
+    tree = FakeTree(tree_leaves)
+    tree._apply_knowledge("u1", knowledge_change(tree_leaves))
+
+    async def by_words(
+        llm: LanguageModel, query: Query, complexity: Complexity, candidates: list[RecalledMemory]
+    ) -> tuple[list[RecalledMemory], bool]:
+        return [m for m in candidates if "live" in m.node.text], False
+
+    pipeline = RecallPipeline(
+        tree=tree,  # type: ignore[arg-type]
+        index=FakeIndex(tree, scores={"l-porto": 0.9, "l-trip": 0.6, "l-moved": 0.3}),
+        embedder=FakeEmbedder(),
+        llm=FakeLLM(),
+        options=replace(RecallOptions(), default_max_tokens=10_000),
+        gate=by_words,
+        knowledge=tree,
+    )
+    result = await pipeline.recall(ask("Where does Maya live these days?"))
+    assert [f.value for f in result.facts] == ["Berlin"]
+    order = [m.node.id for m in result.memories]
+    assert order[0] == "l-moved" and "l-trip" not in order

@@ -1,0 +1,46 @@
+"""A returned fact's telling goes on past the gate when nothing kept tells it.
+
+A fact recall returns for a question about a state ("Rosa lives in Montreal") was read from
+a message; the leaf holding that message is where the user said it. The gate keeps a leaf
+for the words it shares with the question, and the sentence that told a change seldom
+shares them: "We moved to Montreal last week" holds no word of "Where does Rosa live now?",
+while "I live in Lyon", said months before, holds two. Left to the gate, the memories
+returned beside the current fact may all be stale ones. A fact is matched to the question by
+its slot, not its words, so the leaf it comes from answers the question as much as the fact
+does: when no memory the gate kept holds any message the fact was read from, the newest
+candidate leaf that does goes on beside them, and the fit and the validity order place it
+as any other. One leaf a fact, and none where the memories already tell it: a telling often
+names what it replaced ("I left the architecture firm"), which a reader takes for a change
+but a second copy of adds nothing. Only leaves already among the candidates: reading more
+would cost a store round trip on every such question. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memstream.domain.facts import AtomicFact
+from memstream.domain.models import Level
+from memstream.domain.ranking import RecalledMemory
+
+
+def with_fact_evidence(
+    kept: Sequence[RecalledMemory],
+    candidates: Sequence[RecalledMemory],
+    facts: Sequence[AtomicFact],
+) -> list[RecalledMemory]:
+    """What the gate kept, then, for each of `facts` no kept memory holds a source message
+    of, the newest candidate leaf that does."""
+    told = {source for m in kept for source in m.node.source_ids}
+    passed = {m.node.id for m in kept}
+    leaves = [m for m in candidates if m.node.level is Level.SEGMENT and m.node.id not in passed]
+    evidence: dict[str, RecalledMemory] = {}
+    for fact in facts:
+        sources = set(fact.source_ids)
+        if not sources or not sources.isdisjoint(told):
+            continue
+        telling = [m for m in leaves if not sources.isdisjoint(m.node.source_ids)]
+        if telling:
+            newest = max(telling, key=lambda m: m.node.t_end)
+            evidence.setdefault(newest.node.id, newest)
+    return [*kept, *evidence.values()]
