@@ -259,6 +259,12 @@ PATTERNS: tuple[Pattern, ...] = (
        _WORK_WORDS),
     _p("works_at", rf"{WHO}\s+{ADV}(?:got|started|landed|took)\s+{DET}\s+(?:new\s+)?"
        rf"(?:job|position|role)\s+(?:at|with)\s+{VALUE}", "org", "job position role"),
+    # Starting at a named organisation, in a sentence that speaks of work: "I started at
+    # Jean Coutu on Monday, same job, new country". Without a word of work it is where a
+    # walk or a tour began ("we started at Shibuya and ended up in Shinjuku").
+    _p("works_at", rf"(?=[^.!?]*\b(?:job|work|shifts?|office|colleagues?|boss|manager|team|"
+       rf"role|position|hired|contract)\b){WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}started\s+"
+       rf"(?:work(?:ing)?\s+)?at\s+{NAMED_VALUE}", "employer", "started"),
     # "I joined Brightwave as a data engineer": an employer, and the job below.
     _p("works_at", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}joined\s+{VALUE}"
        rf"(?=\s+(?:\w+\s+)?as\s+an?\s)", "org", "joined"),
@@ -470,6 +476,8 @@ PATTERNS: tuple[Pattern, ...] = (
     # A partner, named: "I'm dating Tomás"; "Javier and I split up" ends one.
     _p("partner", rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}(?:dating|seeing|engaged to|"
        rf"married to)\s+{NAMED_VALUE}", "name", "dating seeing engaged married"),
+    _p("partner", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:married|wed)\s+{NAMED_VALUE}",
+       "name", "married wed"),
     _p("partner", rf"{WHO}{HAVE_BEEN}\s+{ADV}with\s+{NAMED_VALUE}(?=\s+(?i:for|since)\b)",
        "name", "with"),
     _p("partner", rf"{NAMED_VALUE}\s+(?i:and\s+(?P<me>I)\s+(?:just\s+|finally\s+)?(?:got married|"

@@ -13,6 +13,7 @@ import re
 from datetime import datetime, timedelta
 
 from memstream.domain.calendar import MONTH_NAMES
+from memstream.domain.event_time import resolve_relative_times
 
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -48,6 +49,12 @@ _NOT_SINCE = re.compile(
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I)
 _SINCE_MONTH = re.compile(rf"\bsince\s+(?:last\s+)?{_MONTH}\b", re.I)
 _YEAR = re.compile(r"\b(?:since|in)\s+(?P<year>(?:19|20)\d\d)\b", re.I)
+# "I went vegan in January": the latest such month begun. Not in a clause about what is to
+# come ("I start there in May"): there the month is ahead, and the fact holds from when said.
+_IN_MONTH = re.compile(rf"\bin\s+(?:early\s+|late\s+|mid-?)?{_MONTH}\b(?!\s+\d)", re.I)
+_AHEAD = re.compile(
+    r"\b(?:will|'ll|going to|gonna|plan|planning|next|start|starts|starting)\b", re.I
+)
 _LAST = re.compile(r"\b(?P<which>last|this)\s+(?P<unit>month|year)\b", re.I)
 _SEASON = re.compile(r"\blast\s+(?P<season>spring|summer|autumn|fall)\b", re.I)
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9}  # northern hemisphere
@@ -56,7 +63,15 @@ _YESTERDAY = re.compile(r"\byesterday\b", re.I)
 
 def began_at(clause: str, said_at: datetime) -> datetime:
     """When the state `clause` describes began; `said_at` when nothing in it says."""
-    resolvers = (_from_duration, _from_month, _from_year, _from_last, _from_season, _from_yesterday)
+    resolvers = (
+        _from_duration,
+        _from_month,
+        _from_year,
+        _from_last,
+        _from_season,
+        _from_yesterday,
+        _from_named_span,
+    )
     for resolve in resolvers:
         found = resolve(clause, said_at)
         if found is not None and found <= said_at:
@@ -99,6 +114,8 @@ def _from_duration(clause: str, said_at: datetime) -> datetime | None:
 
 def _from_month(clause: str, said_at: datetime) -> datetime | None:
     match = _SINCE_MONTH.search(clause)
+    if not match and not _AHEAD.search(clause):
+        match = _IN_MONTH.search(clause)
     if not match:
         return None
     month = next(
@@ -144,3 +161,15 @@ def _from_season(clause: str, said_at: datetime) -> datetime | None:
 
 def _from_yesterday(clause: str, said_at: datetime) -> datetime | None:
     return said_at - timedelta(days=1) if _YESTERDAY.search(clause) else None
+
+
+def _from_named_span(clause: str, said_at: datetime) -> datetime | None:
+    """The first day of the first past span the clause names as summaries resolve it
+    (`event_time`: "last week", "last weekend", "last Friday", "this week"), in the
+    speaker's own calendar: "We moved to Montreal last week" did not begin when said."""
+    for resolved in resolve_relative_times(clause, said_at):
+        span = resolved.span
+        if span is not None and span.start.date() <= said_at.date():
+            start = span.start
+            return datetime(start.year, start.month, start.day, tzinfo=said_at.tzinfo)
+    return None

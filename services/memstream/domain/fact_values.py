@@ -115,6 +115,13 @@ def shaped(shape: str, raw: str) -> str | None:
         # An organisation named as a school ("Perimeter College"): its name says the slot.
         org = shaped("org", raw)
         return org if org is not None and is_school(org) else None
+    if shape == "employer":
+        # A named organisation that is no school and no day: "started at Perimeter College"
+        # is studying there, "started at Easter" a time.
+        org = shaped("org", raw)
+        if org is None or not org[:1].isupper() or org.split()[0] in CALENDAR_WORDS:
+            return None
+        return None if is_school(org) else org
     if shape == "make":
         # A thing named by a known make ("Tecno Camon", "iPhone 12"): its kind is its slot.
         value = shaped("product", raw)

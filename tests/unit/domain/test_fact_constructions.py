@@ -55,6 +55,12 @@ MAYA = "speaker:maya"
         ("Berlin has been home for five months.", (MAYA, "lives_in", "Berlin", False),
          "Mom has been home for five months."),
         # Verb frames.
+        ("I started at Jean Coutu on Monday, same job.", (MAYA, "works_at", "Jean Coutu", False),
+         "We started at Shibuya and walked to Shinjuku."),
+        ("I started work at Lidl, the team is lovely.", (MAYA, "works_at", "Lidl", False),
+         "I started at Easter, a new job."),
+        ("I married Karim in June.", (MAYA, "partner", "Karim", False),
+         "I married young."),
         ("I joined Brightwave as a data engineer.", (MAYA, "works_at", "Brightwave", False),
          "I joined Brightwave's forum."),
         ("I'm a nurse at St Mary.", (MAYA, "works_at", "St Mary", False),
