@@ -255,6 +255,12 @@ PATTERNS: tuple[Pattern, ...] = (
        "org", "work works", negated=True),
     _p("works_at", rf"{WHO}\s+{ADV}(?:quit|left|lost)\s+{DET}\s+job\s+(?:at|with)\s+{VALUE}",
        "org", "job", negated=True),
+    # Leaving by notice: "I handed in my notice at Infosys", "she resigned from Arup".
+    _p("works_at", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}(?:handed\s+in|gave|given|put\s+in|"
+       rf"submitted|handed)\s+(?:my|his|her|their|our)\s+(?:notice|resignation)\s+(?:at|to)\s+"
+       rf"{VALUE}", "org", "notice resignation", negated=True),
+    _p("works_at", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}resigned\s+(?:from|at)\s+{VALUE}",
+       "org", "resigned", negated=True),
     _p("works_at", rf"{WHO}{_BE_ROLE}\s+{ADV}{_WORK}\s+(?:at|for)\s+{VALUE}", "org",
        _WORK_WORDS),
     _p("works_at", rf"{WHO}\s+{ADV}(?:got|started|landed|took)\s+{DET}\s+(?:new\s+)?"

@@ -49,8 +49,10 @@ _NOT_SINCE = re.compile(
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I)
 _SINCE_MONTH = re.compile(rf"\bsince\s+(?:last\s+)?{_MONTH}\b", re.I)
 _YEAR = re.compile(r"\b(?:since|in)\s+(?P<year>(?:19|20)\d\d)\b", re.I)
-# "I went vegan in January": the latest such month begun. Not in a clause about what is to
-# come ("I start there in May"): there the month is ahead, and the fact holds from when said.
+# "I went vegan in January": that month of the year it was said, if begun by then. Not a
+# month still ahead ("she's moving there in July", said in June, is this July, not last
+# July), nor in a clause about what is to come ("I start there in May"): the fact then
+# holds from when said.
 _IN_MONTH = re.compile(rf"\bin\s+(?:early\s+|late\s+|mid-?)?{_MONTH}\b(?!\s+\d)", re.I)
 _AHEAD = re.compile(
     r"\b(?:will|'ll|going to|gonna|plan|planning|next|start|starts|starting)\b", re.I
@@ -115,17 +117,25 @@ def _from_duration(clause: str, said_at: datetime) -> datetime | None:
 def _from_month(clause: str, said_at: datetime) -> datetime | None:
     match = _SINCE_MONTH.search(clause)
     if not match and not _AHEAD.search(clause):
-        match = _IN_MONTH.search(clause)
+        named = _IN_MONTH.search(clause)
+        if named is not None and _month_number(named) <= said_at.month:
+            return said_at.replace(
+                month=_month_number(named), day=1, hour=0, minute=0, second=0, microsecond=0
+            )
     if not match:
         return None
-    month = next(
-        i for i, name in enumerate(MONTH_NAMES, 1) if name.lower() == match["month"].lower()
-    )
+    month = _month_number(match)
     # The latest such month already begun; "since last May" said in May means a year ago.
     year = said_at.year if month < said_at.month else said_at.year - 1
     if month == said_at.month and "last" not in match.group(0).lower():
         year = said_at.year
     return said_at.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def _month_number(match: re.Match[str]) -> int:
+    return next(
+        i for i, name in enumerate(MONTH_NAMES, 1) if name.lower() == match["month"].lower()
+    )
 
 
 def _from_year(clause: str, said_at: datetime) -> datetime | None:

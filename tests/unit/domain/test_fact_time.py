@@ -27,8 +27,9 @@ SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         # A month named with "in": the latest one begun, unless the clause looks ahead.
         ("I went vegan in January", datetime(2023, 1, 1, tzinfo=UTC)),
         ("we moved in early May", datetime(2023, 5, 1, tzinfo=UTC)),
-        ("I married Karim in June", datetime(2022, 6, 1, tzinfo=UTC)),
-        ("I start there in June", SAID),
+        ("I married Karim in May", datetime(2023, 5, 1, tzinfo=UTC)),
+        ("she got the job, she's moving there in July", SAID),
+        ("I start there in March", SAID),
         ("we'll move in July", SAID),
         ("last year", datetime(2022, 1, 1, tzinfo=UTC)),
         ("last month", datetime(2023, 4, 1, tzinfo=UTC)),
