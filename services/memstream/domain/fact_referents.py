@@ -15,6 +15,10 @@ are read, each only where the referent is unambiguous (and a fifth, the other wa
   boat") before it in the message; its subject is that animal or thing ("Grace's dog").
   So is a renaming in one sentence ("I'm renaming the boat after Grandma: she'll be
   Solveig from now on", "we renamed our cat Miso");
+- *a name given by a possessive* ("My sister is visiting. Her name is Anjali", "We adopted a
+  puppy! His name's Coco"): the name of the one relation of the speaker's (of a fitting
+  gender: "his" is never "my sister") or the one pet or boat the speaker has, said before it
+  in the message, and nothing when both or two of either were said;
 - *a pet, then "mine" named* ("What vegetables are safe for a hamster? Mine, Mochi, keeps
   stealing cucumber"): the speaker has a pet of the one kind the sentence before names;
 - *a home taken, then where* ("We closed on the house! A little yellow place in Boulder
@@ -34,10 +38,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from memstream.domain.fact_grammar import NAME, hypothetical
+from memstream.domain.fact_grammar import KIN_WORDS, NAME, hypothetical
 from memstream.domain.fact_kinds import kind_of
 from memstream.domain.fact_values import CALENDAR_WORDS, is_name, shaped
-from memstream.domain.fact_vocabulary import PETS
+from memstream.domain.fact_vocabulary import FEMALE_KIN, MALE_KIN, PETS
 from memstream.domain.facts import value_key
 
 # "We've been seeing each other", "we're dating", "we've been together since May" (not "we
@@ -74,6 +78,11 @@ _MADE_THING = re.compile(
 _NAMED_BY_PRONOUN = re.compile(
     rf"\b(?:called|named|christened|calls|call)\s+(?:him|her|it)\s+(?P<name>{NAME})(?![\w'])"
 )
+# "Her name is Anjali", "his name's Bruno", opening the sentence.
+_NAME_IS = re.compile(
+    rf"^(?P<pron>(?i:his|her|their))\s+name(?:'s|\s+is)\s+(?P<name>{NAME})(?![\w'])"
+)
+_MY_KIN = re.compile(rf"\b(?i:my)\s+(?P<kin>(?i:{KIN_WORDS}))\b")
 # "Mine, Mochi, keeps stealing cucumber", "Mine is called Rex", "mine's named Luna".
 _MINE_NAMED = re.compile(
     rf"^(?:(?:well|and|ha|haha),?\s+)?(?i:mine)(?:,\s+(?P<name>{NAME}),|(?:'s|\s+is)\s+"
@@ -169,7 +178,13 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
         if not index:
             continue
         named = _NAMED_BY_PRONOUN.search(sentence)
-        if named is not None:
+        given = _NAME_IS.match(sentence)
+        if given is not None:
+            referent = _one_named(sentences[:index], given["pron"].lower())
+            if referent is not None and is_name([given["name"]]):
+                attribute, of = referent
+                yield Referred(attribute, given["name"], sentence, of=of)
+        elif named is not None:
             kind = _one_kind_owned([*sentences[:index], sentence[: named.start()]])
             if kind is not None and is_name([named["name"]]):
                 yield Referred("name", named["name"], sentence, of=kind)
@@ -219,6 +234,27 @@ def _one_person(sentences: Sequence[str], speaker: str) -> str | None:
             if kept is not None:
                 found.setdefault(value_key(kept), kept if match["name"] else None)
     return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _one_named(sentences: Sequence[str], pronoun: str) -> tuple[str, str | None] | None:
+    """Whom "her/his/their name is" names: the one relation of the speaker's said in these
+    sentences that the pronoun fits (the relation's slot: "sister"), or the one pet or boat
+    the speaker has ("name" of it); None when there are several, or both, or none."""
+    unfit = FEMALE_KIN if pronoun == "his" else MALE_KIN if pronoun == "her" else frozenset()
+    kin = {
+        relation
+        for sentence in sentences
+        for match in _MY_KIN.finditer(sentence)
+        if (relation := " ".join(match["kin"].lower().split())) not in unfit
+    }
+    # Any pet said counts, the speaker's or not: "My sister got a puppy. Her name is Coco".
+    pets = any(_PET_SAID.search(sentence) for sentence in sentences)
+    kind = _one_kind_owned(sentences)
+    if kind is not None and not kin:
+        return "name", kind
+    if len(kin) == 1 and not pets and kind is None:
+        return "_".join(kin.pop().split()), None
+    return None
 
 
 def _one_made_thing(sentence: str) -> str | None:

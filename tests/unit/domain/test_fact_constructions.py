@@ -226,6 +226,21 @@ def test_a_couple_said_reciprocally_takes_no_place_opening_a_sentence_for_the_pa
     assert (partner.value, partner.valid_from.month, partner.certainty) == ("Tomás", 3, "implied")
 
 
+def test_a_name_given_by_a_possessive_names_the_one_relation_or_pet_said_before_it() -> None:
+    sister = "My sister is visiting this weekend. Her name is Anjali, she's a doctor."
+    assert (MAYA, "sister", "Anjali", False) in summary(sister)
+    assert ("kin:maya:puppy", "name", "Coco", False) in summary(
+        "We adopted a puppy! Her name is Coco, a beagle."
+    )
+    for ambiguous in (
+        "My brother is visiting. Her name is Anjali.",  # "her" is no brother
+        "My sister and my mum came. Her name is Ana.",  # which of them
+        "We met a dog at the park. His name is Rex.",  # not the speaker's
+        "My sister got a puppy. Her name is Coco.",  # the sister or the puppy
+    ):
+        assert not any(f.value in {"Anjali", "Ana", "Rex", "Coco"} for f in facts_of(ambiguous))
+
+
 def test_a_name_given_by_a_pronoun_is_the_name_of_the_one_pet_the_speaker_has() -> None:
     assert ("kin:maya:dog", "name", "Biscuit", False) in summary(
         "We adopted a dog! A terrier mix, the shelter called him Biscuit."
