@@ -39,6 +39,7 @@ from memstream.domain.entity_lexicon import (
     TITLES,
 )
 from memstream.domain.entity_words import POSSESSIVE, Words, read_words
+from memstream.domain.fact_vocabulary import FEMALE_KIN, MALE_KIN
 
 EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
 MentionForm = Literal["name", "relation", "speaker"]
@@ -61,6 +62,8 @@ _OWNED_BY = frozenset({"my", "our"})  # the owners' words of a relation besides 
 # How many possessives of relations a chain follows past the first ("my sister's husband's
 # brother"): a bound on what hostile text can make of one phrase.
 _MAX_CHAIN = 3
+# "My sister is visiting. Her name is Anjali": a sentence opening by naming someone.
+_NAME_IS = re.compile(r"(?:^|[.!?]\s+)(?P<pron>[Hh]is|[Hh]er)\s+name(?:'s|\s+is)\s+(?=[A-Z])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +182,7 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     found.extend(_relations(words, speaker_shown, used))
     found.extend(_called(words, used))
     found.extend(_proper_names(words, used))
+    found = _named_by_possessive(text, found)
     found.sort(key=lambda m: m.start)
     return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
 
@@ -234,6 +238,28 @@ def _relations(words: Words, speaker: str, used: set[int]) -> list[Mention]:
             found.append(_name_mention(words, name_at, kind, key))
             used.add(name_at)
     return found
+
+
+def _named_by_possessive(text: str, found: list[Mention]) -> list[Mention]:
+    """The name a sentence gives by "her/his name is", as the alias of the one relation
+    named before it that the pronoun fits ("his" is never a sister); else as it was."""
+    match = _NAME_IS.search(text) if "name" in text else None
+    if match is None:
+        return found
+    at = match.end()
+    unfit = FEMALE_KIN if match["pron"].lower() == "his" else MALE_KIN
+    before = {m.key: m for m in found if m.form == "relation" and m.start < at}
+    if len(before) != 1:
+        return found  # none named, or which of them
+    (relation,) = before.values()
+    if relation.key.rsplit(" ", 1)[-1] in unfit:
+        return found
+    return [
+        Mention(m.name, m.key, relation.kind, m.form, m.weak, relation.key, m.start)
+        if m.form == "name" and m.start == at
+        else m
+        for m in found
+    ]
 
 
 def _called(words: Words, used: set[int]) -> list[Mention]:

@@ -60,6 +60,21 @@ def test_names_given_to_kin_in_each_word_order() -> None:
         assert anna.kind == "person"
 
 
+def test_a_name_given_by_a_possessive_is_the_one_relation_named_before_it() -> None:
+    found = _by_key("My sister is visiting. Her name is Anjali, she's a doctor.")
+    assert found["anjali"].alias_of == "caroline's sister"
+    assert found["anjali"].kind == "person"
+    assert _by_key("Our dog barks at night. His name is Bruno.")["bruno"].alias_of == (
+        "caroline's dog"
+    )
+    for text in (
+        "My brother is visiting. Her name is Anjali.",  # "her" is no brother
+        "My sister and my brother came. Her name is Anjali.",  # which of them
+        "Hi! Her name is Anjali.",  # no one named before
+    ):
+        assert _by_key(text)["anjali"].alias_of is None, text
+
+
 def test_a_vocative_before_a_kin_phrase_is_not_its_name() -> None:
     assert _by_key("Hi Anna, my sister says hi")["anna"].alias_of is None
 
