@@ -101,10 +101,11 @@ def asked_subjects(query: Query, index: EntityIndex) -> tuple[tuple[str, ...], .
     key: a name given right after a relation first ("Aino's old flatmate Veera": Veera),
     then someone named by relation ("Maya's brother": the brother, never Maya), then,
     for a thing the owner has ("Grace's dog"), the owner; else everyone the question names
-    (none: `asked_slots` turns to the speakers when the question says "I" or "my")."""
-    tiers = _relation_tiers(query, index)
+    (none: `asked_slots` turns to the speakers when the question says "I" or "my"). A name
+    given after a relation is the only subject: with nothing known of Veera, Aino's own
+    city is no answer to where Veera lives."""
     apposed = _apposed(query, index)
-    return (apposed, *tiers) if apposed else tiers
+    return (apposed,) if apposed else _relation_tiers(query, index)
 
 
 def _apposed(query: Query, index: EntityIndex) -> tuple[str, ...]:

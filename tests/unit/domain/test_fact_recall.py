@@ -288,3 +288,6 @@ def test_a_name_right_after_a_relation_is_whom_the_question_asks_about() -> None
     # Known to the index or not: a fact may be keyed by the name alone.
     unknown = parse_query("Where does Aino's flatmate Kaisa live?")
     assert asked_subjects(unknown, index)[0] == ("kaisa", speaker_key("Kaisa"))
+    # With nothing known of Veera, Aino's own city is no answer.
+    aino = fact(speaker_key("Aino"), "Aino", "lives_in", "Töölö", "Aino lives in Töölö", APR_2024)
+    assert asked_slots(ask, (aino,), index) == ()
