@@ -30,10 +30,10 @@ Decisions worth knowing:
 - When no recalled path reaches a profile (L5), the user's latest profile stands in, with
   score 0: it is the first memory dropped when the token budget is short.
 - The gate removes memories, or, where they fill the budget, fits them after those it kept,
-  never in their place. It never removes a candidate leaf that a fact returned was read
-  from (`domain/fact_evidence.py`): the slot matched the fact, not the words. When it
-  cannot decide (LLM failure) the ungated set is returned and `degraded` is set; a failed
-  planner also sets `degraded`.
+  never in their place. Where what it kept is stale at the asked time, the candidate leaf
+  a returned fact was read from goes on beside it (`domain/fact_evidence.py`): the slot
+  matched the fact, not the words. When it cannot decide (LLM failure) the ungated set is
+  returned and `degraded` is set; a failed planner also sets `degraded`.
 - With knowledge on, the facts a question asks about are read beside the leaves
   (`recall/facts.py`): they come first, count in the token budget (their sentence and
   dates, at most `fact_recall.FACT_SHARE` of it), and every memory returned carries its
@@ -220,9 +220,6 @@ class RecallPipeline:
         else:
             gating = self._gate(self._llm, query, complexity, candidates)
             kept, gate_failed = await clock.time("gate", gating)
-            kept = with_fact_evidence(kept, candidates, asked.facts)
-        if trace is not None:
-            trace.gate(candidates, kept, gate_failed)
         instant = asked_instant(query, when)
         before = query.state == "before" and bool(asked.versions)
         if before:
@@ -230,7 +227,10 @@ class RecallPipeline:
             # replaced hold then, and the one holding now is not yet true.
             instant = before_change(asked.versions, query.term_set, when) or instant
         if asked.versions:  # a state question whose slots have versions
-            kept = stale_below_holding(with_validity(kept, asked.versions), instant)
+            evidenced = with_fact_evidence(kept, candidates, asked.facts, asked.versions, instant)
+            kept = stale_below_holding(with_validity(evidenced, asked.versions), instant)
+        if trace is not None:
+            trace.gate(candidates, kept, gate_failed)
         order_start = time.perf_counter()
         budget = options.token_budget(max_tokens, query.aggregative)
         facts, fact_tokens = fit_facts(asked.facts, budget)

@@ -1,4 +1,4 @@
-"""A returned fact's telling goes on past the gate when nothing kept tells it."""
+"""A returned fact's telling goes on past the gate when what it kept shows only a stale value."""
 
 from __future__ import annotations
 
@@ -6,11 +6,34 @@ import dataclasses
 from datetime import UTC, datetime
 
 from memstream.domain.fact_evidence import with_fact_evidence
-from memstream.domain.facts import make_fact, speaker_key
+from memstream.domain.fact_timeline import history, timeline_of
+from memstream.domain.facts import AtomicFact, make_fact, speaker_key
 from memstream.domain.models import Level, MemoryNode
 from memstream.domain.ranking import RecalledMemory
 
+JANUARY = datetime(2025, 1, 10, tzinfo=UTC)
 JUNE = datetime(2025, 6, 2, tzinfo=UTC)
+NOW = datetime(2025, 9, 1, tzinfo=UTC)
+
+
+def lives_in(city: str, when: datetime, *sources: str) -> AtomicFact:
+    return make_fact(
+        user_id="rosa",
+        subject=speaker_key("Rosa"),
+        subject_name="Rosa",
+        attribute="lives_in",
+        value=city,
+        text=f"Rosa lives in {city}",
+        valid_from=when,
+        recorded_at=when,
+        source_ids=sources,
+    )
+
+
+VERSIONS = history(
+    timeline_of([lives_in("Lyon", JANUARY, "m-lyon"), lives_in("Montreal", JUNE, "m-moved")])
+)
+LYON_FACT, MONTREAL = VERSIONS
 
 
 def leaf(
@@ -28,18 +51,8 @@ def leaf(
     return RecalledMemory(node, 0.5)
 
 
-MONTREAL = make_fact(
-    user_id="rosa",
-    subject=speaker_key("Rosa"),
-    subject_name="Rosa",
-    attribute="lives_in",
-    value="Montreal",
-    text="Rosa lives in Montreal",
-    valid_from=JUNE,
-    recorded_at=JUNE,
-    source_ids=("m-moved", "m-settled"),
-)
-LYON = leaf("l-lyon", "m-lyon")
+LYON = leaf("l-lyon", "m-lyon", when=JANUARY)  # stale now: Montreal replaced it
+TRIP = leaf("l-trip", "m-trip")  # states nothing on where she lives
 MOVED = leaf("l-moved", "m-moved")
 SETTLED = leaf("l-settled", "m-settled", when=datetime(2025, 7, 1, tzinfo=UTC))
 SUMMARY = leaf("s-june", "m-moved", level=Level.SESSION)
@@ -49,29 +62,33 @@ def ids(memories: list[RecalledMemory]) -> list[str]:
     return [m.node.id for m in memories]
 
 
-def test_a_leaf_the_gate_left_out_joins_when_a_returned_fact_was_read_from_it() -> None:
-    kept = with_fact_evidence([LYON], [LYON, MOVED, SUMMARY], [MONTREAL])
-    assert ids(kept) == ["l-lyon", "l-moved"]
+def told(
+    kept: list[RecalledMemory], candidates: list[RecalledMemory], fact: AtomicFact = MONTREAL
+) -> list[str]:
+    return ids(with_fact_evidence(kept, candidates, [fact], VERSIONS, NOW))
+
+
+def test_beside_a_stale_memory_the_leaf_a_returned_fact_was_read_from_joins() -> None:
+    assert LYON_FACT.valid_to == JUNE and MONTREAL.valid_to is None
+    assert told([LYON], [LYON, MOVED, SUMMARY]) == ["l-lyon", "l-moved"]
+
+
+def test_beside_memories_that_do_not_go_stale_the_gate_decides_alone() -> None:
+    assert told([TRIP], [TRIP, MOVED]) == ["l-trip"]
 
 
 def test_only_leaves_join_and_nothing_comes_twice() -> None:
-    assert ids(with_fact_evidence([LYON], [LYON, SUMMARY], [MONTREAL])) == ["l-lyon"]
-    assert ids(with_fact_evidence([LYON], [LYON, MOVED], [MONTREAL, MONTREAL])) == [
-        "l-lyon",
-        "l-moved",
-    ]
+    assert told([LYON], [LYON, SUMMARY]) == ["l-lyon"]
+    twice = with_fact_evidence([LYON], [LYON, MOVED], [MONTREAL, MONTREAL], VERSIONS, NOW)
+    assert ids(twice) == ["l-lyon", "l-moved"]
 
 
 def test_of_several_tellings_the_newest_joins_and_none_when_one_was_kept() -> None:
-    candidates = [LYON, MOVED, SETTLED]
-    assert ids(with_fact_evidence([LYON], candidates, [MONTREAL])) == ["l-lyon", "l-settled"]
-    assert ids(with_fact_evidence([LYON, MOVED], candidates, [MONTREAL])) == ["l-lyon", "l-moved"]
-
-
-def test_without_facts_the_gate_decides_alone() -> None:
-    assert ids(with_fact_evidence([LYON], [LYON, MOVED], [])) == ["l-lyon"]
+    restated = dataclasses.replace(MONTREAL, source_ids=("m-moved", "m-settled"))
+    assert told([LYON], [LYON, MOVED, SETTLED], restated) == ["l-lyon", "l-settled"]
+    assert told([LYON, MOVED], [LYON, MOVED, SETTLED], restated) == ["l-lyon", "l-moved"]
 
 
 def test_a_leaf_holding_no_source_of_the_facts_stays_out() -> None:
     other = dataclasses.replace(MONTREAL, source_ids=("m-elsewhere",))
-    assert ids(with_fact_evidence([LYON], [LYON, MOVED], [other])) == ["l-lyon"]
+    assert told([LYON], [LYON, MOVED], other) == ["l-lyon"]
