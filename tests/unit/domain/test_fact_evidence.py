@@ -77,6 +77,24 @@ def test_beside_memories_that_do_not_go_stale_the_gate_decides_alone() -> None:
     assert told([TRIP], [TRIP, MOVED]) == ["l-trip"]
 
 
+def test_a_memory_stale_on_the_facts_slot_counts_though_it_holds_on_another() -> None:
+    # "I live in Lyon and work as a pharmacist": stale on where she lives, holding on her job.
+    nurse = make_fact(
+        user_id="rosa",
+        subject=speaker_key("Rosa"),
+        subject_name="Rosa",
+        attribute="job",
+        value="pharmacist",
+        text="Rosa is a pharmacist",
+        valid_from=JANUARY,
+        recorded_at=JANUARY,
+        source_ids=("m-lyon",),
+    )
+    both = (*VERSIONS, nurse)
+    joined = with_fact_evidence([LYON], [LYON, MOVED], [MONTREAL, nurse], both, NOW)
+    assert ids(joined) == ["l-lyon", "l-moved"]
+
+
 def test_only_leaves_join_and_nothing_comes_twice() -> None:
     assert told([LYON], [LYON, SUMMARY]) == ["l-lyon"]
     twice = with_fact_evidence([LYON], [LYON, MOVED], [MONTREAL, MONTREAL], VERSIONS, NOW)
