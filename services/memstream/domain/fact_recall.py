@@ -22,7 +22,7 @@ from memstream.domain.entities import name_key
 from memstream.domain.entity_index import EntityIndex, query_entities
 from memstream.domain.fact_timeline import Timeline, at
 from memstream.domain.fact_vocabulary import ATTRIBUTE_SYNONYMS, KIN
-from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact, kin_key, speaker_key
+from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact, kin_key, speaker_key, value_key
 from memstream.domain.knowledge import find_entity, subject_entity
 from memstream.domain.lexical import STOPWORDS, stem, term_set
 from memstream.domain.query import Query
@@ -84,6 +84,8 @@ MAX_FACTS = 4
 
 _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 _WHO = re.compile(r"\s*who\b", re.IGNORECASE)
+# "Who is Anjali?", "who's Karim": a name asked about alone.
+_WHO_IS = re.compile(r"\s*(?i:who)(?:'s|\s+(?i:is|was))\s+([A-Z][\w-]*)\s*\??\s*$")
 _NAME_AFTER = re.compile(r"\s+([A-Z][\w-]*)")
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
 # Relations to a group of people: "Wei's parents" asks about them, never about Wei. Only
@@ -157,11 +159,13 @@ def worded_slots(query: Query, facts: Iterable[AtomicFact]) -> dict[Slot, int]:
 def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -> tuple[Slot, ...]:
     """The slots of `facts` the question asks about, best first: of its first tier of
     subjects that has a slot sharing a word with the question, the slots sharing the most."""
+    facts = list(facts)
     worded = worded_slots(query, facts)
     # "Who is Tariq's flatmate?" asks Tariq's `flatmate` slot ("my flatmate Josh"), as well
     # as anything said of the flatmate themself; "Which school does Emily's daughter go
     # to?" asks only of the daughter.
     named = _relation_slots(query, worded, index) if _WHO.match(query.text) else []
+    named += _slots_naming(query, worded, facts)
     tiers = asked_subjects(query, index)
     if not tiers and _FIRST_PERSON.search(query.text):
         # "Where do I live now?" names no one: the asker is one of the speakers.
@@ -178,6 +182,19 @@ def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -
             found = sorted(slot for score, slot in scored if score == best)
             return tuple(dict.fromkeys([*named, *found]))[:MAX_SLOTS]
     return tuple(named[:MAX_SLOTS])
+
+
+def _slots_naming(
+    query: Query, worded: Mapping[Slot, int], facts: Iterable[AtomicFact]
+) -> list[Slot]:
+    """For "Who is Anjali?", the slots whose value is that name, whoever they are of
+    ("Devika's sister is Anjali"): who someone is, is what they are to the people talked
+    about."""
+    asked = _WHO_IS.match(query.text)
+    if asked is None:
+        return []
+    key = value_key(asked.group(1))
+    return sorted({f.slot[1:] for f in facts if f.slot[1:] in worded and value_key(f.value) == key})
 
 
 def _relation_slots(query: Query, worded: Mapping[Slot, int], index: EntityIndex) -> list[Slot]:

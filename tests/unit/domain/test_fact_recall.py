@@ -280,6 +280,13 @@ def test_an_attribute_is_asked_by_the_nouns_extraction_reads_as_it() -> None:
     assert asked_slots(ask, OBSERVED, index) == ((MAYA, "works_at"),)
 
 
+def test_who_someone_is_is_the_slot_whose_value_names_them() -> None:
+    nuno = fact(MAYA, "Maya", "brother", "Nuno", "Maya's brother is Nuno", APR_2023)
+    observed = (*OBSERVED, nuno)
+    assert asked_slots(parse_query("Who is Nuno?"), observed, maya_index()) == ((MAYA, "brother"),)
+    assert asked_slots(parse_query("Where is Nuno?"), observed, maya_index()) == ()
+
+
 def test_a_name_right_after_a_relation_is_whom_the_question_asks_about() -> None:
     # "Aino's old flatmate Veera": Veera, not Aino (whose own slots would answer first).
     index = build({"l1": read_leaf([said("My old flatmate Veera stayed in Kallio.", "Aino")])})
