@@ -16,18 +16,22 @@ JUNE = datetime(2025, 6, 2, tzinfo=UTC)
 NOW = datetime(2025, 9, 1, tzinfo=UTC)
 
 
-def lives_in(city: str, when: datetime, *sources: str) -> AtomicFact:
+def rosas(attribute: str, value: str, text: str, when: datetime, *sources: str) -> AtomicFact:
     return make_fact(
         user_id="rosa",
         subject=speaker_key("Rosa"),
         subject_name="Rosa",
-        attribute="lives_in",
-        value=city,
-        text=f"Rosa lives in {city}",
+        attribute=attribute,
+        value=value,
+        text=text,
         valid_from=when,
         recorded_at=when,
         source_ids=sources,
     )
+
+
+def lives_in(city: str, when: datetime, *sources: str) -> AtomicFact:
+    return rosas("lives_in", city, f"Rosa lives in {city}", when, *sources)
 
 
 VERSIONS = history(
@@ -79,19 +83,9 @@ def test_beside_memories_that_do_not_go_stale_the_gate_decides_alone() -> None:
 
 def test_a_memory_stale_on_the_facts_slot_counts_though_it_holds_on_another() -> None:
     # "I live in Lyon and work as a pharmacist": stale on where she lives, holding on her job.
-    nurse = make_fact(
-        user_id="rosa",
-        subject=speaker_key("Rosa"),
-        subject_name="Rosa",
-        attribute="job",
-        value="pharmacist",
-        text="Rosa is a pharmacist",
-        valid_from=JANUARY,
-        recorded_at=JANUARY,
-        source_ids=("m-lyon",),
-    )
-    both = (*VERSIONS, nurse)
-    joined = with_fact_evidence([LYON], [LYON, MOVED], [MONTREAL, nurse], both, NOW)
+    pharmacist = rosas("job", "pharmacist", "Rosa is a pharmacist", JANUARY, "m-lyon")
+    both = (*VERSIONS, pharmacist)
+    joined = with_fact_evidence([LYON], [LYON, MOVED], [MONTREAL, pharmacist], both, NOW)
     assert ids(joined) == ["l-lyon", "l-moved"]
 
 

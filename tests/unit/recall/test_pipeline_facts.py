@@ -36,10 +36,12 @@ SAID = {
 UNSTATED = {
     "l-tram": ("The tram woke me at five again, I need earplugs.", JAN_2023 + timedelta(days=90))
 }
+# The move to Berlin told in words the question does not share.
+MOVED = {"l-moved": ("We moved to Berlin last week, boxes everywhere.", APR_2024)}
 
 
 def leaf(node_id: str) -> MemoryNode:
-    text, when = {**SAID, **UNSTATED}[node_id]
+    text, when = {**SAID, **UNSTATED, **MOVED}[node_id]
     message = SourceMessage(f"m-{node_id}", "Maya", "user", text, when)
     return MemoryNode(
         id=node_id,
@@ -229,22 +231,7 @@ async def test_the_index_is_read_once_and_facts_only_for_a_question_about_a_stat
 
 async def test_the_leaf_a_returned_fact_was_read_from_passes_a_gate_that_left_it_out() -> None:
     # The gate keeps leaves by the question's words; the move was told in others.
-    moved = "We moved to Berlin last week, boxes everywhere."
-    tree_leaves = [leaf("l-porto"), leaf("l-trip")]
-    message = SourceMessage("m-l-moved", "Maya", "user", moved, APR_2024)
-    tree_leaves.append(
-        MemoryNode(
-            id="l-moved",
-            user_id="u1",
-            level=Level.SEGMENT,
-            t_start=APR_2024,
-            t_end=APR_2024 + timedelta(minutes=5),
-            text=f"Maya: {moved}",
-            source_ids=(message.event_id,),
-            speakers=("Maya",),
-            messages=(message,),
-        )
-    )
+    tree_leaves = [leaf("l-porto"), leaf("l-trip"), leaf("l-moved")]
     tree = FakeTree(tree_leaves)
     tree._apply_knowledge("u1", knowledge_change(tree_leaves))
 
