@@ -1,4 +1,4 @@
-"""A returned fact's telling goes on past the gate when nothing kept tells it.
+"""A returned fact's telling goes on past the gate beside a memory stale on its slot.
 
 A fact recall returns for a question about a state ("Rosa lives in Montreal") was read from
 a message; the leaf holding that message is where the user said it. The gate keeps a leaf

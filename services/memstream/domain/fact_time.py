@@ -116,20 +116,23 @@ def _from_duration(clause: str, said_at: datetime) -> datetime | None:
 
 def _from_month(clause: str, said_at: datetime) -> datetime | None:
     match = _SINCE_MONTH.search(clause)
-    if not match and not _AHEAD.search(clause):
-        named = _IN_MONTH.search(clause)
-        if named is not None and _month_number(named) <= said_at.month:
-            return said_at.replace(
-                month=_month_number(named), day=1, hour=0, minute=0, second=0, microsecond=0
-            )
     if not match:
-        return None
+        return _in_month(clause, said_at)
     month = _month_number(match)
     # The latest such month already begun; "since last May" said in May means a year ago.
     year = said_at.year if month < said_at.month else said_at.year - 1
     if month == said_at.month and "last" not in match.group(0).lower():
         year = said_at.year
     return said_at.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def _in_month(clause: str, said_at: datetime) -> datetime | None:
+    """The first of the month an "in January" names, of the year said, once begun."""
+    named = None if _AHEAD.search(clause) else _IN_MONTH.search(clause)
+    if named is None or _month_number(named) > said_at.month:
+        return None
+    month = _month_number(named)
+    return said_at.replace(month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
 def _month_number(match: re.Match[str]) -> int:
