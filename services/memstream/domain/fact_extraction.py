@@ -107,7 +107,7 @@ NAMED_SUBJECT = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
     r"lives|lived|works|worked|got|started|joined|bought|sold|adopted|plays|drives|uses|"
     r"volunteers|studies|became|quit|left|relocated|no|doesn't|retired|grew|took|changed|"
-    r"goes|rents|settled|used|stopped|gave|broke|split|dropped|cancell?ed)\b)"
+    r"goes|rents|settled|used|stopped|gave|broke|split|dropped|cancell?ed|passed|died)\b)"
 )
 _WORD = re.compile(r"[a-z][a-z'-]*")
 # Every place a clause head begins: a pattern opening with one is tried only there, not at

@@ -60,8 +60,9 @@ class Pattern:
 
     @property
     def reads_names(self) -> bool:
-        """Whether a named person can be its subject ("Tom moved to Leeds")."""
-        return "(?P<named>" in self.regex.pattern
+        """Whether a sentence naming no one but by name may hold it: a named person is its
+        subject ("Tom moved to Leeds"), or a name is what it ends ("Bruno passed away")."""
+        return "(?P<named>" in self.regex.pattern or "(?P<gone>" in self.regex.pattern
 
 
 def _p(
@@ -161,6 +162,11 @@ _STATE_ENDS = (
 )
 _DIED = r"(?:passed away|passed on|died|passed(?=\s*[,.;!?]|\s*$|\s+(?:last|yesterday|recently)\b))"
 _NOT_DIED = rf"(?!\s+(?:has\s+|had\s+|just\s+)?{_DIED})"
+# A death, never a figure of speech: "died laughing", "nearly died" are none.
+_DIED_FOR_GOOD = (
+    r"(?:passed away|passed on|died(?=\s*[,.;!?]|\s*$|\s+(?:last|yesterday|recently|this|in|on|"
+    r"at|peacefully|suddenly|today|two|three|a|an)\b))"
+)
 
 # Ending verbs any English speaker uses for a state, a membership or a thing had: "left",
 # "quit", "gave up", "sold", "moved out of", "no longer go to", "don't ... anymore".
@@ -539,6 +545,11 @@ PATTERNS: tuple[Pattern, ...] = (
     # comma is whom it speaks to ("I've struggled with my business, Jon.").
     _p("", rf"(?<![\w'-])(?:(?i:my)|(?P<named>{NAME})'s)\s+{NOUN},\s+{NAMED_VALUE}"
        r"(?=\s*,)", "open", "my is", anywhere=True),
+    # A death told by name ("Sad news, Bruno passed away last week"): the speaker's values
+    # naming the one who died end ("a dog named Bruno", a partner), whatever their slot
+    # (`fact_endings`); a name no value of the speaker's holds ends nothing.
+    _p("ended", rf"(?<![\w'-])(?P<gone>(?P<value>{NAME}))\s+(?:has\s+|had\s+|just\s+|sadly\s+)?"
+       rf"{_DIED_FOR_GOOD}", "ended", "passed died", negated=True, anywhere=True),
     # An ending told without its attribute ("I've left the Magpies", "Ellie quit keto",
     # "we stopped going to the climbing gym"): what ended is read here, and which slot it
     # closes only against the values stated before it (`fact_endings`).

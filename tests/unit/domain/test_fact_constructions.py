@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memstream.domain.fact_endings import with_endings
 from memstream.domain.fact_extraction import extract_facts
 from memstream.domain.fact_patterns import PATTERNS
 from memstream.domain.facts import AtomicFact, is_single_valued
@@ -306,6 +307,24 @@ def test_an_open_attribute_is_single_or_multi_valued_by_its_noun() -> None:
     (friends,) = facts_of("My friends Jake and Sam came.")
     assert is_single_valued(gp.attribute)
     assert not is_single_valued(friends.attribute)
+
+
+def test_a_death_told_by_name_ends_the_speakers_values_naming_them() -> None:
+    had = extract_facts(
+        [SourceMessage("m1", "Maya", "user", "Our dog Bruno chewed my shoes.", SAID)],
+        user_id="u1",
+    )
+    later = SAID.replace(month=6)
+    told = extract_facts(
+        [SourceMessage("m2", "Maya", "user", "Sad news, Bruno passed away.", later)],
+        user_id="u1",
+    )
+    closed = [f for f in with_endings([*had, *told]) if f.negated]
+    assert [(f.attribute, f.value, f.valid_from) for f in closed] == [
+        ("pet", "dog named Bruno", later)
+    ]
+    for figure in ("Tom died laughing at my joke.", "Bruno nearly died of shame."):
+        assert facts_of(figure) == (), figure
 
 
 def test_a_pet_that_died_is_no_longer_had_and_not_also_had() -> None:
