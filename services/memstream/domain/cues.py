@@ -71,6 +71,9 @@ _AUXILIARY = re.compile(
     re.IGNORECASE,
 )
 _PRESENT = frozenset({"does", "do", "is", "are", "am", "isn't", "aren't", "doesn't", "don't"})
+# "What's Rosa's job?", "Who's Karim?": a question word's "is", as chat writes it ("who's
+# been" is a perfect, no state).
+_WH_IS = re.compile(r"\b(?:who|what|where|which|how)['\u2019]s\b(?!\s+been\b)", re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:going\s+to|gonna|planning|plan\s+to|will)\b", re.IGNORECASE)
 
 
@@ -83,7 +86,9 @@ def asks_now(query: str) -> bool:
     if asks_when(query) or _FUTURE.search(query):
         return False
     auxiliary = _AUXILIARY.search(query)
-    return auxiliary is not None and auxiliary.group(1).lower() in _PRESENT
+    if auxiliary is None:
+        return _WH_IS.search(query) is not None
+    return auxiliary.group(1).lower() in _PRESENT
 
 
 def asks_before(query: str) -> bool:

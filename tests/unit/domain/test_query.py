@@ -67,6 +67,10 @@ def test_people_named_finds_what_a_whole_word_search_finds(
         ("What does she do for work?", "now"),
         ("Which band is Liam in?", "now"),
         ("Is Nadia engaged or married?", "now"),
+        # A question word's "is", as chat writes it.
+        ("What's Rosa's job?", "now"),
+        ("Who's Karim?", "now"),
+        ("Where\u2019s Maya living?", "now"),
         # What a change replaced.
         ("Which city did Maya live in before Berlin?", "before"),
         ("What did Sofia drive before her current car?", "before"),
@@ -83,6 +87,8 @@ def test_people_named_finds_what_a_whole_word_search_finds(
         ("Where has Melanie camped?", None),
         ("What did Caroline research?", None),
         ("Why did they argue?", None),
+        ("Who's been to Lisbon?", None),
+        ("When's Caroline's birthday?", None),
     ],
 )
 def test_a_query_says_which_state_of_a_changing_fact_it_asks_for(
