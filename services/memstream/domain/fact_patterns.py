@@ -300,6 +300,17 @@ PATTERNS: tuple[Pattern, ...] = (
        "org", "study studies studying"),
     _p("studies_at", rf"{OTHER_IS}\s+{ADV}an?\s+(?:[a-z-]+\s+)?student\s+at\s+{VALUE}",
        "org", "student"),
+    # A degree or a school year said by its kind: "I'm doing a master's at McGill", "my son
+    # Leo started school at Rosemount Elementary"; "graduated from McGill" ends it.
+    _p("studies_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:doing|studying\s+for|starting|started)\s+"
+       rf"(?:a|an|my|his|her)\s+(?:master's|masters|phd|doctorate|degree|bachelor's|mba|"
+       rf"diploma)(?:\s+in\s+[a-z ]{{2,30}}?)?\s+at\s+{NAMED_VALUE}", "org",
+       "doing studying starting started"),
+    _p("studies_at", rf"{WHO}\s+{ADV}(?:started|starts|starting)\s+(?:school|college|"
+       rf"university|kindergarten|nursery|uni)\s+at\s+{NAMED_VALUE}", "org",
+       "started starts starting"),
+    _p("studies_at", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}graduated\s+from\s+{NAMED_VALUE}",
+       "org", "graduated", negated=True),
     # A school named as one ("Perimeter College", "Mesa Elementary", "Georgia Tech"): going
     # there, starting or getting in there, or a course or a transfer there is studying there.
     _p("studies_at", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:(?:started|starts|starting|enrolled|enrolls|"

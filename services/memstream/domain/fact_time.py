@@ -47,7 +47,7 @@ _NOT_SINCE = re.compile(
     re.I,
 )
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I)
-_SINCE_MONTH = re.compile(rf"\bsince\s+(?:last\s+)?{_MONTH}\b", re.I)
+_SINCE_MONTH = re.compile(rf"\b(?:since\s+(?:last\s+)?|last\s+){_MONTH}\b", re.I)
 _YEAR = re.compile(r"\b(?:since|in)\s+(?P<year>(?:19|20)\d\d)\b", re.I)
 # "I went vegan in January": that month of the year it was said, if begun by then. Not a
 # month still ahead ("she's moving there in July", said in June, is this July, not last

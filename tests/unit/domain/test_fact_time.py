@@ -21,6 +21,8 @@ SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         ("for the past 6 months", datetime(2022, 11, 8, 13, 56, tzinfo=UTC)),
         ("a couple of weeks ago", SAID - timedelta(weeks=2)),
         ("since last May", datetime(2022, 5, 1, tzinfo=UTC)),
+        ("I graduated last April", datetime(2023, 4, 1, tzinfo=UTC)),
+        ("we moved there last May", datetime(2022, 5, 1, tzinfo=UTC)),
         ("since March", datetime(2023, 3, 1, tzinfo=UTC)),
         ("since September", datetime(2022, 9, 1, tzinfo=UTC)),
         ("since 2019", datetime(2019, 1, 1, tzinfo=UTC)),
