@@ -58,7 +58,7 @@ class _BoundedWaitConsumer(Consumer):
 
 
 class BoundedWaitTransport(Transport):
-    Consumer: type[Consumer] = _BoundedWaitConsumer
+    Consumer = _BoundedWaitConsumer
 
     def __init__(self, *args: Any, fetch_max_wait_ms: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -247,10 +247,9 @@ class EagerDrainConsumer(_BoundedWaitConsumer):
                                 acks_enabled = acks_enabled_for(message.topic)
                                 if acks_enabled:
                                     await me._add_gap(tp, r_offset + 1, offset)
-                            if commit_every is not None:
-                                if me._n_acked >= commit_every:
-                                    me._n_acked = 0
-                                    await me.commit()
+                            if commit_every is not None and me._n_acked >= commit_every:
+                                me._n_acked = 0
+                                await me.commit()
                             # The one change: see the comment above the class.
                             if suspended() or consumer_should_stop() or crashed():
                                 await me.wait_first(callback(message), me.suspend_flow.wait())
