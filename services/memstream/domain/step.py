@@ -105,8 +105,9 @@ class StepPlan:
     forgotten_turns: int = 0  # turns of forgotten messages
     expired_turns: int = 0  # turns whose deadline had passed when they arrived
     expired: tuple[str, ...] = ()  # messages forgotten because their deadline passed
-    # What the decision needs read first (`domain.remembered`): nothing else in the plan
-    # holds; the step is decided again with it.
+    # What the decision asked and had not read (`domain.remembered`): the rest of the plan
+    # is the step as it is if every answer is "not remembered" (`as_answered`); otherwise
+    # the step is decided again with the answers.
     lookup: Lookup | None = None
 
 
@@ -145,8 +146,6 @@ def decide_step(
             held=tuple(t for t in state.held if t.event_id not in forget),
         )
     run = _reduce(state, events, snapshot.seen, now, rules)
-    if (lookup := questions.lookup()) is not None:
-        return StepPlan(idle=False, lookup=lookup)
     expiring = {
         t.event_id: at
         for t in turns
@@ -175,8 +174,33 @@ def decide_step(
         received=received,
         duplicates=run.duplicates,
         conflicts=tuple(run.conflicts),
+        lookup=questions.lookup(),
         **dropped,
     )
+
+
+def as_answered(plan: StepPlan, read: Remembered, more: Remembered) -> StepPlan | None:
+    """`plan`, which asked `plan.lookup` of what the step had `read`, as the step decided
+    again with the answers `more` would be; None when it must be decided again.
+
+    The pass that asked went on as if each answer were "not remembered" (`domain.windows`:
+    a session unknown, a window key not closed, no older session left). When every answer
+    is just that and the count of remembered sessions is unchanged, a pass with the answers
+    takes the same path at every question and asks nothing new: its plan is this one, with
+    the answers attached to its state. A step that closes windows usually asks only whether
+    the keys it closes were closed before, and they were not.
+    """
+    if plan.lookup is None or plan.state is None or plan.state.remembered is None:
+        return None
+    merged = read.merged(more)
+    if (
+        any(info is not None for info in more.sessions.values())
+        or any(more.closed.values())
+        or merged.oldest != read.oldest
+        or merged.count != read.count
+    ):
+        return None
+    return replace(plan, state=replace(plan.state, remembered=merged), lookup=None)
 
 
 @dataclass(frozen=True, slots=True)

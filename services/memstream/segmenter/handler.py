@@ -63,6 +63,7 @@ from memstream.domain.step import (
     Arrival,
     StepPlan,
     UserSnapshot,
+    as_answered,
     asked_event_ids,
     asked_session_ids,
     decide_step,
@@ -430,6 +431,8 @@ class Segmenter:
             known = snapshot.remembered
             assert known is not None  # only a state kept apart asks
             more = await self._tree.look_up(snapshot.user_id, plan.lookup)
+            if (answered := as_answered(plan, known, more)) is not None:
+                return answered  # what deciding again would give: no need to
             snapshot = replace(snapshot, remembered=known.merged(more))
             if snapshot.remembered == known:  # asked again what it was told: a bug, not a loop
                 raise RuntimeError(f"the window reducer asked again for {plan.lookup}")

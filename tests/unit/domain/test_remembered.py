@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -25,7 +25,14 @@ from memstream.domain import windows
 from memstream.domain.incarnations import SessionInfo
 from memstream.domain.models import ClockTicked, InputEvent, SessionEnded, Turn
 from memstream.domain.remembered import Lookup, Remembered
-from memstream.domain.step import Arrival, StepPlan, UserSnapshot, asked_session_ids, decide_step
+from memstream.domain.step import (
+    Arrival,
+    StepPlan,
+    UserSnapshot,
+    as_answered,
+    asked_session_ids,
+    decide_step,
+)
 from memstream.domain.windows import MAX_REMEMBERED_CLOSED, UserWindows, WindowRules, apart
 
 T0 = datetime(2024, 3, 1, 8, 0, tzinfo=UTC)
@@ -45,6 +52,7 @@ class ApartStore:
     sessions: dict[str, SessionInfo] = field(default_factory=dict)
     closed: dict[str, int] = field(default_factory=dict)
     lookups: int = 0
+    shortcuts: int = 0  # lookups whose answers let the plan stand (`as_answered`)
 
     def read(self, sessions: Sequence[str], closed: Sequence[str], oldest: int) -> Remembered:
         ordered = sorted(self.sessions.values(), key=lambda s: (s.last_ts, s.session_id))
@@ -99,14 +107,19 @@ def step_apart(
     arrivals = _arrivals(events)
     # One of the oldest read first, not `OLDEST_READ`: asking for more is on the path too.
     remembered = store.read(asked_session_ids(arrivals), (), 1)
+    answered: StepPlan | None = None
     while True:
         plan = decide_step(_snapshot(store.doc, remembered), arrivals, now, rules, None)
+        if answered is not None:  # the segmenter's shortcut must be this decision exactly
+            store.shortcuts += 1
+            assert answered == plan
         if plan.lookup is None:
             break
         asked: Lookup = plan.lookup
         store.lookups += 1
         more = store.read(sorted(asked.sessions), sorted(asked.closed), asked.oldest)
         assert remembered.merged(more) != remembered, "asked again for what it was told"
+        answered = as_answered(plan, remembered, more)
         remembered = remembered.merged(more)
     if plan.state is not None:  # (None: an idle step writes nothing)
         store.commit(plan.state)
@@ -260,3 +273,45 @@ def test_a_closed_session_renamed_by_its_first_message_is_closed_under_its_new_k
     assert renamed in decode_state(json.loads(doc)).closed
     assert set(store.closed) == set(decode_state(json.loads(doc)).closed)
     assert f"2|s1|{(T0 + timedelta(minutes=10)).isoformat()}" not in store.closed
+
+
+def test_a_step_told_nothing_was_remembered_keeps_the_plan_it_made() -> None:
+    # Each step closes a session and its day, and asks whether their keys were closed
+    # before: they were not, so the plan stands (`as_answered`; `step_apart` checks it is
+    # the plan deciding again gives). A late turn of a remembered session is told the
+    # session and is decided again.
+    store = ApartStore()
+    for n in range(6):
+        at = T0 + timedelta(days=n)
+        step_apart(store, [_turn(2 * n, n, n * 1440), SessionEnded("ana", f"s{n}", at)], at)
+    assert store.shortcuts >= 5
+    assert store.shortcuts == store.lookups
+    shortcuts = store.shortcuts
+    at = T0 + timedelta(days=7)
+    plan = step_apart(store, [_turn(100, 2, 2 * 1440 - 5)], at)
+    assert [r.late for r in plan.ready] == [True]
+    assert store.lookups > store.shortcuts == shortcuts
+
+
+def test_a_plan_stands_only_when_every_answer_is_not_remembered() -> None:
+    # The turns' own sessions are read before the first pass, so a session asked after it
+    # is not on the reducer's path today; each answer that differs is refused all the same.
+    store = ApartStore()
+    step_apart(store, [_turn(0, 0, 0), SessionEnded("ana", "s0", T0)], T0)
+    at = T0 + timedelta(days=3)
+    arrivals = _arrivals([_turn(1, 1, 3 * 1440), SessionEnded("ana", "s1", at)])
+    read = store.read(["s1"], (), 1)
+    plan = decide_step(_snapshot(store.doc, read), arrivals, at, RULES, None)
+    assert plan.lookup is not None and plan.lookup.closed
+    keys = sorted(plan.lookup.closed)
+    info = next(iter(store.sessions.values()))
+    nothing = Remembered(closed=dict.fromkeys(keys, False), count=read.count, oldest=read.oldest)
+    assert as_answered(plan, read, nothing) is not None
+    differing = [
+        replace(nothing, closed={**nothing.closed, keys[0]: True}),
+        replace(nothing, sessions={"s9": info}),
+        replace(nothing, count=read.count + 1),
+        replace(nothing, oldest=(*read.oldest, ("s9", at))),
+    ]
+    for answers in differing:
+        assert as_answered(plan, read, answers) is None

@@ -10,19 +10,23 @@ replaces is named in its comment), then update `WRITTEN_FOR`.
 1. `BoundedWaitTransport` (`bound_fetch_wait`): the consumers' fetch wait.
 2. `NoTablesManager`: the table manager's start-up pause.
 3. `take_batches`: `Stream.take_events`, with batches that go when the records stop coming.
+4. `EagerDrainConsumer`: the consumer's delivery of each fetched record to the streams.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 import aiokafka
 import faust
 from faust.tables import TableManager
+from faust.transport.consumer import CONSUMER_FETCHING
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread, Consumer, Transport
+from faust.types import ServiceT
 
+from memstream.edges.faust.eager import started
 from memstream.edges.faust.take import Gathering, gather_until_idle
 
 WRITTEN_FOR = "0.15.3"  # the faust-streaming these overrides were written against
@@ -62,8 +66,9 @@ class BoundedWaitTransport(Transport):
 
 
 def bound_fetch_wait(app: faust.App, fetch_max_wait_ms: int) -> None:
-    """Give `app` consumers that wait at most `fetch_max_wait_ms` per fetch (before start)."""
-    app.transport = BoundedWaitTransport(
+    """Give `app` consumers that wait at most `fetch_max_wait_ms` per fetch (before start),
+    and that deliver each record without tasks when nothing makes it wait (4. below)."""
+    app.transport = _EagerDrainTransport(
         app.conf.broker_consumer, app, fetch_max_wait_ms=fetch_max_wait_ms
     )
 
@@ -173,3 +178,117 @@ async def _take(
     finally:
         s.enable_acks = enable_acks
         s._processors.remove(add_to_buffer)
+
+
+# --- 4. delivering fetched records ------------------------------------------------------
+# Replaces: `Consumer._drain_messages` (faust/transport/consumer.py), the loop that takes
+# each fetched record to the streams, copied with two changes. It uses the consumer's private
+# `_read_offset`, `_n_acked`, `_commit_every`, `_add_gap`, `suspend_flow`, `diag` and
+# `consumer_stopped_errors`, mode's `_stopped` and `_crashed`; it is reached through
+# `Transport.Consumer`.
+#
+# Why: Faust delivers every record as `wait_first(callback(message),
+# suspend_flow.wait())`: four tasks (the delivery, and waits on the flow's suspension, the
+# consumer's stop and its crash), an `asyncio.wait` over them, and three cancellations, so
+# that a rebalance or a stop can interrupt a delivery stuck behind a full stream buffer. A
+# delivery nearly always finishes without waiting at all. Here it is run at once
+# (`eager.started`) while the flow is on and the consumer neither stopping nor crashed;
+# only a delivery that does wait is awaited as Faust awaits it, `wait_first` and all, and
+# with the flow suspended or the consumer stopping every record goes Faust's way. The
+# records, their order, the read offsets, gaps and commits are as before; what changes is
+# that a delivery that does not wait no longer gives the loop to other tasks. So the second
+# change: the loop yields every `YIELD_EVERY` records, not every 100 as Faust's (whose
+# deliveries yielded at every record anyway): 100 deliveries in a row would hold back the
+# loop's other callbacks (the texts going to the model, its vectors coming back) for
+# milliseconds at a time.
+
+YIELD_EVERY = 10
+
+
+class EagerDrainConsumer(_BoundedWaitConsumer):
+    """The bounded-wait consumer whose deliveries to the streams run at once."""
+
+    async def _drain_messages(self, fetcher: ServiceT) -> None:  # Faust's, 2 changes
+        me: Any = self
+        callback = me.callback
+        getmany = me.getmany
+        consumer_should_stop = me._stopped.is_set
+        fetcher_should_stop = cast(Any, fetcher)._stopped.is_set
+        crashed = me._crashed.is_set
+        suspended = me.suspend_flow.is_set
+
+        get_read_offset = me._read_offset.__getitem__
+        set_read_offset = me._read_offset.__setitem__
+        flag_consumer_fetching = CONSUMER_FETCHING
+        set_flag = me.diag.set_flag
+        unset_flag = me.diag.unset_flag
+        commit_every = me._commit_every
+        acks_enabled_for = me.app.topics.acks_enabled_for
+
+        yield_every = YIELD_EVERY
+        num_since_yield = 0
+        sleep = asyncio.sleep
+
+        try:
+            while not (consumer_should_stop() or fetcher_should_stop()):
+                set_flag(flag_consumer_fetching)
+                ait = cast(AsyncIterator[Any], getmany(timeout=1.0))
+
+                # Sleeping because sometimes getmany is called in a loop
+                # never releasing to the event loop
+                await me.sleep(0)
+                if not me.should_stop:
+                    async for tp, message in ait:
+                        num_since_yield += 1
+                        if num_since_yield > yield_every:
+                            await sleep(0)
+                            num_since_yield = 0
+
+                        offset = message.offset
+                        r_offset = get_read_offset(tp)
+                        if r_offset is None or offset >= r_offset:
+                            gap = offset - (r_offset or 0)
+                            # We have a gap in income messages
+                            if gap > 1 and r_offset:
+                                acks_enabled = acks_enabled_for(message.topic)
+                                if acks_enabled:
+                                    await me._add_gap(tp, r_offset + 1, offset)
+                            if commit_every is not None and me._n_acked >= commit_every:
+                                me._n_acked = 0
+                                await me.commit()
+                            # The first change: see the comment above the class.
+                            if suspended() or consumer_should_stop() or crashed():
+                                await me.wait_first(callback(message), me.suspend_flow.wait())
+                            elif (waiting := started(callback(message))) is not None:
+                                await me.wait_first(waiting, me.suspend_flow.wait())
+                            set_read_offset(tp, offset)
+                        else:
+                            me.log.dev(
+                                "DROPPED MESSAGE ROFF %r: k=%r v=%r",
+                                offset,
+                                message.key,
+                                message.value,
+                            )
+                    unset_flag(flag_consumer_fetching)
+
+        except me.consumer_stopped_errors:
+            if me.transport.app.should_stop:
+                # we're already stopping so ignore
+                me.log.info("Broker stopped consumer, shutting down...")
+                return
+            raise
+        except asyncio.CancelledError:
+            if me.transport.app.should_stop:
+                # we're already stopping so ignore
+                me.log.info("Consumer shutting down for user cancel.")
+                return
+            raise
+        except Exception as exc:
+            me.log.exception("Drain messages raised: %r", exc)
+            raise
+        finally:
+            unset_flag(flag_consumer_fetching)
+
+
+class _EagerDrainTransport(BoundedWaitTransport):
+    Consumer = EagerDrainConsumer

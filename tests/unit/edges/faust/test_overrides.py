@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from importlib.metadata import version
 
+import faust
 import pytest
 from faust.streams import Stream
 from faust.tables import TableManager
+from faust.transport.consumer import Consumer as FaustConsumer
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread, Consumer, Transport
 
 from memstream.edges.faust import overrides
@@ -25,8 +27,9 @@ def test_the_installed_faust_is_the_one_the_overrides_were_written_for() -> None
         "AIOKafkaConsumerThread._create_worker_consumer (does it still hard-code "
         "fetch_max_wait_ms?), Consumer._new_consumer_thread, TableManager.on_start (is the "
         "start-up sleep still there, are _update_channels and recovery still its steps?), "
-        "and Stream.take_events with the internals take_batches uses; then set WRITTEN_FOR "
-        "to the new version."
+        "Stream.take_events with the internals take_batches uses, and Consumer._drain_messages "
+        "(EagerDrainConsumer copies it with one change); then set WRITTEN_FOR to the new "
+        "version."
     )
 
 
@@ -44,6 +47,10 @@ INTERNALS = [
     (Stream, "wait_for_stopped"),
     (Stream, "ack"),
     (Stream, "crash"),
+    (FaustConsumer, "_drain_messages"),
+    (FaustConsumer, "_add_gap"),
+    (FaustConsumer, "commit"),
+    (FaustConsumer, "wait_first"),
 ]
 
 
@@ -57,4 +64,11 @@ def test_the_internals_the_overrides_use_are_there(owner: type, name: str) -> No
 
 def test_the_overrides_replace_what_they_name() -> None:
     assert issubclass(overrides.BoundedWaitTransport.Consumer, Consumer)
+    assert overrides.EagerDrainConsumer._drain_messages is not FaustConsumer._drain_messages
     assert overrides.NoTablesManager.on_start is not TableManager.on_start
+
+
+def test_an_app_built_by_memstream_drains_with_the_eager_consumer() -> None:
+    app = faust.App("overrides-test", broker="kafka://127.0.0.1:1", web_enabled=False)
+    overrides.bound_fetch_wait(app, 100)
+    assert app.transport.Consumer is overrides.EagerDrainConsumer
