@@ -87,7 +87,7 @@ def decided(
             waited = tokens >= share.burst and now - since >= longest_s
             if delays and not waited:
                 paused_at[topic] = since
-        elif tokens < 1.0 and delays:
+        elif tokens < 0.0 and delays:  # took more than its bucket held
             paused_at[topic] = now
     return Pauses(state.buckets, state.seen, paused_at)
 
