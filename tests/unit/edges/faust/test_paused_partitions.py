@@ -1,0 +1,91 @@
+"""The turns agent's pauses applied to Faust's consumer (`edges.faust.topic_pauses`)."""
+
+from __future__ import annotations
+
+from faust.types import TP
+
+from memstream.domain.fair_share import Share
+from memstream.edges.faust.topic_pauses import TopicPauses
+
+FLOOD, QUIET = "turns.acme", "turns.globex"
+FLOOD_TPS = {TP(FLOOD, 0), TP(FLOOD, 1)}
+QUIET_TPS = {TP(QUIET, 0), TP(QUIET, 1)}
+
+
+class Consumer:
+    """Faust's consumer as far as the pauses use it (the same attributes and calls)."""
+
+    def __init__(self) -> None:
+        self._paused_partitions: set[TP] = set()
+        self._active_partitions: set[TP] | None = FLOOD_TPS | QUIET_TPS
+        self._read_offset: dict[TP, int | None] = {}
+        self.resumed: list[set[TP]] = []
+
+    def assignment(self) -> set[TP]:
+        return FLOOD_TPS | QUIET_TPS
+
+    def _get_active_partitions(self) -> set[TP]:
+        assert self._active_partitions is not None
+        return self._active_partitions
+
+    def resume_partitions(self, tps: set[TP]) -> None:  # as Faust's: in place
+        self._get_active_partitions().update(tps)
+        self._paused_partitions.difference_update(tps)
+        self.resumed.append(set(tps))
+
+    def fetch(self, tp: TP, records: int) -> None:
+        self._read_offset[tp] = (self._read_offset.get(tp) or 0) + records
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pauses_and_consumer() -> tuple[TopicPauses, Consumer, Clock]:
+    clock = Clock()
+    pauses = TopicPauses(
+        ["turns", QUIET, FLOOD], Share(10.0, 5.0), behind_s=0.25, longest_s=60.0, clock=clock
+    )
+    consumer = Consumer()
+    for tp in FLOOD_TPS | QUIET_TPS:
+        consumer.fetch(tp, 1)
+    pauses.apply(consumer)  # the first read offsets: a start, nothing counted
+    return pauses, consumer, clock
+
+
+def test_a_topic_over_its_share_stops_being_fetched_and_the_fetch_in_hand_stays_whole() -> None:
+    pauses, consumer, _clock = pauses_and_consumer()
+    in_hand = consumer._get_active_partitions()  # what a fetch being handed over holds
+    consumer.fetch(TP(QUIET, 0), 1)
+    consumer.fetch(TP(FLOOD, 0), 30)
+    pauses.apply(consumer)
+    assert pauses.paused == {FLOOD}
+    assert consumer._paused_partitions == FLOOD_TPS
+    assert consumer._get_active_partitions() == QUIET_TPS
+    # Faust drops the records of a partition not in that set: it must not change under it.
+    assert in_hand == FLOOD_TPS | QUIET_TPS
+
+
+def test_a_pause_undone_by_faust_is_applied_again_and_only_its_own_are_resumed() -> None:
+    pauses, consumer, clock = pauses_and_consumer()
+    consumer.fetch(TP(QUIET, 0), 1)
+    consumer.fetch(TP(FLOOD, 0), 30)
+    pauses.apply(consumer)
+    # A rebalance's end (or a drained stream buffer) resumes everything in Faust.
+    consumer.resume_partitions(FLOOD_TPS | QUIET_TPS)
+    clock.now += 0.5
+    consumer.fetch(TP(QUIET, 1), 1)
+    pauses.apply(consumer)
+    assert consumer._paused_partitions == FLOOD_TPS
+    assert FLOOD_TPS.isdisjoint(consumer._get_active_partitions())
+    # The quiet tenant stops: nothing is delayed any more, the flood's topic is resumed.
+    consumer.resumed.clear()
+    clock.now += 2.0
+    pauses.apply(consumer)
+    assert pauses.paused == frozenset()
+    assert consumer.resumed == [FLOOD_TPS]
+    assert consumer._get_active_partitions() == FLOOD_TPS | QUIET_TPS
