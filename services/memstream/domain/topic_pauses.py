@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from memstream.domain.fair_share import Share
 
-ACTIVE_S = 1.0  # a topic with records this recently has traffic
+ACTIVE_S = 3.0  # a topic with records this recently has traffic (a loaded worker fetches late)
 
 
 @dataclass(frozen=True, slots=True)

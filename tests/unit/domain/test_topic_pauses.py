@@ -44,7 +44,7 @@ def test_paused_until_the_others_are_quiet() -> None:
         state = decided(state, now, SHARE, longest_s=60.0)
         assert state.paused == {FLOOD}
     # No record of the quiet tenant for longer than ACTIVE_S: resumed.
-    state = decided(state, 5.5, SHARE, longest_s=60.0)
+    state = decided(state, 7.5, SHARE, longest_s=60.0)
     assert state.paused == frozenset()
 
 

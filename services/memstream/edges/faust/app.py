@@ -366,6 +366,7 @@ def _add_agent(
     if skipped is not None:
         app.on_partitions_revoked.connect(_forget_revoked(skipped, topic_names))
     if pauses is not None:
+        app.sensors.add(pauses.sensor(app))
 
         @app.task
         async def pause_tenants() -> None:

@@ -4,9 +4,11 @@ Faust's consumer.
 A paused partition is one the consumer does not fetch: its records stay in the log, its
 committed offset stays after the last record the agent handled (Faust commits acked
 records only), and a restart or a rebalance reads it from there. The records are counted
-against their topic's bucket as the consumer fetches them (its read offsets), not as the
-agent takes them: a batch being handled would otherwise let a resumed topic flow for the
-whole batch. Faust's own flow control pauses and resumes partitions too: it pauses every
+against their topic's bucket as the consumer hands them to the stream (a Faust sensor's
+`on_message_in`), not as the agent takes them, and the record that puts a topic in debt
+pauses it there and then: the fetch loop runs round after round while the agent handles a
+batch, and a pause left to the next tick let a whole backlog through on a loaded loop.
+Faust's own flow control pauses and resumes partitions too: it pauses every
 assigned one at a rebalance and resumes them all once done, and it resumes a partition
 whose stream buffer drained. So the pauses are applied again at every tick
 (`PAUSE_TICK_S`) to whatever the consumer holds now, and only the partitions this
@@ -21,6 +23,8 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import faust
 
 from memstream.contracts.records import RawEvent
 from memstream.domain.fair_share import Share
@@ -51,7 +55,6 @@ class TopicPauses:
         self._clock = clock
         self._state = Pauses()
         self._behind_until: dict[str, float] = {}  # per topic: behind until then
-        self._read: dict[Any, int] = {}  # per partition, the read offset last counted
         self._ours: set[Any] = set()  # the partitions this controller paused
         self.pauses = 0  # times a topic was paused (for the logs and tests)
 
@@ -73,19 +76,18 @@ class TopicPauses:
         order = served_last([raw.topic for raw in raws], self._state.paused)
         return [raws[i] for i in order]
 
-    def fetched(self, read_offsets: Any) -> None:
-        """Counts the records fetched since the last call, from Faust's read offsets (per
-        partition, the last offset handed to the stream)."""
-        counts: dict[str, int] = {}
-        for tp, offset in list(read_offsets.items()):
-            if offset is None or tp.topic not in self._topics:
-                continue
-            before = self._read.get(tp)
-            self._read[tp] = offset
-            if before is not None and offset > before:
-                counts[tp.topic] = counts.get(tp.topic, 0) + offset - before
-        if counts:
-            self._state = took(self._state, counts, self._clock(), self._share)
+    def message_in(self, topic: str, app: Any) -> None:
+        """A record of `topic` handed to the stream: counted, and the topic paused at once
+        if that put it in debt while it would delay another."""
+        if topic not in self._topics:
+            return
+        self._state = took(self._state, {topic: 1}, self._clock(), self._share)
+        if topic not in self._state.paused and self._state.buckets[topic].tokens < 0:
+            self.tick(app)
+
+    def sensor(self, app: Any) -> faust.Sensor:
+        """The Faust sensor that tells `message_in` of every record the consumer takes."""
+        return _MessagesIn(self, app)
 
     def _decide(self, now: float) -> None:
         before = self._state.paused
@@ -100,9 +102,7 @@ class TopicPauses:
             log.info("resumed %s", topic)
 
     def apply(self, consumer: Any) -> None:
-        """The records fetched counted, the pauses decided and applied to Faust's
-        `consumer` (its partitions of now)."""
-        self.fetched(consumer._read_offset)
+        """The pauses decided and applied to Faust's `consumer` (its partitions of now)."""
         self._decide(self._clock())
         try:
             assigned = set(consumer.assignment())
@@ -146,3 +146,13 @@ def _pause(consumer: Any, tps: set[Any]) -> None:
     that fetch whole; a drained stream buffer putting one back is paused again next tick."""
     consumer._paused_partitions.update(tps)
     consumer._active_partitions = set(consumer._get_active_partitions()) - tps
+
+
+class _MessagesIn(faust.Sensor):
+    def __init__(self, pauses: TopicPauses, app: Any) -> None:
+        super().__init__()
+        self._pauses = pauses
+        self._app = app
+
+    def on_message_in(self, tp: Any, offset: int, message: Any) -> None:
+        self._pauses.message_in(tp.topic, self._app)

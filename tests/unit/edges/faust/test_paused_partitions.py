@@ -18,7 +18,6 @@ class Consumer:
     def __init__(self) -> None:
         self._paused_partitions: set[TP] = set()
         self._active_partitions: set[TP] | None = FLOOD_TPS | QUIET_TPS
-        self._read_offset: dict[TP, int | None] = {}
         self.resumed: list[set[TP]] = []
 
     def assignment(self) -> set[TP]:
@@ -33,8 +32,13 @@ class Consumer:
         self._paused_partitions.difference_update(tps)
         self.resumed.append(set(tps))
 
-    def fetch(self, tp: TP, records: int) -> None:
-        self._read_offset[tp] = (self._read_offset.get(tp) or 0) + records
+
+class App:
+    """Faust's app as far as the pauses use it."""
+
+    def __init__(self) -> None:
+        self.consumer = Consumer()
+        self.rebalancing = False
 
 
 class Clock:
@@ -45,24 +49,31 @@ class Clock:
         return self.now
 
 
-def pauses_and_consumer() -> tuple[TopicPauses, Consumer, Clock]:
+def pauses_and_app() -> tuple[TopicPauses, App, Clock]:
     clock = Clock()
     pauses = TopicPauses(
         ["turns", QUIET, FLOOD], Share(10.0, 5.0), behind_s=0.25, longest_s=60.0, clock=clock
     )
-    consumer = Consumer()
-    for tp in FLOOD_TPS | QUIET_TPS:
-        consumer.fetch(tp, 1)
-    pauses.apply(consumer)  # the first read offsets: a start, nothing counted
-    return pauses, consumer, clock
+    return pauses, App(), clock
+
+
+def flood_beside_quiet(pauses: TopicPauses, app: App, flood: int) -> int:
+    """The quiet tenant's record, then the flood's one by one; how many the flood's
+    records were when its topic was paused (0: never)."""
+    pauses.message_in(QUIET, app)
+    for n in range(1, flood + 1):
+        pauses.message_in(FLOOD, app)
+        if FLOOD in pauses.paused:
+            return n
+    return 0
 
 
 def test_a_topic_over_its_share_stops_being_fetched_and_the_fetch_in_hand_stays_whole() -> None:
-    pauses, consumer, _clock = pauses_and_consumer()
+    pauses, app, _clock = pauses_and_app()
+    consumer = app.consumer
     in_hand = consumer._get_active_partitions()  # what a fetch being handed over holds
-    consumer.fetch(TP(QUIET, 0), 1)
-    consumer.fetch(TP(FLOOD, 0), 30)
-    pauses.apply(consumer)
+    # Paused by the record that put it in debt (its burst is 5), not at the next tick.
+    assert flood_beside_quiet(pauses, app, 30) == 6
     assert pauses.paused == {FLOOD}
     assert consumer._paused_partitions == FLOOD_TPS
     assert consumer._get_active_partitions() == QUIET_TPS
@@ -71,21 +82,27 @@ def test_a_topic_over_its_share_stops_being_fetched_and_the_fetch_in_hand_stays_
 
 
 def test_a_pause_undone_by_faust_is_applied_again_and_only_its_own_are_resumed() -> None:
-    pauses, consumer, clock = pauses_and_consumer()
-    consumer.fetch(TP(QUIET, 0), 1)
-    consumer.fetch(TP(FLOOD, 0), 30)
-    pauses.apply(consumer)
+    pauses, app, clock = pauses_and_app()
+    consumer = app.consumer
+    flood_beside_quiet(pauses, app, 30)
     # A rebalance's end (or a drained stream buffer) resumes everything in Faust.
     consumer.resume_partitions(FLOOD_TPS | QUIET_TPS)
     clock.now += 0.5
-    consumer.fetch(TP(QUIET, 1), 1)
-    pauses.apply(consumer)
+    pauses.message_in(QUIET, app)
+    pauses.tick(app)
     assert consumer._paused_partitions == FLOOD_TPS
     assert FLOOD_TPS.isdisjoint(consumer._get_active_partitions())
     # The quiet tenant stops: nothing is delayed any more, the flood's topic is resumed.
     consumer.resumed.clear()
-    clock.now += 2.0
-    pauses.apply(consumer)
+    clock.now += 3.5
+    pauses.tick(app)
     assert pauses.paused == frozenset()
     assert consumer.resumed == [FLOOD_TPS]
     assert consumer._get_active_partitions() == FLOOD_TPS | QUIET_TPS
+
+
+def test_a_tenant_alone_is_not_paused_whatever_its_backlog() -> None:
+    pauses, app, _clock = pauses_and_app()
+    for _ in range(500):
+        pauses.message_in(FLOOD, app)
+    assert pauses.paused == frozenset()
