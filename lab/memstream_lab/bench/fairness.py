@@ -10,6 +10,10 @@ Two stacks, each `memstream up` in a process of its own (`up_stack.StackProcess`
    `--capacity-turns` turns published at once, and the time until every one has its L1
    (turns/s), the median of three such backlogs. Then `--off-rounds` rounds.
 2. Share on (`MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S`), `--rounds` rounds.
+3. With `--stacks ... tenant_topics` (experimental): the same share with a turns topic per
+   tenant (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`), the flood's topic paused while its tenant
+   is over its share, `--rounds` rounds; the quiet tenant's producer and the flood write
+   to their tenants' topics.
 
 Each stack first takes a short flood that is not measured (`--warmup-seconds`). A round is
 the quiet tenant alone, then the quiet tenant beside the flood, alternated, so that each
@@ -559,7 +563,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         nargs="+",
         choices=("share_off", "share_on", "tenant_topics"),
         default=["share_off", "share_on"],
-        help="Which stacks, in order (the first measures the capacity).",
+        help="Which stacks, in order (the first measures the capacity); tenant_topics: the "
+        "share with a turns topic per tenant (experimental, docs/fair-share.md).",
     )
     parser.add_argument(
         "--baseline",
