@@ -227,7 +227,7 @@ def write_path_app(
         tracing=batch_spans(),
         overflow=overflow,
         read_back_skipped=settings.broker.read_back_skipped,
-        tenant_turns=routing.topics[1:] if turns else (),
+        tenant_turns=routing.tenant_of_topic if turns else None,
         pauses=pauses,
         datadir=str(datadir),
         **membership,

@@ -51,6 +51,11 @@ class TurnsRouting:
         """Every turns topic: the shared one first, then each tenant's, by name."""
         return (self.shared, *(tenant_topic(self.shared, t) for t in sorted(self.tenants)))
 
+    @property
+    def tenant_of_topic(self) -> dict[str, str]:
+        """Each tenant's turns topic, and its tenant."""
+        return {tenant_topic(self.shared, t): t for t in sorted(self.tenants)}
+
     def specs(self, turns: TopicSpec) -> tuple[TopicSpec, ...]:
         """The tenants' topics as the shared one is configured, for creating them."""
         return tuple(replace(turns, name=name) for name in self.topics[1:])

@@ -36,7 +36,12 @@ from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
-from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
+from memstream.edges.faust.decoding import (
+    Rejected,
+    in_tenants_topics,
+    record_decoder,
+    too_far_ahead,
+)
 from memstream.edges.faust.overflow import OverflowConsumer, Places, TurnsReader
 from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
 from memstream.edges.faust.skipped import SkippedByTopic, SkippedRecords
@@ -152,7 +157,7 @@ def build_faust_app(
     open_turns: Opening | None = None,
     overflow: Overflow | None = None,
     read_back_skipped: bool = False,
-    tenant_turns: Sequence[str] = (),
+    tenant_turns: Mapping[str, str] | None = None,
     pauses: TopicPauses | None = None,
     **options: Any,
 ) -> faust.App:
@@ -164,7 +169,8 @@ def build_faust_app(
     a consumer takes the segmenter's overflow topic with the capacity the turns leave spare
     (its records opened as the turns are); with `read_back_skipped`, turns the consumer
     stepped over are read back into their batch (`edges.faust.skipped`); with `tenant_turns`
-    (the tenants' turns topics, `contracts.tenant_topics`), the turns agent reads those too,
+    (the tenants' turns topics and their tenants, `contracts.tenant_topics`), the turns agent
+    reads those too (a record there naming another tenant's user is dead-lettered),
     and with `pauses` it stops fetching a topic whose tenant is over its share
     (`edges.faust.topic_pauses`)."""
     admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
@@ -185,8 +191,12 @@ def build_faust_app(
         **options,
     )
     bound_fetch_wait(app, fetch_max_wait_ms)
+    tenant_turns = tenant_turns or {}
+    turns_decoder = record_decoder(turns, decode_input, admit)
+    if tenant_turns:
+        turns_decoder = in_tenants_topics(turns_decoder, tenant_turns)
     agents: tuple[tuple[str, TopicSpec, Decoder, RecordHandler | None, Opening | None], ...] = (
-        ("segmenter", turns, record_decoder(turns, decode_input, admit), on_turns, open_turns),
+        ("segmenter", turns, turns_decoder, on_turns, open_turns),
         ("consolidator", windows, record_decoder(windows, decode_window), on_windows, None),
     )
     turns_topics = (turns.name, *tenant_turns)
