@@ -46,6 +46,9 @@ class Pauses:
     buckets: Mapping[str, Debt] = field(default_factory=dict)
     seen: Mapping[str, float] = field(default_factory=dict)
     paused_at: Mapping[str, float] = field(default_factory=dict)
+    # Resumed by the longest wait while the others still have traffic: one partition at a
+    # time is fetched (a resume of every partition brings a block of each at once).
+    trickling: frozenset[str] = frozenset()
 
     @property
     def paused(self) -> frozenset[str]:
@@ -63,7 +66,7 @@ def took(state: Pauses, counts: Mapping[str, int], now: float, share: Share) -> 
         tokens = share.burst if bucket is None else bucket.at_time(now, share)
         buckets[topic] = Debt(tokens - count, now)
         seen[topic] = now
-    return Pauses(buckets, seen, state.paused_at)
+    return Pauses(buckets, seen, state.paused_at, state.trickling)
 
 
 def decided(
@@ -78,6 +81,7 @@ def decided(
     """`state` with the topics to pause from `now` on; `behind`: the topics whose records
     waited too long before the main path took them."""
     paused_at: dict[str, float] = {}
+    trickling: set[str] = set()
     for topic, bucket in state.buckets.items():
         tokens = bucket.at_time(now, share)
         others = _others_active(state.seen, topic, now, active_s)
@@ -87,9 +91,13 @@ def decided(
             waited = tokens >= share.burst and now - since >= longest_s
             if delays and not waited:
                 paused_at[topic] = since
+            elif delays:
+                trickling.add(topic)
         elif tokens < 0.0 and delays:  # took more than its bucket held
             paused_at[topic] = now
-    return Pauses(state.buckets, state.seen, paused_at)
+        elif delays and topic in state.trickling:
+            trickling.add(topic)
+    return Pauses(state.buckets, state.seen, paused_at, frozenset(trickling))
 
 
 def served_last(topics: Collection[str], paused: Collection[str]) -> list[int]:

@@ -56,6 +56,7 @@ class TopicPauses:
         self._state = Pauses()
         self._behind_until: dict[str, float] = {}  # per topic: behind until then
         self._ours: set[Any] = set()  # the partitions this controller paused
+        self._trickles: dict[str, int] = {}  # per topic, its resumes by the longest wait
         self.pauses = 0  # times a topic was paused (for the logs and tests)
 
     @property
@@ -95,6 +96,8 @@ class TopicPauses:
         self._state = decided(
             self._state, now, self._share, longest_s=self._longest_s, behind=behind
         )
+        for topic in self._state.trickling & before:
+            self._trickles[topic] = self._trickles.get(topic, 0) + 1
         for topic in self._state.paused - before:
             self.pauses += 1
             log.info("paused %s: its tenant is over its share", topic)
@@ -109,6 +112,12 @@ class TopicPauses:
         except Exception:  # not started, or between two assignments: next tick
             return
         wanted = {tp for tp in assigned if tp.topic in self._state.paused}
+        for topic in self._state.trickling:
+            # One partition fetched at a time, a different one at each longest wait.
+            mine = sorted((tp for tp in assigned if tp.topic == topic), key=lambda tp: tp.partition)
+            if mine:
+                kept = mine[self._trickles.get(topic, 0) % len(mine)]
+                wanted |= set(mine) - {kept}
         self._ours &= assigned
         resumed = self._ours - wanted
         if resumed:

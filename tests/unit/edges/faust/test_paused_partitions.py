@@ -106,3 +106,25 @@ def test_a_tenant_alone_is_not_paused_whatever_its_backlog() -> None:
     for _ in range(500):
         pauses.message_in(FLOOD, app)
     assert pauses.paused == frozenset()
+
+
+def test_the_longest_wait_resumes_one_partition_at_a_time() -> None:
+    clock = Clock()
+    pauses = TopicPauses(
+        ["turns", QUIET, FLOOD], Share(10.0, 5.0), behind_s=0.25, longest_s=2.0, clock=clock
+    )
+    app = App()
+    flood_beside_quiet(pauses, app, 10)  # paused, 5 turns in debt
+    resumed: list[set[TP]] = []
+    for _ in range(2):
+        app.consumer.resumed.clear()
+        clock.now += 2.5  # past the longest wait, the bucket refilled; globex still sends
+        pauses.message_in(QUIET, app)
+        pauses.tick(app)
+        assert len(app.consumer.resumed) == 1 and len(app.consumer.resumed[0]) == 1
+        resumed.append(app.consumer.resumed[0])
+        assert app.consumer._paused_partitions == (FLOOD_TPS - resumed[-1])
+        for _ in range(6):  # its burst, then the record that puts it in debt
+            pauses.message_in(FLOOD, app)
+        assert app.consumer._paused_partitions == FLOOD_TPS
+    assert resumed[0] != resumed[1]  # another partition at the next longest wait
