@@ -82,10 +82,19 @@ def decided(
     waited too long before the main path took them."""
     paused_at: dict[str, float] = {}
     trickling: set[str] = set()
+    within = {
+        t for t, b in state.buckets.items() if b.at_time(now, share) >= 0.0
+    } - state.paused_at.keys()
     for topic, bucket in state.buckets.items():
         tokens = bucket.at_time(now, share)
-        others = _others_active(state.seen, topic, now, active_s)
-        delays = others or any(other != topic for other in behind)
+        others_behind = any(other != topic for other in behind)
+        # Stays paused while any other tenant has traffic; is paused only beside one within
+        # its share: two tenants over theirs do not pause each other (a steady tenant whose
+        # records came bunched by a slow fetch is briefly in debt, and was paused for a
+        # longest wait beside the flood, run 36).
+        delays = _others_active(state.seen, topic, now, active_s) or others_behind
+        within_others = {t: at for t, at in state.seen.items() if t in within}
+        pausing = _others_active(within_others, topic, now, active_s) or others_behind
         since = state.paused_at.get(topic)
         if since is not None:
             waited = tokens >= share.burst and now - since >= longest_s
@@ -93,7 +102,7 @@ def decided(
                 paused_at[topic] = since
             elif delays:
                 trickling.add(topic)
-        elif tokens < 0.0 and delays:  # took more than its bucket held
+        elif tokens < 0.0 and pausing:  # took more than its bucket held
             paused_at[topic] = now
         elif delays and topic in state.trickling:
             trickling.add(topic)

@@ -66,3 +66,13 @@ def test_records_of_paused_topics_are_served_last_each_in_its_order() -> None:
     topics = [FLOOD, QUIET, FLOOD, QUIET, "turns"]
     assert served_last(topics, {FLOOD}) == [1, 3, 4, 0, 2]
     assert served_last(topics, set()) == [0, 1, 2, 3, 4]
+
+
+def test_two_tenants_over_their_shares_do_not_pause_each_other() -> None:
+    # The quiet tenant's records came bunched (a slow fetch): briefly in debt beside the
+    # flood, it is not paused; the flood is, once the quiet tenant is within its share.
+    state = took(Pauses(), {QUIET: 8, FLOOD: 20}, now=0.0, share=SHARE)
+    state = decided(state, 0.0, SHARE, longest_s=5.0)
+    assert state.paused == frozenset()
+    state = decided(state, 0.5, SHARE, longest_s=5.0)  # the quiet tenant refilled: 2 tokens
+    assert state.paused == {FLOOD}
