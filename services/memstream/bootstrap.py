@@ -30,6 +30,7 @@ import faust
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import RawEvent
+from memstream.domain.fair_share import Share
 from memstream.edges.faust.app import (
     AgentHealth,
     DeadLetter,
@@ -39,6 +40,7 @@ from memstream.edges.faust.app import (
 )
 from memstream.edges.faust.sealed_turns import SealedTurnOpener
 from memstream.edges.faust.spare import SpareCapacity
+from memstream.edges.faust.topic_pauses import TopicPauses
 from memstream.edges.handler_chain import (
     WritePathHandlers,
     consolidator_chain,
@@ -160,6 +162,12 @@ def overflow_dead_letters(send: DeadLetter, share: FairShare) -> DeadLetter:
     return dead_letter
 
 
+# With topics paused and resumed, a partition's fetch is what a resumed topic brings at once
+# (the consumer keeps one fetch of each partition ahead): a small one keeps that to a few
+# dozen records a partition instead of up to a megabyte's worth.
+TENANT_TOPICS_FETCH_BYTES = 2 * 1024
+
+
 def write_path_app(
     settings: Settings,
     metrics: Metrics,
@@ -186,8 +194,20 @@ def write_path_app(
         "consumer_group_instance_id": settings.broker.group_instance_id or None,
     } | dict(options)
     overflow = None
-    if turns and settings.fair_share.tenant_share_turns_s is not None:
+    routing = settings.broker.turns_routing(catalog.turns.name)
+    shares = settings.fair_share
+    if turns and shares.tenant_share_turns_s is not None and not routing.on:
         overflow = overflow_consumer(settings, catalog, handlers, app_id, membership)
+    pauses, fetching = None, {}
+    if turns and shares.tenant_share_turns_s is not None and routing.on:
+        fetching["consumer_max_fetch_size"] = TENANT_TOPICS_FETCH_BYTES
+        # A topic per tenant: one over its share is not fetched, not diverted.
+        pauses = TopicPauses(
+            routing.topics,
+            Share(shares.tenant_share_turns_s, shares.tenant_share_burst),
+            behind_s=shares.tenant_share_lag_s,
+            longest_s=shares.overflow_longest_wait_s,
+        )
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(
         app_id=app_id,
@@ -207,8 +227,11 @@ def write_path_app(
         tracing=batch_spans(),
         overflow=overflow,
         read_back_skipped=settings.broker.read_back_skipped,
+        tenant_turns=routing.tenant_of_topic if turns else None,
+        pauses=pauses,
         datadir=str(datadir),
         **membership,
+        **fetching,
     )
 
 

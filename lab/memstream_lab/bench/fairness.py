@@ -10,6 +10,10 @@ Two stacks, each `memstream up` in a process of its own (`up_stack.StackProcess`
    `--capacity-turns` turns published at once, and the time until every one has its L1
    (turns/s), the median of three such backlogs. Then `--off-rounds` rounds.
 2. Share on (`MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S`), `--rounds` rounds.
+3. With `--stacks ... tenant_topics` (experimental): the same share with a turns topic per
+   tenant (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`), the flood's topic paused while its tenant
+   is over its share, `--rounds` rounds; the quiet tenant's producer and the flood write
+   to their tenants' topics.
 
 Each stack first takes a short flood that is not measured (`--warmup-seconds`). A round is
 the quiet tenant alone, then the quiet tenant beside the flood, alternated, so that each
@@ -56,6 +60,7 @@ from memstream.client import AsyncMemstreamProducer
 from memstream.client.events import turn_event
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.records import encode_value
+from memstream.contracts.tenant_topics import TurnsRouting
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream_lab.bench import cpu
@@ -280,8 +285,10 @@ async def measure_phase(
     flood = phase.flood_records(flood_rate, args.flood_users, args.seconds)
     flood_out = KafkaPublisher.for_bootstrap(bootstrap)
     await flood_out.start()
-    flood_topic = await flood_topic_of(bootstrap, args.flood_elsewhere)
-    async with AsyncMemstreamProducer(bootstrap, idempotent=False) as quiet_out:
+    tenants = args.tenant_topics
+    flood_topic = await flood_topic_of(bootstrap, args.flood_elsewhere, tenants)
+    quiet = AsyncMemstreamProducer(bootstrap, idempotent=False, tenant_topics=tenants)
+    async with quiet as quiet_out:
         probing = asyncio.create_task(
             phase.probe_recall(recalls, args.recalls_per_s, args.quiet_users)
         )
@@ -323,13 +330,15 @@ async def measure_phase(
 ELSEWHERE = "memstream.bench.flood-elsewhere"
 
 
-async def flood_topic_of(bootstrap: str, elsewhere: bool) -> str:
-    """The turns topic; with `elsewhere`, a topic of its shape no part of the stack reads,
-    created if missing: the flood then costs the machine its producer's and the broker's
-    work and the stack none of its own (the floor any share could reach here)."""
+async def flood_topic_of(bootstrap: str, elsewhere: bool, tenants: Sequence[str] = ()) -> str:
+    """The flooding tenant's turns topic (the shared one, or its own with `tenants`, the
+    stack's MEMSTREAM_TURNS_TOPIC_PER_TENANT); with `elsewhere`, a topic of its shape no
+    part of the stack reads, created if missing: the flood then costs the machine its
+    producer's and the broker's work and the stack none of its own (the floor any share
+    could reach here)."""
     turns = load_catalog().turns
     if not elsewhere:
-        return turns.name
+        return TurnsRouting.of(turns.name, tenants).topic_for(f"{FLOOD_TENANT}:x")
     async with admin_client(bootstrap) as client:
         await KafkaTopicAdmin(client).ensure_topics([replace(turns, name=ELSEWHERE)])
     return ELSEWHERE
@@ -434,7 +443,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         models = Path(tmp) / "models"
         for n, (label, name, code) in enumerate(_stacks(args)):
             settings: dict[str, str] = {}
-            if name == "share_on":
+            args.tenant_topics = ()
+            if name == "tenant_topics":
+                # A turns topic per tenant: the flood's topic paused while over its share.
+                args.tenant_topics = (QUIET_TENANT, FLOOD_TENANT)
+                settings["MEMSTREAM_TURNS_TOPIC_PER_TENANT"] = ",".join(args.tenant_topics)
+            if name in ("share_on", "tenant_topics"):
                 share = args.share or round(1.5 * args.quiet_rate, 1)
                 settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S"] = str(share)
                 # Two seconds of the share at once by default: this process sends the quiet
@@ -454,7 +468,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             stack = StackProcess(Path(tmp) / label, 5_000, models, code=code, settings=settings)
             try:
                 stack.wait_ready()
-                rounds = args.rounds if name == "share_on" else args.off_rounds
+                rounds = args.off_rounds if name == "share_off" else args.rounds
                 report[label] = asyncio.run(run_stack(stack, args, n == 0, rounds, spans))
             finally:
                 stack.stop()
@@ -547,9 +561,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--stacks",
         nargs="+",
-        choices=("share_off", "share_on"),
+        choices=("share_off", "share_on", "tenant_topics"),
         default=["share_off", "share_on"],
-        help="Which stacks, in order (the first measures the capacity).",
+        help="Which stacks, in order (the first measures the capacity); tenant_topics: the "
+        "share with a turns topic per tenant (experimental, docs/fair-share.md).",
     )
     parser.add_argument(
         "--baseline",
@@ -577,8 +592,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "one, removed at the end), to look into a run that went wrong.",
     )
     args = parser.parse_args(argv)
-    if args.stacks[0] == "share_on" and args.quiet_rate is None:
-        parser.error("--quiet-rate is needed when the share-on stack comes first")
+    if args.stacks[0] != "share_off" and args.quiet_rate is None:
+        parser.error("--quiet-rate is needed unless the share-off stack comes first")
     report = run(args)
     write_report(args.out, report)
     for label, _, _ in _stacks(args):

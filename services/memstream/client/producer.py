@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
@@ -54,6 +54,7 @@ from memstream.client.tracing import producing
 from memstream.client.turn_sealing import DEFAULT_TTL_S, TurnKeySource, TurnSealer
 from memstream.contracts.catalog import Catalog, ValidationProblem, load_catalog
 from memstream.contracts.records import encode_value
+from memstream.contracts.tenant_topics import TurnsRouting
 from memstream.domain.tenancy import owns
 from memstream.domain.write_token import WritePosition, issue
 
@@ -82,6 +83,7 @@ class AsyncMemstreamProducer:
         tenant: str | None = None,
         seal_turns: TurnKeySource | None = None,
         turn_key_ttl_s: float = DEFAULT_TTL_S,
+        tenant_topics: Iterable[str] = (),
         **kafka_options: Any,
     ) -> None:
         """`write_token_key`: the deployment's MEMSTREAM_API_WRITE_TOKEN_KEY, which signs the
@@ -90,8 +92,11 @@ class AsyncMemstreamProducer:
         `InvalidEvent` (a gateway that produces for one tenant at a time).
         `seal_turns`: where the users' turn keys come from (an `AsyncRecallClient`): each
         turn is then sent sealed, so that a forget leaves no readable copy of it on the turns
-        topic (`client.turn_sealing`); the keys are cached for `turn_key_ttl_s`."""
+        topic (`client.turn_sealing`); the keys are cached for `turn_key_ttl_s`.
+        `tenant_topics`: the deployment's MEMSTREAM_TURNS_TOPIC_PER_TENANT (experimental): a
+        user of one of these tenants has its events sent to its tenant's turns topic."""
         self.catalog = catalog or load_catalog(topic_prefix)
+        self._routing = TurnsRouting.of(self.catalog.turns.name, tenant_topics)
         self._tenant = tenant
         self._sealer = TurnSealer(seal_turns, ttl_s=turn_key_ttl_s) if seal_turns else None
         self._token_key = (write_token_key or "").encode()
@@ -146,6 +151,8 @@ class AsyncMemstreamProducer:
 
     async def _send(self, value: Mapping[str, Any]) -> asyncio.Future[Any]:
         topic, key = checked(self.catalog, value)
+        if topic == self._routing.shared:
+            topic = self._routing.topic_for(key)
         if self._tenant is not None and not owns(self._tenant, key):
             problem = (
                 f"not a user of the tenant {self._tenant!r} (ids start with '{self._tenant}:')"

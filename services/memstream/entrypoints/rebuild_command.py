@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from memstream.contracts.tenant_topics import TurnsTopic, topic_of
 from memstream.entrypoints.cli_audit import ActorOption, actor_of, stores_settings
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class Requested:
 
 async def request_rebuilds(
     publisher: Publisher,
-    turns_topic: str,
+    turns_topic: TurnsTopic,
     users: Sequence[str],
     since: date | None,
     levels: Sequence[int] | None,
@@ -66,10 +67,13 @@ async def request_rebuilds(
     from memstream.contracts.codec import encode_rebuild
     from memstream.contracts.records import Outbound
 
+    topic = topic_of(turns_topic)
     requested = [Requested(u, uuid.uuid4().hex) for u in users]
     await publisher.publish(
         [
-            Outbound(turns_topic, r.user_id, encode_rebuild(r.user_id, r.rebuild_id, since, levels))
+            Outbound(
+                topic(r.user_id), r.user_id, encode_rebuild(r.user_id, r.rebuild_id, since, levels)
+            )
             for r in requested
         ]
     )
@@ -193,7 +197,8 @@ async def _run(
             # Users written before the users registry existed join it (the operator's search).
             await tree.register_users()
         named, users = users, await _with_memories(tree, users)
-        turns = load_catalog(settings.broker.topic_prefix).turns.name
+        shared = load_catalog(settings.broker.topic_prefix).turns.name
+        turns = settings.broker.turns_routing(shared).topic_for
         try:
             requested = await request_rebuilds(publisher, turns, users, since, levels)
         except Exception:

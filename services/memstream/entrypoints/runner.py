@@ -98,11 +98,12 @@ def lag_groups(
     settings: Settings, parts: Collection[Part], container: Container
 ) -> dict[str, list[str]]:
     """The consumer groups (and their topics) whose lag the backlog collector reports."""
-    turns, windows = container.catalog.turns.name, container.catalog.windows.name
+    turns = list(settings.broker.turns_routing(container.catalog.turns.name).topics)
+    windows = container.catalog.windows.name
     if _consumers_together(parts):
-        return {settings.broker.consumer_group: [turns, windows]}
+        return {settings.broker.consumer_group: [*turns, windows]}
     return {
-        consumer_group(settings, {Part.SEGMENTER}): [turns],
+        consumer_group(settings, {Part.SEGMENTER}): turns,
         consumer_group(settings, {Part.CONSOLIDATOR}): [windows],
     }
 

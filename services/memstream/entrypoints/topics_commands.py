@@ -49,7 +49,9 @@ def create(
         )
         raise typer.Exit(2)
     catalog = load_catalog(settings.broker.topic_prefix if prefix is None else prefix)
-    statuses = asyncio.run(ensure_topics(address, catalog.topics))
+    # With a turns topic per tenant, each configured tenant's too (`contracts.tenant_topics`).
+    tenants = settings.broker.turns_routing(catalog.turns.name).specs(catalog.turns)
+    statuses = asyncio.run(ensure_topics(address, (*catalog.topics, *tenants)))
     Console(highlight=False).print(_status_table(address, statuses))
 
 

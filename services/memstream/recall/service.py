@@ -29,6 +29,7 @@ from datetime import date, datetime
 
 from memstream.contracts.codec import encode_forget, encode_rebuild
 from memstream.contracts.records import Outbound
+from memstream.contracts.tenant_topics import TurnsTopic, topic_of
 from memstream.domain.models import Level, MemoryNode
 from memstream.ports import NodeReader, Publisher, RecallReads
 from memstream.recall.rebuilds import RebuildProgress, has_memories, rebuild_progress
@@ -112,12 +113,12 @@ class MemoryService:
         tree: RecallReads,
         forget_user: Callable[[str], Awaitable[dict[str, int]]],
         publisher: Publisher,
-        turns_topic: str,
+        turns_topic: TurnsTopic,
     ) -> None:
         self._tree = tree
         self._forget_user = forget_user
         self._publisher = publisher
-        self._turns_topic = turns_topic
+        self._turns_topic = topic_of(turns_topic)
 
     async def profile(self, user_id: str) -> MemoryNode | None:
         node = await self._tree.profile(user_id)
@@ -180,7 +181,7 @@ class MemoryService:
     async def forget_messages(self, user_id: str, message_ids: Sequence[str]) -> None:
         """Publish `forget.v1` naming the messages; the segmenter (the one writer of the
         user's tree) removes them and has their ancestors consolidated again."""
-        event = Outbound(self._turns_topic, user_id, encode_forget(user_id, message_ids))
+        event = Outbound(self._turns_topic(user_id), user_id, encode_forget(user_id, message_ids))
         await self._publisher.publish([event])
 
     async def message_forgotten(self, user_id: str, message_id: str) -> bool:
@@ -223,7 +224,7 @@ class MemoryService:
             raise NothingToRebuild(user_id)
         rebuild_id = rebuild_id or uuid.uuid4().hex
         value = encode_rebuild(user_id, rebuild_id, since, levels)
-        await self._publisher.publish([Outbound(self._turns_topic, user_id, value)])
+        await self._publisher.publish([Outbound(self._turns_topic(user_id), user_id, value)])
         return rebuild_id
 
     async def rebuild_progress(self, user_id: str, rebuild_id: str) -> RebuildProgress:
@@ -231,7 +232,7 @@ class MemoryService:
 
     async def forget(self, user_id: str) -> ForgetReport:
         removed = await self._forget_user(user_id)
-        event = Outbound(self._turns_topic, user_id, encode_forget(user_id))
+        event = Outbound(self._turns_topic(user_id), user_id, encode_forget(user_id))
         try:
             await self._publisher.publish([event])
         except Exception as exc:

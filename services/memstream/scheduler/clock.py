@@ -20,6 +20,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from memstream.contracts.codec import encode_tick, encode_window
 from memstream.contracts.records import Outbound
+from memstream.contracts.tenant_topics import TurnsTopic, topic_of
 from memstream.domain.models import Level, Window, WindowClosed
 from memstream.ports import DueIndex, Publisher
 from memstream.scheduler.rebuilds import RebuildPacer
@@ -40,14 +41,14 @@ class ClockTicker:
         *,
         tree: DueIndex,
         publisher: Publisher,
-        turns_topic: str,
+        turns_topic: TurnsTopic,
         windows_topic: str,
         retry_degraded: bool,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._tree = tree
         self._publisher = publisher
-        self._turns = turns_topic
+        self._turns = topic_of(turns_topic)
         self._windows = windows_topic
         self._retry_degraded = retry_degraded
         self._clock = clock
@@ -62,7 +63,7 @@ class ClockTicker:
         users = await self._tree.due_users(now)
         if users:
             await self._publisher.publish(
-                [Outbound(self._turns, user, encode_tick(user, now)) for user in users]
+                [Outbound(self._turns(user), user, encode_tick(user, now)) for user in users]
             )
         return len(users)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from memstream.contracts.codec import encode_rebuild
 from memstream.contracts.records import Outbound
+from memstream.contracts.tenant_topics import TurnsTopic, topic_of
 from memstream.ports import Publisher, RebuildQueue
 
 log = logging.getLogger(__name__)
@@ -49,14 +50,14 @@ class RebuildPacer:
         *,
         tree: RebuildQueue,
         publisher: Publisher,
-        turns_topic: str,
+        turns_topic: TurnsTopic,
         users_per_run: int,
         lease_s: float = LEASE_S,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._tree = tree
         self._publisher = publisher
-        self._turns = turns_topic
+        self._turns = topic_of(turns_topic)
         self._users = users_per_run
         self._lease = lease_s
         self._clock = clock
@@ -69,7 +70,7 @@ class RebuildPacer:
             job = await self._tree.rebuild_job(user)
             if job is None or job.finished:
                 continue
-            events.append(Outbound(self._turns, user, encode_rebuild(user, job.rebuild_id)))
+            events.append(Outbound(self._turns(user), user, encode_rebuild(user, job.rebuild_id)))
         # The lease first: a chunk committed before a later lease would be leased anyway, and
         # its next chunk would wait the whole lease. A publish that fails is sent again then.
         for event in events:

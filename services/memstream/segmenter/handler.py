@@ -160,13 +160,17 @@ class Segmenter:
         facts: FactReader | None = None,
         frames: FramePrototypes | None = None,
         on_progress: Callable[[Mapping[int, int]], None] | None = None,
+        marked_topic: str | None = None,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on.
         `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`).
         `on_progress` is told each progress mark once it is written (reads waiting for it in
-        this process then answer at once)."""
+        this process then answer at once). `marked_topic`: with a turns topic per tenant
+        (`contracts.tenant_topics`), the one topic whose records the marks count: a mark
+        names a partition, not its topic."""
         self._on_progress = on_progress
+        self._marked_topic = marked_topic
         self._retention = retention
         self._knowledge = knowledge
         self._facts = facts  # the LLM backend's reader of L1 facts; None: the offline rules
@@ -219,7 +223,8 @@ class Segmenter:
                 # The step's records are in the tree (or dropped): a read holding a write
                 # token for one of them may answer now, not once the batch's later steps and
                 # this step's outboxes, which are in the tree too, are through.
-                await self._mark(_step_marks(step, progress, last=index == len(steps) - 1))
+                last = index == len(steps) - 1
+                await self._mark(_step_marks(step, progress, last=last, topic=self._marked_topic))
                 faults.reach("l1.before_publish")
                 # What each commit put in its outbox is all it holds: the load published and
                 # cleared what a crash had left, and the segmenter is the outbox's one writer.
@@ -572,22 +577,27 @@ async def _all_settled(writes: Sequence[Awaitable[T]]) -> list[T]:
 
 
 def _step_marks(
-    step: Sequence[Consumed[InputEvent]], progress: Mapping[int, int] | None, *, last: bool
+    step: Sequence[Consumed[InputEvent]],
+    progress: Mapping[int, int] | None,
+    *,
+    last: bool,
+    topic: str | None = None,
 ) -> Mapping[int, int]:
     """The marks once `step` is committed: past its records (an earlier step's mark of a
     partition it has none of stays); with marks given for the batch (`handle_batch`'s
     `progress`), those, and only after its last step."""
     if progress is not None:
         return progress if last else {}
-    return next_offsets(step)
+    return next_offsets(step, topic)
 
 
-def next_offsets(batch: Sequence[Consumed[InputEvent]]) -> dict[int, int]:
+def next_offsets(batch: Sequence[Consumed[InputEvent]], topic: str | None = None) -> dict[int, int]:
     """Per partition of the batch, the offset after its last record (records that came from
-    no partition, such as a rebuild's replays, mark nothing)."""
+    no partition, such as a rebuild's replays, mark nothing); with `topic`, of its records
+    only."""
     ahead: dict[int, int] = {}
     for item in batch:
-        if item.raw.partition >= 0:
+        if item.raw.partition >= 0 and (topic is None or item.raw.topic == topic):
             at = item.raw.partition
             ahead[at] = max(ahead.get(at, 0), item.raw.offset + 1)
     return ahead

@@ -45,5 +45,7 @@ class FairShareSettings(BaseModel):
         default=1.0,
         gt=0,
         description="The longest an overflow batch waits for the main path to go quiet "
-        "before it runs anyway, so a tenant over its share still progresses under load.",
+        "before it runs anyway, so a tenant over its share still progresses under load; with "
+        "a turns topic per tenant, the longest a tenant's topic stays paused beside the "
+        "others' traffic (then resumed for its burst).",
     )

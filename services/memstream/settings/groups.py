@@ -19,6 +19,7 @@ from pydantic import (
     field_validator,
 )
 
+from memstream.contracts.tenant_topics import TurnsRouting, parse_tenants
 from memstream.domain.recall_options import RecallOptions
 
 # Recall's defaults live with its options; settings only let a deployment override them.
@@ -67,6 +68,16 @@ class BrokerSettings(BaseModel):
         validation_alias="MEMSTREAM_TOPIC_PREFIX",
         description="Prefix for every topic name.",
     )
+    turns_topic_per_tenant: str = Field(
+        default="",
+        validation_alias="MEMSTREAM_TURNS_TOPIC_PER_TENANT",
+        description="Experimental. Comma-separated tenant names, each given a turns topic "
+        "of its own (`memstream.turns.v1.<tenant>`): producers and memstream's own commands "
+        "write a tenant's users' records there, the segmenter reads every one and, with a "
+        "tenant share set, pauses the topic of a tenant over its share instead of diverting "
+        "its turns to the overflow. Every producer and worker needs the same list. Empty: "
+        "off, one shared turns topic (docs/fair-share.md).",
+    )
     consumer_group: str = Field(
         default="memstream",
         validation_alias="MEMSTREAM_CONSUMER_GROUP",
@@ -108,6 +119,17 @@ class BrokerSettings(BaseModel):
     rebalance_timeout_s: float = Field(
         default=6.0, gt=0, description="How long a rebalance waits for members to rejoin (k8s: 30)."
     )
+
+    @field_validator("turns_topic_per_tenant")
+    @classmethod
+    def _tenant_names(cls, value: str) -> str:
+        # A name Kafka or the tenancy rules refuse would leave a tenant's records nowhere.
+        TurnsRouting.of("turns", parse_tenants(value))
+        return value
+
+    def turns_routing(self, shared: str) -> TurnsRouting:
+        """Which turns topic each user's records go to (the shared one alone when off)."""
+        return TurnsRouting.of(shared, parse_tenants(self.turns_topic_per_tenant))
 
 
 class RedisSettings(BaseModel):

@@ -19,6 +19,7 @@ from memstream.adapters.embedding.frame_similarities import left_fold_similariti
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
+from memstream.contracts.tenant_topics import TurnsRouting
 from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
 from memstream.domain.fair_share import Share
 from memstream.domain.recall_options import RecallOptions
@@ -106,10 +107,17 @@ def dead_letters(c: Container) -> DeadLetters:
     return DeadLetters(c.publisher, c.catalog.dlq.name)
 
 
+def turns_routing(c: Container) -> TurnsRouting:
+    """Which turns topic each user's records go to (`contracts.tenant_topics`)."""
+    return c.settings.broker.turns_routing(c.catalog.turns.name)
+
+
 def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
-    """The segmenter behind its tenants' shares, None with no share set (the default)."""
+    """The segmenter behind its tenants' shares, None with no share set (the default) or
+    with a turns topic per tenant (there the topics of tenants over their share are paused
+    instead, `edges.faust.topic_pauses`)."""
     settings = c.settings.fair_share
-    if settings.tenant_share_turns_s is None:
+    if settings.tenant_share_turns_s is None or turns_routing(c).on:
         return None
     # The overflow's records are places in the turns log (`contracts.turns_places`), no
     # words: sent past the sealing publisher, which seals the events that carry them.
@@ -198,6 +206,8 @@ def build_segmenter(
         if c.settings.embedding.backend == "local"
         else None,
         on_progress=None if bare else c.progress_marked,
+        # A mark names a partition only: with a topic per tenant, the shared topic's.
+        marked_topic=c.catalog.turns.name if turns_routing(c).on else None,
     )
 
 
@@ -247,7 +257,7 @@ def build_clock(c: Container) -> AsyncIOScheduler:
     ticker = ClockTicker(
         tree=c.tree,
         publisher=c.publisher,
-        turns_topic=c.catalog.turns.name,
+        turns_topic=turns_routing(c).topic_for,
         windows_topic=c.catalog.windows.name,
         retry_degraded=bool(c.settings.llm.base_url),
         clock=c.clock,
@@ -256,7 +266,7 @@ def build_clock(c: Container) -> AsyncIOScheduler:
     pacer = RebuildPacer(
         tree=c.tree,
         publisher=c.publisher,
-        turns_topic=c.catalog.turns.name,
+        turns_topic=turns_routing(c).topic_for,
         users_per_run=paced.users_per_run,
     )
     return build_scheduler(ticker, c.settings.lifecycle.clock_interval_s, pacer, paced.period_s)
@@ -279,7 +289,7 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
     from memstream.edges.http.audit import AuditTrail
 
     # With tenant shares on, a receipt's record may wait in the overflow topic.
-    shares_on = c.settings.fair_share.tenant_share_turns_s is not None
+    shares_on = c.settings.fair_share.tenant_share_turns_s is not None and not turns_routing(c).on
     writes = WriteWaiter(c.tree, overflow=c.tree if shares_on else None)
     c.progress_listeners.append(writes.progressed)
     return RecallParts(
@@ -296,7 +306,7 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
             tree=c.tree,
             forget_user=c.forget_user,
             publisher=c.publisher,
-            turns_topic=c.catalog.turns.name,
+            turns_topic=turns_routing(c).topic_for,
         ),
         checks={
             "redis": c.tree.ping,

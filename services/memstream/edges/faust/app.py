@@ -36,11 +36,17 @@ from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 from memstream.contracts.catalog import TopicSpec
 from memstream.contracts.codec import decode_input, decode_window
 from memstream.contracts.records import Consumed, RawEvent
-from memstream.edges.faust.decoding import Rejected, record_decoder, too_far_ahead
+from memstream.edges.faust.decoding import (
+    Rejected,
+    in_tenants_topics,
+    record_decoder,
+    too_far_ahead,
+)
 from memstream.edges.faust.overflow import OverflowConsumer, Places, TurnsReader
 from memstream.edges.faust.overrides import NoTablesManager, bound_fetch_wait, take_batches
-from memstream.edges.faust.skipped import SkippedRecords
+from memstream.edges.faust.skipped import SkippedByTopic, SkippedRecords
 from memstream.edges.faust.spare import SpareCapacity
+from memstream.edges.faust.topic_pauses import TopicPauses
 from memstream.edges.startup import phase
 from memstream.metrics import Metrics, dlq_category
 
@@ -151,6 +157,8 @@ def build_faust_app(
     open_turns: Opening | None = None,
     overflow: Overflow | None = None,
     read_back_skipped: bool = False,
+    tenant_turns: Mapping[str, str] | None = None,
+    pauses: TopicPauses | None = None,
     **options: Any,
 ) -> faust.App:
     """A Faust app with an agent for each topic whose handler is given; with `metrics`, the
@@ -160,7 +168,11 @@ def build_faust_app(
     their producers are opened before they are decoded; with `overflow` (and `on_turns`),
     a consumer takes the segmenter's overflow topic with the capacity the turns leave spare
     (its records opened as the turns are); with `read_back_skipped`, turns the consumer
-    stepped over are read back into their batch (`edges.faust.skipped`)."""
+    stepped over are read back into their batch (`edges.faust.skipped`); with `tenant_turns`
+    (the tenants' turns topics and their tenants, `contracts.tenant_topics`), the turns agent
+    reads those too (a record there naming another tenant's user is dead-lettered),
+    and with `pauses` it stops fetching a topic whose tenant is over its share
+    (`edges.faust.topic_pauses`)."""
     admit = too_far_ahead(timedelta(seconds=max_event_skew_s)) if max_event_skew_s else None
     app = faust.App(
         app_id,
@@ -179,10 +191,15 @@ def build_faust_app(
         **options,
     )
     bound_fetch_wait(app, fetch_max_wait_ms)
+    tenant_turns = tenant_turns or {}
+    turns_decoder = record_decoder(turns, decode_input, admit)
+    if tenant_turns:
+        turns_decoder = in_tenants_topics(turns_decoder, tenant_turns)
     agents: tuple[tuple[str, TopicSpec, Decoder, RecordHandler | None, Opening | None], ...] = (
-        ("segmenter", turns, record_decoder(turns, decode_input, admit), on_turns, open_turns),
+        ("segmenter", turns, turns_decoder, on_turns, open_turns),
         ("consolidator", windows, record_decoder(windows, decode_window), on_windows, None),
     )
+    turns_topics = (turns.name, *tenant_turns)
     health = health or AgentHealth()
     spare = overflow.spare if overflow is not None and on_turns is not None else None
     for name, spec, decoder, handler, opening in agents:
@@ -191,7 +208,7 @@ def build_faust_app(
             _add_agent(
                 app,
                 f"{app_id}-{name}",
-                spec.name,
+                turns_topics if name == "segmenter" else (spec.name,),
                 decoder,
                 handler,
                 dead_letter,
@@ -203,9 +220,10 @@ def build_faust_app(
                 _Priority(spare) if spare and name == "segmenter" else None,
                 # Turns come from many producers at once: what the consumer stepped over
                 # is read back (`edges.faust.skipped`).
-                skipped_records(bootstrap, spec.name)
+                SkippedByTopic({t: skipped_records(bootstrap, t) for t in turns_topics})
                 if read_back_skipped and name == "segmenter"
                 else None,
+                pauses if name == "segmenter" else None,
             )
     if overflow is not None and spare is not None:
         _add_overflow(
@@ -308,13 +326,16 @@ def skipped_records(bootstrap: str, topic: str) -> SkippedRecords:
     return SkippedRecords(TurnsReader(topic, reader_consumer))
 
 
-def _forget_revoked(skipped: SkippedRecords, topic: str) -> Callable[..., Awaitable[None]]:
+def _forget_revoked(
+    skipped: SkippedByTopic, topics: Sequence[str]
+) -> Callable[..., Awaitable[None]]:
     """The app's receiver of revoked partitions (sender, then the set of them): a partition
     back after another worker had it starts from the group's offset, and the offsets that
     worker handled are no skip."""
 
     async def on_partitions_revoked(_: Any, revoked: Any, **__: Any) -> None:
-        skipped.forget(tp.partition for tp in revoked if tp.topic == topic)
+        for topic in topics:
+            skipped.forget(topic, (tp.partition for tp in revoked if tp.topic == topic))
 
     return on_partitions_revoked
 
@@ -337,7 +358,7 @@ class _Batching:
 def _add_agent(
     app: faust.App,
     name: str,
-    topic_name: str,
+    topic_names: Sequence[str],
     decoder: Decoder,
     handler: RecordHandler,
     dead_letter: DeadLetter,
@@ -347,12 +368,19 @@ def _add_agent(
     tracing: BatchTracing | None,
     opening: Opening | None,
     priority: _Priority | None = None,
-    skipped: SkippedRecords | None = None,
+    skipped: SkippedByTopic | None = None,
+    pauses: TopicPauses | None = None,
 ) -> None:
     stage = name.rsplit("-", 1)[-1]  # "segmenter" or "consolidator", as the handler's span
-    topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
+    topic = app.topic(*topic_names, key_type=bytes, value_type=bytes)
     if skipped is not None:
-        app.on_partitions_revoked.connect(_forget_revoked(skipped, topic_name))
+        app.on_partitions_revoked.connect(_forget_revoked(skipped, topic_names))
+    if pauses is not None:
+        app.sensors.add(pauses.sensor(app))
+
+        @app.task
+        async def pause_tenants() -> None:
+            await pauses.run(app)
 
     @app.agent(topic, name=name)
     async def consume(stream: faust.StreamT[bytes]) -> None:
@@ -373,6 +401,9 @@ def _add_agent(
                 raws = list(_raw(events))
                 if skipped is not None:
                     raws = await skipped.filled(raws)
+                if pauses is not None:
+                    raws = pauses.ordered(raws)
+                    pauses.tick(app)
                 busy = priority.spare.handling() if priority is not None else nullcontext()
                 async with busy:
                     with tracing.batch(stage, raws) if tracing else nullcontext():

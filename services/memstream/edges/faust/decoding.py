@@ -9,7 +9,7 @@ the future: `too_far_ahead`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from memstream.contracts.catalog import TopicSpec, parse_json
 from memstream.contracts.records import Consumed, RawEvent
 from memstream.domain.models import ClockTicked, SessionEnded, Turn
+from memstream.domain.tenancy import owns
 
 E = TypeVar("E")
 Admission = Callable[[Any], "tuple[str, str] | None"]  # (field, reason) when refused
@@ -84,3 +85,24 @@ def too_far_ahead(
         return None
 
     return admit
+
+
+def in_tenants_topics(
+    decoder: Callable[[RawEvent], Consumed[E] | Rejected], tenant_of_topic: Mapping[str, str]
+) -> Callable[[RawEvent], Consumed[E] | Rejected]:
+    """`decoder`, and a record of a tenant's turns topic (`contracts.tenant_topics`) that
+    names a user of another tenant, or of none, rejected: Kafka's ACLs hold a tenant's
+    producer to its topic, this holds the topic to the tenant's users."""
+
+    def decode_record(raw: RawEvent) -> Consumed[E] | Rejected:
+        result = decoder(raw)
+        tenant = tenant_of_topic.get(raw.topic)
+        if tenant is None or isinstance(result, Rejected):
+            return result
+        user = getattr(result.event, "user_id", None)
+        if isinstance(user, str) and not owns(tenant, user):
+            reason = f"user_id: not a user of the tenant {tenant!r}, whose turns topic this is"
+            return Rejected(raw, reason, "user_id")
+        return result
+
+    return decode_record

@@ -84,3 +84,32 @@ class SkippedRecords:
 
     async def close(self) -> None:
         await self._reader.close()
+
+
+class SkippedByTopic:
+    """`SkippedRecords` of several turns topics (one per tenant, `contracts.tenant_topics`):
+    each topic's partitions are their own sequences of offsets."""
+
+    def __init__(self, by_topic: dict[str, SkippedRecords]) -> None:
+        self._by_topic = by_topic
+
+    async def filled(self, raws: Sequence[RawEvent]) -> list[RawEvent]:
+        """Each topic's records with what was stepped over, topic after topic: a user's
+        records are all in one topic, so each user's order holds."""
+        if len({raw.topic for raw in raws}) <= 1:
+            reader = self._by_topic.get(raws[0].topic) if raws else None
+            return list(raws) if reader is None else await reader.filled(raws)
+        filled: list[RawEvent] = []
+        for topic in dict.fromkeys(raw.topic for raw in raws):
+            mine = [raw for raw in raws if raw.topic == topic]
+            reader = self._by_topic.get(topic)
+            filled += mine if reader is None else await reader.filled(mine)
+        return filled
+
+    def forget(self, topic: str, partitions: Iterable[int]) -> None:
+        if (reader := self._by_topic.get(topic)) is not None:
+            reader.forget(partitions)
+
+    async def close(self) -> None:
+        for reader in self._by_topic.values():
+            await reader.close()

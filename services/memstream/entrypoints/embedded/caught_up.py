@@ -24,7 +24,8 @@ async def wait_caught_up(
     the group `settings.broker.consumer_group` on both topics (all parts in one process).
     """
     settings = container.settings
-    topics = [container.catalog.turns.name, container.catalog.windows.name]
+    turns = settings.broker.turns_routing(container.catalog.turns.name).topics
+    topics = [*turns, container.catalog.windows.name]
     groups = groups or {settings.broker.consumer_group: topics}
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s

@@ -47,7 +47,13 @@ def ingest(
     who = actor_of(actor)
     try:
         count = asyncio.run(
-            publish_file(file, catalog=catalog, bootstrap=settings.broker.bootstrap, user_id=user)
+            publish_file(
+                file,
+                catalog=catalog,
+                bootstrap=settings.broker.bootstrap,
+                user_id=user,
+                turns_topic=settings.broker.turns_routing(catalog.turns.name).topic_for,
+            )
         )
     except InvalidInput as bad:
         console.print(str(bad), style="red", markup=False)

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.contracts.catalog import Catalog, ValidationProblem
 from memstream.contracts.records import encode_value
+from memstream.contracts.tenant_topics import TurnsTopic, topic_of
 from memstream.entrypoints.embedded.sources import count_events, read_events
 
 
@@ -44,20 +45,30 @@ async def publish_file(
     bootstrap: str,
     user_id: str | None = None,
     show_progress: bool = True,
+    turns_topic: TurnsTopic | None = None,
 ) -> int:
-    """Validate the whole file first, then publish it in order; returns the event count."""
-    async with file_publisher(path, catalog=catalog, bootstrap=bootstrap, user_id=user_id) as send:
+    """Validate the whole file first, then publish it in order; returns the event count.
+    `turns_topic`: each user's turns topic (a turns topic per tenant); the catalog's."""
+    async with file_publisher(
+        path, catalog=catalog, bootstrap=bootstrap, user_id=user_id, turns_topic=turns_topic
+    ) as send:
         return await send(show_progress)
 
 
 @asynccontextmanager
 async def file_publisher(
-    path: Path, *, catalog: Catalog, bootstrap: str, user_id: str | None = None
+    path: Path,
+    *,
+    catalog: Catalog,
+    bootstrap: str,
+    user_id: str | None = None,
+    turns_topic: TurnsTopic | None = None,
 ) -> AsyncIterator[Callable[[bool], Awaitable[int]]]:
     """The file's events, validated (or InvalidInput), and a connected producer: inside,
     `await send(show_progress)` publishes them in order and returns their count. What comes
     before the first send is done on entry (a benchmark starts its clock after it)."""
     events = check_events(catalog, read_events(path))
+    topic = topic_of(turns_topic or catalog.turns.name)
     if user_id:
         events = [e | {"user_id": user_id} for e in events]
     publisher = KafkaPublisher.for_bootstrap(bootstrap)
@@ -75,7 +86,7 @@ async def file_publisher(
             for event in events:
                 # Plain sends, one flush at the end: the producer batches and keeps per-key order.
                 await publisher.producer.send(
-                    catalog.turns.name,
+                    topic(str(event["user_id"])),
                     key=str(event["user_id"]).encode(),
                     value=encode_value(event),
                 )

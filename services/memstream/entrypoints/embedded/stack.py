@@ -149,8 +149,9 @@ class EmbeddedStack:
         qdrant_path = qdrant_edge_dir(cfg) if "qdrant" in embedded else None
         if self._create_topics:
             catalog = load_catalog(cfg.broker.topic_prefix)
+            tenants = cfg.broker.turns_routing(catalog.turns.name).specs(catalog.turns)
             self.topics = await ensure_topics(
-                kafka, catalog.topics, timeout_s=self._ready_timeout_s
+                kafka, (*catalog.topics, *tenants), timeout_s=self._ready_timeout_s
             )
         ends = Endpoints(kafka, redis_url, cfg.qdrant.url, qdrant_path, frozenset(embedded))
         log.info("embedded stack up: %s", ends)

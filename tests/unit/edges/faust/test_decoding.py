@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from memstream.client.events import turn_event
 from memstream.contracts.catalog import load_catalog
 from memstream.contracts.codec import decode_input, decode_window
-from memstream.contracts.records import Consumed, RawEvent
+from memstream.contracts.records import Consumed, RawEvent, encode_value
 from memstream.domain.models import InputEvent, Level, Turn, WindowClosed
 from memstream.edges.faust.app import consume_batch, rejection_counter
-from memstream.edges.faust.decoding import Rejected, record_decoder
+from memstream.edges.faust.decoding import Rejected, in_tenants_topics, record_decoder
 from memstream.metrics import Metrics
 
 CATALOG = load_catalog()
@@ -195,3 +196,21 @@ def test_an_event_dated_beyond_the_skew_is_rejected_and_one_within_it_admitted()
     assert "ahead of the clock" in refused.reason
     tick = decode(raw({"type": "tick.v1", "user_id": "ana", "now": later}))
     assert isinstance(tick, Rejected) and tick.field_path == "now"
+
+
+def test_a_tenants_turns_topic_takes_only_that_tenants_users() -> None:
+    turns = load_catalog().turns
+    decode = in_tenants_topics(
+        record_decoder(turns, decode_input), {"memstream.turns.v1.acme": "acme"}
+    )
+
+    def record(topic: str, user: str) -> RawEvent:
+        value = encode_value(turn_event(user_id=user, session_id="s", seq=0, text="hi"))
+        return RawEvent(value, topic, 0, 0, None)
+
+    assert isinstance(decode(record("memstream.turns.v1.acme", "acme:ann")), Consumed)
+    for user in ("globex:bo", "ann", "acmeann"):
+        refused = decode(record("memstream.turns.v1.acme", user))
+        assert isinstance(refused, Rejected) and refused.field_path == "user_id", user
+    # The shared topic is not checked (an upgrade drains it of tenants' users).
+    assert isinstance(decode(record("memstream.turns.v1", "globex:bo")), Consumed)

@@ -14,7 +14,7 @@ from tests.unit.edges.faust.test_overflow import Log, Record
 from memstream.contracts.records import RawEvent
 from memstream.edges.faust.app import _forget_revoked
 from memstream.edges.faust.overflow import TurnsReader
-from memstream.edges.faust.skipped import SkippedRecords
+from memstream.edges.faust.skipped import SkippedByTopic, SkippedRecords
 
 
 def handed(*places: tuple[int, int]) -> list[RawEvent]:
@@ -98,9 +98,27 @@ async def test_the_apps_revoked_partitions_are_forgotten() -> None:
         TurnsReader("turns", lambda: logs.append(Log({0: 100, 1: 100})) or logs[-1])
     )
     app = faust.App("test-revoked", broker="kafka://127.0.0.1:1")
-    app.on_partitions_revoked.connect(_forget_revoked(skipped, "turns"))
+    by_topic = SkippedByTopic({"turns": skipped})
+    app.on_partitions_revoked.connect(_forget_revoked(by_topic, ["turns"]))
     await skipped.filled(handed((0, 10), (1, 10)))
     await app.on_partitions_revoked.send({TP("turns", 0), TP("windows", 1)})
     assert values(await skipped.filled(handed((0, 30), (1, 11)))) == ["0:30", "1:11"]
     assert logs == []  # nothing read
     assert values(await skipped.filled(handed((1, 13)))) == ["1:12", "1:13"]  # 1 still watched
+
+
+async def test_each_tenants_turns_topic_has_offsets_of_its_own() -> None:
+    # Partition 0 of two turns topics (`contracts.tenant_topics`): neither's offsets are a
+    # gap in the other's.
+    logs: list[Log] = []
+    readers = {
+        topic: SkippedRecords(TurnsReader(topic, lambda: logs.append(Log({0: 100})) or logs[-1]))
+        for topic in ("turns.acme", "turns.globex")
+    }
+    both = SkippedByTopic(readers)
+    acme = [RawEvent(f"a{o}".encode(), "turns.acme", 0, o, 1.0) for o in (50, 51)]
+    globex = [RawEvent(f"g{o}".encode(), "turns.globex", 0, o, 1.0) for o in (3, 4)]
+    await both.filled([acme[0], globex[0]])
+    filled = await both.filled([globex[1], acme[1]])
+    assert values(filled) == ["g4", "a51"]
+    assert logs == []  # nothing read back
