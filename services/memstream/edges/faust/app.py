@@ -190,7 +190,7 @@ def build_faust_app(
         broker_commit_interval=1.0,
         **options,
     )
-    bound_fetch_wait(app, fetch_max_wait_ms)
+    bound_fetch_wait(app, fetch_max_wait_ms, eager=pauses is None)
     tenant_turns = tenant_turns or {}
     turns_decoder = record_decoder(turns, decode_input, admit)
     if tenant_turns:

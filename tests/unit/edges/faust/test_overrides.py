@@ -72,3 +72,11 @@ def test_an_app_built_by_memstream_drains_with_the_eager_consumer() -> None:
     app = faust.App("overrides-test", broker="kafka://127.0.0.1:1", web_enabled=False)
     overrides.bound_fetch_wait(app, 100)
     assert app.transport.Consumer is overrides.EagerDrainConsumer
+
+
+def test_with_the_tenants_topics_paused_an_app_drains_as_faust_does() -> None:
+    # Pauses are decided between deliveries; ten in a row let a flood's fetch through.
+    app = faust.App("overrides-test-paused", broker="kafka://127.0.0.1:1", web_enabled=False)
+    overrides.bound_fetch_wait(app, 100, eager=False)
+    assert app.transport.Consumer is overrides.BoundedWaitTransport.Consumer
+    assert app.transport.fetch_max_wait_ms == 100
