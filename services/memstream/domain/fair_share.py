@@ -168,7 +168,8 @@ def served_first(tenants: Sequence[str], over_share: Collection[str]) -> list[in
     then those of tenants over it (`over_share`: some of their records were diverted), each
     group in its own order. A user belongs to one tenant, so each user's records keep their
     order; the L1s of a tenant within its share are then written before the kept part of a
-    flood in the same batch, not after it."""
+    flood in the same batch, not after it. A batch of tenants' turns topics is ordered so too,
+    by topic, the paused ones last (`edges.faust.topic_pauses`)."""
     first = [i for i, tenant in enumerate(tenants) if tenant not in over_share]
     later = [i for i, tenant in enumerate(tenants) if tenant in over_share]
     return first + later

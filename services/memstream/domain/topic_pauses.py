@@ -109,16 +109,5 @@ def decided(
     return Pauses(state.buckets, state.seen, paused_at, frozenset(trickling))
 
 
-def served_last(topics: Collection[str], paused: Collection[str]) -> list[int]:
-    """Positions of a batch's records (`topics`: each one's topic), those of topics not
-    paused first, each group in its own order: a user is in one topic, so each user's order
-    holds, and a tenant within its share is not handled behind what a paused one's last
-    fetch brought."""
-    listed = list(topics)
-    first = [i for i, topic in enumerate(listed) if topic not in paused]
-    later = [i for i, topic in enumerate(listed) if topic in paused]
-    return first + later
-
-
 def _others_active(seen: Mapping[str, float], topic: str, now: float, active_s: float) -> bool:
     return any(other != topic and now - at <= active_s for other, at in seen.items())

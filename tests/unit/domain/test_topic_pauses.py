@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memstream.domain.fair_share import Share
-from memstream.domain.topic_pauses import Pauses, decided, served_last, took
+from memstream.domain.fair_share import Share, served_first
+from memstream.domain.topic_pauses import Pauses, decided, took
 
 SHARE = Share(rate=10.0, burst=5.0)
 FLOOD, QUIET = "turns.acme", "turns.globex"
@@ -64,8 +64,8 @@ def test_resumed_after_the_longest_wait_once_its_bucket_has_refilled() -> None:
 
 def test_records_of_paused_topics_are_served_last_each_in_its_order() -> None:
     topics = [FLOOD, QUIET, FLOOD, QUIET, "turns"]
-    assert served_last(topics, {FLOOD}) == [1, 3, 4, 0, 2]
-    assert served_last(topics, set()) == [0, 1, 2, 3, 4]
+    assert served_first(topics, {FLOOD}) == [1, 3, 4, 0, 2]
+    assert served_first(topics, set()) == [0, 1, 2, 3, 4]
 
 
 def test_two_tenants_over_their_shares_do_not_pause_each_other() -> None:
