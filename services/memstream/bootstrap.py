@@ -30,7 +30,6 @@ import faust
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import RawEvent
-from memstream.domain.fair_share import Share
 from memstream.edges.faust.app import (
     AgentHealth,
     DeadLetter,
@@ -195,18 +194,17 @@ def write_path_app(
     } | dict(options)
     overflow = None
     routing = settings.broker.turns_routing(catalog.turns.name)
-    shares = settings.fair_share
-    if turns and shares.tenant_share_turns_s is not None and not routing.on:
+    if turns and settings.overflow_share is not None:
         overflow = overflow_consumer(settings, catalog, handlers, app_id, membership)
     pauses, fetching = None, {}
-    if turns and shares.tenant_share_turns_s is not None and routing.on:
+    if turns and (share := settings.paused_share) is not None:
         fetching["consumer_max_fetch_size"] = TENANT_TOPICS_FETCH_BYTES
         # A topic per tenant: one over its share is not fetched, not diverted.
         pauses = TopicPauses(
             routing.topics,
-            Share(shares.tenant_share_turns_s, shares.tenant_share_burst),
-            behind_s=shares.tenant_share_lag_s,
-            longest_s=shares.overflow_longest_wait_s,
+            share,
+            behind_s=settings.fair_share.tenant_share_lag_s,
+            longest_s=settings.fair_share.overflow_longest_wait_s,
         )
     datadir.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return build_faust_app(

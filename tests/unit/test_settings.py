@@ -7,6 +7,7 @@ import redis.asyncio as aioredis
 from pydantic import SecretStr, ValidationError
 
 from memstream.bootstrap import redis_tree
+from memstream.domain.fair_share import Share
 from memstream.domain.recall_options import RecallOptions
 from memstream.settings import Settings
 
@@ -64,3 +65,11 @@ def test_the_node_cache_is_bounded_by_memory_and_by_a_count_only_when_one_is_set
     monkeypatch.setenv("MEMSTREAM_REDIS_NODE_CACHE", "500")
     bounded = redis_tree(client, Settings()).node_cache
     assert bounded.bounds == (8 * 1024 * 1024, 500)
+
+
+def test_a_tenant_share_diverts_to_the_overflow_or_pauses_the_tenants_own_topics() -> None:
+    assert Settings().overflow_share is None and Settings().paused_share is None
+    shared = Settings(fair_share={"tenant_share_turns_s": 20.0, "tenant_share_burst": 60.0})
+    assert shared.overflow_share == Share(20.0, 60.0) and shared.paused_share is None
+    per_tenant = shared.model_copy(update={"broker": {"turns_topic_per_tenant": "acme, globex"}})
+    assert per_tenant.paused_share == Share(20.0, 60.0) and per_tenant.overflow_share is None

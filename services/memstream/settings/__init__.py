@@ -17,6 +17,8 @@ from typing import Any, Self
 from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from memstream.contracts.tenant_topics import parse_tenants
+from memstream.domain.fair_share import Share
 from memstream.settings.environment import Environment, grouped
 from memstream.settings.fair_share import FairShareSettings
 from memstream.settings.groups import (
@@ -101,6 +103,23 @@ class Settings(BaseSettings):
     @classmethod
     def _group_keywords(cls, data: Any) -> Any:
         return grouped(cls, data) if isinstance(data, Mapping) else data
+
+    @property
+    def overflow_share(self) -> Share | None:
+        """Each tenant's share of the segmenter when what a tenant sends past it is set aside
+        in the overflow topic: a share set, every tenant's turns in the one shared topic
+        (docs/fair-share.md); else None."""
+        return None if self._tenant_topics else self.fair_share.share
+
+    @property
+    def paused_share(self) -> Share | None:
+        """Each tenant's share of the segmenter when a tenant past it has its own turns topic
+        paused instead (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`); else None."""
+        return self.fair_share.share if self._tenant_topics else None
+
+    @property
+    def _tenant_topics(self) -> bool:
+        return bool(parse_tenants(self.broker.turns_topic_per_tenant))
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with `update`'s values, named like the constructor's keywords, validated."""

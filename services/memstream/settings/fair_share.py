@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from memstream.domain.fair_share import Share
 from memstream.settings.groups import _group
 
 
@@ -49,3 +50,9 @@ class FairShareSettings(BaseModel):
         "a turns topic per tenant, the longest a tenant's topic stays paused beside the "
         "others' traffic (then resumed for its burst).",
     )
+
+    @property
+    def share(self) -> Share | None:
+        """Each tenant's share of the segmenter as set; None: no share (the default)."""
+        rate = self.tenant_share_turns_s
+        return None if rate is None else Share(rate, self.tenant_share_burst)

@@ -21,7 +21,6 @@ from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.tenant_topics import TurnsRouting
 from memstream.domain.derivation import NO_EXTRACTION, RULES_EXTRACTION, Derivation
-from memstream.domain.fair_share import Share
 from memstream.domain.recall_options import RecallOptions
 from memstream.domain.windows import WindowRules
 from memstream.edges.faust.dead_letters import DeadLetters
@@ -116,8 +115,8 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
     """The segmenter behind its tenants' shares, None with no share set (the default) or
     with a turns topic per tenant (there the topics of tenants over their share are paused
     instead, `edges.faust.topic_pauses`)."""
-    settings = c.settings.fair_share
-    if settings.tenant_share_turns_s is None or turns_routing(c).on:
+    share = c.settings.overflow_share
+    if share is None:
         return None
     # The overflow's records are places in the turns log (`contracts.turns_places`), no
     # words: sent past the sealing publisher, which seals the events that carry them.
@@ -134,8 +133,8 @@ def build_fair_share(c: Container, segmenter: Segmenter) -> FairShare | None:
         forwarder=kafka,
         overflow_topic=c.catalog.overflow.name,
         overflow_partitions=c.catalog.overflow.partitions,
-        share=Share(settings.tenant_share_turns_s, settings.tenant_share_burst),
-        behind_s=settings.tenant_share_lag_s,
+        share=share,
+        behind_s=c.settings.fair_share.tenant_share_lag_s,
     )
 
 
@@ -289,8 +288,7 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
     from memstream.edges.http.audit import AuditTrail
 
     # With tenant shares on, a receipt's record may wait in the overflow topic.
-    shares_on = c.settings.fair_share.tenant_share_turns_s is not None and not turns_routing(c).on
-    writes = WriteWaiter(c.tree, overflow=c.tree if shares_on else None)
+    writes = WriteWaiter(c.tree, overflow=c.tree if c.settings.overflow_share is not None else None)
     c.progress_listeners.append(writes.progressed)
     return RecallParts(
         pipeline=RecallPipeline(
