@@ -96,9 +96,6 @@ class SkippedByTopic:
     async def filled(self, raws: Sequence[RawEvent]) -> list[RawEvent]:
         """Each topic's records with what was stepped over, topic after topic: a user's
         records are all in one topic, so each user's order holds."""
-        if len({raw.topic for raw in raws}) <= 1:
-            reader = self._by_topic.get(raws[0].topic) if raws else None
-            return list(raws) if reader is None else await reader.filled(raws)
         filled: list[RawEvent] = []
         for topic in dict.fromkeys(raw.topic for raw in raws):
             mine = [raw for raw in raws if raw.topic == topic]
