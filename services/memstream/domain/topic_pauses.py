@@ -3,15 +3,21 @@
 
 With a turns topic per tenant, a tenant over its share need not be read at all: its topic is
 paused (the consumer stops fetching it) and its backlog waits in the log, in order. Each
-topic has a token bucket of turns a second (`Share`), which may go into debt: the records a
-fetch brings are all handled, and the debt is what keeps the topic paused for longer.
+topic has a token bucket of turns a second (`Share`), charged as records are fetched,
+which may go into debt: the records a fetch brings are all handled, and the debt is what
+keeps the topic paused for longer beside others. A tenant alone owes nothing: its debt is
+forgiven while no other tenant has traffic.
 
 A topic is paused when its bucket is empty and either another topic has had records within
 `active_s` (another tenant has traffic) or another topic's records waited too long (the main
 path is behind for someone else: a tenant alone is not held back by its own backlog). It is
 resumed once no other topic has traffic and none is behind (nothing it would delay), or,
 under a steady load, once it has been paused for `longest_s` and its bucket has refilled:
-its burst then goes through, a bounded share that keeps it progressing. Resuming it each
+its burst then goes through (one partition), a bounded share that keeps it progressing,
+and the record that puts it in debt again pauses it, whatever the others' buckets hold.
+Whether another tenant is within its share is read from how it sends (its records' broker
+times), not from how they were fetched.
+Resuming it each
 time its bucket refills (`longest_s` 0) gives it its whole share beside the others, which
 the fairness benchmark found several times as costly to them (docs/figures/fairness.md,
 run 32). Pure: the clock and the records fetched are given.
@@ -40,33 +46,67 @@ class Debt:
 
 @dataclass(frozen=True, slots=True)
 class Pauses:
-    """Every topic's bucket, when it last had records, and the paused ones with when each
-    was paused."""
+    """Every topic's bucket, its sending, when it last had records, and the paused ones with
+    when each was paused."""
 
+    # What the segmenter took of each topic, charged as the consumer fetched it: the load
+    # the topic put on the main path, which its pauses bound.
     buckets: Mapping[str, Debt] = field(default_factory=dict)
     seen: Mapping[str, float] = field(default_factory=dict)
     paused_at: Mapping[str, float] = field(default_factory=dict)
     # Resumed by the longest wait while the others still have traffic: one partition at a
     # time is fetched (a resume of every partition brings a block of each at once).
     trickling: frozenset[str] = frozenset()
+    # How each topic's producers send, charged at each record's broker time and read as of
+    # its latest record: whether a tenant is within its share, however bunched a busy
+    # consumer fetched its records (fetched half a second at once, a quiet tenant's records
+    # went into debt, and a flood beside it was then not paused, run 38); and a backlog sent
+    # at once long ago is not within it, as a bucket refilled to now would say.
+    sending: Mapping[str, Debt] = field(default_factory=dict)
+
+    def sends_within(self, topic: str) -> bool:
+        sending = self.sending.get(topic)
+        return sending is None or sending.tokens >= 0.0
 
     @property
     def paused(self) -> frozenset[str]:
         return frozenset(self.paused_at)
 
+    def held_back(self, now: float, share: Share) -> frozenset[str]:
+        """The topics whose records a batch handles last: paused, trickling through their
+        longest wait, or over their share (a record fetched before its pause)."""
+        over = {t for t, b in self.buckets.items() if b.at_time(now, share) < 0.0}
+        return frozenset(self.paused_at) | self.trickling | over
 
-def took(state: Pauses, counts: Mapping[str, int], now: float, share: Share) -> Pauses:
-    """`state` after the consumer fetched `counts` records of each topic, at `now`."""
+
+def took(
+    state: Pauses,
+    counts: Mapping[str, int],
+    now: float,
+    share: Share,
+    *,
+    sent_at: float | None = None,
+) -> Pauses:
+    """`state` after the consumer fetched `counts` records of each topic, at `now`, sent at
+    `sent_at` (their broker time; `now` if not known)."""
     buckets = dict(state.buckets)
+    sending = dict(state.sending)
     seen = dict(state.seen)
+    sent = now if sent_at is None else min(sent_at, now)  # a clock ahead counts as now
     for topic, count in counts.items():
         if count <= 0:
             continue
-        bucket = buckets.get(topic)
-        tokens = share.burst if bucket is None else bucket.at_time(now, share)
-        buckets[topic] = Debt(tokens - count, now)
+        buckets[topic] = _charged(buckets.get(topic), count, now, share)
+        sending[topic] = _charged(sending.get(topic), count, sent, share)
         seen[topic] = now
-    return Pauses(buckets, seen, state.paused_at, state.trickling)
+    return Pauses(buckets, seen, state.paused_at, state.trickling, sending)
+
+
+def _charged(bucket: Debt | None, count: int, at: float, share: Share) -> Debt:
+    """`bucket` after `count` records at `at` (one older than its latest refills nothing)."""
+    if bucket is None:
+        return Debt(share.burst - count, at)
+    return Debt(bucket.at_time(at, share) - count, max(bucket.at, at))
 
 
 def decided(
@@ -82,16 +122,14 @@ def decided(
     waited too long before the main path took them."""
     paused_at: dict[str, float] = {}
     trickling: set[str] = set()
-    within = {
-        t for t, b in state.buckets.items() if b.at_time(now, share) >= 0.0
-    } - state.paused_at.keys()
+    buckets = dict(state.buckets)
+    within = {t for t in state.seen if state.sends_within(t)} - state.paused_at.keys()
     for topic, bucket in state.buckets.items():
         tokens = bucket.at_time(now, share)
         others_behind = any(other != topic for other in behind)
         # Stays paused while any other tenant has traffic; is paused only beside one within
         # its share: two tenants over theirs do not pause each other (a steady tenant whose
-        # records came bunched by a slow fetch is briefly in debt, and was paused for a
-        # longest wait beside the flood, run 36).
+        # records came bunched was paused for a longest wait beside the flood, run 36).
         delays = _others_active(state.seen, topic, now, active_s) or others_behind
         within_others = {t: at for t, at in state.seen.items() if t in within}
         pausing = _others_active(within_others, topic, now, active_s) or others_behind
@@ -102,11 +140,19 @@ def decided(
                 paused_at[topic] = since
             elif delays:
                 trickling.add(topic)
-        elif tokens < 0.0 and pausing:  # took more than its bucket held
+        elif tokens < 0.0 and (pausing or (delays and topic in state.trickling)):
+            # Over its share beside a tenant within it; or its longest wait's burst spent,
+            # whoever else is over theirs: a trickle that ran on while the other tenant was
+            # briefly in debt gave the flood a partition for a whole phase (run 38).
             paused_at[topic] = now
         elif delays and topic in state.trickling:
             trickling.add(topic)
-    return Pauses(state.buckets, state.seen, paused_at, frozenset(trickling))
+        elif not delays and tokens < 0.0:
+            # Alone, a tenant has the whole segmenter and owes nothing for it: its bucket
+            # refills from empty once another tenant comes. Its debt for draining its own
+            # backlog alone kept it paused for minutes beside the next tenant (run 38).
+            buckets[topic] = Debt(0.0, now)
+    return Pauses(buckets, state.seen, paused_at, frozenset(trickling), state.sending)
 
 
 def _others_active(seen: Mapping[str, float], topic: str, now: float, active_s: float) -> bool:

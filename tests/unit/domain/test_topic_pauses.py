@@ -69,10 +69,90 @@ def test_records_of_paused_topics_are_served_last_each_in_its_order() -> None:
 
 
 def test_two_tenants_over_their_shares_do_not_pause_each_other() -> None:
-    # The quiet tenant's records came bunched (a slow fetch): briefly in debt beside the
-    # flood, it is not paused; the flood is, once the quiet tenant is within its share.
+    # The quiet tenant sent a burst of its own: briefly over its share beside the flood, it
+    # is not paused; the flood is, once the quiet tenant sends within its share again.
     state = took(Pauses(), {QUIET: 8, FLOOD: 20}, now=0.0, share=SHARE)
     state = decided(state, 0.0, SHARE, longest_s=5.0)
     assert state.paused == frozenset()
-    state = decided(state, 0.5, SHARE, longest_s=5.0)  # the quiet tenant refilled: 2 tokens
+    # The quiet tenant's next record, half a second on, is within its share again.
+    state = took(state, {QUIET: 1}, now=0.5, share=SHARE)
+    state = decided(state, 0.5, SHARE, longest_s=5.0)
     assert state.paused == {FLOOD}
+
+
+def test_a_tenant_is_within_its_share_by_how_it_sends_not_how_it_was_fetched() -> None:
+    # A second of the quiet tenant's records (8, within its share of 10 a second) fetched
+    # at once, late: more than its burst taken at once, but sent within its share.
+    state = took(Pauses(), {QUIET: 1}, now=0.0, share=SHARE, sent_at=0.0)
+    for n in range(1, 9):
+        state = took(state, {QUIET: 1}, now=1.0, share=SHARE, sent_at=n / 8)
+    assert state.buckets[QUIET].at_time(1.0, SHARE) < 0.0
+    assert state.sends_within(QUIET)
+    # So the flood beside it is paused once its own burst is spent.
+    state = took(state, {FLOOD: 20}, now=1.0, share=SHARE)
+    assert decided(state, 1.0, SHARE, longest_s=5.0).paused == {FLOOD}
+
+
+def test_a_backlog_sent_at_once_long_ago_is_not_within_its_share() -> None:
+    state = took(Pauses(), {FLOOD: 500}, now=100.0, share=SHARE, sent_at=10.0)
+    assert not state.sends_within(FLOOD)
+
+
+def test_a_clock_ahead_is_charged_as_now() -> None:
+    state = took(Pauses(), {QUIET: 5}, now=0.0, share=SHARE, sent_at=60.0)
+    assert state.sending[QUIET].at == 0.0
+
+
+def trickling_flood(longest_s: float = 2.0) -> Pauses:
+    """The flood paused beside the quiet tenant, then let through by its longest wait."""
+    state = took(Pauses(), {QUIET: 1, FLOOD: 10}, now=0.0, share=SHARE)
+    state = decided(state, 0.0, SHARE, longest_s=longest_s)
+    assert state.paused == {FLOOD}
+    state = took(state, {QUIET: 1}, now=2.5, share=SHARE)
+    state = decided(state, 2.5, SHARE, longest_s=longest_s)
+    assert state.paused == frozenset() and state.trickling == {FLOOD}
+    return state
+
+
+def test_the_longest_waits_burst_ends_in_debt_whatever_the_others_hold() -> None:
+    state = trickling_flood()
+    # The quiet tenant is itself briefly over its share (a burst of its own), the flood's
+    # burst is spent: the flood is paused again all the same.
+    state = took(state, {QUIET: 20, FLOOD: 6}, now=2.6, share=SHARE)
+    state = decided(state, 2.6, SHARE, longest_s=2.0)
+    assert state.paused == {FLOOD}
+
+
+def test_a_trickle_within_its_burst_goes_on() -> None:
+    state = trickling_flood()
+    state = took(state, {QUIET: 1, FLOOD: 3}, now=2.6, share=SHARE)
+    state = decided(state, 2.6, SHARE, longest_s=2.0)
+    assert state.paused == frozenset() and state.trickling == {FLOOD}
+
+
+def test_a_tenant_alone_owes_nothing_for_its_backlog() -> None:
+    state = took(Pauses(), {FLOOD: 5_000}, now=0.0, share=SHARE)
+    state = decided(state, 0.0, SHARE, longest_s=5.0)
+    assert state.paused == frozenset()
+    assert state.buckets[FLOOD].at_time(0.0, SHARE) == 0.0
+    # Another tenant comes a second later: the flood's bucket refilled from empty, not
+    # from 5,000 turns in debt, so its longest wait lets it through as usual.
+    state = took(state, {QUIET: 1, FLOOD: 20}, now=1.0, share=SHARE)
+    state = decided(state, 1.0, SHARE, longest_s=2.0)
+    assert state.paused == {FLOOD}
+    state = took(state, {QUIET: 1}, now=4.0, share=SHARE)
+    assert decided(state, 4.0, SHARE, longest_s=2.0).trickling == {FLOOD}
+
+
+def test_a_tenant_beside_another_keeps_its_debt() -> None:
+    state = took(Pauses(), {QUIET: 1, FLOOD: 500}, now=0.0, share=SHARE)
+    state = decided(state, 0.0, SHARE, longest_s=5.0)
+    assert state.buckets[FLOOD].at_time(0.0, SHARE) < 0.0
+
+
+def test_records_of_topics_over_their_share_or_trickling_are_held_back() -> None:
+    state = trickling_flood()
+    assert state.held_back(2.5, SHARE) == {FLOOD}
+    state = took(Pauses(), {QUIET: 1, FLOOD: 10}, now=0.0, share=SHARE)
+    assert state.held_back(0.0, SHARE) == {FLOOD}  # in debt, not yet paused
+    assert Pauses().held_back(0.0, SHARE) == frozenset()

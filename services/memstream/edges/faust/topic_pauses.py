@@ -76,15 +76,17 @@ class TopicPauses:
                 self._behind_until[topic] = now + self._behind_s
         # A user is in one topic, so each user's order holds; a tenant within its share is
         # not handled behind what a paused one's last fetch brought.
-        order = served_first([raw.topic for raw in raws], self._state.paused)
+        order = served_first([raw.topic for raw in raws], self._state.held_back(now, self._share))
         return [raws[i] for i in order]
 
-    def message_in(self, topic: str, app: Any) -> None:
-        """A record of `topic` handed to the stream: counted, and the topic paused at once
-        if that put it in debt while it would delay another."""
+    def message_in(self, topic: str, app: Any, sent_at: float | None = None) -> None:
+        """A record of `topic`, sent at `sent_at` (broker time), handed to the stream:
+        counted, and the topic paused at once if that put it in debt while it would delay
+        another."""
         if topic not in self._topics:
             return
-        self._state = took(self._state, {topic: 1}, self._clock(), self._share)
+        now = self._clock()
+        self._state = took(self._state, {topic: 1}, now, self._share, sent_at=sent_at)
         if topic not in self._state.paused and self._state.buckets[topic].tokens < 0:
             self.tick(app)
 
@@ -166,4 +168,4 @@ class _MessagesIn(faust.Sensor):
         self._app = app
 
     def on_message_in(self, tp: Any, offset: int, message: Any) -> None:
-        self._pauses.message_in(tp.topic, self._app)
+        self._pauses.message_in(tp.topic, self._app, getattr(message, "timestamp", None))

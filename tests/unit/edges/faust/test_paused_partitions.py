@@ -128,3 +128,24 @@ def test_the_longest_wait_resumes_one_partition_at_a_time() -> None:
             pauses.message_in(FLOOD, app)
         assert app.consumer._paused_partitions == FLOOD_TPS
     assert resumed[0] != resumed[1]  # another partition at the next longest wait
+
+
+def test_the_sensor_charges_each_record_at_its_broker_time() -> None:
+    pauses, app, clock = pauses_and_app()
+
+    class Message:
+        def __init__(self, timestamp: float) -> None:
+            self.timestamp = timestamp
+
+    sensor = pauses.sensor(app)
+    # A second of the quiet tenant's records (8, within its share of 10 a second) fetched
+    # at once, late: charged when they were sent, the tenant stays within its share...
+    clock.now += 1.0
+    for n in range(8):
+        sensor.on_message_in(TP(QUIET, 0), n, Message(clock.now - 1.0 + n / 8))
+    # ...so the flood beside it is paused once its burst is spent.
+    for n in range(1, 30):
+        sensor.on_message_in(TP(FLOOD, 0), n, Message(clock.now))
+        if FLOOD in pauses.paused:
+            break
+    assert pauses.paused == {FLOOD} and n == 6
