@@ -30,6 +30,7 @@ import faust
 from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import RawEvent
+from memstream.domain.fair_share import Share
 from memstream.edges.faust.app import (
     AgentHealth,
     DeadLetter,
@@ -167,6 +168,19 @@ def overflow_dead_letters(send: DeadLetter, share: FairShare) -> DeadLetter:
 TENANT_TOPICS_FETCH_BYTES = 2 * 1024
 
 
+def paused_topics_fetching(share: Share) -> dict[str, int]:
+    """Faust's fetch settings with the tenants' topics paused: small fetches, and at most a
+    burst of records handed over by one poll. A broker that ignores the fetch size (the
+    embedded one returns a partition's whole backlog) fills the consumer's buffer, and the
+    poll in flight when a topic is paused still holds it among its partitions: unbounded, it
+    handed over 2,000 records of a partition just paused, which the quiet tenant then waited
+    behind for seconds (docs/figures/fairness.md, run 38)."""
+    return {
+        "consumer_max_fetch_size": TENANT_TOPICS_FETCH_BYTES,
+        "broker_max_poll_records": round(share.burst),
+    }
+
+
 def write_path_app(
     settings: Settings,
     metrics: Metrics,
@@ -196,9 +210,10 @@ def write_path_app(
     routing = settings.broker.turns_routing(catalog.turns.name)
     if turns and settings.overflow_share is not None:
         overflow = overflow_consumer(settings, catalog, handlers, app_id, membership)
-    pauses, fetching = None, {}
+    pauses = None
+    fetching: dict[str, int] = {}
     if turns and (share := settings.paused_share) is not None:
-        fetching["consumer_max_fetch_size"] = TENANT_TOPICS_FETCH_BYTES
+        fetching = paused_topics_fetching(share)
         # A topic per tenant: one over its share is not fetched, not diverted.
         pauses = TopicPauses(
             routing.topics,

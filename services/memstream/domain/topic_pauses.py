@@ -64,6 +64,10 @@ class Pauses:
     # at once long ago is not within it, as a bucket refilled to now would say.
     sending: Mapping[str, Debt] = field(default_factory=dict)
 
+    def held_back_now(self) -> frozenset[str]:
+        """The topics paused or let through only by their longest wait."""
+        return frozenset(self.paused_at) | self.trickling
+
     def sends_within(self, topic: str) -> bool:
         sending = self.sending.get(topic)
         return sending is None or sending.tokens >= 0.0
@@ -76,7 +80,7 @@ class Pauses:
         """The topics whose records a batch handles last: paused, trickling through their
         longest wait, or over their share (a record fetched before its pause)."""
         over = {t for t, b in self.buckets.items() if b.at_time(now, share) < 0.0}
-        return frozenset(self.paused_at) | self.trickling | over
+        return self.held_back_now() | over
 
 
 def took(
@@ -123,10 +127,13 @@ def decided(
     paused_at: dict[str, float] = {}
     trickling: set[str] = set()
     buckets = dict(state.buckets)
-    within = {t for t in state.seen if state.sends_within(t)} - state.paused_at.keys()
+    within = {t for t in state.seen if state.sends_within(t)} - state.held_back_now()
     for topic, bucket in state.buckets.items():
         tokens = bucket.at_time(now, share)
-        others_behind = any(other != topic for other in behind)
+        # Only a tenant within its share counts as kept waiting: the records of one held back
+        # are old by design (a trickle brings what waited through the longest wait), and
+        # counted, they paused the quiet tenant beside the flood for seconds (run 38).
+        others_behind = any(other != topic and other in within for other in behind)
         # Stays paused while any other tenant has traffic; is paused only beside one within
         # its share: two tenants over theirs do not pause each other (a steady tenant whose
         # records came bunched was paused for a longest wait beside the flood, run 36).
@@ -140,8 +147,12 @@ def decided(
                 paused_at[topic] = since
             elif delays:
                 trickling.add(topic)
-        elif tokens < 0.0 and (pausing or (delays and topic in state.trickling)):
-            # Over its share beside a tenant within it; or its longest wait's burst spent,
+        elif tokens < 0.0 and (
+            (pausing and not state.sends_within(topic)) or (delays and topic in state.trickling)
+        ):
+            # Taken past its share and sending past it beside a tenant within it (a tenant
+            # that sends within its share is never paused, however bunched its records were
+            # fetched); or its longest wait's burst spent,
             # whoever else is over theirs: a trickle that ran on while the other tenant was
             # briefly in debt gave the flood a partition for a whole phase (run 38).
             paused_at[topic] = now

@@ -156,3 +156,25 @@ def test_records_of_topics_over_their_share_or_trickling_are_held_back() -> None
     state = took(Pauses(), {QUIET: 1, FLOOD: 10}, now=0.0, share=SHARE)
     assert state.held_back(0.0, SHARE) == {FLOOD}  # in debt, not yet paused
     assert Pauses().held_back(0.0, SHARE) == frozenset()
+
+
+def test_a_trickles_old_records_do_not_pause_the_tenant_it_waited_for() -> None:
+    state = trickling_flood()
+    # The trickle brings records that waited through the longest wait (behind), while the
+    # quiet tenant's records, sent within its share, were fetched bunched (in debt).
+    for n in range(1, 9):
+        state = took(state, {QUIET: 1}, now=2.6, share=SHARE, sent_at=2.6 - 1.0 + n / 8)
+    state = took(state, {FLOOD: 3}, now=2.6, share=SHARE, sent_at=0.1)
+    assert state.buckets[QUIET].at_time(2.6, SHARE) < 0.0
+    state = decided(state, 2.6, SHARE, longest_s=2.0, behind=[FLOOD])
+    assert QUIET not in state.paused
+
+
+def test_a_tenant_sending_within_its_share_is_never_paused() -> None:
+    # Two tenants within their shares, one fetched bunched beside the other: neither paused.
+    state = took(Pauses(), {FLOOD: 1}, now=0.0, share=SHARE)
+    for n in range(8):
+        state = took(state, {QUIET: 1}, now=1.0, share=SHARE, sent_at=n / 8)
+    state = took(state, {FLOOD: 1}, now=1.0, share=SHARE)
+    assert state.buckets[QUIET].at_time(1.0, SHARE) < 0.0
+    assert decided(state, 1.0, SHARE, longest_s=5.0, behind=[FLOOD]).paused == frozenset()
