@@ -1,7 +1,8 @@
 """The crash suite's rig: `memstream worker --role all` as a real process, killed and restarted.
 
 - `synthetic_log`: a small conversation for one user over eight days (two weeks, two months,
-  so every level closes) and a second user forgotten at the end of the input.
+  so every level closes) and a second user forgotten at the end of the input; `Cast` names
+  the two (`TENANT_CAST`: the same two in a tenant, for a turns topic per tenant).
 - `Worker`: the CLI worker as a subprocess of this test, with its own topics, group, Redis
   namespace and Qdrant directory, on the Redis the settings name (a cluster in cluster
   mode); `MEMSTREAM_FAULT_POINT` makes it SIGKILL itself at an exact step
@@ -38,11 +39,30 @@ from memstream.adapters.redis.connection import open_client
 from memstream.adapters.redis.tree import RedisTree
 from memstream.bootstrap import open_index
 from memstream.contracts.catalog import Catalog, load_catalog
+from memstream.contracts.tenant_topics import TurnsRouting
 from memstream.domain.models import Level
 from memstream.settings import Settings
 
 KEPT = "crash-ana"
 GONE = "crash-bo"
+
+
+@dataclass(frozen=True)
+class Cast:
+    """The input's two users: the one kept, the one forgotten at the end."""
+
+    kept: str = KEPT
+    gone: str = GONE
+
+    @property
+    def users(self) -> tuple[str, str]:
+        return (self.kept, self.gone)
+
+
+CAST = Cast()
+# The same users in the tenant `crash` (`MEMSTREAM_TURNS_TOPIC_PER_TENANT=crash`).
+TENANT = "crash"
+TENANT_CAST = Cast(f"{TENANT}:ana", f"{TENANT}:bo")
 SERVICES = Path(__file__).resolve().parents[2] / "services"
 # Small batches: a kill at hit n lands in the middle of the input, not before or after it.
 BATCH = 8
@@ -56,15 +76,15 @@ CITIES = ("Porto", "Berlin", "Madrid")
 SENT_ORDER = (1, 0, 2, 3, 5, 4)
 
 
-def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
-    """(user, event) in publishing order: KEPT talks on eight days from Mon 29 Jan 2024
-    (weeks of 29 Jan and 5 Feb, months January and February); GONE talks on two of them,
-    then asks to be forgotten."""
+def synthetic_log(cast: Cast = CAST) -> list[tuple[str, dict[str, Any]]]:
+    """(user, event) in publishing order: the kept user talks on eight days from Mon 29 Jan
+    2024 (weeks of 29 Jan and 5 Feb, months January and February); the other talks on two of
+    them, then asks to be forgotten."""
     days = [29, 30, 31, 32, 33, 36, 37, 38]  # of 2024, counted from 1 January (32: 1 Feb)
     events: list[tuple[str, dict[str, Any]]] = []
     for n, day in enumerate(days):
         start = datetime(2024, 1, 1, 18, tzinfo=UTC) + timedelta(days=day - 1)
-        for user in (KEPT, GONE) if n < 2 else (KEPT,):
+        for user in cast.users if n < 2 else (cast.kept,):
             # Each session's turns out of `seq` order (as two producer instances would send
             # them): the reorder holds, committed with the window state, cross kill points.
             for seq in SENT_ORDER:
@@ -105,17 +125,24 @@ def synthetic_log() -> list[tuple[str, dict[str, Any]]]:
                     },
                 )
             )
-    events.append((GONE, {"type": "forget.v1", "user_id": GONE}))
+    events.append((cast.gone, {"type": "forget.v1", "user_id": cast.gone}))
     return events
 
 
+def routing(settings: Settings) -> TurnsRouting:
+    """The scenario's turns topics: the shared one, and its tenants' when the settings name
+    any (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`)."""
+    return settings.broker.turns_routing(load_catalog(settings.broker.topic_prefix).turns.name)
+
+
 async def publish(settings: Settings, events: list[tuple[str, dict[str, Any]]]) -> None:
-    catalog = load_catalog(settings.broker.topic_prefix)
+    """Each event to its user's turns topic, as the SDK's producer given the same tenants."""
+    topic_for = routing(settings).topic_for
     producer = AIOKafkaProducer(bootstrap_servers=settings.broker.bootstrap, acks="all")
     await producer.start()
     try:
         for user, event in events:
-            await producer.send(catalog.turns.name, json.dumps(event).encode(), key=user.encode())
+            await producer.send(topic_for(user), json.dumps(event).encode(), key=user.encode())
         await producer.flush()
     finally:
         await producer.stop()
@@ -137,9 +164,9 @@ async def scenario_settings(stack: Settings, root: Path, name: str) -> Settings:
         }
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    await ensure_topics(
-        settings.broker.bootstrap, load_catalog(settings.broker.topic_prefix).topics
-    )
+    catalog = load_catalog(settings.broker.topic_prefix)
+    tenants = routing(settings).specs(catalog.turns)
+    await ensure_topics(settings.broker.bootstrap, [*catalog.topics, *tenants])
     return settings
 
 
@@ -178,6 +205,7 @@ class Worker:
             "MEMSTREAM_FAULT_POINT": fault_point,
             # The crash suite compares the facts and entities of every run too.
             "MEMSTREAM_KNOWLEDGE": "true",
+            "MEMSTREAM_TURNS_TOPIC_PER_TENANT": settings.broker.turns_topic_per_tenant,
         } | (extra or {})
         self.log_path = settings.data_dir / f"worker-{time.monotonic_ns()}.log"
         self._log = self.log_path.open("wb")
@@ -235,12 +263,15 @@ class Worker:
 
 
 def topics(settings: Settings) -> list[str]:
+    """What the worker consumes: every turns topic, and the windows topic."""
     catalog: Catalog = load_catalog(settings.broker.topic_prefix)
-    return [catalog.turns.name, catalog.windows.name]
+    return [*routing(settings).topics, catalog.windows.name]
 
 
-async def wait_settled(settings: Settings, worker: Worker, timeout_s: float = 90.0) -> None:
-    """Until both topics are consumed and KEPT has no open window, twice in a row."""
+async def wait_settled(
+    settings: Settings, worker: Worker, timeout_s: float = 90.0, cast: Cast = CAST
+) -> None:
+    """Until every topic is consumed and the kept user has no open window, twice in a row."""
     tree = tree_of(settings)
     deadline = time.monotonic() + timeout_s
     quiet = 0
@@ -254,7 +285,7 @@ async def wait_settled(settings: Settings, worker: Worker, timeout_s: float = 90
             lag = await consumer_lag(
                 settings.broker.bootstrap, settings.broker.consumer_group, topics(settings)
             )
-            state = await tree.load_state(KEPT)
+            state = await tree.load_state(cast.kept)
             still_open = len(state["open_windows"]) if state else 1
             quiet = quiet + 1 if sum(lag.values()) == 0 and still_open == 0 else 0
     finally:
@@ -262,13 +293,10 @@ async def wait_settled(settings: Settings, worker: Worker, timeout_s: float = 90
 
 
 async def committed(admin: AIOKafkaAdminClient, settings: Settings) -> int:
-    """The group's committed offsets over both topics, summed."""
+    """The group's committed offsets over every topic it reads, summed."""
     catalog = load_catalog(settings.broker.topic_prefix)
-    partitions = [
-        TopicPartition(spec.name, p)
-        for spec in (catalog.turns, catalog.windows)
-        for p in range(spec.partitions)
-    ]
+    specs = [*routing(settings).specs(catalog.turns), catalog.turns, catalog.windows]
+    partitions = [TopicPartition(spec.name, p) for spec in specs for p in range(spec.partitions)]
     offsets = await admin.list_consumer_group_offsets(
         settings.broker.consumer_group, partitions=partitions
     )
@@ -312,7 +340,7 @@ def tree_of(settings: Settings) -> RedisTree:
     )
 
 
-async def snapshot(settings: Settings) -> Snapshot:
+async def snapshot(settings: Settings, cast: Cast = CAST) -> Snapshot:
     tree = tree_of(settings)
     client = tree._r
     nodes: dict[str, tuple[Any, ...]] = {}
@@ -325,7 +353,7 @@ async def snapshot(settings: Settings) -> Snapshot:
         index = await open_index(
             settings, settings.qdrant.collection, settings.embedding.dim, stack
         )
-        for user in (KEPT, GONE):
+        for user in cast.users:
             ids: list[str] = []
             for level in Level:
                 ids += await tree.level_ids(user, level, limit=10_000)

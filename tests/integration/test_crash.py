@@ -6,7 +6,9 @@ commit run again with the worker on a real Redis Cluster in cluster mode.
 Redis (Qdrant: its in-process engine, in the scenario's directory). Each scenario publishes
 the same input (`crash_rig.synthetic_log`); a killed one runs with `MEMSTREAM_FAULT_POINT`,
 so the worker SIGKILLs itself at an exact step, then is started again without it. The
-scenarios run side by side to keep the suite short. Figures (kill points, differences,
+kills on either side of a commit run once more with the input's users in a tenant that has a
+turns topic of its own (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`). The scenarios run side by side
+to keep the suite short. Figures (kill points, differences,
 restart-to-consuming seconds) are printed as one JSON line, `CRASH-SUITE {...}`.
 """
 
@@ -21,16 +23,22 @@ from typing import Any
 
 import pytest
 
+from memstream.contracts.catalog import load_catalog
 from memstream.settings import Settings
 
 from .crash_rig import (
+    CAST,
     GONE,
     KEPT,
+    TENANT,
+    TENANT_CAST,
+    Cast,
     Snapshot,
     Worker,
     consuming_after,
     differences,
     publish,
+    routing,
     scenario_settings,
     snapshot,
     synthetic_log,
@@ -61,14 +69,16 @@ SHARE_ON = {
 }
 
 
-async def clean_run(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, Any]]:
-    settings = await scenario_settings(stack, root, "clean")
-    await publish(settings, synthetic_log())
+async def clean_run(
+    stack: Settings, root: Path, cast: Cast = CAST, name: str = "clean"
+) -> tuple[Snapshot, dict[str, Any]]:
+    settings = await scenario_settings(stack, root, name)
+    await publish(settings, synthetic_log(cast))
     worker = Worker(settings)
     first_start = await consuming_after(settings, worker)
-    await wait_settled(settings, worker)
+    await wait_settled(settings, worker, cast=cast)
     await worker.stop(signal.SIGTERM)
-    return await snapshot(settings), timings(worker, first_start)
+    return await snapshot(settings, cast), timings(worker, first_start)
 
 
 def timings(worker: Worker, to_consuming_s: float) -> dict[str, float]:
@@ -88,15 +98,43 @@ async def killed_run(
     stack: Settings, root: Path, name: str, point: str
 ) -> tuple[Snapshot, dict[str, Any]]:
     settings = await scenario_settings(stack, root, name)
-    await publish(settings, synthetic_log())
+    return await killed_then_restarted(settings, point)
+
+
+async def killed_then_restarted(
+    settings: Settings, point: str, cast: Cast = CAST
+) -> tuple[Snapshot, dict[str, Any]]:
+    await publish(settings, synthetic_log(cast))
     doomed = Worker(settings, fault_point=point)
     code = await doomed.exited(timeout_s=90)
     assert code == -signal.SIGKILL, f"{point}: exit {code}, never reached?\n{doomed.tail()}"
     worker = Worker(settings)
     restart = await consuming_after(settings, worker)
-    await wait_settled(settings, worker)
+    await wait_settled(settings, worker, cast=cast)
     await worker.stop(signal.SIGTERM)
-    return await snapshot(settings), {"kill_point": point} | timings(worker, restart)
+    return await snapshot(settings, cast), {"kill_point": point} | timings(worker, restart)
+
+
+async def killed_in_a_tenants_topic(
+    stack: Settings, root: Path, name: str
+) -> tuple[Snapshot, dict[str, Any], dict[str | None, dict[int, int]]]:
+    """A kill at `KILL_POINTS[name]` with the input's users in `TENANT`, whose records go to
+    a turns topic of its own; with the snapshot, the progress marks left per turns topic
+    (None: the shared one)."""
+    per_tenant = stack.model_copy(update={"turns_topic_per_tenant": TENANT})
+    settings = await scenario_settings(per_tenant, root, f"tenant-{name}")
+    snap, figures = await killed_then_restarted(settings, KILL_POINTS[name], TENANT_CAST)
+    _, tenants = routing(settings).topics
+    tree = tree_of(settings)
+    try:
+        partitions = range(load_catalog(settings.broker.topic_prefix).turns.partitions)
+        marks = {
+            None: await tree.progress(partitions),
+            tenants: await tree.progress(partitions, tenants),
+        }
+    finally:
+        await tree._r.aclose()
+    return snap, figures, marks
 
 
 async def graceful_restart(stack: Settings, root: Path) -> tuple[Snapshot, dict[str, Any]]:
@@ -200,3 +238,40 @@ async def test_a_worker_killed_around_a_commit_on_the_cluster_restarts_to_the_cl
     }
     print("CRASH-SUITE-CLUSTER " + json.dumps(report))
     assert {name: diffs for name, diffs in found.items() if diffs} == {}
+
+
+# The kills on either side of a user's commit, run again with the input in a tenant's turns
+# topic: a tenant's topic changes what the worker reads and where its offsets and progress
+# marks go, which is what these two cross (the commit, then the marks and the outboxes); the
+# consolidation's and the forget's kills read nothing of the turns topic's positions and run
+# on the shared topic above. Two scenarios beside the clean run, not the whole matrix: they
+# run side by side with it, so the test takes about as long as one scenario.
+KILLED_IN_TENANT_TOPIC = KILLED_MID_COMMIT
+
+
+async def test_a_worker_killed_with_a_turns_topic_per_tenant_restarts_to_the_clean_tree(
+    stack_settings: Settings, tmp_path: Path
+) -> None:
+    """The input's users in a tenant with a turns topic of its own, killed around a commit:
+    each restarted worker builds the tree a clean run of the same users on the shared turns
+    topic builds, node by node, and its progress marks are the tenant's topic's."""
+    (clean, _), *killed = await asyncio.gather(
+        clean_run(stack_settings, tmp_path, TENANT_CAST, "tenant-clean"),
+        *(killed_in_a_tenants_topic(stack_settings, tmp_path, n) for n in KILLED_IN_TENANT_TOPIC),
+    )
+    assert {v[1] for v in clean.nodes.values()} == {1, 2, 3, 4, 5}  # every level closed
+    assert all(v[0] == TENANT_CAST.kept for v in clean.nodes.values())
+    found = {
+        n: differences(clean, snap)
+        for n, (snap, _, _) in zip(KILLED_IN_TENANT_TOPIC, killed, strict=True)
+    }
+    report = {
+        n: figures | {"differences": len(found[n])}
+        for n, (_, figures, _) in zip(KILLED_IN_TENANT_TOPIC, killed, strict=True)
+    }
+    print("CRASH-SUITE-TENANT-TOPIC " + json.dumps(report))
+    assert {name: diffs for name, diffs in found.items() if diffs} == {}
+    for _, _, marks in killed:
+        # Every record was read from the tenant's topic and marked under it.
+        [(shared, none), (tenants, passed)] = marks.items()
+        assert shared is None and none == {} and tenants is not None and passed

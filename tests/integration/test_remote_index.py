@@ -129,13 +129,15 @@ async def test_the_owner_s_progress_marks_are_pushed_to_the_api_process(
     served: tuple[RemoteIndex, Opened, IndexServer],
 ) -> None:
     remote, _, server = served
-    received: asyncio.Queue[dict[int, int]] = asyncio.Queue()
-    remote.announce_progress_to(lambda marks: received.put_nowait(dict(marks)))
+    received: asyncio.Queue[tuple[dict[int, int], str | None]] = asyncio.Queue()
+    remote.announce_progress_to(lambda marks, topic: received.put_nowait((dict(marks), topic)))
     assert await remote.ping()  # connected: pushes reach this connection from now on
     server.announce({0: 17, 3: 4})
     server.announce({0: 18})
-    assert await asyncio.wait_for(received.get(), 10) == {0: 17, 3: 4}
-    assert await asyncio.wait_for(received.get(), 10) == {0: 18}  # in the order written
+    server.announce({0: 2}, "memstream.turns.v1.acme")  # a tenant's topic, named
+    assert await asyncio.wait_for(received.get(), 10) == ({0: 17, 3: 4}, None)
+    assert await asyncio.wait_for(received.get(), 10) == ({0: 18}, None)  # in the order written
+    assert await asyncio.wait_for(received.get(), 10) == ({0: 2}, "memstream.turns.v1.acme")
     assert await remote.count("alice") == 0  # answers still find their callers
 
 

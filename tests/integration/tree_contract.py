@@ -223,6 +223,19 @@ class TreeContract:
         await tree.mark_progress({0: 15})
         assert await tree.progress([0, 1, 2, 0]) == {0: 15, 1: 3}
 
+    async def test_progress_is_kept_per_topic_the_shared_topics_as_before(
+        self, tree: TreeStore
+    ) -> None:
+        await tree.mark_progress({0: 12, 1: 3})
+        await tree.mark_progress({0: 40, 2: 5}, topic="t.turns.v1.acme")
+        await tree.mark_progress({0: 7}, topic="t.turns.v1.globex")
+        assert await tree.progress([0, 1, 2]) == {0: 12, 1: 3}
+        assert await tree.progress([0, 1, 2], topic="t.turns.v1.acme") == {0: 40, 2: 5}
+        assert await tree.progress([0, 1], topic="t.turns.v1.globex") == {0: 7}
+        assert await tree.progress([0], topic="t.turns.v1.initech") == {}
+        await tree.mark_progress({0: 13})
+        assert await tree.progress([0], topic="t.turns.v1.acme") == {0: 40}
+
     async def test_held_messages_are_the_pending_and_held_turns_of_the_state(
         self, tree: TreeStore
     ) -> None:

@@ -217,6 +217,8 @@ class FakeTree(FakeDirectory):
         self.fact_heads: dict[str, dict[tuple[str, str, str], str]] = {}
         self.leaf_entities: dict[str, dict[str, str]] = {}
         self.next_offsets: dict[int, int] = {}  # turns partition -> next offset to handle
+        # (tenant's turns topic, partition) -> next offset to handle
+        self.topic_offsets: dict[tuple[str, int], int] = {}
         self.now = 0.0  # epoch seconds of commits (what the rebuild list is scored with)
         self.written: dict[str, float] = {}  # user -> when its messages were last committed
         self.get_many_calls = 0
@@ -265,11 +267,19 @@ class FakeTree(FakeDirectory):
     async def ping(self) -> bool:
         return True
 
-    async def mark_progress(self, next_offsets: Mapping[int, int]) -> None:
-        self.next_offsets.update(next_offsets)
+    async def mark_progress(
+        self, next_offsets: Mapping[int, int], topic: str | None = None
+    ) -> None:
+        if topic is None:
+            self.next_offsets.update(next_offsets)
+        else:
+            self.topic_offsets.update({(topic, p): o for p, o in next_offsets.items()})
 
-    async def progress(self, partitions: Sequence[int]) -> dict[int, int]:
-        return {p: self.next_offsets[p] for p in partitions if p in self.next_offsets}
+    async def progress(self, partitions: Sequence[int], topic: str | None = None) -> dict[int, int]:
+        if topic is None:
+            return {p: self.next_offsets[p] for p in partitions if p in self.next_offsets}
+        marks = self.topic_offsets
+        return {p: marks[(topic, p)] for p in partitions if (topic, p) in marks}
 
     async def held_messages(self, user_id: str) -> HeldMessages:
         raw = self.states.get(user_id)

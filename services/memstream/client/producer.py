@@ -171,7 +171,10 @@ class AsyncMemstreamProducer:
         if value.get("type") != "turn.v1":
             raise ValueError("only a turn.v1 gets a receipt; publish() sends the other events")
         sent = await (await self._send(value))
-        position = WritePosition(sent.partition, sent.offset, int(time.time() * 1000))
+        # A tenant's topic is named in the token: its partition numbers are the shared
+        # topic's too (`domain.write_token`).
+        topic = None if sent.topic == self._routing.shared else sent.topic
+        position = WritePosition(sent.partition, sent.offset, int(time.time() * 1000), topic)
         token = issue(str(value["user_id"]), position, self._token_key)
         return Receipt(str(value["event_id"]), token)
 

@@ -46,6 +46,13 @@ class TurnsRouting:
         tenant = tenant_of(user_id)
         return tenant_topic(self.shared, tenant) if tenant in self.tenants else self.shared
 
+    def marked_topic(self, user_id: str) -> str | None:
+        """The user's turns topic when it is a tenant's, None when it is the shared one: how
+        progress marks and write tokens name a topic (the shared topic's keep the layout
+        they had before topics per tenant)."""
+        topic = self.topic_for(user_id)
+        return None if topic == self.shared else topic
+
     @property
     def topics(self) -> tuple[str, ...]:
         """Every turns topic: the shared one first, then each tenant's, by name."""

@@ -4,6 +4,10 @@ The segmenter marks, per partition of the turns topic, the next offset it has ye
 once everything before it is committed to the tree (`ProgressMarks`); a read holding a write
 token asks whether the segmenter is past it, and which messages of the user the window state
 still holds back waiting for their reply (`ProgressReads`).
+
+With a turns topic per tenant (`contracts.tenant_topics`) the same partition number is in
+several topics, so the marks are per topic and partition: `topic` names a tenant's turns
+topic, None the shared one (whose marks keep the layout they had before the mode existed).
 """
 
 from __future__ import annotations
@@ -15,16 +19,19 @@ from memstream.domain.write_token import HeldMessages
 
 
 class ProgressMarks(Protocol):
-    async def mark_progress(self, next_offsets: Mapping[int, int]) -> None:
-        """Record, per partition, the offset after the last record committed; called only
-        once those records' writes are in the tree, so a mark is never ahead of it."""
+    async def mark_progress(
+        self, next_offsets: Mapping[int, int], topic: str | None = None
+    ) -> None:
+        """Record, per partition of `topic`, the offset after the last record committed;
+        called only once those records' writes are in the tree, so a mark is never ahead of
+        it."""
         ...
 
 
 class ProgressReads(Protocol):
-    async def progress(self, partitions: Sequence[int]) -> dict[int, int]:
-        """Per partition asked, the next offset the segmenter has yet to handle (absent:
-        nothing marked yet)."""
+    async def progress(self, partitions: Sequence[int], topic: str | None = None) -> dict[int, int]:
+        """Per partition of `topic` asked, the next offset the segmenter has yet to handle
+        (absent: nothing marked yet)."""
         ...
 
     async def held_messages(self, user_id: str) -> HeldMessages:

@@ -21,6 +21,13 @@ can also be held for one of its session with an earlier `seq` that has not arriv
 (`domain.reorder`): reason `awaiting_earlier_seq`, which a producer's missing or
 out-of-order `seq` causes, and which takes precedence.
 
+With a turns topic per tenant (`contracts.tenant_topics`) the marks are per topic and
+partition: the waiter is given the same tenants as the producers (`topic_for`, the user's
+topic), the edge checks that each token names that topic (`domain.write_token`: a token of
+another topic is refused, never compared with this one's marks), and a read waits on the
+marks of its user's topic. The shared topic's marks are those of every deployment without
+the mode.
+
 With tenant shares on (`segmenter.fair_share`), the mark passes a record the segmenter sent
 to the overflow topic before it is in the tree: the read then also waits until the user's
 overflow ledger holds nothing at or before the record (polled like the marks, up to the
@@ -31,8 +38,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Literal
 
 from memstream.domain.fair_share import waits_on
@@ -42,6 +50,9 @@ from memstream.ports import OverflowReads, ProgressReads
 PendingReason = Literal["not_yet_processed", "awaiting_reply", "awaiting_earlier_seq"]
 FIRST_PAUSE_S = 0.005
 LONGEST_PAUSE_S = 0.05
+# A turns topic's partition, as the marks are kept: (topic, partition), topic None for the
+# shared turns topic (`ports.ProgressReads`).
+Marked = tuple[str | None, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +83,16 @@ class WriteWaiter:
         reads: ProgressReads,
         *,
         overflow: OverflowReads | None = None,
+        topic_for: Callable[[str], str | None] = lambda _user: None,
         monotonic: Callable[[], float] = time.monotonic,
         pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
-        """`overflow`: the segmenter's overflow ledger, when tenant shares are on."""
+        """`overflow`: the segmenter's overflow ledger, when tenant shares are on.
+        `topic_for`: a user's turns topic when it is a tenant's (`TurnsRouting.marked_topic`),
+        None when it is the shared one."""
         self._reads = reads
         self._overflow = overflow
+        self.topic_for = topic_for
         self._monotonic = monotonic
         self._pause = pause
         self._waiting: set[_Waiting] = set()
@@ -85,17 +100,18 @@ class WriteWaiter:
         self._poll: asyncio.Task[None] | None = None
         self._marked_here = False  # this process's segmenter announces its marks
         self._woken = asyncio.Event()  # a mark was announced since the last poll
-        self._announced: dict[int, int] = {}  # the marks this process's segmenter wrote
+        self._announced: dict[Marked, int] = {}  # the marks this process's segmenter wrote
 
-    def progressed(self, marks: Mapping[int, int] | None = None) -> None:
-        """The segmenter of this process has just marked its progress: the reads `marks`
-        pass answer now (without `marks`, the poll reads them at once)."""
+    def progressed(self, marks: Mapping[int, int] | None = None, topic: str | None = None) -> None:
+        """The segmenter of this process has just marked its progress in `topic` (None: the
+        shared turns topic): the reads `marks` pass answer now (without `marks`, the poll
+        reads them at once)."""
         self._marked_here = True
         if marks is None:
             self._woken.set()
             return
         # Overwritten, as the marks in Redis are (docs/read-your-writes.md says why).
-        self._announced.update(marks)
+        self._announced.update({(topic, p): o for p, o in marks.items()})
         for w in list(self._waiting):
             if _past(self._announced, w.positions):
                 self._tell(w, True)
@@ -124,14 +140,24 @@ class WriteWaiter:
             return WriteStatus(True, "awaiting_reply", held.awaiting_reply, waited_ms)
         return WriteStatus(waited_ms=waited_ms)
 
-    async def _marks(self, positions: Sequence[WritePosition]) -> dict[int, int]:
+    async def _marks(self, positions: Sequence[WritePosition]) -> dict[Marked, int]:
         """The marks of the positions' partitions: the ones announced, when this process
         marks them all (the next announcement wakes the read), else from Redis."""
-        if all(p.partition in self._announced for p in positions):
+        if all(_marked(p) in self._announced for p in positions):
             return self._announced
-        marks = await self._reads.progress([p.partition for p in positions])
+        marks = await self._read_marks(positions)
         # A mark announced while Redis answered is this process's latest write.
         return marks | self._announced
+
+    async def _read_marks(self, positions: Iterable[WritePosition]) -> dict[Marked, int]:
+        """The marks of the positions' partitions in Redis: one read a turns topic (one in
+        all without topics per tenant)."""
+        asked = sorted({_marked(p) for p in positions}, key=_in_order)
+        marks: dict[Marked, int] = {}
+        for topic, of_topic in groupby(asked, key=lambda m: m[0]):
+            read = await self._reads.progress([p for _, p in of_topic], topic)
+            marks.update({(topic, p): o for p, o in read.items()})
+        return marks
 
     async def _out_of_overflow(
         self, user_id: str, positions: Sequence[WritePosition], deadline: float
@@ -188,9 +214,7 @@ class WriteWaiter:
             if not waiting:
                 return
             try:
-                marks = await self._reads.progress(
-                    sorted({p.partition for w in waiting for p in w.positions})
-                )
+                marks = await self._read_marks(p for w in waiting for p in w.positions)
             except Exception as error:  # the store failed: every read waiting answers with it
                 for w in waiting:
                     self._tell(w, error)
@@ -225,5 +249,14 @@ class WriteWaiter:
             waiting.outcome.set_result(outcome)
 
 
-def _past(marks: dict[int, int], positions: Sequence[WritePosition]) -> bool:
-    return all(marks.get(p.partition, 0) > p.offset for p in positions)
+def _marked(position: WritePosition) -> Marked:
+    return (position.topic, position.partition)
+
+
+def _in_order(marked: Marked) -> tuple[str, int]:
+    """The shared topic's first, then each tenant's, by partition."""
+    return (marked[0] or "", marked[1])
+
+
+def _past(marks: Mapping[Marked, int], positions: Sequence[WritePosition]) -> bool:
+    return all(marks.get(_marked(p), 0) > p.offset for p in positions)

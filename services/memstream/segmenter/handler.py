@@ -159,18 +159,19 @@ class Segmenter:
         knowledge: bool = True,
         facts: FactReader | None = None,
         frames: FramePrototypes | None = None,
-        on_progress: Callable[[Mapping[int, int]], None] | None = None,
-        marked_topic: str | None = None,
+        on_progress: Callable[[Mapping[int, int], str | None], None] | None = None,
+        shared_topic: str | None = None,
     ) -> None:
         """`phase(name)` is entered around a named step of the work (today "reduce", the
         reducer pass): the composition root gives a span there when tracing is on.
         `retention`: the longest a message is kept (None: until forgotten; `domain.expiry`).
-        `on_progress` is told each progress mark once it is written (reads waiting for it in
-        this process then answer at once). `marked_topic`: with a turns topic per tenant
-        (`contracts.tenant_topics`), the one topic whose records the marks count: a mark
-        names a partition, not its topic."""
+        `on_progress` is told each progress mark once it is written, with its topic (reads
+        waiting for it in this process then answer at once). `shared_topic`: with a turns
+        topic per tenant (`contracts.tenant_topics`), the shared turns topic, whose records
+        are marked by partition as without the mode; every other topic's records are marked
+        under their topic (`ports.ProgressMarks`). None: every record is the shared topic's."""
         self._on_progress = on_progress
-        self._marked_topic = marked_topic
+        self._shared_topic = shared_topic
         self._retention = retention
         self._knowledge = knowledge
         self._facts = facts  # the LLM backend's reader of L1 facts; None: the offline rules
@@ -224,7 +225,7 @@ class Segmenter:
                 # token for one of them may answer now, not once the batch's later steps and
                 # this step's outboxes, which are in the tree too, are through.
                 last = index == len(steps) - 1
-                await self._mark(_step_marks(step, progress, last=last, topic=self._marked_topic))
+                await self._mark(_step_marks(step, progress, last=last, shared=self._shared_topic))
                 faults.reach("l1.before_publish")
                 # What each commit put in its outbox is all it holds: the load published and
                 # cleared what a crash had left, and the segmenter is the outbox's one writer.
@@ -232,17 +233,18 @@ class Segmenter:
         finally:
             await ahead.close()
         if not steps and progress:  # every record went elsewhere (the share diverted them)
-            await self._mark(progress)
+            await self._mark({None: progress})
         self.handled += len(batch)
         return report
 
-    async def _mark(self, marks: Mapping[int, int]) -> None:
-        """Write the progress marks (what read-your-writes waits on) and tell this process."""
-        if not marks:
-            return
-        await self._tree.mark_progress(marks)
-        if self._on_progress is not None:
-            self._on_progress(marks)
+    async def _mark(self, marks: Mapping[str | None, Mapping[int, int]]) -> None:
+        """Write the progress marks of each turns topic (None: the shared one), what
+        read-your-writes waits on, and tell this process."""
+        for topic, topic_marks in marks.items():
+            if topic_marks:
+                await self._tree.mark_progress(topic_marks, topic)
+                if self._on_progress is not None:
+                    self._on_progress(topic_marks, topic)
 
     async def _handle_step(
         self,
@@ -581,25 +583,35 @@ def _step_marks(
     progress: Mapping[int, int] | None,
     *,
     last: bool,
-    topic: str | None = None,
-) -> Mapping[int, int]:
-    """The marks once `step` is committed: past its records (an earlier step's mark of a
-    partition it has none of stays); with marks given for the batch (`handle_batch`'s
-    `progress`), those, and only after its last step."""
+    shared: str | None = None,
+) -> Mapping[str | None, Mapping[int, int]]:
+    """The marks once `step` is committed, per turns topic: past its records (an earlier
+    step's mark of a partition it has none of stays); with the shared topic's marks given
+    for the batch (`handle_batch`'s `progress`), those, and only after its last step."""
     if progress is not None:
-        return progress if last else {}
-    return next_offsets(step, topic)
+        return {None: progress} if last else {}
+    return marks_by_topic(step, shared)
 
 
-def next_offsets(batch: Sequence[Consumed[InputEvent]], topic: str | None = None) -> dict[int, int]:
+def next_offsets(batch: Sequence[Consumed[InputEvent]]) -> dict[int, int]:
     """Per partition of the batch, the offset after its last record (records that came from
-    no partition, such as a rebuild's replays, mark nothing); with `topic`, of its records
-    only."""
-    ahead: dict[int, int] = {}
+    no partition, such as a rebuild's replays, mark nothing)."""
+    return marks_by_topic(batch).get(None, {})
+
+
+def marks_by_topic(
+    batch: Sequence[Consumed[InputEvent]], shared: str | None = None
+) -> dict[str | None, dict[int, int]]:
+    """Per turns topic and partition of the batch, the offset after its last record. The
+    topic is None for the shared one (`shared`; every record's, when `shared` is None), else
+    the tenant's topic's name: the same partition number is in each."""
+    ahead: dict[str | None, dict[int, int]] = {}
     for item in batch:
-        if item.raw.partition >= 0 and (topic is None or item.raw.topic == topic):
+        if item.raw.partition >= 0:
+            topic = None if shared is None or item.raw.topic == shared else item.raw.topic
+            marks = ahead.setdefault(topic, {})
             at = item.raw.partition
-            ahead[at] = max(ahead.get(at, 0), item.raw.offset + 1)
+            marks[at] = max(marks.get(at, 0), item.raw.offset + 1)
     return ahead
 
 

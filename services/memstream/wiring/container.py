@@ -72,11 +72,14 @@ class Container:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     # Called after the segmenter of this process marks its progress: the recall API of the
     # same process (`memstream up`) wakes the reads waiting for it (`recall.writes`).
-    progress_listeners: list[Callable[[Mapping[int, int]], None]] = field(default_factory=list)
+    # Each is told the marks of one turns topic, and the topic (None: the shared one).
+    progress_listeners: list[Callable[[Mapping[int, int], str | None], None]] = field(
+        default_factory=list
+    )
 
-    def progress_marked(self, marks: Mapping[int, int]) -> None:
+    def progress_marked(self, marks: Mapping[int, int], topic: str | None = None) -> None:
         for listener in self.progress_listeners:
-            listener(marks)
+            listener(marks, topic)
 
     @property
     def online_embedder(self) -> Embedder:

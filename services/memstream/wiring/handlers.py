@@ -205,8 +205,8 @@ def build_segmenter(
         if c.settings.embedding.backend == "local"
         else None,
         on_progress=None if bare else c.progress_marked,
-        # A mark names a partition only: with a topic per tenant, the shared topic's.
-        marked_topic=c.catalog.turns.name if turns_routing(c).on else None,
+        # With a topic per tenant, a tenant's topic's records are marked under its name.
+        shared_topic=c.catalog.turns.name if turns_routing(c).on else None,
     )
 
 
@@ -287,8 +287,13 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
     from memstream.edges.http.api import RecallParts
     from memstream.edges.http.audit import AuditTrail
 
-    # With tenant shares on, a receipt's record may wait in the overflow topic.
-    writes = WriteWaiter(c.tree, overflow=c.tree if c.settings.overflow_share is not None else None)
+    # With tenant shares on, a receipt's record may wait in the overflow topic; with a turns
+    # topic per tenant, a receipt names a record of its user's topic.
+    writes = WriteWaiter(
+        c.tree,
+        overflow=c.tree if c.settings.overflow_share is not None else None,
+        topic_for=turns_routing(c).marked_topic,
+    )
     c.progress_listeners.append(writes.progressed)
     return RecallParts(
         pipeline=RecallPipeline(

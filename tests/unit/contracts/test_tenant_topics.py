@@ -31,6 +31,13 @@ def test_off_every_user_keeps_the_shared_topic() -> None:
     assert routing.topics == ("memstream.turns.v1",)
 
 
+def test_marks_and_tokens_name_a_tenants_topic_and_leave_the_shared_one_unnamed() -> None:
+    routing = TurnsRouting.of("p.memstream.turns.v1", ["acme"])
+    assert routing.marked_topic("acme:ann") == "p.memstream.turns.v1.acme"
+    assert routing.marked_topic("globex:bo") is None
+    assert TurnsRouting.of("p.memstream.turns.v1").marked_topic("acme:ann") is None
+
+
 def test_the_tenants_topics_are_configured_as_the_shared_one() -> None:
     turns = load_catalog("t.").turns
     specs = TurnsRouting.of(turns.name, ["acme"]).specs(turns)

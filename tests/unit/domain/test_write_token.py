@@ -74,3 +74,41 @@ def test_without_a_key_the_token_is_still_checked() -> None:
     token = issue("ann", POSITION)
     assert check(token, key=b"") == POSITION
     assert reason(token[:-2] + ("AA" if not token.endswith("AA") else "BB"), key=b"") == "forged"
+
+
+ACME = "memstream.turns.v1.acme"
+
+
+def test_a_token_of_a_tenants_topic_names_it_and_gives_back_its_position() -> None:
+    position = WritePosition(4, 17, NOW_MS, topic=ACME)
+    token = issue("acme:ann", position, KEY)
+    assert token.startswith("mst2.")
+    read = verify(token, "acme:ann", now_ms=NOW_MS, max_age_ms=DAY_MS, key=KEY, topic=ACME)
+    assert read == position
+
+
+@pytest.mark.parametrize(
+    ("issued_for", "read_as"),
+    [
+        (None, ACME),  # issued before the tenant got its topic
+        (ACME, None),  # issued before the tenant was taken off the list
+        (ACME, "memstream.turns.v1.globex"),
+    ],
+)
+def test_a_token_of_another_topic_than_the_readers_is_refused_as_moved(
+    issued_for: str | None, read_as: str | None
+) -> None:
+    token = issue("acme:ann", WritePosition(4, 17, NOW_MS, issued_for), KEY)
+    with pytest.raises(BadWriteToken) as refused:
+        verify(token, "acme:ann", now_ms=NOW_MS, max_age_ms=DAY_MS, key=KEY, topic=read_as)
+    assert refused.value.reason == "moved"
+
+
+def test_a_tenants_token_with_its_topic_edited_is_forged() -> None:
+    token = issue("acme:ann", WritePosition(4, 17, NOW_MS, ACME), KEY)
+    raw = bytearray(base64.urlsafe_b64decode(token[len("mst2.") :] + "=="))
+    raw[27] ^= 0x01  # a bit of the topic's digest
+    edited = "mst2." + base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode()
+    with pytest.raises(BadWriteToken) as refused:
+        verify(edited, "acme:ann", now_ms=NOW_MS, max_age_ms=DAY_MS, key=KEY, topic=ACME)
+    assert refused.value.reason == "forged"

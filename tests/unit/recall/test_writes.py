@@ -99,11 +99,11 @@ class CountingTree(FakeTree):
         self.progress_reads = 0
         self.fail_after = fail_after
 
-    async def progress(self, partitions: Sequence[int]) -> dict[int, int]:
+    async def progress(self, partitions: Sequence[int], topic: str | None = None) -> dict[int, int]:
         self.progress_reads += 1
         if self.fail_after is not None and self.progress_reads > self.fail_after:
             raise ConnectionError("redis went away")
-        return await super().progress(partitions)
+        return await super().progress(partitions, topic)
 
 
 async def nothing() -> None:
@@ -237,3 +237,61 @@ async def test_a_partition_not_marked_here_is_still_read_from_redis() -> None:
     shared.progressed({0: 10})  # this process marks partition 0 only
     status = await shared.wait("ann", [at(0, 2), at(1, 2)], timeout_s=1)
     assert not status.pending and tree.progress_reads == 1
+
+
+ACME = "memstream.turns.v1.acme"
+
+
+def in_acme(partition: int, offset: int) -> WritePosition:
+    return WritePosition(partition, offset, issued_ms=0, topic=ACME)
+
+
+async def test_a_tenants_token_waits_on_its_topics_mark_not_the_shared_ones() -> None:
+    tree, clock = FakeTree(), Clock()
+    await tree.mark_progress({0: 100})  # the shared topic's partition 0 is far ahead
+    await tree.mark_progress({0: 5}, topic=ACME)
+    clock.during = [nothing, lambda: tree.mark_progress({0: 6}, topic=ACME)]
+    status = await waiter(tree, clock).wait("acme:ann", [in_acme(0, 5)], timeout_s=1)
+    assert not status.pending and len(clock.pauses) == 2
+
+
+async def test_a_shared_token_is_not_passed_by_a_tenants_topic_moving_on() -> None:
+    tree, clock = FakeTree(), Clock()
+    await tree.mark_progress({0: 3})
+    await tree.mark_progress({0: 100}, topic=ACME)
+    status = await waiter(tree, clock).wait("ann", [at(0, 5)], timeout_s=0.2)
+    assert status.pending and status.reason == "not_yet_processed"
+
+
+async def test_announced_marks_pass_only_the_reads_of_their_topic() -> None:
+    tree = CountingTree()
+    pausing, never_ends = asyncio.Event(), asyncio.Event()
+
+    async def long_pause(seconds: float) -> None:
+        pausing.set()
+        await never_ends.wait()  # only an announcement can answer the reads
+
+    shared = WriteWaiter(tree, pause=long_pause)
+    tenant = asyncio.create_task(shared.wait("acme:ann", [in_acme(2, 7)], timeout_s=60))
+    plain = asyncio.create_task(shared.wait("bo", [at(2, 7)], timeout_s=60))
+    await asyncio.wait_for(pausing.wait(), timeout=5)
+    shared.progressed({2: 8})  # the shared topic's partition 2
+    assert not (await asyncio.wait_for(plain, timeout=5)).pending
+    assert not tenant.done()
+    shared.progressed({2: 8}, ACME)
+    assert not (await asyncio.wait_for(tenant, timeout=5)).pending
+
+
+async def test_the_poll_reads_each_topic_waited_on() -> None:
+    tree, clock = CountingTree(), Clock()
+    shared = waiter(tree, clock)
+    clock.during = [
+        nothing,
+        lambda: tree.mark_progress({1: 4}),
+        lambda: tree.mark_progress({1: 4}, topic=ACME),
+    ]
+    both = await asyncio.gather(
+        shared.wait("acme:ann", [in_acme(1, 3)], timeout_s=1),
+        shared.wait("bo", [at(1, 3)], timeout_s=1),
+    )
+    assert [s.pending for s in both] == [False, False]

@@ -73,7 +73,9 @@ class Rig:
 
 
 def rig(
-    step_size: int = 1024, on_progress: Callable[[Mapping[int, int]], None] | None = None
+    step_size: int = 1024,
+    on_progress: Callable[[Mapping[int, int], str | None], None] | None = None,
+    shared_topic: str | None = None,
 ) -> Rig:
     tree = FakeTree()
     index, embedder, publisher = FakeIndex(tree), FakeEmbedder(), FlakyPublisher()
@@ -90,6 +92,7 @@ def rig(
         step_size=step_size,
         clock=lambda: NOW,
         on_progress=on_progress,
+        shared_topic=shared_topic,
     )
     return Rig(tree, index, embedder, publisher, forgets, segmenter)
 

@@ -14,14 +14,17 @@ from memstream.domain.models import InputEvent
 from memstream.ports import UserCommit
 
 
-def on_partitions(events: list[InputEvent], partitions: list[int]) -> list[Consumed[InputEvent]]:
-    """Events as records of these partitions, each partition's offsets counting from 10."""
+def on_partitions(
+    events: list[InputEvent], partitions: list[int], topic: str = "turns", first: int = 10
+) -> list[Consumed[InputEvent]]:
+    """Events as records of these partitions of `topic`, each partition's offsets counting
+    from `first`."""
     counts: dict[int, int] = {}
     records = []
     for event, partition in zip(events, partitions, strict=True):
-        offset = 10 + counts.get(partition, 0)
+        offset = first + counts.get(partition, 0)
         counts[partition] = counts.get(partition, 0) + 1
-        records.append(Consumed(event, RawEvent(b"{}", "turns", partition, offset)))
+        records.append(Consumed(event, RawEvent(b"{}", topic, partition, offset)))
     return records
 
 
@@ -37,9 +40,9 @@ async def test_the_mark_is_written_after_the_leaves_it_covers() -> None:
     marked_with: list[list[str]] = []
     mark = r.tree.mark_progress
 
-    async def spy(next_offsets: dict[int, int]) -> None:
+    async def spy(next_offsets: dict[int, int], topic: str | None = None) -> None:
         marked_with.append([n.id for n in await r.l1s()])
-        await mark(next_offsets)
+        await mark(next_offsets, topic)
 
     r.tree.mark_progress = spy  # type: ignore[method-assign]
     await r.segmenter.handle_batch(consumed(exchange(0)))
@@ -48,7 +51,7 @@ async def test_the_mark_is_written_after_the_leaves_it_covers() -> None:
 
 async def test_the_process_is_told_of_each_mark_once_it_is_written() -> None:
     told: list[tuple[dict[int, int], dict[int, int]]] = []
-    r = rig(on_progress=lambda marks: told.append((dict(marks), dict(r.tree.next_offsets))))
+    r = rig(on_progress=lambda marks, _: told.append((dict(marks), dict(r.tree.next_offsets))))
     await r.segmenter.handle_batch(on_partitions(exchange(0), [2, 2]))
     await r.segmenter.handle_batch(on_partitions(exchange(1), [4, 4]))
     # Each batch's own marks, told once they are in the store.
@@ -57,7 +60,7 @@ async def test_the_process_is_told_of_each_mark_once_it_is_written() -> None:
 
 async def test_a_batch_whose_commit_fails_marks_nothing() -> None:
     told: list[str] = []
-    r = rig(on_progress=lambda _: told.append("marked"))
+    r = rig(on_progress=lambda *_: told.append("marked"))
 
     async def refused(commit: object) -> bool:
         raise ConnectionError("redis went away")
@@ -72,7 +75,7 @@ async def test_the_mark_does_not_wait_for_the_outbox_to_be_published() -> None:
     """The outbox is in the tree with the leaves: a read may answer before its events are
     on the feed, and a replay after a failed publish sends them before anything new."""
     told: list[str] = []
-    r = rig(on_progress=lambda _: told.append("marked"))
+    r = rig(on_progress=lambda *_: told.append("marked"))
     r.publisher.failures = 1  # the outbox cannot be published: the batch raises
     with pytest.raises(ConnectionError):
         await r.segmenter.handle_batch(consumed(exchange(0)))
@@ -88,9 +91,9 @@ async def test_each_step_is_marked_once_committed_before_the_next_step_is_stored
     marked: list[tuple[dict[int, int], int]] = []
     mark = r.tree.mark_progress
 
-    async def spy(next_offsets: dict[int, int]) -> None:
+    async def spy(next_offsets: dict[int, int], topic: str | None = None) -> None:
         marked.append((dict(next_offsets), len(await r.l1s())))
-        await mark(next_offsets)
+        await mark(next_offsets, topic)
 
     r.tree.mark_progress = spy  # type: ignore[method-assign]
     events = exchange(0) + exchange(1) + exchange(2)
@@ -139,3 +142,27 @@ async def test_a_failed_commit_is_raised_once_the_steps_other_commits_have_ended
     with pytest.raises(ConnectionError):
         await r.segmenter.handle_batch(consumed(exchange(0, user="bo") + exchange(0, user="ann")))
     assert ended == ["ann"] and r.tree.next_offsets == {}
+
+
+ACME = "turns.acme"
+
+
+async def test_with_topics_per_tenant_each_topics_partition_is_marked_apart() -> None:
+    told: list[tuple[dict[int, int], str | None]] = []
+    r = rig(
+        shared_topic="turns", on_progress=lambda marks, topic: told.append((dict(marks), topic))
+    )
+    batch = on_partitions(exchange(0), [0, 0]) + on_partitions(
+        exchange(0, user="acme:ann"), [0, 0], topic=ACME, first=500
+    )
+    await r.segmenter.handle_batch(batch)
+    # Partition 0 of the shared topic keeps its field; acme's partition 0 has its own.
+    assert r.tree.next_offsets == {0: 12}
+    assert r.tree.topic_offsets == {(ACME, 0): 502}
+    assert sorted(told, key=str) == sorted([({0: 12}, None), ({0: 502}, ACME)], key=str)
+
+
+async def test_without_topics_per_tenant_every_record_is_marked_as_the_shared_topics() -> None:
+    r = rig()
+    await r.segmenter.handle_batch(on_partitions(exchange(0), [1, 1], topic=ACME))
+    assert r.tree.next_offsets == {1: 12} and r.tree.topic_offsets == {}

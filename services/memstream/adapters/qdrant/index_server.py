@@ -14,9 +14,10 @@ processes make them only for repairs, which are rare.
 
 It also pushes the owner's progress marks to every connection as its segmenter writes them
 (`announce`, a listener of `Container.progress_marked`): a frame of request id 0 holding
-("progress", marks), which the API process hands to its waiting reads as the in-process hook
-would (`recall.writes`). The reads keep the shared poll as their fallback, so a push lost to
-a connection made later costs at most one pause of that poll.
+("progress", (marks, topic)) (topic None: the shared turns topic), which the API process
+hands to its waiting reads as the in-process hook would (`recall.writes`). The reads keep
+the shared poll as their fallback, so a push lost to a connection made later costs at most
+one pause of that poll.
 
 It also pushes the vectors the owner's segmenter has just embedded, as it embeds them
 (`announce_vectors`, `RecentVectors.on_kept`), and answers `recent_vectors` for those an API
@@ -137,10 +138,11 @@ class IndexServer:
         self._thread.join()
         self._path.unlink(missing_ok=True)
 
-    def announce(self, marks: Mapping[int, int]) -> None:
-        """The owner's segmenter has marked its progress: push the marks to every API
-        process connected. Called on the owner's loop; the sending is the server's."""
-        self._push_soon((PROGRESS, dict(marks)))
+    def announce(self, marks: Mapping[int, int], topic: str | None = None) -> None:
+        """The owner's segmenter has marked its progress in a turns topic (None: the shared
+        one): push the marks to every API process connected. Called on the owner's loop;
+        the sending is the server's."""
+        self._push_soon((PROGRESS, (dict(marks), topic)))
 
     def announce_vectors(self, pairs: Sequence[tuple[str, list[float]]]) -> None:
         """The owner's segmenter has just embedded these texts (`RecentVectors.on_kept`):

@@ -35,7 +35,8 @@ from memstream.adapters.qdrant.index_server import (
 from memstream.adapters.socket_clients import Multiplexed, PerLoop, connect
 from memstream.domain.models import IndexedMemory, Level, MemoryNode, ScoredId, SparseVector
 
-OnProgress = Callable[[Mapping[int, int]], None]
+# The marks of one turns topic (None: the shared one), as `Container.progress_marked` takes them.
+OnProgress = Callable[[Mapping[int, int], str | None], None]
 
 
 class _Connection(Multiplexed[Any]):
@@ -105,7 +106,8 @@ class RemoteIndex:
     def _pushed(self, message: Any) -> None:
         kind, body = message
         if kind == PROGRESS and self._on_progress is not None:
-            self._on_progress(body)
+            marks, topic = body
+            self._on_progress(marks, topic)
         elif kind == VECTORS:
             for text, vector in body:
                 self._vectors.keep(text, vector)

@@ -82,7 +82,9 @@ default namespace `ms` (MEMSTREAM_REDIS_NAMESPACE); `<id>` is a node id, `<n>` a
                                 first run): no later run reads `ms:degraded` for it again
     ms:progress                 hash: turns partition -> the next offset the segmenter has
                                 yet to handle, marked once the records before it are
-                                committed (what read-your-writes waits on)
+                                committed (what read-your-writes waits on); with a turns
+                                topic per tenant, `<topic>:<partition>` for a tenant's
+                                topic (the shared topic's fields stay the partition alone)
     ms:overflow_queues          hash: tenant -> its partition of the overflow topic, chosen
                                 by the first worker that diverts it, never changed (only
                                 with a tenant share set)
@@ -233,6 +235,12 @@ def rebuilds(namespace: str, slot: int | None = None) -> str:
 
 def progress(namespace: str) -> str:
     return f"{namespace}:progress"
+
+
+def progress_field(partition: int, topic: str | None = None) -> str:
+    """A partition's field in `ms:progress`: the shared turns topic's (None) by its number,
+    a tenant's topic's by the topic too (a topic name has no colon)."""
+    return str(partition) if topic is None else f"{topic}:{partition}"
 
 
 def overflow_queues(namespace: str) -> str:

@@ -148,7 +148,8 @@ class RecallShortcut:
         if not caller.reaches(request.user_id):
             return None
         try:
-            found = positions(request.user_id, request.after, self._key, "body")
+            topic = parts.writes.topic_for(request.user_id)
+            found = positions(request.user_id, request.after, self._key, "body", topic)
         except (HTTPException, RequestValidationError):
             return None
         return request, parts, found

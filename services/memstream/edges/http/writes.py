@@ -3,6 +3,9 @@
 A token that is malformed, forged, stale or from the future is a 422 naming the field
 (`loc: [body, after]`, the reason in `type`), and one issued for another user a 403: a
 client learns at once that the token will never be satisfied, instead of waiting for it.
+So is a token of another turns topic than the one the API routes its user to
+(`write_token_moved`: the tenants' topics changed since it was issued, or the producer was
+given another list), which no mark of the user's topic could answer truly.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the query dependency's annotations
@@ -31,9 +34,14 @@ FOREIGN_TOKEN: dict[int | str, dict[str, Any]] = {
 
 
 def positions(
-    user_id: str, after: str | Sequence[str] | None, key: SecretStr | None, location: str
+    user_id: str,
+    after: str | Sequence[str] | None,
+    key: SecretStr | None,
+    location: str,
+    topic: str | None = None,
 ) -> list[WritePosition]:
-    """The positions `after` names, or the 4xx that refuses it."""
+    """The positions `after` names, or the 4xx that refuses it; `topic`: the user's turns
+    topic when it is a tenant's (None: the shared one)."""
     tokens = [after] if isinstance(after, str) else list(after or ())
     secret = key.get_secret_value().encode() if key is not None else b""
     now_ms = int(time.time() * 1000)
@@ -41,7 +49,14 @@ def positions(
     for index, token in enumerate(tokens):
         try:
             found.append(
-                verify(token, user_id, now_ms=now_ms, max_age_ms=MAX_TOKEN_AGE_MS, key=secret)
+                verify(
+                    token,
+                    user_id,
+                    now_ms=now_ms,
+                    max_age_ms=MAX_TOKEN_AGE_MS,
+                    key=secret,
+                    topic=topic,
+                )
             )
         except BadWriteToken as bad:
             loc: list[str | int] = [location, "after"]
@@ -118,5 +133,5 @@ async def settle(
     location: str = "body",
 ) -> WriteStatus:
     """Check `after`, then wait up to `wait_ms` for the segmenter to commit past it."""
-    found = positions(user_id, after, key, location)
+    found = positions(user_id, after, key, location, waiter.topic_for(user_id))
     return await waiter.wait(user_id, found, wait_ms / 1000)
