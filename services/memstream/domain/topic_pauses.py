@@ -150,11 +150,11 @@ def decided(
         elif tokens < 0.0 and (
             (pausing and not state.sends_within(topic)) or (delays and topic in state.trickling)
         ):
-            # Taken past its share and sending past it beside a tenant within it (a tenant
-            # that sends within its share is never paused, however bunched its records were
-            # fetched); or its longest wait's burst spent,
-            # whoever else is over theirs: a trickle that ran on while the other tenant was
-            # briefly in debt gave the flood a partition for a whole phase (run 38).
+            # Taken past its share and sending past it, beside a tenant within its share (one
+            # that sends within it is never paused, however bunched its records came); or
+            # its longest wait's burst spent, whatever the others hold: a trickle that ran on
+            # while the other tenant read as over its share gave the flood a partition for a
+            # whole phase (run 38).
             paused_at[topic] = now
         elif delays and topic in state.trickling:
             trickling.add(topic)
