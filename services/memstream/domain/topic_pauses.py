@@ -8,19 +8,18 @@ which may go into debt: the records a fetch brings are all handled, and the debt
 keeps the topic paused for longer beside others. A tenant alone owes nothing: its debt is
 forgiven while no other tenant has traffic.
 
-A topic is paused when its bucket is empty and either another topic has had records within
-`active_s` (another tenant has traffic) or another topic's records waited too long (the main
-path is behind for someone else: a tenant alone is not held back by its own backlog). It is
-resumed once no other topic has traffic and none is behind (nothing it would delay), or,
-under a steady load, once it has been paused for `longest_s` and its bucket has refilled:
-its burst then goes through (one partition), a bounded share that keeps it progressing,
-and the record that puts it in debt again pauses it, whatever the others' buckets hold.
-Whether another tenant is within its share is read from how it sends (its records' broker
-times), not from how they were fetched.
-Resuming it each
-time its bucket refills (`longest_s` 0) gives it its whole share beside the others, which
-the fairness benchmark found several times as costly to them (docs/figures/fairness.md,
-run 32). Pure: the clock and the records fetched are given.
+A topic is paused when its bucket is empty, its tenant also sends past its share, and
+either another topic within its share has had records within `active_s` (another tenant
+has traffic) or such a topic's records waited too long (the main path is behind for someone
+else: a tenant alone is not held back by its own backlog). Whether a tenant is within its
+share is read from how it sends (its records' broker times), not from how they were
+fetched. A paused topic is resumed once no other topic has traffic and none is behind
+(nothing it would delay), or, under a steady load, once it has been paused for `longest_s`
+and its bucket has refilled: its burst then goes through (one partition), a bounded share
+that keeps it progressing, and the record that puts it in debt again pauses it, whatever
+the others' buckets hold. Resuming it each time its bucket refills (`longest_s` 0) gives it
+its whole share beside the others, which the fairness benchmark found several times as
+costly to them (docs/figures/fairness.md, run 32). Pure: the clock and the records fetched are given.
 """
 
 from __future__ import annotations
