@@ -19,7 +19,8 @@ and its bucket has refilled: its burst then goes through (one partition), a boun
 that keeps it progressing, and the record that puts it in debt again pauses it, whatever
 the others' buckets hold. Resuming it each time its bucket refills (`longest_s` 0) gives it
 its whole share beside the others, which the fairness benchmark found several times as
-costly to them (docs/figures/fairness.md, run 32). Pure: the clock and the records fetched are given.
+costly to them (docs/figures/fairness.md, run 32). Pure: the clock and the records fetched
+are given.
 """
 
 from __future__ import annotations
