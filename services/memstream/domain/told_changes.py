@@ -61,6 +61,8 @@ _WEIGHING = re.compile(r"\b(?:thinking\s+about|considering)\b", re.IGNORECASE)
 # as many: some may belong to the session telling the change).
 SAID_BEFORE = 3
 _NAME = re.compile(r"^[^\W\d_][\w'-]*$")
+# The parts of a name as a question's words hold them: runs of word characters.
+_NAME_PART = re.compile(r"\w+")
 # The instant just before a change: what held then is what it replaced.
 _JUST_BEFORE = timedelta(microseconds=1)
 # Words a question about "before" uses for the change itself or for "the one now", not for
@@ -91,7 +93,12 @@ def said_by_named(node: MemoryNode, names: frozenset[str]) -> bool:
 
 
 def _speaker_named(message: SourceMessage, names: frozenset[str]) -> bool:
-    return message.speaker.casefold() in names if names else message.role == "user"
+    """Whether the question names the speaker: every part of their name ("Mei-Ling" is
+    asked as "Mei" and "Ling", the runs of word characters `asked_names` reads)."""
+    if not names:
+        return message.role == "user"
+    parts = _NAME_PART.findall(message.speaker.casefold())
+    return bool(parts) and names.issuperset(parts)
 
 
 def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
@@ -106,7 +113,7 @@ def tells_change(message: SourceMessage, names: frozenset[str]) -> bool:
             continue
         if HYPOTHETICAL.search(sentence) or _WEIGHING.search(sentence):
             continue
-        if _names_any(sentence, names):
+        if names_any(sentence, names):
             return True
         if speaker_named and any(_own_change(sentence, m) for m in _CHANGE.finditer(sentence)):
             return True
@@ -273,7 +280,11 @@ def _same_session(memory: RecalledMemory, anchor: RecalledMemory) -> bool:
     return memory.node.session_id == anchor.node.session_id and memory.node.level is Level.SEGMENT
 
 
-def _names_any(sentence: str, names: frozenset[str]) -> bool:
+def names_any(sentence: str, names: frozenset[str]) -> bool:
+    """Whether the sentence names someone of `names` (a possessive counts)."""
     words = {w.casefold() for w in re.findall(r"[^\W\d_][\w'-]*", sentence)}
     words |= {w.removesuffix("'s") for w in words}
+    # A hyphenated name is asked by its parts ("Mei-Ling's" names "mei" and "ling").
+    if any(names.issuperset(_NAME_PART.findall(w)) for w in words if "-" in w):
+        return True
     return not names.isdisjoint(words)

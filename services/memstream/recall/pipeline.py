@@ -88,6 +88,7 @@ from memstream.domain.models import (
     Plan,
     RequestedComplexity,
 )
+from memstream.domain.newest_statement import asked_subjects, with_newest_statement
 from memstream.domain.query import Query, parse_query
 from memstream.domain.query_heuristics import plan_query
 from memstream.domain.ranking import (
@@ -249,6 +250,13 @@ class RecallPipeline:
                 more, added = self._fit(query, left_out, room, options.summary_share)
                 fitted, tokens = fitted + more, tokens + added
         names = asked_names(query)
+        if query.state == "now" and not facts:
+            # No fact answers it: the newest of the statements the search found most like
+            # the question may tell what holds now in words the gate did not keep.
+            room = budget - fact_tokens - tokens
+            subjects = asked_subjects(query)
+            fitted, added = with_newest_statement(fitted, candidates, subjects, instant, room)
+            tokens += added
         if query.state == "before":
             # Read again with what the fit kept: the memories may name or tell the change
             # where no fact version does.

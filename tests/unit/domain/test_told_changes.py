@@ -198,3 +198,11 @@ def test_a_node_is_said_by_someone_named_or_with_no_name_by_the_user() -> None:
     assert not said_by_named(node, frozenset({"ana"}))
     assert said_by_named(node, frozenset())
     assert not said_by_named(memory("b", MAR, said("Hello!", "Bot", "assistant")).node, frozenset())
+
+
+def test_a_hyphenated_name_is_asked_by_its_parts() -> None:
+    names = asked_names(parse_query("Who is Mei-Ling's manager now?"))
+    assert names == {"mei", "ling"}
+    assert said_by_named(memory("n", MAR, said("Hi.", speaker="Mei-Ling")).node, names)
+    assert not said_by_named(memory("n", MAR, said("Hi.", speaker="Ling-Ya")).node, names)
+    assert tells_change(said("Mei-Ling's team moved to Taipei.", speaker="Jun"), names)

@@ -253,3 +253,47 @@ async def test_the_leaf_a_returned_fact_was_read_from_passes_a_gate_that_left_it
     assert [f.value for f in result.facts] == ["Berlin"]
     order = [m.node.id for m in result.memories]
     assert order[0] == "l-moved" and "l-trip" not in order
+
+
+def said_by_maya(node_id: str, text: str, when: datetime) -> MemoryNode:
+    message = SourceMessage(f"m-{node_id}", "Maya", "user", text, when)
+    return MemoryNode(
+        id=node_id,
+        user_id="u1",
+        level=Level.SEGMENT,
+        t_start=when,
+        t_end=when + timedelta(minutes=5),
+        text=f"Maya: {text}",
+        source_ids=(message.event_id,),
+        speakers=("Maya",),
+        messages=(message,),
+    )
+
+
+async def test_with_no_fact_the_newest_strong_statement_joins_and_closes_the_older() -> None:
+    # The gate keeps the old leaf for the word "sport"; the search ranked the regatta high.
+    old = said_by_maya("l-hurley", "No contact sport for me ever again.", JAN_2023)
+    new = said_by_maya("l-regatta", "We won our first regatta at Islandbridge!", APR_2024)
+    tree = FakeTree([old, new])
+
+    async def by_words(
+        llm: LanguageModel, query: Query, complexity: Complexity, candidates: list[RecalledMemory]
+    ) -> tuple[list[RecalledMemory], bool]:
+        return [m for m in candidates if "sport" in m.node.text], False
+
+    pipeline = RecallPipeline(
+        tree=tree,  # type: ignore[arg-type]
+        index=FakeIndex(tree, scores={"l-hurley": 0.9, "l-regatta": 0.5}),
+        embedder=FakeEmbedder(),
+        llm=FakeLLM(),
+        options=replace(RecallOptions(), default_max_tokens=10_000),
+        gate=by_words,
+    )
+    now = await pipeline.recall(ask("What sport does Maya do now?"))
+    assert [m.node.id for m in now.memories] == ["l-regatta", "l-hurley"]
+    assert now.memories[1].validity is not None
+    assert now.memories[1].validity.valid_to == new.t_start
+    # A question about no state, or about a past time, is left as the gate made it.
+    for question in ("What sport did Maya play?", "What sport did Maya do in March 2023?"):
+        other = await pipeline.recall(ask(question))
+        assert [m.node.id for m in other.memories] == ["l-hurley"]
