@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import json
 import os
 import re
@@ -173,6 +175,17 @@ async def scenario_settings(stack: Settings, root: Path, name: str) -> Settings:
 _RUNNING = re.compile(r"start-up: running at [\d.]+ s \(cpu (?P<cpu>[\d.]+) s\)")
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _killed_with_the_tests() -> None:
+    """In the worker, before exec: killed when the test process ends, however it ends. A
+    scenario that failed on a timeout left its worker running (its own session, so nothing
+    else stopped it), and it took the cores from every measurement for an hour after."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def _stamp(line: str) -> float:
     """Epoch seconds of a log line ("2026-11-23 22:42:15,608 INFO ..."), local time."""
     return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
@@ -218,6 +231,7 @@ class Worker:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own group, so a kill reaches no one else
+            preexec_fn=_killed_with_the_tests,
         )
 
     async def exited(self, timeout_s: float) -> int:
