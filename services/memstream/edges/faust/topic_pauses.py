@@ -75,7 +75,7 @@ class TopicPauses:
             if now - stamp > self._behind_s:
                 self._behind_until[topic] = now + self._behind_s
         # A user is in one topic, so each user's order holds; a tenant within its share is
-        # not handled behind what a paused one's last fetch brought.
+        # not handled behind what a held-back one's fetch or trickle brought.
         order = served_first([raw.topic for raw in raws], self._state.held_back(now, self._share))
         return [raws[i] for i in order]
 
@@ -85,8 +85,7 @@ class TopicPauses:
         another."""
         if topic not in self._topics:
             return
-        now = self._clock()
-        self._state = took(self._state, {topic: 1}, now, self._share, sent_at=sent_at)
+        self._state = took(self._state, {topic: 1}, self._clock(), self._share, sent_at=sent_at)
         if topic not in self._state.paused and self._state.buckets[topic].tokens < 0:
             self.tick(app)
 
