@@ -22,11 +22,11 @@ can also be held for one of its session with an earlier `seq` that has not arriv
 out-of-order `seq` causes, and which takes precedence.
 
 With a turns topic per tenant (`contracts.tenant_topics`) the marks are per topic and
-partition: the waiter is given the same tenants as the producers (`topic_for`, the user's
-topic), the edge checks that each token names that topic (`domain.write_token`: a token of
-another topic is refused, never compared with this one's marks), and a read waits on the
-marks of its user's topic. The shared topic's marks are those of every deployment without
-the mode.
+partition: the waiter is given the same tenants as the producers (`marked_topic`, the
+user's topic as the marks name it), the edge checks that each token names that topic
+(`domain.write_token`: a token of another topic is refused, never compared with this one's
+marks), and a read waits on the marks of its user's topic. The shared topic's marks are
+those of every deployment without the mode.
 
 With tenant shares on (`segmenter.fair_share`), the mark passes a record the segmenter sent
 to the overflow topic before it is in the tree: the read then also waits until the user's
@@ -83,16 +83,16 @@ class WriteWaiter:
         reads: ProgressReads,
         *,
         overflow: OverflowReads | None = None,
-        topic_for: Callable[[str], str | None] = lambda _user: None,
+        marked_topic: Callable[[str], str | None] = lambda _user: None,
         monotonic: Callable[[], float] = time.monotonic,
         pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         """`overflow`: the segmenter's overflow ledger, when tenant shares are on.
-        `topic_for`: a user's turns topic when it is a tenant's (`TurnsRouting.marked_topic`),
+        `marked_topic`: a user's turns topic when it is a tenant's (`TurnsRouting.marked_topic`),
         None when it is the shared one."""
         self._reads = reads
         self._overflow = overflow
-        self.topic_for = topic_for
+        self.marked_topic = marked_topic
         self._monotonic = monotonic
         self._pause = pause
         self._waiting: set[_Waiting] = set()

@@ -292,7 +292,7 @@ def build_recall(c: Container, audit_failed: Callable[[], None] | None = None) -
     writes = WriteWaiter(
         c.tree,
         overflow=c.tree if c.settings.overflow_share is not None else None,
-        topic_for=turns_routing(c).marked_topic,
+        marked_topic=turns_routing(c).marked_topic,
     )
     c.progress_listeners.append(writes.progressed)
     return RecallParts(

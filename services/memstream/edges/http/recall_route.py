@@ -148,7 +148,7 @@ class RecallShortcut:
         if not caller.reaches(request.user_id):
             return None
         try:
-            topic = parts.writes.topic_for(request.user_id)
+            topic = parts.writes.marked_topic(request.user_id)
             found = positions(request.user_id, request.after, self._key, "body", topic)
         except (HTTPException, RequestValidationError):
             return None

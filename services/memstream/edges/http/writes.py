@@ -133,5 +133,5 @@ async def settle(
     location: str = "body",
 ) -> WriteStatus:
     """Check `after`, then wait up to `wait_ms` for the segmenter to commit past it."""
-    found = positions(user_id, after, key, location, waiter.topic_for(user_id))
+    found = positions(user_id, after, key, location, waiter.marked_topic(user_id))
     return await waiter.wait(user_id, found, wait_ms / 1000)
