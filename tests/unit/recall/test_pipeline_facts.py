@@ -42,18 +42,7 @@ MOVED = {"l-moved": ("We moved to Berlin last week, boxes everywhere.", APR_2024
 
 def leaf(node_id: str) -> MemoryNode:
     text, when = {**SAID, **UNSTATED, **MOVED}[node_id]
-    message = SourceMessage(f"m-{node_id}", "Maya", "user", text, when)
-    return MemoryNode(
-        id=node_id,
-        user_id="u1",
-        level=Level.SEGMENT,
-        t_start=when,
-        t_end=when + timedelta(minutes=5),
-        text=f"Maya: {text}",
-        source_ids=(message.event_id,),
-        speakers=("Maya",),
-        messages=(message,),
-    )
+    return said_by_maya(node_id, text, when)
 
 
 async def keep_all(
