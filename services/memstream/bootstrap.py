@@ -31,6 +31,7 @@ from memstream.consolidator.handler import Consolidator
 from memstream.contracts.catalog import Catalog, load_catalog
 from memstream.contracts.records import RawEvent
 from memstream.domain.fair_share import Share
+from memstream.domain.topic_pauses import trickle_records
 from memstream.edges.faust.app import (
     AgentHealth,
     DeadLetter,
@@ -170,14 +171,14 @@ TENANT_TOPICS_FETCH_BYTES = 2 * 1024
 
 def paused_topics_fetching(share: Share) -> dict[str, int]:
     """Faust's fetch settings with the tenants' topics paused: small fetches, and at most a
-    burst of records handed over by one poll. A broker that ignores the fetch size (the
-    embedded one returns a partition's whole backlog) fills the consumer's buffer, and the
-    poll in flight when a topic is paused still holds it among its partitions: unbounded, it
-    handed over 2,000 records of a partition just paused, which the quiet tenant then waited
-    behind for seconds (docs/figures/fairness.md, run 38)."""
+    trickle of records handed over by one poll (`topic_pauses.trickle_records`). A broker
+    that ignores the fetch size (the embedded one returns a partition's whole backlog) fills
+    the consumer's buffer, and the poll in flight when a topic is paused still holds it among
+    its partitions: unbounded, it handed over 2,000 records of a partition just paused, which
+    the quiet tenant then waited behind for seconds (docs/figures/fairness.md, run 38)."""
     return {
         "consumer_max_fetch_size": TENANT_TOPICS_FETCH_BYTES,
-        "broker_max_poll_records": round(share.burst),
+        "broker_max_poll_records": trickle_records(share),
     }
 
 

@@ -3,8 +3,10 @@ where each missing turn is; a quiet turn the broker refused stops the phase as s
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -61,3 +63,19 @@ def test_the_capacity_is_the_median_backlog_not_a_burst() -> None:
 def test_cores_busy_names_this_process_the_bench() -> None:
     span = fairness.cpu.CpuSpan({"event_loop": 5.0, "broker": 10.0, "stack": 20.0})
     assert fairness.cores_busy(span, 10.0) == {"bench": 0.5, "broker": 1.0, "stack": 2.0}
+
+
+def test_a_baseline_runs_right_before_each_stack_with_a_share() -> None:
+    args = argparse.Namespace(
+        stacks=["share_off", "share_on", "tenant_topics", "tenant_topics"],
+        baseline=Path("/before"),
+    )
+    assert [(label, code) for label, _, code in fairness._stacks(args)] == [
+        ("share_off", None),
+        ("share_on_baseline", Path("/before")),
+        ("share_on", None),
+        ("tenant_topics_baseline", Path("/before")),
+        ("tenant_topics", None),
+        ("tenant_topics_baseline_2", Path("/before")),
+        ("tenant_topics_2", None),
+    ]

@@ -24,13 +24,13 @@ def test_a_shared_embedder_puts_the_online_path_first() -> None:
     assert shared.background_embedder is shared.priority.background
 
 
-def test_with_the_tenants_topics_paused_a_poll_hands_over_at_most_a_burst() -> None:
+def test_with_the_tenants_topics_paused_a_poll_hands_over_at_most_a_trickle() -> None:
     from memstream.bootstrap import TENANT_TOPICS_FETCH_BYTES, paused_topics_fetching
     from memstream.domain.fair_share import Share
 
     fetching = paused_topics_fetching(Share(rate=158.0, burst=39.6))
     assert fetching == {
         "consumer_max_fetch_size": TENANT_TOPICS_FETCH_BYTES,
-        "broker_max_poll_records": 40,
+        "broker_max_poll_records": 10,  # a quarter of the burst
     }
     assert paused_topics_fetching(Share(rate=1.0, burst=1.0))["broker_max_poll_records"] == 1

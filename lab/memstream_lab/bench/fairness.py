@@ -74,6 +74,7 @@ TARGET = "quiet tenant beside a 10x flood: L1 freshness p99 and recall p95 withi
 QUIET_TENANT, FLOOD_TENANT = "globex", "acme"
 POLL_S = 0.02
 DRAIN_TIMEOUT_S = 600.0
+SHARED_STACKS = ("share_on", "tenant_topics")  # the stacks with the tenant share set
 FLOOD_TICK_S = 0.05  # the flood is sent in small bursts, each at its slot
 
 
@@ -448,7 +449,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 # A turns topic per tenant: the flood's topic paused while over its share.
                 args.tenant_topics = (QUIET_TENANT, FLOOD_TENANT)
                 settings["MEMSTREAM_TURNS_TOPIC_PER_TENANT"] = ",".join(args.tenant_topics)
-            if name in ("share_on", "tenant_topics"):
+            if name in SHARED_STACKS:
                 share = args.share or round(1.5 * args.quiet_rate, 1)
                 settings["MEMSTREAM_SEGMENTER_TENANT_SHARE_TURNS_S"] = str(share)
                 # Two seconds of the share at once by default: this process sends the quiet
@@ -492,8 +493,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _stacks(args: argparse.Namespace) -> list[tuple[str, str, Path | None]]:
-    """(label, stack, source tree) in order: with `--baseline`, each share-on stack of this
-    tree comes right after one of the baseline's (`share_on_baseline`), for before/after. A
+    """(label, stack, source tree) in order: with `--baseline`, each stack with a share of
+    this tree comes right after one of the baseline's (`share_on_baseline`,
+    `tenant_topics_baseline`), for before/after. A
     stack named again (`--stacks share_on share_on`: alternated, so that a machine whose
     load drifts meets both trees alike) is labelled with its count (`share_on_2`)."""
     stacks: list[tuple[str, str, Path | None]] = []
@@ -501,8 +503,8 @@ def _stacks(args: argparse.Namespace) -> list[tuple[str, str, Path | None]]:
     for name in args.stacks:
         seen[name] = seen.get(name, 0) + 1
         suffix = f"_{seen[name]}" if seen[name] > 1 else ""
-        if name == "share_on" and args.baseline is not None:
-            stacks.append((f"share_on_baseline{suffix}", name, args.baseline))
+        if name in SHARED_STACKS and args.baseline is not None:
+            stacks.append((f"{name}_baseline{suffix}", name, args.baseline))
         stacks.append((f"{name}{suffix}", name, None))
     return stacks
 
@@ -569,8 +571,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--baseline",
         type=Path,
-        help="A source tree (e.g. `git archive` of main) whose share-on stack runs right "
-        "before this tree's, in the same run, for before/after figures.",
+        help="A source tree (e.g. `git archive` of main) whose share-on and tenant-topics "
+        "stacks each run right before this tree's, in the same run, for before/after figures.",
     )
     parser.add_argument(
         "--flood-elsewhere",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memstream.domain.fair_share import Share, served_first
-from memstream.domain.topic_pauses import Pauses, decided, took
+from memstream.domain.topic_pauses import Pauses, decided, took, trickle_records
 
 SHARE = Share(rate=10.0, burst=5.0)
 FLOOD, QUIET = "turns.acme", "turns.globex"
@@ -178,3 +178,30 @@ def test_a_tenant_sending_within_its_share_is_never_paused() -> None:
     state = took(state, {FLOOD: 1}, now=1.0, share=SHARE)
     assert state.buckets[QUIET].at_time(1.0, SHARE) < 0.0
     assert decided(state, 1.0, SHARE, longest_s=5.0, behind=[FLOOD]).paused == frozenset()
+
+
+def trickles_in(seconds: float, steps: int) -> list[int]:
+    """The records of each of the flood's trickles while the quiet tenant sends each tenth
+    of a second, each trickle fetched a record at a time until it is paused again."""
+    state = took(Pauses(), {QUIET: 1, FLOOD: 10}, now=0.0, share=SHARE)
+    state = decided(state, 0.0, SHARE, longest_s=2.0, steps=steps)
+    trickles = []
+    for tick in range(1, round(seconds * 10) + 1):
+        now = tick / 10
+        state = took(state, {QUIET: 1}, now=now, share=SHARE)
+        state = decided(state, now, SHARE, longest_s=2.0, steps=steps)
+        if FLOOD in state.trickling:
+            trickles.append(0)
+            while FLOOD not in state.paused:
+                trickles[-1] += 1
+                state = took(state, {FLOOD: 1}, now=now, share=SHARE)
+                state = decided(state, now, SHARE, longest_s=2.0, steps=steps)
+    return trickles
+
+
+def test_a_longest_waits_burst_goes_through_in_small_steps() -> None:
+    # One trickle of a whole burst at each longest wait, or four of a quarter burst each.
+    assert trickles_in(4.0, steps=1) == [6, 6]
+    quarters = trickles_in(4.0, steps=4)
+    assert len(quarters) >= 6 and max(quarters) <= 3
+    assert trickle_records(SHARE, 4) == 1 and trickle_records(SHARE, 1) == 5

@@ -28,7 +28,7 @@ import faust
 
 from memstream.contracts.records import RawEvent
 from memstream.domain.fair_share import Share, served_first
-from memstream.domain.topic_pauses import Pauses, decided, took
+from memstream.domain.topic_pauses import TRICKLE_STEPS, Pauses, decided, took
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +46,14 @@ class TopicPauses:
         *,
         behind_s: float,
         longest_s: float,
+        trickle_steps: int = TRICKLE_STEPS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._topics = frozenset(topics)
         self._share = share
         self._behind_s = behind_s
         self._longest_s = longest_s  # the longest a topic stays paused beside others' traffic
+        self._trickle_steps = trickle_steps  # the trickles its burst goes through in
         self._clock = clock
         self._state = Pauses()
         self._behind_until: dict[str, float] = {}  # per topic: behind until then
@@ -97,7 +99,12 @@ class TopicPauses:
         before = self._state.paused
         behind = [topic for topic, until in self._behind_until.items() if now < until]
         self._state = decided(
-            self._state, now, self._share, longest_s=self._longest_s, behind=behind
+            self._state,
+            now,
+            self._share,
+            longest_s=self._longest_s,
+            behind=behind,
+            steps=self._trickle_steps,
         )
         for topic in self._state.trickling & before:
             self._trickles[topic] = self._trickles.get(topic, 0) + 1
