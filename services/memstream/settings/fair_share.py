@@ -47,8 +47,8 @@ class FairShareSettings(BaseModel):
         gt=0,
         description="The longest an overflow batch waits for the main path to go quiet "
         "before it runs anyway, so a tenant over its share still progresses under load; with "
-        "a turns topic per tenant, the longest a tenant's topic stays paused beside the "
-        "others' traffic (then resumed for its burst).",
+        "a turns topic per tenant, the time over which a paused tenant's topic gets its "
+        "burst beside the others' traffic (in four trickles, each after a quarter of it).",
     )
 
     @property

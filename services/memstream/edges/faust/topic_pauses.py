@@ -52,7 +52,7 @@ class TopicPauses:
         self._topics = frozenset(topics)
         self._share = share
         self._behind_s = behind_s
-        self._longest_s = longest_s  # the longest a topic stays paused beside others' traffic
+        self._longest_s = longest_s  # a paused topic's burst goes through over this time
         self._trickle_steps = trickle_steps  # the trickles its burst goes through in
         self._clock = clock
         self._state = Pauses()
