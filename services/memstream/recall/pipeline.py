@@ -252,7 +252,8 @@ class RecallPipeline:
         names = asked_names(query)
         if query.state == "now" and not facts:
             # No fact answers it: the newest of the statements the search found most like
-            # the question may tell what holds now in words the gate did not keep.
+            # the question may tell what holds now in words the gate did not keep, and
+            # closes the older of them it restates.
             room = budget - fact_tokens - tokens
             subjects = asked_subjects(query)
             fitted, added = with_newest_statement(fitted, candidates, subjects, instant, room)

@@ -10,6 +10,7 @@ from memstream.domain.models import Level, MemoryNode, SourceMessage
 from memstream.domain.newest_statement import (
     asked_subjects,
     newest_strong_leaf,
+    shares_words,
     with_newest_statement,
 )
 from memstream.domain.query import parse_query
@@ -88,3 +89,48 @@ def test_the_person_asked_is_the_one_named_after_an_owner() -> None:
     assert asked_subjects(parse_query("Which bank does Hamid's brother Reza use?")) == {"reza"}
     assert asked_subjects(parse_query("Where does Aino's flatmate live?")) == {"aino"}
     assert asked_subjects(parse_query("What sport does Siobhan do now?")) == SIOBHAN
+
+
+def test_a_memory_about_something_else_is_never_closed() -> None:
+    # The weather was not among the question's strongest candidates: the newest statement
+    # says nothing of it.
+    weather = leaf("weather", datetime(2023, 1, 7, tzinfo=UTC), "Snowed in all week.", 0.02)
+    memories, _ = with_newest_statement([HURLEY, weather], CANDIDATES, SIOBHAN, NOW, room=500)
+    assert memories[0].validity is not None
+    assert memories[1].validity is None
+
+
+def test_kept_already_the_newest_closes_the_strong_leaves_that_share_its_words() -> None:
+    # The gate kept all three: the sport said last holds, what it restates held until then.
+    rowing = leaf("rowing", datetime(2024, 5, 18, tzinfo=UTC), "Rowing every Saturday now.", 0.3)
+    gaa = leaf("gaa", datetime(2022, 8, 20, tzinfo=UTC), "Hurling every Saturday.", 0.5)
+    knee = leaf("knee", datetime(2023, 2, 4, tzinfo=UTC), "My knee is finally better.", 0.4)
+    memories, added = with_newest_statement(
+        [gaa, knee, rowing], [gaa, knee, rowing], SIOBHAN, NOW, room=500
+    )
+    assert added == 0
+    assert memories[0].validity == Validity(None, rowing.node.t_start, None, "inferred")
+    # The knee shares no word with the newest: it is about something else.
+    assert [m.validity for m in memories[1:]] == [None, None]
+
+
+def test_a_line_of_the_newest_session_is_not_closed_by_it() -> None:
+    # Said together: the lines before the newest in its session are as new as it is.
+    said = datetime(2024, 5, 18, tzinfo=UTC)
+    won = dataclasses.replace(REGATTA, node=dataclasses.replace(REGATTA.node, session_id="s9"))
+    boat = leaf("boat", said - timedelta(minutes=5), "Our boat won, the regatta crew!", 0.4)
+    boat = dataclasses.replace(boat, node=dataclasses.replace(boat.node, session_id="s9"))
+    memories, _ = with_newest_statement([HURLEY, boat], [HURLEY, boat, won], SIOBHAN, NOW, 500)
+    assert [m.node.id for m in memories] == ["hurley", "boat", "regatta"]
+    assert memories[0].validity == Validity(None, boat.node.t_start, None, "inferred")
+    assert memories[1].validity is None
+
+
+def test_shared_words_are_content_words_other_than_the_names_asked() -> None:
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    painting = leaf("paint", when, "She's painting the hallway, Siobhan says.", 0.3)
+    nurse = leaf("nurse", when, "She's a retired nurse, Siobhan told me.", 0.3)
+    hallway = leaf("hall", when, "The hallway was green before.", 0.3)
+    # "She's" is indexed as "she", a function word; the name is the person asked.
+    assert not shares_words(nurse, painting, SIOBHAN)
+    assert shares_words(hallway, painting, SIOBHAN)
