@@ -144,3 +144,11 @@ def test_only_a_change_told_ahead_is_planned_not_one_learned_later() -> None:
     assert planned(history, asked) == ()
     ahead = fact_history(facts_told(), "speaker:dev", "works_at")
     assert [(v.value, v.valid_to) for v in begun_by(ahead, SAID)] == [("Infosys", None)]
+
+
+def test_a_question_about_a_month_ahead_is_asked_then() -> None:
+    history = fact_history(facts_told(), "speaker:dev", "works_at")
+    query = parse_query("Where will Dev work in March?", SAID)
+    assert [
+        f.value for f in facts_for_query(query, {("speaker:dev", "works_at"): history}, SAID)
+    ] == ["Wipro"]
