@@ -407,9 +407,13 @@ class FakeTree(FakeDirectory):
         return [decode_fact(f) for doc in docs for f in json.loads(doc)]
 
     async def facts(
-        self, user_id: str, subject: str | None = None, at: datetime | None = None
+        self,
+        user_id: str,
+        subject: str | None = None,
+        at: datetime | None = None,
+        now: datetime | None = None,
     ) -> list[AtomicFact]:
-        return list(current_facts(self._observations(user_id), subject, at))
+        return list(current_facts(self._observations(user_id), subject, at, now))
 
     async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:
         return list(fact_history(self._observations(user_id), subject, attribute))

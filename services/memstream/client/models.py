@@ -86,11 +86,22 @@ class Fact(_Answer):
     recorded_at: datetime
     source_ids: list[str]  # the latest statements' (at most 8): `statements` counts them all
     statements: int = 1
+    # As of recall's query_time, else of the request: "holds", "planned" (begins later) or
+    # "ended"; None from a server that does not say.
+    status: Literal["holds", "planned", "ended"] | None = None
 
     @property
     def holds(self) -> bool:
-        """Whether it still holds: never closed, never replaced, not a negation."""
+        """Whether it holds as of recall's query_time (else the request's time); from a
+        server that does not say: never closed, never replaced, not a negation."""
+        if self.status is not None:
+            return self.status == "holds"
         return self.valid_to is None and self.superseded_by is None and not self.negated
+
+    @property
+    def planned(self) -> bool:
+        """Whether it was told to begin after recall's query_time (else the request's)."""
+        return self.status == "planned"
 
 
 class _Pending(_Answer):

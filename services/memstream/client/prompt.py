@@ -3,7 +3,9 @@
 What holds now is said with since when and what it replaced ("Maya lives in Berlin (since
 Apr 2024; before: Porto)"); what no longer holds is said as such, with the months it held
 ("No longer true (Jan 2024 to Apr 2024): Maya lives in Porto"), so a model reading the
-prompt never takes a replaced value for the current one.
+prompt never takes a replaced value for the current one. A change told to begin later is
+said as planned, with its day and what holds until then ("Planned from 1 Feb 2027: Dev
+works at Wipro (until then: Infosys)"), and what it will close as holding until that day.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class Fact(Protocol):
     def negated(self) -> bool: ...
     @property
     def holds(self) -> bool: ...
+    @property
+    def planned(self) -> bool: ...
     @property
     def valid_from(self) -> datetime: ...
     @property
@@ -63,11 +67,22 @@ def month(when: datetime) -> str:
     return when.strftime("%b %Y")
 
 
+def day(when: datetime) -> str:
+    return f"{when.day} {when:%b %Y}"
+
+
 def fact_line(fact: Fact, replaced: Fact | None) -> str:
     """One fact as a bullet; `replaced` is the version it superseded, if the answer has it."""
+    if fact.planned:
+        line = f"- Planned from {day(fact.valid_from)}: {fact.text}"
+        if replaced is not None and not replaced.negated:
+            line += f" (until then: {replaced.value})"
+        return line
     if fact.holds:
         note = f"since {month(fact.valid_from)}"
-        if replaced is not None and not replaced.negated:
+        if fact.valid_to is not None:  # closed by a change told to begin later
+            note += f"; until {day(fact.valid_to)}"
+        elif replaced is not None and not replaced.negated:
             note += f"; before: {replaced.value}"
         return f"- {fact.text} ({note})"
     if fact.negated and fact.valid_to is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +40,7 @@ from memstream.domain.entity_lexicon import (
     TITLES,
 )
 from memstream.domain.entity_words import POSSESSIVE, Words, read_words
+from memstream.domain.fact_referents import owned_kind
 from memstream.domain.fact_vocabulary import FEMALE_KIN, MALE_KIN
 
 EntityKind = Literal["person", "pet", "place", "organisation", "thing", "unknown"]
@@ -167,8 +169,10 @@ def _relation_at(lows: list[str], i: int) -> tuple[str, int] | None:
     return None
 
 
-def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
-    """The entities `text`, said by `speaker`, names, in order, at most a bounded number."""
+def mentions(text: str, speaker: str, earlier: Sequence[Mention] = ()) -> tuple[Mention, ...]:
+    """The entities `text`, said by `speaker`, names, in order, at most a bounded number;
+    `earlier` the mentions of the speaker's message before it, which a name given as the
+    message opens ("Her name is Marisol") may be the name of."""
     text = clean_text(text[:MAX_TEXT_CHARS])
     words = read_words(text)
     speaker_shown = " ".join(clean_text(speaker).split())[:MAX_NAME_CHARS]
@@ -182,7 +186,7 @@ def mentions(text: str, speaker: str) -> tuple[Mention, ...]:
     found.extend(_relations(words, speaker_shown, used))
     found.extend(_called(words, used))
     found.extend(_proper_names(words, used))
-    found = _named_by_possessive(text, found)
+    found = _named_by_possessive(text, found, speaker_shown, earlier)
     found.sort(key=lambda m: m.start)
     return tuple(_dedupe(found))[:MAX_MENTIONS_PER_MESSAGE]
 
@@ -240,15 +244,30 @@ def _relations(words: Words, speaker: str, used: set[int]) -> list[Mention]:
     return found
 
 
-def _named_by_possessive(text: str, found: list[Mention]) -> list[Mention]:
+def _named_by_possessive(
+    text: str, found: list[Mention], speaker: str, earlier: Sequence[Mention]
+) -> list[Mention]:
     """The name a sentence gives by "her/his name is", as the alias of the one relation
-    named before it that the pronoun fits ("his" is never a sister); else as it was."""
+    named before it that the pronoun fits ("his" is never a sister), or of the one pet the
+    speaker says they have ("We got a kitten! His name's Pip": the speaker's kitten); as
+    the message opens, of the one relation the speaker's message before named; else as it
+    was."""
     match = _NAME_IS.search(text) if "name" in text else None
     if match is None:
         return found
     at = match.end()
     unfit = FEMALE_KIN if match["pron"].lower() == "his" else MALE_KIN
     before = {m.key: m for m in found if m.form == "relation" and m.start < at}
+    if not before and match.start() == 0:
+        before = {m.key: m for m in earlier if m.form == "relation"}
+    if not before and speaker and (kind := owned_kind(text[: match.start()])) is not None:
+        owned = Mention(
+            f"{speaker}'s {kind}",
+            relation_key(name_key(speaker), kind),
+            _noun_kind(kind),
+            "relation",
+        )
+        before, found = {owned.key: owned}, [*found, owned]
     if len(before) != 1:
         return found  # none named, or which of them
     (relation,) = before.values()

@@ -99,8 +99,13 @@ def read_leaf(messages: Iterable[SaidMessage]) -> LeafEntities:
     """The surfaces and alias links of a leaf's messages."""
     seen: dict[str, list[tuple[Mention, datetime]]] = {}
     links: set[tuple[str, str]] = set()
+    # What each speaker's message before named: "Her name is Marisol" opening a message
+    # names the relation it named.
+    earlier: dict[str, tuple[Mention, ...]] = {}
     for message in messages:
-        for m in mentions(message.text, message.speaker):
+        named = mentions(message.text, message.speaker, earlier.get(message.speaker, ()))
+        earlier[message.speaker] = named
+        for m in named:
             said = seen.get(m.key)
             if said is None:
                 seen[m.key] = [(m, message.ts)]

@@ -24,8 +24,9 @@ from memstream.domain.fact_grammar import (
 )
 from memstream.domain.fact_kinds import slot_of_thing
 from memstream.domain.fact_patterns import PATTERNS, Pattern
+from memstream.domain.fact_plans import scheduled
 from memstream.domain.fact_referents import may_refer, referred_facts
-from memstream.domain.fact_time import began_at
+from memstream.domain.fact_time import began_at, starts_at
 from memstream.domain.fact_triggers import TriggerIndex, trigger_index
 from memstream.domain.fact_values import (
     MAX_NAME_CHARS,
@@ -149,11 +150,13 @@ _Other = tuple[str, str | None]  # a relation and, when said, the name: ("sister
 def extract_facts(messages: Sequence[SourceMessage], *, user_id: str) -> tuple[AtomicFact, ...]:
     """The atomic facts these messages state, in message order, contradictions dropped."""
     facts: list[AtomicFact] = []
+    last_said: dict[str, SourceMessage] = {}  # each speaker's message before, by speaker
     for message in messages:
         if message.role == "assistant":
             continue
-        said = tuple(_message_facts(message, user_id))
+        said = tuple(_message_facts(message, user_id, last_said.get(message.speaker)))
         facts.extend(_without_contradictions(without_named_endings(said)))
+        last_said[message.speaker] = message
     return tuple(facts)
 
 
@@ -166,13 +169,17 @@ def without_named_endings(facts: tuple[AtomicFact, ...]) -> tuple[AtomicFact, ..
     return tuple(f for f in facts if f.attribute != ENDED or f.subject not in ended)
 
 
-def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]:
+def _message_facts(
+    message: SourceMessage, user_id: str, earlier: SourceMessage | None = None
+) -> Iterator[AtomicFact]:
     speaker = clean_name(message.speaker)
     before: _Other | None = None  # whom "he"/"she" may stand for, from earlier sentences
     for index, sentence in enumerate(SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
         sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
         sentence = _own_gerund_state(_DROPPED_I_AM.sub("I'm ", sentence, count=1))
+        # "We're moving to Leeds in March": read as the move, beginning in March.
+        sentence, planned = scheduled(sentence, message.ts)
         names_only = not _SUBJECT_WORD.search(sentence) and not _OWN_STATE.match(sentence)
         if names_only and not NAMED_SUBJECT.search(sentence):
             continue  # no pattern can match: the segmenter runs this on every L1
@@ -187,9 +194,9 @@ def _message_facts(message: SourceMessage, user_id: str) -> Iterator[AtomicFact]
                     if names_only
                     else (_NOT_REPLY_PATTERNS if index else _ALL_PATTERNS)
                 )
-            yield from _sentence_facts(stated, message, speaker, user_id, before, patterns)
+            yield from _sentence_facts(stated, message, speaker, user_id, before, patterns, planned)
         before = _last_other(sentence) or before
-    yield from _referred(message, speaker, user_id)
+    yield from _referred(message, speaker, user_id, earlier)
 
 
 def _own_gerund_state(sentence: str) -> str:
@@ -204,12 +211,16 @@ def _own_gerund_state(sentence: str) -> str:
     return f"I'm {state}."
 
 
-def _referred(message: SourceMessage, speaker: str, user_id: str) -> Iterator[AtomicFact]:
-    """The speaker's facts whose value an earlier sentence named (`fact_referents`)."""
+def _referred(
+    message: SourceMessage, speaker: str, user_id: str, earlier: SourceMessage | None
+) -> Iterator[AtomicFact]:
+    """The speaker's facts whose value an earlier sentence named (`fact_referents`), of the
+    message or, for a name given as it opens, of the speaker's message before it."""
     if not may_refer(message.text):
         return
-    sentences = [s.strip() for s in SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))]
-    for found in referred_facts(sentences, speaker):
+    sentences = _sentences(message.text)
+    before = _sentences(earlier.text) if earlier is not None else ()
+    for found in referred_facts(sentences, speaker, before):
         key, name = speaker_key(speaker), speaker
         if found.of is not None:  # "the shelter called him Biscuit": the speaker's dog's name
             key, name = kin_key(key, found.of), f"{speaker}'s {found.of}"
@@ -225,6 +236,10 @@ def _referred(message: SourceMessage, speaker: str, user_id: str) -> Iterator[At
             source_ids=(message.event_id,),
             certainty="implied",
         )
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in SENTENCE_BREAK.split(text.replace("\u2019", "'"))]
 
 
 def _stated_clauses(sentence: str) -> str:
@@ -247,6 +262,7 @@ def _sentence_facts(
     user_id: str,
     before: _Other | None,
     patterns: TriggerIndex,
+    planned: bool = False,
 ) -> Iterator[AtomicFact]:
     lowered = sentence.lower()
     words = _WORD.findall(lowered)
@@ -263,7 +279,7 @@ def _sentence_facts(
         for match in matches:
             subject = _subject(match, sentence, speaker, before)
             if subject is not None:
-                yield from _facts(pattern, match, sentence, message, subject, user_id)
+                yield from _facts(pattern, match, sentence, message, subject, user_id, planned)
 
 
 def _matches_at(regex: re.Pattern[str], sentence: str, starts: list[int]) -> list[re.Match[str]]:
@@ -344,6 +360,7 @@ def _facts(
     message: SourceMessage,
     subject: Subject,
     user_id: str,
+    planned: bool = False,
 ) -> Iterator[AtomicFact]:
     attribute, shape = pattern.attribute, pattern.shape
     if not attribute:
@@ -352,7 +369,8 @@ def _facts(
             return
         attribute, shape = opened
     if pattern.fixed is not None:
-        yield _fact(pattern, attribute, pattern.fixed, match, sentence, message, subject, user_id)
+        fixed = pattern.fixed
+        yield _fact(pattern, attribute, fixed, match, sentence, message, subject, user_id, planned)
         return
     role = match.groupdict().get("role")
     if role is not None and (not is_job(role) or role.split()[-1].lower() == "student"):
@@ -374,7 +392,7 @@ def _facts(
         if not pattern.attribute and attribute == "pet":
             value = f"{match['noun'].lower()} named {value}"
         slot = slot_of_thing(attribute, value)  # "bought the Pixel": a phone, not one more thing
-        yield _fact(pattern, slot, value, match, sentence, message, subject, user_id)
+        yield _fact(pattern, slot, value, match, sentence, message, subject, user_id, planned)
 
 
 def open_attribute(noun: str) -> tuple[str, str] | None:
@@ -398,9 +416,13 @@ def _fact(
     message: SourceMessage,
     subject: Subject,
     user_id: str,
+    planned: bool = False,
 ) -> AtomicFact:
     key, name = subject
     clause = sentence[match.start() :]  # a time phrase of another clause dates nothing here
+    # A change told as scheduled begins at the time ahead its own clause names ("I left
+    # Infosys last week and I'm joining Wipro next month": only the joining is ahead).
+    start = starts_at(own_clause(sentence, match), message.ts) if planned else None
     return make_fact(
         user_id=user_id,
         subject=key,
@@ -408,12 +430,27 @@ def _fact(
         attribute=attribute,
         value=value,
         text=fact_sentence(name, attribute, value, pattern.negated),
-        valid_from=_valid_from(pattern, match, clause, message),
+        valid_from=start or _valid_from(pattern, match, clause, message),
         recorded_at=message.ts,
         source_ids=(message.event_id,),
         certainty=pattern.certainty,
         negated=pattern.negated,
     )
+
+
+# Where one clause of a sentence ends and another begins: punctuation or a joining word.
+_CLAUSE_JOIN = re.compile(r"[,;:]|\s+[-\u2013\u2014]+\s+|\b(?:and|but|so|then|while)\b", re.I)
+
+
+def own_clause(sentence: str, match: re.Match[str]) -> str:
+    """The clause a match was read in: from the joining word or punctuation before its
+    verb to the next after its value ("Next month I joined Wipro", of "I left Infosys, and
+    next month I joined Wipro")."""
+    cut = match.start("value") if "value" in match.re.groupindex else match.start()
+    starts = [b.end() for b in _CLAUSE_JOIN.finditer(sentence, 0, cut)]
+    begin = max(starts, default=0)
+    later = _CLAUSE_JOIN.search(sentence, match.end())
+    return sentence[begin : later.start() if later else len(sentence)]
 
 
 def _valid_from(

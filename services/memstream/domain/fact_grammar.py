@@ -41,8 +41,8 @@ def hypothetical(sentence: str) -> re.Match[str] | None:
 # A clause head: start of a sentence, after a short fronted time phrase ("Since May, I..."),
 # after a comma, a semicolon or a dash, or after a joining word.
 _FRONTED = (
-    r"(?:(?:since|for|in|over|last|this|about|around|a few|two|three|starting|from|as of|after)"
-    r"\s[^,;]{0,30}?,?\s+)"
+    r"(?:(?:since|for|in|over|last|this|next|about|around|a few|two|three|starting|from|as of|"
+    r"after)\s[^,;]{0,30}?,?\s+)"
 )
 _OPENER = r"(?:(?:sadly|unfortunately|fortunately|luckily|honestly|anyway|oh|plus|finally),?\s+)"
 _JOINING = r"(?:and|but|so|now|yeah|yes|well|actually|also|because|though)"

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from memstream.domain.entities import name_key
 from memstream.domain.entity_index import EntityIndex, query_entities
-from memstream.domain.fact_timeline import Timeline, at
+from memstream.domain.fact_timeline import Timeline, at, planned
 from memstream.domain.fact_vocabulary import ATTRIBUTE_SYNONYMS, KIN
 from memstream.domain.facts import SPEAKER_PREFIX, AtomicFact, kin_key, speaker_key, value_key
 from memstream.domain.knowledge import find_entity, subject_entity
@@ -216,10 +216,13 @@ def _relation_slots(query: Query, worded: Mapping[Slot, int], index: EntityIndex
 
 
 def asked_instant(query: Query, when: datetime) -> datetime:
-    """The time a question asks about: the middle of a past time it names, else `when`."""
+    """The time a question asks about: the middle of a time it names ("in June 2023"; "next
+    month", where a change told ahead may hold), else `when`."""
     span = query.time_range
-    if query.state != "then" or span is None or span.start >= when:
+    if query.state != "then" or span is None:
         return when
+    if span.start >= when:
+        return span.start + (span.end - span.start) / 2
     return span.start + (min(span.end, when) - span.start) / 2
 
 
@@ -227,14 +230,18 @@ def facts_for_query(
     query: Query, histories: Mapping[Slot, Sequence[AtomicFact]], when: datetime
 ) -> tuple[AtomicFact, ...]:
     """The versions to return, in order: for a question about a state, those true at the
-    asked time; for a "before" question, the versions they replaced, newest first, then
-    those; none for a question about no state."""
+    asked time, then, asked about now, the changes told to begin later ("I'm joining Wipro
+    next month": the employer holding now first, the planned one after it); for a "before"
+    question, the versions they replaced, newest first, then those; none for a question
+    about no state."""
     if query.state is None:
         return ()
     instant = asked_instant(query, when)
     holding = [
         v for versions in histories.values() for v in _named(query, at_time(versions, instant))
     ]
+    if query.state == "now":
+        holding += [v for versions in histories.values() for v in planned_after(versions, when)]
     if query.state != "before":
         return tuple(holding)
     # The answer to "before" is what a change replaced; what replaced it follows as context.
@@ -262,6 +269,11 @@ def held_before_change(
     )
 
 
+def planned_after(versions: Sequence[AtomicFact], instant: datetime) -> tuple[AtomicFact, ...]:
+    """The versions of one slot told by `instant` to begin after it."""
+    return tuple(v for v in planned(versions, instant) if v.recorded_at <= instant)
+
+
 def at_time(versions: Sequence[AtomicFact], instant: datetime) -> tuple[AtomicFact, ...]:
     """The versions of one slot true at `instant` (no negation: "no longer" states no value)."""
     return at(Timeline(observations=(), versions=tuple(versions)), instant)
@@ -274,9 +286,12 @@ def fact_tokens(fact: AtomicFact) -> int:
 
 
 def validity_phrase(fact: AtomicFact) -> str:
-    """A fact's validity in words, dated as a leaf is: "since 9 April 2024", or from-to."""
+    """A fact's validity in words, dated as a leaf is: "since 9 April 2024", or from-to; a
+    change told ahead of its start "from 1 February 2027"."""
     start = _day(fact.valid_from)
-    return f"since {start}" if fact.valid_to is None else f"{start} to {_day(fact.valid_to)}"
+    if fact.valid_to is not None:
+        return f"{start} to {_day(fact.valid_to)}"
+    return f"from {start}" if fact.valid_from > fact.recorded_at else f"since {start}"
 
 
 def fit_facts(facts: Sequence[AtomicFact], max_tokens: int) -> tuple[list[AtomicFact], int]:

@@ -164,8 +164,12 @@ class Referred:
     of: str | None = None
 
 
-def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]:
-    """What the message's sentences (in order) state of the speaker by a value named before."""
+def referred_facts(
+    sentences: Sequence[str], speaker: str, earlier: Sequence[str] = ()
+) -> Iterator[Referred]:
+    """What the message's sentences (in order) state of the speaker by a value named before.
+    A name given by a pronoun or a possessive opening the message ("Her name is Marisol")
+    refers to what the speaker's message before it (`earlier`, its sentences) named."""
     for index, sentence in enumerate(sentences):
         if sentence.endswith("?") or hypothetical(sentence):
             continue
@@ -175,19 +179,22 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
             if is_name([name]):
                 yield Referred("name", name, sentence, of=renamed["kind"].lower())
             continue
-        if not index:
+        said_before = sentences[:index] or earlier
+        if not said_before:
             continue
         named = _NAMED_BY_PRONOUN.search(sentence)
         given = _NAME_IS.match(sentence)
         if given is not None:
-            referent = _one_named(sentences[:index], given["pron"].lower())
+            referent = _one_named(said_before, given["pron"].lower())
             if referent is not None and is_name([given["name"]]):
                 attribute, of = referent
                 yield Referred(attribute, given["name"], sentence, of=of)
         elif named is not None:
-            kind = _one_kind_owned([*sentences[:index], sentence[: named.start()]])
+            kind = _one_kind_owned([*said_before, sentence[: named.start()]])
             if kind is not None and is_name([named["name"]]):
                 yield Referred("name", named["name"], sentence, of=kind)
+        elif not index:
+            continue  # the constructions below refer within the message only
         elif _COUPLE.search(sentence):
             partner = _one_person(sentences[:index], speaker)
             if partner is not None:
@@ -208,6 +215,11 @@ def referred_facts(sentences: Sequence[str], speaker: str) -> Iterator[Referred]
                 kind = kind_of(thing)
                 if kind is not None:
                     yield Referred(kind, thing, sentence)
+
+
+def owned_kind(text: str) -> str | None:
+    """The one pet or thing `text` says the speaker has ("We got a kitten": kitten)."""
+    return _one_kind_owned([text])
 
 
 def _moved_to_place(before: str, sentence: str) -> str | None:

@@ -4,7 +4,11 @@
 needs an instant to order versions by. "We moved here three years ago" said on 8 May 2023
 began on 8 May 2020; "I've been vegetarian for two years" too; "since last May" on 1 May
 2022 (the latest May already begun); "last year" on 1 January of it. An expression that
-names a span begins the span, the earliest moment the words allow. Pure, standard library.
+names a span begins the span, the earliest moment the words allow.
+
+A change told as scheduled ("I'm joining Wipro next month", "we move to Leeds in March")
+begins when its time phrase says, ahead of when it was said (`starts_at`). Pure, standard
+library.
 """
 
 from __future__ import annotations
@@ -61,6 +65,17 @@ _LAST = re.compile(r"\b(?P<which>last|this)\s+(?P<unit>month|year)\b", re.I)
 _SEASON = re.compile(r"\blast\s+(?P<season>spring|summer|autumn|fall)\b", re.I)
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9}  # northern hemisphere
 _YESTERDAY = re.compile(r"\byesterday\b", re.I)
+# A time ahead of when it was said: a month ("in March", "from March", "next March"), a
+# weekday ("on Monday", "starting Monday"), a count ahead ("in two weeks"), and the spans
+# `event_time` names ahead ("tomorrow", "next week", "next month", "next spring").
+_AHEAD_MONTH = re.compile(
+    rf"\b(?:in|from|by|starting|as of|this|next)\s+(?:early\s+)?{_MONTH}\b(?!\s+\d)", re.I
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_AHEAD_WEEKDAY = re.compile(
+    r"\b(?:on|this|next|from|starting|as of)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b", re.I
+)
+_IN_COUNT = re.compile(rf"\bin\s+{_COUNT}\s+{_UNIT}\b", re.I)
 
 
 def began_at(clause: str, said_at: datetime) -> datetime:
@@ -79,6 +94,44 @@ def began_at(clause: str, said_at: datetime) -> datetime:
         if found is not None and found <= said_at:
             return found
     return said_at
+
+
+def starts_at(clause: str, said_at: datetime) -> datetime | None:
+    """The day a change told as scheduled begins, from the first time phrase of `clause`
+    naming a time after the day it was said ("next month" said on 12 January: 1 February);
+    None when it names none. A month said as "in March" is the next March to come: this
+    year's when said before it, next year's when said after; said in March itself, it
+    names no time ahead."""
+    ahead: list[tuple[int, datetime]] = []
+    for match in _AHEAD_MONTH.finditer(clause):
+        month = _month_number(match)
+        if month != said_at.month:
+            year = said_at.year if month > said_at.month else said_at.year + 1
+            ahead.append((match.start(), _day(said_at, year, month, 1)))
+    for match in _AHEAD_WEEKDAY.finditer(clause):
+        wanted = _WEEKDAYS.index(match["weekday"].lower())
+        days = (wanted - said_at.weekday()) % 7 or 7
+        ahead.append((match.start(), _midnight(said_at + timedelta(days=days))))
+    for match in _IN_COUNT.finditer(clause):
+        later = _back(said_at, -_count(match["n"]), match["unit"])
+        ahead.append((match.start(), _midnight(later)))
+    lowered = clause.lower()
+    for resolved in resolve_relative_times(clause, said_at):
+        span = resolved.span
+        if span is not None and span.start.date() > said_at.date():
+            first = span.start
+            at = lowered.find(resolved.phrase.lower())
+            ahead.append((max(at, 0), _day(said_at, first.year, first.month, first.day)))
+    return min(ahead, key=lambda found: found[0])[1] if ahead else None
+
+
+def _day(said_at: datetime, year: int, month: int, day: int) -> datetime:
+    """The first moment of a day, in the speaker's own calendar."""
+    return datetime(year, month, day, tzinfo=said_at.tzinfo)
+
+
+def _midnight(instant: datetime) -> datetime:
+    return _day(instant, instant.year, instant.month, instant.day)
 
 
 def _count(raw: str) -> int:

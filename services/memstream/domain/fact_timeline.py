@@ -96,9 +96,37 @@ def change(before: Timeline, after: Timeline) -> TimelineChange:
     return TimelineChange(upserts=upserts, deletes=deletes)
 
 
-def current(timeline: Timeline) -> tuple[AtomicFact, ...]:
-    """The versions that hold now (at most one for a single-valued attribute)."""
-    return tuple(v for v in timeline.versions if v.is_current)
+def current(timeline: Timeline, now: datetime | None = None) -> tuple[AtomicFact, ...]:
+    """The versions that hold now (at most one for a single-valued attribute), with, given
+    `now`, a change told ahead of its start and not begun by `now` ("I'm joining Wipro next
+    month") beside the version it will close, which holds until then."""
+    ahead = {v.fact_id for v in planned(timeline.versions, now)} if now is not None else set()
+    return tuple(
+        v for v in timeline.versions if v.is_current or (not v.negated and v.superseded_by in ahead)
+    )
+
+
+def told_ahead(fact: AtomicFact) -> bool:
+    """Whether it was told before it began: a change said as scheduled."""
+    return fact.valid_from > fact.recorded_at
+
+
+def planned(versions: Iterable[AtomicFact], when: datetime) -> tuple[AtomicFact, ...]:
+    """The versions told ahead of their start (`told_ahead`) that begin after `when`."""
+    return tuple(v for v in versions if v.valid_from > when and told_ahead(v))
+
+
+def begun_by(versions: Iterable[AtomicFact], when: datetime) -> tuple[AtomicFact, ...]:
+    """The versions as they stand at `when`: a change told ahead of its start and not begun
+    by then is no version yet, and the one it will close holds, unclosed (what dates the
+    memories stating them). A version learned later than `when` is kept, as known today."""
+    chosen = tuple(versions)
+    ahead = {v.fact_id for v in planned(chosen, when)}
+    return tuple(
+        replace(v, valid_to=None, superseded_by=None) if v.superseded_by in ahead else v
+        for v in chosen
+        if v.fact_id not in ahead
+    )
 
 
 def at(timeline: Timeline, when: datetime) -> tuple[AtomicFact, ...]:

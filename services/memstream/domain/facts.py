@@ -19,6 +19,9 @@ from typing import Literal
 from memstream.domain.ids import NAMESPACE
 
 Certainty = Literal["stated", "implied"]
+# A version as of a time: holding then, told to begin later, or over (a negation says a
+# value ended).
+Status = Literal["holds", "planned", "ended"]
 
 # A new value of a single-valued attribute closes the old one: a person lives in one place
 # at a time. Values of a multi-valued attribute accumulate until one is negated.
@@ -102,6 +105,15 @@ class FactReading:
 
     facts: tuple[AtomicFact, ...]
     extraction: str
+
+
+def status_at(fact: AtomicFact, when: datetime) -> Status:
+    """What a version is at `when`: planned before its start, ended once closed."""
+    if fact.valid_from > when:
+        return "planned"
+    if fact.negated or (fact.valid_to is not None and fact.valid_to <= when):
+        return "ended"
+    return "holds"
 
 
 def is_attribute(attribute: str) -> bool:

@@ -124,21 +124,26 @@ def current_facts(
     observations: Iterable[AtomicFact],
     subject: str | None = None,
     when: datetime | None = None,
+    now: datetime | None = None,
 ) -> tuple[AtomicFact, ...]:
     """The versions that hold now (or at `when`, as known today), of one subject or all,
-    ordered by subject, attribute, then version."""
+    ordered by subject, attribute, then version; given `now`, with the changes told to
+    begin after it (`fact_timeline.current`)."""
     chosen = (f for f in as_speakers(observations) if subject is None or f.subject == subject)
-    return facts_in(timelines_of(chosen), subject, when)
+    return facts_in(timelines_of(chosen), subject, when, now)
 
 
 def facts_in(
-    timelines: Timelines, subject: str | None = None, when: datetime | None = None
+    timelines: Timelines,
+    subject: str | None = None,
+    when: datetime | None = None,
+    now: datetime | None = None,
 ) -> tuple[AtomicFact, ...]:
     """`current_facts` of timelines already derived (a reader's cache keeps them)."""
     found: list[AtomicFact] = []
     for slot, timeline in sorted(timelines.items()):
         if subject is None or slot[1] == subject:
-            found += current(timeline) if when is None else at(timeline, when)
+            found += current(timeline, now) if when is None else at(timeline, when)
     return tuple(found)
 
 

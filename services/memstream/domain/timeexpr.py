@@ -9,7 +9,8 @@ the query names no time (or a time outside the years 1-9999, for any query time)
 
 Deliberately small: explicit dates in the common English orders, months, years, seasons,
 and the relative phrases a summary dates. A missing year is the latest one that puts the date at or
-before the query time (questions are about the past).
+before the query time (questions are about the past), but for a month asked in the future
+tense ("Where will she live in March?"): the next such month to come.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ _MONTH_DAY = re.compile(
 )
 _MONTH_YEAR = re.compile(rf"\b{_MONTH.format('m')},?\s+{_YEAR.format('y')}\b", re.IGNORECASE)
 _IN_MONTH = re.compile(rf"\b(?:in|during|of)\s+{_MONTH.format('m')}\b(?!\s+\d)", re.IGNORECASE)
+# A question in the future tense asks of a month to come.
+_FUTURE = re.compile(r"\b(?:will|'ll|going to)\b", re.IGNORECASE)
 _IN_YEAR = re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR.format('y')}\b", re.IGNORECASE)
 _SEASON = re.compile(
     rf"\b(?P<which>last\s+|this\s+)?(?P<s>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_YEAR.format('y')})?\b",
@@ -101,7 +104,10 @@ def _month(query: str, now: datetime) -> TimeRange | None:
     if match is None:
         return None
     month = MONTH_NUMBERS[match["m"].lower()]
-    year = now.year if month <= now.month else now.year - 1
+    if _FUTURE.search(query):
+        year = now.year if month > now.month else now.year + 1
+    else:
+        year = now.year if month <= now.month else now.year - 1
     return month_range(year, month, match.group(0))
 
 

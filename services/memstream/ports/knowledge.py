@@ -23,10 +23,15 @@ from memstream.domain.facts import AtomicFact
 
 class KnowledgeReads(Protocol):
     async def facts(
-        self, user_id: str, subject: str | None = None, at: datetime | None = None
+        self,
+        user_id: str,
+        subject: str | None = None,
+        at: datetime | None = None,
+        now: datetime | None = None,
     ) -> list[AtomicFact]:
         """The fact versions that hold now, or at `at` as far as is known today, of every
-        subject or one ("speaker:maya"), by subject, attribute, then version."""
+        subject or one ("speaker:maya"), by subject, attribute, then version; given `now`,
+        with the changes told to begin after it (`domain.fact_timeline.current`)."""
         ...
 
     async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:

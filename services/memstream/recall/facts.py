@@ -20,6 +20,7 @@ from memstream.domain.fact_recall import (
     facts_for_query,
     worded_slots,
 )
+from memstream.domain.fact_timeline import begun_by
 from memstream.domain.facts import AtomicFact
 from memstream.domain.query import Query
 from memstream.ports.knowledge import KnowledgeReads
@@ -49,7 +50,8 @@ async def read_asked_knowledge(
         return AskedKnowledge()
     instant = asked_instant(query, when)
     # The slots asked are among those with a version now, or at the past time asked about.
-    reads = [knowledge.facts(user_id)]
+    # Now with the changes told to begin later, beside the versions holding until then.
+    reads = [knowledge.facts(user_id, now=when)]
     if instant != when:
         reads.append(knowledge.facts(user_id, at=instant))
     found = [f for facts in await asyncio.gather(*reads) for f in facts]
@@ -63,7 +65,10 @@ async def read_asked_knowledge(
         *(knowledge.fact_history(user_id, subject, attribute) for subject, attribute in slots)
     )
     by_slot = {slot: tuple(h) for slot, h in zip(slots, histories, strict=True)}
+    # The memories are dated by the versions begun by the question's time: one telling of
+    # a change planned for later ("I'm joining Wipro next month") is not yet true, and the
+    # one stating what it will replace still is.
     return AskedKnowledge(
         facts=facts_for_query(query, by_slot, when),
-        versions=tuple(v for h in by_slot.values() for v in h),
+        versions=tuple(v for h in by_slot.values() for v in begun_by(h, when)),
     )

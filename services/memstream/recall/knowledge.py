@@ -9,8 +9,9 @@ resolves it against the user's entity index. None answers "no such subject or en
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from memstream.domain.entity_index import Entity, entity_leaves
 from memstream.domain.facts import AtomicFact
@@ -41,9 +42,20 @@ class EntityDetail:
 class KnowledgeService:
     """Facts and entities read for the API (the knowledge write on)."""
 
-    def __init__(self, *, knowledge: KnowledgeReads, tree: NodeReader) -> None:
+    def __init__(
+        self,
+        *,
+        knowledge: KnowledgeReads,
+        tree: NodeReader,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self._knowledge = knowledge
         self._tree = tree
+        self._clock = clock
+
+    def now(self) -> datetime:
+        """The time "now" is read at: a change told to begin later is planned until then."""
+        return self._clock()
 
     async def facts(
         self,
@@ -55,13 +67,15 @@ class KnowledgeService:
     ) -> tuple[AtomicFact, ...] | None:
         """The facts that hold now (or at `at`, as known today), or with `history` every
         version (that had begun by `at`); of everyone, or of `subject` only (None when no
-        such subject is known)."""
+        such subject is known). Now, a change told to begin later ("I'm joining Wipro next
+        month") comes beside the version it will close, which holds until it begins."""
         if history:
             found = await self._knowledge.fact_versions(user_id)
             if at is not None:
                 found = [f for f in found if f.valid_from <= at]
         else:
-            found = await self._knowledge.facts(user_id, at=at)
+            now = self._clock() if at is None else None
+            found = await self._knowledge.facts(user_id, at=at, now=now)
         if subject is None:
             return tuple(found)
         index = await self._knowledge.entity_index(user_id)

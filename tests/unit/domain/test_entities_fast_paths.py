@@ -15,9 +15,11 @@ from memstream.domain import entities, entity_words
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 
 # Every mention of the 2,760 messages of the five dev conversations, as the reader found
-# them before its tokenizer was made cheaper (commit dfbf2f8): 5,117 mentions.
-LOCOMO_MENTIONS = 5117
-LOCOMO_DIGEST = "b53ae7c968d97888397245ce802d7fa9bc82f1af8bb7ec0abf6b0712f9a97af4"
+# them before its tokenizer was made cheaper (commit dfbf2f8), with the one mention a pet
+# named by a possessive adds since ("I got a puppy two weeks ago! Her name's Coco": the
+# speaker's puppy, Coco's alias): 5,118 mentions.
+LOCOMO_MENTIONS = 5118
+LOCOMO_DIGEST = "f31caa591b975aabde08fbcd685009c08530c8b4049871399c7f866e2d568b6c"
 
 # The rules as first written: one character per alternation, a look back from every word.
 PLAIN_TOKEN = re.compile(r"[^\W\d_](?:[^\W_]|['-](?=[^\W\d_]))*")

@@ -45,6 +45,13 @@ def test_a_missing_year_puts_the_date_in_the_past() -> None:
     assert found is not None and found.start == day(2022, 12, 25)
 
 
+def test_a_month_asked_in_the_future_tense_is_the_next_to_come() -> None:
+    ahead = resolve_time_range("Where will Kofi live in March?", NOW)
+    assert ahead is not None and ahead.start == datetime(2024, 3, 1, tzinfo=UTC)
+    past = resolve_time_range("Where did Kofi live in March?", NOW)
+    assert past is not None and past.start == datetime(2023, 3, 1, tzinfo=UTC)
+
+
 def test_ago_is_a_window_around_the_point() -> None:
     found = resolve_time_range("Where did she go two months ago?", NOW)
     assert found is not None and found.contains(day(2023, 9, 21))

@@ -110,9 +110,13 @@ class RedisKnowledge(RedisBase):
     by revision and stepped forward through the change log."""
 
     async def facts(
-        self, user_id: str, subject: str | None = None, at: datetime | None = None
+        self,
+        user_id: str,
+        subject: str | None = None,
+        at: datetime | None = None,
+        now: datetime | None = None,
     ) -> list[AtomicFact]:
-        return list(facts_in((await self._facts_view(user_id)).timelines, subject, at))
+        return list(facts_in((await self._facts_view(user_id)).timelines, subject, at, now))
 
     async def fact_history(self, user_id: str, subject: str, attribute: str) -> list[AtomicFact]:
         timelines = (await self._facts_view(user_id)).timelines

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memstream.domain.facts import AtomicFact
+from memstream.domain.facts import AtomicFact, Status, status_at
 
 
 class Fact(BaseModel):
@@ -33,9 +33,15 @@ class Fact(BaseModel):
     statements: int = Field(
         default=1, description="How many statements (messages' claims) this version merges."
     )
+    status: Status | None = Field(
+        default=None,
+        description="As of recall's query_time, else the time of the request: `holds`, "
+        "`planned` (told to begin later: valid_from is ahead; the version it will close holds "
+        "until then) or `ended`.",
+    )
 
     @classmethod
-    def of(cls, fact: AtomicFact) -> Fact:
+    def of(cls, fact: AtomicFact, as_of: datetime | None = None) -> Fact:
         return cls(
             fact_id=fact.fact_id,
             text=fact.text,
@@ -52,4 +58,5 @@ class Fact(BaseModel):
             recorded_at=fact.recorded_at,
             source_ids=list(fact.source_ids),
             statements=fact.statements,
+            status=status_at(fact, as_of) if as_of is not None else None,
         )

@@ -115,7 +115,9 @@ def knowledge_routes(router: APIRouter, reads_after: Callable[..., Awaitable[Aft
             subject=subject,
             at=at,
             history=history,
-            facts=[Fact.of(f) for f in found],
+            # Each fact's status as of now: at a past `at`, a version since closed is ended;
+            # at a later one, a change told to begin by then is still planned.
+            facts=[Fact.of(f, knowledge.now()) for f in found],
             **seen(writes),
         )
 
@@ -178,7 +180,7 @@ def knowledge_routes(router: APIRouter, reads_after: Callable[..., Awaitable[Aft
         return EntityDetailResponse(
             user_id=user_id,
             entity=EntitySummary.of(detail.entity),
-            timeline=[Fact.of(f) for f in detail.timeline],
+            timeline=[Fact.of(f, knowledge.now()) for f in detail.timeline],
             memories=[Memory.of(n) for n in detail.leaves],
             **seen(writes),
         )

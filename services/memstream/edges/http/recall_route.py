@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import HTTPException
@@ -77,7 +78,9 @@ async def recall_answer(
             )
             for m in result.memories
         ],
-        facts=[Fact.of(f) for f in result.facts],
+        # Each fact's status as of the question's time: a change told to begin later is
+        # planned then, and the version it will close still holds.
+        facts=[Fact.of(f, body.query_time or datetime.now(UTC)) for f in result.facts],
         tokens=result.tokens,
         omitted_for_budget=result.omitted_for_budget,
         # With `after`, how long the read waited for the writes, beside recall's stages.
