@@ -33,10 +33,13 @@ Vectors = dict[str, list[float]]
 # A batch's last step: more texts than one piece of the embedder (64), so that its
 # embedding is spread over the model processes.
 LAST_STEP = 128
-# Each step before it up to three times the next: storing a step takes the event loop
-# about a third of the time the model takes to embed as many messages (int8, two model
-# processes), so a step is stored while the next, smaller one is embedded.
-STEP_GROWTH = 3
+# Each step before it up to twice the next. While a step is stored, the model embeds the
+# two behind it (`depth`); with the facts and entities read at every L1, storing a step
+# takes the event loop about half the time the model takes to embed as many messages (int8,
+# two model processes), so those two must hold at least half as many messages as the step.
+# At three times (when storing took a third), a batch's last steps outgrew them: the model
+# waited while the event loop stored the step of 384, then the one of 128.
+STEP_GROWTH = 2
 
 
 def step_sizes(count: int, step_size: int) -> list[int]:
