@@ -78,7 +78,7 @@ from memstream.ports import (
     UserCommit,
     VectorIndex,
 )
-from memstream.segmenter.embed_ahead import EmbeddingsAhead, step_sizes
+from memstream.segmenter.embed_ahead import STEP_GROWTH, EmbeddingsAhead, step_sizes
 from memstream.segmenter.knowledge import (
     FramePrototypes,
     Vectors,
@@ -151,6 +151,7 @@ class Segmenter:
         rules: WindowRules,
         history_window: int = 3,
         step_size: int = 1024,
+        step_growth: int = STEP_GROWTH,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         phase: Callable[[str], AbstractContextManager[object]] | None = None,
         retention: timedelta | None = None,
@@ -189,6 +190,7 @@ class Segmenter:
         if step_size <= 0:
             raise ValueError("step_size must be positive")
         self._step_size = step_size
+        self._step_growth = step_growth
         self._clock = clock
         self._phase = phase or _unmarked
         self._derivation = derivation  # recorded on every L1 written (`domain.derivation`)
@@ -212,7 +214,8 @@ class Segmenter:
         the batch's own (`segmenter.fair_share`: a batch the share thinned out marks past
         the records it diverted; one from the overflow marks nothing)."""
         report = BatchReport(events=len(batch))
-        bounds = [0, *itertools.accumulate(step_sizes(len(batch), self._step_size))]
+        sizes = step_sizes(len(batch), self._step_size, self._step_growth)
+        bounds = [0, *itertools.accumulate(sizes)]
         steps = [batch[lo:hi] for lo, hi in itertools.pairwise(bounds)]
         # The messages' embeddings do not depend on the window state, so every step's texts
         # go to the embedder now; a step waits only for its own.

@@ -46,6 +46,7 @@ from memstream.recall.writes import WriteWaiter
 from memstream.repair.jobs import RepairJobs
 from memstream.scheduler.clock import ClockTicker, build_scheduler
 from memstream.scheduler.rebuilds import RebuildPacer, pace
+from memstream.segmenter.embed_ahead import step_growth
 from memstream.segmenter.fair_share import FairShare
 from memstream.segmenter.handler import Segmenter, Topics
 from memstream.segmenter.knowledge import FramePrototypes
@@ -212,17 +213,20 @@ def build_segmenter(
 
 class _Pacing(TypedDict, total=False):
     step_size: int
+    step_growth: int
     phase: Callable[[str], AbstractContextManager[object]] | None
     clock: Callable[[], datetime]
 
 
 def _pacing(c: Container, bare: bool) -> _Pacing:
-    """The segmenter's step size, tracing phase and clock as the deployment sets them; bare,
-    the handler's own."""
+    """The segmenter's step size (and how its last steps grow, for the embedder), tracing
+    phase and clock as the deployment sets them; bare, the handler's own."""
     if bare:
         return _Pacing()
+    embedding = c.settings.embedding
     return _Pacing(
         step_size=c.settings.worker.consume_step_size,
+        step_growth=step_growth(embedding.backend, embedding.runtime),
         phase=phase if tracing_enabled() else None,
         clock=c.clock,
     )

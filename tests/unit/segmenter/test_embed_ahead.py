@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstream.segmenter.embed_ahead import LAST_STEP, EmbeddingsAhead, step_sizes
+from memstream.segmenter.embed_ahead import (
+    FAST_MODEL_STEP_GROWTH,
+    LAST_STEP,
+    EmbeddingsAhead,
+    step_growth,
+    step_sizes,
+)
 
 
 class RecordingEmbedder:
@@ -176,8 +182,33 @@ def test_a_batch_goes_in_steps_of_at_most_step_size_that_shrink_at_its_end(
         assert sizes[-1] == min(LAST_STEP, step_size)
 
 
+@given(st.integers(min_value=0, max_value=20_000), st.integers(min_value=1, max_value=4096))
+def test_with_the_int8_model_the_two_steps_behind_a_step_hold_at_least_half_as_many_records(
+    count: int, step_size: int
+) -> None:
+    # While a step is stored, the model embeds the two behind it; with the int8 model,
+    # storing takes the event loop about half the time the model takes over as many
+    # messages, so with fewer behind it the model waits. (The first step is stored while
+    # the largest are embedded.)
+    sizes = step_sizes(count, step_size, step_growth("local", "onnx-int8"))
+    assert sum(sizes) == count
+    for k in range(1, len(sizes) - 1):
+        assert sizes[k] <= 2 * sum(sizes[k + 1 : k + 3])
+
+
+def test_only_the_int8_model_has_its_last_steps_grow_by_two() -> None:
+    assert step_growth("local", "onnx-int8") == FAST_MODEL_STEP_GROWTH == 2
+    # Torch's model lost speed over the smaller calls; the others keep three.
+    assert step_growth("local", "torch") == 3
+    assert step_growth("local", "onnx-fp32") == 3
+    assert step_growth("openai", "onnx-int8") == 3
+
+
 def test_a_large_batch_ends_with_a_small_step() -> None:
     # Steps of 1,024 ended this batch with 730 records to store after the model was done.
     assert step_sizes(2778, 1024) == [218, 1024, 1024, 384, 128]
+    # With the int8 model, steps of 384 and 128 left it waiting while the 384 were stored.
+    assert step_sizes(2778, 1024, 2) == [858, 1024, 512, 256, 128]
+    assert step_sizes(629, 1024, 2) == [245, 256, 128]
     assert step_sizes(100, 1024) == [100]  # a batch no larger than the last step: one
     assert step_sizes(6, 3) == [3, 3]
