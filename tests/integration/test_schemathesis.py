@@ -246,6 +246,17 @@ def _empty(value: Any) -> bool:
     return value is None
 
 
+# Headers that frame the request itself: with a value no HTTP client sends there
+# ("Content-Length: TuT3~>zeD", from a negative case's extra headers) the server's HTTP
+# parser refuses the request (400) before any route sees it.
+FRAMING_HEADERS = {"content-length", "transfer-encoding", "host", "connection", "expect"}
+
+
+def frames_whole(case: schemathesis.Case) -> bool:
+    """Whether the case leaves the headers that frame the request to the client."""
+    return FRAMING_HEADERS.isdisjoint(name.lower() for name in (case.headers or {}))
+
+
 def head_fits(case: schemathesis.Case) -> bool:
     """Whether the request line of the case stays under the parser's head limit, with a
     kilobyte left for the headers."""
@@ -274,6 +285,7 @@ def fuzz(
     def honours_spec(case: schemathesis.Case) -> None:
         assume(not vanishes_on_the_wire(case))
         assume(head_fits(case))
+        assume(frames_whole(case))
         response = case.call_and_validate(
             base_url=server.url, headers=AUTH, checks=checks, timeout=30
         )

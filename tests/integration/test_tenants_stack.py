@@ -96,6 +96,11 @@ async def test_tenant_keys_the_audit_trail_and_what_is_exposed(
     tenanted = settings.model_copy(update={"api_key_file": keys})
     async with serving_everything(tenanted, tmp_path) as stack:
         await asyncio.to_thread(_publish, stack.settings)
+        # Both users' memories written before any probe: a foreign user must answer 404
+        # because it is foreign, not because it is not there yet, and the operator's list
+        # must find both.
+        async with AsyncRecallClient(stack.url, api_key=GLOBEX_KEY) as globex:
+            await _recalled(globex, BOB, "What does the tortoise eat?", "Zembla")
         async with AsyncRecallClient(stack.url, api_key=ACME_KEY, attempts=1) as acme:
             own = await _recalled(acme, ANN, "What lines the pantry?", "Quillbrook")
             with pytest.raises(RecallError) as foreign:
