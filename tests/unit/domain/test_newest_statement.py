@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from memstream.domain.models import Level, MemoryNode, SourceMessage
+from tests.unit.fakes import leaf as quoted_leaf
+
 from memstream.domain.newest_statement import (
     asked_subjects,
     newest_strong_leaf,
@@ -25,18 +26,9 @@ SIOBHAN = frozenset({"siobhan"})
 def leaf(
     node_id: str, when: datetime, text: str, score: float, speaker: str = "Siobhan"
 ) -> RecalledMemory:
-    message = SourceMessage(f"m-{node_id}", speaker, "user", text, when)
-    node = MemoryNode(
-        id=node_id,
-        user_id="u1",
-        level=Level.SEGMENT,
-        t_start=when,
-        t_end=when + timedelta(minutes=2),
-        text=f"{speaker}: {text}",
-        session_id=f"s-{node_id}",
-        messages=(message,),
-    )
-    return RecalledMemory(node, score)
+    """A candidate leaf of one message, in a session of its own."""
+    node = quoted_leaf(node_id, text, at=when, speaker=speaker)
+    return RecalledMemory(dataclasses.replace(node, session_id=f"s-{node_id}"), score)
 
 
 HURLEY = leaf("hurley", datetime(2022, 8, 20, tzinfo=UTC), "No contact sport ever again.", 0.5)

@@ -6,10 +6,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from tests.unit.fakes import FakeEmbedder, FakeIndex, FakeLLM, FakeTree
+from tests.unit.fakes import leaf as quoted_leaf
 
 from memstream.domain.fact_recall import FACT_SHARE, fact_tokens
 from memstream.domain.knowledge import knowledge_change
-from memstream.domain.models import Complexity, Level, MemoryNode, SourceMessage
+from memstream.domain.models import Complexity, MemoryNode
 from memstream.domain.query import Query
 from memstream.domain.ranking import RecalledMemory
 from memstream.domain.recall_options import RecallOptions
@@ -245,18 +246,7 @@ async def test_the_leaf_a_returned_fact_was_read_from_passes_a_gate_that_left_it
 
 
 def said_by_maya(node_id: str, text: str, when: datetime) -> MemoryNode:
-    message = SourceMessage(f"m-{node_id}", "Maya", "user", text, when)
-    return MemoryNode(
-        id=node_id,
-        user_id="u1",
-        level=Level.SEGMENT,
-        t_start=when,
-        t_end=when + timedelta(minutes=5),
-        text=f"Maya: {text}",
-        source_ids=(message.event_id,),
-        speakers=("Maya",),
-        messages=(message,),
-    )
+    return replace(quoted_leaf(node_id, text, at=when, speaker="Maya"), speakers=("Maya",))
 
 
 async def test_with_no_fact_the_newest_strong_statement_joins_and_closes_the_older() -> None:
