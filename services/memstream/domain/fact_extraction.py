@@ -174,9 +174,9 @@ def _message_facts(
 ) -> Iterator[AtomicFact]:
     speaker = clean_name(message.speaker)
     before: _Other | None = None  # whom "he"/"she" may stand for, from earlier sentences
-    for index, sentence in enumerate(SENTENCE_BREAK.split(message.text.replace("\u2019", "'"))):
+    for index, sentence in enumerate(_sentences(message.text)):
         # Chat drops the "I" of a sentence ("Moved to Leeds last year"); put it back.
-        sentence = _DROPPED_I.sub("I ", sentence.strip(), count=1)
+        sentence = _DROPPED_I.sub("I ", sentence, count=1)
         sentence = _own_gerund_state(_DROPPED_I_AM.sub("I'm ", sentence, count=1))
         # "We're moving to Leeds in March": read as the move, beginning in March.
         sentence, planned = scheduled(sentence, message.ts)
@@ -239,6 +239,7 @@ def _referred(
 
 
 def _sentences(text: str) -> list[str]:
+    """The text's sentences, stripped, with typographic apostrophes as plain ones."""
     return [s.strip() for s in SENTENCE_BREAK.split(text.replace("\u2019", "'"))]
 
 
