@@ -17,6 +17,7 @@ from memstream.domain.recall_options import RecallOptions
 from memstream.domain.tokens import count_tokens
 from memstream.ports import LanguageModel
 from memstream.recall.pipeline import RecallPipeline, RecallRequest
+from memstream.recall.stages import Gate
 
 JAN_2023 = datetime(2023, 1, 14, 10, tzinfo=UTC)
 APR_2024 = datetime(2024, 4, 9, 9, tzinfo=UTC)
@@ -60,14 +61,25 @@ def build(
     tree._apply_knowledge("u1", knowledge_change(leaves))
     # The index ranks the stale Porto leaf first, as dense search may.
     ranked = scores or {"l-porto": 0.9, "l-trip": 0.6, "l-berlin": 0.5}
+    return pipeline_over(tree, ranked, knowledge=tree if knowledge else None)
+
+
+def pipeline_over(
+    tree: FakeTree,
+    scores: dict[str, float],
+    *,
+    gate: Gate = keep_all,
+    knowledge: FakeTree | None = None,
+) -> RecallPipeline:
+    """Recall over `tree` with the index ranking by `scores`, a ceiling out of the way."""
     return RecallPipeline(
         tree=tree,  # type: ignore[arg-type]
-        index=FakeIndex(tree, scores=ranked),
+        index=FakeIndex(tree, scores=scores),
         embedder=FakeEmbedder(),
         llm=FakeLLM(),
         options=replace(RecallOptions(), default_max_tokens=10_000),
-        gate=keep_all,
-        knowledge=tree if knowledge else None,
+        gate=gate,
+        knowledge=knowledge,
     )
 
 
@@ -230,15 +242,8 @@ async def test_the_leaf_a_returned_fact_was_read_from_passes_a_gate_that_left_it
     ) -> tuple[list[RecalledMemory], bool]:
         return [m for m in candidates if "live" in m.node.text], False
 
-    pipeline = RecallPipeline(
-        tree=tree,  # type: ignore[arg-type]
-        index=FakeIndex(tree, scores={"l-porto": 0.9, "l-trip": 0.6, "l-moved": 0.3}),
-        embedder=FakeEmbedder(),
-        llm=FakeLLM(),
-        options=replace(RecallOptions(), default_max_tokens=10_000),
-        gate=by_words,
-        knowledge=tree,
-    )
+    scores = {"l-porto": 0.9, "l-trip": 0.6, "l-moved": 0.3}
+    pipeline = pipeline_over(tree, scores, gate=by_words, knowledge=tree)
     result = await pipeline.recall(ask("Where does Maya live these days?"))
     assert [f.value for f in result.facts] == ["Berlin"]
     order = [m.node.id for m in result.memories]
@@ -260,14 +265,7 @@ async def test_with_no_fact_the_newest_strong_statement_joins_and_closes_the_old
     ) -> tuple[list[RecalledMemory], bool]:
         return [m for m in candidates if "sport" in m.node.text], False
 
-    pipeline = RecallPipeline(
-        tree=tree,  # type: ignore[arg-type]
-        index=FakeIndex(tree, scores={"l-hurley": 0.9, "l-regatta": 0.5}),
-        embedder=FakeEmbedder(),
-        llm=FakeLLM(),
-        options=replace(RecallOptions(), default_max_tokens=10_000),
-        gate=by_words,
-    )
+    pipeline = pipeline_over(tree, {"l-hurley": 0.9, "l-regatta": 0.5}, gate=by_words)
     now = await pipeline.recall(ask("What sport does Maya do now?"))
     assert [m.node.id for m in now.memories] == ["l-regatta", "l-hurley"]
     assert now.memories[1].validity is not None
