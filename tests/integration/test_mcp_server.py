@@ -209,6 +209,10 @@ async def test_remember_then_recall_in_one_agent_turn_over_mcp(
                 "remember", {"text": "We live in Porto, by the river.", "flush": True}
             )
             known = await carla.call_tool("facts", {})
+            await carla.call_tool(
+                "remember", {"text": "Big news: we move to Leeds next month.", "flush": True}
+            )
+            planned = await carla.call_tool("facts", {})
     assert not said.is_error and said.structured_content is not None
     assert said.structured_content["write_token"].startswith("mst1.")
     assert not recalled.is_error and recalled.structured_content is not None
@@ -216,3 +220,8 @@ async def test_remember_then_recall_in_one_agent_turn_over_mcp(
     assert any("4711" in m["text"] for m in recalled.structured_content["memories"])
     # The facts tool waits for the last message remembered too.
     assert not known.is_error and "Porto" in known.content[0].text
+    # A move told to begin next month is planned, not holding: Porto holds until then.
+    assert not planned.is_error, planned.content
+    lines = planned.content[0].text.splitlines()
+    assert any(line.startswith("- Planned from ") and "Leeds" in line for line in lines), lines
+    assert any("Porto" in line and "Leeds" not in line for line in lines), lines

@@ -8,7 +8,8 @@ where it sits in the tree and in time: `level` (1 an exchange ... 5 the profile)
 `level_name`, `t_start`/`t_end` (the interval it covers, ISO 8601), `source_ids` (the event
 ids of the messages it comes from), `session_id`, `score`, and, when the server dates it,
 `valid_from`/`valid_to`/`superseded_by`. With the knowledge write on, the facts the question
-asks about come first, as documents of `kind` "fact" with their own validity. Documents keep
+asks about come first, as documents of `kind` "fact" with their own validity and `status`
+("holds", "planned": told to begin later, or "ended"). Documents keep
 recall's order. Like other LangChain retrievers over a service, it takes a client built
 elsewhere: `client` for `invoke`, `async_client` for `ainvoke` (without one, `ainvoke` runs
 the sync client in a worker thread).
@@ -69,6 +70,7 @@ def fact_document(fact: Fact) -> Document:
         "certainty": fact.certainty,
         "negated": fact.negated,
         "holds": fact.holds,
+        "status": fact.status,
         "valid_from": _iso(fact.valid_from),
         "valid_to": _iso(fact.valid_to),
         "supersedes": fact.supersedes,

@@ -59,7 +59,7 @@ def _memory(**changes: object) -> dict[str, object]:
     } | changes
 
 
-def _fact() -> dict[str, object]:
+def _fact(**changes: object) -> dict[str, object]:
     return {
         "fact_id": "f1",
         "text": "Ann lives in Berlin",
@@ -75,7 +75,7 @@ def _fact() -> dict[str, object]:
         "superseded_by": None,
         "recorded_at": "2024-05-01T09:30:00+00:00",
         "source_ids": ["e3"],
-    }
+    } | changes
 
 
 def test_recall_becomes_documents_facts_first_with_interval_sources_and_validity() -> None:
@@ -115,3 +115,32 @@ def test_recall_becomes_documents_facts_first_with_interval_sources_and_validity
     assert dated.metadata["valid_to"] == "2024-06-01T00:00:00+00:00"
     assert dated.metadata["superseded_by"] == "m3"
     assert [d.id for d in without_facts] == ["m1", "m2"]
+
+
+def test_a_fact_told_to_begin_later_is_a_planned_document_not_a_holding_one() -> None:
+    answer = Recall.model_validate(
+        {
+            "user_id": "ann",
+            "complexity": "simple",
+            "keywords": ["work"],
+            "tokens": 20,
+            "timings_ms": {},
+            "degraded": False,
+            "facts": [
+                _fact(
+                    fact_id="f2",
+                    text="Ann works at Tessaly Labs",
+                    attribute="works_at",
+                    value="Tessaly Labs",
+                    valid_from="2026-12-01T00:00:00+00:00",
+                    status="planned",
+                )
+            ],
+            "memories": [],
+        }
+    )
+
+    (planned,) = recall_documents(answer)
+
+    assert planned.metadata["status"] == "planned"
+    assert planned.metadata["holds"] is False  # a reader checking holds alone is not misled
