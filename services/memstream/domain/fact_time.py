@@ -69,8 +69,24 @@ _YESTERDAY = re.compile(r"\byesterday\b", re.I)
 # weekday ("on Monday", "starting Monday"), a count ahead ("in two weeks"), and the spans
 # `event_time` names ahead ("tomorrow", "next week", "next month", "next spring").
 _AHEAD_MONTH = re.compile(
-    rf"\b(?:in|from|by|starting|as of|this|next)\s+(?:early\s+)?{_MONTH}\b(?!\s+\d)", re.I
+    rf"\b(?:(?:in|from|by|starting|as of|this|next)\s+(?:(?:early|late|mid)[\s-]+)?"
+    rf"|(?:early|late|mid)[\s-]+|(?:beginning|start|middle|end) of\s+){_MONTH}\b(?!\s+\d)",
+    re.I,
 )
+# Which part of a span a phrase names ahead of it: "at the end of next month", "late
+# March", "mid-January". The start is the earliest moment those words allow: the span's
+# middle for its middle, its last quarter for its end.
+_PART = re.compile(
+    r"(?:\b(?P<part>early|late|mid)[\s-]*|\b(?P<of>beginning|start|middle|end)\s+of"
+    r"(?:\s+the)?\s*)$",
+    re.I,
+)
+_SHARE_OF_SPAN = {
+    "early": 0.0, "beginning": 0.0, "start": 0.0, "mid": 0.5, "middle": 0.5,
+    "late": 0.75, "end": 0.75,
+}  # fmt: skip
+# "the month", "the year" said with a part ("at the end of the month"): this one.
+_THIS_SPAN = re.compile(r"\b(?:the|this)\s+(?P<unit>month|year)\b", re.I)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _AHEAD_WEEKDAY = re.compile(
     r"\b(?:on|this|next|from|starting|as of)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b", re.I
@@ -101,13 +117,27 @@ def starts_at(clause: str, said_at: datetime) -> datetime | None:
     naming a time after the day it was said ("next month" said on 12 January: 1 February);
     None when it names none. A month said as "in March" is the next March to come: this
     year's when said before it, next year's when said after; said in March itself, it
-    names no time ahead."""
+    names no time ahead. A part of the span ("late March", "at the end of next month")
+    begins where that part does; "next week" on the next Monday."""
     ahead: list[tuple[int, datetime]] = []
     for match in _AHEAD_MONTH.finditer(clause):
         month = _month_number(match)
         if month != said_at.month:
             year = said_at.year if month > said_at.month else said_at.year + 1
-            ahead.append((match.start(), _day(said_at, year, month, 1)))
+            first = _day(said_at, year, month, 1)
+            following = _day(said_at, year + month // 12, month % 12 + 1, 1)
+            part = _part(clause[: match.start("month")])
+            ahead.append((match.start(), _within(first, following, part)))
+    for match in _THIS_SPAN.finditer(clause):
+        part = _part(clause[: match.start()])
+        # "At the start of the month" said in it may mean the next one's: nothing ahead read.
+        if _SHARE_OF_SPAN.get(part, 0.0) > 0:
+            first, following = _this_span(said_at, match["unit"].lower())
+            # Said inside the part already ("the end of the year" in late November): it
+            # begins the next day, if the span has one left.
+            begins = max(_within(first, following, part), _midnight(said_at + timedelta(days=1)))
+            if begins < following:
+                ahead.append((match.start(), begins))
     for match in _AHEAD_WEEKDAY.finditer(clause):
         wanted = _WEEKDAYS.index(match["weekday"].lower())
         days = (wanted - said_at.weekday()) % 7 or 7
@@ -119,10 +149,32 @@ def starts_at(clause: str, said_at: datetime) -> datetime | None:
     for resolved in resolve_relative_times(clause, said_at):
         span = resolved.span
         if span is not None and span.start.date() > said_at.date():
-            first = span.start
-            at = lowered.find(resolved.phrase.lower())
-            ahead.append((max(at, 0), _day(said_at, first.year, first.month, first.day)))
+            at = max(lowered.find(resolved.phrase.lower()), 0)
+            first, following = _midnight(span.start), _midnight(span.end)
+            if resolved.phrase.lower() == "next week":  # the calendar's: it begins on Monday
+                first = _midnight(said_at + timedelta(days=7 - said_at.weekday()))
+                following = first + timedelta(days=7)
+            ahead.append((at, _within(first, following, _part(clause[:at]))))
     return min(ahead, key=lambda found: found[0])[1] if ahead else None
+
+
+def _part(before: str) -> str:
+    """The part of a span the words just before its phrase name ("end", "mid"), or ""."""
+    found = _PART.search(before.rstrip())
+    return (found["part"] or found["of"]).lower() if found else ""
+
+
+def _within(first: datetime, following: datetime, part: str) -> datetime:
+    """The day a part of the span [first, following) begins; its first day for no part."""
+    offset = (following - first) * _SHARE_OF_SPAN.get(part, 0.0)
+    return _midnight(first + timedelta(days=offset.days))
+
+
+def _this_span(said_at: datetime, unit: str) -> tuple[datetime, datetime]:
+    if unit == "year":
+        return _day(said_at, said_at.year, 1, 1), _day(said_at, said_at.year + 1, 1, 1)
+    month, year = said_at.month, said_at.year
+    return _day(said_at, year, month, 1), _day(said_at, year + month // 12, month % 12 + 1, 1)
 
 
 def _day(said_at: datetime, year: int, month: int, day: int) -> datetime:

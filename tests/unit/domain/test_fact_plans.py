@@ -71,6 +71,33 @@ def test_only_the_clause_told_ahead_begins_ahead() -> None:
     assert all(start <= SAID for _, value, start in found if value == "Infosys")
 
 
+@pytest.mark.parametrize(
+    ("phrase", "begins"),
+    [
+        ("at the end of next month", datetime(2027, 2, 22, tzinfo=UTC)),  # its last quarter
+        ("late next month", datetime(2027, 2, 22, tzinfo=UTC)),
+        ("early next month", datetime(2027, 2, 1, tzinfo=UTC)),
+        ("in mid-March", datetime(2027, 3, 16, tzinfo=UTC)),
+        ("from the middle of March", datetime(2027, 3, 16, tzinfo=UTC)),
+        ("at the end of March", datetime(2027, 3, 24, tzinfo=UTC)),
+        ("at the end of the month", datetime(2027, 1, 24, tzinfo=UTC)),
+        ("towards the end of next year", datetime(2028, 10, 1, tzinfo=UTC)),
+        ("next week", datetime(2027, 1, 18, tzinfo=UTC)),  # the calendar's: a Monday
+    ],
+)  # fmt: skip
+def test_a_part_of_a_span_ahead_begins_where_that_part_does(phrase: str, begins: datetime) -> None:
+    assert starts_at(f"we move to Leeds {phrase}", SAID) == begins
+
+
+def test_a_part_already_begun_begins_the_next_day_and_a_start_of_this_span_reads_nothing() -> None:
+    late_in_november = datetime(2026, 11, 30, 10, tzinfo=UTC)
+    assert starts_at("at the end of the year", late_in_november) == datetime(
+        2026, 12, 1, tzinfo=UTC
+    )
+    assert starts_at("at the end of the month", late_in_november) is None  # no day left
+    assert starts_at("at the start of the month", SAID) is None  # this one's or the next's?
+
+
 def test_a_month_named_ahead_is_the_next_one_to_come() -> None:
     assert starts_at("in March", SAID) == datetime(2027, 3, 1, tzinfo=UTC)
     assert starts_at("in January", datetime(2027, 6, 1, tzinfo=UTC)) == datetime(
