@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from memstream.domain.alternation import longest_first
 from memstream.domain.fact_vocabulary import KIN, PETS
 
 # A condition, a wish or a plan states nothing yet: "if we move to Berlin", "I want a dog";
@@ -49,7 +50,7 @@ _JOINING = r"(?:and|but|so|now|yeah|yes|well|actually|also|because|though)"
 HEAD = rf"(?i:^{_OPENER}?{_FRONTED}?|[,;:]\s+|\s?[-\u2013\u2014]+\s+|\b{_JOINING}\s+)"
 
 ADV = r"(?:(?:just|recently|finally|now|currently|still|actually|also|officially)\s+)?"
-KIN_WORDS = "|".join(sorted(KIN, key=len, reverse=True))
+KIN_WORDS = longest_first(KIN)
 # A capitalised name, in any pattern's case: "Ana", "O'Neill", "Jean-Luc", "Tomás".
 NAME = r"(?-i:[A-Z][a-z\u00df-\u00ff]+(?:[A-Z][a-z]+)*(?:['-][A-Z]?[a-z\u00df-\u00ff]{2,})?)"
 FIRST = r"(?P<me>I|we)"
@@ -70,9 +71,7 @@ DET = r"(?:a|an|my|his|her|their|the)"
 # A value runs to the next punctuation; the extractor cuts it at a word opening a new clause.
 VALUE = r"(?P<value>[^,.;:!?()\"]+)"
 # "our dog Biscuit": a pet kind then a capitalised name, both kept for the value check.
-VALUE_PET_NAMED = (
-    r"(?P<value>(?:" + "|".join(sorted(PETS, key=len, reverse=True)) + r")\s+(?-i:[A-Z][a-z]+))"
-)
+VALUE_PET_NAMED = r"(?P<value>(?:" + longest_first(PETS) + r")\s+(?-i:[A-Z][a-z]+))"
 # Where values come as a list ("I love hiking, baking and chess"), the list runs on.
 LIST = r"(?P<value>[^.;:!?()\"]+)"
 # A possessive noun an open pattern makes an attribute of: "GP", "flatmate", "favourite

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memstream.domain.alternation import longest_first
 from memstream.domain.fact_grammar import (
     ADV,
     DET,
@@ -102,7 +103,7 @@ _BE_ROLE = r"(?:'m|\s+am|\s+is|'s|'ve been|\s+have been|\s+has been|\s+been)?"
 _TITLE = r"(?:head|director|chief|manager|lead|president|dean|principal)"
 _DWELLING = r"(?:flat|apartment|house|home|place|condo|studio|room)"
 _PLAY = r"(?:play|plays|playing|played)"
-_INSTRUMENTS = "|".join(sorted(INSTRUMENTS, key=len, reverse=True))
+_INSTRUMENTS = longest_first(INSTRUMENTS)
 
 # "I'm", "I am", "she is", "Ana's": the extractor reads any "'s" as a possible "is".
 _BE_WORDS = "i'm im am is"
@@ -111,7 +112,7 @@ _WORK_WORDS = "work works working worked"
 _DIET_WORDS = "vegetarian vegan pescatarian pescetarian keto paleo gluten-free dairy-free"
 _DIET_WORDS += " lactose-intolerant teetotal sober plant-based omnivore flexitarian"
 _PET_WORDS = " ".join(word for word in PETS if " " not in word)
-_PET_KINDS = "|".join(sorted(PETS, key=len, reverse=True))
+_PET_KINDS = longest_first(PETS)
 # "I lost my job at Door Dash" ends it; the words before "my" say so.
 _NOT_LEFT = "".join(
     rf"(?<!{verb} )" for verb in ("lost", "quit", "left", "leaving", "losing", "quitting", "from")

@@ -15,9 +15,9 @@ Pure, standard library only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from datetime import datetime
 
+from memstream.domain.alternation import longest_first
 from memstream.domain.fact_time import starts_at
 
 # The changes the patterns read, each verb's forms mapped to its past.
@@ -38,25 +38,21 @@ _THIRD_PERSON = {
 _ADV = r"(?P<adv>(?:just|finally|officially|also|actually|both)\s+)?"
 
 
-def _alternation(words: Iterable[str]) -> str:
-    return "|".join(sorted(words, key=len, reverse=True))
-
-
 # "I'm joining", "we're moving", "she's starting", "my brother is leaving".
 _BE_ING = re.compile(
-    rf"(?:'m|'re|'s|\s+am|\s+are|\s+is)\s+{_ADV}(?P<verb>{_alternation(_PROGRESSIVE)})\b",
+    rf"(?:'m|'re|'s|\s+am|\s+are|\s+is)\s+{_ADV}(?P<verb>{longest_first(_PROGRESSIVE)})\b",
     re.IGNORECASE,
 )
 # "I'll join", "we will be moving"; "I'll be working at" holds a state, read as "I working".
 _WILL = re.compile(
     rf"(?:'ll|\s+will)\s+(?:be\s+)?{_ADV}"
-    rf"(?P<verb>{_alternation([*_PROGRESSIVE, *_PAST])}|working|living|studying)\b",
+    rf"(?P<verb>{longest_first([*_PROGRESSIVE, *_PAST])}|working|living|studying)\b",
     re.IGNORECASE,
 )
 # "I start", "we move", "she joins", "Ana starts": a subject word, then the verb.
 _SIMPLE = re.compile(
     r"\b(?P<who>I|[Ww]e|[Tt]hey|[Hh]e|[Ss]he|(?:[Mm]y|[Oo]ur)\s+[a-z]+|[A-Z][a-z]+)\s+"
-    rf"{_ADV}(?P<verb>{_alternation([*_PAST, *_THIRD_PERSON])})\b"
+    rf"{_ADV}(?P<verb>{longest_first([*_PAST, *_THIRD_PERSON])})\b"
 )
 
 

@@ -38,6 +38,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from memstream.domain.alternation import longest_first
 from memstream.domain.fact_grammar import KIN_WORDS, NAME, hypothetical
 from memstream.domain.fact_kinds import kind_of
 from memstream.domain.fact_values import CALENDAR_WORDS, is_name, shaped
@@ -88,9 +89,7 @@ _MINE_NAMED = re.compile(
     rf"^(?:(?:well|and|ha|haha),?\s+)?(?i:mine)(?:,\s+(?P<name>{NAME}),|(?:'s|\s+is)\s+"
     rf"(?:called|named)\s+(?P<called>{NAME})(?![\w']))"
 )
-_PET_SAID = re.compile(
-    r"\b(?P<kind>" + "|".join(sorted(PETS, key=len, reverse=True)) + r")s?\b", re.IGNORECASE
-)
+_PET_SAID = re.compile(r"\b(?P<kind>" + longest_first(PETS) + r")s?\b", re.IGNORECASE)
 # Pets and things people name, said as the speaker's: "we adopted a dog", "our boat".
 _NAMED_KINDS = r"(?:dog|puppy|cat|kitten|rabbit|hamster|parrot|horse|pony|boat)"
 # The speaker renaming theirs: "I'm renaming the boat after Grandma: she'll be Solveig",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from memstream.domain.alternation import longest_first
 from memstream.domain.calendar import (
     MONTH_NUMBERS,
     TimeRange,
@@ -29,7 +30,7 @@ from memstream.domain.event_time import relative_range
 
 __all__ = ["TimeRange", "resolve_time_range"]
 
-_MONTH = r"(?P<{0}>" + "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(?P<{0}>" + longest_first(MONTH_NUMBERS) + r")\.?"
 _DAY = r"(?P<{0}>\d{{1,2}})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{0}>(?:19|20)\d\d)"
 # "9 November, 2022" / "9th of November 2022" and "November 9, 2022" / "November 9th".
