@@ -99,7 +99,7 @@ _CLAUSE_BOUND = re.compile(r"[,;:]\s+|\s+[-\u2013\u2014]+\s+")
 # Every pattern's subject is one of these words ("I", "I'm", "we", "my brother", "our dog",
 # "she", "Berlin has been home") or a name: a sentence without any is passed over, and one
 # with only a name is read only by the patterns whose subject may be a name.
-_SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home)\b", re.IGNORECASE)
+_SUBJECT_WORD = re.compile(r"\b(?:i|im|we|my|our|he|she|home|me)\b", re.IGNORECASE)
 # "Three weeks of bouldering!" names no one: a durative opening is the speaker's own state,
 # and so is a reply that leaves its subject out ("Yep, still a paralegal").
 _OWN_STATE = re.compile(f"{DURATIVE_HEAD}|{ELLIPTICAL_HEAD}")

@@ -209,7 +209,67 @@ _EMPLOYERS = (
 # triggers, whatever their verb or noun.
 _SCHOOL_WORDS = " ".join(sorted(SCHOOL_HEADS))
 
+# A role noun after a word saying what it is for ("running coach", "property manager",
+# "piano teacher"): the head is the attribute. The word before it is no function word, no
+# verb, and no word saying the role is past ("my old coach", "my former landlord").
+_NOT_MODIFIERS = (
+    r"and|or|but|with|without|to|in|at|on|for|from|of|by|the|a|an|is|was|has|had|have|"
+    r"says|said|told|tells|thinks|thought|loves|likes|hates|knows|met|called|calls|asked|"
+    r"just|also|still|really|very|so|then|now|too|old|former|ex|previous|late|first|last|"
+    r"dear|poor|own|other|favou?rite|best|married|maiden|new|current|two|three|dad's|mum's"
+)
+_HEAD_NOT = rf"(?!(?:{_NOT_MODIFIERS})\b)(?![a-z]+ed\b)(?![a-z]+ly\b)"
+_MODIFIER = rf"(?:{_HEAD_NOT}[a-z]{{3,}}\s+)"
+_ROLE = rf"(?:(?i:new|current)\s+)?{_MODIFIER}(?P<noun>{_HEAD_NOT}(?:[a-z]{{3,}}|[A-Z]{{2,4}}))"
+_ROLE_BY_ENDING = (
+    rf"(?:(?i:new|current)\s+)?{_MODIFIER}"
+    r"(?P<noun>[a-z]{2,}(?:er|or|ist|ian|ant|ent|ee|ach))\b"
+)
+# Where one goes, banks or is a regular, named by a place of a known kind ("we go to St
+# Mary's Church", "I moved my account to EQ Bank", "I've been going to Café Lumen"): the
+# kind is the slot (`fact_kinds.place_kind`). Going once ("we went to") is a visit.
+_REGULAR_AT = (
+    r"(?:go|goes|going|started going|attend|attends|attending|switched|switching|moved|"
+    r"changed|transferred|bank|banks|banking|joined|a regular|regulars)"
+)
+_WHAT_MOVED = (
+    r"(?:\s+(?:my|our|his|her|the|all\s+(?:my|our))\s+(?:current\s+)?(?:account|accounts|"
+    r"savings|money|banking|membership|mortgage|prescriptions?|business))?"
+)
+# A medicine taken: "I started on amlodipine", "I'm taking sertraline", "the GP put me on
+# metformin", "I was prescribed Lipitor". Said of oneself only ("me", "I"), since a
+# relative's medicine is named the same way; where no word of medicine is in the sentence
+# (pills, dose, doctor, prescription, ...) only a name with a medicine's ending counts.
+_MEDICINE_CUE = (
+    r"(?=[^.!?]*\b(?:mg|mcg|pills?|tablets?|doses?|prescri\w*|doctor|GP|Dr|pharmac\w*|"
+    r"meds|medication|medicine|inhaler|side effects|blood pressure|cholesterol|dosage)\b)"
+)
+# Not "moved to": "we moved to Utrecht and I registered with a new GP" is a move.
+_TAKE_MEDICINE = (
+    r"(?:(?:started|starting|begun|began|switched|switching)\s+(?:over\s+)?"
+    r"(?:on|onto|to)|taking|take|takes|on)"
+)
+_PUT_ME_ON = r"(?:put|started|switched|got)\s+me\s+(?:over\s+)?(?:on|onto|to)"
+_PRESCRIBED_ME = r"(?:prescribed\s+me|I\s+(?:was|got|'ve\s+been|have\s+been)\s+prescribed)"
+_MEDICINE = r"(?P<value>[A-Za-z][a-z-]{3,}(?:\s+\d+(?:\.\d+)?\s?(?:mg|mcg|ml|g)\b)?)"
+
 PATTERNS: tuple[Pattern, ...] = (
+    _p("member_of", rf"{WHO}{_BE_ROLE}\s+{ADV}{_REGULAR_AT}{_WHAT_MOVED}\s+(?:to|with|at)\s+"
+       rf"{VALUE}", "place_kind",
+       "go goes going attend attends attending switched switching moved changed transferred "
+       "bank banks banking joined regular regulars"),
+    _p("medication", rf"{_MEDICINE_CUE}{FIRST}{_BE_ROLE}\s+{ADV}{_TAKE_MEDICINE}\s+{_MEDICINE}",
+       "medication_by_cue", "started starting begun began switched switching taking take takes on"),
+    _p("medication", rf"{FIRST}{_BE_ROLE}\s+{ADV}{_TAKE_MEDICINE}\s+{_MEDICINE}",
+       "medicine_name", "started starting begun began switched switching taking take takes on"),
+    _p("medication", rf"(?<![\w'-]){_PUT_ME_ON}\s+(?:some\s+)?{_MEDICINE}", "medication_by_cue",
+       "put started switched got", anywhere=True),
+    _p("medication", rf"(?<![\w'-]){_PRESCRIBED_ME}\s+(?:some\s+)?{_MEDICINE}", "medication",
+       "prescribed", anywhere=True),
+    # "shooting with the Canon 6D": a camera, by its make (`fact_kinds`).
+    _p("uses", rf"{WHO}{_BE_ROLE}\s+{ADV}(?:shoot|shoots|shooting|shot)\s+(?:with|on)\s+"
+       rf"(?:an?|the|my|his|her)\s+{_THING}", "make", "shoot shoots shooting shot"),
+
     # Where someone lives: a capitalised place.
     _p("lives_in", _i(rf"{WHO}\s+{ADV}(?:used to live|lived)\s+in") + rf"\s+{VALUE}",
        "place", "lived live", negated=True),
@@ -542,21 +602,34 @@ PATTERNS: tuple[Pattern, ...] = (
        "open", "name"),
     # Open attributes: "my GP is Dr Okafor", "my new phone is a Pixel", "Jess is my
     # flatmate", "my flatmate Jess", "Jess, my flatmate,".
-    _p("", rf"(?<![\w'-])(?i:my)\s+{NOUN}(?:\s+is|'s)\s+(?:(?i:called|named|an?|the)\s+)?"
-       rf"{NAMED_VALUE}\b", "open", "my"),
-    _p("", rf"(?:^|[,;:]\s+|\b(?:and|but|so|because)\s+){NAMED_VALUE}\s+(?i:is)\s+(?i:my)\s+"
-       rf"{NOUN}{NOUN_ENDS}", "open", "my"),
-    _p("", rf"(?<![\w'-])(?i:my)\s+{NOUN}\s+{NAMED_VALUE}(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))"
+    _p("", rf"(?<![\w'-])(?i:my|our)\s+{NOUN}(?:\s+is|'s)\s+(?:(?i:called|named|an?|the)\s+)?"
+       rf"{NAMED_VALUE}\b", "open", "my our"),
+    _p("", rf"(?:^|[,;:]\s+|\b(?:and|but|so|because)\s+){NAMED_VALUE}\s+(?i:is)\s+(?i:my|our)\s+"
+       rf"{NOUN}{NOUN_ENDS}", "open", "my our"),
+    _p("", rf"(?<![\w'-])(?i:my|our)\s+{NOUN}\s+{NAMED_VALUE}(?=\s*(?:[,.;:!?)]|$|\s+[a-z]))"
        rf"{_NOT_DIED}",
-       "open", "my", anywhere=True),
-    _p("", rf"(?:^|[.;:!?]\s+){NAMED_VALUE},\s+(?i:my)\s+{NOUN}\s*[,.;:!?)]", "open", "my",
+       "open", "my our", anywhere=True),
+    _p("", rf"(?:^|[.;:!?]\s+){NAMED_VALUE},\s+(?i:my|our)\s+{NOUN}\s*[,.;:!?)]", "open", "my our",
        anywhere=True),
     # An appositive names what the noun before it is: "my GP, Dr. Visser, wants ...",
     # "Sanne's doctor, Dr. Jansen, told her"; set off by commas on both sides: a list ("my
     # sister, Tom and I") goes on past the name, and a name closing the sentence after a
     # comma is whom it speaks to ("I've struggled with my business, Jon.").
-    _p("", rf"(?<![\w'-])(?:(?i:my)|(?P<named>{NAME})'s)\s+{NOUN},\s+{NAMED_VALUE}"
-       r"(?=\s*,)", "open", "my is", anywhere=True),
+    _p("", rf"(?<![\w'-])(?:(?i:my|our)|(?P<named>{NAME})'s)\s+{NOUN},\s+{NAMED_VALUE}"
+       r"(?=\s*,)", "open", "my our is", anywhere=True),
+    # A role named with what it is for, its head noun the attribute: "my running coach
+    # Rob", "Rob, my running coach,", "our property manager, Dana,", "my piano teacher is
+    # Ms Lee" (coach, manager, teacher: a new coach replaces the old whatever the sport).
+    # Set off by commas or after "is"; said straight before the name only when the head
+    # has a role's ending (coach, teacher, manager), since "my mum told Tom" names no mum.
+    _p("", rf"(?<![\w'-])(?i:my|our)\s+{_ROLE},\s+{NAMED_VALUE}(?=\s*,)", "open", "my our",
+       anywhere=True),
+    _p("", rf"(?:^|[.;:!?]\s+){NAMED_VALUE},\s+(?i:my|our)\s+{_ROLE}\s*[,.;:!?)]", "open",
+       "my our", anywhere=True),
+    _p("", rf"(?<![\w'-])(?i:my|our)\s+{_ROLE}(?:\s+is|'s)\s+(?:(?i:called|named)\s+)?"
+       rf"{NAMED_VALUE}\b", "open", "my our", anywhere=True),
+    _p("", rf"(?<![\w'-])(?i:my|our)\s+{_ROLE_BY_ENDING}\s+{NAMED_VALUE}"
+       rf"(?=\s*(?:[,.;:!?)]|$|\s+[a-z])){_NOT_DIED}", "open", "my our", anywhere=True),
     # A death told by name ("Sad news, Bruno passed away last week"): the speaker's values
     # naming the one who died end ("a dog named Bruno", a partner), whatever their slot
     # (`fact_endings`); a name no value of the speaker's holds ends nothing.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from memstream.domain.calendar import MONTH_NAMES
-from memstream.domain.fact_kinds import is_school, kind_of
+from memstream.domain.fact_kinds import is_school, kind_of, named_place
 from memstream.domain.fact_vocabulary import (
     ACTIVITIES,
     DIETS,
@@ -126,6 +126,24 @@ def shaped(shape: str, raw: str) -> str | None:
         # A thing named by a known make ("Tecno Camon", "iPhone 12"): its kind is its slot.
         value = shaped("product", raw)
         return value if value is not None and kind_of(value) is not None else None
+    if shape == "place_kind":
+        # A place whose name says its kind ("EQ Bank", "Café Lumen"): the kind is its slot.
+        place = named_place(raw)
+        kept = clean_value(place) if place is not None else None
+        return kept if kept == place and kept is not None and len(kept) <= MAX_VALUE_CHARS else None
+    if shape == "medication":
+        return _medication(raw)
+    if shape == "medication_by_cue":
+        # A word of medicine in the sentence: a lowercase word, or a capitalised one (a
+        # place: "switched to Utrecht") only with a dose or a medicine's ending.
+        medicine = _medication(raw)
+        if medicine is None or medicine.islower() or " " in medicine:
+            return medicine
+        return medicine if is_medicine_name(medicine) else None
+    if shape == "medicine_name":
+        # Said without a word of medicine around it: only a name with a medicine's ending.
+        medicine = _medication(raw)
+        return medicine if medicine is not None and is_medicine_name(medicine.split()[0]) else None
     if shape in {"vehicle", "product"} and (model := _MAKE_AND_NUMBER.match(raw)):
         # "a Fiat 500 electric": a number after a make is its model, not a clause's start.
         text = " ".join(model["model"].split())
@@ -204,6 +222,52 @@ _MAKE_AND_NUMBER = re.compile(
     r"(?P<model>[a-z]?[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}\s+(?!(?:19|20)\d\d\b)\d{1,4})\b"
     r"(?!\s*[%$:.,]\d)"
 )
+
+
+# The stems medicines are named with (the international nonproprietary names' endings:
+# amlodipine, atorvastatin, ramipril, sertraline, metformin, omeprazole, ...).
+_MEDICINE_STEM = re.compile(
+    r"(?:pril|statin|sartan|olol|azole|cillin|mycin|cycline|azepam|formin|prazole|xetine|"
+    r"triptan|lukast|dipine|aline|amine|oxetine|azine|iramine|olone|isone|profen|"
+    r"mab|tinib|vir|semide|thiazide|gliptin|glutide|oxacin|codone|tadine)$"
+)
+# Words a dose is not: "on holiday", "taking notes", "started on Monday".
+_NOT_MEDICINES = frozenset({
+    "medication", "medications", "meds", "medicine", "medicines", "pills", "tablets",
+    "something", "anything", "holiday", "vacation", "leave", "call", "board", "time",
+    "track", "top", "fire", "duty", "break", "notes", "lessons", "classes", "course",
+    "care", "charge", "shift", "shifts", "nights", "days", "weekends", "purpose", "hold",
+    "rest", "exercise", "physio", "physiotherapy", "therapy", "diet", "waitlist", "list",
+    "speaker", "mute", "notice", "probation", "bedrest", "sick",
+})  # fmt: skip
+_DOSE = re.compile(r"^\d+(?:\.\d+)?\s?(?:mg|mcg|ml|g)\b", re.IGNORECASE)
+
+
+def _medication(raw: str) -> str | None:
+    """A medicine named by one word, perhaps with its dose ("amlodipine", "Lipitor 20mg"):
+    not a common word of "on"/"taking" ("on holiday", "taking notes"), a weekday or a name."""
+    words = raw.split()
+    if not words:
+        return None
+    word = words[0].strip(".,;:!?")
+    lowered = word.lower()
+    if (
+        not word.isalpha()
+        or not 4 <= len(word) <= 30
+        or lowered in _NOT_MEDICINES
+        or lowered in STOP_OBJECTS
+        or word.capitalize() in CALENDAR_WORDS
+        or lowered in NOT_NAMES
+    ):
+        return None
+    rest = " ".join(words[1:3])
+    dose = _DOSE.match(rest)
+    return f"{word} {dose.group(0)}" if dose else word
+
+
+def is_medicine_name(word: str) -> bool:
+    """Whether a word has the ending of a medicine's international name."""
+    return len(word) >= 6 and _MEDICINE_STEM.search(word.lower()) is not None
 
 
 def _name_first(raw: str) -> str:
