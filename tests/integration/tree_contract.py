@@ -391,6 +391,18 @@ class TreeContract:
         await tree.clear_outbox("ana", 2, "segmenter")
         assert await tree.outbox("ana", "segmenter") == []
 
+    async def test_outboxes_of_several_users_clear_together(self, tree: TreeStore) -> None:
+        events = [{"topic": "t", "key": "u", "value": {"n": i}} for i in range(3)]
+        await commit(tree, outbox=tuple(events))
+        await commit(tree, "mira", outbox=tuple(events[:2]))
+        await commit(tree, "noa", outbox=tuple(events[:1]))
+        await tree.clear_outboxes({"ana": 2, "mira": 2, "noa": 0}, "segmenter")
+        assert await tree.outbox("ana", "segmenter") == events[2:]
+        assert await tree.outbox("mira", "segmenter") == []
+        assert await tree.outbox("noa", "segmenter") == events[:1]
+        await tree.clear_outboxes({}, "segmenter")
+        assert await tree.outbox("ana", "segmenter") == events[2:]
+
     async def test_each_handler_has_its_own_outbox(self, tree: TreeStore) -> None:
         seg = {"topic": "windows", "key": "ana", "value": {"from": "segmenter"}}
         con = {"topic": "memories", "key": "ana", "value": {"from": "consolidator"}}

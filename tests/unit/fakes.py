@@ -440,6 +440,10 @@ class FakeTree(FakeDirectory):
     async def clear_outbox(self, user_id: str, count: int, name: OutboxName) -> None:
         del self.outboxes.get((user_id, name), [])[: max(count, 0)]
 
+    async def clear_outboxes(self, counts: Mapping[str, int], name: OutboxName) -> None:
+        for user_id, count in counts.items():
+            del self.outboxes.get((user_id, name), [])[: max(count, 0)]
+
     async def commit_nodes(
         self,
         user_id: str,

@@ -155,6 +155,7 @@ TREE_WRITES = {
     "commit_user": "memstream.store.commit_user",
     "commit_nodes": "memstream.store.commit_nodes",
     "clear_outbox": "memstream.store.clear_outbox",
+    "clear_outboxes": "memstream.store.clear_outboxes",
 }
 INDEX_WRITES = {"upsert": "memstream.store.upsert", "delete_points": "memstream.store.delete"}
 PUBLISHER_CALLS = {"publish": "memstream.publish"}

@@ -164,6 +164,10 @@ class Outboxes(Protocol):
         """Drop the `count` oldest events (those just published)."""
         ...
 
+    async def clear_outboxes(self, counts: Mapping[str, int], name: OutboxName) -> None:
+        """`clear_outbox` of each user in `counts` (user -> count), in one round trip."""
+        ...
+
 
 class RebuildQueue(Protocol):
     async def rebuild_job(self, user_id: str) -> RebuildJob | None:

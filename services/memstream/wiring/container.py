@@ -154,7 +154,7 @@ async def connect(
             stack,
             keys=index_keys(tree, settings),
         )
-        publisher = KafkaPublisher.for_bootstrap(settings.broker.bootstrap)
+        publisher = KafkaPublisher.for_service(settings.broker.bootstrap)
         if producer:
             await publisher.start()
             stack.push_async_callback(publisher.stop)

@@ -145,6 +145,30 @@ async def test_a_step_loads_each_user_once_and_commits_each_once() -> None:
     assert sorted(commits) == ["ana", "bo"]
 
 
+async def test_a_step_clears_every_users_outbox_in_one_call_after_the_publish() -> None:
+    r = rig()
+    one_by_one: list[str] = []
+
+    async def cleared_alone(user_id: str, count: int, name: str) -> None:
+        one_by_one.append(user_id)
+
+    r.tree.clear_outbox = cleared_alone  # type: ignore[method-assign]
+    clear_outboxes = r.tree.clear_outboxes
+    published_before_clear: list[int] = []
+
+    async def cleared(counts: Mapping[str, int], name: str) -> None:
+        published_before_clear.append(len(r.publisher.sent))
+        await clear_outboxes(counts, name)  # type: ignore[arg-type]
+
+    r.tree.clear_outboxes = cleared  # type: ignore[method-assign]
+    batch = exchange(0) + exchange(0, "bo") + exchange(0, "cy")
+    await r.segmenter.handle_batch(consumed(batch))
+    assert one_by_one == []
+    assert published_before_clear == [3]  # one call, once the step's three L1s were published
+    for user in (USER, "bo", "cy"):
+        assert await r.tree.outbox(user, "segmenter") == []
+
+
 async def test_a_session_end_publishes_the_closure_after_the_memories() -> None:
     r = rig()
     end = SessionEnded(USER, "s1", T0 + timedelta(minutes=5))

@@ -10,6 +10,14 @@ from opentelemetry import propagate  # imported here: a slow import, not for the
 
 from memstream.contracts.records import Forwarded, Outbound, encode_value
 
+# Every publish awaits its acks, so a linger only holds back the sends of an idle producer:
+# the services' publisher does not linger (one publish call's records are queued before the
+# sender runs, and what comes while a request is in flight goes in the next, so it batches
+# as well without). The command-line tools and the benchmarks' own producers keep theirs,
+# so that what a benchmark offers stays what it was.
+SERVICE_LINGER_MS = 0
+TOOL_LINGER_MS = 5
+
 
 def trace_headers() -> list[tuple[str, bytes]] | None:
     """The current trace context as record headers, so a consumer's span joins the trace
@@ -26,10 +34,19 @@ class KafkaPublisher:
         self._producer = producer
 
     @classmethod
-    def for_bootstrap(cls, bootstrap: str, **options: Any) -> KafkaPublisher:
+    def for_bootstrap(
+        cls, bootstrap: str, *, linger_ms: int = TOOL_LINGER_MS, **options: Any
+    ) -> KafkaPublisher:
         return cls(
-            AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, **options)
+            AIOKafkaProducer(
+                bootstrap_servers=bootstrap, acks="all", linger_ms=linger_ms, **options
+            )
         )
+
+    @classmethod
+    def for_service(cls, bootstrap: str) -> KafkaPublisher:
+        """The publisher of a worker or an API process: no linger (see `SERVICE_LINGER_MS`)."""
+        return cls.for_bootstrap(bootstrap, linger_ms=SERVICE_LINGER_MS)
 
     @property
     def producer(self) -> AIOKafkaProducer:

@@ -15,7 +15,7 @@ bits) with a 21-bit mark of the event's content (low bits), so one sorted set an
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import redis.exceptions
@@ -267,6 +267,19 @@ class RedisSegmenterState(RedisNodes):
     async def clear_outbox(self, user_id: str, count: int, name: OutboxName) -> None:
         if count > 0:
             await done(self._r.ltrim(self._key(user_id, keys.OUTBOX[name]), count, -1))
+
+    async def clear_outboxes(self, counts: Mapping[str, int], name: OutboxName) -> None:
+        # Not a transaction: each trim stands alone (a crash between two leaves the other
+        # user's events to be published again, as a crash before any would), and the users'
+        # keys may be in different slots.
+        trims = {user_id: count for user_id, count in counts.items() if count > 0}
+        if not trims:
+            return
+        pipe = self._r.pipeline(transaction=False)
+        for user_id, count in trims.items():
+            pipe.ltrim(self._key(user_id, keys.OUTBOX[name]), count, -1)
+        for reply in await pipe.execute(raise_on_error=False):
+            _ok(reply)
 
 
 def queue_plan(pipe: Any, prefix: str, job: RebuildJob) -> None:
