@@ -107,7 +107,7 @@ _OWN_STATE = re.compile(f"{DURATIVE_HEAD}|{ELLIPTICAL_HEAD}")
 NAMED_SUBJECT = re.compile(
     r"[A-Z][a-z]+(?:'s\s|\s+(?:is|has|have|had|just|recently|now|still|finally|also|moved|"
     r"lives|lived|works|worked|got|started|joined|bought|sold|adopted|plays|drives|uses|"
-    r"volunteers|studies|became|quit|left|relocated|no|doesn't|retired|grew|took|changed|"
+    r"volunteers|studies|became|quit|left|relocated|no|doesn't|isn't|retired|grew|took|changed|"
     r"goes|rents|settled|used|stopped|gave|broke|split|dropped|cancell?ed|passed|died)\b)"
 )
 _WORD = re.compile(r"[a-z][a-z'-]*")

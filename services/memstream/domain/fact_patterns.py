@@ -26,6 +26,7 @@ from memstream.domain.fact_grammar import (
     FIRST,
     HAVE_BEEN,
     HEAD,
+    IS_NO_LONGER,
     LIST,
     ME_IS,
     NAME,
@@ -436,8 +437,7 @@ PATTERNS: tuple[Pattern, ...] = (
        "boyfriend girlfriend fiance fiancee", fixed="in a relationship", certainty="implied",
        anywhere=True),
     # Diet.
-    _p("diet", rf"{ME_IS}\s+{ADV}(?:no longer|not)\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS,
-       negated=True),
+    _p("diet", rf"{IS_NO_LONGER}\s+(?:an?\s+)?{VALUE}", "diet", _DIET_WORDS, negated=True),
     _p("diet", rf"{FIRST}\s+{ADV}(?:used to be|stopped being|gave up being)\s+(?:an?\s+)?"
        rf"{VALUE}", "diet", _DIET_WORDS, negated=True),
     _p("diet", rf"(?:{ME_IS}|I{HAVE_BEEN}|{FIRST}(?:'ve|\s+have)?\s+{ADV}{_WENT})\s+{ADV}"

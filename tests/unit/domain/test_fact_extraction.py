@@ -94,6 +94,26 @@ def test_past_states_and_negations_end_a_value(text: str, expected: tuple[str, s
 
 
 @pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("Ellie is no longer vegan.", "ellie"),
+        ("Ellie's not keto any more.", "ellie"),
+        ("Ellie isn't vegetarian anymore.", "ellie"),
+        ("My sister is no longer vegetarian.", "kin:maya:sister"),
+    ],
+)
+def test_a_diet_said_to_hold_no_more_of_someone_else_ends_theirs(text: str, subject: str) -> None:
+    (fact,) = (f for f in facts_of(text) if f.attribute == "diet")
+    assert (fact.subject, fact.negated) == (subject, True)
+    assert fact.value in {"vegan", "keto", "vegetarian"}
+
+
+@pytest.mark.parametrize("text", ["Ellie isn't here.", "Ellie isn't sure she is vegan."])
+def test_a_negated_sentence_that_states_no_diet_ends_none(text: str) -> None:
+    assert facts_of(text) == ()
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Would you live in Paris?",
