@@ -3,7 +3,7 @@ VENV ?= .venv
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup test suite lint typecheck unit integration bench demo config-doc
+.PHONY: setup test lint typecheck unit integration bench demo config-doc
 
 $(STAMP): pyproject.toml lab/pyproject.toml scripts/setup.sh
 	VENV=$(VENV) scripts/setup.sh
@@ -28,16 +28,10 @@ unit: $(STAMP)
 integration: $(STAMP)
 	pytest tests/integration -q
 
-# Lint and types run beside the suite, not before it: the suite leaves part of the two cores
-# idle while its tests wait on their stacks, and mypy's cold run fills that time instead of
-# holding the suite back. Any of the three failing fails the target.
-test: $(STAMP)
-	$(MAKE) --no-print-directory -j3 lint typecheck suite
-
 # Three processes, a test file to each at a time (--dist loadfile: a module's stack fixture
 # stays in one process). Most integration tests wait on their stack: two processes kept the
 # two cores 0.84 busy on average, so a third fills the idle time.
-suite: $(STAMP)
+test: lint typecheck
 	pytest -q -n 3 --dist loadfile --durations=20
 
 bench: $(STAMP)
