@@ -65,11 +65,13 @@ NAMED = rf"{TITLE}(?P<named>{NAME})"
 WHO = rf"(?:{FIRST}|{OTHER}|{PRONOUN}|{NAMED})"
 ME_IS = r"(?:I'm|I am|Im)"
 WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
-OTHER_IS = rf"(?:{ME_IS}|(?:{OTHER}|{PRONOUN}|{NAMED})(?:\s+is|'s))"
+# Someone other than the speaker: a relative, "he" or "she", or a name.
+SOMEONE_ELSE = rf"(?:{OTHER}|{PRONOUN}|{NAMED})"
+OTHER_IS = rf"(?:{ME_IS}|{SOMEONE_ELSE}(?:\s+is|'s))"
 # A state said to hold no more, of anyone: "I'm no longer vegan", "Ellie is not keto any more",
 # "my sister isn't vegetarian now".
 IS_NO_LONGER = (
-    rf"(?:{ME_IS}\s+{ADV}(?:no longer|not)|(?:{OTHER}|{PRONOUN}|{NAMED})"
+    rf"(?:{ME_IS}\s+{ADV}(?:no longer|not)|{SOMEONE_ELSE}"
     rf"(?:(?:\s+is|'s)\s+{ADV}(?:no longer|not)|\s+isn't))"
 )
 HAVE_BEEN = r"(?:'ve been| have been| has been)"

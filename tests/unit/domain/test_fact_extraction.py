@@ -94,18 +94,18 @@ def test_past_states_and_negations_end_a_value(text: str, expected: tuple[str, s
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "subject", "diet"),
     [
-        ("Ellie is no longer vegan.", ("ellie", "vegan")),
-        ("Ellie's not keto any more.", ("ellie", "keto")),
-        ("Ellie isn't vegetarian anymore.", ("ellie", "vegetarian")),
-        ("My sister is no longer vegetarian.", ("kin:maya:sister", "vegetarian")),
+        ("Ellie is no longer vegan.", "ellie", "vegan"),
+        ("Ellie's not keto any more.", "ellie", "keto"),
+        ("Ellie isn't vegetarian anymore.", "ellie", "vegetarian"),
+        ("My sister is no longer vegetarian.", "kin:maya:sister", "vegetarian"),
     ],
 )
 def test_a_diet_said_to_hold_no_more_of_someone_else_ends_theirs(
-    text: str, expected: tuple[str, str]
+    text: str, subject: str, diet: str
 ) -> None:
-    assert summary(text) == [(*expected[:1], "diet", expected[1], True)]
+    assert summary(text) == [(subject, "diet", diet, True)]
 
 
 @pytest.mark.parametrize("text", ["Ellie isn't here.", "Ellie isn't sure she is vegan."])
