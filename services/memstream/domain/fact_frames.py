@@ -130,6 +130,14 @@ def frames_of(vectors: Sequence[Sequence[float]]) -> Frames:
     return Frames(tuple((a, tuple(v)) for (a, _), v in zip(labelled, vectors, strict=True)))
 
 
+def may_imply(text: str) -> bool:
+    """Whether a message of this text could imply a fact by its frame, whoever says it:
+    its statements hold a value of a framed slot's shape. More than `implied_facts` takes
+    (who speaks, and so whose names are no value, is not known here): a message it would
+    read is always one of these."""
+    return bool(_candidate_values(text, ()))
+
+
 def leaf_facts(
     leaf: MemoryNode, vectors: Mapping[str, Sequence[float]], frames: Frames
 ) -> tuple[AtomicFact, ...]:

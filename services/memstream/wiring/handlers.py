@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, TypedDict
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from memstream.adapters.embedding.frame_similarities import left_fold_similarities
 from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.llm.prompts import FACTS_PROMPT_VERSION, PROMPT_VERSION
 from memstream.consolidator.handler import Consolidator
@@ -49,9 +48,9 @@ from memstream.scheduler.rebuilds import RebuildPacer, pace
 from memstream.segmenter.embed_ahead import step_growth
 from memstream.segmenter.fair_share import FairShare
 from memstream.segmenter.handler import Segmenter, Topics
-from memstream.segmenter.knowledge import FramePrototypes
 from memstream.settings import Settings
 from memstream.wiring.container import Container
+from memstream.wiring.frames import framed_embedding
 from memstream.wiring.repair import build_repair, divergence_watch
 
 if TYPE_CHECKING:
@@ -179,11 +178,12 @@ def build_segmenter(
     rebuild chunk. `bare`: the handler's work alone, as a probe times it: no tracing, the
     handler's own step size and wall clock, no listener told of its progress marks."""
     ports = _HandlerPorts.of(c, embedder or c.online_embedder, traced=not bare)
+    messages_embedder, frames = framed_embedding(c, ports.embedder, named=embedder is not None)
     lifecycle = c.settings.lifecycle
     return Segmenter(
         tree=ports.tree,
         index=ports.index,
-        embedder=ports.embedder,
+        embedder=messages_embedder,
         llm=ports.llm,
         publisher=ports.publisher,
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
@@ -201,10 +201,7 @@ def build_segmenter(
         knowledge=lifecycle.knowledge,
         # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
         facts=ports.llm if c.settings.llm.base_url else None,
-        # The frames' thresholds are the local model's distances (`domain.fact_frames`).
-        frames=FramePrototypes(ports.embedder, left_fold_similarities)
-        if c.settings.embedding.backend == "local"
-        else None,
+        frames=frames,
         on_progress=None if bare else c.progress_marked,
         # With a topic per tenant, a tenant's topic's records are marked under its name.
         shared_topic=c.catalog.turns.name if turns_routing(c).on else None,

@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import functools
 
-from memstream.adapters.embedding.frame_similarities import left_fold_similarities
 from memstream.repair.divergence import DivergenceWatch, check_stores
 from memstream.repair.restore import StoreRepair
-from memstream.segmenter.knowledge import FramePrototypes
 from memstream.wiring.container import Container
+from memstream.wiring.frames import framed_embedding
 
 
 def build_repair(c: Container) -> StoreRepair:
+    # A repair runs beside live traffic: behind the write path's embeddings. Its messages
+    # are embedded as the segmenter's are, and read by the same frames.
+    embedder, frames = framed_embedding(c, c.background_embedder)
     return StoreRepair(
         tree=c.tree,
         index=c.index,
-        # A repair runs beside live traffic: behind the write path's embeddings.
-        embedder=c.background_embedder,
+        embedder=embedder,
         nodes_per_s=c.settings.rebuild.repair_nodes_per_s,
         # What the segmenter's knowledge write runs: the rules unless an LLM reads the facts.
         knowledge_rules=c.settings.lifecycle.knowledge and not c.settings.llm.base_url,
-        # The frames' thresholds are the local model's distances, as for the segmenter.
-        frames=(
-            FramePrototypes(c.background_embedder, left_fold_similarities).frames
-            if c.settings.embedding.backend == "local"
-            else None
-        ),
+        frames=frames.frames if frames is not None else None,
     )
 
 

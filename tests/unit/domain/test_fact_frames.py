@@ -8,6 +8,8 @@ import math
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memstream.domain.fact_frames import (
     MARGIN,
@@ -16,6 +18,7 @@ from memstream.domain.fact_frames import (
     frames_of,
     implied_facts,
     leaf_facts,
+    may_imply,
     prototype_texts,
 )
 from memstream.domain.models import Level, MemoryNode, SourceMessage
@@ -122,3 +125,60 @@ def test_frames_need_one_vector_per_prototype() -> None:
     with pytest.raises(ValueError):
         frames_of([axis(0)])
     assert isinstance(FRAMES, Frames)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Landed in Lisbon with two suitcases!", True),
+        ("We went to see Melanie at the lake.", True),  # a speaker's name: who speaks is unknown
+        ("Landed! The flat is tiny.", False),
+        ("Thanks, Mel! The flat is tiny.", False),
+        ("Should we move to Lisbon?", False),
+        ("Lisbon is lovely.", False),
+    ],
+)
+def test_a_message_that_could_imply_a_fact_is_known_by_its_text_alone(
+    text: str, expected: bool
+) -> None:
+    assert may_imply(text) is expected
+
+
+WORDS = [
+    "Landed",
+    "in",
+    "Lisbon",
+    "Porto",
+    "Mel",
+    "Melanie",
+    "Thanks,",
+    "The",
+    "flat",
+    "my",
+    "sister",
+    "at",
+    "Coogee",
+    "Rovers",
+    "we",
+    "moved",
+    "to",
+    "if",
+    "I",
+    "Hey,",
+    "John",
+]
+
+
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=12),
+    ends=st.lists(st.sampled_from([".", "!", "?", ","]), min_size=1, max_size=12),
+    speaker=st.sampled_from(["Maya", "Melanie", "John"]),
+)
+def test_every_message_that_implies_a_fact_could_by_its_text_alone(
+    words: list[str], ends: list[str], speaker: str
+) -> None:
+    # The messages a replay must embed alone (`may_imply`) include every one a frame reads.
+    text = " ".join(w + ends[i % len(ends)] if i % 3 == 2 else w for i, w in enumerate(words))
+    for attribute in ("lives_in", "works_at", "member_of"):
+        if implied(text, near(attribute), speaker=speaker):
+            assert may_imply(text)

@@ -44,12 +44,13 @@ class _Connection(Multiplexed[tuple[int, bytes]]):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         super().__init__(reader, writer, _read_answer, server="model server")
 
-    async def request(self, texts: Sequence[str]) -> tuple[int, bytes]:
-        return await self.ask(lambda request_id: request_frame(request_id, texts))
+    async def request(self, texts: Sequence[str], alone: bool) -> tuple[int, bytes]:
+        return await self.ask(lambda request_id: request_frame(request_id, texts, alone=alone))
 
 
 class ModelServerClient:
-    """`await client.encode(texts)`: the server's unit vectors, a float32 array."""
+    """`await client.encode(texts)`: the server's unit vectors, a float32 array (`alone`:
+    each text in a forward pass of its own)."""
 
     def __init__(self, path: Path, dim: int, *, connect_timeout_s: float = 300.0) -> None:
         self._path = path
@@ -60,11 +61,11 @@ class ModelServerClient:
         # thread) keeps a connection per loop. Calls that find none wait for one opening.
         self._per_loop: PerLoop[_Connection] = PerLoop(self._open)
 
-    async def encode(self, texts: Sequence[str]) -> Any:
+    async def encode(self, texts: Sequence[str], *, alone: bool = False) -> Any:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         connection = await self._connection()
-        status, payload = await connection.request(texts)
+        status, payload = await connection.request(texts, alone)
         if status != OK:
             raise ModelServerError(payload.decode("utf-8", "replace"))
         vectors = np.frombuffer(payload, dtype=np.float32)

@@ -7,6 +7,8 @@ passes. The server is a plain loop on one thread, the model's: it waits for requ
 every request the sockets hold, embeds all their texts in one pass (in pieces of at most
 `max_texts`) and answers each. Requests that arrive during a pass wait for the next, so a
 request never waits for more than the pass in front of it, as with `batching.MicroBatcher`.
+A request may ask for its texts each alone (`LocalEmbedder.embed_each`): those share no
+forward pass with any other text, theirs or another request's.
 
 The socket is bound only once the model is loaded and warm, so a client that can connect is
 answered at the model's speed; a client that comes earlier polls until the socket is there.
@@ -15,7 +17,7 @@ have their texts embedded by it.
 
 Frames, both ways (lengths and ids big-endian u32):
 
-    request:  length | id | UTF-8 JSON list of texts
+    request:  length | id | UTF-8 JSON: a list of texts, or {"alone": [texts]}
     answer:   length | id | status | payload
               status 0: the unit vectors as float32, one row per text
               status 1: the error, UTF-8
@@ -51,11 +53,14 @@ OK, FAILED = 0, 1
 MAX_FRAME = 16 * 1024 * 1024  # a request of this many bytes is a broken client, not texts
 BACKLOG = 64
 
-Encode = Callable[[list[str]], Any]  # texts -> float32 array, one row per text
+# (texts, at most how many share a forward pass) -> float32 array, one row per text
+Encode = Callable[[list[str], int], Any]
 
 
-def request_frame(request_id: int, texts: Sequence[str]) -> bytes:
-    body = json.dumps(list(texts), ensure_ascii=False).encode("utf-8")
+def request_frame(request_id: int, texts: Sequence[str], *, alone: bool = False) -> bytes:
+    """A request for the vectors of `texts`; `alone`: each text in a forward pass of its own."""
+    asked: object = {"alone": list(texts)} if alone else list(texts)
+    body = json.dumps(asked, ensure_ascii=False).encode("utf-8")
     return HEADER.pack(len(body) + 4, request_id) + body
 
 
@@ -84,6 +89,7 @@ class _Request:
     request_id: int
     texts: list[str] | None  # None: the request could not be read
     error: str = ""
+    alone: bool = False  # each text in a forward pass of its own
 
 
 class ModelServer:
@@ -134,27 +140,39 @@ class ModelServer:
 
     def _answer(self, requests: list[_Request]) -> None:
         readable = [r for r in requests if r.texts is not None]
-        texts = [t for r in readable for t in r.texts or ()]
         try:
-            pieces = [
-                self._encode(texts[i : i + self._max_texts])
-                for i in range(0, len(texts), self._max_texts)
-            ]
-            vectors = np.concatenate(pieces) if pieces else np.zeros((0, 0), np.float32)
+            vectors = self._vectors(readable)
         except Exception as exc:  # every request of the pass gets the error
             log.exception("model server: a pass failed")
             for r in readable:
                 r.texts, r.error = None, f"{type(exc).__name__}: {exc}"
-        row = 0
         for r in requests:
             if r.texts is None:
                 frame = answer_frame(r.request_id, FAILED, r.error.encode("utf-8"))
             else:
-                rows = vectors[row : row + len(r.texts)]
-                row += len(r.texts)
-                payload = np.ascontiguousarray(rows, dtype=np.float32).tobytes()
+                payload = np.ascontiguousarray(vectors[id(r)], dtype=np.float32).tobytes()
                 frame = answer_frame(r.request_id, OK, payload)
             self._send(r.connection, frame)
+
+    def _vectors(self, requests: list[_Request]) -> dict[int, Any]:
+        """Each request's vectors by its `id`: the shared ones' texts in pieces of
+        `max_texts`, in the order they came; those asked alone a pass a text."""
+        shared = [(id(r), r.texts or []) for r in requests if not r.alone]
+        texts = [t for _, asked in shared for t in asked]
+        pieces = [
+            self._encode(texts[i : i + self._max_texts], self._max_texts)
+            for i in range(0, len(texts), self._max_texts)
+        ]
+        rows = np.concatenate(pieces) if pieces else np.zeros((0, 0), np.float32)
+        vectors: dict[int, Any] = {}
+        row = 0
+        for key, asked in shared:
+            vectors[key] = rows[row : row + len(asked)]
+            row += len(asked)
+        for r in requests:
+            if r.alone:
+                vectors[id(r)] = self._encode(r.texts, 1) if r.texts else rows[:0]
+        return vectors
 
     def close(self) -> None:
         """Stop listening and close every connection (their clients see the server go)."""
@@ -180,12 +198,14 @@ class ModelServer:
 
 def _parse(connection: socket.socket, request_id: int, body: bytes) -> _Request:
     try:
-        texts = json.loads(body)
+        asked = json.loads(body)
+        alone = isinstance(asked, dict) and set(asked) == {"alone"}
+        texts = asked["alone"] if alone else asked
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            raise ValueError("a request is a JSON list of texts")
+            raise ValueError('a request is a JSON list of texts, or {"alone": [texts]}')
     except ValueError as exc:
         return _Request(connection, request_id, None, f"bad request: {exc}")
-    return _Request(connection, request_id, texts)
+    return _Request(connection, request_id, texts, alone=alone)
 
 
 def run(spec: ModelSpec, path: Path, max_texts: int) -> None:
@@ -193,7 +213,7 @@ def run(spec: ModelSpec, path: Path, max_texts: int) -> None:
     model_process.warm(spec, model_process.WARM_UP_TEXTS, max_texts)  # before the socket exists
     listener = unix_socket.listen(path, BACKLOG)
     server = ModelServer(
-        listener, lambda texts: model_process.encode(spec, texts, max_texts), max_texts
+        listener, lambda texts, per_pass: model_process.encode(spec, texts, per_pass), max_texts
     )
     log.info("model server: %s (%s) ready at %s", spec.runtime, spec.path, path)
     server.serve_forever()

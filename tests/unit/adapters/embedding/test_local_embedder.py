@@ -204,6 +204,24 @@ async def test_every_model_process_is_warm_after_warm_up_and_embeds_alike(cache_
     assert min(_cos(a, b) for a, b in zip(alone * 60, bulk, strict=True)) > 0.98
 
 
+async def test_a_text_embedded_alone_has_the_same_bits_whatever_is_embedded_beside_it(
+    cache_dir: Path,
+) -> None:
+    # int8 quantizes a pass's activations by their range over the whole pass: a text's
+    # batched vector moves with its companions, which a replay does not repeat; alone it
+    # does not move, in a call of several texts or beside a bulk call in the same processes.
+    embedder = LocalEmbedder(runtime="onnx-int8", processes=2, cache_dir=cache_dir)
+    similar = SENTENCES[:4]  # of similar lengths: one pass when batched
+    alone = [(await embedder.embed_each([text]))[0] for text in similar]
+
+    each, _ = await asyncio.gather(embedder.embed_each(similar), embedder.embed(SENTENCES * 30))
+    batched = await embedder.embed(similar)
+
+    assert each == alone  # bit for bit
+    assert batched != alone  # what embedding each alone is for
+    assert min(_cos(a, b) for a, b in zip(alone, batched, strict=True)) > 0.97
+
+
 async def test_a_model_server_embeds_as_the_embedders_own_model_process(
     cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -229,6 +247,8 @@ async def test_a_model_server_embeds_as_the_embedders_own_model_process(
             [local] = await own.embed([text])
             assert np.allclose(one, local, atol=1e-6)  # one text a pass either way
             assert _cos(local, batched) > 0.97  # int8: quantized per pass, close, not equal
+        # Asked alone, the server gives every text the vector of a pass of its own.
+        assert np.allclose(await through_server.embed_each(SENTENCES), served, atol=1e-6)
     finally:
         server.terminate()
         server.wait(timeout=30)

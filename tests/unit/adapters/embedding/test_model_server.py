@@ -31,8 +31,8 @@ class StandIn:
     def __init__(self) -> None:
         self.passes: list[list[str]] = []
 
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        self.passes.append(list(texts))
+    def __call__(self, texts: list[str], per_pass: int) -> np.ndarray:
+        self.passes += [texts[i : i + per_pass] for i in range(0, len(texts), per_pass)]
         if "boom" in texts:
             raise RuntimeError("the model broke")
         return np.array([[len(t), ord(t[0]), 0, 0] for t in texts], dtype=np.float32)
@@ -131,6 +131,63 @@ def test_requests_waiting_together_share_passes_and_are_answered_in_order(
         vectors = np.frombuffer(body[1:], dtype=np.float32).reshape(len(texts), DIM)
         assert body[0] == 0 and vectors.tolist() == [vector_of(t) for t in texts]
         assert request_id == asks.index(texts)
+    client.close()
+    server.close()
+
+
+def test_texts_asked_alone_share_no_pass_with_any_other_text(path: Path, stand_in: StandIn) -> None:
+    server = ModelServer(listen(path, 64), stand_in, max_texts=3)
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(str(path))
+    asks = [(["alpha"], False), (["be", "gamma"], True), (["delta"], False), ([], True)]
+    client.sendall(
+        b"".join(request_frame(n, texts, alone=alone) for n, (texts, alone) in enumerate(asks))
+    )
+    assert server.serve_once(timeout=5) == 0  # the connection is accepted
+    assert server.serve_once(timeout=5) == 4  # all four requests, read together
+
+    # The shared requests' texts together; each text asked alone in a pass of its own.
+    assert stand_in.passes == [["alpha", "delta"], ["be"], ["gamma"]]
+    buffer = bytearray()
+    while len(answers := split_frames(bytearray(buffer))) < len(asks):
+        buffer += client.recv(1 << 16)
+    for (request_id, body), (texts, _) in zip(answers, asks, strict=True):
+        vectors = np.frombuffer(body[1:], dtype=np.float32).reshape(len(texts), DIM)
+        assert body[0] == 0 and vectors.tolist() == [vector_of(t) for t in texts]
+        assert asks[request_id][0] == texts
+    client.close()
+    server.close()
+
+
+async def test_the_client_asks_for_texts_alone(
+    running: Running, path: Path, stand_in: StandIn
+) -> None:
+    client = ModelServerClient(path, DIM)
+
+    vectors = await client.encode(["one", "two", "three"], alone=True)
+
+    assert vectors.tolist() == [vector_of(t) for t in ["one", "two", "three"]]
+    assert stand_in.passes == [["one"], ["two"], ["three"]]
+    await client.close()
+
+
+def test_a_request_that_is_neither_texts_nor_texts_alone_is_refused(
+    path: Path, stand_in: StandIn
+) -> None:
+    server = ModelServer(listen(path, 64), stand_in, max_texts=3)
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(str(path))
+    body = b'{"together": ["a"]}'
+    client.sendall(HEADER.pack(len(body) + 4, 5) + body)
+    assert server.serve_once(timeout=5) == 0
+    assert server.serve_once(timeout=5) == 1
+
+    buffer = bytearray()
+    while not (answers := split_frames(bytearray(buffer))):
+        buffer += client.recv(1 << 16)
+    [(request_id, answer)] = answers
+    assert request_id == 5 and answer[0] == 1 and b"bad request" in answer
+    assert stand_in.passes == []
     client.close()
     server.close()
 
