@@ -11,5 +11,8 @@ from collections.abc import Iterable
 
 
 def longest_first(words: Iterable[str]) -> str:
-    """`words` joined by "|", longest first (the words are patterns: escape them before)."""
-    return "|".join(sorted(words, key=len, reverse=True))
+    """`words` joined by "|", longest first, words of one length in alphabetical order (the
+    words are patterns: escape them before). The order of equal lengths changes no match, but
+    a set's order changes with the interpreter's hash seed, and the pattern, a cache key and
+    a diff between two runs' patterns should not."""
+    return "|".join(sorted(set(words), key=lambda word: (-len(word), word)))
