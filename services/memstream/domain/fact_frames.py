@@ -21,6 +21,7 @@ differ, so the frames are read only with it (`wiring`). Pure, standard library o
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -241,16 +242,24 @@ def _candidate_values(text: str, speakers: Sequence[str]) -> list[tuple[str, str
     one addressed ("Thanks, Mel!") or a speaker's name or its start ("Mel" of Melanie)."""
     present = [value_key(s) for s in speakers]
     found: dict[str, tuple[str, str]] = {}
-    for sentence in SENTENCE_BREAK.split(text.replace("\u2019", "'")):
-        sentence = sentence.strip()
-        values = [
-            v for v in _names_in(sentence) if not any(p.startswith(value_key(v)) for p in present)
-        ]
-        if not values or _states_nothing_of_the_speaker(sentence):
-            continue
-        for value in values:
+    for value, sentence in _stated_names(text):
+        if not any(p.startswith(value_key(value)) for p in present):
             found.setdefault(value_key(value), (value, sentence))
     return list(found.values())
+
+
+@functools.lru_cache(maxsize=4096)
+def _stated_names(text: str) -> tuple[tuple[str, str], ...]:
+    """Every name in the message's statements, with its sentence, whoever speaks. Kept for
+    the last few thousand texts: the write path asks it of a message twice, where it is
+    embedded (`may_imply`) and where its frame is read."""
+    found: list[tuple[str, str]] = []
+    for sentence in SENTENCE_BREAK.split(text.replace("\u2019", "'")):
+        sentence = sentence.strip()
+        names = list(_names_in(sentence))
+        if names and not _states_nothing_of_the_speaker(sentence):
+            found += [(name, sentence) for name in names]
+    return tuple(found)
 
 
 def _names_in(sentence: str) -> Iterator[str]:
