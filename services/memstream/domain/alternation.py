@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 def longest_first(words: Iterable[str]) -> str:
     """`words` joined by "|", longest first, words of one length in alphabetical order (the
-    words are patterns: escape them before). The order of equal lengths changes no match, but
-    a set's order changes with the interpreter's hash seed, and the pattern, a cache key and
-    a diff between two runs' patterns should not."""
+    words are patterns: escape them before). Given a set, the order would change with the
+    interpreter's hash seed, and with it the compiled pattern, and what a rule reads where two
+    patterns of one length match at one place: every process must read the same facts."""
     return "|".join(sorted(set(words), key=lambda word: (-len(word), word)))
