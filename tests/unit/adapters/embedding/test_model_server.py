@@ -111,52 +111,55 @@ async def test_concurrent_requests_are_answered_each_with_its_own_vectors(
     await client.close()
 
 
+def served_together(path: Path, stand_in: StandIn, frames: list[bytes]) -> list[tuple[int, bytes]]:
+    """`frames` sent at once to a server of passes of at most three, read by it together and
+    answered: the answers, (id, body) in the order they came."""
+    server = ModelServer(listen(path, 64), stand_in, max_texts=3)
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(str(path))
+    client.sendall(b"".join(frames))
+    assert server.serve_once(timeout=5) == 0  # the connection is accepted
+    assert server.serve_once(timeout=5) == len(frames)  # every request, read together
+    buffer = bytearray()
+    while len(answers := split_frames(bytearray(buffer))) < len(frames):
+        buffer += client.recv(1 << 16)
+    client.close()
+    server.close()
+    return answers
+
+
+def assert_answered(answers: list[tuple[int, bytes]], asks: list[list[str]]) -> None:
+    """Each answer holds the vectors of its request's texts, the requests in order."""
+    assert [request_id for request_id, _ in answers] == list(range(len(asks)))
+    for (_, body), texts in zip(answers, asks, strict=True):
+        vectors = np.frombuffer(body[1:], dtype=np.float32).reshape(len(texts), DIM)
+        assert body[0] == 0 and vectors.tolist() == [vector_of(t) for t in texts]
+
+
 def test_requests_waiting_together_share_passes_and_are_answered_in_order(
     path: Path, stand_in: StandIn
 ) -> None:
-    server = ModelServer(listen(path, 64), stand_in, max_texts=3)
-    client = socket.socket(socket.AF_UNIX)
-    client.connect(str(path))
     asks = [["alpha"], ["be", "gamma"], ["delta", "e", "zeta", "eta"], ["theta"]]
-    client.sendall(b"".join(request_frame(n, texts) for n, texts in enumerate(asks)))
-    assert server.serve_once(timeout=5) == 0  # the connection is accepted
-    assert server.serve_once(timeout=5) == 4  # all four requests, read together
+
+    answers = served_together(path, stand_in, [request_frame(n, t) for n, t in enumerate(asks)])
 
     # Their eight texts in passes of at most three, in the order they came.
     assert stand_in.passes == [["alpha", "be", "gamma"], ["delta", "e", "zeta"], ["eta", "theta"]]
-    buffer = bytearray()
-    while len(answers := split_frames(bytearray(buffer))) < len(asks):
-        buffer += client.recv(1 << 16)
-    for (request_id, body), texts in zip(answers, asks, strict=True):
-        vectors = np.frombuffer(body[1:], dtype=np.float32).reshape(len(texts), DIM)
-        assert body[0] == 0 and vectors.tolist() == [vector_of(t) for t in texts]
-        assert request_id == asks.index(texts)
-    client.close()
-    server.close()
+    assert_answered(answers, asks)
 
 
 def test_texts_asked_alone_share_no_pass_with_any_other_text(path: Path, stand_in: StandIn) -> None:
-    server = ModelServer(listen(path, 64), stand_in, max_texts=3)
-    client = socket.socket(socket.AF_UNIX)
-    client.connect(str(path))
-    asks = [(["alpha"], False), (["be", "gamma"], True), (["delta"], False), ([], True)]
-    client.sendall(
-        b"".join(request_frame(n, texts, alone=alone) for n, (texts, alone) in enumerate(asks))
-    )
-    assert server.serve_once(timeout=5) == 0  # the connection is accepted
-    assert server.serve_once(timeout=5) == 4  # all four requests, read together
+    asks = [["alpha"], ["be", "gamma"], ["delta"], []]
+    alone = [False, True, False, True]
+    frames = [
+        request_frame(n, t, alone=a) for n, (t, a) in enumerate(zip(asks, alone, strict=True))
+    ]
+
+    answers = served_together(path, stand_in, frames)
 
     # The shared requests' texts together; each text asked alone in a pass of its own.
     assert stand_in.passes == [["alpha", "delta"], ["be"], ["gamma"]]
-    buffer = bytearray()
-    while len(answers := split_frames(bytearray(buffer))) < len(asks):
-        buffer += client.recv(1 << 16)
-    for (request_id, body), (texts, _) in zip(answers, asks, strict=True):
-        vectors = np.frombuffer(body[1:], dtype=np.float32).reshape(len(texts), DIM)
-        assert body[0] == 0 and vectors.tolist() == [vector_of(t) for t in texts]
-        assert asks[request_id][0] == texts
-    client.close()
-    server.close()
+    assert_answered(answers, asks)
 
 
 async def test_the_client_asks_for_texts_alone(
@@ -174,22 +177,12 @@ async def test_the_client_asks_for_texts_alone(
 def test_a_request_that_is_neither_texts_nor_texts_alone_is_refused(
     path: Path, stand_in: StandIn
 ) -> None:
-    server = ModelServer(listen(path, 64), stand_in, max_texts=3)
-    client = socket.socket(socket.AF_UNIX)
-    client.connect(str(path))
     body = b'{"together": ["a"]}'
-    client.sendall(HEADER.pack(len(body) + 4, 5) + body)
-    assert server.serve_once(timeout=5) == 0
-    assert server.serve_once(timeout=5) == 1
 
-    buffer = bytearray()
-    while not (answers := split_frames(bytearray(buffer))):
-        buffer += client.recv(1 << 16)
-    [(request_id, answer)] = answers
-    assert request_id == 5 and answer[0] == 1 and b"bad request" in answer
+    [(request_id, answer)] = served_together(path, stand_in, [HEADER.pack(len(body) + 4, 0) + body])
+
+    assert request_id == 0 and answer[0] == 1 and b"bad request" in answer
     assert stand_in.passes == []
-    client.close()
-    server.close()
 
 
 async def test_a_failed_pass_fails_its_requests_and_the_next_pass_works(
