@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -78,10 +79,13 @@ CITIES = ("Porto", "Berlin", "Madrid")
 SENT_ORDER = (1, 0, 2, 3, 5, 4)
 
 
-def synthetic_log(cast: Cast = CAST) -> list[tuple[str, dict[str, Any]]]:
+def synthetic_log(
+    cast: Cast = CAST, told: Mapping[int, str] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """(user, event) in publishing order: the kept user talks on eight days from Mon 29 Jan
     2024 (weeks of 29 Jan and 5 Feb, months January and February); the other talks on two of
-    them, then asks to be forgotten."""
+    them, then asks to be forgotten. `told`: the text of a day's second message, by the
+    day's index, in place of the generated one."""
     days = [29, 30, 31, 32, 33, 36, 37, 38]  # of 2024, counted from 1 January (32: 1 Feb)
     events: list[tuple[str, dict[str, Any]]] = []
     for n, day in enumerate(days):
@@ -98,6 +102,8 @@ def synthetic_log(cast: Cast = CAST) -> list[tuple[str, dict[str, Any]]]:
                     text += f". I live in {CITIES[n % len(CITIES)]} now."
                 if role == "user" and i == 1 and n == 3:  # an ending told without its slot
                     text += f". I've left {CITIES[n % len(CITIES)]}."
+                if role == "user" and i == 1 and told and n in told:
+                    text = told[n]
                 events.append(
                     (
                         user,

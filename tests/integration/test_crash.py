@@ -7,8 +7,9 @@ Redis (Qdrant: its in-process engine, in the scenario's directory). Each scenari
 the same input (`crash_rig.synthetic_log`); a killed one runs with `MEMSTREAM_FAULT_POINT`,
 so the worker SIGKILLs itself at an exact step, then is started again without it. The
 kills on either side of a commit run once more with the input's users in a tenant that has a
-turns topic of its own (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`). The scenarios run side by side
-to keep the suite short. Figures (kill points, differences,
+turns topic of its own (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`), and once with the local model
+(the rest embed by hashing), whose int8 vectors decide the facts a message implies by its
+frame. The scenarios run side by side to keep the suite short. Figures (kill points, differences,
 restart-to-consuming seconds) are printed as one JSON line, `CRASH-SUITE {...}`.
 """
 
@@ -49,6 +50,12 @@ from .redis_cluster import RedisClusterNodes
 
 pytestmark = [pytest.mark.integration, pytest.mark.crash]
 
+# Changes told without a construction, by the day's index: the local model reads them by their
+# frames (`domain.fact_frames`), a threshold on the message's vector.
+FRAMED = {
+    4: "First week at the new office of Brightline went great.",
+    6: "First training with the Harbour Rowers tonight and my arms are gone.",
+}
 # Where each kill lands: the hit number puts it mid-input (batches of crash_rig.BATCH).
 KILL_POINTS = {
     "l1": "l1.before_commit:3",
@@ -70,11 +77,18 @@ SHARE_ON = {
 
 
 async def clean_run(
-    stack: Settings, root: Path, cast: Cast = CAST, name: str = "clean"
+    stack: Settings,
+    root: Path,
+    cast: Cast = CAST,
+    name: str = "clean",
+    *,
+    local: dict[str, str] | None = None,
 ) -> tuple[Snapshot, dict[str, Any]]:
+    """`local`: the worker embeds with the local model (these settings), and the input holds
+    changes told without a construction (`FRAMED`)."""
     settings = await scenario_settings(stack, root, name)
-    await publish(settings, synthetic_log(cast))
-    worker = Worker(settings)
+    await publish(settings, synthetic_log(cast, FRAMED if local else None))
+    worker = Worker(settings, extra=local)
     first_start = await consuming_after(settings, worker)
     await wait_settled(settings, worker, cast=cast)
     await worker.stop(signal.SIGTERM)
@@ -102,13 +116,13 @@ async def killed_run(
 
 
 async def killed_then_restarted(
-    settings: Settings, point: str, cast: Cast = CAST
+    settings: Settings, point: str, cast: Cast = CAST, *, local: dict[str, str] | None = None
 ) -> tuple[Snapshot, dict[str, Any]]:
-    await publish(settings, synthetic_log(cast))
-    doomed = Worker(settings, fault_point=point)
+    await publish(settings, synthetic_log(cast, FRAMED if local else None))
+    doomed = Worker(settings, fault_point=point, extra=local)
     code = await doomed.exited(timeout_s=90)
     assert code == -signal.SIGKILL, f"{point}: exit {code}, never reached?\n{doomed.tail()}"
-    worker = Worker(settings)
+    worker = Worker(settings, extra=local)
     restart = await consuming_after(settings, worker)
     await wait_settled(settings, worker, cast=cast)
     await worker.stop(signal.SIGTERM)
@@ -275,3 +289,33 @@ async def test_a_worker_killed_with_a_turns_topic_per_tenant_restarts_to_the_cle
         # Every record was read from the tenant's topic and marked under it.
         [(shared, none), (tenants, passed)] = marks.items()
         assert shared is None and none == {} and tenants is not None and passed
+
+
+async def test_a_worker_on_the_local_model_killed_at_a_commit_keeps_the_facts_of_a_clean_run(
+    stack_settings: Settings, tmp_path: Path
+) -> None:
+    """With the local int8 model, whether a message implies a fact by its frame is decided on
+    its vector: the worker killed before a commit replays the input batched otherwise, and
+    keeps the facts, the implied ones included, that a clean run keeps; node by node the
+    same tree."""
+    local = {
+        "MEMSTREAM_EMBEDDER": "local",
+        "MEMSTREAM_EMBED_RUNTIME": "onnx-int8",
+        "MEMSTREAM_EMBED_PROCESSES": "1",
+        # One export for both runs: the first to start exports, the other waits for it.
+        "MEMSTREAM_MODEL_CACHE_DIR": str(tmp_path / "models"),
+    }
+    (clean, _), (killed, figures) = await asyncio.gather(
+        clean_run(stack_settings, tmp_path, name="local-clean", local=local),
+        killed_then_restarted(
+            await scenario_settings(stack_settings, tmp_path, "local-l1"),
+            KILL_POINTS["l1"],
+            local=local,
+        ),
+    )
+    facts, _ = clean.knowledge[KEPT]
+    implied = [value for _, value in facts if '"certainty": "implied"' in value]
+    assert any("Brightline" in v for v in implied) and any("Harbour Rowers" in v for v in implied)
+    found = differences(clean, killed)
+    print("CRASH-SUITE-LOCAL-MODEL " + json.dumps(figures | {"differences": len(found)}))
+    assert found == []
