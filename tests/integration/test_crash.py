@@ -9,8 +9,8 @@ so the worker SIGKILLs itself at an exact step, then is started again without it
 kills on either side of a commit run once more with the input's users in a tenant that has a
 turns topic of its own (`MEMSTREAM_TURNS_TOPIC_PER_TENANT`), and once with the local model
 (the rest embed by hashing), whose int8 vectors decide the facts a message implies by its
-frame. The scenarios run side by side to keep the suite short. Figures (kill points, differences,
-restart-to-consuming seconds) are printed as one JSON line, `CRASH-SUITE {...}`.
+frame. The scenarios run side by side to keep the suite short. Figures (kill points,
+differences, restart-to-consuming seconds) are printed as one JSON line, `CRASH-SUITE {...}`.
 """
 
 from __future__ import annotations
