@@ -162,14 +162,15 @@ class LocalEmbedder:
             )
         return batcher
 
-    async def _encode(self, texts: list[str]) -> list[list[float]]:
+    async def _encode(self, texts: list[str], *, alone: bool = False) -> list[list[float]]:
+        """The model's vectors of `texts`, in passes of up to `batch_size`; `alone`: a pass
+        a text."""
         if self._server is not None:
-            vectors = await self._server.encode(texts)
+            vectors = await self._server.encode(texts, alone=alone)
         else:
             spec, processes = self._model_processes()
-            vectors = await processes.call(
-                model_process_functions.encode, spec, texts, self._batch_size
-            )
+            per_pass = 1 if alone else self._batch_size
+            vectors = await processes.call(model_process_functions.encode, spec, texts, per_pass)
         rows: list[list[float]] = vectors.tolist()
         return rows
 
@@ -195,13 +196,7 @@ class LocalEmbedder:
             return []
         if not self._checked:
             await self.warm_up()
-        if self._server is not None:
-            vectors = await self._server.encode(texts, alone=True)
-        else:
-            spec, processes = self._model_processes()
-            vectors = await processes.call(model_process_functions.encode, spec, list(texts), 1)
-        rows: list[list[float]] = vectors.tolist()
-        return rows
+        return await self._encode(list(texts), alone=True)
 
 
 class OpenAIEmbedder:
