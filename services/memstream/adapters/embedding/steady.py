@@ -55,18 +55,16 @@ class SteadyVectors:
         alone = [i for i, text in enumerate(texts) if self._steady(text)]
         if not alone:
             return await self._inner.embed(texts)
+        if len(alone) == len(texts):
+            return await self._embed_each(texts)
         picked = set(alone)
         shared = [i for i in range(len(texts)) if i not in picked]
         # Side by side: the shared texts need not wait for the ones alone.
         shared_vectors, alone_vectors = await asyncio.gather(
-            self._inner.embed([texts[i] for i in shared]) if shared else _nothing(),
+            self._inner.embed([texts[i] for i in shared]),
             self._embed_each([texts[i] for i in alone]),
         )
         vectors: list[list[float]] = [[] for _ in texts]
         for i, vector in zip((*shared, *alone), (*shared_vectors, *alone_vectors), strict=True):
             vectors[i] = vector
         return vectors
-
-
-async def _nothing() -> list[list[float]]:
-    return []
