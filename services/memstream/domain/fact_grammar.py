@@ -62,11 +62,11 @@ PRONOUN = r"(?P<pron>he|she)"
 # A title before the name is no part of whom it names ("Dr. Bakker retired": Bakker).
 TITLE = r"(?:(?-i:Dr|Mr|Mrs|Ms|Prof)\.\s+)?"
 NAMED = rf"{TITLE}(?P<named>{NAME})"
-WHO = rf"(?:{FIRST}|{OTHER}|{PRONOUN}|{NAMED})"
-ME_IS = r"(?:I'm|I am|Im)"
-WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
 # Someone other than the speaker: a relative, "he" or "she", or a name.
 SOMEONE_ELSE = rf"(?:{OTHER}|{PRONOUN}|{NAMED})"
+WHO = rf"(?:{FIRST}|{SOMEONE_ELSE})"
+ME_IS = r"(?:I'm|I am|Im)"
+WE_ARE = r"(?:I'm|I am|Im|we're|we are)"
 OTHER_IS = rf"(?:{ME_IS}|{SOMEONE_ELSE}(?:\s+is|'s))"
 # A state said to hold no more, of anyone: "I'm no longer vegan", "Ellie is not keto any more",
 # "my sister isn't vegetarian now".
