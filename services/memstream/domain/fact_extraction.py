@@ -267,6 +267,9 @@ def _sentence_facts(
 ) -> Iterator[AtomicFact]:
     lowered = sentence.lower()
     words = _WORD.findall(lowered)
+    # A trigger word said with a possessive or a contraction is still said: "my
+    # girlfriend's parents" holds "girlfriend".
+    words += [word.partition("'")[0] for word in words if "'" in word]
     if "'s " in lowered:
         words.append("is")  # "she's a nurse", "Ana's on keto"
     heads: list[int] | None = None

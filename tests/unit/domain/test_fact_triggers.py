@@ -31,6 +31,7 @@ PIECES = [
     *("moved to", "live in", "work at", "am a", "is a", "'s a", "used to", "quit my job at"),
     *("Berlin", "Vila Madalena", "Google", "St Mary's", "nurse", "teacher", "hiking", "keto"),
     *("a dog named Rex", "the Pixel", "iPhone 12", "Yamaha", "guitar", "college", "Tomás"),
+    *("my girlfriend's", "husband's", "boss's", "don't", "can't"),
     *(".", "!", "?", "if", "would", "anymore", "these days", "since", "for a year"),
     *TRIGGER_WORDS,
 ]
@@ -95,6 +96,7 @@ def test_every_headed_pattern_opens_with_the_clause_head() -> None:
 @example("Moved to Lisbon last year. She is a nurse at St Mary's - and I love hiking, chess")
 @example("My brother Tom just moved to Berlin and started a job at Google.")
 @example("Berlin - I moved to Lisbon.")
+@example("My girlfriend's parents are coming.")  # a trigger word said as a possessive
 def test_the_shortcuts_change_no_fact(text: str) -> None:
     quick = fact_extraction.extract_facts(said(text), user_id="u")
     with every_pattern_everywhere():
