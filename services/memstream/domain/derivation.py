@@ -30,7 +30,7 @@ from memstream.domain.lexical import LEXICON
 LIGHT_LEXICON = "light-en"
 # The offline rules' version: change it with any change to the patterns or vocabulary
 # (`fact_extraction`, `fact_patterns`, `fact_vocabulary`) that changes what they extract.
-RULES_EXTRACTION = "rules-11"
+RULES_EXTRACTION = "rules-12"
 # What every node written before derivations named their extraction was read with.
 FIRST_EXTRACTION = "rules-1"
 # The knowledge write is off: an L1 says no fact.

@@ -62,7 +62,8 @@ __all__ = ["MAX_NAME_CHARS", "MAX_VALUE_CHARS", "clean_name", "clean_value", "ex
 
 _DROPPED_I = re.compile(
     r"^(?=(?:just\s+|finally\s+|recently\s+)?(?:been|moved|relocated|started|got|adopted|bought|"
-    r"quit|lost|took up|picked up|joined|replaced|sold|rented|left|stopped|gave up)\b)",
+    r"quit|lost|took up|picked up|joined|signed up|enrolled|switched|transferred|graduated|"
+    r"retired|replaced|sold|rented|left|stopped|gave up)\b)",
     re.IGNORECASE,
 )
 # And the "I'm" of one told in the progressive ("Picking up a Yamaha next week").

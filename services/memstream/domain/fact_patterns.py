@@ -557,6 +557,9 @@ PATTERNS: tuple[Pattern, ...] = (
        certainty="implied", anywhere=True),
     # "I'm learning Japanese": a language, or another subject with a name.
     _p("studies", rf"{OTHER_IS}\s+{ADV}learning\s+{NAMED_VALUE}", "proper", "learning"),
+    # Whom one reports to is one's manager: "I report to Joy now", "she reports to Mr Lin".
+    _p("manager", rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}(?:report|reports|reporting)\s+"
+       rf"(?:directly\s+)?to\s+{NAMED_VALUE}", "name", "report reports reporting"),
     # A partner, named: "I'm dating Tomás"; "Javier and I split up" ends one.
     _p("partner", rf"{WHO}{_BE_ROLE}(?:'re|\s+are)?\s+{ADV}(?:dating|seeing|engaged to|"
        rf"married to)\s+{NAMED_VALUE}", "name", "dating seeing engaged married"),

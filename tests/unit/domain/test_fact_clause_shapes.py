@@ -45,7 +45,7 @@ def summary(text: str) -> set[tuple[str, str, str, bool]]:
          "My sister, Dr. Visser and I went out."),
         ("My wife Sanne's doctor, Dr. Jansen, told her to cycle.",
          ("sanne", "doctor", "Dr. Jansen", False), "My point, Sarah, is that it works."),
-        ("My boss, Mr. Lee, is strict.", (MAYA, "boss", "Mr. Lee", False),
+        ("My boss, Mr. Lee, is strict.", (MAYA, "manager", "Mr. Lee", False),
          "I've struggled with my boss, Jon."),
         # "Still in" a place is staying there; with an end it is a visit.
         ("My parents are still in Hangzhou and complain.",

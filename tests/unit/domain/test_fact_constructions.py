@@ -208,6 +208,16 @@ MAYA = "speaker:maya"
         ("I finally got the keys to our new flat. A tiny studio in Vila Madalena!",
          (MAYA, "lives_in", "Vila Madalena", False),
          "My sister got the keys to her new flat. A tiny studio in Vila Madalena!"),
+        # Whom one reports to is one's manager, and a boss is a manager.
+        ("After the reorg I report to Joy now.", (MAYA, "manager", "Joy", False),
+         "I reported the leak to Joy."),
+        ("My boss is Joy.", (MAYA, "manager", "Joy", False), "My boss is joyful."),
+        # Chat leaves the "I" out of a change told in the past.
+        ("Signed up with the rowing club last week.",
+         (MAYA, "member_of", "the rowing club", False),
+         "Signed the rowing club's petition last week."),
+        ("Switched my account to EQ Bank.", (MAYA, "bank", "EQ Bank", False),
+         "Switched off the EQ Bank app."),
     ],
 )  # fmt: skip
 def test_a_general_construction_is_read_and_its_near_miss_is_not(
