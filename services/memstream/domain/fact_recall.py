@@ -67,6 +67,7 @@ _CUE_WORDS = {
     "partner": _PARTNER_WORDS,
     "vehicle": f"{_CAR_WORDS} ride rides riding bike motorbike",
     "doctor": "doctor gp physician",
+    "manager": "manager manages manage managed managing boss report reports",
 }
 # With the nouns extraction reads as each attribute ("my employer": works_at).
 ATTRIBUTE_CUES: Mapping[str, frozenset[str]] = {
@@ -86,6 +87,7 @@ _FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 _WHO = re.compile(r"\s*who\b", re.IGNORECASE)
 # "Who is Anjali?", "who's Karim": a name asked about alone.
 _WHO_IS = re.compile(r"\s*(?i:who)(?:'s|\s+(?i:is|was))\s+([A-Z][\w-]*)\s*\??\s*$")
+_CAPITALISED = re.compile(r"\b[A-Z][\w-]*")
 _NAME_AFTER = re.compile(r"\s+([A-Z][\w-]*)")
 _POSSESSIVE = re.compile(r"\b([A-Z][\w-]*)'s\s+([a-z]+)(?:\s+([a-z]+))?")
 # Relations to a group of people: "Wei's parents" asks about them, never about Wei. Only
@@ -166,7 +168,7 @@ def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -
     # to?" asks only of the daughter.
     named = _relation_slots(query, worded, index) if _WHO.match(query.text) else []
     named += _slots_naming(query, worded, facts)
-    tiers = asked_subjects(query, index)
+    tiers = asked_subjects(query, index) or _speakers_named(query, worded)
     if not tiers and _FIRST_PERSON.search(query.text):
         # "Where do I live now?" names no one: the asker is one of the speakers.
         tiers = (tuple(subject for subject, _ in worded if subject.startswith(SPEAKER_PREFIX)),)
@@ -182,6 +184,19 @@ def asked_slots(query: Query, facts: Iterable[AtomicFact], index: EntityIndex) -
             found = sorted(slot for score, slot in scored if score == best)
             return tuple(dict.fromkeys([*named, *found]))[:MAX_SLOTS]
     return tuple(named[:MAX_SLOTS])
+
+
+def _speakers_named(query: Query, worded: Mapping[Slot, int]) -> tuple[tuple[str, ...], ...]:
+    """The speakers the question names, when the entity index found no one: a speaker is
+    someone talked about whatever their name, though a name that is also a word ("Jun",
+    "Summer", "Will") is no entity the index keeps from the text alone."""
+    names = {value_key(word) for word in _CAPITALISED.findall(query.text)}
+    named = tuple(
+        subject
+        for subject in dict.fromkeys(subject for subject, _ in worded)
+        if subject.startswith(SPEAKER_PREFIX) and subject[len(SPEAKER_PREFIX) :] in names
+    )
+    return (named,) if named else ()
 
 
 def _slots_naming(

@@ -298,3 +298,16 @@ def test_a_name_right_after_a_relation_is_whom_the_question_asks_about() -> None
     # With nothing known of Veera, Aino's own city is no answer.
     aino = fact(speaker_key("Aino"), "Aino", "lives_in", "Töölö", "Aino lives in Töölö", APR_2024)
     assert asked_slots(ask, (aino,), index) == ()
+
+
+def test_a_speaker_named_by_a_word_the_index_keeps_no_entity_for_is_still_the_subject() -> None:
+    """ "Jun" is also a month's abbreviation: the index keeps no entity for it from the text,
+    but a speaker is someone talked about whatever their name."""
+    jun = speaker_key("Jun")
+    kevin = fact(jun, "Jun", "manager", "Kevin", "Jun's manager is Kevin", APR_2024)
+    index = build({"l1": read_leaf([said("My new manager is called Kevin.", speaker="Jun")])})
+    assert asked_slots(parse_query("Who manages Jun now?"), (kevin, *OBSERVED), index) == (
+        (jun, "manager"),
+    )
+    # A capitalised word naming no speaker asks nobody.
+    assert asked_slots(parse_query("Who manages Sales now?"), (kevin, *OBSERVED), index) == ()
