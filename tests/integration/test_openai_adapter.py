@@ -334,3 +334,29 @@ async def test_an_answer_cut_at_its_token_ceiling_is_counted_as_truncated(
         await held.write_segment(TURNS, [])
     assert usage.errors == {"truncated": 1}
     assert fake.requests[0]["max_tokens"] == 8
+
+
+async def test_only_the_tasks_a_deployment_names_reach_the_endpoint(endpoint: Harness) -> None:
+    """`MEMSTREAM_LLM_TASKS=facts,consolidate`: the model reads facts and writes summaries;
+    an L1's text and recall's plan and gate are the offline backend's, and ask nothing."""
+    fake = endpoint.fake
+    told = {"facts": [{"text": "Maya moved to Berlin.", "source_ids": ["m1"]}]}
+    fake.script.extend([Step(json.dumps({"facts": []})), Step(json.dumps(told))])
+    usage = UsageCounter()
+    settings = Settings(llm_base_url=endpoint.url, llm_tasks="facts,consolidate")
+    llm = build_language_model(settings, on_usage=usage)
+    offline = OfflineLanguageModel()
+    query = parse_query("Where does Maya live now?")
+    window = Window("u1", Level.SESSION, T0, T0, "s1")
+
+    assert await llm.write_segment(TURNS, []) == await offline.write_segment(TURNS, [])
+    assert (await llm.read_facts(MOVED_LEAF)).extraction == "llm-facts-3"
+    summary = await llm.consolidate(Level.SESSION, window, [MOVED_LEAF], [])
+    assert await llm.plan(query) == await offline.plan(query)
+    assert await llm.gate(query, "simple", [MOVED_LEAF]) == await offline.gate(
+        query, "simple", [MOVED_LEAF]
+    )
+
+    assert len(fake.requests) == 2
+    assert set(usage.calls) == {"facts", "consolidate_l2"} and not usage.errors
+    assert summary.text.endswith(": Maya moved to Berlin.") and not summary.degraded

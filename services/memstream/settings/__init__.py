@@ -22,6 +22,7 @@ from memstream.domain.fair_share import Share
 from memstream.settings.environment import Environment, grouped
 from memstream.settings.fair_share import FairShareSettings
 from memstream.settings.groups import (
+    LLM_TASKS,
     ApiSettings,
     BrokerSettings,
     EmbeddingSettings,
@@ -38,6 +39,7 @@ from memstream.settings.groups import (
 )
 
 __all__ = [
+    "LLM_TASKS",
     "ApiSettings",
     "BrokerSettings",
     "EmbeddingSettings",

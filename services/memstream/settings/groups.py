@@ -243,6 +243,9 @@ class QdrantSettings(BaseModel):
     )
 
 
+LLM_TASKS = ("segment", "facts", "consolidate", "plan", "gate")
+
+
 class LlmSettings(BaseModel):
     """The language model that writes the memories; an empty base URL: the offline backend."""
 
@@ -266,6 +269,13 @@ class LlmSettings(BaseModel):
         description="Ceiling on each answer's tokens; empty: the endpoint's own. A small model "
         "held to a schema may pad its answer until the ceiling or the timeout.",
     )
+    tasks: str = Field(
+        default=",".join(LLM_TASKS),
+        description="What the model does, comma-separated, of: segment (an L1's text), facts "
+        "(an L1's facts), consolidate (the L2-L5 summaries), plan and gate (recall's, on every "
+        "request); the rest is the offline backend's. `facts,consolidate` keeps recall and the "
+        "L1s' text offline: no model call on a recall, one fewer a message (docs/llm-tasks.md).",
+    )
     prompt_version: str = Field(
         default="",
         max_length=64,
@@ -273,6 +283,24 @@ class LlmSettings(BaseModel):
         description="The prompts' version recorded in every node's derivation; empty: the "
         "shipped prompts' own (set it when you change the prompts, then run a rebuild).",
     )
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, value: str) -> str:
+        # A misspelt task would silently leave its work to the offline backend.
+        named = [task.strip() for task in value.split(",") if task.strip()]
+        unknown = sorted(set(named) - set(LLM_TASKS))
+        if unknown:
+            raise ValueError(f"unknown LLM task(s) {unknown}; known: {', '.join(LLM_TASKS)}")
+        if not named:
+            raise ValueError("no LLM task named; leave MEMSTREAM_LLM_BASE_URL empty for none")
+        return ",".join(task for task in LLM_TASKS if task in named)
+
+    def does(self, task: str) -> bool:
+        """Whether the model (an endpoint being set) does `task`, one of `LLM_TASKS`."""
+        if task not in LLM_TASKS:
+            raise ValueError(f"unknown LLM task {task!r}")
+        return bool(self.base_url) and task in self.tasks.split(",")
 
 
 class EmbeddingSettings(BaseModel):

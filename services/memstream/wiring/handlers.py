@@ -57,13 +57,22 @@ if TYPE_CHECKING:
     from memstream.edges.http.api import RecallParts
 
 
+# The model's tasks that write memories (plan and gate only read them).
+_WRITING_TASKS = ("segment", "facts", "consolidate")
+
+
 def derivation(settings: Settings) -> Derivation:
-    """What this deployment derives memories with, as every node records it."""
-    online = bool(settings.llm.base_url)
+    """What this deployment derives memories with, as every node records it. One for every
+    level: with the model doing only some writing tasks, the prompt version names them, so a
+    change of tasks is a change of derivation that a rebuild carries to every node."""
+    writing = [task for task in _WRITING_TASKS if settings.llm.does(task)]
+    prompts = settings.llm.prompt_version or PROMPT_VERSION
+    if writing and len(writing) < len(_WRITING_TASKS):
+        prompts = f"{prompts}+{'+'.join(writing)}"
     return Derivation(
-        backend="openai" if online else "offline",
-        model=settings.llm.model if online else "rules",
-        prompt_version=settings.llm.prompt_version or PROMPT_VERSION,
+        backend="openai" if writing else "offline",
+        model=settings.llm.model if writing else "rules",
+        prompt_version=prompts,
         embedder=embedder_id(settings),
         extraction=extraction_id(settings),
     )
@@ -73,7 +82,7 @@ def extraction_id(settings: Settings) -> str:
     """Names what reads the L1s' facts: a change means a rebuild re-derives them."""
     if not settings.lifecycle.knowledge:
         return NO_EXTRACTION
-    return FACTS_PROMPT_VERSION if settings.llm.base_url else RULES_EXTRACTION
+    return FACTS_PROMPT_VERSION if settings.llm.does("facts") else RULES_EXTRACTION
 
 
 def embedder_id(settings: Settings) -> str:
@@ -191,7 +200,7 @@ def build_segmenter(
         rules=window_rules(c.settings),
         # The newest L1s are context for an LLM; the offline writer renders the messages
         # without them, so with no LLM they are not read (a store round trip a user a step).
-        history_window=lifecycle.history_window if c.settings.llm.base_url else 0,
+        history_window=lifecycle.history_window if c.settings.llm.does("segment") else 0,
         **_pacing(c, bare),
         retention=timedelta(days=lifecycle.retention_days) if lifecycle.retention_days else None,
         derivation=_chosen(c, derivation),
@@ -200,7 +209,7 @@ def build_segmenter(
         else rebuild_chunk_leaves,
         knowledge=lifecycle.knowledge,
         # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
-        facts=ports.llm if c.settings.llm.base_url else None,
+        facts=ports.llm if c.settings.llm.does("facts") else None,
         frames=frames,
         on_progress=None if bare else c.progress_marked,
         # With a topic per tenant, a tenant's topic's records are marked under its name.
@@ -259,7 +268,7 @@ def build_clock(c: Container) -> AsyncIOScheduler:
         publisher=c.publisher,
         turns_topic=turns_routing(c).topic_for,
         windows_topic=c.catalog.windows.name,
-        retry_degraded=bool(c.settings.llm.base_url),
+        retry_degraded=c.settings.llm.does("consolidate"),
         clock=c.clock,
     )
     paced = pace(c.settings.rebuild.leaves_per_s, c.settings.rebuild.chunk_leaves)
@@ -278,7 +287,7 @@ def recall_options(settings: Settings) -> RecallOptions:
     words); a model's gate judges what a question means, and was not measured there, so
     with an LLM it is still asked."""
     options = settings.recall.options()
-    if settings.llm.base_url:
+    if settings.llm.does("gate"):
         return replace(options, ceiling_gate=True)
     return options
 

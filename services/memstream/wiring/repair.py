@@ -20,7 +20,7 @@ def build_repair(c: Container) -> StoreRepair:
         embedder=embedder,
         nodes_per_s=c.settings.rebuild.repair_nodes_per_s,
         # What the segmenter's knowledge write runs: the rules unless an LLM reads the facts.
-        knowledge_rules=c.settings.lifecycle.knowledge and not c.settings.llm.base_url,
+        knowledge_rules=c.settings.lifecycle.knowledge and not c.settings.llm.does("facts"),
         frames=frames.frames if frames is not None else None,
     )
 

@@ -11,13 +11,14 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from memstream.adapters.llm.by_task import ByTaskLanguageModel
 from memstream.adapters.llm.offline import OfflineLanguageModel
 from memstream.domain.facts import FactReading
 from memstream.domain.models import Complexity, Level, MemoryNode, Plan, Summary, Turn, Window
 from memstream.domain.profile_facts import ProfileKnowledge
 from memstream.domain.query import Query
 from memstream.ports import LanguageModel
-from memstream.settings import Settings
+from memstream.settings import LLM_TASKS, Settings
 
 if TYPE_CHECKING:
     from memstream.adapters.llm.openai import UsageHook
@@ -131,4 +132,9 @@ def build_language_model(
         json_schema=settings.llm.json_schema,
         max_tokens=settings.llm.max_tokens,
     )
-    return FallbackLanguageModel(primary, OfflineLanguageModel(), on_fallback=on_fallback)
+    offline = OfflineLanguageModel()
+    model = FallbackLanguageModel(primary, offline, on_fallback=on_fallback)
+    tasks = settings.llm.tasks.split(",")
+    if set(tasks) == set(LLM_TASKS):
+        return model
+    return ByTaskLanguageModel(model, offline, tasks)
