@@ -31,6 +31,7 @@ from memstream_lab.eval.records import RECORDS_FILE
 from memstream_lab.eval.report import PLOT_PNG, RESULTS_JSON, RESULTS_MD
 from memstream_lab.locomo import locomo_data_dir
 
+from .chat_api import completion
 from .local_server import serving
 
 pytestmark = pytest.mark.integration
@@ -57,22 +58,7 @@ class ScriptedLLM:
             judged = sum("grade" in r["messages"][0]["content"] for r in self.requests)
             label = "CORRECT" if judged % 2 else "WRONG"
             content = f'Same thing. {{"label": "{label}"}}' if judging else "Paris"
-            return JSONResponse(
-                {
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": "test-model",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-                }
-            )
+            return JSONResponse(completion(content, prompt_tokens=10, completion_tokens=2))
 
         return app
 

@@ -26,6 +26,7 @@ from memstream.domain.models import Level, SourceMessage
 from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
 
+from .chat_api import completion
 from .local_server import serving
 from .test_knowledge_write import conversation, publish, written
 
@@ -52,22 +53,7 @@ class FactsOnly:
             fact = {"subject": "Nadine", "attribute": "coach", "value": "Summer",
                     "source_ids": ["coach"], "certainty": "implied"}  # fmt: skip
             content = json.dumps({"facts": [fact]})
-            return JSONResponse(
-                {
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": "test-model",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-                }
-            )
+            return JSONResponse(completion(content))
 
         return app
 

@@ -26,6 +26,7 @@ from memstream.domain.models import Level, MemoryNode, SourceMessage, Turn, Wind
 from memstream.domain.query import parse_query
 from memstream.settings import Settings
 
+from .chat_api import completion
 from .local_server import serving
 
 
@@ -89,22 +90,7 @@ class FakeEndpoint:
             if step.status != 200:
                 error = {"error": {"message": "scripted failure", "type": "server_error"}}
                 return JSONResponse(error, status_code=step.status, headers={"retry-after": "0"})
-            return JSONResponse(
-                {
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": "test-model",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": step.content},
-                            "finish_reason": step.finish_reason,
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-                }
-            )
+            return JSONResponse(completion(step.content, finish_reason=step.finish_reason))
 
         return app
 
