@@ -228,6 +228,8 @@ def _meta(
             "embedder": settings.embedding.backend,
             "memory_llm": "endpoint" if settings.llm.base_url else "offline",
             "llm_model": settings.llm.model if settings.llm.base_url else None,
+            # What the model did (`MEMSTREAM_LLM_TASKS`); the rest was offline.
+            "llm_tasks": settings.llm.tasks.split(",") if settings.llm.base_url else [],
             "fact_reader": config.reader,
             "machine": {
                 "python": platform.python_version(),
