@@ -343,8 +343,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("works_at", rf"{WHO}(?:'ve|\s+have|\s+has)?\s+{ADV}joined\s+{VALUE}"
        rf"(?=\s+(?:\w+\s+)?as\s+an?\s)", "org", "joined"),
     # "I'm a nurse at St Mary's", "she's now head nurse at Apollo": the role must be a job.
-    _p("works_at", rf"{OTHER_IS}\s+{ADV}(?:an?\s+)?(?P<role>[a-z][a-z -]{{1,30}}?)\s+"
-       rf"(?:at|for)\s+{VALUE}", "org", _BE_WORDS),
+    # "I'm a nurse at St Mary's"; "I'm a school nurse now, at Lincoln Elementary".
+    _p("works_at", rf"{OTHER_IS}\s+{ADV}(?:an?\s+)?(?P<role>[a-z][a-z -]{{1,30}}?)"
+       rf"(?:\s+now,)?\s+(?:at|for)\s+{VALUE}", "org", _BE_WORDS),
     # "my manager at Lumen Analytics", "my job at Arup": a place one works at.
     _p("works_at", rf"{_NOT_LEFT}(?<![\w'-])(?i:my)\s+(?:new\s+)?(?:boss|manager|colleagues?|"
        rf"coworkers?|co-workers?|team|supervisor|job|office)\s+(?:at|in)\s+{VALUE}", "org",
@@ -528,6 +529,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("plays", rf"{WHO}{_BE_ROLE}\s+{ADV}{_PLAY}\s+(?:the\s+)?{VALUE}", "played",
        "play plays playing"),
     _p("team", rf"{WHO}{_BE_ROLE}\s+{ADV}{_PLAY}\s+for\s+{VALUE}", "org", "play plays playing"),
+    # A player's part in a band, as bands say it: "I'm on bass", "she's on drums now".
+    _p("plays", rf"{OTHER_IS}\s+{ADV}on\s+(?:the\s+)?(?P<value>{_INSTRUMENTS})\b"
+       r"(?!\s+(?:duty|team|stand|case|lesson|lessons|tuner)\b)", "played", _BE_WORDS),
     # Playing an instrument in a named group is being in it: "I'm playing bass in Harbour
     # Lights now", "she plays violin with The Hallé Orchestra". "In" also names where one
     # plays ("bass in New York next week"), so after it a name counts only as a state, told

@@ -218,6 +218,12 @@ MAYA = "speaker:maya"
          "Signed the rowing club's petition last week."),
         ("Switched my account to EQ Bank.", (MAYA, "bank", "EQ Bank", False),
          "Switched off the EQ Bank app."),
+        # A job said with "now" before where it is done; a player's part in a band.
+        ("I'm a school nurse now, at Lincoln Elementary.",
+         (MAYA, "works_at", "Lincoln Elementary", False),
+         "I'm a school nurse now, at least for a while."),
+        ("I'm on bass, so nobody looks at me.", (MAYA, "plays", "bass", False),
+         "I'm on bass duty tonight."),
     ],
 )  # fmt: skip
 def test_a_general_construction_is_read_and_its_near_miss_is_not(
