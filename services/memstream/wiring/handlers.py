@@ -198,8 +198,9 @@ def build_segmenter(
         topics=Topics(memories=c.catalog.memories.name, windows=c.catalog.windows.name),
         forget=c.forget_user,
         rules=window_rules(c.settings),
-        # The newest L1s are context for an LLM; the offline writer renders the messages
-        # without them, so with no LLM they are not read (a store round trip a user a step).
+        # The newest L1s are context for a model writing an L1; the offline writer renders
+        # the messages without them, so then they are not read (a store round trip a user a
+        # step).
         history_window=lifecycle.history_window if c.settings.llm.does("segment") else 0,
         **_pacing(c, bare),
         retention=timedelta(days=lifecycle.retention_days) if lifecycle.retention_days else None,
@@ -208,7 +209,8 @@ def build_segmenter(
         if rebuild_chunk_leaves is None
         else rebuild_chunk_leaves,
         knowledge=lifecycle.knowledge,
-        # The LLM backend reads an L1's facts itself; offline, the segmenter applies the rules.
+        # A model that reads facts reads an L1's itself; otherwise the segmenter applies the
+        # rules.
         facts=ports.llm if c.settings.llm.does("facts") else None,
         frames=frames,
         on_progress=None if bare else c.progress_marked,
