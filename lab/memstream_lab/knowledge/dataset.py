@@ -21,6 +21,13 @@ from memstream_lab.knowledge.score import (
 # lab/memstream_lab/knowledge/dataset.py -> lab/data/knowledge_updates
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "knowledge_updates"
 SCHEMA_PATH = DATA_DIR / "schema.json"
+# How the set was written: the rules were developed on the first split; each later one was
+# written without reading them, so its score is what a new conversation would get.
+SPLITS = {
+    "ku01-ku34": "rules developed here",
+    "ku35-ku44": "blind, written 29 Nov 2026",
+    "ku45-ku54": "blind, written 30 Nov 2026",
+}
 
 Conversation = dict[str, Any]
 # What a system under test returns for one question of one conversation, best first.

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstream_lab.knowledge.dataset import SPLITS, ids_in
 from memstream_lab.knowledge.score import KINDS, QuestionScore
 
 RESULTS_JSON = "results.json"
@@ -100,6 +101,17 @@ def counts(records: Sequence[QuestionRecord]) -> dict[str, dict[str, int]]:
     return out
 
 
+def by_split(records: Sequence[QuestionRecord]) -> dict[str, dict[str, dict[str, int]]]:
+    """`counts` for each split of the set (`dataset.SPLITS`) the records hold questions of."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for split in SPLITS:
+        members = set(ids_in(split))
+        mine = [r for r in records if r.conversation in members]
+        if mine:
+            out[split] = counts(mine)
+    return out
+
+
 @dataclass(frozen=True)
 class MethodOutcome:
     name: str
@@ -118,6 +130,7 @@ class MethodOutcome:
             "reason_not_run": self.missing,
             "shares": dict(self.shares),
             "counts": counts(self.records),
+            "counts_by_split": by_split(self.records),
         }
 
 
@@ -172,6 +185,7 @@ def markdown(report: KnowledgeReport, *, questions: bool = True) -> str:
     for m in ran:
         lines.append(f"| {m.name} | " + " | ".join(_cell(m, k) for k in columns) + " |")
     lines.append("")
+    lines += _split_table(ran, columns)
     for m in report.methods:
         lines.append(f"- **{m.name}** ({m.kind}): {m.description}. {_state(m)}")
     if report.notes:
@@ -190,6 +204,33 @@ def markdown(report: KnowledgeReport, *, questions: bool = True) -> str:
             cells = (f"{r.question_id} {r.question}", r.kind, r.verdict, item)
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _split_table(ran: Sequence[MethodOutcome], columns: Sequence[str]) -> list[str]:
+    """By split, when the run asked questions of more than one: a score on the splits
+    written blind to the rules is what a new conversation would get, the spread is the
+    point."""
+    splits = {m.name: by_split(m.records) for m in ran}
+    asked = {split for tallies in splits.values() for split in tallies}
+    if len(asked) < 2:
+        return []
+    lines = [
+        "By split (passed/asked):",
+        "",
+        "| split | method | " + " | ".join(columns) + " |",
+        "|---|---|" + "---|" * len(columns),
+    ]
+    for split, how in SPLITS.items():
+        for m in ran:
+            tally = splits[m.name].get(split)
+            if tally is None:
+                continue
+            cells = [
+                f"{tally[k]['passed']}/{tally[k]['questions']}" if k in tally else "-"
+                for k in columns
+            ]
+            lines.append(f"| {split} ({how}) | {m.name} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def write_report(report: KnowledgeReport, out_dir: Path) -> None:

@@ -121,3 +121,26 @@ def test_each_session_is_closed_after_its_last_turn_in_publishing_order() -> Non
         assert events[i]["ts"] == last_turn["ts"]
         assert events[i]["user_id"] == conversation["user_id"]
     assert [e for e in events if e["type"] == "turn.v1"] == list(turn_events(conversation))
+
+
+async def test_a_run_over_several_splits_is_reported_by_split_too(tmp_path: Path) -> None:
+    """The tuned split and each blind one apart: the spread between them is the point."""
+    by_id = {c["conversation_id"]: c for c in load_all()}
+    chosen = [by_id[i] for i in ("ku01", "ku02", "ku35", "ku45")]
+    with quiet() as progress:
+        ran = await ask(KnowledgeMethod("oracle", "flat", "d", expected_only), chosen, progress)
+    report = KnowledgeReport([ran], {})
+    write_report(report, tmp_path)
+    split = json.loads((tmp_path / RESULTS_JSON).read_text())["methods"][0]["counts_by_split"]
+    members = {"ku01-ku34": ("ku01", "ku02"), "ku35-ku44": ("ku35",), "ku45-ku54": ("ku45",)}
+    asked = {s: sum(len(by_id[i]["questions"]) for i in ids) for s, ids in members.items()}
+    assert {s: t["all"]["questions"] for s, t in split.items()} == asked
+    assert all(t["all"]["passed"] == t["all"]["questions"] for t in split.values())
+    rows = [line for line in markdown(report).splitlines() if line.startswith("| ku")]
+    assert [row.split(" (")[0] for row in rows[:3]] == ["| ku01-ku34", "| ku35-ku44", "| ku45-ku54"]
+    # One split alone has no such table.
+    with quiet() as progress:
+        alone = await ask(
+            KnowledgeMethod("oracle", "flat", "d", expected_only), chosen[:2], progress
+        )
+    assert "By split" not in markdown(KnowledgeReport([alone], {}))
