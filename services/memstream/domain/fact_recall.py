@@ -67,7 +67,7 @@ _CUE_WORDS = {
     "partner": _PARTNER_WORDS,
     "vehicle": f"{_CAR_WORDS} ride rides riding bike motorbike",
     "doctor": "doctor gp physician",
-    "manager": "manager manages manage managed managing boss report reports",
+    "manager": "manager manages manage managed managing report reports",
 }
 # With the nouns extraction reads as each attribute ("my employer": works_at).
 ATTRIBUTE_CUES: Mapping[str, frozenset[str]] = {
@@ -190,12 +190,8 @@ def _speakers_named(query: Query, worded: Mapping[Slot, int]) -> tuple[tuple[str
     """The speakers the question names, when the entity index found no one: a speaker is
     someone talked about whatever their name, though a name that is also a word ("Jun",
     "Summer", "Will") is no entity the index keeps from the text alone."""
-    names = {value_key(word) for word in _CAPITALISED.findall(query.text)}
-    named = tuple(
-        subject
-        for subject in dict.fromkeys(subject for subject, _ in worded)
-        if subject.startswith(SPEAKER_PREFIX) and subject[len(SPEAKER_PREFIX) :] in names
-    )
+    speakers = {speaker_key(word) for word in _CAPITALISED.findall(query.text)}
+    named = tuple(s for s in dict.fromkeys(subject for subject, _ in worded) if s in speakers)
     return (named,) if named else ()
 
 

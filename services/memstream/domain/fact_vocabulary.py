@@ -98,7 +98,7 @@ ATTRIBUTE_SYNONYMS = {
     "university": "studies_at", "college": "studies_at", "diet": "diet", "ride": "car",
     "surname": "surname", "last_name": "surname", "married_name": "surname",
     "family_name": "surname", "maiden_name": "maiden_name", "name": "name",
-    "boss": "manager", "manager": "manager",
+    "boss": "manager",
 }  # fmt: skip
 
 # Nouns a possessive names that are not a lasting attribute of anyone: "my point is",

@@ -296,11 +296,16 @@ class LlmSettings(BaseModel):
             raise ValueError("no LLM task named; leave MEMSTREAM_LLM_BASE_URL empty for none")
         return ",".join(task for task in LLM_TASKS if task in named)
 
+    @property
+    def named_tasks(self) -> tuple[str, ...]:
+        """The tasks `tasks` names, in `LLM_TASKS`' order (the validator wrote them so)."""
+        return tuple(self.tasks.split(","))
+
     def does(self, task: str) -> bool:
         """Whether the model (an endpoint being set) does `task`, one of `LLM_TASKS`."""
         if task not in LLM_TASKS:
             raise ValueError(f"unknown LLM task {task!r}")
-        return bool(self.base_url) and task in self.tasks.split(",")
+        return bool(self.base_url) and task in self.named_tasks
 
 
 class EmbeddingSettings(BaseModel):

@@ -229,7 +229,7 @@ def _meta(
             "memory_llm": "endpoint" if settings.llm.base_url else "offline",
             "llm_model": settings.llm.model if settings.llm.base_url else None,
             # What the model did (`MEMSTREAM_LLM_TASKS`); the rest was offline.
-            "llm_tasks": settings.llm.tasks.split(",") if settings.llm.base_url else [],
+            "llm_tasks": list(settings.llm.named_tasks) if settings.llm.base_url else [],
             "fact_reader": config.reader,
             "machine": {
                 "python": platform.python_version(),

@@ -134,7 +134,6 @@ def build_language_model(
     )
     offline = OfflineLanguageModel()
     model = FallbackLanguageModel(primary, offline, on_fallback=on_fallback)
-    tasks = settings.llm.tasks.split(",")
-    if set(tasks) == set(LLM_TASKS):
+    if settings.llm.named_tasks == LLM_TASKS:
         return model
-    return ByTaskLanguageModel(model, offline, tasks)
+    return ByTaskLanguageModel(model, offline, settings.llm.named_tasks)
