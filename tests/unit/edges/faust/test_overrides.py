@@ -6,14 +6,19 @@ change without notice: these tests make a version change a decision, not an acci
 
 from __future__ import annotations
 
+import logging
+import time
 from importlib.metadata import version
+from types import SimpleNamespace
 
 import faust
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.streams import Stream
 from faust.tables import TableManager
 from faust.transport.consumer import Consumer as FaustConsumer
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread, Consumer, Transport
+from faust.types import TP
 
 from memstream.edges.faust import overrides
 
@@ -37,6 +42,8 @@ def test_the_installed_faust_is_the_one_the_overrides_were_written_for() -> None
 # `WRITTEN_FOR`: a missing one would fail only at run time, in a worker.
 INTERNALS = [
     (AIOKafkaConsumerThread, "_create_worker_consumer"),
+    (AIOKafkaConsumerThread, "verify_event_path"),
+    (AIOKafkaConsumerThread, "_ensure_consumer"),
     (Consumer, "_new_consumer_thread"),
     (Transport, "Consumer"),
     (TableManager, "on_start"),
@@ -80,3 +87,31 @@ def test_with_the_tenants_topics_paused_an_app_drains_as_faust_does() -> None:
     overrides.bound_fetch_wait(app, 100, eager=False)
     assert app.transport.Consumer is overrides.BoundedWaitTransport.Consumer
     assert app.transport.fetch_max_wait_ms == 100
+
+
+async def test_a_paused_partition_is_not_reported_as_a_livelock(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A tenant's turns topic paused over its share keeps a backlog and no commit on purpose.
+    app = faust.App("overrides-test-livelock", broker="kafka://127.0.0.1:1", web_enabled=False)
+    overrides.bound_fetch_wait(app, 100, eager=False)
+    thread = app.consumer._thread
+    consumer = AIOKafkaConsumer(bootstrap_servers="127.0.0.1:1")  # never started: no I/O
+    paused, fetching = TopicPartition("turns.acme", 0), TopicPartition("turns.globex", 0)
+    consumer.assign([paused, fetching])
+    consumer.pause(paused)
+    # What Faust's check reads of a started consumer: its fetcher's view of the assignment.
+    consumer._fetcher = SimpleNamespace(_subscriptions=consumer._subscription)
+    thread._consumer = consumer
+    thread.time_started = time.monotonic() - 3600  # past every one of Faust's timeouts
+    now = time.monotonic()
+
+    with caplog.at_level(logging.ERROR):
+        thread.verify_event_path(now, TP(paused.topic, paused.partition))
+    assert not caplog.records
+
+    with caplog.at_level(logging.ERROR):
+        thread.verify_event_path(now, TP(fetching.topic, fetching.partition))
+    assert any("turns.globex" in r.getMessage() for r in caplog.records), "the check still runs"
+    consumer._fetcher = None
+    await consumer.stop()
