@@ -22,6 +22,7 @@ _KINDS = (
     ("memstream.entrypoints.cli", "stack"),  # `memstream up` as a child (read-your-writes)
     ("redis-server", "redis"),
     ("bench.publisher", "publisher"),
+    ("bench.flood_publisher", "flood"),  # the fairness benchmark's flooding tenant
     ("multiprocessing", "model"),
 )
 

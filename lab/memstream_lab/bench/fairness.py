@@ -54,7 +54,6 @@ from typing import Any
 from redis import asyncio as aioredis
 
 from memstream.adapters.kafka.admin import KafkaTopicAdmin, admin_client
-from memstream.adapters.kafka.producer import KafkaPublisher
 from memstream.adapters.redis.tree import RedisTree
 from memstream.client import AsyncMemstreamProducer
 from memstream.client.events import turn_event
@@ -64,6 +63,7 @@ from memstream.contracts.tenant_topics import TurnsRouting
 from memstream.domain.ids import segment_id
 from memstream.domain.models import Level, MemoryNode
 from memstream_lab.bench import cpu
+from memstream_lab.bench.flood_publisher import flood_sender
 from memstream_lab.bench.span_file import SpanFile
 from memstream_lab.bench.synthetic import sentence
 from memstream_lab.bench.turns_log import places_of
@@ -75,7 +75,6 @@ QUIET_TENANT, FLOOD_TENANT = "globex", "acme"
 POLL_S = 0.02
 DRAIN_TIMEOUT_S = 600.0
 SHARED_STACKS = ("share_on", "tenant_topics")  # the stacks with the tenant share set
-FLOOD_TICK_S = 0.05  # the flood is sent in small bursts, each at its slot
 
 
 class Phase:
@@ -131,21 +130,6 @@ class Phase:
             user = self.user(FLOOD_TENANT, n % users)
             records.append((user.encode(), encode_value(_turn(user, f"f{n}", n // users, n))))
         return records
-
-    async def publish_flood(
-        self, out: KafkaPublisher, topic: str, records: list[tuple[bytes, bytes]], rate: float
-    ) -> int:
-        """`records` at `rate`, sent in small bursts, each at its slot."""
-        start, sent = time.perf_counter(), 0
-        acks = []
-        while sent < len(records):
-            due = min(len(records), round(rate * (time.perf_counter() - start)))
-            for key, value in records[sent:due]:
-                acks.append(await out.producer.send(topic, key=key, value=value))
-            sent = max(sent, due)
-            await asyncio.sleep(FLOOD_TICK_S)
-        await asyncio.gather(*acks)  # a send the broker refused raises here
-        return sent
 
     async def probe_recall(self, recalls: LeanRecalls, per_s: float, users: int) -> None:
         n = 0
@@ -284,19 +268,20 @@ async def measure_phase(
     recalls = LeanRecalls(stack.endpoints["MEMSTREAM_RECALL_URL"])
     bootstrap = stack.endpoints["MEMSTREAM_KAFKA_BOOTSTRAP"]
     flood = phase.flood_records(flood_rate, args.flood_users, args.seconds)
-    flood_out = KafkaPublisher.for_bootstrap(bootstrap)
-    await flood_out.start()
     tenants = args.tenant_topics
     flood_topic = await flood_topic_of(bootstrap, args.flood_elsewhere, tenants)
     quiet = AsyncMemstreamProducer(bootstrap, idempotent=False, tenant_topics=tenants)
-    async with quiet as quiet_out:
+    flooding = flood_sender(
+        flood, bootstrap, flood_topic, flood_rate, own_process=args.flood_process
+    )
+    async with quiet as quiet_out, flooding as send_flood:
         probing = asyncio.create_task(
             phase.probe_recall(recalls, args.recalls_per_s, args.quiet_users)
         )
         publishing = asyncio.create_task(
             phase.publish_quiet(quiet_out, args.quiet_rate, args.quiet_users, args.seconds)
         )
-        flooded = phase.publish_flood(flood_out, flood_topic, flood, flood_rate)
+        flooded = send_flood()
         started, cpu_before = time.perf_counter(), cpu.snapshot()
         began = time.time()
         flood_sent, _ = await asyncio.gather(flooded, phase.watch_quiet(publishing))
@@ -306,7 +291,6 @@ async def measure_phase(
         probing.cancel()
         await asyncio.gather(probing, return_exceptions=True)
         waited_s = time.perf_counter() - started
-    await flood_out.stop()
     await recalls.close()
     drained_s = await phase.drain_flood(0 if args.flood_elsewhere else flood_sent, args.flood_users)
     drained_s = round(drained_s + waited_s, 1)
@@ -480,6 +464,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "flood_users": args.flood_users,
         "seconds_per_phase": args.seconds,
         "flood_elsewhere": args.flood_elsewhere,
+        "flood_process": args.flood_process,
         "rounds": {"share_on": args.rounds, "share_off": args.off_rounds},
         "baseline": str(args.baseline) if args.baseline else None,
         "recalls_per_s": args.recalls_per_s,
@@ -579,6 +564,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="Send the flood to a topic nothing reads: what the flood's producer and the "
         "broker alone cost the quiet tenant on this machine (a floor, not a figure).",
+    )
+    parser.add_argument(
+        "--flood-process",
+        action="store_true",
+        help="Send the flood from a process of its own (as another service would), not "
+        "from this process's event loop, which also publishes and times the quiet turns.",
     )
     parser.add_argument(
         "--trace",

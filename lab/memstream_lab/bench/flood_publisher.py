@@ -1,0 +1,143 @@
+"""The fairness benchmark's flooding tenant in a process of its own (`--flood-process`).
+
+In a deployment each tenant's producer is another service on other machines; sending the
+flood from the benchmark's own event loop puts its sends between the quiet tenant's
+publishes and the polls that time them. This process reads the flood's records (one JSON
+line each: key and value as text), connects, says `ready`, waits for `go` on stdin, sends
+them at the given rate in small bursts, each at its slot, waits for every acknowledgement
+and prints how many it sent and the CPU seconds it took.
+
+    python -m memstream_lab.bench.flood_publisher RECORDS.jsonl --bootstrap HOST:PORT \
+        --topic TOPIC --rate TURNS_S
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from memstream.adapters.kafka.producer import KafkaPublisher
+
+TICK_S = 0.05  # the flood is sent in small bursts, each at its slot
+
+
+async def send_at_rate(
+    out: KafkaPublisher, topic: str, records: Sequence[tuple[bytes, bytes]], rate: float
+) -> int:
+    """`records` at `rate`, sent in small bursts, each at its slot; raises if the broker
+    refused one."""
+    start, sent = time.perf_counter(), 0
+    acks = []
+    while sent < len(records):
+        due = min(len(records), round(rate * (time.perf_counter() - start)))
+        for key, value in records[sent:due]:
+            acks.append(await out.producer.send(topic, key=key, value=value))
+        sent = max(sent, due)
+        await asyncio.sleep(TICK_S)
+    await asyncio.gather(*acks)
+    return sent
+
+
+def write_records(path: Path, records: Sequence[tuple[bytes, bytes]]) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for key, value in records:
+            out.write(json.dumps({"key": key.decode(), "value": value.decode()}) + "\n")
+
+
+def read_records(path: Path) -> list[tuple[bytes, bytes]]:
+    with path.open(encoding="utf-8") as lines:
+        return [(one["key"].encode(), one["value"].encode()) for one in map(json.loads, lines)]
+
+
+@asynccontextmanager
+async def flood_sender(
+    records: Sequence[tuple[bytes, bytes]],
+    bootstrap: str,
+    topic: str,
+    rate: float,
+    *,
+    own_process: bool,
+) -> AsyncIterator[Callable[[], Awaitable[int]]]:
+    """What sends the flood once called, returning how many records it sent: from this
+    event loop, or (`own_process`, with records to send) from a process of its own, started
+    and connected on entry so that the call starts the sending and nothing else."""
+    if not own_process or not records:
+        out = KafkaPublisher.for_bootstrap(bootstrap)
+        await out.start()
+        try:
+            yield lambda: send_at_rate(out, topic, records, rate)
+        finally:
+            await out.stop()
+        return
+    with tempfile.TemporaryDirectory(prefix="memstream-flood-") as scratch:
+        path = Path(scratch) / "flood.jsonl"
+        write_records(path, records)
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "memstream_lab.bench.flood_publisher",
+            str(path),
+            "--bootstrap",
+            bootstrap,
+            "--topic",
+            topic,
+            "--rate",
+            str(rate),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert child.stdin is not None and child.stdout is not None
+        stdin, stdout = child.stdin, child.stdout
+
+        async def send() -> int:
+            stdin.write(b"go\n")
+            await stdin.drain()
+            line = await stdout.readline()
+            if await child.wait() != 0 or not line:
+                raise RuntimeError(f"the flood's process exited with {child.returncode}")
+            return int(line.split()[0])
+
+        try:
+            if await stdout.readline() != b"ready\n":
+                raise RuntimeError("the flood's process did not start")
+            yield send
+        finally:
+            if child.returncode is None:
+                child.kill()
+                await child.wait()
+
+
+async def _flood(records_file: Path, bootstrap: str, topic: str, rate: float) -> tuple[int, float]:
+    records = read_records(records_file)
+    out = KafkaPublisher.for_bootstrap(bootstrap)
+    await out.start()
+    try:
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        cpu_before = time.process_time()
+        sent = await send_at_rate(out, topic, records, rate)
+        return sent, time.process_time() - cpu_before
+    finally:
+        await out.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", type=Path)
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--rate", type=float, required=True, help="Records a second.")
+    args = parser.parse_args()
+    sent, cpu_seconds = asyncio.run(_flood(args.records, args.bootstrap, args.topic, args.rate))
+    print(sent, cpu_seconds, flush=True)
+
+
+if __name__ == "__main__":
+    main()
