@@ -25,14 +25,16 @@ twice what the segmenter can do: without a share, a backlog grows in front of th
 tenant for the whole phase. The share is 1.5 times the quiet rate (the quiet tenant
 never reaches it; the flood does at once), and the overflow waits up to `--overflow-wait-s`
 for the main path to go quiet. Each phase publishes for `--seconds`: the quiet tenant
-at its rate over `--quiet-users` users, the flood over `--flood-users`, each turn a message
-between people (role `other`), so each is an L1 of its own at once; meanwhile this process
-recalls for a quiet user `--recalls-per-s` times a second (plain recalls, no `after`). Then
-it waits for every quiet L1. Reported per phase, for the quiet tenant: L1 freshness (publish
-to the L1 stored in Redis, polled by its deterministic id) p50/p95/p99/max and recall latency
-p50/p95/p99; per round, the ratios of its flood phase to its alone phase (the target: p99
-freshness and p95 recall within 1.5x); per stack, each ratio's lowest, median and highest
-over the rounds. The machine is shared: the spread over rounds is the figure to read.
+at its rate over `--quiet-users` users, the flood over `--flood-users` (from this process's
+event loop, or with `--flood-process` from a process of its own, as another tenant's service
+would send it), each turn a message between people (role `other`), so each is an L1 of its
+own at once; meanwhile this process recalls for a quiet user `--recalls-per-s` times a
+second (plain recalls, no `after`). Then it waits for every quiet L1. Reported per phase,
+for the quiet tenant: L1 freshness (publish to the L1 stored in Redis, polled by its
+deterministic id) p50/p95/p99/max and recall latency p50/p95/p99; per round, the ratios
+of its flood phase to its alone phase (the target: p99 freshness and p95 recall within
+1.5x); per stack, each ratio's lowest, median and highest over the rounds. The machine is
+shared: the spread over rounds is the figure to read.
 """
 
 from __future__ import annotations
