@@ -28,7 +28,9 @@ async def test_every_flood_record_is_sent_in_order(settings: Settings, own_proce
     records = [(user.encode(), encode_value(_said(user, n))) for n in range(40)]
 
     async with flood_sender(records, bootstrap, topic, 400.0, own_process=own_process) as send:
-        assert await send() == len(records)
+        sent = await send()
+    assert sent.records == len(records)
+    assert (sent.cpu_seconds is not None) == own_process
 
     places = await places_of(bootstrap, topic, {(user, f"f{n}") for n in range(40)})
     assert len(places) == len(records)

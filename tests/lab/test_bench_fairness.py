@@ -65,6 +65,12 @@ def test_cores_busy_names_this_process_the_bench() -> None:
     assert fairness.cores_busy(span, 10.0) == {"bench": 0.5, "broker": 1.0, "stack": 2.0}
 
 
+def test_cores_busy_counts_the_flood_process_by_what_it_said() -> None:
+    span = fairness.cpu.CpuSpan({"event_loop": 5.0, "stack": 20.0})
+    found = fairness.cores_busy(span, 10.0, flood_cpu_seconds=3.0)
+    assert found == {"bench": 0.5, "flood": 0.3, "stack": 2.0}
+
+
 def test_a_baseline_runs_right_before_each_stack_with_a_share() -> None:
     args = argparse.Namespace(
         stacks=["share_off", "share_on", "tenant_topics", "tenant_topics"],

@@ -294,7 +294,9 @@ async def measure_phase(
         await asyncio.gather(probing, return_exceptions=True)
         waited_s = time.perf_counter() - started
     await recalls.close()
-    drained_s = await phase.drain_flood(0 if args.flood_elsewhere else flood_sent, args.flood_users)
+    drained_s = await phase.drain_flood(
+        0 if args.flood_elsewhere else flood_sent.records, args.flood_users
+    )
     drained_s = round(drained_s + waited_s, 1)
     freshness = list(phase.freshness_ms.values())
     return {
@@ -302,14 +304,14 @@ async def measure_phase(
         "quiet_rate_per_s": args.quiet_rate,
         "flood_rate_per_s": flood_rate,
         "quiet_turns": len(phase.published),
-        "flood_turns": flood_sent,
+        "flood_turns": flood_sent.records,
         "seconds_until_every_quiet_l1": round(waited_s, 1),
         "seconds_until_every_flood_l1": drained_s,
         "quiet_l1_freshness_ms": spread(freshness),
         "quiet_recall_ms": spread(phase.recall_ms) | {"count": len(phase.recall_ms)},
         # Of the 2 cores, while the quiet tenant published: what the stack had against what
         # the broker and this process (the publishers, the recall probe) took beside it.
-        "cores_busy": cores_busy(cpu_span, waited_s),
+        "cores_busy": cores_busy(cpu_span, waited_s, flood_sent.cpu_seconds),
     }
 
 
@@ -341,9 +343,14 @@ def traced_to(spans: SpanFile) -> dict[str, str]:
     }
 
 
-def cores_busy(span: cpu.CpuSpan, seconds: float) -> dict[str, float]:
-    """Cores each kind of process kept busy over `seconds` (this process: `bench`)."""
+def cores_busy(
+    span: cpu.CpuSpan, seconds: float, flood_cpu_seconds: float | None = None
+) -> dict[str, float]:
+    """Cores each kind of process kept busy over `seconds` (this process: `bench`; the
+    flood's own process, which has ended before the span's end is read, by what it said)."""
     named = {("bench" if kind == "event_loop" else kind): s for kind, s in span.seconds.items()}
+    if flood_cpu_seconds is not None:
+        named["flood"] = flood_cpu_seconds
     return {kind: round(s / seconds, 2) for kind, s in sorted(named.items())}
 
 

@@ -21,11 +21,21 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from memstream.adapters.kafka.producer import KafkaPublisher
 
 TICK_S = 0.05  # the flood is sent in small bursts, each at its slot
+
+
+@dataclass(frozen=True)
+class FloodSent:
+    """How many records the flood sent and, from a process of its own, the CPU seconds that
+    process spent sending them (from the event loop they are in the loop's own)."""
+
+    records: int
+    cpu_seconds: float | None = None
 
 
 async def send_at_rate(
@@ -64,15 +74,19 @@ async def flood_sender(
     rate: float,
     *,
     own_process: bool,
-) -> AsyncIterator[Callable[[], Awaitable[int]]]:
-    """What sends the flood once called, returning how many records it sent: from this
-    event loop, or (`own_process`, with records to send) from a process of its own, started
-    and connected on entry so that the call starts the sending and nothing else."""
+) -> AsyncIterator[Callable[[], Awaitable[FloodSent]]]:
+    """What sends the flood once called, returning what it sent: from this event loop, or
+    (`own_process`, with records to send) from a process of its own, started and connected
+    on entry so that the call starts the sending and nothing else."""
     if not own_process or not records:
         out = KafkaPublisher.for_bootstrap(bootstrap)
+
+        async def send_here() -> FloodSent:
+            return FloodSent(await send_at_rate(out, topic, records, rate))
+
         await out.start()
         try:
-            yield lambda: send_at_rate(out, topic, records, rate)
+            yield send_here
         finally:
             await out.stop()
         return
@@ -96,13 +110,14 @@ async def flood_sender(
         assert child.stdin is not None and child.stdout is not None
         stdin, stdout = child.stdin, child.stdout
 
-        async def send() -> int:
+        async def send() -> FloodSent:
             stdin.write(b"go\n")
             await stdin.drain()
             line = await stdout.readline()
             if await child.wait() != 0 or not line:
                 raise RuntimeError(f"the flood's process exited with {child.returncode}")
-            return int(line.split()[0])
+            sent, cpu_seconds = line.split()
+            return FloodSent(int(sent), float(cpu_seconds))
 
         try:
             if await stdout.readline() != b"ready\n":
