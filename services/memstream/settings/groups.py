@@ -71,7 +71,7 @@ class BrokerSettings(BaseModel):
     turns_topic_per_tenant: str = Field(
         default="",
         validation_alias="MEMSTREAM_TURNS_TOPIC_PER_TENANT",
-        description="Experimental. Comma-separated tenant names, each given a turns topic "
+        description="Comma-separated tenant names, each given a turns topic "
         "of its own (`memstream.turns.v1.<tenant>`): producers and memstream's own commands "
         "write a tenant's users' records there, the segmenter reads every one and, with a "
         "tenant share set, pauses the topic of a tenant over its share instead of diverting "
