@@ -60,6 +60,35 @@ def test_the_capacity_is_the_median_backlog_not_a_burst() -> None:
     assert found["backlogs"] == each
 
 
+def _phase(freshness_p99: float, recall_p95: float) -> dict[str, Any]:
+    return {
+        "quiet_l1_freshness_ms": {"p50": freshness_p99 / 2, "p99": freshness_p99},
+        "quiet_recall_ms": {"p95": recall_p95, "count": 100},
+    }
+
+
+def test_a_flood_phase_is_read_against_the_alone_phases_on_either_side() -> None:
+    rounds = [
+        {"alone": _phase(100.0, 20.0), "flood": _phase(150.0, 30.0)},
+        {"alone": _phase(200.0, 40.0), "flood": _phase(300.0, 45.0)},
+    ]
+    fairness.bracket(rounds, closing_alone=_phase(400.0, 50.0))
+    assert rounds[0]["ratios_bracketed"] == {
+        "l1_freshness_p50": 1.0,
+        "l1_freshness_p99": 1.0,
+        "recall_p95": 1.0,
+    }
+    assert rounds[1]["ratios_bracketed"]["l1_freshness_p99"] == 1.0  # (200 + 400) / 2
+    assert rounds[1]["ratios_bracketed"]["recall_p95"] == 1.0
+
+
+def test_a_quantile_missing_beside_the_flood_gives_no_bracketed_ratio() -> None:
+    empty = {"quiet_l1_freshness_ms": {}, "quiet_recall_ms": {"count": 0}}
+    rounds = [{"alone": _phase(100.0, 20.0), "flood": empty}]
+    fairness.bracket(rounds, closing_alone=_phase(100.0, 20.0))
+    assert set(rounds[0]["ratios_bracketed"].values()) == {None}
+
+
 def test_cores_busy_names_this_process_the_bench() -> None:
     span = fairness.cpu.CpuSpan({"event_loop": 5.0, "broker": 10.0, "stack": 20.0})
     assert fairness.cores_busy(span, 10.0) == {"bench": 0.5, "broker": 1.0, "stack": 2.0}
