@@ -3,9 +3,9 @@
 In a deployment each tenant's producer is another service on other machines; sending the
 flood from the benchmark's own event loop puts its sends between the quiet tenant's
 publishes and the polls that time them. This process reads the flood's records (one JSON
-line each: key and value as text), connects, says `ready`, waits for `go` on stdin, sends
-them at the given rate in small bursts, each at its slot, waits for every acknowledgement
-and prints how many it sent and the CPU seconds it took.
+line each: key and value as text), connects, and on `go` sends them at the given rate in
+small bursts, each at its slot, and waits for every acknowledgement (the protocol:
+`sender_process`).
 
     python -m memstream_lab.bench.flood_publisher RECORDS.jsonl --bootstrap HOST:PORT \
         --topic TOPIC --rate TURNS_S
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -25,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memstream.adapters.kafka.producer import KafkaPublisher
+from memstream_lab.bench.sender_process import Sent, report, send_when_told, sender_process
 
 TICK_S = 0.05  # the flood is sent in small bursts, each at its slot
+FLOOD_MODULE = "memstream_lab.bench.flood_publisher"  # this module, run as a process
 
 
 @dataclass(frozen=True)
@@ -93,52 +94,22 @@ async def flood_sender(
     with tempfile.TemporaryDirectory(prefix="memstream-flood-") as scratch:
         path = Path(scratch) / "flood.jsonl"
         write_records(path, records)
-        child = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "memstream_lab.bench.flood_publisher",
-            str(path),
-            "--bootstrap",
-            bootstrap,
-            "--topic",
-            topic,
-            "--rate",
-            str(rate),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert child.stdin is not None and child.stdout is not None
-        stdin, stdout = child.stdin, child.stdout
+        arguments = (str(path), "--bootstrap", bootstrap, "--topic", topic, "--rate", str(rate))
+        started = sender_process("the flood's process", FLOOD_MODULE, *arguments)
+        async with started as send_there:
 
-        async def send() -> FloodSent:
-            stdin.write(b"go\n")
-            await stdin.drain()
-            line = await stdout.readline()
-            if await child.wait() != 0 or not line:
-                raise RuntimeError(f"the flood's process exited with {child.returncode}")
-            sent, cpu_seconds = line.split()
-            return FloodSent(int(sent), float(cpu_seconds))
+            async def send() -> FloodSent:
+                return FloodSent(*await send_there())
 
-        try:
-            if await stdout.readline() != b"ready\n":
-                raise RuntimeError("the flood's process did not start")
             yield send
-        finally:
-            if child.returncode is None:
-                child.kill()
-                await child.wait()
 
 
-async def _flood(records_file: Path, bootstrap: str, topic: str, rate: float) -> tuple[int, float]:
+async def _flood(records_file: Path, bootstrap: str, topic: str, rate: float) -> Sent:
     records = read_records(records_file)
     out = KafkaPublisher.for_bootstrap(bootstrap)
     await out.start()
     try:
-        print("ready", flush=True)
-        await asyncio.to_thread(sys.stdin.readline)
-        cpu_before = time.process_time()
-        sent = await send_at_rate(out, topic, records, rate)
-        return sent, time.process_time() - cpu_before
+        return await send_when_told(lambda: send_at_rate(out, topic, records, rate))
     finally:
         await out.stop()
 
@@ -150,8 +121,7 @@ def main() -> None:
     parser.add_argument("--topic", required=True)
     parser.add_argument("--rate", type=float, required=True, help="Records a second.")
     args = parser.parse_args()
-    sent, cpu_seconds = asyncio.run(_flood(args.records, args.bootstrap, args.topic, args.rate))
-    print(sent, cpu_seconds, flush=True)
+    report(asyncio.run(_flood(args.records, args.bootstrap, args.topic, args.rate)))
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ from memstream.entrypoints.runner import WRITE_PATH, run_parts
 from memstream.settings import Settings
 from memstream_lab.bench.cpu import CpuSpan, memory_mb, snapshot
 from memstream_lab.bench.model_busy import ModelBusy
+from memstream_lab.bench.sender_process import Sent, sender_process
 from memstream_lab.locomo import conversation_events, conversation_files, load_conversation
 from memstream_lab.measure import write_report
 
@@ -285,47 +286,32 @@ def _on_partitions_assigned(then: Callable[[], None]) -> Iterator[None]:
 
 async def _publisher(
     mode: str, events: Path, settings: Settings, running: AsyncExitStack
-) -> Callable[[], Awaitable[tuple[int, float]]]:
+) -> Callable[[], Awaitable[Sent]]:
     """What publishes the events once the clock starts, returning their count and the CPU
     seconds of a publisher process: this process (`loop`, counted in the event loop), or a
     process of its own, started now (`process`, see `publisher`). Either way the events are
     read and validated and the producer connected before: the clock starts at the first
-    send. The loop's producer stays open until `running` closes."""
+    send. The loop's producer stays open, and a process that has not finished is killed,
+    when `running` closes."""
     if mode == "loop":
         catalog = load_catalog(settings.broker.topic_prefix)
         ready = file_publisher(events, catalog=catalog, bootstrap=settings.broker.bootstrap)
         send = await running.enter_async_context(ready)
 
-        async def publish_here() -> tuple[int, float]:
+        async def publish_here() -> Sent:
             return await send(False), 0.0
 
         return publish_here
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
+    started = sender_process(
+        "the publisher process",
         "memstream_lab.bench.publisher",
         str(events),
         "--bootstrap",
         settings.broker.bootstrap,
         "--prefix",
         settings.broker.topic_prefix,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
     )
-    assert child.stdin is not None and child.stdout is not None
-    stdin, stdout = child.stdin, child.stdout
-    if await stdout.readline() != b"ready\n":
-        raise RuntimeError("the publisher process did not start")
-
-    async def publish() -> tuple[int, float]:
-        stdin.write(b"go\n")
-        await stdin.drain()
-        count, cpu_seconds = (await stdout.readline()).split()
-        if await child.wait() != 0:
-            raise RuntimeError(f"the publisher process exited with {child.returncode}")
-        return int(count), float(cpu_seconds)
-
-    return publish
+    return await running.enter_async_context(started)
 
 
 def _model_layout(settings: Settings) -> dict[str, int]:
